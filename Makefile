@@ -1,0 +1,40 @@
+# cw — one entry point per task. `make run` and `make test` work on a fresh machine.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CW := $(BIN)/cw
+STAMP := $(VENV)/.installed
+SOURCE ?=
+
+.PHONY: run test lint fmt bench eval clean install
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Imports the bundled demo archive (or SOURCE=path for your own sessions) into CW_HOME
+# (default: ./.cw-demo) and shows a listing and a search.
+run: $(STAMP)
+	@CW_HOME=$${CW_HOME:-$(CURDIR)/.cw-demo} $(BIN)/python -m cwtui.demo $(SOURCE)
+
+lint: $(STAMP)
+	$(BIN)/ruff check cwcore cwtui tests bench eval
+	$(BIN)/ruff format --check cwcore cwtui tests bench eval
+	$(BIN)/mypy
+
+fmt: $(STAMP)
+	$(BIN)/ruff format cwcore cwtui tests bench eval
+	$(BIN)/ruff check --fix cwcore cwtui tests bench eval
+
+test: lint
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .cw-demo bench/results

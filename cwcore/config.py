@@ -1,0 +1,177 @@
+"""Settings: the spec's option names and defaults, from ``CW_HOME/config.toml`` and ``CW_*``.
+
+A setting has one camelCase name (the spec's, e.g. ``semanticRetrieval``), used as the key in
+``config.toml``; its environment variable is ``CW_`` plus the name in upper snake case
+(``CW_SEMANTIC_RETRIEVAL``). The environment wins over the file, the file over the default.
+Every duration of the spec is a setting here, in the unit its name states.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from cwcore.errors import InvalidInput
+
+
+def _doc(text: str) -> Any:
+    return field(metadata={"doc": text})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Effective settings. Field names are snake_case; their public names are camelCase."""
+
+    semantic_retrieval: bool = field(
+        default=True, metadata={"doc": "Explicit search may use local embeddings (spec 000)."}
+    )
+    semantic_policy: str = field(
+        default="auto", metadata={"doc": "Default semanticPolicy of explicit search: auto|always|never."}
+    )
+    reranker_enabled: bool = field(
+        default=True, metadata={"doc": "Rerank the lexical/semantic tier when a model is installed."}
+    )
+    reranker_model: str = field(
+        default="Xenova/ms-marco-MiniLM-L-6-v2", metadata={"doc": "Cross-encoder model name."}
+    )
+    reranker_model_revision: str = field(default="", metadata={"doc": "Pinned model revision."})
+    reranker_model_cache_path: str = field(
+        default="", metadata={"doc": "Reranker folder (default CW_HOME/models/reranker)."}
+    )
+    reranker_candidates: int = field(
+        default=40, metadata={"doc": "Fused lexical/semantic candidates sent to the reranker."}
+    )
+    window_tokens: int = field(default=900, metadata={"doc": "Search window size in tokens."})
+    window_overlap: float = field(default=0.15, metadata={"doc": "Search window overlap (fraction)."})
+    lease_minutes: float = field(default=30.0, metadata={"doc": "Locator lease length, minutes."})
+    daemon_grace_seconds: float = field(
+        default=300.0, metadata={"doc": "Daemon idle grace before it closes the store, seconds."}
+    )
+    hint_suppression_hours: float = field(
+        default=24.0, metadata={"doc": "Exposure suppression of a revealed source, hours."}
+    )
+    tool_payload_max_age_days: float = field(
+        default=7.0, metadata={"doc": "Oldest tool payload preflight may insert, days."}
+    )
+    conversation_max_age_days: float = field(
+        default=30.0, metadata={"doc": "Oldest conversation preflight may insert, days."}
+    )
+    abandoned_hint_days: float = field(
+        default=30.0, metadata={"doc": "Hint records of a session idle this long are reclaimed, days."}
+    )
+    hint_message_tokens: int = field(default=160, metadata={"doc": "Hint budget per user message."})
+    hint_active_tokens: int = field(
+        default=640, metadata={"doc": "Hint budget across active user-message keys."}
+    )
+    tool_result_document_bytes: int = field(
+        default=4096,
+        metadata={"doc": "Tool outputs at least this large also become tool-result documents."},
+    )
+    retention_session_days: float = field(
+        default=0.0, metadata={"doc": "Expire session documents after this many days (0 keeps all)."}
+    )
+    retention_markdown_days: float = field(
+        default=0.0, metadata={"doc": "Expire markdown documents after this many days (0 keeps all)."}
+    )
+    scrub_secrets: bool = field(
+        default=True, metadata={"doc": "Replace API keys, tokens and passwords at import."}
+    )
+    durable_sync: bool = field(
+        default=False,
+        metadata={"doc": "fsync the WAL on every admission (survives power loss, not only kill -9)."},
+    )
+
+
+def camel(name: str) -> str:
+    """``semantic_retrieval`` -> ``semanticRetrieval``."""
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def env_name(name: str) -> str:
+    """``semanticRetrieval`` or ``semantic_retrieval`` -> ``CW_SEMANTIC_RETRIEVAL``."""
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return "CW_" + snake.upper()
+
+
+def default_home() -> Path:
+    """``CW_HOME`` when set, else the platform's user data directory for ``cw``."""
+    configured = os.environ.get("CW_HOME")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(platformdirs.user_data_dir("cw", appauthor=False))
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _coerce(name: str, kind: Any, raw: Any) -> Any:
+    try:
+        if kind is bool:
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in _TRUE:
+                return True
+            if text in _FALSE:
+                return False
+            raise ValueError(text)
+        if kind is int:
+            if isinstance(raw, bool):
+                raise ValueError(raw)
+            return int(raw)
+        if kind is float:
+            return float(raw)
+        return str(raw)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"setting {name}: cannot read {raw!r} as {kind.__name__}") from None
+
+
+@dataclass(frozen=True)
+class SettingValue:
+    """One effective setting for ``cw config``: public name, value, and where it came from."""
+
+    name: str
+    value: Any
+    source: str  # "default", "config.toml" or the environment variable's name
+    doc: str
+
+
+def load(home: Path) -> tuple[Settings, list[SettingValue]]:
+    """Read the effective settings for a store home. Unknown keys in config.toml are an error."""
+    file_values: dict[str, Any] = {}
+    path = home / "config.toml"
+    if path.exists():
+        try:
+            file_values = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"{path}: {exc}") from None
+    fields = {camel(f.name): f for f in dataclasses.fields(Settings)}
+    unknown = sorted(set(file_values) - set(fields))
+    if unknown:
+        raise InvalidInput(f"{path}: unknown setting(s): {', '.join(unknown)}")
+    values: dict[str, Any] = {}
+    report: list[SettingValue] = []
+    for public, f in fields.items():
+        kind = type(f.default)
+        source = "default"
+        value = f.default
+        if public in file_values:
+            value, source = _coerce(public, kind, file_values[public]), "config.toml"
+        env = env_name(public)
+        if env in os.environ:
+            value, source = _coerce(public, kind, os.environ[env]), env
+        values[f.name] = value
+        report.append(SettingValue(public, value, source, f.metadata.get("doc", "")))
+    settings = Settings(**values)
+    if settings.semantic_policy not in ("auto", "always", "never"):
+        raise InvalidInput("setting semanticPolicy must be auto, always or never")
+    return settings, report

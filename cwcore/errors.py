@@ -1,0 +1,147 @@
+"""One error hierarchy for the whole engine.
+
+Every error carries a stable machine ``code`` (kebab-case, never renamed) and an ``exit_code`` that
+the CLI uses verbatim; ``docs/cli.md`` documents the table. The core never exits the process: faces
+catch :class:`CwError`, print one line (or the JSON error object) and exit with ``exit_code``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class CwError(Exception):
+    """Base of every error cw reports to a user or a client."""
+
+    code: ClassVar[str] = "internal"
+    exit_code: ClassVar[int] = 1
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_json(self) -> dict[str, Any]:
+        """The BRIEF's error object body: ``{"code", "message"}`` plus optional details."""
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            body["details"] = self.details
+        return body
+
+
+class InvalidInput(CwError):
+    """The request itself is malformed: a bad option value, an unsafe id, an unparseable line."""
+
+    code = "invalid-input"
+    exit_code = 2
+
+
+class UnsafeKey(InvalidInput):
+    """An identifier cannot be encoded into a store key (NUL, separator, too long, bad Unicode)."""
+
+    code = "unsafe-key"
+
+
+class LimitExceeded(InvalidInput):
+    """An admission or request limit from the spec was exceeded; nothing was written."""
+
+    code = "limit-exceeded"
+
+
+class UnknownFormat(InvalidInput):
+    """A file named explicitly is not a session log cw can read."""
+
+    code = "unknown-format"
+
+
+class NotFound(CwError):
+    """A session, document, locator target or other named thing does not exist."""
+
+    code = "not-found"
+    exit_code = 3
+
+
+class Conflict(CwError):
+    """The request contradicts stored state (e.g. a subject key already has a live holder)."""
+
+    code = "conflict"
+    exit_code = 4
+
+
+class StoreError(CwError):
+    """The store cannot be opened or used."""
+
+    code = "store"
+    exit_code = 5
+
+
+class StoreLocked(StoreError):
+    """Another process holds the RocksDB lock (normally the daemon)."""
+
+    code = "store-locked"
+
+
+class StoreVersionError(StoreError):
+    """The store was written by a newer cw whose schema this build does not know."""
+
+    code = "store-version"
+
+
+class CorruptRecord(StoreError):
+    """A canonical record failed to decode. Canonical records are never repaired from derived ones."""
+
+    code = "corrupt-record"
+
+
+class DaemonError(CwError):
+    """The daemon could not be reached, started, or it refused the connection."""
+
+    code = "daemon"
+    exit_code = 6
+
+
+class ProtocolError(DaemonError):
+    """A frame or handshake violated the socket protocol."""
+
+    code = "protocol"
+
+
+class Busy(DaemonError):
+    """A daemon-wide limit (connections, buffers) refused the request; retry later."""
+
+    code = "busy"
+
+
+class UnsafeSocket(DaemonError):
+    """The socket directory is not a private, current-user-owned, non-symlinked directory."""
+
+    code = "unsafe-socket"
+
+
+class ModelUnavailable(CwError):
+    """A local model (embedder, reranker) is not installed or failed to load."""
+
+    code = "model-unavailable"
+    exit_code = 7
+
+
+_BY_CODE: dict[str, type[CwError]] = {}
+
+
+def _register(cls: type[CwError]) -> None:
+    _BY_CODE[cls.code] = cls
+    for sub in cls.__subclasses__():
+        _register(sub)
+
+
+_register(CwError)
+
+
+def from_json(body: dict[str, Any]) -> CwError:
+    """Rebuild a typed error from its JSON body (used by clients of the daemon)."""
+    cls = _BY_CODE.get(str(body.get("code")), CwError)
+    err = cls(str(body.get("message", "")), **dict(body.get("details") or {}))
+    return err
+
+
+EXIT_CODES: dict[str, int] = {code: cls.exit_code for code, cls in sorted(_BY_CODE.items())}

@@ -1,0 +1,1 @@
+"""Importers: source formats -> canonical sessions and documents (see ``base.py``)."""

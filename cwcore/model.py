@@ -1,0 +1,168 @@
+"""Records that cross layers: what importers produce and admission stores.
+
+An importer reads a source file into :class:`ParsedSession` values: every source line as a
+:class:`SourceEvent` (conversational or metadata) and the conversation as :class:`Message` values
+following the BRIEF's definitions. :mod:`cwcore.importers.documents` turns a parsed session into
+:class:`DocumentSpec` values (turns and tool-result documents) that admission stores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "tool", "system"]
+ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
+
+#: Kinds of a message within a session.
+#: ``text``: prose of a user/assistant/system message; ``tool-call``: a call with its input;
+#: ``tool-result``: a tool's output; ``summary``: a compaction or branch summary;
+#: ``thinking``: model reasoning (kept, hidden by default, not searchable text).
+MessageKind = Literal["text", "tool-call", "tool-result", "summary", "thinking"]
+
+#: Document kinds (the ``kind`` of a search hit).
+DOCUMENT_KINDS: tuple[str, ...] = ("turn", "tool-result", "decision", "markdown", "note")
+
+
+@dataclass(frozen=True)
+class SourceEvent:
+    """One line (or one record) of a source file, kept verbatim and immutable.
+
+    ``line`` is 1-based in the source file. ``raw`` is the exact line without its newline.
+    ``conversational`` is False for metadata lines (progress, snapshots, token counts, ...), which
+    are kept and shown by ``cw show --all`` but neither counted as messages nor searchable.
+    """
+
+    line: int
+    raw: bytes
+    conversational: bool
+    type: str = ""  # the source's own record type, e.g. "assistant", "session_meta"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One conversational unit as the BRIEF defines it.
+
+    ``message_id`` is the source message id (native, or ``L<n>`` for formats without ids) and is
+    unique within its session; ``key`` is the messageKey ``<role>:<message_id>``.
+    ``lines`` are the 1-based source lines that form it (Claude Code assistant lines sharing one
+    ``message.id`` are one message). ``real_user`` marks a real user message (starts a turn).
+    """
+
+    message_id: str
+    role: Role
+    kind: MessageKind
+    text: str
+    lines: tuple[int, ...] = ()
+    timestamp: str | None = None  # ISO-8601 UTC
+    real_user: bool = False
+    parent_id: str | None = None  # the message this one follows (trees, branches)
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    tool_input: str | None = None  # canonical JSON text of the call's input
+    is_error: bool = False
+    sidechain: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.role}:{self.message_id}"
+
+
+@dataclass(frozen=True)
+class ParsedSession:
+    """A session read from one source file (one file may hold several, e.g. cw-jsonl).
+
+    ``lineage`` lists verified ancestor session ids, nearest first.
+    """
+
+    session_id: str
+    agent: str
+    project: str
+    events: tuple[SourceEvent, ...]
+    messages: tuple[Message, ...]
+    started: str | None = None
+    title: str | None = None
+    cwd: str | None = None
+    parent_session: str | None = None
+    lineage: tuple[str, ...] = ()
+    source_path: str | None = None
+    resume_command: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FileParse:
+    """What an importer read from one file: its sessions, and the lines it could not read as
+    ``(1-based line, reason)``. A bad line never stops the rest of the file from importing."""
+
+    sessions: tuple[ParsedSession, ...]
+    problems: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class DocumentPart:
+    """One message's share of a document: its key, role, kind and searchable text."""
+
+    message_key: str
+    role: Role
+    kind: MessageKind
+    text: str
+    timestamp: str | None = None
+    tool_name: str | None = None
+    lines: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """A structural span inside a document's text (question, request, correction, answer, decision).
+
+    ``start``/``end`` are character offsets into the document text as admission serializes it.
+    """
+
+    relation: str
+    start: int
+    end: int
+    message_key: str = ""
+
+
+@dataclass(frozen=True)
+class DocumentSpec:
+    """What admission stores as one document version.
+
+    ``document_id`` is deterministic (same source, same id) so re-admission is idempotent.
+    ``parts`` is the ordered manifest. ``parent_document`` links a tool-result document to its turn.
+    ``supersedes`` names a document id whose live version this one replaces, with ``reason``.
+    """
+
+    document_id: str
+    kind: str
+    session_id: str
+    project: str
+    agent: str
+    parts: tuple[DocumentPart, ...]
+    created: str | None = None
+    title: str | None = None
+    parent_document: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    annotations: tuple[Annotation, ...] = ()
+    supersedes: str | None = None
+    supersede_reason: str | None = None
+    subject_key: str | None = None
+    pinned: bool = False
+    request_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """Session-level facts admission records once per session (membership is immutable)."""
+
+    session_id: str
+    project: str
+    agent: str
+    started: str | None = None
+    title: str | None = None
+    cwd: str | None = None
+    parent_session: str | None = None
+    lineage: tuple[str, ...] = ()
+    source_path: str | None = None
+    resume_command: str | None = None

@@ -1,0 +1,1 @@
+"""The canonical RocksDB archive: keys, codecs, column families, admission, retention."""

@@ -1,0 +1,497 @@
+"""Admission: events, manifests, chunks, ordinals, memberships and the outbox in one WriteBatch.
+
+Spec 003 "Write lifecycle" steps 1-4. A document is acknowledged only after the batch holding it
+and its outbox entry commits; re-admitting the same content is a no-op (idempotent by document id
+and content digest, or by request id); a changed document becomes a new version that supersedes
+the old one (reason ``extended`` when the old messages are a prefix of the new ones).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from cwcore import clock
+from cwcore.errors import Conflict, CwError, InvalidInput, NotFound
+from cwcore.model import ROLES, DocumentSpec, SessionSpec, SourceEvent
+from cwcore.store import codec, keys
+from cwcore.store.limits import CHUNK_BYTES, PART_SEPARATOR, check_document
+from cwcore.store.rocks import Batch, Store
+
+MAX_ORDINAL = (1 << 32) - 1
+
+
+@dataclass(frozen=True)
+class Ack:
+    """One acknowledged document version. ``new`` is False when admission was a no-op."""
+
+    document_id: str
+    version: int
+    session_id: str
+    kind: str
+    ordinal: int
+    new: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "documentId": self.document_id,
+            "version": self.version,
+            "sessionId": self.session_id,
+            "kind": self.kind,
+        }
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A document admission refused before any write, with the reason."""
+
+    document_id: str
+    error: CwError
+
+
+@dataclass
+class AdmitResult:
+    acks: list[Ack] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    new_events: int = 0
+
+
+def split_chunks(data: bytes, limit: int = CHUNK_BYTES) -> list[bytes]:
+    """Split UTF-8 bytes into pieces of at most ``limit`` bytes, at line ends when possible.
+
+    A piece ends after a newline when one exists in its second half; otherwise at a UTF-8
+    character boundary, so every chunk is valid UTF-8 on its own.
+    """
+    pieces: list[bytes] = []
+    pos = 0
+    while len(data) - pos > limit:
+        end = pos + limit
+        newline = data.rfind(b"\n", pos + limit // 2, end)
+        if newline != -1:
+            end = newline + 1
+        else:
+            while end > pos and (data[end] & 0xC0) == 0x80:
+                end -= 1
+        pieces.append(data[pos:end])
+        pos = end
+    if pos < len(data) or not pieces:
+        pieces.append(data[pos:])
+    return pieces
+
+
+def content_digest(spec: DocumentSpec) -> bytes:
+    """Identity of a document's content: kind, parts (key, role, kind, text) and metadata."""
+    parts: list[str | bytes] = [spec.kind, codec.dumps(spec.metadata)]
+    for p in spec.parts:
+        parts += [p.message_key, p.role, p.kind, p.text]
+    for a in spec.annotations:
+        parts += [a.relation, struct.pack(">II", a.start, a.end), a.message_key]
+    return keys.digest16(*parts)
+
+
+def day_bucket(timestamp: str | None, fallback: datetime) -> int:
+    moment = clock.parse_time(timestamp) if timestamp else fallback
+    return max(0, int(moment.timestamp() // 86400))
+
+
+def project_digest(project: str) -> bytes:
+    return keys.digest16("project", project)
+
+
+class Admission:
+    """The single writer of canonical records. Callers hold no RocksDB state of their own."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- validation ---------------------------------------------------------------------------
+
+    @staticmethod
+    def validate(spec: DocumentSpec) -> None:
+        """Every check that can refuse a document, done before any write."""
+        keys.check_id(spec.document_id, "document id")
+        keys.check_id(spec.session_id, "session id")
+        if not spec.project:
+            raise InvalidInput(f"document {spec.document_id}: project is empty")
+        if spec.kind not in ("turn", "tool-result", "decision", "markdown", "note"):
+            raise InvalidInput(f"document {spec.document_id}: unknown kind {spec.kind!r}")
+        for part in spec.parts:
+            if part.role not in ROLES:
+                raise InvalidInput(f"document {spec.document_id}: unknown role {part.role!r}")
+            role, _, mid = part.message_key.partition(":")
+            if role != part.role:
+                raise InvalidInput(f"messageKey {part.message_key!r} does not start with its role")
+            keys.check_id(mid, "source message id")
+        if spec.subject_key is not None:
+            keys.check_id(spec.subject_key, "subjectKey")
+        if spec.supersedes is not None:
+            keys.check_id(spec.supersedes, "supersedes")
+        if spec.request_id is not None:
+            keys.check_id(spec.request_id, "request id")
+        check_document(spec)
+
+    # -- admission ----------------------------------------------------------------------------
+
+    def admit(
+        self,
+        session: SessionSpec,
+        events: Sequence[SourceEvent],
+        documents: Sequence[DocumentSpec],
+    ) -> AdmitResult:
+        """Admit a session's new events and documents in one atomic batch.
+
+        Documents that fail validation are returned in ``rejected`` and not written; everything
+        else commits together. Raises only for problems with the session itself.
+        """
+        keys.check_id(session.session_id, "session id")
+        if not session.project:
+            raise InvalidInput(f"session {session.session_id}: project is empty")
+        result = AdmitResult()
+        valid: list[DocumentSpec] = []
+        for spec in documents:
+            try:
+                self.validate(spec)
+                if spec.session_id != session.session_id:
+                    raise InvalidInput(f"document {spec.document_id} belongs to another session")
+            except CwError as exc:
+                result.rejected.append(Rejected(spec.document_id, exc))
+                continue
+            valid.append(spec)
+
+        with self.store.lock:
+            batch = self.store.batch()
+            now = clock.now()
+            counters = self.store.meta_get("counters") or {"ordinal": 0, "outbox": 0}
+            counts = self.store.meta_get("counts") or {
+                "sessions": 0,
+                "documents": 0,
+                "messages": 0,
+                "chunks": 0,
+                "events": 0,
+            }
+            record, is_new_session = self._session_record(session, now)
+            if is_new_session:
+                counts["sessions"] += 1
+                self._put_membership(batch, session)
+            result.new_events = self._put_events(batch, session.session_id, record, events)
+            counts["events"] += result.new_events
+            seen_chunks: set[bytes] = set()
+            seen_messages: set[str] = set()
+            for spec in valid:
+                try:
+                    ack = self._put_document(
+                        batch, spec, record, counters, counts, seen_chunks, seen_messages, now
+                    )
+                except CwError as exc:
+                    result.rejected.append(Rejected(spec.document_id, exc))
+                    continue
+                result.acks.append(ack)
+            record["updated"] = clock.iso(now)
+            batch.put("scopes", keys.SESSION.encode(session.session_id), codec.encode_record(record))
+            self.store.meta_put(batch, "counters", counters)
+            self.store.meta_put(batch, "counts", counts)
+            self.store.commit(batch)
+        return result
+
+    def _session_record(self, session: SessionSpec, now: datetime) -> tuple[dict[str, Any], bool]:
+        raw = self.store.get("scopes", keys.SESSION.encode(session.session_id))
+        if raw is not None:
+            record = codec.decode_record(raw, "session")
+            # Membership is immutable: the first admission's project and agent stay.
+            for name, value in (
+                ("title", session.title),
+                ("cwd", session.cwd),
+                ("resume", session.resume_command),
+                ("source", session.source_path),
+            ):
+                if value and not record.get(name):
+                    record[name] = value
+            if session.lineage and not record.get("lineage"):
+                record["lineage"] = list(session.lineage)
+                record["parent"] = session.parent_session
+            return record, False
+        return {
+            "id": session.session_id,
+            "project": session.project,
+            "agent": session.agent,
+            "started": session.started,
+            "ended": session.started,
+            "title": session.title,
+            "cwd": session.cwd,
+            "parent": session.parent_session,
+            "lineage": list(session.lineage),
+            "source": session.source_path,
+            "resume": session.resume_command,
+            "created": clock.iso(now),
+            "nextSeq": 1,
+            "messages": 0,
+            "turns": 0,
+            "toolCalls": 0,
+            "documents": 0,
+        }, True
+
+    def _put_membership(self, batch: Batch, session: SessionSpec) -> None:
+        pd = project_digest(session.project)
+        batch.put("scopes", keys.PROJECT.encode(pd), codec.encode_record({"name": session.project}))
+        batch.put("scopes", keys.PROJECT_SESSION.encode(pd, session.session_id), b"")
+
+    def _put_events(
+        self, batch: Batch, session_id: str, record: dict[str, Any], events: Sequence[SourceEvent]
+    ) -> int:
+        if not events:
+            return 0
+        # Identical lines in one file are told apart by their occurrence index, so a file and a
+        # copy of it with lines appended share every digest of the common prefix.
+        occurrences: dict[bytes, int] = {}
+        digests: list[bytes] = []
+        for event in events:
+            base = keys.digest16(event.raw)
+            n = occurrences.get(base, 0)
+            occurrences[base] = n + 1
+            digests.append(keys.digest16(base, struct.pack(">I", n)))
+        existing = self.store.get_many(
+            "events", [keys.EVENT_SOURCE.encode(session_id, d) for d in digests]
+        )
+        added = 0
+        for event, digest, found in zip(events, digests, existing, strict=True):
+            if found is not None:
+                continue
+            seq = int(record["nextSeq"])
+            record["nextSeq"] = seq + 1
+            batch.put(
+                "events",
+                keys.EVENT.encode(session_id, seq),
+                codec.encode_event(event.line, event.conversational, event.type, event.raw),
+            )
+            batch.put("events", keys.EVENT_SOURCE.encode(session_id, digest), struct.pack(">Q", seq))
+            added += 1
+        return added
+
+    def _put_document(
+        self,
+        batch: Batch,
+        spec: DocumentSpec,
+        session: dict[str, Any],
+        counters: dict[str, Any],
+        counts: dict[str, Any],
+        seen_chunks: set[bytes],
+        seen_messages: set[str],
+        now: datetime,
+    ) -> Ack:
+        digest = content_digest(spec)
+        if spec.request_id is not None:
+            done = self.store.get("requests", keys.REQUEST.encode(spec.request_id))
+            if done is not None:
+                body = codec.decode_record(done, "request")
+                return Ack(body["documentId"], body["version"], body["sessionId"], body["kind"],
+                           body["ordinal"], False)
+        head_raw = self.store.get("documents", keys.DOC_HEAD.encode(spec.document_id))
+        head = codec.decode_record(head_raw, "document head") if head_raw else None
+        if head is not None and head.get("digest") == digest.hex():
+            return Ack(spec.document_id, head["version"], head["session"], head["kind"],
+                       head["ordinal"], False)
+        if head is not None and head["session"] != spec.session_id:
+            raise Conflict(f"document {spec.document_id} already belongs to session {head['session']}")
+        pd = project_digest(spec.project)
+        subject_holder: str | None = None
+        if spec.subject_key is not None:
+            raw = self.store.get("scopes", keys.SUBJECT_LIVE.encode(pd, spec.subject_key))
+            if raw is not None:
+                subject_holder = codec.decode_record(raw, "subject")["documentId"]
+                if subject_holder not in (spec.document_id, spec.supersedes):
+                    raise Conflict(
+                        f"subjectKey {spec.subject_key!r} is held by {subject_holder}; "
+                        f"admit with supersedes={subject_holder} to replace it"
+                    )
+        target: dict[str, Any] | None = None
+        if spec.supersedes is not None and spec.supersedes != spec.document_id:
+            target_raw = self.store.get("documents", keys.DOC_HEAD.encode(spec.supersedes))
+            if target_raw is None:
+                raise NotFound(f"supersedes: no document {spec.supersedes}")
+            target = codec.decode_record(target_raw, "document head")
+        if counters["ordinal"] >= MAX_ORDINAL:
+            raise Conflict("the store has used every document ordinal")
+        ordinal = counters["ordinal"] = counters["ordinal"] + 1
+        version = 1 if head is None else int(head["version"]) + 1
+
+        manifest = self._manifest(spec, version, ordinal, digest, batch, seen_chunks, counts, now)
+        batch.put("documents", keys.DOC_VERSION.encode(spec.document_id, version),
+                  codec.encode_record(manifest))
+        batch.put("ordinals", keys.ORDINAL.encode(ordinal),
+                  codec.encode_record({"documentId": spec.document_id, "version": version}))
+        batch.put("scopes", keys.SESSION_DOC.encode(spec.session_id, ordinal),
+                  codec.encode_record({"documentId": spec.document_id, "version": version,
+                                       "kind": spec.kind}))
+        bucket = day_bucket(spec.created, now)
+        batch.put("scopes", keys.BUCKET_SESSION.encode(bucket, spec.session_id), b"")
+        new_head = {
+            "documentId": spec.document_id,
+            "version": version,
+            "ordinal": ordinal,
+            "session": spec.session_id,
+            "project": spec.project,
+            "kind": spec.kind,
+            "digest": digest.hex(),
+            "state": "live",
+            "created": manifest["created"],
+        }
+        outbox: list[dict[str, Any]] = [
+            {"op": "index", "documentId": spec.document_id, "version": version, "ordinal": ordinal}
+        ]
+        if head is not None:
+            old_keys = [p["key"] for p in self._load_manifest(spec.document_id, head["version"])["parts"]]
+            new_keys = [p.message_key for p in spec.parts]
+            reason = "extended" if new_keys[: len(old_keys)] == old_keys else "changed"
+            self._retire(batch, head, spec.document_id, version, spec.supersede_reason or reason, now)
+            outbox.append({"op": "retire", "documentId": spec.document_id,
+                           "version": head["version"], "ordinal": head["ordinal"]})
+        else:
+            counts["documents"] += 1
+            session["documents"] = int(session.get("documents", 0)) + 1
+            if spec.kind == "turn":
+                session["turns"] = int(session.get("turns", 0)) + 1
+        if target is not None and target.get("state") == "live":
+            self._retire(batch, target, spec.document_id, version,
+                         spec.supersede_reason or "superseded", now)
+            target["state"] = "superseded"
+            target["supersededBy"] = spec.document_id
+            batch.put("documents", keys.DOC_HEAD.encode(spec.supersedes),
+                      codec.encode_record(target))
+            outbox.append({"op": "retire", "documentId": spec.supersedes,
+                           "version": target["version"], "ordinal": target["ordinal"]})
+        if spec.subject_key is not None:
+            batch.put("scopes", keys.SUBJECT_LIVE.encode(pd, spec.subject_key),
+                      codec.encode_record({"documentId": spec.document_id}))
+        batch.put("documents", keys.DOC_HEAD.encode(spec.document_id), codec.encode_record(new_head))
+        for part in spec.parts:
+            mkey = keys.MESSAGE_DOC.encode(spec.session_id, part.message_key)
+            first = part.message_key not in seen_messages and self.store.get("documents", mkey) is None
+            if spec.kind == "turn" or first:
+                batch.put("documents", mkey, codec.encode_record({"documentId": spec.document_id}))
+            if first and spec.kind == "turn":
+                seen_messages.add(part.message_key)
+                counts["messages"] += 1
+                session["messages"] = int(session.get("messages", 0)) + 1
+                if part.kind == "tool-call":
+                    session["toolCalls"] = int(session.get("toolCalls", 0)) + 1
+        for entry in outbox:
+            seq = counters["outbox"] = counters["outbox"] + 1
+            entry["at"] = clock.iso(now)
+            batch.put("outbox", keys.OUTBOX.encode(seq), codec.encode_record(entry))
+        ts = [p.timestamp for p in spec.parts if p.timestamp]
+        if ts:
+            if not session.get("started") or min(ts) < session["started"]:
+                session["started"] = min(ts)
+            if not session.get("ended") or max(ts) > session["ended"]:
+                session["ended"] = max(ts)
+        ack = Ack(spec.document_id, version, spec.session_id, spec.kind, ordinal, True)
+        if spec.request_id is not None:
+            batch.put("requests", keys.REQUEST.encode(spec.request_id),
+                      codec.encode_record({**ack.to_json(), "ordinal": ordinal}))
+        return ack
+
+    def _manifest(
+        self,
+        spec: DocumentSpec,
+        version: int,
+        ordinal: int,
+        digest: bytes,
+        batch: Batch,
+        seen_chunks: set[bytes],
+        counts: dict[str, Any],
+        now: datetime,
+    ) -> dict[str, Any]:
+        """Build the manifest and stage each part's chunks (content-addressed, stored once)."""
+        parts: list[dict[str, Any]] = []
+        offset = 0
+        sep = len(PART_SEPARATOR.encode())
+        new_chunks: list[tuple[bytes, bytes]] = []
+        for index, part in enumerate(spec.parts):
+            if index:
+                offset += sep
+            data = part.text.encode("utf-8", "surrogatepass")
+            chunks = []
+            pos = offset
+            for piece in split_chunks(data):
+                h = keys.digest16(piece)
+                chunks.append([h.hex(), pos, len(piece)])
+                pos += len(piece)
+                if h not in seen_chunks:
+                    seen_chunks.add(h)
+                    new_chunks.append((h, piece))
+            entry: dict[str, Any] = {
+                "key": part.message_key,
+                "role": part.role,
+                "kind": part.kind,
+                "start": offset,
+                "end": offset + len(data),
+                "chunks": chunks,
+            }
+            if part.timestamp:
+                entry["ts"] = part.timestamp
+            if part.tool_name:
+                entry["tool"] = part.tool_name
+            if part.lines:
+                entry["lines"] = list(part.lines)
+            parts.append(entry)
+            offset += len(data)
+        if new_chunks:
+            found = self.store.get_many("chunks", [keys.CHUNK.encode(h) for h, _ in new_chunks])
+            for (h, piece), hit in zip(new_chunks, found, strict=True):
+                if hit is None:
+                    batch.put("chunks", keys.CHUNK.encode(h), piece)
+                    counts["chunks"] += 1
+        created = spec.created or next((p.timestamp for p in spec.parts if p.timestamp), None)
+        return {
+            "documentId": spec.document_id,
+            "version": version,
+            "ordinal": ordinal,
+            "kind": spec.kind,
+            "session": spec.session_id,
+            "project": spec.project,
+            "agent": spec.agent,
+            "created": created or clock.iso(now),
+            "admitted": clock.iso(now),
+            "title": spec.title,
+            "parent": spec.parent_document,
+            "bytes": offset,
+            "digest": digest.hex(),
+            "parts": parts,
+            "metadata": spec.metadata,
+            "annotations": [[a.relation, a.start, a.end, a.message_key] for a in spec.annotations],
+            "supersedes": spec.supersedes,
+            "subjectKey": spec.subject_key,
+            "pinned": spec.pinned,
+        }
+
+    def _load_manifest(self, document_id: str, version: int) -> dict[str, Any]:
+        raw = self.store.get("documents", keys.DOC_VERSION.encode(document_id, version))
+        if raw is None:
+            raise NotFound(f"document {document_id} v{version} is missing")
+        return codec.decode_record(raw, "manifest")
+
+    def _retire(
+        self,
+        batch: Batch,
+        head: dict[str, Any],
+        by: str,
+        by_version: int,
+        reason: str,
+        now: datetime,
+    ) -> None:
+        """Append a supersession record and tombstone the old version's ordinal."""
+        record = {
+            "documentId": head["documentId"],
+            "version": head["version"],
+            "by": by,
+            "byVersion": by_version,
+            "reason": reason,
+            "at": clock.iso(now),
+        }
+        batch.put("supersession", keys.SUPERSESSION.encode(head["documentId"], head["version"]),
+                  codec.encode_record(record))
+        batch.put("ordinals", keys.TOMBSTONE.encode(head["ordinal"]),
+                  codec.encode_record({"reason": "superseded", **record}))

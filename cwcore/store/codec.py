@@ -1,0 +1,63 @@
+"""Record codecs: a version byte, then the body.
+
+Structured records (manifests, session records, outbox entries) are canonical JSON (sorted keys,
+no white space) so one record has one serialization; events are a compact binary header followed
+by the verbatim source bytes. Decoding failures raise :class:`CorruptRecord`.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any
+
+from cwcore.errors import CorruptRecord
+
+RECORD_V1 = 1
+EVENT_V1 = 1
+
+
+def dumps(body: Any) -> bytes:
+    """Canonical JSON bytes: sorted keys, compact separators, UTF-8 (no ASCII escaping)."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def encode_record(body: dict[str, Any]) -> bytes:
+    return bytes((RECORD_V1,)) + dumps(body)
+
+
+def decode_record(data: bytes | None, what: str = "record") -> dict[str, Any]:
+    if not data or data[0] != RECORD_V1:
+        raise CorruptRecord(f"{what}: unknown record version")
+    try:
+        body = json.loads(data[1:])
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CorruptRecord(f"{what}: {exc}") from None
+    if not isinstance(body, dict):
+        raise CorruptRecord(f"{what}: not an object")
+    return body
+
+
+_EVENT_HEADER = struct.Struct(">BIBH")  # version, line, flags, type length
+
+
+def encode_event(line: int, conversational: bool, type_: str, raw: bytes) -> bytes:
+    """Event value: header (version, 1-based line, flags, type) + the verbatim source bytes."""
+    tbytes = type_.encode("utf-8")[:65535]
+    return _EVENT_HEADER.pack(EVENT_V1, line, 1 if conversational else 0, len(tbytes)) + tbytes + raw
+
+
+def decode_event(data: bytes) -> tuple[int, bool, str, bytes]:
+    """Inverse of :func:`encode_event`: ``(line, conversational, type, raw)``."""
+    try:
+        version, line, flags, tlen = _EVENT_HEADER.unpack_from(data, 0)
+    except struct.error:
+        raise CorruptRecord("event: truncated header") from None
+    if version != EVENT_V1:
+        raise CorruptRecord("event: unknown version")
+    start = _EVENT_HEADER.size
+    try:
+        type_ = data[start : start + tlen].decode("utf-8")
+    except UnicodeDecodeError:
+        raise CorruptRecord("event: bad type") from None
+    return line, bool(flags & 1), type_, bytes(data[start + tlen :])

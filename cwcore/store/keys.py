@@ -1,0 +1,204 @@
+"""Binary key encoding with versioned field boundaries.
+
+A key is ``tag (1 byte) | layout version (1 byte) | fields``. Each field has a fixed type:
+
+* ``str``  — UTF-8 bytes preceded by their length as u16 big-endian, so a string never needs a
+  separator and a key prefix ending in a string field is exact (``ab`` is not a prefix of ``abc``);
+* ``u32``/``u64`` — fixed-width big-endian, so numeric order is byte order;
+* ``h16`` — 16 raw bytes (a BLAKE2b-128 digest).
+
+Every string that enters a key passes :func:`check_id` first; persisted keys are at most
+:data:`MAX_PERSISTED_KEY` encoded bytes and any key handed to a point read at most
+:data:`MAX_READ_KEY`. Both limits come from spec 003 ("Keyspace design").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from cwcore.errors import UnsafeKey
+
+MAX_PERSISTED_KEY = 2047
+MAX_READ_KEY = 4096
+MAX_ID_BYTES = 512
+
+FieldType = Literal["str", "u32", "u64", "h16"]
+Value = str | int | bytes
+
+_FORBIDDEN = frozenset("/\\")
+
+
+def check_id(value: object, what: str = "id") -> str:
+    """Return ``value`` if it is safe inside a key, else raise :class:`UnsafeKey`.
+
+    Safe: a non-empty ``str`` of valid Unicode (no lone surrogates), at most
+    :data:`MAX_ID_BYTES` UTF-8 bytes, with no control characters (including NUL), no path
+    separators (``/``, ``\\``), and no leading or trailing white space.
+    """
+    if not isinstance(value, str):
+        raise UnsafeKey(f"{what} must be a string, got {type(value).__name__}")
+    if not value:
+        raise UnsafeKey(f"{what} is empty")
+    try:
+        encoded = value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UnsafeKey(f"{what} is not valid Unicode: {value!r}") from None
+    if len(encoded) > MAX_ID_BYTES:
+        raise UnsafeKey(f"{what} is {len(encoded)} bytes; the limit is {MAX_ID_BYTES}")
+    if value != value.strip():
+        raise UnsafeKey(f"{what} has leading or trailing white space: {value!r}")
+    for ch in value:
+        if ch in _FORBIDDEN:
+            raise UnsafeKey(f"{what} contains a separator {ch!r}: {value!r}")
+        if unicodedata.category(ch) in ("Cc", "Cs"):
+            raise UnsafeKey(f"{what} contains a control character {ch!r}: {value!r}")
+    return value
+
+
+def digest16(*parts: str | bytes) -> bytes:
+    """BLAKE2b-128 over length-framed parts: stable identity for content and for long names."""
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        h.update(struct.pack(">I", len(data)))
+        h.update(data)
+    return h.digest()
+
+
+@dataclass(frozen=True)
+class KeyLayout:
+    """One namespace's key layout: a tag byte, a layout version and typed fields."""
+
+    name: str
+    tag: int
+    fields: tuple[FieldType, ...]
+    version: int = 1
+
+    def encode(self, *values: Value) -> bytes:
+        """Encode a complete key (all fields) or raise :class:`UnsafeKey`."""
+        if len(values) != len(self.fields):
+            raise UnsafeKey(f"{self.name} key takes {len(self.fields)} fields, got {len(values)}")
+        key = self.prefix(*values)
+        if len(key) > MAX_PERSISTED_KEY:
+            raise UnsafeKey(f"{self.name} key is {len(key)} bytes; limit {MAX_PERSISTED_KEY}")
+        return key
+
+    def prefix(self, *values: Value) -> bytes:
+        """Encode the first ``len(values)`` fields: the prefix every longer key shares."""
+        if len(values) > len(self.fields):
+            raise UnsafeKey(f"{self.name} key has only {len(self.fields)} fields")
+        out = bytearray((self.tag, self.version))
+        for kind, value in zip(self.fields, values, strict=False):
+            out += _encode_field(self.name, kind, value)
+        return bytes(out)
+
+    def decode(self, key: bytes) -> tuple[Value, ...]:
+        """Decode a full key of this layout; raises :class:`UnsafeKey` on any mismatch."""
+        if len(key) > MAX_READ_KEY:
+            raise UnsafeKey(f"{self.name} key is {len(key)} bytes; limit {MAX_READ_KEY}")
+        if len(key) < 2 or key[0] != self.tag or key[1] != self.version:
+            raise UnsafeKey(f"not a {self.name} v{self.version} key")
+        pos = 2
+        values: list[Value] = []
+        for kind in self.fields:
+            value, pos = _decode_field(self.name, kind, key, pos)
+            values.append(value)
+        if pos != len(key):
+            raise UnsafeKey(f"{self.name} key has {len(key) - pos} trailing bytes")
+        return tuple(values)
+
+
+def _encode_field(name: str, kind: FieldType, value: Value) -> bytes:
+    if kind == "str":
+        text = check_id(value, f"{name} key field")
+        data = text.encode("utf-8")
+        return struct.pack(">H", len(data)) + data
+    if kind in ("u32", "u64"):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise UnsafeKey(f"{name} key field must be an integer")
+        bits = 32 if kind == "u32" else 64
+        if not 0 <= value < (1 << bits):
+            raise UnsafeKey(f"{name} key field {value} out of range for {kind}")
+        return struct.pack(">I" if kind == "u32" else ">Q", value)
+    if not isinstance(value, bytes) or len(value) != 16:
+        raise UnsafeKey(f"{name} key field must be 16 bytes")
+    return value
+
+
+def _decode_field(name: str, kind: FieldType, key: bytes, pos: int) -> tuple[Value, int]:
+    try:
+        if kind == "str":
+            (length,) = struct.unpack_from(">H", key, pos)
+            end = pos + 2 + length
+            if end > len(key):
+                raise UnsafeKey(f"{name} key string runs past the end")
+            return key[pos + 2 : end].decode("utf-8"), end
+        if kind == "u32":
+            return struct.unpack_from(">I", key, pos)[0], pos + 4
+        if kind == "u64":
+            return struct.unpack_from(">Q", key, pos)[0], pos + 8
+        if pos + 16 > len(key):
+            raise UnsafeKey(f"{name} key digest runs past the end")
+        return key[pos : pos + 16], pos + 16
+    except (struct.error, UnicodeDecodeError):
+        raise UnsafeKey(f"malformed {name} key") from None
+
+
+def prefix_end(prefix: bytes) -> bytes | None:
+    """The smallest key greater than every key starting with ``prefix`` (None: no bound)."""
+    data = bytearray(prefix)
+    while data:
+        if data[-1] < 0xFF:
+            data[-1] += 1
+            return bytes(data)
+        data.pop()
+    return None
+
+
+def check_ids(values: Sequence[str], what: str) -> None:
+    for value in values:
+        check_id(value, what)
+
+
+# --- Layouts, grouped by column family (see docs/architecture.md "Keyspace"). ---
+
+# events CF
+EVENT = KeyLayout("event", 0x10, ("str", "u64"))  # session, seq -> event record
+EVENT_SOURCE = KeyLayout("event-source", 0x11, ("str", "h16"))  # session, source digest -> seq
+
+# documents CF
+DOC_VERSION = KeyLayout("document", 0x20, ("str", "u32"))  # document id, version -> manifest
+DOC_HEAD = KeyLayout("document-head", 0x21, ("str",))  # document id -> head record
+MESSAGE_DOC = KeyLayout("message-document", 0x22, ("str", "str"))  # session, messageKey -> doc
+
+# chunks CF
+CHUNK = KeyLayout("chunk", 0x30, ("h16",))  # content digest -> payload bytes
+
+# scopes CF: immutable membership and session records
+SESSION = KeyLayout("session", 0x40, ("str",))  # session id -> session record
+PROJECT_SESSION = KeyLayout("project-session", 0x41, ("h16", "str"))  # project digest, session
+SESSION_DOC = KeyLayout("session-document", 0x42, ("str", "u32"))  # session, ordinal -> doc ref
+BUCKET_SESSION = KeyLayout("bucket-session", 0x43, ("u32", "str"))  # day bucket, session
+PROJECT = KeyLayout("project", 0x44, ("h16",))  # project digest -> project name
+SUBJECT_LIVE = KeyLayout("subject-live", 0x45, ("h16", "str"))  # project digest, subjectKey
+
+# ordinals CF
+ORDINAL = KeyLayout("ordinal", 0x50, ("u32",))  # ordinal -> (document id, version)
+TOMBSTONE = KeyLayout("tombstone", 0x51, ("u32",))  # ordinal -> retirement record
+
+# outbox CF
+OUTBOX = KeyLayout("outbox", 0x60, ("u64",))  # outbox seq -> entry
+
+# requests CF: idempotency by request id
+REQUEST = KeyLayout("request", 0x70, ("str",))
+
+# supersession CF (append-only)
+SUPERSESSION = KeyLayout("supersession", 0x80, ("str", "u32"))  # old doc id, old version
+
+# meta (default CF)
+META = KeyLayout("meta", 0x01, ("str",))

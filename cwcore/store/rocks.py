@@ -1,0 +1,250 @@
+"""The rocksdict wrapper: column families, schema version, batches, prefix scans.
+
+Traps of rocksdict 0.3.29 this module contains (BRIEF §4): iterating a snapshot returns live data,
+so consistent scans use generation-addressed immutable keys; ``set_iterate_lower_bound`` is ignored,
+so scans seek to their lower bound; ``close()`` keeps the LOCK while any column-family handle or
+iterator lives, so :meth:`Store.close` drops every handle first; zlib is not compiled in, so
+compression is zstd.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import rocksdict as rd
+
+from cwcore.errors import StoreError, StoreLocked, StoreVersionError
+from cwcore.store import codec
+from cwcore.store.keys import META, prefix_end
+
+#: Column families. Canonical: events, documents, chunks, scopes, ordinals, outbox, requests,
+#: supersession. Derived (rebuildable, filled by the indexing and later layers): the rest.
+CANONICAL_FAMILIES = (
+    "events",
+    "documents",
+    "chunks",
+    "scopes",
+    "ordinals",
+    "outbox",
+    "requests",
+    "supersession",
+)
+DERIVED_FAMILIES = (
+    "windows",
+    "exact",
+    "postings",
+    "relations",
+    "importance",
+    "stats",
+    "leases",
+    "hints",
+    "memory",
+    "vectors",
+    "feedback",
+)
+FAMILIES = CANONICAL_FAMILIES + DERIVED_FAMILIES
+
+#: The store schema this build writes. A store with a higher number is refused.
+SCHEMA_VERSION = 1
+
+#: Migrations from version N to N+1, registered by later builds: ``MIGRATIONS[N](store)``.
+MIGRATIONS: dict[int, Callable[[Store], None]] = {}
+
+
+def _options() -> rd.Options:
+    opts = rd.Options(raw_mode=True)
+    opts.create_if_missing(True)
+    opts.create_missing_column_families(True)
+    opts.set_compression_type(rd.DBCompressionType.zstd())
+    return opts
+
+
+class Batch:
+    """A cross-family WriteBatch; nothing is visible until :meth:`Store.commit`."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._wb = rd.WriteBatch(raw_mode=True)
+        self.bytes = 0
+        self.mutations = 0
+
+    def put(self, family: str, key: bytes, value: bytes) -> None:
+        self._wb.put(key, value, self._store.handle(family))
+        self.bytes += len(key) + len(value)
+        self.mutations += 1
+
+    def delete(self, family: str, key: bytes) -> None:
+        self._wb.delete(key, self._store.handle(family))
+        self.bytes += len(key)
+        self.mutations += 1
+
+
+class Store:
+    """One open RocksDB database under ``path``. Owned by one process (normally the daemon)."""
+
+    def __init__(self, path: Path, *, sync: bool = False, read_only: bool = False) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        try:
+            self._db: Any = rd.Rdict(
+                str(path),
+                options=_options(),
+                column_families={name: _options() for name in FAMILIES},
+            )
+        except Exception as exc:  # rocksdict raises plain Exception subclasses
+            text = str(exc)
+            if "lock" in text.lower():
+                raise StoreLocked(
+                    f"the store at {path} is open in another process (is the daemon running?)"
+                ) from None
+            raise StoreError(f"cannot open the store at {path}: {text}") from None
+        self._families: dict[str, Any] = {}
+        self._handles: dict[str, Any] = {}
+        for name in FAMILIES:
+            self._families[name] = self._db.get_column_family(name)
+            self._handles[name] = self._db.get_column_family_handle(name)
+        self._write_options = rd.WriteOptions()
+        self._write_options.sync = sync
+        self._check_schema(read_only)
+
+    # -- schema -------------------------------------------------------------------------------
+
+    def _check_schema(self, read_only: bool) -> None:
+        raw = self._db.get(META.encode("schema"))
+        if raw is None:
+            if not read_only:
+                self._db.put(META.encode("schema"), codec.encode_record({"version": SCHEMA_VERSION}))
+            return
+        version = int(codec.decode_record(raw, "schema")["version"])
+        if version > SCHEMA_VERSION:
+            self.close()
+            raise StoreVersionError(
+                f"the store at {self.path} has schema {version}; this cw knows up to "
+                f"{SCHEMA_VERSION}: upgrade cw"
+            )
+        while version < SCHEMA_VERSION:
+            MIGRATIONS[version](self)
+            version += 1
+            self._db.put(META.encode("schema"), codec.encode_record({"version": version}))
+
+    @property
+    def schema_version(self) -> int:
+        return int(codec.decode_record(self._db.get(META.encode("schema")), "schema")["version"])
+
+    # -- access -------------------------------------------------------------------------------
+
+    def handle(self, family: str) -> Any:
+        return self._handles[family]
+
+    def get(self, family: str, key: bytes) -> bytes | None:
+        value: bytes | None = self._families[family].get(key)
+        return value
+
+    def get_many(self, family: str, keys: list[bytes]) -> list[bytes | None]:
+        cf = self._families[family]
+        result: list[bytes | None] = cf.get(keys)
+        return result
+
+    def batch(self) -> Batch:
+        return Batch(self)
+
+    def commit(self, batch: Batch) -> None:
+        """Write the batch atomically (WAL first). This is the acknowledgement boundary."""
+        self._db.write(batch._wb, self._write_options)
+
+    def scan(
+        self,
+        family: str,
+        prefix: bytes,
+        *,
+        start: bytes | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[tuple[bytes, bytes]]:
+        """Yield ``(key, value)`` for keys starting with ``prefix``, in key order (or reversed).
+
+        ``start`` (inclusive, must share ``prefix``) resumes a scan; with ``reverse`` it is the
+        upper bound. The iterator is closed when the generator finishes or is discarded.
+        """
+        it = self._families[family].iter()
+        try:
+            if reverse:
+                upper = start if start is not None else prefix_end(prefix)
+                if upper is None:
+                    it.seek_to_last()
+                else:
+                    it.seek_for_prev(upper)
+                    if it.valid() and start is None and it.key() == upper:
+                        it.prev()
+            else:
+                it.seek(start if start is not None else prefix)
+            count = 0
+            while it.valid():
+                key = it.key()
+                if not key.startswith(prefix):
+                    break
+                yield key, it.value()
+                count += 1
+                if limit is not None and count >= limit:
+                    break
+                if reverse:
+                    it.prev()
+                else:
+                    it.next()
+        finally:
+            del it
+
+    def meta_get(self, name: str) -> dict[str, Any] | None:
+        raw = self._db.get(META.encode(name))
+        return None if raw is None else codec.decode_record(raw, f"meta {name}")
+
+    def meta_put(self, batch: Batch, name: str, body: dict[str, Any]) -> None:
+        batch._wb.put(META.encode(name), codec.encode_record(body))
+        batch.bytes += len(name)
+        batch.mutations += 1
+
+    def property_int(self, name: str, family: str | None = None) -> int:
+        target = self._db if family is None else self._families[family]
+        try:
+            value = target.property_int_value(name)
+        except Exception:
+            return 0
+        return int(value or 0)
+
+    def size_on_disk(self) -> int:
+        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+
+    def flush(self) -> None:
+        self._db.flush()
+        for family in self._families.values():
+            family.flush()
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Serializes writers inside one process (RocksDB itself is thread-safe)."""
+        return self._lock
+
+    def close(self) -> None:
+        """Close the database. Every handle is dropped first so the LOCK is released."""
+        db = getattr(self, "_db", None)
+        if db is None:
+            return
+        self._families.clear()
+        self._handles.clear()
+        gc.collect()
+        try:
+            db.close()
+        finally:
+            self._db = None
+            gc.collect()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
