@@ -94,7 +94,10 @@ class CwJsonlImporter:
                 if not raw.strip():
                     continue
                 try:
-                    obj = json.loads(raw)
+                    try:
+                        obj = json.loads(raw)
+                    except ValueError as exc:
+                        raise ValueError(f"invalid JSON: {exc}") from None
                     if not isinstance(obj, dict):
                         raise ValueError("not a JSON object")
                     message = _message(obj, number)

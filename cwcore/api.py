@@ -1,0 +1,145 @@
+"""``Archive``: the one facade every face (CLI, TUI, MCP server, hooks) calls.
+
+An Archive talks to the daemon that owns the store (starting it on demand), or — in tests and
+with ``CW_EMBEDDED=1`` — opens the store in-process. Both paths run the same engine method table
+(:mod:`cwcore.engine`) with the same JSON-able params and results, so a face never knows which
+one it has.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from cwcore import config
+from cwcore.browse import SessionInfo
+from cwcore.importers.pipeline import ImportSummary
+
+OnEvent = Callable[[dict[str, Any]], None]
+
+
+class Transport(Protocol):
+    def call(
+        self, method: str, params: dict[str, Any], on_event: OnEvent | None = None
+    ) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class EmbeddedTransport:
+    """The engine in this process (tests, ``CW_EMBEDDED=1``, and the daemon itself)."""
+
+    def __init__(self, home: Path) -> None:
+        from cwcore.engine import Engine
+
+        self.engine = Engine(home)
+
+    def call(
+        self, method: str, params: dict[str, Any], on_event: OnEvent | None = None
+    ) -> dict[str, Any]:
+        return self.engine.call(method, params, on_event or (lambda e: None), threading.Event())
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+class DaemonTransport:
+    """The daemon behind its Unix socket, started on demand."""
+
+    def __init__(self, home: Path) -> None:
+        from cwcore.daemon.client import connect
+
+        self.client = connect(home)
+
+    def call(
+        self, method: str, params: dict[str, Any], on_event: OnEvent | None = None
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = self.client.call(method, params, on_event=on_event)
+        return result
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _embedded_by_default() -> bool:
+    return os.environ.get("CW_EMBEDDED", "").lower() in ("1", "true", "yes")
+
+
+class Archive:
+    """Typed access to one store. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, transport: Transport, home: Path) -> None:
+        self._transport = transport
+        self.home = home
+
+    @classmethod
+    def open(cls, home: Path | None = None, *, embedded: bool | None = None) -> Archive:
+        home = (home or config.default_home()).expanduser().resolve()
+        if embedded is None:
+            embedded = _embedded_by_default()
+        transport: Transport = EmbeddedTransport(home) if embedded else DaemonTransport(home)
+        return cls(transport, home)
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, on_event: OnEvent | None = None
+    ) -> dict[str, Any]:
+        """The raw method table (for methods without a typed wrapper yet)."""
+        return self._transport.call(method, params or {}, on_event)
+
+    # -- typed methods ------------------------------------------------------------------------
+
+    def import_paths(
+        self,
+        paths: Sequence[str | Path],
+        *,
+        fmt: str = "auto",
+        project: str | None = None,
+        on_event: OnEvent | None = None,
+    ) -> ImportSummary:
+        """Import files/folders; ``on_event`` sees each ack, progress and notice as it happens."""
+        params = {"paths": [str(Path(p).expanduser().resolve()) for p in paths], "format": fmt}
+        if project is not None:
+            params["project"] = project
+        return ImportSummary.from_json(self.call("import", params, on_event))
+
+    def doctor(self) -> dict[str, Any]:
+        return self.call("doctor")
+
+    def sessions(
+        self,
+        *,
+        project: str | None = None,
+        agent: str | None = None,
+        since: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[SessionInfo], str | None]:
+        params: dict[str, Any] = {"limit": limit}
+        for name, value in (("project", project), ("agent", agent), ("since", since), ("cursor", cursor)):
+            if value is not None:
+                params[name] = value
+        body = self.call("sessions", params)
+        return [SessionInfo(**row) for row in body["sessions"]], body.get("next_cursor")
+
+    def show(
+        self, session: str, *, include_all: bool = False, include_superseded: bool = False
+    ) -> dict[str, Any]:
+        return self.call(
+            "show",
+            {"session": session, "all": include_all, "includeSuperseded": include_superseded},
+        )
+
+    def export(self, session: str, fmt: str = "md") -> str:
+        return str(self.call("export", {"session": session, "format": fmt})["text"])

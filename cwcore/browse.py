@@ -1,0 +1,219 @@
+"""Browsing: session listings, transcripts and exports, straight from canonical records."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from cwcore.clock import parse_time
+from cwcore.errors import InvalidInput
+from cwcore.store.reader import Reader
+
+MAX_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One row of ``cw sessions`` (BRIEF §3 shape plus ``title``, ``documents``, ``resume``).
+
+    ``messages`` counts conversational messages as the BRIEF defines them; ``turns`` counts
+    turn documents; timestamps are ISO-8601 UTC or None when the source had none.
+    """
+
+    sessionId: str
+    project: str
+    agent: str
+    started: str | None
+    ended: str | None
+    messages: int
+    turns: int
+    toolCalls: int
+    parent: str | None
+    title: str | None = None
+    documents: int = 0
+    resume: str | None = None
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> SessionInfo:
+        return cls(
+            sessionId=record["id"],
+            project=record["project"],
+            agent=record["agent"],
+            started=record.get("started"),
+            ended=record.get("ended"),
+            messages=int(record.get("messages", 0)),
+            turns=int(record.get("turns", 0)),
+            toolCalls=int(record.get("toolCalls", 0)),
+            parent=record.get("parent"),
+            title=record.get("title"),
+            documents=int(record.get("documents", 0)),
+            resume=record.get("resume"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _cursor_encode(row: SessionInfo) -> str:
+    raw = json.dumps([row.started or "", row.sessionId]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _cursor_decode(cursor: str) -> tuple[str, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        started, session_id = json.loads(raw)
+        return str(started), str(session_id)
+    except (ValueError, TypeError):
+        raise InvalidInput(f"not a cursor from cw sessions: {cursor!r}") from None
+
+
+def list_sessions(
+    reader: Reader,
+    *,
+    project: str | None = None,
+    agent: str | None = None,
+    since: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    """Sessions newest first (by start time, then id), filtered, one page at a time.
+
+    Returns ``{"sessions": [...], "next_cursor": str | None}``.
+    """
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"--limit must be between 1 and {MAX_LIMIT}")
+    since_dt = parse_time(since) if since else None
+    rows: list[SessionInfo] = []
+    for record in reader.sessions():
+        if project is not None and record["project"] != project:
+            continue
+        if agent is not None and record["agent"] != agent:
+            continue
+        if since_dt is not None:
+            last = record.get("ended") or record.get("started")
+            if not last or parse_time(last) < since_dt:
+                continue
+        rows.append(SessionInfo.from_record(record))
+    rows.sort(key=lambda r: (r.started or "", r.sessionId), reverse=True)
+    if cursor:
+        after = _cursor_decode(cursor)
+        rows = [r for r in rows if (r.started or "", r.sessionId) < after]
+    page = rows[:limit]
+    next_cursor = _cursor_encode(page[-1]) if len(rows) > limit else None
+    return {"sessions": [r.to_json() for r in page], "next_cursor": next_cursor}
+
+
+def transcript(
+    reader: Reader, session: str, *, include_all: bool = False, include_superseded: bool = False
+) -> dict[str, Any]:
+    """A session as ordered messages from its live turn documents.
+
+    With ``include_all``, metadata events (lines that carry no conversation) are listed too.
+    Each message: ``{"documentId", "messageKey", "role", "kind", "text", "timestamp", "tool",
+    "lines"}``.
+    """
+    record = reader.find_session(session)
+    session_id = record["id"]
+    messages: list[dict[str, Any]] = []
+    documents = []
+    for head in reader.session_heads(session_id, include_superseded=include_superseded):
+        if head["kind"] not in ("turn", "decision", "note", "markdown"):
+            continue
+        manifest = reader.manifest(head["documentId"], head["version"])
+        documents.append(
+            {
+                "documentId": head["documentId"],
+                "version": head["version"],
+                "kind": head["kind"],
+                "state": head.get("state", "live"),
+            }
+        )
+        for part, text in reader.part_texts(manifest):
+            messages.append(
+                {
+                    "documentId": head["documentId"],
+                    "messageKey": part["key"],
+                    "role": part["role"],
+                    "kind": part["kind"],
+                    "text": text,
+                    "timestamp": part.get("ts"),
+                    "tool": part.get("tool"),
+                    "lines": part.get("lines", []),
+                    "superseded": head.get("state", "live") != "live",
+                }
+            )
+    body: dict[str, Any] = {
+        "session": SessionInfo.from_record(record).to_json(),
+        "documents": documents,
+        "messages": messages,
+    }
+    if include_all:
+        body["events"] = [
+            {
+                "seq": e.seq,
+                "line": e.line,
+                "type": e.type,
+                "conversational": e.conversational,
+                "raw": e.raw.decode("utf-8", "replace"),
+            }
+            for e in reader.events(session_id)
+            if not e.conversational
+        ]
+    return body
+
+
+def export_session(reader: Reader, session: str, fmt: str) -> str:
+    """A session as Markdown (for people) or cw-jsonl (the interchange format)."""
+    if fmt not in ("md", "jsonl"):
+        raise InvalidInput("--format must be md or jsonl")
+    body = transcript(reader, session)
+    info = body["session"]
+    if fmt == "jsonl":
+        lines = []
+        for m in body["messages"]:
+            if m["kind"] == "thinking":
+                continue
+            row: dict[str, Any] = {
+                "session": info["sessionId"],
+                "id": m["messageKey"].split(":", 1)[1],
+                "role": m["role"],
+                "text": m["text"],
+            }
+            if m["timestamp"]:
+                row["timestamp"] = m["timestamp"]
+            row["project"] = info["project"]
+            row["agent"] = info["agent"]
+            if m["tool"]:
+                row["tool_name"] = m["tool"]
+            if info["parent"]:
+                row["parent_session"] = info["parent"]
+            lines.append(json.dumps(row, ensure_ascii=False))
+        return "\n".join(lines) + ("\n" if lines else "")
+    out = [f"# Session {info['sessionId']}", ""]
+    out.append(f"- project: {info['project']}")
+    out.append(f"- agent: {info['agent']}")
+    if info["started"]:
+        out.append(f"- started: {info['started']}")
+    out.append(f"- messages: {info['messages']}, turns: {info['turns']}")
+    out.append("")
+    for m in body["messages"]:
+        if m["kind"] == "thinking":
+            continue
+        label = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}[m["role"]]
+        if m["kind"] == "tool-call":
+            label = f"Tool call `{m['tool'] or 'tool'}`"
+        elif m["kind"] == "tool-result":
+            label = "Tool result" + (f" `{m['tool']}`" if m["tool"] else "")
+        stamp = f" — {m['timestamp']}" if m["timestamp"] else ""
+        out.append(f"## {label}{stamp}")
+        out.append("")
+        if m["kind"] in ("tool-call", "tool-result"):
+            fence = "````" if "```" in m["text"] else "```"
+            out += [fence, m["text"], fence]
+        else:
+            out.append(m["text"])
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,194 @@
+"""Read paths over canonical records: sessions, manifests, document text, events.
+
+Readers never load the archive as a whole: session listings scan the session records only,
+document text is reassembled from the chunks a byte range intersects.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from cwcore.errors import CorruptRecord, NotFound
+from cwcore.store import codec, keys
+from cwcore.store.limits import PART_SEPARATOR
+from cwcore.store.rocks import Store
+
+_SEP = PART_SEPARATOR.encode()
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """One stored source line: its session sequence number and verbatim bytes."""
+
+    seq: int
+    line: int
+    conversational: bool
+    type: str
+    raw: bytes
+
+
+class Reader:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        keys.check_id(session_id, "session id")
+        raw = self.store.get("scopes", keys.SESSION.encode(session_id))
+        if raw is None:
+            raise NotFound(f"no session {session_id!r}")
+        return codec.decode_record(raw, "session")
+
+    def find_session(self, prefix: str) -> dict[str, Any]:
+        """A session by id or unique id prefix (at least 4 characters)."""
+        try:
+            return self.session(prefix)
+        except NotFound:
+            if len(prefix) < 4:
+                raise
+        matches = [
+            codec.decode_record(value, "session")
+            for _, value in self.store.scan("scopes", keys.SESSION.prefix())
+            if codec.decode_record(value, "session")["id"].startswith(prefix)
+        ]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise NotFound(f"no session {prefix!r}")
+        ids = ", ".join(sorted(m["id"] for m in matches)[:5])
+        raise NotFound(f"session prefix {prefix!r} is ambiguous: {ids}")
+
+    def sessions(self) -> Iterator[dict[str, Any]]:
+        for _, value in self.store.scan("scopes", keys.SESSION.prefix()):
+            yield codec.decode_record(value, "session")
+
+    def projects(self) -> list[str]:
+        return [
+            codec.decode_record(value, "project")["name"]
+            for _, value in self.store.scan("scopes", keys.PROJECT.prefix())
+        ]
+
+    def session_document_refs(self, session_id: str) -> list[dict[str, Any]]:
+        """Every document version admitted for a session, in admission (ordinal) order."""
+        out = []
+        for key, value in self.store.scan("scopes", keys.SESSION_DOC.prefix(session_id)):
+            ordinal = keys.SESSION_DOC.decode(key)[1]
+            ref = codec.decode_record(value, "session document")
+            ref["ordinal"] = ordinal
+            out.append(ref)
+        return out
+
+    def session_heads(self, session_id: str, *, include_superseded: bool = False) -> list[dict[str, Any]]:
+        """The current head of each document of a session, in order of first admission."""
+        seen: dict[str, dict[str, Any]] = {}
+        for ref in self.session_document_refs(session_id):
+            if ref["documentId"] in seen:
+                continue
+            head = self.head(ref["documentId"])
+            if head.get("state") == "forgotten":
+                continue
+            if head.get("state") != "live" and not include_superseded:
+                continue
+            seen[ref["documentId"]] = head
+        return list(seen.values())
+
+    # -- documents ----------------------------------------------------------------------------
+
+    def head(self, document_id: str) -> dict[str, Any]:
+        keys.check_id(document_id, "document id")
+        raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
+        if raw is None:
+            raise NotFound(f"no document {document_id!r}")
+        return codec.decode_record(raw, "document head")
+
+    def manifest(self, document_id: str, version: int | None = None) -> dict[str, Any]:
+        if version is None:
+            version = int(self.head(document_id)["version"])
+        raw = self.store.get("documents", keys.DOC_VERSION.encode(document_id, version))
+        if raw is None:
+            raise NotFound(f"no document {document_id!r} version {version}")
+        return codec.decode_record(raw, "manifest")
+
+    def versions(self, document_id: str) -> list[int]:
+        return [
+            int(keys.DOC_VERSION.decode(key)[1])
+            for key, _ in self.store.scan("documents", keys.DOC_VERSION.prefix(document_id))
+        ]
+
+    def read_bytes(self, manifest: dict[str, Any], start: int = 0, end: int | None = None) -> bytes:
+        """Bytes ``[start, end)`` of a document's text, fetching only intersecting chunks."""
+        total = int(manifest["bytes"])
+        end = total if end is None else min(end, total)
+        start = max(0, start)
+        if start >= end:
+            return b""
+        wanted: list[tuple[str, int, int]] = []
+        for part in manifest["parts"]:
+            if part["end"] <= start or part["start"] >= end:
+                continue
+            for digest, offset, length in part["chunks"]:
+                if offset + length > start and offset < end:
+                    wanted.append((digest, offset, length))
+        payloads = self.store.get_many(
+            "chunks", [keys.CHUNK.encode(bytes.fromhex(d)) for d, _, _ in wanted]
+        )
+        buffer = bytearray()
+        cursor = start
+        for (digest, offset, length), payload in zip(wanted, payloads, strict=True):
+            if payload is None or len(payload) != length:
+                raise CorruptRecord(f"chunk {digest} of {manifest['documentId']} is missing")
+            if offset > cursor:
+                # The gap between parts is the separator; it is not stored as a chunk.
+                buffer += (_SEP * ((offset - cursor) // len(_SEP) + 1))[: offset - cursor]
+                cursor = offset
+            lo = max(start, offset) - offset
+            hi = min(end, offset + length) - offset
+            buffer += payload[lo:hi]
+            cursor = offset + hi
+        if cursor < end:
+            buffer += (_SEP * ((end - cursor) // len(_SEP) + 1))[: end - cursor]
+        return bytes(buffer)
+
+    def text(self, manifest: dict[str, Any]) -> str:
+        return self.read_bytes(manifest).decode("utf-8", "surrogatepass")
+
+    def part_texts(self, manifest: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+        data = self.read_bytes(manifest)
+        return [
+            (part, data[part["start"] : part["end"]].decode("utf-8", "surrogatepass"))
+            for part in manifest["parts"]
+        ]
+
+    # -- events -------------------------------------------------------------------------------
+
+    def events(self, session_id: str) -> Iterator[EventRecord]:
+        for key, value in self.store.scan("events", keys.EVENT.prefix(session_id)):
+            seq = int(keys.EVENT.decode(key)[1])
+            line, conversational, type_, raw = codec.decode_event(value)
+            yield EventRecord(seq, line, conversational, type_, raw)
+
+    def event_count(self, session_id: str) -> int:
+        return sum(1 for _ in self.store.scan("events", keys.EVENT_SOURCE.prefix(session_id)))
+
+    # -- outbox -------------------------------------------------------------------------------
+
+    def outbox(self, after: int = 0, limit: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+        start = keys.OUTBOX.encode(after + 1) if after else None
+        for key, value in self.store.scan("outbox", keys.OUTBOX.prefix(), start=start, limit=limit):
+            yield int(keys.OUTBOX.decode(key)[0]), codec.decode_record(value, "outbox")
+
+    def ordinal(self, ordinal: int) -> dict[str, Any] | None:
+        raw = self.store.get("ordinals", keys.ORDINAL.encode(ordinal))
+        return None if raw is None else codec.decode_record(raw, "ordinal")
+
+    def tombstone(self, ordinal: int) -> dict[str, Any] | None:
+        raw = self.store.get("ordinals", keys.TOMBSTONE.encode(ordinal))
+        return None if raw is None else codec.decode_record(raw, "tombstone")
+
+
+def pack_seq(seq: int) -> bytes:
+    return struct.pack(">Q", seq)

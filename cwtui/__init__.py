@@ -1,0 +1,1 @@
+"""cw's faces: the Typer CLI (``cli.py``) and the Textual TUI (``app.py``)."""

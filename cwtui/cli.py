@@ -1,0 +1,219 @@
+"""The ``cw`` command line. Each command parses, calls one Archive method, renders.
+
+People get tables; ``--json`` gets the BRIEF's JSON shapes on stdout. Errors: one line on stderr
+(or the JSON error object on stdout with ``--json``) and the exit code from ``docs/cli.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from cwcore import config as cwconfig
+from cwcore.api import Archive
+from cwtui.output import console, emit_json, err_console, guard
+
+app = typer.Typer(
+    name="cw",
+    help="A local archive and retrieval engine for coding-agent conversation history.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
+for _name in ("daemon",):
+    try:
+        _module = importlib.import_module(f"cwtui.commands.{_name}")
+    except ModuleNotFoundError:
+        continue
+    app.add_typer(_module.app, name=_name)
+
+
+def open_archive() -> Archive:
+    return Archive.open()
+
+
+@app.command("import")
+def import_(
+    paths: Annotated[list[Path], typer.Argument(help="Session log files or folders.")],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="auto, claude-code, codex, pi, gemini, cw-jsonl or markdown.",
+        ),
+    ] = "auto",
+    project: Annotated[str | None, typer.Option(help="Project name for every session.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import session logs (or folders of them) into the archive.
+
+    Re-importing a file admits only what is new. With --json, one line per acknowledged document
+    as it commits, then a summary line.
+    """
+    with guard(as_json), open_archive() as archive:
+        if as_json:
+            summary = archive.import_paths(
+                paths,
+                fmt=fmt,
+                project=project,
+                on_event=lambda e: emit_json({k: v for k, v in e.items() if k != "type"})
+                if e.get("type") == "ack"
+                else None,
+            )
+            emit_json(summary.to_json())
+        else:
+            with Progress(
+                TextColumn("[bold]importing[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[file]}"),
+                TimeElapsedColumn(),
+                console=err_console,
+                transient=True,
+            ) as progress:
+                task = progress.add_task("import", total=None, file="")
+
+                def on_event(event: dict[str, Any]) -> None:
+                    if event.get("type") == "progress":
+                        name = Path(str(event["file"])).name
+                        progress.update(task, completed=event["files"], total=event["total"], file=name)
+                    elif event.get("type") == "notice":
+                        progress.console.print(f"[dim]{event['message']}[/]", markup=True)
+
+                summary = archive.import_paths(paths, fmt=fmt, project=project, on_event=on_event)
+            console.print(
+                f"{summary.files} file(s), {summary.sessions} session(s), {summary.messages} "
+                f"message(s): {summary.imported} document(s) imported, {summary.skipped} unchanged"
+            )
+            for problem in summary.errors:
+                where = f"{problem.path}:{problem.line}" if problem.line else problem.path
+                err_console.print(f"{where}: {problem.reason}", markup=False, soft_wrap=True)
+        if any(p.line is None for p in summary.errors):
+            raise typer.Exit(2)
+
+
+@app.command()
+def doctor(as_json: JsonOpt = False) -> None:
+    """Store location, version, sizes and record counts."""
+    with guard(as_json), open_archive() as archive:
+        report = archive.doctor()
+        if as_json:
+            emit_json(report)
+            return
+        table = Table(show_header=False, box=None)
+        table.add_row("store", report["store"])
+        table.add_row("version", f"{report['version']} (schema {report['schema']})")
+        for name, value in report["counts"].items():
+            table.add_row(name, f"{value:,}")
+        table.add_row("disk", f"{report['sizes']['disk'] / 1e6:.1f} MB")
+        table.add_row("projects", ", ".join(report["projects"]) or "-")
+        console.print(table)
+
+
+@app.command("config")
+def config_cmd(as_json: JsonOpt = False) -> None:
+    """Effective settings and where each came from (default, config.toml, or CW_* variable)."""
+    with guard(as_json):
+        home = cwconfig.default_home()
+        _, report = cwconfig.load(home)
+        if as_json:
+            emit_json(
+                {
+                    "home": str(home),
+                    "settings": {
+                        r.name: {"value": r.value, "source": r.source, "env": cwconfig.env_name(r.name)}
+                        for r in report
+                    },
+                }
+            )
+            return
+        console.print(f"CW_HOME = {home}")
+        table = Table("setting", "value", "source", "env")
+        for r in report:
+            table.add_row(r.name, str(r.value), r.source, cwconfig.env_name(r.name))
+        console.print(table)
+
+
+@app.command()
+def sessions(
+    project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
+    agent: Annotated[str | None, typer.Option(help="Only this agent (claude-code, codex, ...).")] = None,
+    since: Annotated[str | None, typer.Option(help="Active on or after this ISO date.")] = None,
+    limit: Annotated[int, typer.Option(help="Rows per page.")] = 50,
+    cursor: Annotated[str | None, typer.Option(help="Continue from a previous page.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List sessions, newest first."""
+    with guard(as_json), open_archive() as archive:
+        rows, next_cursor = archive.sessions(
+            project=project, agent=agent, since=since, limit=limit, cursor=cursor
+        )
+        if as_json:
+            emit_json({"sessions": [r.to_json() for r in rows], "next_cursor": next_cursor})
+            return
+        if not rows:
+            console.print("No sessions. Import some with `cw import PATH` or `cw sync`.")
+            return
+        table = Table("session", "project", "agent", "started", "msgs", "turns", "tools")
+        for r in rows:
+            table.add_row(
+                r.sessionId,
+                r.project,
+                r.agent,
+                (r.started or "")[:16].replace("T", " "),
+                str(r.messages),
+                str(r.turns),
+                str(r.toolCalls),
+            )
+        console.print(table)
+        if next_cursor:
+            console.print(f"[dim]more: cw sessions --cursor {next_cursor}[/]")
+
+
+@app.command()
+def show(
+    session: Annotated[str, typer.Argument(help="Session id (or a unique prefix).")],
+    show_all: Annotated[bool, typer.Option("--all", help="Include metadata lines.")] = False,
+    include_superseded: Annotated[
+        bool, typer.Option("--include-superseded", help="Include superseded documents (audit).")
+    ] = False,
+    full: Annotated[bool, typer.Option("--full", help="Do not fold long tool output.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """A session's transcript: roles, tool calls, tool output folded."""
+    from cwtui.transcript import render_transcript
+
+    with guard(as_json), open_archive() as archive:
+        body = archive.show(session, include_all=show_all, include_superseded=include_superseded)
+        if as_json:
+            emit_json(body)
+            return
+        render_transcript(console, body, fold=not full)
+
+
+@app.command()
+def export(
+    session: Annotated[str, typer.Argument(help="Session id (or a unique prefix).")],
+    fmt: Annotated[str, typer.Option("--format", help="md or jsonl (cw-jsonl).")] = "md",
+) -> None:
+    """Write a session as Markdown or cw-jsonl to stdout."""
+    with guard(False), open_archive() as archive:
+        text = archive.export(session, fmt)
+        typer.echo(text, nl=False)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

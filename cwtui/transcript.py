@@ -1,0 +1,64 @@
+"""Rendering a session transcript for people: roles distinct, long tool output folded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+FOLD_LINES = 12
+
+_ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "tool": "yellow", "system": "magenta"}
+
+
+def _fold(text: str, limit: int = FOLD_LINES) -> str:
+    lines = text.splitlines()
+    if len(lines) <= limit:
+        return text
+    head = "\n".join(lines[: limit // 2])
+    tail = "\n".join(lines[-limit // 4 :])
+    return f"{head}\n  … {len(lines) - limit // 2 - limit // 4} more lines (cw show --full) …\n{tail}"
+
+
+def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = True) -> None:
+    info = body["session"]
+    console.print(
+        f"[bold]{escape(info['sessionId'])}[/]  {escape(info['project'])} · {info['agent']} · "
+        f"{(info['started'] or '')[:19].replace('T', ' ')} · {info['messages']} messages, "
+        f"{info['turns']} turns, {info['toolCalls']} tool calls"
+    )
+    if info.get("resume"):
+        console.print(f"[dim]resume: {escape(info['resume'])}[/]")
+    items: list[tuple[int, int, Any]] = []
+    for index, m in enumerate(body["messages"]):
+        line = m["lines"][0] if m.get("lines") else 0
+        items.append((line, index, ("message", m)))
+    for e in body.get("events", []):
+        items.append((e["line"], -1, ("event", e)))
+    if body.get("events"):
+        items.sort(key=lambda item: (item[0], item[1]))
+    for _, _, (what, item) in items:
+        if what == "event":
+            raw = item["raw"]
+            console.print(f"[dim]· line {item['line']} {escape(item['type'])}: {escape(raw[:120])}[/]")
+            continue
+        m = item
+        if m["kind"] == "thinking":
+            continue
+        stamp = (m["timestamp"] or "")[11:19]
+        style = _ROLE_STYLE.get(m["role"], "bold")
+        if m["kind"] == "tool-call":
+            label = f"→ {m['tool'] or 'tool'}"
+        elif m["kind"] == "tool-result":
+            label = "← result" + (f" {m['tool']}" if m["tool"] else "")
+        elif m["kind"] == "summary":
+            label = "summary"
+        else:
+            label = m["role"]
+        mark = " [red](superseded)[/]" if m.get("superseded") else ""
+        console.print(f"\n[{style}]{escape(label)}[/] [dim]{stamp}  {escape(m['messageKey'])}[/]{mark}")
+        text = m["text"]
+        if fold and m["kind"] in ("tool-call", "tool-result"):
+            text = _fold(text)
+        console.print(escape(text), soft_wrap=True)
