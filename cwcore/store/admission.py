@@ -125,6 +125,7 @@ class Admission:
             if role != part.role:
                 raise InvalidInput(f"messageKey {part.message_key!r} does not start with its role")
             keys.check_id(mid, "source message id")
+            keys.check_id(part.message_key, "messageKey")
         if spec.subject_key is not None:
             keys.check_id(spec.subject_key, "subjectKey")
         if spec.supersedes is not None:
@@ -189,12 +190,23 @@ class Admission:
                     result.rejected.append(Rejected(spec.document_id, exc))
                     continue
                 result.acks.append(ack)
+            if not any(a.new for a in result.acks) and result.new_events == 0 and not is_new_session:
+                return result  # nothing changed: write nothing
+            if not result.acks and result.new_events == 0:
+                return result  # every document was refused: the session is not created either
             record["updated"] = clock.iso(now)
             batch.put("scopes", keys.SESSION.encode(session.session_id), codec.encode_record(record))
             self.store.meta_put(batch, "counters", counters)
             self.store.meta_put(batch, "counts", counts)
             self.store.commit(batch)
         return result
+
+    def admit_one(self, session: SessionSpec, spec: DocumentSpec) -> Ack:
+        """Admit a single document; raise its error instead of returning it."""
+        result = self.admit(session, (), [spec])
+        if result.rejected:
+            raise result.rejected[0].error
+        return result.acks[0]
 
     def _session_record(self, session: SessionSpec, now: datetime) -> tuple[dict[str, Any], bool]:
         raw = self.store.get("scopes", keys.SESSION.encode(session.session_id))
@@ -494,4 +506,4 @@ class Admission:
         batch.put("supersession", keys.SUPERSESSION.encode(head["documentId"], head["version"]),
                   codec.encode_record(record))
         batch.put("ordinals", keys.TOMBSTONE.encode(head["ordinal"]),
-                  codec.encode_record({"reason": "superseded", **record}))
+                  codec.encode_record({**record, "retired": "superseded"}))

@@ -1,0 +1,133 @@
+"""The CLI as a user runs it: JSON shapes, one-line errors, exit codes, idempotent re-import."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from cwtui.cli import app
+from tests.helpers import conversation, write_jsonl
+
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def lines(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def test_import_json_stream_then_summary(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "a.jsonl", conversation("s1", 3) + conversation("s2", 2))
+    code, out, _ = run("import", str(src), "--format", "cw-jsonl", "--json")
+    assert code == 0
+    rows = lines(out)
+    acks, summary = rows[:-1], rows[-1]
+    assert len(acks) == 5
+    assert set(acks[0]) == {"documentId", "version", "sessionId", "kind"}
+    assert summary["files"] == 1 and summary["imported"] == 5 and summary["errors"] == []
+    code, out, _ = run("import", str(src), "--json")
+    assert lines(out) == [{**summary, "imported": 0, "skipped": 5}]
+
+
+def test_malformed_line_reported_rest_imported(tmp_path: Path) -> None:
+    src = tmp_path / "b.jsonl"
+    good = json.dumps(conversation("s1", 1)[0])
+    src.write_text(f"{good}\n{{broken\n" + json.dumps({"session": "s1", "id": "x"}) + "\n")
+    code, out, _ = run("import", str(src), "--format", "cw-jsonl", "--json")
+    summary = lines(out)[-1]
+    assert code == 0 and summary["imported"] == 1
+    assert [(e["line"], e["reason"][:12]) for e in summary["errors"]] == [
+        (2, "invalid JSON"),
+        (3, "missing fiel"),
+    ]
+
+
+def test_missing_and_unrecognized_files_are_errors(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("just text\n")
+    code, out, err = run("import", str(tmp_path / "nope.jsonl"), str(notes))
+    assert code == 2
+    assert "no such file" in err and "not a recognized session log" in err
+    assert "Traceback" not in err
+
+
+def test_unknown_format_json_error(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "a.jsonl", conversation("s1", 1))
+    code, out, _ = run("import", str(src), "--format", "nonsense", "--json")
+    assert code == 2
+    assert lines(out) == [{"error": {"code": "unknown-format", "message": lines(out)[0]["error"]["message"]}}]
+
+
+def test_sessions_doctor_show_export(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "a.jsonl", conversation("s1", 2) + conversation("s2", 1, project="other"))
+    run("import", str(tmp_path / "a.jsonl"))
+    code, out, _ = run("sessions", "--json")
+    body = json.loads(out)
+    assert code == 0 and body["next_cursor"] is None
+    row = {r["sessionId"]: r for r in body["sessions"]}["s1"]
+    assert {k: row[k] for k in ("project", "agent", "messages", "turns", "toolCalls", "parent")} == {
+        "project": "proj", "agent": "cw-jsonl", "messages": 4, "turns": 2, "toolCalls": 0, "parent": None,
+    }
+    assert set(row) >= {"sessionId", "project", "agent", "started", "ended", "messages", "turns", "toolCalls", "parent"}
+    code, out, _ = run("sessions", "--project", "other", "--json")
+    assert [r["sessionId"] for r in json.loads(out)["sessions"]] == ["s2"]
+    code, out, _ = run("sessions", "--limit", "1", "--json")
+    page = json.loads(out)
+    assert len(page["sessions"]) == 1 and page["next_cursor"]
+    code, out, _ = run("sessions", "--limit", "1", "--cursor", page["next_cursor"], "--json")
+    assert json.loads(out)["sessions"][0]["sessionId"] != page["sessions"][0]["sessionId"]
+    code, out, _ = run("doctor", "--json")
+    doctor = json.loads(out)
+    assert set(doctor) >= {"store", "version", "sizes", "counts"}
+    assert doctor["counts"] == {**doctor["counts"], "sessions": 2, "documents": 3, "messages": 6}
+    code, out, _ = run("show", "s1")
+    assert "question 1 about parseConfig" in out
+    code, out, _ = run("export", "s1", "--format", "jsonl")
+    exported = lines(out)
+    assert [r["id"] for r in exported] == ["u0", "a0", "u1", "a1"]
+
+
+def test_export_round_trips_through_import(tmp_path: Path, monkeypatch) -> None:
+    write_jsonl(tmp_path / "a.jsonl", conversation("s1", 2))
+    run("import", str(tmp_path / "a.jsonl"))
+    _, exported, _ = run("export", "s1", "--format", "jsonl")
+    (tmp_path / "again.jsonl").write_text(exported)
+    monkeypatch.setenv("CW_HOME", str(tmp_path / "second"))
+    run("import", str(tmp_path / "again.jsonl"))
+    _, exported2, _ = run("export", "s1", "--format", "jsonl")
+    assert exported2 == exported
+
+
+def test_show_unknown_session_one_line_error() -> None:
+    code, out, err = run("show", "missing")
+    assert code == 3 and err.strip() == "cw: no session 'missing'"
+
+
+def test_bad_option_values() -> None:
+    code, _, err = run("sessions", "--limit", "0")
+    assert code == 2 and "--limit" in err
+    code, _, err = run("sessions", "--since", "yesterday-ish")
+    assert code == 2 and "ISO-8601" in err
+    code, _, err = run("sessions", "--cursor", "@@@")
+    assert code == 2 and "cursor" in err
+
+
+def test_config_sources(monkeypatch, cw_home: Path) -> None:
+    cw_home.mkdir(parents=True, exist_ok=True)
+    (cw_home / "config.toml").write_text("leaseMinutes = 5\nrerankerEnabled = false\n")
+    monkeypatch.setenv("CW_LEASE_MINUTES", "7")
+    code, out, _ = run("config", "--json")
+    settings = json.loads(out)["settings"]
+    assert settings["leaseMinutes"] == {"value": 7.0, "source": "CW_LEASE_MINUTES", "env": "CW_LEASE_MINUTES"}
+    assert settings["rerankerEnabled"]["value"] is False
+    assert settings["rerankerEnabled"]["source"] == "config.toml"
+    assert settings["semanticRetrieval"]["source"] == "default"
+    (cw_home / "config.toml").write_text("noSuchSetting = 1\n")
+    code, _, err = run("config")
+    assert code == 2 and "noSuchSetting" in err
