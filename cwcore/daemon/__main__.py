@@ -1,0 +1,143 @@
+"""``python -m cwcore.daemon [--home DIR] [--service module:factory] [--foreground]``.
+
+Without ``--foreground`` the process forks: the child starts a new session, sends its standard
+streams to ``CW_HOME/daemon.log`` and serves; the parent waits until the child reports over a pipe
+that it listens (exit 0), that another daemon already serves the store (exit 0), or that it failed
+(the error on stderr, the error's exit code). A launcher (the client's autostart) therefore needs
+no polling: it waits for this short-lived parent. The default service factory is
+``CW_DAEMON_SERVICE`` or ``cwcore.engine:make_service``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import NoReturn
+
+from cwcore.daemon.paths import LOG_NAME, resolve_home
+from cwcore.daemon.runner import configure_logging, open_log, run_daemon
+from cwcore.daemon.service import DEFAULT_SERVICE
+from cwcore.errors import CwError
+
+log = logging.getLogger("cwcore.daemon")
+
+
+class PipeReporter:
+    """Reports the start-up outcome once over a pipe to the waiting parent."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+
+    def _send(self, line: str) -> None:
+        if self.fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.write(self.fd, line.encode("utf-8", "replace")[:4000])
+            os.close(self.fd)
+        self.fd = None
+
+    def ok(self) -> None:
+        self._send(f"ok {os.getpid()}\n")
+
+    def already_running(self) -> None:
+        self._send("running\n")
+
+    def failed(self, code: int, message: str) -> None:
+        self._send(f"error {code} {message}\n")
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m cwcore.daemon", description=__doc__)
+    parser.add_argument("--home", type=Path, default=None, help="store home (default CW_HOME)")
+    parser.add_argument(
+        "--service",
+        default=os.environ.get("CW_DAEMON_SERVICE") or DEFAULT_SERVICE,
+        help="service factory as module:attribute",
+    )
+    parser.add_argument("--foreground", action="store_true", help="do not detach")
+    return parser.parse_args(argv)
+
+
+def _serve(home: Path, spec: str, reporter: PipeReporter) -> int:
+    try:
+        return run_daemon(home, spec, reporter)
+    except CwError as err:
+        log.error("daemon failed: %s", err.message)
+        reporter.failed(err.exit_code, err.message)
+        return err.exit_code
+    except Exception as exc:
+        log.error("daemon crashed: %s", traceback.format_exc())
+        reporter.failed(1, f"{type(exc).__name__}: {exc}")
+        return 1
+    finally:
+        reporter.failed(1, f"the daemon exited before listening; see {home / LOG_NAME}")
+
+
+def _wait_for_child(fd: int) -> int:
+    """Parent side: read the child's one-line report until the pipe closes."""
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    line = b"".join(chunks).decode("utf-8", "replace").strip()
+    if line.startswith(("ok", "running")):
+        return 0
+    if line.startswith("error "):
+        _, code, message = [*line.split(" ", 2), "", ""][:3]
+        sys.stderr.write(f"cw daemon: {message}\n")
+        return int(code) if code.isdigit() else 1
+    sys.stderr.write("cw daemon: the daemon died during start-up\n")
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    home = resolve_home(args.home)
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        log_fd = open_log(home / LOG_NAME)
+    except OSError as exc:
+        sys.stderr.write(f"cw daemon: cannot open {home / LOG_NAME}: {exc}\n")
+        return 6
+    if args.foreground:
+        configure_logging(log_fd, also_stderr=True)
+        code = _serve(home, args.service, PipeReporter(None))
+        _exit(code)
+
+    read_fd, write_fd = os.pipe()
+    if os.fork() > 0:
+        os.close(write_fd)
+        os.close(log_fd)
+        return _wait_for_child(read_fd)
+    # Child: detach from the launcher's session and terminal; keep only the report pipe.
+    os.close(read_fd)
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)  # tracebacks of a crash land in the log too
+    os.close(devnull)
+    configure_logging(log_fd, also_stderr=False)
+    _exit(_serve(home, args.service, PipeReporter(write_fd)))
+
+
+def _exit(code: int) -> NoReturn:
+    """Flush and exit now: a call stuck in the service after the drain deadline (a worker
+    thread) must not keep the process alive, as a normal interpreter exit would."""
+    logging.shutdown()
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

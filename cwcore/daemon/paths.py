@@ -1,0 +1,123 @@
+"""Where the daemon of one store listens, locks and logs — and the safety checks on those places.
+
+Contract:
+
+* The socket lives in a private directory ``<base>/cw-<uid>/`` where ``<base>`` is
+  ``$XDG_RUNTIME_DIR`` when set to an existing directory, else the system temp dir. The directory
+  is created ``0700`` when missing. It is refused (:class:`~cwcore.errors.UnsafeSocket`) when it is
+  a symlink, not a directory, not owned by the current user, or accessible to group or others.
+  Both the client (before connecting) and the daemon (before opening storage) call
+  :func:`daemon_paths`, which performs the check.
+* Inside it, the socket is ``<hash16>.sock`` and the pid/lock file ``<hash16>.pid``, where
+  ``hash16`` is the first 16 hex digits of the SHA-256 of the resolved ``CW_HOME`` (the directory
+  holding the store), so every client of one store finds the same daemon.
+* The daemon's log is ``CW_HOME/daemon.log``.
+
+Unix socket paths are limited to 108 bytes (``sun_path``); the layout keeps them short and
+:func:`daemon_paths` refuses a path over :data:`MAX_SOCKET_PATH` bytes rather than truncating.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from cwcore import config
+from cwcore.errors import DaemonError, UnsafeSocket
+
+#: Longest socket path accepted, in bytes (``sun_path`` is 108 including the NUL on Linux).
+MAX_SOCKET_PATH = 100
+
+#: Name of the log file inside ``CW_HOME``.
+LOG_NAME = "daemon.log"
+
+
+@dataclass(frozen=True)
+class DaemonPaths:
+    """The files of one store's daemon. ``home`` is resolved."""
+
+    home: Path
+    socket_dir: Path
+    socket: Path
+    pidfile: Path
+    log: Path
+
+
+def resolve_home(home: Path | None = None) -> Path:
+    """The store home as every process names it: ``home`` or ``CW_HOME``, expanded and resolved."""
+    return (home or config.default_home()).expanduser().resolve()
+
+
+def store_hash(home: Path) -> str:
+    """16 hex digits naming the daemon of the resolved ``home``."""
+    return hashlib.sha256(os.fsencode(str(home))).hexdigest()[:16]
+
+
+def runtime_base() -> Path:
+    """``$XDG_RUNTIME_DIR`` if it names an existing directory, else the system temp dir."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isdir(xdg):
+        return Path(xdg)
+    return Path(tempfile.gettempdir())
+
+
+def check_private_dir(path: Path) -> None:
+    """Refuse a socket directory another user could reach or redirect (see module contract).
+
+    ``lstat`` is used on purpose: a symlink is refused even when its target would pass.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise UnsafeSocket(f"socket directory {path} does not exist") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeSocket(f"socket directory {path} is a symlink; refusing it")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafeSocket(f"socket directory {path} is not a directory")
+    if st.st_uid != os.getuid():
+        raise UnsafeSocket(
+            f"socket directory {path} is owned by uid {st.st_uid}, not the current user"
+        )
+    if st.st_mode & 0o077:
+        raise UnsafeSocket(
+            f"socket directory {path} has mode {stat.S_IMODE(st.st_mode):04o}; it must be 0700"
+        )
+
+
+def ensure_socket_dir(base: Path | None = None) -> Path:
+    """Create (0700) or verify the current user's socket directory and return it."""
+    directory = (base or runtime_base()) / f"cw-{os.getuid()}"
+    try:
+        # mkdir applies the umask; 0700 minus any umask is still private, and the check below
+        # refuses anything wider that already existed.
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UnsafeSocket(f"cannot create socket directory {directory}: {exc}") from None
+    check_private_dir(directory)
+    return directory
+
+
+def daemon_paths(home: Path | None = None) -> DaemonPaths:
+    """The daemon files of ``home`` (default ``CW_HOME``), after checking the socket directory."""
+    resolved = resolve_home(home)
+    directory = ensure_socket_dir()
+    name = store_hash(resolved)
+    sock = directory / f"{name}.sock"
+    if len(os.fsencode(str(sock))) > MAX_SOCKET_PATH:
+        raise DaemonError(
+            f"socket path {sock} is longer than {MAX_SOCKET_PATH} bytes; "
+            "set XDG_RUNTIME_DIR (or TMPDIR) to a shorter directory"
+        )
+    return DaemonPaths(
+        home=resolved,
+        socket_dir=directory,
+        socket=sock,
+        pidfile=directory / f"{name}.pid",
+        log=resolved / LOG_NAME,
+    )

@@ -1,0 +1,113 @@
+"""``cw daemon status|start|stop|restart [--force]``: inspect and control the store's daemon.
+
+Thin: each command calls one :mod:`cwcore.daemon.control` function and renders the answer (a
+table for people, JSON with ``--json``). "Not running" is a normal answer (exit 0). Errors go
+through :func:`cwtui.output.guard`: one line on stderr, or ``{"error": {...}}`` with ``--json``,
+and the error's exit code.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from cwcore.daemon import control
+from cwtui.output import console, emit_json, err_console, guard
+
+app = typer.Typer(
+    help="Inspect and control the background daemon that owns the store.",
+    no_args_is_help=True,
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
+#: Status fields shown to people, in order, with their labels.
+_ROWS = (
+    ("pid", "pid"),
+    ("uptime_s", "uptime (s)"),
+    ("store", "store"),
+    ("socket", "socket"),
+    ("log", "log"),
+    ("build", "build"),
+    ("capabilities", "capabilities"),
+    ("connections", "connections"),
+    ("in_flight", "requests in flight"),
+    ("grace_s", "idle grace (s)"),
+)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _render_status(body: dict[str, Any]) -> None:
+    table = Table(title="cw daemon", show_header=False, title_justify="left")
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    for key, label in _ROWS:
+        if key in body:
+            table.add_row(label, _cell(body[key]))
+    for key, value in sorted((body.get("service") or {}).items()):
+        table.add_row(key.replace("_", " "), _cell(value))
+    console.print(table)
+
+
+@app.command("status")
+def status_cmd(as_json: JsonOpt = False) -> None:
+    """Show the running daemon (pid, uptime, store, socket, connections, queue depths)."""
+    with guard(as_json):
+        body = control.status()
+        if as_json:
+            emit_json(body if body is not None else {"running": False})
+        elif body is None:
+            console.print("cw daemon: not running")
+        else:
+            _render_status(body)
+
+
+@app.command("start")
+def start_cmd(as_json: JsonOpt = False) -> None:
+    """Start the daemon if it is not running."""
+    with guard(as_json):
+        body = control.start()
+        if as_json:
+            emit_json(body)
+        else:
+            console.print(f"cw daemon: running (pid {body.get('pid')})")
+
+
+@app.command("stop")
+def stop_cmd(as_json: JsonOpt = False) -> None:
+    """Drain in-flight requests and stop the daemon."""
+    with guard(as_json):
+        stopped = control.stop()
+        if as_json:
+            emit_json({"stopped": stopped})
+        else:
+            console.print("cw daemon: stopped" if stopped else "cw daemon: not running")
+
+
+@app.command("restart")
+def restart_cmd(
+    force: Annotated[
+        bool, typer.Option("--force", help="Drain and replace the daemon (clients reconnect).")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Replace the daemon. Without --force this only warns: every client briefly disconnects."""
+    with guard(as_json):
+        outcome = control.restart(force=force)
+        if isinstance(outcome, str):
+            if as_json:
+                emit_json({"restarted": False, "warning": outcome})
+            else:
+                err_console.print(f"cw: {outcome}", markup=False, soft_wrap=True)
+            return
+        if as_json:
+            emit_json({"restarted": True, **outcome})
+        else:
+            console.print(f"cw daemon: restarted (pid {outcome.get('pid')})")

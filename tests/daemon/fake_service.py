@@ -1,0 +1,132 @@
+"""A test Service the daemon under test loads with ``--service fake_service:make_service``.
+
+It lives on the daemon's PYTHONPATH (this folder), never imported by pytest itself. Methods:
+``echo``, ``sleep`` (cancellable), ``stream`` (N events), ``big`` (N bytes of output, with an
+optional declared ``bound``), ``write`` (idempotent by request id, recorded in files under
+CW_HOME so it survives ``kill -9``), ``fail`` (a bug), ``invalid`` (a CwError), ``busy``
+(background work pending for N seconds: ``idle()`` is False), ``pid``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cwcore.daemon.service import current_request_id
+from cwcore.errors import InvalidInput, StoreLocked
+
+MiB = 1024 * 1024
+
+
+class FakeService:
+    capabilities = frozenset({"test/1"})
+    build = "fake-1"
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.calls = 0
+        self.busy_until = 0.0
+        self.lock = threading.Lock()
+        (home / "opened").write_text(str(os.getpid()))
+
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any],
+        emit: Callable[[dict[str, Any]], None],
+        cancel: threading.Event,
+    ) -> dict[str, Any]:
+        with self.lock:
+            self.calls += 1
+        if method == "echo":
+            return {"echo": params, "request_id": current_request_id()}
+        if method == "pid":
+            return {"pid": os.getpid()}
+        if method == "sleep":
+            cancelled = cancel.wait(float(params.get("seconds", 1.0)))
+            return {"slept": True, "cancelled": cancelled}
+        if method == "stream":
+            count = int(params.get("count", 3))
+            delay = float(params.get("delay", 0.0))
+            for i in range(count):
+                emit({"i": i})
+                if delay and cancel.wait(delay):
+                    break
+            return {"count": count}
+        if method == "big":
+            return {"data": "x" * int(params["bytes"])}
+        if method == "write":
+            return self._write(str(current_request_id()), float(params.get("delay", 0.0)))
+        if method == "fail":
+            raise RuntimeError("boom")
+        if method == "invalid":
+            raise InvalidInput("bad parameter", field="x")
+        if method == "busy":
+            self.busy_until = time.monotonic() + float(params.get("seconds", 1.0))
+            return {"busy": True}
+        raise InvalidInput(f"unknown method {method!r}")
+
+    def _write(self, request_id: str, delay: float) -> dict[str, Any]:
+        """Count a write once per request id, durably (like the store's requests family)."""
+        with self.lock:
+            executions = self.home / "executions"
+            runs = int(executions.read_text()) + 1 if executions.exists() else 1
+            executions.write_text(str(runs))
+            journal = self.home / "writes.jsonl"
+            seen = journal.read_text().splitlines() if journal.exists() else []
+            ids = [json.loads(line)["id"] for line in seen]
+            if request_id not in ids:
+                time.sleep(delay)
+                with journal.open("a") as fh:
+                    fh.write(json.dumps({"id": request_id}) + "\n")
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                ids.append(request_id)
+            return {"count": len(ids), "request_id": request_id}
+
+    def max_output_bytes(self, method: str, params: dict[str, Any]) -> int:
+        if method == "big":
+            return int(params.get("bound", 16 * MiB))
+        return 64 * 1024
+
+    def status(self) -> dict[str, Any]:
+        return {"fake_calls": self.calls, "outbox_depth": 0}
+
+    def start_workers(self) -> None:
+        (self.home / "workers").write_text("started")
+
+    def idle(self) -> bool:
+        return time.monotonic() >= self.busy_until
+
+    def close(self) -> None:
+        (self.home / "closed").write_text(str(os.getpid()))
+
+
+class FakeServiceV2(FakeService):
+    capabilities = frozenset({"test/1", "test/2"})
+    build = "fake-2"
+
+
+class OtherBuild(FakeService):
+    build = "fake-1-other-build"
+
+
+def make_service(home: Path) -> FakeService:
+    return FakeService(home)
+
+
+def make_service_v2(home: Path) -> FakeService:
+    return FakeServiceV2(home)
+
+
+def make_other_build(home: Path) -> FakeService:
+    return OtherBuild(home)
+
+
+def make_failing(home: Path) -> FakeService:
+    raise StoreLocked(f"{home}/store is locked by another process")
