@@ -1,0 +1,250 @@
+"""Codex CLI rollouts: ``~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl``.
+
+Each line is ``{timestamp, type, payload}``. What becomes what (docs/importers.md):
+
+* ``response_item`` ``message`` lines are messages, id ``L<n>`` (n: their 1-based line).
+  ``user`` text is a real user message unless host-generated (:data:`HOST_MARKERS`, e.g.
+  ``<environment_context>``); ``developer`` and ``system`` messages are role ``system``.
+* ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` / ``web_search_call`` are
+  tool-call messages; ``*_output`` lines are tool-result messages paired by ``call_id``, which
+  gives them the call's ``tool_name``.
+* ``compacted`` lines are ``system`` messages of kind ``summary``.
+* ``event_msg`` lines are metadata: the visible ``user_message``/``agent_message`` events
+  duplicate a ``response_item`` and are dropped as messages (always: a rollout records both, and
+  dropping by kind keeps ids stable while a live file grows). ``reasoning`` items are thinking,
+  kept in ``metadata["thinking"]``; ``session_meta``, ``turn_context``, ``token_count`` … are
+  metadata events.
+
+Session id: ``session_meta.payload.id`` — the one the file name carries when several appear,
+else the first. ``session_meta`` repeats when a session is resumed; one with another id is an
+ancestor (lineage, nearest first). Codex records no tree, so messages carry no ``parent_id``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from cwcore.importers.base import json_lines, register
+from cwcore.importers.common import (
+    DEFAULT_PROJECT,
+    Line,
+    Sink,
+    blocks_text,
+    canonical_json,
+    native_id,
+    norm_time,
+    parse_arguments,
+    project_from_cwd,
+    read_jsonl,
+    thinking_record,
+    tool_call_text,
+)
+from cwcore.model import FileParse, Message, ParsedSession, SourceEvent
+
+CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+
+#: User-role text starting with one of these is injected by the host.
+HOST_MARKERS = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "# AGENTS.md instructions for",
+    "<turn_aborted>",
+)
+
+_CALLS = {
+    "function_call": "arguments",
+    "custom_tool_call": "input",
+    "local_shell_call": "action",
+    "web_search_call": "action",
+}
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+_TEXT_TYPES = ("input_text", "output_text", "text", "summary_text")
+_FILE_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
+
+
+def _check(obj: dict[str, Any]) -> str:
+    if not isinstance(obj.get("type"), str):
+        return "missing field 'type'"
+    if obj["type"] in ("session_meta", "response_item", "compacted") and not isinstance(
+        obj.get("payload"), dict
+    ):
+        return f"{obj['type']} line without a 'payload' object"
+    return ""
+
+
+def _output_text(output: Any) -> str:
+    """A tool output: a string, a list of content items, or an object with ``content``."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        return blocks_text(output, text_types=_TEXT_TYPES)
+    if isinstance(output, dict):
+        for name in ("content", "output"):
+            if isinstance(output.get(name), str):
+                return str(output[name])
+        return canonical_json(output)
+    return ""
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.sink = Sink()
+        self.calls: dict[str, str] = {}  # call_id -> tool name
+        self.thinking: list[dict[str, Any]] = []
+        self.meta_ids: list[str] = []
+        self.cwd: str | None = None
+        self.started: str | None = None
+
+    def line(self, line: Line) -> None:
+        kind = line.obj["type"]
+        payload = line.obj.get("payload")
+        payload = payload if isinstance(payload, dict) else {}
+        stamp = norm_time(line.obj.get("timestamp"))
+        if kind == "session_meta":
+            sid = native_id(payload.get("id"))
+            if sid and sid not in self.meta_ids:
+                self.meta_ids.append(sid)
+            if self.cwd is None and isinstance(payload.get("cwd"), str):
+                self.cwd = payload["cwd"]
+            self.started = self.started or norm_time(payload.get("timestamp")) or stamp
+        elif kind == "turn_context":
+            if self.cwd is None and isinstance(payload.get("cwd"), str):
+                self.cwd = payload["cwd"]
+        elif kind == "compacted":
+            text = payload.get("message")
+            if isinstance(text, str) and text.strip():
+                self._add(line, "system", "summary", text, stamp)
+        elif kind == "response_item":
+            self.item(line, payload, stamp)
+
+    def item(self, line: Line, payload: dict[str, Any], stamp: str | None) -> None:
+        kind = payload.get("type")
+        if kind == "message":
+            role = payload.get("role")
+            text = blocks_text(payload.get("content"), text_types=_TEXT_TYPES)
+            if not text.strip() or role not in ("user", "assistant", "developer", "system"):
+                return
+            if role == "user":
+                host = text.lstrip().startswith(HOST_MARKERS)
+                self._add(line, "user", "text", text, stamp, real_user=not host)
+            else:
+                self._add(
+                    line, "assistant" if role == "assistant" else "system", "text", text, stamp
+                )
+        elif kind in _CALLS:
+            call_id = payload.get("call_id")
+            call_id = call_id if isinstance(call_id, str) else None
+            name = payload.get("name")
+            name = name if isinstance(name, str) else kind.removesuffix("_call")
+            value = parse_arguments(payload.get(_CALLS[kind]))
+            if call_id:
+                self.calls[call_id] = name
+            self._add(
+                line,
+                "assistant",
+                "tool-call",
+                tool_call_text(value),
+                stamp,
+                tool_name=name,
+                tool_call_id=call_id,
+                tool_input=None if value is None else canonical_json(value),
+            )
+        elif kind in _OUTPUTS:
+            call_id = payload.get("call_id")
+            call_id = call_id if isinstance(call_id, str) else None
+            output = payload.get("output")
+            failed = payload.get("success") is False or (
+                isinstance(output, dict) and output.get("success") is False
+            )
+            self._add(
+                line,
+                "tool",
+                "tool-result",
+                _output_text(output),
+                stamp,
+                tool_name=self.calls.get(call_id) if call_id else None,
+                tool_call_id=call_id,
+                is_error=failed,
+            )
+        elif kind == "reasoning":
+            text = blocks_text(payload.get("summary"), text_types=_TEXT_TYPES)
+            text = text or blocks_text(payload.get("content"), text_types=("reasoning_text",))
+            if text:
+                owner = self.sink.messages[-1].key if self.sink.messages else None
+                self.thinking.append(thinking_record(line.number, text, owner))
+
+    def _add(
+        self, line: Line, role: str, kind: str, text: str, stamp: str | None, **extra: Any
+    ) -> None:
+        self.sink.add(
+            Message(
+                message_id=f"L{line.number}",
+                role=role,  # type: ignore[arg-type]
+                kind=kind,  # type: ignore[arg-type]
+                text=text,
+                lines=(line.number,),
+                timestamp=stamp,
+                **extra,
+            )
+        )
+
+
+class CodexImporter:
+    name = "codex"
+    agent = "codex"
+
+    def sniff(self, path: Path, head: list[bytes]) -> bool:
+        return any(
+            obj.get("type") in CODEX_TYPES and isinstance(obj.get("payload"), dict)
+            for obj in json_lines(head)
+        )
+
+    def parse(self, path: Path, *, project: str | None = None) -> FileParse:
+        lines, problems = read_jsonl(path)
+        reader = _Reader()
+        kept: list[Line] = []
+        for line in lines:
+            reason = _check(line.obj)
+            if reason:
+                problems.append((line.number, reason))
+                continue
+            kept.append(line)
+            reader.line(line)
+        if not kept:
+            return FileParse((), tuple(problems))
+        problems.extend(reader.sink.problems)
+        match = _FILE_ID.search(path.stem)
+        from_name = match.group(1) if match else None
+        if from_name and (from_name in reader.meta_ids or not reader.meta_ids):
+            session_id = from_name
+        elif reader.meta_ids:
+            session_id = reader.meta_ids[0]
+        else:
+            session_id = native_id(path.stem) or "codex-session"
+        lineage = tuple(i for i in reversed(reader.meta_ids) if i != session_id)
+        used = {n for m in reader.sink.messages for n in m.lines}
+        events = tuple(
+            SourceEvent(ln.number, ln.raw, ln.number in used, ln.obj["type"]) for ln in kept
+        )
+        metadata: dict[str, Any] = {"thinking": reader.thinking} if reader.thinking else {}
+        session = ParsedSession(
+            session_id=session_id,
+            agent=self.agent,
+            project=project or project_from_cwd(reader.cwd) or DEFAULT_PROJECT,
+            events=events,
+            messages=tuple(reader.sink.messages),
+            started=reader.started,
+            cwd=reader.cwd,
+            parent_session=lineage[0] if lineage else None,
+            lineage=lineage,
+            source_path=str(path),
+            resume_command=f"codex resume {session_id}",
+            metadata=metadata,
+        )
+        return FileParse((session,), tuple(sorted(problems)))
+
+
+register(CodexImporter())

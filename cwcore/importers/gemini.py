@@ -1,0 +1,448 @@
+"""Gemini CLI chat recordings: ``~/.gemini/tmp/<projectHash>/chats/session-*.jsonl``.
+
+The JSONL file is an upsert log (gemini-cli ``chatRecordingService``): a metadata line
+``{sessionId, projectHash, startTime, …}``, then message records ``{id, timestamp, type, content,
+toolCalls?, thoughts?}`` — a record whose ``id`` was seen before REPLACES that message (tool
+results and token counts arrive that way) — ``{"$set": {…}}`` metadata patches and
+``{"$rewindTo": id}`` lines, which take that message and every later one off the active branch.
+Older versions wrote one ``session-*.json`` object with a ``messages`` list (legacy).
+
+What becomes what (docs/importers.md):
+
+* ``user`` -> real user message; ``gemini`` -> assistant text (when visible text remains
+  once ``thought`` parts are removed) plus, per ``toolCalls`` entry, a tool-call message (id:
+  the call id) and, once it has a result, a tool-result message (id: ``<call id>#result``);
+  ``info``/``error``/``warning`` -> ``system`` text (never real user). ``thoughts`` -> thinking,
+  kept in ``metadata["thinking"]``.
+* One message per record id; its ``lines`` are every line that wrote it; it sits where the id
+  first appeared.
+* Rewound messages stay in the session (events and messages: they are evidence) but are listed
+  in ``metadata["off_branch"]``: they keep their parent chain, the next message branches from
+  the message before the rewind target, and turn grouping never mixes them with active ones.
+  A rewound id written again later comes back as ``<id>#r<n>`` (ids stay unique).
+* ``$set`` is metadata (``summary`` becomes the title). ``$set.messages`` rewrites the model's
+  context (after compression) and is not re-imported: every message it holds was recorded under
+  its own id before.
+
+Legacy ``.json``: the top-level fields are one metadata event at line 1 (re-serialized
+compactly — the file has no line of its own for them); each element of ``messages`` is an event
+holding its exact source text, at the line where it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cwcore.importers.base import json_lines, register
+from cwcore.importers.common import (
+    DEFAULT_PROJECT,
+    Line,
+    Sink,
+    canonical_json,
+    decode_object,
+    native_id,
+    norm_time,
+    project_from_cwd,
+    thinking_record,
+    tool_call_text,
+)
+from cwcore.model import FileParse, Message, ParsedSession, Role, SourceEvent
+
+_ROLES: dict[str, Role] = {
+    "user": "user",
+    "gemini": "assistant",
+    "info": "system",
+    "error": "system",
+    "warning": "system",
+}
+_LEGACY_HEAD = re.compile(rb'^\s*\{.*"sessionId"\s*:.*"(?:projectHash|messages)"\s*:', re.S)
+_HEX_HASH = re.compile(r"[0-9a-f]{40,}")
+
+
+def parts_text(content: Any) -> str:
+    """Visible text of a Gemini ``PartListUnion``: a string, a part, or a list of them.
+    Thought parts are model reasoning, not text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return ""
+    pieces = []
+    for part in content:
+        if isinstance(part, str):
+            pieces.append(part)
+        elif isinstance(part, dict) and not part.get("thought"):
+            if isinstance(part.get("text"), str):
+                pieces.append(part["text"])
+            elif isinstance(part.get("functionResponse"), dict):
+                pieces.append(_response_text(part["functionResponse"].get("response")))
+            elif isinstance(part.get("inlineData"), dict):
+                pieces.append("[image]")
+    return "\n\n".join(p for p in pieces if p)
+
+
+def _response_text(response: Any) -> str:
+    if isinstance(response, dict):
+        for name in ("output", "error", "content"):
+            if isinstance(response.get(name), str):
+                return str(response[name])
+        return canonical_json(response)
+    return response if isinstance(response, str) else ""
+
+
+@dataclass
+class _Record:
+    """The latest version of one message id, and every line that wrote it."""
+
+    key: str
+    obj: dict[str, Any]
+    lines: list[int]
+    parent: str | None  # the active record before this one when it first appeared
+    call_lines: dict[str, int] = field(default_factory=dict)  # call id -> first line
+    result_lines: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Log:
+    """Replays the upsert log: records, active order, rewinds, metadata."""
+
+    records: dict[str, _Record] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    active: list[str] = field(default_factory=list)
+    off: set[str] = field(default_factory=set)
+    alias: dict[str, str] = field(default_factory=dict)  # source id -> current record key
+    meta: dict[str, Any] = field(default_factory=dict)
+    context_rewrites: int = 0
+
+    def accept(self, number: int, obj: dict[str, Any]) -> str:
+        """Apply one record at line ``number``; return why it cannot be read ('' when fine)."""
+        if "$rewindTo" in obj:
+            target = obj["$rewindTo"]
+            key = self.alias.get(target, target) if isinstance(target, str) else None
+            cut = self.active.index(key) if key in self.active else 0
+            self.off.update(self.active[cut:])
+            del self.active[cut:]
+            return ""
+        if "$set" in obj:
+            patch = obj["$set"]
+            if not isinstance(patch, dict):
+                return "'$set' must be an object"
+            if "messages" in patch:
+                self.context_rewrites += 1
+            self.meta.update({k: v for k, v in patch.items() if k != "messages"})
+            return ""
+        if "id" not in obj:
+            if isinstance(obj.get("sessionId"), str):
+                self.meta.update({k: v for k, v in obj.items() if k != "messages"})
+                return ""
+            return "not a Gemini record (no id, sessionId, $set or $rewindTo)"
+        source_id = native_id(obj.get("id"))
+        if source_id is None:
+            return "message 'id' is not a usable id"
+        if not isinstance(obj.get("type"), str):
+            return "message record without a 'type'"
+        key = self.alias.get(source_id, source_id)
+        record = self.records.get(key)
+        if record is not None and key in self.off:
+            # The id was rewound and is written again: a new message on the active branch.
+            n = sum(1 for k in self.records if k.startswith(f"{source_id}#r")) + 1
+            key = self.alias[source_id] = f"{source_id}#r{n}"
+            record = None
+        if record is None:
+            record = self.records[key] = _Record(
+                key, obj, [], self.active[-1] if self.active else None
+            )
+            self.order.append(key)
+            self.active.append(key)
+        record.obj = obj
+        record.lines.append(number)
+        for call in obj.get("toolCalls") or ():
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                record.call_lines.setdefault(call["id"], number)
+                if call.get("result") is not None:
+                    record.result_lines.setdefault(call["id"], number)
+        return ""
+
+
+def _event_type(obj: dict[str, Any]) -> str:
+    if "$rewindTo" in obj:
+        return "$rewindTo"
+    if "$set" in obj:
+        return "$set"
+    return str(obj.get("type") or "metadata")
+
+
+class _Builder:
+    """Messages from a replayed log, in first-appearance order, chained through parents."""
+
+    def __init__(self, log: _Log) -> None:
+        self.log = log
+        self.sink = Sink()
+        self.tails: dict[str, str | None] = {}  # record key -> its last message id
+        self.thinking: list[dict[str, Any]] = []
+        self.off_ids: list[str] = []
+
+    def build(self) -> None:
+        for key in self.log.order:
+            record = self.log.records[key]
+            parent = self.tails.get(record.parent) if record.parent else None
+            before = len(self.sink.messages)
+            self.tails[key] = self._record(record, parent)
+            if key in self.log.off:
+                self.off_ids.extend(m.message_id for m in self.sink.messages[before:])
+
+    def _record(self, record: _Record, parent: str | None) -> str | None:
+        obj = record.obj
+        role = _ROLES.get(obj["type"])
+        if role is None:
+            return parent
+        stamp = norm_time(obj.get("timestamp"))
+        tail = parent
+        text = parts_text(obj.get("content"))
+        if text.strip():
+            tail = (
+                self._add(
+                    Message(
+                        message_id=record.key,
+                        role=role,
+                        kind="text",
+                        text=text,
+                        lines=tuple(record.lines),
+                        timestamp=stamp,
+                        real_user=role == "user",
+                        parent_id=tail,
+                    )
+                )
+                or tail
+            )
+        owner = f"{role}:{record.key}" if tail == record.key else None
+        for thought in obj.get("thoughts") or ():
+            if isinstance(thought, dict):
+                words = [thought.get("subject"), thought.get("description")]
+                said = ": ".join(w for w in words if isinstance(w, str) and w)
+                if said:
+                    self.thinking.append(thinking_record(record.lines[0], said, owner))
+        if role != "assistant":
+            return tail
+        for index, call in enumerate(obj.get("toolCalls") or (), start=1):
+            if not isinstance(call, dict):
+                continue
+            call_id = native_id(call.get("id")) or f"{record.key}#{index}"
+            name = call.get("name") if isinstance(call.get("name"), str) else None
+            args = call.get("args")
+            line = record.call_lines.get(str(call.get("id")), record.lines[0])
+            tail = (
+                self._add(
+                    Message(
+                        message_id=call_id,
+                        role="assistant",
+                        kind="tool-call",
+                        text=tool_call_text(args),
+                        lines=(line,),
+                        timestamp=norm_time(call.get("timestamp")) or stamp,
+                        parent_id=tail,
+                        tool_name=name,
+                        tool_call_id=call_id,
+                        tool_input=None if args is None else canonical_json(args),
+                    )
+                )
+                or tail
+            )
+            result = call.get("result")
+            if result is None:
+                continue
+            output = parts_text(result)
+            if not output and isinstance(call.get("resultDisplay"), str):
+                output = call["resultDisplay"]
+            line = record.result_lines.get(str(call.get("id")), line)
+            tail = (
+                self._add(
+                    Message(
+                        message_id=f"{call_id}#result",
+                        role="tool",
+                        kind="tool-result",
+                        text=output,
+                        lines=(line,),
+                        timestamp=norm_time(call.get("timestamp")) or stamp,
+                        parent_id=tail,
+                        tool_name=name,
+                        tool_call_id=call_id,
+                        is_error=call.get("status") == "error",
+                    )
+                )
+                or tail
+            )
+        return tail
+
+    def _add(self, message: Message) -> str | None:
+        return message.message_id if self.sink.add(message) else None
+
+
+def _legacy(raw: bytes) -> tuple[list[Line], dict[str, Any], list[tuple[int, str]]]:
+    """Message records of a legacy single-object file with their start lines, the top-level
+    fields, and a problem if the object breaks off (records before the break are kept)."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [], {}, [(1, f"not UTF-8: {exc}")]
+    newlines = [i for i, ch in enumerate(text) if ch == "\n"]
+    decoder = json.JSONDecoder()
+    records: list[Line] = []
+    header: dict[str, Any] = {}
+
+    def line_of(pos: int) -> int:
+        return bisect_right(newlines, pos - 1) + 1
+
+    def skip(pos: int) -> int:
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        return pos
+
+    pos = skip(0)
+    try:
+        if text[pos] != "{":
+            return [], {}, [(line_of(pos), "not a JSON object")]
+        pos = skip(pos + 1)
+        while text[pos] != "}":
+            key, pos = decoder.raw_decode(text, pos)
+            pos = skip(pos)
+            if text[pos] != ":":
+                raise ValueError("expected ':'")
+            pos = skip(pos + 1)
+            if key == "messages" and text[pos] == "[":
+                pos = skip(pos + 1)
+                while text[pos] != "]":
+                    start = pos
+                    value, pos = decoder.raw_decode(text, pos)
+                    if isinstance(value, dict):
+                        body = text[start:pos].encode("utf-8", "surrogatepass")
+                        records.append(Line(line_of(start), body, value))
+                    pos = skip(pos)
+                    pos = skip(pos + 1) if text[pos] == "," else pos
+                pos += 1
+            else:
+                header[key], pos = decoder.raw_decode(text, pos)
+            pos = skip(pos)
+            pos = skip(pos + 1) if text[pos] == "," else pos
+    except (ValueError, IndexError, RecursionError) as exc:
+        reason = "file ends inside the JSON object" if isinstance(exc, IndexError) else str(exc)
+        return records, header, [(line_of(min(pos, len(text))), f"not JSON: {reason}")]
+    return records, header, []
+
+
+class GeminiImporter:
+    name = "gemini"
+    agent = "gemini"
+
+    def sniff(self, path: Path, head: list[bytes]) -> bool:
+        if path.suffix == ".json":
+            return bool(_LEGACY_HEAD.match(b"\n".join(head)))
+        for obj in json_lines(head):
+            if (
+                "type" not in obj
+                and isinstance(obj.get("sessionId"), str)
+                and ("projectHash" in obj)
+            ):
+                return True
+            if isinstance(obj.get("$rewindTo"), str) or isinstance(obj.get("$set"), dict):
+                return True
+        return False
+
+    def parse(self, path: Path, *, project: str | None = None) -> FileParse:
+        log = _Log()
+        events: list[SourceEvent] = []
+        problems: list[tuple[int, str]] = []
+        raw = path.read_bytes()
+        if path.suffix == ".json":  # the legacy single-object file
+            records, header, problems = _legacy(raw)
+            if header:
+                log.meta.update({k: v for k, v in header.items() if k != "messages"})
+                head = json.dumps(log.meta, ensure_ascii=False, separators=(",", ":"))
+                events.append(
+                    SourceEvent(1, head.encode("utf-8", "surrogatepass"), False, "metadata")
+                )
+            lines = records
+        else:
+            lines = []
+            for number, raw_line in enumerate(raw.split(b"\n"), start=1):
+                data = raw_line.rstrip(b"\r")
+                if not data.strip():
+                    continue
+                obj, reason = decode_object(data)
+                if obj is None:
+                    problems.append((number, reason))
+                else:
+                    lines.append(Line(number, data, obj))
+        kept: list[Line] = []
+        for line in lines:
+            reason = log.accept(line.number, line.obj)
+            if reason:
+                problems.append((line.number, reason))
+            else:
+                kept.append(line)
+        if not kept and not events:
+            return FileParse((), tuple(problems))
+        builder = _Builder(log)
+        builder.build()
+        problems.extend(builder.sink.problems)
+        used = {n for m in builder.sink.messages for n in m.lines}
+        events.extend(
+            SourceEvent(ln.number, ln.raw, ln.number in used, _event_type(ln.obj)) for ln in kept
+        )
+        return FileParse(
+            (self._session(path, project, log, builder, events),), tuple(sorted(problems))
+        )
+
+    def _session(
+        self,
+        path: Path,
+        project: str | None,
+        log: _Log,
+        builder: _Builder,
+        events: list[SourceEvent],
+    ) -> ParsedSession:
+        meta = log.meta
+        session_id = native_id(meta.get("sessionId")) or native_id(path.stem) or "gemini-session"
+        directories = meta.get("directories")
+        cwd = directories[0] if isinstance(directories, list) and directories else None
+        cwd = cwd if isinstance(cwd, str) else None
+        chats = path.parent if path.parent.name == "chats" else path.parent.parent
+        folder = chats.parent.name if chats.name == "chats" else ""
+        folder = folder[:12] if _HEX_HASH.fullmatch(folder) else folder
+        lineage: tuple[str, ...] = ()
+        if meta.get("kind") == "subagent" and path.parent.name != "chats":
+            parent = native_id(path.parent.name)
+            lineage = (parent,) if parent and parent != session_id else ()
+        metadata: dict[str, Any] = {}
+        if builder.off_ids:
+            metadata["off_branch"] = builder.off_ids
+        if builder.thinking:
+            metadata["thinking"] = builder.thinking
+        if log.context_rewrites:
+            metadata["context_rewrites"] = log.context_rewrites
+        stamps = [m.timestamp for m in builder.sink.messages if m.timestamp]
+        summary = meta.get("summary")
+        return ParsedSession(
+            session_id=session_id,
+            agent=self.agent,
+            project=project or project_from_cwd(cwd) or folder or DEFAULT_PROJECT,
+            events=tuple(events),
+            messages=tuple(builder.sink.messages),
+            started=norm_time(meta.get("startTime")) or (min(stamps) if stamps else None),
+            title=(summary.strip() or None) if isinstance(summary, str) else None,
+            cwd=cwd,
+            parent_session=lineage[0] if lineage else None,
+            lineage=lineage,
+            source_path=str(path),
+            resume_command=f"gemini --resume {session_id}",
+            metadata=metadata,
+        )
+
+
+register(GeminiImporter())
