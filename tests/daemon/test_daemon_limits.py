@@ -160,9 +160,7 @@ def test_symlinked_socket_dir_is_refused_by_the_client(env: DaemonEnv) -> None:
 
 def test_symlinked_socket_dir_is_refused_by_the_daemon(env: DaemonEnv) -> None:
     _symlinked_runtime(env)
-    run = subprocess.run(
-        env.daemon_cmd("--foreground"), capture_output=True, text=True, timeout=20
-    )
+    run = subprocess.run(env.daemon_cmd("--foreground"), capture_output=True, text=True, timeout=20)
     assert run.returncode == UnsafeSocket.exit_code
     assert "symlink" in run.stderr
     assert not (env.home / "opened").exists(), "storage was opened despite the unsafe directory"

@@ -1,0 +1,157 @@
+"""Daemon lifecycle: idle grace, stop/drain, restart --force, kill -9 recovery, replacement."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from typing import Any
+
+import pytest
+from daemon_helpers import DaemonEnv, alive
+
+from cwcore.daemon import control
+from cwcore.daemon.client import connect, wait_for_exit
+from cwcore.errors import DaemonError
+
+
+def test_grace_expiry_exits_and_a_reconnect_cancels_it(
+    env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CW_DAEMON_GRACE_SECONDS", "1")
+    with connect(env.home) as client:
+        pid = client.pid
+        assert pid is not None
+    time.sleep(0.6)  # grace running
+    with connect(env.home, autostart=False) as again:  # a reconnect cancels it
+        assert again.pid == pid
+        time.sleep(1.4)  # longer than the grace: held open, the daemon stays
+        assert again.call("daemon.ping")["pid"] == pid
+    assert alive(pid)
+    assert wait_for_exit(pid, 5), "the daemon outlived its grace"
+    assert not env.paths.socket.exists()
+    assert (env.home / "closed").read_text() == str(pid)  # service closed before exit
+    assert control.status(env.home) is None
+
+
+def test_grace_only_counts_down_while_the_service_is_idle(
+    env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CW_DAEMON_GRACE_SECONDS", "0.5")
+    with connect(env.home) as client:
+        pid = client.pid
+        assert pid is not None
+        client.call("busy", {"seconds": 1.5})
+    time.sleep(1.2)
+    assert alive(pid), "grace expired while background work was pending"
+    assert wait_for_exit(pid, 5)
+
+
+def test_stop_drains_in_flight_requests(env: DaemonEnv) -> None:
+    client = connect(env.home)
+    pid = client.pid
+    assert pid is not None
+    outcome: dict[str, Any] = {}
+    worker = threading.Thread(target=lambda: outcome.update(client.call("sleep", {"seconds": 0.8})))
+    worker.start()
+    time.sleep(0.2)
+    assert control.stop(env.home) is True
+    worker.join(5)
+    client.close()
+    assert outcome == {"slept": True, "cancelled": False}  # finished, not cut off
+    assert not alive(pid)
+    assert control.stop(env.home) is False
+    assert control.status(env.home) is None
+
+
+def test_restart_requires_force_and_force_replaces_the_pid(env: DaemonEnv) -> None:
+    first = control.start(env.home)
+    warning = control.restart(env.home, force=False)
+    assert isinstance(warning, str) and "disconnect" in warning
+    assert control.status(env.home)["pid"] == first["pid"]  # type: ignore[index]
+    long_lived = connect(env.home)
+    replaced = control.restart(env.home, force=True)
+    assert isinstance(replaced, dict)
+    assert replaced["pid"] != first["pid"]
+    assert replaced["factory"] == "fake_service:make_service"
+    assert not alive(first["pid"])
+    # a connected client reconnects to the replacement on its next call
+    assert long_lived.call("daemon.ping")["pid"] == replaced["pid"]
+    long_lived.close()
+
+
+def test_kill_9_during_a_stream_reconnects_and_retries_the_same_id(env: DaemonEnv) -> None:
+    client = connect(env.home)
+    old_pid = client.pid
+    assert old_pid is not None
+    events: list[dict[str, Any]] = []
+
+    def on_event(event: dict[str, Any]) -> None:
+        events.append(event)
+        if len(events) == 3:
+            os.kill(old_pid, signal.SIGKILL)
+
+    result = client.call(
+        "stream", {"count": 10, "delay": 0.05}, on_event=on_event, request_id="stream-1"
+    )
+    assert result == {"count": 10}
+    assert client.pid != old_pid and not alive(old_pid)
+    assert events[-10:] == [{"i": i} for i in range(10)]  # the retry streamed from the start
+    client.close()
+
+
+def test_kill_9_then_retried_write_is_not_duplicated(env: DaemonEnv) -> None:
+    with connect(env.home) as client:
+        first = client.call("write", request_id="w-1")
+        pid = client.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        assert wait_for_exit(pid, 5)
+        # a fresh daemon: no replay cache, the service deduplicates by request id
+        assert client.call("write", request_id="w-1") == first == {"count": 1, "request_id": "w-1"}
+        assert client.pid != pid
+
+
+def test_missing_capability_replaces_the_daemon_but_a_new_build_does_not(
+    env: DaemonEnv,
+) -> None:
+    with connect(env.home) as v1:
+        pid1 = v1.pid
+    other = connect(env.home, service="fake_service:make_other_build", required={"test/1"})
+    assert other.pid == pid1 and other.build == "fake-1"  # capability-compatible: kept
+    other.close()
+    v2 = connect(env.home, service="fake_service:make_service_v2", required={"test/2"})
+    assert v2.pid != pid1 and "test/2" in v2.capabilities
+    assert not alive(pid1)  # type: ignore[arg-type]
+    v2.close()
+    with pytest.raises(DaemonError, match="lacks required capabilities: test/3"):
+        connect(env.home, service="fake_service:make_service_v2", required={"test/3"})
+
+
+def test_second_daemon_exits_quietly_and_stale_sockets_are_removed(env: DaemonEnv) -> None:
+    with connect(env.home) as client:
+        pid = client.pid
+        again = subprocess.run(env.daemon_cmd(), capture_output=True, text=True, timeout=20)
+        assert again.returncode == 0 and again.stderr == ""
+        assert client.call("daemon.ping")["pid"] == pid
+    assert control.stop(env.home)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(env.paths.socket))  # a socket file nobody listens on
+    stale.close()
+    with connect(env.home) as fresh:
+        assert fresh.call("daemon.ping")["pong"]
+
+
+def test_start_failure_reports_the_reason_and_the_log(
+    env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(DaemonError) as failure:
+        connect(env.home, service="fake_service:make_failing")
+    message = failure.value.message
+    assert "failed to start" in message and "locked by another process" in message
+    assert "daemon.log" in message
+    with pytest.raises(DaemonError, match="cannot load service"):
+        connect(env.home, service="no_such_module:factory")
