@@ -1,18 +1,28 @@
 """Parsed sessions -> documents: turns and tool-result documents (BRIEF §3 "Definitions").
 
 A turn starts at each real user message and holds the messages that follow until the next one;
-messages before the first real user message form a preamble turn. A turn larger than one
+messages before the first real user message form a preamble turn. A turn is a CHAIN: a message
+joins the turn whose last message is its parent, so branches never mix (see
+:func:`group_turns`). A message that does not continue any turn's chain starts a continuation
+document linked to the turn it comes from: a branch (pi trees, Claude rewinds), a sidechain
+(Claude subagent messages) or an off-branch run (Gemini ``$rewindTo``). A turn larger than one
 admission allows (256 messages, 8 MiB) continues in further turn documents. A tool output of at
 least ``tool_result_document_bytes`` also becomes its own ``tool-result`` document linked to its
 turn; both reference the same content-addressed chunks, so the payload is stored once.
 
 Document ids are deterministic: ``t-`` or ``r-`` plus 16 hex digits of a digest of the session id
 and the first message key, so a grown turn keeps its id and gets a new version.
+
+Continuation metadata (absent on ordinary turns, so their content digest is unchanged):
+``continues`` (size split: the turn's first document), ``branchOf`` (the document holding the
+branch point), ``sidechain`` (True), ``offBranch`` (True: every message was rewound).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 from cwcore.model import DocumentPart, DocumentSpec, Message, ParsedSession, SessionSpec
 from cwcore.store.keys import digest16
@@ -52,14 +62,68 @@ def part_of(message: Message) -> DocumentPart:
     )
 
 
-def group_turns(messages: tuple[Message, ...]) -> list[list[Message]]:
-    """Split messages into turns at each real user message."""
-    turns: list[list[Message]] = []
+@dataclass
+class _Turn:
+    """One turn document's messages; ``link`` is the turn a continuation comes from."""
+
+    messages: list[Message] = field(default_factory=list)
+    link: int | None = None
+    why: str = ""  # "", "branch" or "sidechain"
+
+
+def _turns(messages: tuple[Message, ...], off_branch: Collection[str] = ()) -> list[_Turn]:
+    """Group messages into chains (the contract of :func:`group_turns`)."""
+    off = set(off_branch)
+    known = {m.message_id for m in messages}
+    turns: list[_Turn] = []
+    tail_of: dict[str, int] = {}  # a turn's last message id -> that turn
+    turn_of: dict[str, int] = {}  # message id -> its turn
+    last_main: int | None = None  # the latest turn of the main thread
     for message in messages:
-        if message.real_user or not turns:
-            turns.append([])
-        turns[-1].append(message)
+        target: int | None = None
+        link: int | None = None
+        why = ""
+        parent = message.parent_id if message.parent_id in known else None
+        if message.real_user:
+            pass
+        elif parent is not None and parent in turn_of:
+            tail = tail_of.get(parent)
+            if tail is not None and (parent in off) == (message.message_id in off):
+                target = tail
+            else:
+                link, why = turn_of[parent], "branch"
+        elif message.sidechain:
+            link, why = last_main, "sidechain"
+        elif last_main is not None and (turns[last_main].messages[-1].message_id in off) == (
+            message.message_id in off
+        ):
+            target = last_main
+        if target is None:
+            turns.append(_Turn(link=link, why=why))
+            target = len(turns) - 1
+        else:
+            del tail_of[turns[target].messages[-1].message_id]
+        turns[target].messages.append(message)
+        tail_of[message.message_id] = target
+        turn_of[message.message_id] = target
+        if not message.sidechain:
+            last_main = target
     return turns
+
+
+def group_turns(
+    messages: tuple[Message, ...], off_branch: Collection[str] = ()
+) -> list[list[Message]]:
+    """Split messages into turns: chains along parent links, cut at each real user message.
+
+    In file order, a message starts a new turn when it is a real user message, when there is no
+    turn yet (the preamble), or when it does not continue a chain: its parent (``parent_id``, if
+    that names a message of the session) is not the last message of a turn — a branch — or it
+    is a sidechain message without a parent. A message without a parent continues the latest
+    main-thread turn (linear formats carry no parents). A message never joins a turn whose tail
+    differs from it in being listed in ``off_branch`` (Gemini rewinds).
+    """
+    return [turn.messages for turn in _turns(messages, off_branch)]
 
 
 def _fit(parts: list[DocumentPart], budget: int) -> Iterator[list[DocumentPart]]:
@@ -78,8 +142,15 @@ def _fit(parts: list[DocumentPart], budget: int) -> Iterator[list[DocumentPart]]
             for start in range(0, len(data), budget):
                 text = data[start : start + budget].decode("utf-8", "ignore")
                 pieces.append(
-                    DocumentPart(part.message_key, part.role, part.kind, text, part.timestamp,
-                                 part.tool_name, part.lines)
+                    DocumentPart(
+                        part.message_key,
+                        part.role,
+                        part.kind,
+                        text,
+                        part.timestamp,
+                        part.tool_name,
+                        part.lines,
+                    )
                 )
         for piece in pieces:
             piece_size = len(piece.text.encode("utf-8", "surrogatepass")) + _SEP
@@ -100,12 +171,26 @@ def build_documents(
 ) -> list[DocumentSpec]:
     """All documents of a parsed session, in source order (turn first, then its tool results)."""
     docs: list[DocumentSpec] = []
-    for turn in group_turns(parsed.messages):
+    off = set(parsed.metadata.get("off_branch", ()))
+    first_docs: list[str] = []  # each turn's first document id
+    for turn_spec in _turns(parsed.messages, off):
+        turn = turn_spec.messages
         parts = [part_of(m) for m in turn]
         first_of_turn: str | None = None
+        linked = first_docs[turn_spec.link] if turn_spec.link is not None else None
+        extra: dict[str, Any] = {}
+        if turn_spec.why == "branch":
+            extra["branchOf"] = linked
+        elif turn_spec.why == "sidechain":
+            extra["sidechain"] = True
+        if off and all(m.message_id in off for m in turn):
+            extra["offBranch"] = True
         for index, run in enumerate(_fit(parts, byte_budget)):
             doc_id = document_id("t", parsed.session_id, run[0].message_key)
             first_of_turn = first_of_turn or doc_id
+            metadata = dict(extra)
+            if index:
+                metadata["continues"] = first_of_turn
             docs.append(
                 DocumentSpec(
                     document_id=doc_id,
@@ -115,10 +200,11 @@ def build_documents(
                     agent=parsed.agent,
                     parts=tuple(run),
                     created=next((p.timestamp for p in run if p.timestamp), None),
-                    parent_document=None if index == 0 else first_of_turn,
-                    metadata={"continues": first_of_turn} if index else {},
+                    parent_document=first_of_turn if index else linked,
+                    metadata=metadata,
                 )
             )
+        first_docs.append(first_of_turn or "")
         for message in turn:
             if message.kind != "tool-result":
                 continue
