@@ -32,6 +32,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,7 @@ class Client:
         *,
         autostart: bool = True,
         service: str | None = None,
-        required: frozenset[str] = frozenset(),
+        required: AbstractSet[str] = frozenset(),
         timeout: float = CONNECT_TIMEOUT_S,
         start_timeout: float = START_TIMEOUT_S,
     ) -> None:
@@ -132,7 +133,7 @@ class Client:
         *,
         autostart: bool = True,
         service: str | None = None,
-        required: frozenset[str] = frozenset(),
+        required: AbstractSet[str] = frozenset(),
         timeout: float = CONNECT_TIMEOUT_S,
     ) -> Client:
         client = cls(home, autostart=autostart, service=service, required=required, timeout=timeout)
@@ -404,7 +405,7 @@ def connect(
     *,
     autostart: bool = True,
     service: str | None = None,
-    required: frozenset[str] = frozenset(),
+    required: AbstractSet[str] = frozenset(),
     timeout: float = CONNECT_TIMEOUT_S,
 ) -> Client:
     """A connected :class:`Client` for the store at ``home`` (default ``CW_HOME``)."""

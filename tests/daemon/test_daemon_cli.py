@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from daemon_helpers import DaemonEnv, alive
 from typer.testing import CliRunner
@@ -14,7 +15,7 @@ from cwtui.commands.daemon import app
 runner = CliRunner()
 
 
-def _json(args: list[str]) -> dict:  # type: ignore[type-arg]
+def _json(args: list[str]) -> dict[str, Any]:
     result = runner.invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     return dict(json.loads(result.stdout))

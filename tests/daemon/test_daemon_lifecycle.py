@@ -125,7 +125,7 @@ def test_missing_capability_replaces_the_daemon_but_a_new_build_does_not(
     other.close()
     v2 = connect(env.home, service="fake_service:make_service_v2", required={"test/2"})
     assert v2.pid != pid1 and "test/2" in v2.capabilities
-    assert not alive(pid1)  # type: ignore[arg-type]
+    assert pid1 is not None and not alive(pid1)
     v2.close()
     with pytest.raises(DaemonError, match="lacks required capabilities: test/3"):
         connect(env.home, service="fake_service:make_service_v2", required={"test/3"})
