@@ -1,0 +1,77 @@
+"""The cw terminal UI: a Textual app over the :class:`~cwcore.api.Archive` facade.
+
+:func:`make_app` is the one way to build it (the ``cw tui`` command and the tests share it). The
+app owns an :class:`~cwtui.screens.common.ArchiveHandle`: the archive is opened lazily, from the
+first screen's thread worker, and closed when the app exits. Top-level screens come from the
+registry in :mod:`cwtui.screens` (one Textual mode each); the command palette offers every
+``cw.*`` binding (:mod:`cwtui.widgets.palette`); ``?`` shows the keys of the current screen.
+
+Errors never crash the app: expected ones (:class:`~cwcore.errors.CwError`) are turned into
+messages by the worker that met them; anything else a worker raises lands in
+:meth:`CwApp.on_worker_state_changed` and becomes an error notification.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.worker import Worker, WorkerState
+
+from cwcore.api import Archive
+from cwtui.screens import DEFAULT_MODE
+from cwtui.screens import MODES as MODE_SPECS
+from cwtui.screens.common import ArchiveFactory, ArchiveHandle, error_text
+from cwtui.screens.help import HelpScreen
+from cwtui.widgets.palette import CwCommands
+
+
+class CwApp(App[None]):
+    """Browse the archive: projects, sessions, transcripts, exports."""
+
+    TITLE = "cw"
+    CSS_PATH = "app.tcss"
+    COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {CwCommands}
+    MODES: ClassVar[dict[str, Any]] = {spec.name: spec.factory for spec in MODE_SPECS}
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help", key_display="?", id="cw.help"),
+        Binding("q", "quit", "Quit", id="cw.quit"),
+        *(
+            Binding(
+                spec.key,
+                f"switch_mode('{spec.name}')",
+                spec.title,
+                show=False,
+                id=f"cw.mode.{spec.name}",
+            )
+            for spec in MODE_SPECS
+        ),
+    ]
+
+    def __init__(self, archive_factory: ArchiveFactory) -> None:
+        super().__init__()
+        self.archive_handle = ArchiveHandle(archive_factory)
+
+    def on_mount(self) -> None:
+        self.switch_mode(DEFAULT_MODE)
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen.for_screen(self.screen))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The central net for what a worker did not expect: a notification, never a crash."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.notify(error_text(event.worker.error), title="Error", severity="error")
+
+    def on_unmount(self) -> None:
+        # Workers may still hold the archive; closing waits for the call in flight.
+        self.archive_handle.close()
+
+
+def make_app(archive_factory: ArchiveFactory = Archive.open) -> CwApp:
+    """The TUI over the archive ``archive_factory()`` opens (on first use, in a worker)."""
+    return CwApp(archive_factory)

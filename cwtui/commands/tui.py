@@ -1,0 +1,26 @@
+"""``cw tui``: the terminal UI (registered by the CLI; see :mod:`cwtui.app`)."""
+
+from __future__ import annotations
+
+import sys
+
+from cwcore.api import Archive
+from cwcore.errors import CwError
+
+#: Exit status when the archive cannot be opened (the daemon error class of docs/cli.md).
+EXIT_CANNOT_OPEN = 6
+
+
+def tui() -> None:
+    """Browse the archive in the terminal UI."""
+    # Open before starting the UI: a store or daemon problem is one clear line on stderr, not a
+    # full-screen app with nothing in it. The app then uses (and finally closes) this archive.
+    try:
+        archive = Archive.open()
+    except CwError as exc:
+        print(f"cw: cannot open the archive: {exc.message}", file=sys.stderr)
+        raise SystemExit(EXIT_CANNOT_OPEN) from None
+
+    from cwtui.app import make_app  # Textual loads only for this command
+
+    make_app(lambda: archive).run()

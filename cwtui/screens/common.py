@@ -1,0 +1,67 @@
+"""Plumbing every screen shares: the archive handle and how errors read.
+
+The TUI never opens the store itself. It holds one :class:`ArchiveHandle` (created by
+:func:`cwtui.app.make_app` from an archive factory) and calls the :class:`~cwcore.api.Archive`
+facade through it, always from thread workers: opening may start the daemon, and every call is a
+round trip, so none of it may run on the event loop (STYLE item 9).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from textual.app import App
+
+from cwcore.api import Archive
+from cwcore.errors import CwError
+
+ArchiveFactory = Callable[[], Archive]
+
+
+class ArchiveHandle:
+    """Opens the archive on first use and serializes calls to it.
+
+    Contract: :meth:`use` may block (it opens the archive, then waits for any call in flight), so
+    call it from thread workers only. A failed open is not remembered: the next :meth:`use` tries
+    again, which is what a "retry" binding wants after the user starts the daemon. Calls are
+    serialized because the embedded engine does not promise thread safety; the daemon client
+    serializes on its one connection anyway, so nothing is lost.
+    """
+
+    def __init__(self, factory: ArchiveFactory) -> None:
+        self._factory = factory
+        self._archive: Archive | None = None
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def use(self) -> Iterator[Archive]:
+        """The open archive, held exclusively for the duration of the ``with`` block."""
+        with self._lock:
+            if self._archive is None:
+                self._archive = self._factory()
+            yield self._archive
+
+    def close(self) -> None:
+        """Close the archive if it was ever opened (called once, when the app exits)."""
+        with self._lock:
+            if self._archive is not None:
+                archive, self._archive = self._archive, None
+                archive.close()
+
+
+def archive_handle(app: App[Any]) -> ArchiveHandle:
+    """The handle of the running cw app (screens only ever run inside :class:`CwApp`)."""
+    handle = getattr(app, "archive_handle", None)
+    if not isinstance(handle, ArchiveHandle):
+        raise RuntimeError("cw screens must run inside cwtui.app.CwApp")
+    return handle
+
+
+def error_text(exc: BaseException) -> str:
+    """One line for people: the typed message of a cw error, else the exception's type and text."""
+    if isinstance(exc, CwError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}"

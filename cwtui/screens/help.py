@@ -1,0 +1,72 @@
+"""The help screen (``?``): the keys of the screen it was opened from, and how to find the rest.
+
+Built from the live bindings (``Screen.active_bindings``) so it never drifts from what the keys
+do: ``HelpScreen.for_screen(screen)`` snapshots them before the modal covers the screen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Label, Static
+
+
+@dataclass(frozen=True)
+class KeyHelp:
+    key: str
+    description: str
+    binding_id: str
+
+
+class HelpScreen(ModalScreen[None]):
+    """A table of keys: key, what it does, and the binding id (for a keymap file)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q", "close", "Close", id="cw.help.close"),
+    ]
+
+    def __init__(self, title: str, keys: list[KeyHelp]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.keys = keys
+
+    @classmethod
+    def for_screen(cls, screen: Screen[Any]) -> HelpScreen:
+        seen: set[str] = set()
+        keys: list[KeyHelp] = []
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if not binding.description or binding.system:
+                continue
+            marker = binding.id or f"{binding.action}:{binding.description}"
+            if marker in seen:
+                continue
+            seen.add(marker)
+            keys.append(
+                KeyHelp(screen.app.get_key_display(binding), binding.description, binding.id or "")
+            )
+        return cls(screen.sub_title or screen.title or "cw", keys)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-dialog", classes="dialog"):
+            yield Label(f"Keys — {self.title_text}", classes="dialog-title")
+            yield DataTable(id="help-keys", cursor_type="none", zebra_stripes=True)
+            yield Static(
+                "ctrl+p opens the command palette: every action above, searchable by name.\n"
+                "Esc closes this help.",
+                id="help-footnote",
+            )
+
+    def on_mount(self) -> None:
+        table = self.query_one("#help-keys", DataTable)
+        table.add_columns("Key", "Action", "Binding id")
+        for item in self.keys:
+            table.add_row(item.key, item.description, item.binding_id)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

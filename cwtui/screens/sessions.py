@@ -1,0 +1,332 @@
+"""The sessions screen (the first screen): projects on the left, sessions on the right.
+
+Two thread workers feed it, both through ``Archive.sessions``:
+
+* the **page** worker loads the filtered table one page at a time (``limit``/``cursor``); the
+  next page is requested when the table reports it is near its end, so thousands of sessions
+  scroll without a full load;
+* the **walk** worker pages through every session once (unfiltered, large pages) to count
+  sessions per project and per day for the projects list and its sparklines, and to learn the
+  agents for the agent filter. It posts an updated overview after each page.
+
+Filters: pick a project in the list, an agent in the select, and a start date in the input
+(``YYYY-MM-DD``, an ISO instant, or ``7d`` / ``24h`` / ``2w`` back from now). Every filter change
+bumps a generation number; pages from an older generation are dropped when they arrive.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.worker import get_current_worker
+
+from cwcore import clock
+from cwcore.browse import SessionInfo
+from cwcore.errors import CwError, InvalidInput
+from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.export import ExportScreen
+from cwtui.screens.transcript import TranscriptScreen
+from cwtui.widgets.projects import Overview, ProjectList, ProjectTally
+from cwtui.widgets.sessions_table import SessionsTable
+
+EMPTY_ARCHIVE = "No sessions yet — import some with `cw import PATH` or `cw sync`."
+NO_MATCH = "No sessions match these filters — press c to clear them."
+
+_RELATIVE = re.compile(r"(\d+)\s*([hdw])")
+_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(text: str, now: datetime) -> str | None:
+    """The ``since`` filter from what the user typed: empty → None, ``7d`` → now minus 7 days,
+    anything else must be an ISO-8601 date or instant (else :class:`InvalidInput`)."""
+    text = text.strip()
+    if not text:
+        return None
+    match = _RELATIVE.fullmatch(text.lower())
+    if match:
+        delta = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        return clock.iso(now - delta)
+    return clock.iso(clock.parse_time(text))
+
+
+@dataclass(frozen=True)
+class Filters:
+    project: str | None = None
+    agent: str | None = None
+    since: str | None = None
+
+    @property
+    def any(self) -> bool:
+        return any((self.project, self.agent, self.since))
+
+
+class SessionsScreen(Screen[None]):
+    """Projects with activity, and a lazily paged, filterable table of sessions."""
+
+    SUB_TITLE = "Sessions"
+
+    #: Sessions per table page; the walk uses larger pages (it draws nothing per row).
+    PAGE_SIZE: ClassVar[int] = 200
+    WALK_PAGE_SIZE: ClassVar[int] = 1000
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_session", "Open", id="cw.sessions.open"),
+        Binding("e", "export", "Export", id="cw.sessions.export"),
+        Binding("p", "focus_projects", "Projects", id="cw.sessions.projects"),
+        Binding("a", "focus_agent", "Agent", id="cw.sessions.agent"),
+        Binding("d", "focus_since", "Since", id="cw.sessions.since"),
+        Binding("s", "focus_table", "Sessions", show=False, id="cw.sessions.table"),
+        Binding("c", "clear_filters", "Clear filters", id="cw.sessions.clear"),
+        Binding("r", "reload", "Reload", id="cw.sessions.reload"),
+    ]
+
+    class PageLoaded(Message):
+        def __init__(
+            self, generation: int, first: bool, rows: list[SessionInfo], next_cursor: str | None
+        ) -> None:
+            super().__init__()
+            self.generation, self.first, self.rows, self.next_cursor = (
+                generation,
+                first,
+                rows,
+                next_cursor,
+            )
+
+    class PageFailed(Message):
+        def __init__(self, generation: int, first: bool, text: str) -> None:
+            super().__init__()
+            self.generation, self.first, self.text = generation, first, text
+
+    class OverviewUpdated(Message):
+        def __init__(self, overview: Overview) -> None:
+            super().__init__()
+            self.overview = overview
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filters = Filters()
+        self.generation = 0
+        self.next_cursor: str | None = None
+        self.loading = False
+        self.overview: Overview | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="sessions-body"):
+            with Vertical(id="projects-pane"):
+                yield Static("Projects", id="projects-title", classes="pane-title")
+                yield ProjectList(id="projects")
+            with Vertical(id="sessions-pane"):
+                with Horizontal(id="filters"):
+                    yield Select[str]([], prompt="any agent", id="agent-filter")
+                    yield Input(placeholder="since: YYYY-MM-DD or 7d", id="since-filter")
+                yield SessionsTable(id="sessions")
+                yield Static("", id="empty-state")
+                yield Static("Loading…", id="sessions-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#empty-state").display = False
+        self.query_one(SessionsTable).focus()
+        self.action_reload()
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def action_reload(self) -> None:
+        """Reload the table with the current filters, and recount the projects."""
+        self._restart_pages()
+        self._walk(archive_handle(self.app), clock.now())
+
+    def _restart_pages(self) -> None:
+        self.generation += 1
+        self.next_cursor = None
+        self.loading = True
+        self.query_one(SessionsTable).reset()
+        self._set_status("Loading…")
+        self._load_page(archive_handle(self.app), self.generation, self.filters, None)
+
+    @work(thread=True, exclusive=True, group="sessions-page", exit_on_error=False)
+    def _load_page(
+        self, handle: ArchiveHandle, generation: int, filters: Filters, cursor: str | None
+    ) -> None:
+        try:
+            with handle.use() as archive:
+                if get_current_worker().is_cancelled:
+                    return
+                rows, next_cursor = archive.sessions(
+                    project=filters.project,
+                    agent=filters.agent,
+                    since=filters.since,
+                    limit=self.PAGE_SIZE,
+                    cursor=cursor,
+                )
+        except CwError as exc:
+            self.post_message(self.PageFailed(generation, cursor is None, error_text(exc)))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.PageLoaded(generation, cursor is None, rows, next_cursor))
+
+    @work(thread=True, exclusive=True, group="sessions-walk", exit_on_error=False)
+    def _walk(self, handle: ArchiveHandle, now: datetime) -> None:
+        tally = ProjectTally(end=now)
+        cursor: str | None = None
+        while True:
+            if get_current_worker().is_cancelled:
+                return
+            try:
+                with handle.use() as archive:
+                    rows, cursor = archive.sessions(limit=self.WALK_PAGE_SIZE, cursor=cursor)
+            except CwError:
+                return  # the page worker reports the same failure where the user looks
+            tally.add(rows)
+            self.post_message(self.OverviewUpdated(tally.overview(complete=cursor is None)))
+            if cursor is None:
+                return
+
+    def on_sessions_screen_page_loaded(self, message: PageLoaded) -> None:
+        if message.generation != self.generation:
+            return  # the filters changed while this page was on its way
+        table = self.query_one(SessionsTable)
+        table.append(message.rows)
+        self.next_cursor = message.next_cursor
+        self.loading = False
+        if message.first and not message.rows:
+            self._show_empty(NO_MATCH if self.filters.any else EMPTY_ARCHIVE)
+        else:
+            self._show_empty(None)
+        more = " · more load as you scroll" if self.next_cursor else ""
+        noun = "session" if table.row_count == 1 else "sessions"
+        self._set_status(f"{table.row_count:,} {noun}{more}{self._filter_note()}")
+
+    def on_sessions_screen_page_failed(self, message: PageFailed) -> None:
+        if message.generation != self.generation:
+            return
+        self.loading = False
+        if message.first:
+            text = f"Cannot open the archive: {message.text}\nPress r to retry."
+            self._show_empty(text, error=True)
+            self._set_status("")
+        else:
+            self.notify(message.text, title="Loading sessions", severity="error")
+
+    def on_sessions_screen_overview_updated(self, message: OverviewUpdated) -> None:
+        self.overview = message.overview
+        self.query_one(ProjectList).show(message.overview, self.filters.project)
+        title = f"Projects ({len(message.overview.projects)})"
+        if not message.overview.complete:
+            title += " counting…"
+        self.query_one("#projects-title", Static).update(title)
+        self._update_agents(message.overview.agents)
+
+    def on_sessions_table_near_end(self, message: SessionsTable.NearEnd) -> None:
+        if self.next_cursor and not self.loading:
+            self.loading = True
+            handle = archive_handle(self.app)
+            self._load_page(handle, self.generation, self.filters, self.next_cursor)
+
+    # -- presentation helpers ------------------------------------------------------------------
+
+    def _show_empty(self, text: str | None, *, error: bool = False) -> None:
+        empty = self.query_one("#empty-state", Static)
+        empty.update(Text(text or "", style="bold red" if error else ""))
+        empty.display = text is not None
+        self.query_one(SessionsTable).display = text is None
+
+    def _set_status(self, text: str) -> None:
+        self.query_one("#sessions-status", Static).update(text)
+
+    def _filter_note(self) -> str:
+        parts = [
+            f"{name}={value}"
+            for name, value in (
+                ("project", self.filters.project),
+                ("agent", self.filters.agent),
+                ("since", self.filters.since),
+            )
+            if value
+        ]
+        return f" · {' '.join(parts)}" if parts else ""
+
+    def _update_agents(self, agents: tuple[str, ...]) -> None:
+        select: Select[str] = self.query_one("#agent-filter", Select)
+        # Replacing the options resets the value; keep the user's choice and do not let the
+        # reset read as a filter change.
+        with select.prevent(Select.Changed):
+            select.set_options([(agent, agent) for agent in agents])
+            if self.filters.agent in agents:
+                select.value = self.filters.agent
+
+    # -- filters -------------------------------------------------------------------------------
+
+    def _apply(self, **changes: Any) -> None:
+        filters = replace(self.filters, **changes)
+        if filters != self.filters:
+            self.filters = filters
+            self._restart_pages()
+
+    def on_project_list_chosen(self, message: ProjectList.Chosen) -> None:
+        self._apply(project=message.project)
+        self.query_one(SessionsTable).focus()
+
+    @on(Select.Changed, "#agent-filter")
+    def _agent_changed(self, event: Select.Changed) -> None:
+        self._apply(agent=None if event.value is Select.NULL else str(event.value))
+
+    @on(Input.Submitted, "#since-filter")
+    def _since_submitted(self, event: Input.Submitted) -> None:
+        try:
+            since = parse_since(event.value, clock.now())
+        except InvalidInput as exc:
+            self.notify(exc.message, title="Since", severity="error")
+            return
+        self._apply(since=since)
+        self.query_one(SessionsTable).focus()
+
+    def action_clear_filters(self) -> None:
+        with self.query_one("#agent-filter", Select).prevent(Select.Changed):
+            self.query_one("#agent-filter", Select).clear()
+        self.query_one("#since-filter", Input).value = ""
+        if self.overview is not None:
+            self.query_one(ProjectList).show(self.overview, None)
+        self._apply(project=None, agent=None, since=None)
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value:
+            self.app.push_screen(TranscriptScreen(event.row_key.value))
+
+    def action_open_session(self) -> None:
+        current = self.query_one(SessionsTable).current
+        if current is not None:
+            self.app.push_screen(TranscriptScreen(current.sessionId))
+
+    def action_export(self) -> None:
+        current = self.query_one(SessionsTable).current
+        if current is None:
+            self.notify("No session selected.", severity="warning")
+            return
+        self.app.push_screen(ExportScreen(current.sessionId))
+
+    def action_focus_projects(self) -> None:
+        self.query_one(ProjectList).focus()
+
+    def action_focus_agent(self) -> None:
+        self.query_one("#agent-filter", Select).focus()
+
+    def action_focus_since(self) -> None:
+        self.query_one("#since-filter", Input).focus()
+
+    def action_focus_table(self) -> None:
+        self.query_one(SessionsTable).focus()

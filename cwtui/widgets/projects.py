@@ -1,0 +1,131 @@
+"""The projects list: each project with its session count and a sessions-per-day sparkline.
+
+:class:`ProjectTally` folds pages of :class:`~cwcore.browse.SessionInfo` (as the sessions screen
+walks the archive) into an immutable :class:`Overview`; :class:`ProjectList` shows one and posts
+:class:`ProjectList.Chosen` when the user picks a project (``None`` = all projects).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from cwcore.browse import SessionInfo
+from cwtui.widgets.sparkline import activity_day, daily_counts, sparkline
+
+#: Days of activity each sparkline covers, ending today (``CW_NOW`` in tests).
+SPARK_DAYS = 28
+#: Cells a project row may use; the projects pane is sized to fit it (see app.tcss).
+ROW_WIDTH = SPARK_DAYS + 2
+
+
+@dataclass(frozen=True)
+class ProjectSummary:
+    """One project: ``sessions`` counted so far and sessions per day, oldest day first."""
+
+    name: str
+    sessions: int
+    activity: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Overview:
+    """What the walk has seen: every project (by name), every agent, and whether it finished."""
+
+    total: int
+    activity: tuple[int, ...]
+    projects: tuple[ProjectSummary, ...]
+    agents: tuple[str, ...]
+    complete: bool = False
+
+
+@dataclass
+class ProjectTally:
+    """Accumulates sessions into an :class:`Overview` (used by one worker thread at a time)."""
+
+    end: datetime
+    span: int = SPARK_DAYS
+    _counts: Counter[str] = field(default_factory=Counter)
+    _days: defaultdict[str, list[date | None]] = field(default_factory=lambda: defaultdict(list))
+    _agents: set[str] = field(default_factory=set)
+
+    def add(self, rows: Iterable[SessionInfo]) -> None:
+        for row in rows:
+            self._counts[row.project] += 1
+            self._days[row.project].append(activity_day(row.started, row.ended))
+            self._agents.add(row.agent)
+
+    def overview(self, *, complete: bool) -> Overview:
+        every_day = [day for days in self._days.values() for day in days]
+        return Overview(
+            total=sum(self._counts.values()),
+            activity=tuple(daily_counts(every_day, end=self.end, span=self.span)),
+            projects=tuple(
+                ProjectSummary(
+                    name,
+                    self._counts[name],
+                    tuple(daily_counts(self._days[name], end=self.end, span=self.span)),
+                )
+                for name in sorted(self._counts)
+            ),
+            agents=tuple(sorted(self._agents)),
+            complete=complete,
+        )
+
+
+def _row(name: str, count: int, activity: tuple[int, ...], *, bold: bool = False) -> Text:
+    """Two lines: the name with its count right-aligned, then the sparkline."""
+    label = str(count)
+    room = ROW_WIDTH - cell_len(label) - 1
+    if cell_len(name) > room:
+        name = name[: max(1, room - 1)] + "…"
+    gap = " " * max(1, ROW_WIDTH - cell_len(name) - cell_len(label))
+    text = Text.assemble(
+        (name, "bold" if bold else ""), gap, (label, "dim"), "\n", (sparkline(activity), "green")
+    )
+    text.no_wrap = True
+    return text
+
+
+class ProjectList(OptionList):
+    """Pick a project to filter the sessions table; the first entry means "all projects"."""
+
+    ALL_ID = "all"
+
+    class Chosen(Message):
+        """The user picked ``project`` (``None``: all projects)."""
+
+        def __init__(self, project: str | None) -> None:
+            super().__init__()
+            self.project = project
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._names: dict[str, str] = {}
+
+    def show(self, overview: Overview, selected: str | None) -> None:
+        """Replace the entries with ``overview``'s, keeping ``selected`` highlighted."""
+        self._names = {f"p{index}": p.name for index, p in enumerate(overview.projects)}
+        everything = _row("All projects", overview.total, overview.activity, bold=True)
+        options = [Option(everything, self.ALL_ID)]
+        options += [
+            Option(_row(p.name, p.sessions, p.activity), option_id)
+            for option_id, p in zip(self._names, overview.projects, strict=True)
+        ]
+        self.set_options(options)
+        target = next((k for k, v in self._names.items() if v == selected), self.ALL_ID)
+        self.highlighted = self.get_option_index(target)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        option_id = event.option.id
+        project = None if option_id == self.ALL_ID else self._names.get(option_id or "")
+        self.post_message(self.Chosen(project))
