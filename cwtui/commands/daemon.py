@@ -27,7 +27,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on 
 _ROWS = (
     ("pid", "pid"),
     ("uptime_s", "uptime (s)"),
-    ("store", "store"),
+    ("store", "home (CW_HOME)"),
     ("socket", "socket"),
     ("log", "log"),
     ("build", "build"),
@@ -51,7 +51,7 @@ def _render_status(body: dict[str, Any]) -> None:
     for key, label in _ROWS:
         if key in body:
             table.add_row(label, _cell(body[key]))
-    for key, value in sorted((body.get("service") or {}).items()):
+    for key, value in sorted((body.get("service") or {}).items()):  # the engine's own fields
         table.add_row(key.replace("_", " "), _cell(value))
     console.print(table)
 

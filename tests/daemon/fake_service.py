@@ -90,9 +90,9 @@ class FakeService:
             return {"count": len(ids), "request_id": request_id}
 
     def max_output_bytes(self, method: str, params: dict[str, Any]) -> int:
-        if method == "big":
-            return int(params.get("bound", 16 * MiB))
-        return 64 * 1024
+        if "bound" in params:
+            return int(params["bound"])
+        return 16 * MiB if method == "big" else 64 * 1024
 
     def status(self) -> dict[str, Any]:
         return {"fake_calls": self.calls, "outbox_depth": 0}
