@@ -11,9 +11,9 @@ Each line is ``{timestamp, type, payload}``. What becomes what (docs/importers.m
 * ``compacted`` lines are ``system`` messages of kind ``summary``.
 * ``event_msg`` lines are metadata: the visible ``user_message``/``agent_message`` events
   duplicate a ``response_item`` and are dropped as messages (always: a rollout records both, and
-  dropping by kind keeps ids stable while a live file grows). ``reasoning`` items are thinking,
-  kept in ``metadata["thinking"]``; ``session_meta``, ``turn_context``, ``token_count`` … are
-  metadata events.
+  dropping by kind keeps ids stable while a live file grows). ``reasoning`` summaries are
+  thinking, kept in ``metadata["thinking"]`` and owned by the message that follows them;
+  ``session_meta``, ``turn_context``, ``token_count`` … are metadata events.
 
 Session id: ``session_meta.payload.id`` — the one the file name carries when several appear,
 else the first. ``session_meta`` repeats when a session is resumed; one with another id is an
@@ -94,6 +94,7 @@ class _Reader:
         self.sink = Sink()
         self.calls: dict[str, str] = {}  # call_id -> tool name
         self.thinking: list[dict[str, Any]] = []
+        self.pending: list[dict[str, Any]] = []  # thinking not yet owned by a message
         self.meta_ids: list[str] = []
         self.cwd: str | None = None
         self.started: str | None = None
@@ -173,13 +174,15 @@ class _Reader:
             text = blocks_text(payload.get("summary"), text_types=_TEXT_TYPES)
             text = text or blocks_text(payload.get("content"), text_types=("reasoning_text",))
             if text:
-                owner = self.sink.messages[-1].key if self.sink.messages else None
-                self.thinking.append(thinking_record(line.number, text, owner))
+                # Reasoning precedes what it produced: the next message owns it.
+                record = thinking_record(line.number, text, None)
+                self.thinking.append(record)
+                self.pending.append(record)
 
     def _add(
         self, line: Line, role: str, kind: str, text: str, stamp: str | None, **extra: Any
     ) -> None:
-        self.sink.add(
+        added = self.sink.add(
             Message(
                 message_id=f"L{line.number}",
                 role=role,  # type: ignore[arg-type]
@@ -190,6 +193,10 @@ class _Reader:
                 **extra,
             )
         )
+        if added:
+            for record in self.pending:
+                record["message"] = self.sink.messages[-1].key
+            self.pending.clear()
 
 
 class CodexImporter:

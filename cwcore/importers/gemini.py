@@ -198,10 +198,23 @@ class _Builder:
                 self.off_ids.extend(m.message_id for m in self.sink.messages[before:])
 
     def _record(self, record: _Record, parent: str | None) -> str | None:
-        obj = record.obj
-        role = _ROLES.get(obj["type"])
+        """Emit one record's messages (text, then each call and its result) as a chain."""
+        role = _ROLES.get(record.obj["type"])
         if role is None:
             return parent
+        before = len(self.sink.messages)
+        tail = self._messages(record, role, parent)
+        owner = self.sink.messages[before].key if len(self.sink.messages) > before else None
+        for thought in record.obj.get("thoughts") or ():
+            if isinstance(thought, dict):
+                words = [thought.get("subject"), thought.get("description")]
+                said = ": ".join(w for w in words if isinstance(w, str) and w)
+                if said:
+                    self.thinking.append(thinking_record(record.lines[0], said, owner))
+        return tail
+
+    def _messages(self, record: _Record, role: Role, parent: str | None) -> str | None:
+        obj = record.obj
         stamp = norm_time(obj.get("timestamp"))
         tail = parent
         text = parts_text(obj.get("content"))
@@ -221,13 +234,6 @@ class _Builder:
                 )
                 or tail
             )
-        owner = f"{role}:{record.key}" if tail == record.key else None
-        for thought in obj.get("thoughts") or ():
-            if isinstance(thought, dict):
-                words = [thought.get("subject"), thought.get("description")]
-                said = ": ".join(w for w in words if isinstance(w, str) and w)
-                if said:
-                    self.thinking.append(thinking_record(record.lines[0], said, owner))
         if role != "assistant":
             return tail
         for index, call in enumerate(obj.get("toolCalls") or (), start=1):

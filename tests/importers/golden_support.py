@@ -1,0 +1,118 @@
+"""Golden snapshots of the importer fixtures: what each parses into, in a reviewable JSON form.
+
+Regenerate after an intended change (then review the diff of ``tests/importers/golden/``)::
+
+    .venv/bin/python tests/importers/golden_support.py
+
+``test_importers_golden.py`` compares :func:`snapshot` of every fixture with its golden file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures"
+GOLDEN = HERE / "golden"
+TEXT_PREFIX = 60
+
+#: fixture (relative to FIXTURES) -> the importer that must detect it
+CASES: dict[str, str] = {
+    "claude_code/c1a0de00-0000-4000-8000-000000000001.jsonl": "claude-code",
+    "claude_code/c1a0de00-0000-4000-8000-0000000000ff.jsonl": "claude-code",
+    "codex/rollout-2026-03-01T10-00-00-0194a0b0-0000-7000-8000-00000000c0de.jsonl": "codex",
+    "codex/rollout-2026-03-01T10-05-00-0194a0b0-0000-7000-8000-0000000000bb.jsonl": "codex",
+    "codex/rollout-2026-03-01T11-00-00-0194a0b0-0000-7000-8000-0000000000ee.jsonl": "codex",
+    "pi/2026-02-01T09-00-00-000Z_5e55a1b2-0000-4000-8000-0000000000a3.jsonl": "pi",
+    "pi/2025-11-20T10-00-00-000Z_5e55a1b2-0000-4000-8000-0000000000a1.jsonl": "pi",
+    "gemini/tiny-proj/chats/session-2026-03-02T10-00-9f3c2a1b.jsonl": "gemini",
+    "gemini/tiny-proj/chats/session-2026-03-02T11-00-9f3c2a1c.jsonl": "gemini",
+    "gemini/legacy-proj/chats/session-2025-08-01T09-00-7c1e9a00.json": "gemini",
+}
+
+
+def golden_path(case: str) -> Path:
+    return GOLDEN / (case.replace("/", "__") + ".json")
+
+
+def snapshot(path: Path) -> dict[str, Any]:
+    """The parse of ``path`` (detected format) and its documents, as plain JSON values."""
+    from cwcore.importers.base import detect
+    from cwcore.importers.documents import build_documents
+
+    importer = detect(path)
+    assert importer is not None, f"{path} not detected"
+    parsed = importer.parse(path)
+    sessions = []
+    for s in parsed.sessions:
+        docs = build_documents(s, tool_result_document_bytes=48)
+        sessions.append(
+            {
+                "session_id": s.session_id,
+                "agent": s.agent,
+                "project": s.project,
+                "started": s.started,
+                "title": s.title,
+                "cwd": s.cwd,
+                "parent_session": s.parent_session,
+                "lineage": list(s.lineage),
+                # the fixture's absolute path would tie the golden file to one checkout
+                "resume_command": (s.resume_command or "").replace(str(FIXTURES), "<fixtures>"),
+                "metadata": {k: v for k, v in s.metadata.items() if k not in ("thinking",)}
+                | {
+                    "thinking": [
+                        [t["line"], t["message"], t["text"]] for t in s.metadata.get("thinking", [])
+                    ]
+                },
+                "events": [[e.line, e.type, e.conversational] for e in s.events],
+                "messages": [
+                    {
+                        "id": m.message_id,
+                        "role": m.role,
+                        "kind": m.kind,
+                        "real_user": m.real_user,
+                        "text": m.text[:TEXT_PREFIX],
+                        "lines": list(m.lines),
+                        "parent": m.parent_id,
+                        "timestamp": m.timestamp,
+                        "tool": [m.tool_name, m.tool_call_id, m.tool_input and m.tool_input[:40]],
+                        "flags": [n for n in ("is_error", "sidechain") if getattr(m, n)],
+                    }
+                    for m in s.messages
+                ],
+                "documents": [
+                    {
+                        "id": d.document_id,
+                        "kind": d.kind,
+                        "parent": d.parent_document,
+                        "metadata": d.metadata,
+                        "parts": [p.message_key for p in d.parts],
+                    }
+                    for d in docs
+                ],
+            }
+        )
+    return {
+        "format": importer.name,
+        "problems": [list(p) for p in parsed.problems],
+        "sessions": sessions,
+    }
+
+
+def render(value: dict[str, Any]) -> str:
+    return json.dumps(value, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def main() -> None:
+    GOLDEN.mkdir(exist_ok=True)
+    for case in CASES:
+        golden_path(case).write_text(render(snapshot(FIXTURES / case)), encoding="utf-8")
+        print("wrote", golden_path(case).relative_to(HERE.parent.parent))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE.parent.parent))
+    main()
