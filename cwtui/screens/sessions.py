@@ -118,7 +118,7 @@ class SessionsScreen(Screen[None]):
         self.filters = Filters()
         self.generation = 0
         self.next_cursor: str | None = None
-        self.loading = False
+        self.fetching = False
         self.overview: Overview | None = None
 
     def compose(self) -> ComposeResult:
@@ -151,7 +151,7 @@ class SessionsScreen(Screen[None]):
     def _restart_pages(self) -> None:
         self.generation += 1
         self.next_cursor = None
-        self.loading = True
+        self.fetching = True
         self.query_one(SessionsTable).reset()
         self._set_status("Loading…")
         self._load_page(archive_handle(self.app), self.generation, self.filters, None)
@@ -200,7 +200,7 @@ class SessionsScreen(Screen[None]):
         table = self.query_one(SessionsTable)
         table.append(message.rows)
         self.next_cursor = message.next_cursor
-        self.loading = False
+        self.fetching = False
         if message.first and not message.rows:
             self._show_empty(NO_MATCH if self.filters.any else EMPTY_ARCHIVE)
         else:
@@ -212,7 +212,7 @@ class SessionsScreen(Screen[None]):
     def on_sessions_screen_page_failed(self, message: PageFailed) -> None:
         if message.generation != self.generation:
             return
-        self.loading = False
+        self.fetching = False
         if message.first:
             text = f"Cannot open the archive: {message.text}\nPress r to retry."
             self._show_empty(text, error=True)
@@ -230,8 +230,8 @@ class SessionsScreen(Screen[None]):
         self._update_agents(message.overview.agents)
 
     def on_sessions_table_near_end(self, message: SessionsTable.NearEnd) -> None:
-        if self.next_cursor and not self.loading:
-            self.loading = True
+        if self.next_cursor and not self.fetching:
+            self.fetching = True
             handle = archive_handle(self.app)
             self._load_page(handle, self.generation, self.filters, self.next_cursor)
 

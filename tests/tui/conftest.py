@@ -1,0 +1,119 @@
+"""A small, fixed archive for the TUI tests, imported through the Archive like a user would.
+
+The top-level conftest gives every test its own ``CW_HOME``, an embedded store and a fixed clock
+(``CW_NOW`` = 2026-11-20T12:00Z), so sessions, timestamps and sparklines render the same every run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cwcore.api import Archive
+from cwtui.app import CwApp, make_app
+
+SIZE = (120, 36)
+
+LONG_OUTPUT = "\n".join(f"tests/test_case_{n:02}.py::test_{n:02} PASSED" for n in range(1, 31))
+
+
+def _line(session: str, id: str, role: str, text: str, ts: str, **extra: Any) -> dict[str, Any]:
+    return {"session": session, "id": id, "role": role, "text": text, "timestamp": ts, **extra}
+
+
+def archive_lines() -> list[dict[str, Any]]:
+    """Four sessions in three projects; the first has Markdown, code, a tool call and long output."""
+    a1 = {"project": "alpha", "agent": "claude-code"}
+    lines = [
+        _line("s-alpha-1", "u1", "user", "How do I parse `--since` dates?", "2026-11-18T09:30:00Z", **a1),
+        _line(
+            "s-alpha-1",
+            "a1",
+            "assistant",
+            "Use **parse_time**:\n\n```python\nfrom cwcore.clock import parse_time\n"
+            "print(parse_time('2026-11-01'))\n```",
+            "2026-11-18T09:30:05Z",
+            **a1,
+        ),
+        _line(
+            "s-alpha-1",
+            "a2",
+            "assistant",
+            "",
+            "2026-11-18T09:30:10Z",
+            tool_name="Bash",
+            tool_call_id="call-1",
+            tool_input={"command": "pytest -q tests"},
+            **a1,
+        ),
+        _line("s-alpha-1", "t1", "tool", LONG_OUTPUT, "2026-11-18T09:30:40Z", tool_name="Bash", tool_call_id="call-1", **a1),
+        _line("s-alpha-1", "a3", "assistant", "All 30 tests pass.", "2026-11-18T09:31:00Z", **a1),
+        _line("s-alpha-1", "u2", "user", "Thanks! Now export the session.", "2026-11-18T09:32:00Z", **a1),
+        _line("s-alpha-1", "a4", "assistant", "Use `cw export s-alpha-1`.", "2026-11-18T09:32:30Z", **a1),
+    ]
+    b = {"project": "beta", "agent": "codex"}
+    lines += [
+        _line("s-beta-1", "u1", "user", "Rename the config loader.", "2026-11-15T14:00:00Z", **b),
+        _line("s-beta-1", "a1", "assistant", "Renamed `load` to `load_settings`.", "2026-11-15T14:01:00Z", **b),
+    ]
+    a2 = {"project": "alpha", "agent": "codex"}
+    lines += [
+        _line("s-alpha-2", "u1", "user", "Why is the daemon socket path so short?", "2026-11-05T08:00:00Z", **a2),
+        _line("s-alpha-2", "a1", "assistant", "Unix socket paths are limited to about 108 bytes.", "2026-11-05T08:00:30Z", **a2),
+    ]
+    g = {"project": "gamma", "agent": "pi"}
+    lines += [_line("s-gamma-1", "u1", "user", "An old question.", "2026-10-01T10:00:00Z", **g)]
+    return lines
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def filled_home(cw_home: Path, tmp_path: Path) -> Path:
+    """``CW_HOME`` with the four sessions of :func:`archive_lines` imported."""
+    source = write_jsonl(tmp_path / "sessions.jsonl", archive_lines())
+    with Archive.open(cw_home, embedded=True) as archive:
+        summary = archive.import_paths([source])
+    assert not summary.errors, summary.errors
+    return cw_home
+
+
+AppFactory = Callable[..., CwApp]
+
+
+@pytest.fixture
+def app_for() -> AppFactory:
+    """``app_for(home)``: the real app over an embedded archive at ``home`` (opened lazily)."""
+
+    def build(home: Path, archive_cls: type[Archive] = Archive) -> CwApp:
+        return make_app(lambda: archive_cls.open(home, embedded=True))
+
+    return build
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def settle(pilot: Any) -> None:
+    """Wait until no worker is running and every message they posted has been handled.
+
+    Handling a message may start another worker (a page near the end, a reload), so repeat until
+    quiet. Never sleeps on a timer.
+    """
+    app = pilot.app
+    for _ in range(50):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(worker.is_running for worker in app.workers):
+            await pilot.pause()
+            return
+    raise AssertionError("workers never settled")

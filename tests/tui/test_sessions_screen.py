@@ -1,0 +1,147 @@
+"""The sessions screen driven with Pilot over a real embedded archive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Select, Static
+
+from cwcore.errors import StoreLocked
+from cwtui.app import make_app
+from cwtui.screens.sessions import EMPTY_ARCHIVE, SessionsScreen
+from cwtui.widgets.projects import ProjectList
+from cwtui.widgets.sessions_table import SessionsTable
+from tests.tui.conftest import SIZE, AppFactory, settle
+
+pytestmark = pytest.mark.anyio
+
+
+def row_ids(screen: SessionsScreen) -> list[str]:
+    table = screen.query_one(SessionsTable)
+    return [str(key.value) for key in table.rows]
+
+
+def static_text(screen: SessionsScreen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+async def test_lists_sessions_newest_first_with_project_counts(
+    filled_home: Path, app_for: AppFactory
+) -> None:
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        assert row_ids(screen) == ["s-alpha-1", "s-beta-1", "s-alpha-2", "s-gamma-1"]
+        assert "4 sessions" in static_text(screen, "#sessions-status")
+        overview = screen.overview
+        assert overview is not None and overview.complete
+        assert [(p.name, p.sessions) for p in overview.projects] == [
+            ("alpha", 2),
+            ("beta", 1),
+            ("gamma", 1),
+        ]
+        # CW_NOW is 2026-11-20: alpha was active on the 5th and the 18th; gamma (October) is
+        # outside the 28-day window.
+        alpha = overview.projects[0].activity
+        assert sum(alpha) == 2 and alpha[-3] == 1
+        assert sum(overview.projects[2].activity) == 0
+        assert overview.agents == ("claude-code", "codex", "pi")
+        assert screen.query_one(ProjectList).option_count == 4
+
+
+async def test_filter_by_project_from_the_list(filled_home: Path, app_for: AppFactory) -> None:
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        await pilot.press("p", "down", "down", "enter")  # All projects → alpha → beta
+        await settle(pilot)
+        assert row_ids(screen) == ["s-beta-1"]
+        assert screen.filters.project == "beta"
+        await pilot.press("p", "up", "enter")
+        await settle(pilot)
+        assert row_ids(screen) == ["s-alpha-1", "s-alpha-2"]
+        await pilot.press("c")
+        await settle(pilot)
+        assert len(row_ids(screen)) == 4
+
+
+async def test_filter_by_agent_and_since(filled_home: Path, app_for: AppFactory) -> None:
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        screen.query_one("#agent-filter", Select).value = "codex"
+        await settle(pilot)
+        assert row_ids(screen) == ["s-beta-1", "s-alpha-2"]
+
+        await pilot.press("d", *"2026-11-10", "enter")
+        await settle(pilot)
+        assert row_ids(screen) == ["s-beta-1"]
+
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("d", *"7d", "enter")  # since 2026-11-13T12:00Z
+        await settle(pilot)
+        assert row_ids(screen) == ["s-alpha-1", "s-beta-1"]
+
+
+async def test_a_bad_since_value_is_a_notification(filled_home: Path, app_for: AppFactory) -> None:
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        await pilot.press("d", *"last tuesday", "enter")
+        await settle(pilot)
+        assert screen.filters.since is None
+        assert len(row_ids(screen)) == 4
+        assert any("not an ISO-8601" in n.message for n in app._notifications)
+
+
+async def test_pages_load_as_the_cursor_nears_the_end(
+    filled_home: Path, app_for: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(SessionsScreen, "PAGE_SIZE", 2)
+    monkeypatch.setattr(SessionsTable, "PREFETCH", 1)
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        assert row_ids(screen) == ["s-alpha-1", "s-beta-1"]
+        assert screen.next_cursor is not None
+        assert "more load as you scroll" in static_text(screen, "#sessions-status")
+        await pilot.press("down")  # onto the last loaded row
+        await settle(pilot)
+        assert row_ids(screen) == ["s-alpha-1", "s-beta-1", "s-alpha-2", "s-gamma-1"]
+        assert screen.next_cursor is None
+
+
+async def test_empty_archive_says_how_to_import(cw_home: Path, app_for: AppFactory) -> None:
+    app = app_for(cw_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        assert static_text(screen, "#empty-state") == EMPTY_ARCHIVE
+        assert not screen.query_one(SessionsTable).display
+
+
+async def test_an_archive_that_cannot_open_is_a_message_not_a_crash() -> None:
+    def locked() -> object:
+        raise StoreLocked("another process holds the store lock")
+
+    app = make_app(locked)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        text = static_text(screen, "#empty-state")
+        assert "Cannot open the archive: another process holds the store lock" in text
+        assert "Press r to retry" in text

@@ -1,0 +1,226 @@
+"""The transcript screen: open, roles, tool sections, thinking, jumps, metadata, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Collapsible, Input, Markdown, RadioButton
+
+from cwcore.api import Archive
+from cwtui.screens.export import ExportScreen
+from cwtui.screens.transcript import TranscriptScreen
+from cwtui.widgets.message import MessageView
+from tests.tui.conftest import SIZE, AppFactory, settle
+
+pytestmark = pytest.mark.anyio
+
+
+class ThinkingArchive(Archive):
+    """The real archive, plus one thinking message in ``s-alpha-1``'s transcript.
+
+    The transcript contract has a ``thinking`` kind, but today's importers keep reasoning in
+    session metadata rather than as messages, so no imported session carries one yet. This adds
+    one, shaped exactly like a ``show`` message, to exercise the toggle.
+    """
+
+    def show(
+        self, session: str, *, include_all: bool = False, include_superseded: bool = False
+    ) -> dict[str, Any]:
+        body = super().show(
+            session, include_all=include_all, include_superseded=include_superseded
+        )
+        if body["session"]["sessionId"] == "s-alpha-1":
+            first = body["messages"][0]
+            body["messages"].insert(
+                1,
+                {
+                    **first,
+                    "messageKey": "assistant:think-1",
+                    "role": "assistant",
+                    "kind": "thinking",
+                    "text": "The user wants date parsing; parse_time handles ISO input.",
+                },
+            )
+        return body
+
+
+def views(screen: TranscriptScreen) -> list[MessageView]:
+    return list(screen.query(MessageView))
+
+
+def by_key(screen: TranscriptScreen, key: str) -> MessageView:
+    return next(v for v in views(screen) if v.key == key)
+
+
+async def open_first(pilot: Any) -> TranscriptScreen:
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, TranscriptScreen)
+    return screen
+
+
+async def test_enter_opens_the_transcript_with_roles_and_folded_tools(
+    filled_home: Path, app_for: AppFactory
+) -> None:
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_first(pilot)
+        assert screen.session_id == "s-alpha-1"
+        shown = views(screen)
+        assert [v.key for v in shown] == [
+            "user:u1",
+            "assistant:a1",
+            "assistant:a2",
+            "tool:t1",
+            "assistant:a3",
+            "user:u2",
+            "assistant:a4",
+        ]
+        assert by_key(screen, "user:u1").has_class("role-user")
+        assert by_key(screen, "assistant:a1").has_class("role-assistant")
+        # Markdown (with its fenced code) for prose, collapsed sections for tools.
+        assert by_key(screen, "assistant:a1").query_one(Markdown)
+        call = by_key(screen, "assistant:a2").query_one(Collapsible)
+        result = by_key(screen, "tool:t1").query_one(Collapsible)
+        assert call.collapsed and result.collapsed  # the 30-line output is long
+
+        # Expand the tool output from its title, as a user would.
+        result.query_one("CollapsibleTitle").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not result.collapsed
+
+        await pilot.press("x")  # every tool section open …
+        await pilot.pause()
+        assert not call.collapsed and not result.collapsed
+        await pilot.press("x")  # … and closed
+        await pilot.pause()
+        assert call.collapsed and result.collapsed
+
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, TranscriptScreen)
+
+
+async def test_thinking_is_hidden_until_toggled(filled_home: Path, app_for: AppFactory) -> None:
+    app = app_for(filled_home, ThinkingArchive)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_first(pilot)
+        thinking = by_key(screen, "assistant:think-1")
+        assert thinking.has_class("kind-thinking")
+        assert not thinking.display
+        await pilot.press("t")
+        await pilot.pause()
+        assert thinking.display
+        await pilot.press("t")
+        await pilot.pause()
+        assert not thinking.display
+
+
+async def test_jump_and_user_prompt_navigation(filled_home: Path, app_for: AppFactory) -> None:
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_first(pilot)
+
+        def current() -> str:
+            return [v.key for v in views(screen) if v.has_class("current")][0]
+
+        await pilot.press("n")
+        assert current() == "user:u1"
+        await pilot.press("n")
+        assert current() == "user:u2"
+        await pilot.press("n")  # no further prompt: stays
+        assert current() == "user:u2"
+        await pilot.press("p")
+        assert current() == "user:u1"
+
+        await pilot.press("g", "5", "enter")
+        await pilot.pause()
+        assert current() == "assistant:a3"
+        await pilot.press("g", *"t1", "enter")
+        await pilot.pause()
+        assert current() == "tool:t1"
+        await pilot.press("g", *"nope", "enter")
+        await pilot.pause()
+        assert current() == "tool:t1"
+        assert any("No message 'nope'" in n.message for n in app._notifications)
+
+
+async def test_metadata_toggle_asks_for_all_lines(filled_home: Path, app_for: AppFactory) -> None:
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_first(pilot)
+        assert screen.body is not None and "events" not in screen.body
+        await pilot.press("m")
+        await settle(pilot)
+        # cw-jsonl lines are all conversational, so the list is empty, but it was asked for.
+        assert screen.body is not None and screen.body["events"] == []
+        assert len(views(screen)) == 7
+
+
+async def test_export_markdown_from_the_transcript(
+    filled_home: Path, app_for: AppFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_first(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, ExportScreen)
+        assert modal.query_one("#export-path", Input).value == "./s-alpha-1.md"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, TranscriptScreen)
+        text = (tmp_path / "s-alpha-1.md").read_text(encoding="utf-8")
+        assert text.startswith("# Session s-alpha-1")
+        assert any("Exported s-alpha-1" in n.message for n in app._notifications)
+
+
+async def test_export_jsonl_from_the_sessions_screen_and_overwrite_needs_a_second_press(
+    filled_home: Path, app_for: AppFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "s-alpha-1.jsonl"
+    target.write_text("old", encoding="utf-8")
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, ExportScreen)
+        modal.query_one("#fmt-jsonl", RadioButton).value = True
+        await pilot.pause()
+        path_input = modal.query_one("#export-path", Input)
+        assert path_input.value == "./s-alpha-1.jsonl"
+        path_input.focus()
+        await pilot.press("enter")  # exists: asks for confirmation
+        await settle(pilot)
+        assert app.screen is modal and target.read_text(encoding="utf-8") == "old"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is not modal
+        lines = target.read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 7 and '"session": "s-alpha-1"' in lines[0]
+
+
+async def test_export_to_a_missing_folder_is_a_notification(
+    filled_home: Path, app_for: AppFactory, tmp_path: Path
+) -> None:
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        modal = app.screen
+        modal.query_one("#export-path", Input).value = str(tmp_path / "missing" / "out.md")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is modal  # still open, so the path can be fixed
+        assert any(n.message.startswith("Export failed") for n in app._notifications)
