@@ -50,6 +50,21 @@ def session_spec(parsed: ParsedSession) -> SessionSpec:
     )
 
 
+def session_counts(parsed: ParsedSession) -> dict[str, int]:
+    """The BRIEF's per-session counts: ``messages`` (every message: prompts, assistant messages,
+    tool calls and results, summaries; never metadata or thinking), ``turns`` (real user
+    messages, plus one preamble turn when messages come before the first of them) and
+    ``toolCalls``. Branch, sidechain and size continuations are documents, not extra turns."""
+    messages = parsed.messages
+    real = sum(1 for m in messages if m.real_user)
+    preamble = 1 if messages and not messages[0].real_user else 0
+    return {
+        "messages": len(messages),
+        "turns": real + preamble,
+        "toolCalls": sum(1 for m in messages if m.kind == "tool-call"),
+    }
+
+
 def part_of(message: Message) -> DocumentPart:
     return DocumentPart(
         message_key=message.key,
