@@ -1,0 +1,187 @@
+"""The real agent logs in the sibling ``shared/data/agent-logs`` (skipped when absent).
+
+Each log is detected and parsed, and its message / turn / tool-call counts are compared with an
+INDEPENDENT count written here straight from the raw JSON lines, following the BRIEF's
+definitions (a few lines of plain counting per format; no importer code is used for it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cwcore.importers import base
+from cwcore.importers.documents import build_documents, session_counts
+from cwcore.store.admission import Admission
+
+LOGS = Path(__file__).resolve().parents[3] / "shared/data/agent-logs"
+pytestmark = pytest.mark.skipif(not LOGS.is_dir(), reason="shared/data/agent-logs is absent")
+
+EXPECTED_FORMATS = {"claude_code": "claude-code", "codex": "codex", "pi": "pi"}
+
+
+def logs() -> list[Path]:
+    return sorted(LOGS.glob("*/*.jsonl")) if LOGS.is_dir() else []
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def texts(content: Any, kinds: tuple[str, ...] = ("text",)) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content or [] if b.get("type") in kinds)
+
+
+def tally(flags: list[bool], tools: int) -> dict[str, int]:
+    """flags: one per message in file order, True for a real user message."""
+    preamble = 1 if flags and not flags[0] else 0
+    return {"messages": len(flags), "turns": sum(flags) + preamble, "toolCalls": tools}
+
+
+CLAUDE_HOST = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-",
+    "Caveat: The messages below",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<system-reminder>",
+    "<task-notification>",
+    "<user-prompt-submit-hook>",
+    "[Request interrupted by user",
+)
+
+
+def count_claude(lines: list[dict[str, Any]]) -> dict[str, int]:
+    flags: list[bool] = []
+    tools = 0
+    groups_with_text: set[str] = set()
+    for row in lines:
+        kind = row.get("type")
+        if kind == "summary" and row.get("summary"):
+            flags.append(False)
+        if kind not in ("user", "assistant"):
+            continue
+        content = row["message"]["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if kind == "assistant":
+            group = row["message"].get("id") or row["uuid"]
+            if group not in groups_with_text and texts(blocks).strip():
+                groups_with_text.add(group)
+                flags.append(False)
+            calls = sum(1 for b in blocks if b.get("type") == "tool_use")
+            tools += calls
+            flags += [False] * calls
+            continue
+        flags += [False] * sum(1 for b in blocks if b.get("type") == "tool_result")
+        text = texts(blocks)
+        if text.strip():
+            host = any(
+                row.get(f)
+                for f in ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
+            )
+            flags.append(not host and not text.lstrip().startswith(CLAUDE_HOST))
+    return tally(flags, tools)
+
+
+CODEX_HOST = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "# AGENTS.md instructions for",
+    "<turn_aborted>",
+)
+CODEX_TEXT = ("input_text", "output_text", "text")
+
+
+def count_codex(lines: list[dict[str, Any]]) -> dict[str, int]:
+    flags: list[bool] = []
+    tools = 0
+    for row in lines:
+        payload = row.get("payload") or {}
+        if row["type"] == "compacted" and payload.get("message"):
+            flags.append(False)
+        if row["type"] != "response_item":  # event_msg duplicates are not messages
+            continue
+        kind = payload.get("type")
+        if kind == "message":
+            text = texts(payload["content"], CODEX_TEXT)
+            if text.strip():
+                user = payload["role"] == "user"
+                flags.append(user and not text.lstrip().startswith(CODEX_HOST))
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
+            tools += 1
+            flags.append(False)
+        elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+            flags.append(False)
+    return tally(flags, tools)
+
+
+def count_pi(lines: list[dict[str, Any]]) -> dict[str, int]:
+    flags: list[bool] = []
+    tools = 0
+    for row in lines:
+        kind = row.get("type")
+        if kind in ("compaction", "branch_summary") and row.get("summary"):
+            flags.append(False)
+        if kind == "custom_message" and texts(row.get("content")).strip():
+            flags.append(False)
+        if kind != "message":
+            continue
+        message = row["message"]
+        role, content = message["role"], message.get("content")
+        if role == "user" and texts(content).strip():
+            flags.append(True)
+        elif role == "assistant":
+            if texts(content).strip():
+                flags.append(False)
+            calls = sum(1 for b in content or [] if b.get("type") == "toolCall")
+            tools += calls
+            flags += [False] * calls
+        else:
+            counted = (
+                role in ("toolResult", "bashExecution")
+                or (role in ("custom", "hookMessage") and texts(content).strip())
+                or (role in ("branchSummary", "compactionSummary") and message.get("summary"))
+            )
+            if counted:
+                flags.append(False)
+    return tally(flags, tools)
+
+
+COUNTERS = {"claude-code": count_claude, "codex": count_codex, "pi": count_pi}
+
+
+def test_all_seven_logs_are_detected_and_sources_md_is_not() -> None:
+    found = logs()
+    assert len(found) == 7
+    for path in found:
+        importer = base.detect(path)
+        assert importer is not None, path
+        assert importer.name == EXPECTED_FORMATS[path.parent.name]
+    sources = LOGS / "SOURCES.md"
+    head = base.read_head(sources)
+    for fmt in ("claude-code", "codex", "pi", "gemini", "cw-jsonl"):
+        assert not base.get(fmt).sniff(sources, head)
+    detected = base.detect(sources)
+    assert detected is None or detected.name == "markdown"
+
+
+@pytest.mark.parametrize("path", logs(), ids=lambda p: p.name[:24])
+def test_counts_match_an_independent_count(path: Path) -> None:
+    importer = base.detect(path)
+    assert importer is not None
+    result = importer.parse(path)
+    assert result.problems == ()
+    [session] = result.sessions
+    expected = COUNTERS[importer.name](rows(path))
+    assert session_counts(session) == expected
+    # every document is admissible as built (ids, roles, limits)
+    for doc in build_documents(session):
+        Admission.validate(doc)
