@@ -39,6 +39,7 @@ import heapq
 import itertools
 import math
 import struct
+import sys
 import threading
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -235,6 +236,93 @@ def decode_block(buf: bytes, offset: int = 0) -> Postings:
     return Postings(ordinals, tf, dl)
 
 
+# Short lists (inline entries) go through the same format with the ``array`` module: numpy's
+# per-call overhead dominates below a few dozen postings, and merges handle tens of thousands.
+_ARRAY_CODES = ("B", "H", "I", "f", "d")
+_LITTLE = sys.byteorder == "little"
+
+
+def _array(code: str, values: Iterable[float]) -> array[Any]:
+    out = array(code, values)
+    if not _LITTLE:
+        out.byteswap()
+    return out
+
+
+def _list_codec(values: list[float]) -> int:
+    """:func:`value_codec` for a short Python list (same choice)."""
+    for exp in range(_MAX_EXP + 1):
+        scale = float(1 << exp)
+        if all((v * scale).is_integer() for v in values):
+            top = max(values) * scale
+            for kind, limit in enumerate(_KIND_LIMITS):
+                if top <= limit:
+                    return kind << 4 | exp
+            break
+    try:
+        if _array("f", values).tolist() == values:
+            return _F32 << 4
+    except OverflowError:
+        pass
+    return _F64_KIND << 4
+
+
+def _list_values(values: list[float], codec_byte: int) -> bytes:
+    kind, exp = codec_byte >> 4, codec_byte & 0xF
+    if kind < _F32:
+        scale = float(1 << exp)
+        return _array(_ARRAY_CODES[kind], [int(v * scale) for v in values]).tobytes()
+    return _array(_ARRAY_CODES[kind], values).tobytes()
+
+
+def _inline_block(
+    ordinals: list[int], tf: list[float], dl: list[float]
+) -> tuple[bytes, tuple[int, float, float]]:
+    """Encode a short sorted list as an inline block; returns it with ``(df, max tf, min dl)``."""
+    tf_codec, dl_codec = _list_codec(tf), _list_codec(dl)
+    block = b"".join(
+        (
+            _BLOCK_HEAD.pack(_BLOCK_V1, _ORD_RAW, tf_codec, dl_codec, len(ordinals), ordinals[0]),
+            _array("I", ordinals).tobytes(),
+            _padded(_list_values(tf, tf_codec)),
+            _padded(_list_values(dl, dl_codec)),
+        )
+    )
+    return block, (len(ordinals), max(tf), min(dl))
+
+
+def _inline_lists(buf: bytes) -> tuple[list[int], list[float], list[float]]:
+    """Decode an inline entry's postings into Python lists (the merge's small-term path)."""
+    _, ord_codec, tf_codec, dl_codec, count, _ = _BLOCK_HEAD.unpack_from(buf, _ENTRY_HEAD.size)
+    if ord_codec != _ORD_RAW:  # inline lists are written raw; anything else takes numpy
+        p = decode_block(buf, _ENTRY_HEAD.size)
+        return p.ordinals.tolist(), p.tf.tolist(), p.dl.tolist()
+    pos = _ENTRY_HEAD.size + _BLOCK_HEAD.size
+    ords = _read_array("I", buf, pos, count)
+    pos += 4 * count
+    columns: list[list[float]] = []
+    for codec_byte in (tf_codec, dl_codec):
+        kind, exp = codec_byte >> 4, codec_byte & 0xF
+        if kind >= len(_ARRAY_CODES):
+            raise CorruptRecord(f"bm25 block: unknown value codec {codec_byte:#x}")
+        values = _read_array(_ARRAY_CODES[kind], buf, pos, count)
+        scale = float(1 << exp)
+        columns.append([v / scale for v in values])
+        pos += _pad4(count * _KIND_DTYPES[kind].itemsize)
+    return ords, columns[0], columns[1]
+
+
+def _read_array(code: str, buf: bytes, pos: int, count: int) -> list[Any]:
+    out = array(code)
+    size = out.itemsize * count
+    if pos + size > len(buf):
+        raise CorruptRecord("bm25 block: truncated column")
+    out.frombytes(buf[pos : pos + size])
+    if not _LITTLE:
+        out.byteswap()
+    return out.tolist()
+
+
 @dataclass(frozen=True)
 class TermEntry:
     """One term in one segment: statistics plus inline postings or a block directory.
@@ -310,6 +398,7 @@ _BLOCK_HEAD_KEY = bytes((BLOCK.tag, BLOCK.version))
 _DOC_HEAD_KEY = bytes((DOC.tag, DOC.version))
 _GEN_SEG = struct.Struct(">IQ")
 _BE32 = struct.Struct(">I")
+_U32_LE = struct.Struct("<I")
 
 
 def _write_term(
@@ -617,25 +706,47 @@ class PostingIndex:
             self._put_manifest(batch, manifest)
             self.store.commit(batch)
         retired = snap.retired
+        retired_set = set(retired.tolist())
+        # Without retired ordinals inside the inputs, a term found in one input is copied as is.
+        clean = not any(
+            np.any((retired >= s.min_ordinal) & (retired <= s.max_ordinal)) for s in inputs
+        )
         prefix = TERM.prefix(self.generation, new_id)
+        block_prefix = _BLOCK_HEAD_KEY + prefix[2:]
         batch = self.store.batch()
         postings_out = 0
         dropped_postings = 0
         dropped: list[U32Array] = []
         for digest, entries in self._merged_entries(ids):
-            parts = [self._entry_postings(entry, digest) for entry in entries]
-            merged = _concat(parts)
-            if len(retired):
-                gone = np.isin(merged.ordinals, retired)
-                if gone.any():
-                    dropped.append(merged.ordinals[gone])
-                    dropped_postings += int(gone.sum())
-                    keep = ~gone
-                    merged = Postings(merged.ordinals[keep], merged.tf[keep], merged.dl[keep])
-            if len(merged.ordinals) == 0:
-                continue
-            _write_term(batch, prefix, digest, merged)
-            postings_out += len(merged.ordinals)
+            total = sum(e.df for e in entries)
+            if clean and len(entries) == 1:
+                self._copy_entry(batch, entries[0], prefix, block_prefix, digest)
+                postings_out += total
+            elif total <= INLINE_POSTINGS and all(e.inline for e in entries):
+                spliced = _splice_inline(entries) if clean else None
+                if spliced is not None:
+                    batch.put(POSTINGS_CF, prefix + digest, spliced)
+                    postings_out += total
+                    continue
+                value, gone = _merge_small(entries, retired_set)
+                if gone:
+                    dropped.append(np.array(gone, dtype=np.uint32))
+                    dropped_postings += len(gone)
+                if value is not None:
+                    batch.put(POSTINGS_CF, prefix + digest, value)
+                    postings_out += total - len(gone)
+            else:
+                merged = _concat([self._entry_postings(entry, digest) for entry in entries])
+                if len(retired):
+                    gone_mask = np.isin(merged.ordinals, retired)
+                    if gone_mask.any():
+                        dropped.append(merged.ordinals[gone_mask])
+                        dropped_postings += int(gone_mask.sum())
+                        keep = ~gone_mask
+                        merged = Postings(merged.ordinals[keep], merged.tf[keep], merged.dl[keep])
+                if len(merged.ordinals):
+                    _write_term(batch, prefix, digest, merged)
+                    postings_out += len(merged.ordinals)
             if batch.bytes >= MERGE_BATCH_BYTES:
                 self.store.commit(batch)
                 batch = self.store.batch()
@@ -673,6 +784,19 @@ class PostingIndex:
             self._put_manifest(batch, manifest)
             self.store.commit(batch)
         return MergeResult(new_id, ids, docs, postings_out, dropped_postings, len(gone_ordinals))
+
+    def _copy_entry(
+        self, batch: Batch, entry: TermEntry, prefix: bytes, block_prefix: bytes, digest: bytes
+    ) -> None:
+        """Copy a term's entry (and blocks) verbatim into the segment being built."""
+        if not entry.inline:
+            gen = self.generation
+            keys = [block_key(gen, entry.segment, digest, n) for n in range(len(entry.counts))]
+            for number, value in enumerate(self.store.get_many(POSTINGS_CF, keys)):
+                if value is None:
+                    raise CorruptRecord(f"bm25: segment {entry.segment} lost a block")
+                batch.put(POSTINGS_CF, block_prefix + digest + _BE32.pack(number), value)
+        batch.put(POSTINGS_CF, prefix + digest, entry.raw)
 
     def _doc_lengths(self, ordinals: U32Array) -> float:
         if not len(ordinals):
@@ -726,6 +850,78 @@ class PostingIndex:
             batch.delete(STATS_CF, self._retired_key)
             self.store.commit(batch)
             self._cache = (b"", Manifest())
+
+
+def _splice_inline(entries: list[TermEntry]) -> bytes | None:
+    """Concatenate inline entries without decoding them, when their columns share codecs and
+    their ordinals do not interleave (the common case); None when that does not hold."""
+    heads = [_BLOCK_HEAD.unpack_from(e.raw, _ENTRY_HEAD.size) for e in entries]
+    _, ord_codec, tf_codec, dl_codec, _, _ = heads[0]
+    if any(h[1:4] != (ord_codec, tf_codec, dl_codec) for h in heads) or ord_codec != _ORD_RAW:
+        return None
+    tf_size = _KIND_DTYPES[tf_codec >> 4].itemsize
+    dl_size = _KIND_DTYPES[dl_codec >> 4].itemsize
+    pieces = []
+    for entry, head in zip(entries, heads, strict=True):
+        count, first = head[4], head[5]
+        ords = _ENTRY_HEAD.size + _BLOCK_HEAD.size
+        (last,) = _U32_LE.unpack_from(entry.raw, ords + 4 * (count - 1))
+        tfs = ords + 4 * count
+        dls = tfs + _pad4(tf_size * count)
+        raw = entry.raw
+        pieces.append(
+            (
+                first,
+                last,
+                raw[ords:tfs],
+                raw[tfs : tfs + tf_size * count],
+                raw[dls : dls + dl_size * count],
+            )
+        )
+    pieces.sort()
+    if any(a[1] >= b[0] for a, b in itertools.pairwise(pieces)):
+        return None
+    count = sum(e.df for e in entries)
+    return b"".join(
+        (
+            _ENTRY_HEAD.pack(
+                _ENTRY_V1,
+                _INLINE,
+                0,
+                count,
+                max(e.max_tf for e in entries),
+                min(e.min_dl for e in entries),
+            ),
+            _BLOCK_HEAD.pack(_BLOCK_V1, _ORD_RAW, tf_codec, dl_codec, count, pieces[0][0]),
+            b"".join(p[2] for p in pieces),
+            _padded(b"".join(p[3] for p in pieces)),
+            _padded(b"".join(p[4] for p in pieces)),
+        )
+    )
+
+
+def _merge_small(entries: list[TermEntry], retired: set[int]) -> tuple[bytes | None, list[int]]:
+    """Merge inline entries in pure Python: ``(new entry or None if all dropped, dropped ords)``."""
+    ords: list[int] = []
+    tf: list[float] = []
+    dl: list[float] = []
+    for entry in entries:
+        o, t, d = _inline_lists(entry.raw)
+        ords += o
+        tf += t
+        dl += d
+    gone: list[int] = []
+    if retired and not retired.isdisjoint(ords):
+        gone = [o for o in ords if o in retired]
+        rows = [(o, t, d) for o, t, d in zip(ords, tf, dl, strict=True) if o not in retired]
+        ords, tf, dl = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+    if not ords:
+        return None, gone
+    if any(a >= b for a, b in itertools.pairwise(ords)):
+        rows = sorted(zip(ords, tf, dl, strict=True))
+        ords, tf, dl = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+    block, stats = _inline_block(ords, tf, dl)
+    return encode_entry(stats, block, ()), gone
 
 
 def _concat(parts: Sequence[Postings]) -> Postings:
@@ -797,13 +993,17 @@ class PostingWriter:
             raise ValueError(f"ordinal {ordinal}: term frequencies must be finite and > 0")
         if not math.isfinite(doc_len) or doc_len < 0 or (tfs and doc_len <= 0):
             raise ValueError(f"ordinal {ordinal}: bad document length {doc_len}")
-        vocab, terms, tids = self._vocab, self._terms, self._tids
-        for term in tfs:
-            tid = vocab.get(term)
-            if tid is None:
-                tid = vocab[term] = len(terms)
-                terms.append(term)
-            tids.append(tid)
+        vocab = self._vocab
+        try:
+            ids = [vocab[term] for term in tfs]
+        except KeyError:  # new terms: give them ids, then map again
+            terms = self._terms
+            for term in tfs:
+                if term not in vocab:
+                    vocab[term] = len(terms)
+                    terms.append(term)
+            ids = [vocab[term] for term in tfs]
+        self._tids.extend(ids)
         self._tfs.extend(values)
         self._seen.add(ordinal)
         self._doc_ords.append(ordinal)
@@ -877,21 +1077,47 @@ class PostingWriter:
         ords, tids, tfs, dls = ords[order], tids[order], tfs[order], dls[order]
         starts = np.flatnonzero(np.concatenate(([True], tids[1:] != tids[:-1])))
         ends = np.append(starts[1:], len(tids))
-        # Segment-wide codecs for the inline entries: one numpy pass instead of one per term.
-        codecs = (value_codec(tfs), value_codec(dls))
+        # Inline entries are sliced out of segment-wide encoded columns: one numpy pass for the
+        # whole segment instead of several per term (most terms of a segment are short).
+        tf_codec, dl_codec = value_codec(tfs), value_codec(dls)
+        ord_bytes = ords.astype(_U32).tobytes()
+        tf_bytes = _encode_values(tfs, tf_codec)
+        dl_bytes = _encode_values(dls, dl_codec)
+        tf_size = _KIND_DTYPES[tf_codec >> 4].itemsize
+        dl_size = _KIND_DTYPES[dl_codec >> 4].itemsize
+        max_tf = np.maximum.reduceat(tfs, starts).tolist()
+        min_dl = np.minimum.reduceat(dls, starts).tolist()
+        firsts = ords[starts].tolist()
         prefix = TERM.prefix(self.index.generation, segment_id)
         terms = self._terms
-        for tid, start, end in zip(
-            tids[starts].tolist(), starts.tolist(), ends.tolist(), strict=True
-        ):
-            postings = Postings(ords[start:end], tfs[start:end], dls[start:end])
-            _write_term(
-                batch,
-                prefix,
-                term_digest(terms[tid]),
-                postings,
-                codecs if end - start <= INLINE_POSTINGS else None,
+        put = batch.put
+        entry_head, block_head = _ENTRY_HEAD.pack, _BLOCK_HEAD.pack
+        rows = zip(
+            tids[starts].tolist(),
+            starts.tolist(),
+            ends.tolist(),
+            max_tf,
+            min_dl,
+            firsts,
+            strict=True,
+        )
+        for tid, start, end, top_tf, low_dl, first in rows:
+            digest = term_digest(terms[tid])
+            n = end - start
+            if n > INLINE_POSTINGS:
+                postings = Postings(ords[start:end], tfs[start:end], dls[start:end])
+                _write_term(batch, prefix, digest, postings)
+                continue
+            value = b"".join(
+                (
+                    entry_head(_ENTRY_V1, _INLINE, 0, n, top_tf, low_dl),
+                    block_head(_BLOCK_V1, _ORD_RAW, tf_codec, dl_codec, n, first),
+                    ord_bytes[4 * start : 4 * end],
+                    _padded(tf_bytes[tf_size * start : tf_size * end]),
+                    _padded(dl_bytes[dl_size * start : dl_size * end]),
+                )
             )
+            put(POSTINGS_CF, prefix + digest, value)
 
 
 # --- Reader. --------------------------------------------------------------------------------------

@@ -95,15 +95,28 @@ def test_scores_equal_the_oracle_across_segments_merges_and_retirements(store: S
     live = list(range(len(corpus)))
     _check_against_oracle(index, corpus, live, queries)
 
+    assert index.merge() is not None  # the tier of 8 small segments, nothing retired
+    assert len(index.manifest().segments) == 2
+    _check_against_oracle(index, corpus, live, queries)
+
     retired = random.Random(9).sample(live, 60)
     assert index.retire(retired) == 60
     live = [o for o in live if o not in set(retired)]
     _check_against_oracle(index, corpus, live, queries)  # hidden, not yet dropped
 
-    assert index.merge() is not None  # the tier of 8 small segments
+    writer = index.writer(max_docs=45)  # more segments, then merges that drop retired postings
+    more = _corpus(seed=10, n_docs=300, vocab=150)
+    for ordinal, doc in enumerate(more, start=len(corpus)):
+        writer.add(ordinal, Counter(doc), len(doc))
+    writer.flush()
+    corpus += more
+    live += range(400, 700)
+    _check_against_oracle(index, corpus, live, queries)
+    assert index.merge() is not None
     _check_against_oracle(index, corpus, live, queries)
     index.force_merge()
     assert len(index.manifest().segments) == 1
+    assert len(index.snapshot().retired) == 0
     _check_against_oracle(index, corpus, live, queries)
 
 

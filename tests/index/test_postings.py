@@ -228,6 +228,32 @@ def test_merge_drops_retired_postings_and_deletes_old_keys(store: Store) -> None
     assert index.manifest().live_docs == 28
 
 
+@pytest.mark.parametrize("retire", [False, True])
+def test_merges_keep_weighted_values_exact(store: Store, retire: bool) -> None:
+    index = PostingIndex(store)
+    writer = index.writer(max_docs=3)
+    expected: dict[str, dict[int, tuple[float, float]]] = {}
+    values = [0.5, 2.25, 1 / 3, 7.0, 1e-3, 300.0, 70000.0]
+    for ordinal in range(40):
+        tfs = {f"t{ordinal % 5}": values[ordinal % 7], "all": values[(ordinal + 3) % 7]}
+        dl = 0.75 * ordinal + 1 / 7
+        writer.add(ordinal, tfs, dl)
+        for term, tf in tfs.items():
+            expected.setdefault(term, {})[ordinal] = (tf, dl)
+    writer.flush()
+    if retire:
+        index.retire([4, 5, 6])
+        for postings_of in expected.values():
+            for ordinal in (4, 5, 6):
+                postings_of.pop(ordinal, None)
+    index.force_merge()
+    got = index.reader().postings(list(expected))
+    for term, postings_of in expected.items():
+        assert got[term].ordinals.tolist() == sorted(postings_of)
+        assert got[term].tf.tolist() == [postings_of[o][0] for o in sorted(postings_of)]
+        assert got[term].dl.tolist() == [postings_of[o][1] for o in sorted(postings_of)]
+
+
 def test_a_crashed_merge_leaves_the_old_segments_and_recover_cleans_up(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
