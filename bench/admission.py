@@ -20,11 +20,54 @@ from cwcore.importers.pipeline import import_paths
 from cwcore.store.admission import Admission
 from cwcore.store.rocks import Store
 
-WORDS = (
-    "parse config daemon socket retry timeout error index window chunk token session project "
-    "rocksdb import export search recall hint lease cursor merge segment posting fix test bench "
-    "the a of to and in is that it for with as on this be we should could would"
-).split()
+WORDS = [
+    "parse",
+    "config",
+    "daemon",
+    "socket",
+    "retry",
+    "timeout",
+    "error",
+    "index",
+    "window",
+    "chunk",
+    "token",
+    "session",
+    "project",
+    "rocksdb",
+    "import",
+    "export",
+    "search",
+    "recall",
+    "hint",
+    "lease",
+    "cursor",
+    "merge",
+    "segment",
+    "posting",
+    "fix",
+    "test",
+    "bench",
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "in",
+    "is",
+    "that",
+    "it",
+    "for",
+    "with",
+    "as",
+    "on",
+    "this",
+    "be",
+    "we",
+    "should",
+    "could",
+    "would",
+]
 
 
 def generate(path: Path, messages: int, seed: int = 7) -> int:
@@ -44,7 +87,8 @@ def generate(path: Path, messages: int, seed: int = 7) -> int:
                 "id": f"m{index}",
                 "role": role,
                 "text": text,
-                "timestamp": f"2026-10-{1 + session % 28:02d}T{10 + minute // 60:02d}:{minute % 60:02d}:00Z",
+                "timestamp": f"2026-10-{1 + session % 28:02d}T"
+                f"{10 + minute // 60:02d}:{minute % 60:02d}:00Z",
                 "project": f"proj-{session % 7}",
             }
             fh.write(json.dumps(row) + "\n")
@@ -66,13 +110,19 @@ def run(messages: int = 50_000, scrub: bool = True) -> dict[str, Any]:
         # Baseline: the same rows into SQLite (one transaction, WAL), in this process.
         db = sqlite3.connect(Path(tmp) / "baseline.sqlite")
         db.execute("PRAGMA journal_mode=WAL")
-        db.execute("CREATE TABLE m (session TEXT, id TEXT, role TEXT, text TEXT, ts TEXT, PRIMARY KEY (session, id))")
+        db.execute(
+            "CREATE TABLE m (session TEXT, id TEXT, role TEXT, text TEXT, ts TEXT, "
+            "PRIMARY KEY (session, id))"
+        )
 
         def sqlite_insert() -> None:
             with src.open() as fh, db:
                 db.executemany(
                     "INSERT INTO m VALUES (?, ?, ?, ?, ?)",
-                    ((r["session"], r["id"], r["role"], r["text"], r["timestamp"]) for r in map(json.loads, fh)),
+                    (
+                        (r["session"], r["id"], r["role"], r["text"], r["timestamp"])
+                        for r in map(json.loads, fh)
+                    ),
                 )
 
         _, sqlite_seconds = timed(sqlite_insert)
@@ -98,8 +148,16 @@ def run(messages: int = 50_000, scrub: bool = True) -> dict[str, Any]:
     print_table(
         f"admission: {messages:,} cw-jsonl messages",
         [
-            ("cw import (events+manifests+chunks+outbox)", f"{result['messages_per_s']:,}", f"{result['disk_bytes_per_message']}"),
-            ("sqlite plain insert (baseline, no ids/chunks)", f"{result['baseline_sqlite']['messages_per_s']:,}", f"{result['baseline_sqlite']['disk_bytes_per_message']}"),
+            (
+                "cw import (events+manifests+chunks+outbox)",
+                f"{result['messages_per_s']:,}",
+                f"{result['disk_bytes_per_message']}",
+            ),
+            (
+                "sqlite plain insert (baseline, no ids/chunks)",
+                f"{result['baseline_sqlite']['messages_per_s']:,}",
+                f"{result['baseline_sqlite']['disk_bytes_per_message']}",
+            ),
         ],
         ("system", "messages/s", "disk bytes/message"),
     )

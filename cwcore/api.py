@@ -127,7 +127,12 @@ class Archive:
         cursor: str | None = None,
     ) -> tuple[list[SessionInfo], str | None]:
         params: dict[str, Any] = {"limit": limit}
-        for name, value in (("project", project), ("agent", agent), ("since", since), ("cursor", cursor)):
+        for name, value in (
+            ("project", project),
+            ("agent", agent),
+            ("since", since),
+            ("cursor", cursor),
+        ):
             if value is not None:
                 params[name] = value
         body = self.call("sessions", params)
@@ -143,3 +148,7 @@ class Archive:
 
     def export(self, session: str, fmt: str = "md") -> str:
         return str(self.call("export", {"session": session, "format": fmt})["text"])
+
+    def forget(self, target: str) -> dict[str, Any]:
+        """Remove a session or document for good; returns counts of what was removed."""
+        return self.call("forget", {"target": target})

@@ -202,7 +202,9 @@ def export_session(reader: Reader, session: str, fmt: str) -> str:
     for m in body["messages"]:
         if m["kind"] == "thinking":
             continue
-        label = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}[m["role"]]
+        label = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}[
+            m["role"]
+        ]
         if m["kind"] == "tool-call":
             label = f"Tool call `{m['tool'] or 'tool'}`"
         elif m["kind"] == "tool-result":

@@ -33,10 +33,12 @@ class Settings:
         default=True, metadata={"doc": "Explicit search may use local embeddings (spec 000)."}
     )
     semantic_policy: str = field(
-        default="auto", metadata={"doc": "Default semanticPolicy of explicit search: auto|always|never."}
+        default="auto",
+        metadata={"doc": "Default semanticPolicy of explicit search: auto|always|never."},
     )
     reranker_enabled: bool = field(
-        default=True, metadata={"doc": "Rerank the lexical/semantic tier when a model is installed."}
+        default=True,
+        metadata={"doc": "Rerank the lexical/semantic tier when a model is installed."},
     )
     reranker_model: str = field(
         default="Xenova/ms-marco-MiniLM-L-6-v2", metadata={"doc": "Cross-encoder model name."}
@@ -49,7 +51,9 @@ class Settings:
         default=40, metadata={"doc": "Fused lexical/semantic candidates sent to the reranker."}
     )
     window_tokens: int = field(default=900, metadata={"doc": "Search window size in tokens."})
-    window_overlap: float = field(default=0.15, metadata={"doc": "Search window overlap (fraction)."})
+    window_overlap: float = field(
+        default=0.15, metadata={"doc": "Search window overlap (fraction)."}
+    )
     lease_minutes: float = field(default=30.0, metadata={"doc": "Locator lease length, minutes."})
     daemon_grace_seconds: float = field(
         default=300.0, metadata={"doc": "Daemon idle grace before it closes the store, seconds."}
@@ -64,7 +68,8 @@ class Settings:
         default=30.0, metadata={"doc": "Oldest conversation preflight may insert, days."}
     )
     abandoned_hint_days: float = field(
-        default=30.0, metadata={"doc": "Hint records of a session idle this long are reclaimed, days."}
+        default=30.0,
+        metadata={"doc": "Hint records of a session idle this long are reclaimed, days."},
     )
     hint_message_tokens: int = field(default=160, metadata={"doc": "Hint budget per user message."})
     hint_active_tokens: int = field(
@@ -75,17 +80,21 @@ class Settings:
         metadata={"doc": "Tool outputs at least this large also become tool-result documents."},
     )
     retention_session_days: float = field(
-        default=0.0, metadata={"doc": "Expire session documents after this many days (0 keeps all)."}
+        default=0.0,
+        metadata={"doc": "Expire session documents after this many days (0 keeps all)."},
     )
     retention_markdown_days: float = field(
-        default=0.0, metadata={"doc": "Expire markdown documents after this many days (0 keeps all)."}
+        default=0.0,
+        metadata={"doc": "Expire markdown documents after this many days (0 keeps all)."},
     )
     scrub_secrets: bool = field(
         default=True, metadata={"doc": "Replace API keys, tokens and passwords at import."}
     )
     durable_sync: bool = field(
         default=False,
-        metadata={"doc": "fsync the WAL on every admission (survives power loss, not only kill -9)."},
+        metadata={
+            "doc": "fsync the WAL on every admission (survives power loss, not only kill -9)."
+        },
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,9 @@ from cwcore.errors import InvalidInput
 from cwcore.importers import pipeline
 from cwcore.store.admission import Admission
 from cwcore.store.reader import Reader
+from cwcore.store.retention import Retention
 from cwcore.store.rocks import FAMILIES, Store
+from cwcore.workers import Periodic
 
 Emit = Callable[[dict[str, Any]], None]
 Handler = Callable[["Engine", dict[str, Any], Emit, threading.Event], dict[str, Any]]
@@ -66,8 +69,10 @@ class Engine:
         self.store = Store(store_path(home), sync=self.settings.durable_sync)
         self.admission = Admission(self.store)
         self.reader = Reader(self.store)
+        self.retention = Retention(self.store)
         self.build = _build_fingerprint()
-        self._workers: list[Any] = []
+        self._workers: list[Periodic] = []
+        self.compaction: dict[str, Any] = {}
 
     # -- Service protocol ---------------------------------------------------------------------
 
@@ -94,6 +99,7 @@ class Engine:
                 self.store.property_int("rocksdb.estimate-pending-compaction-bytes", f)
                 for f in FAMILIES
             ),
+            "workers": {w.name: w.status() for w in self._workers},
         }
 
     def _indexed_seq(self) -> int:
@@ -101,12 +107,32 @@ class Engine:
         return int(cursor.get("seq", 0))
 
     def start_workers(self) -> None:
-        """Background workers start here (indexing, expiry, compaction monitor)."""
+        """Background workers: retention (expiry by archive kind) and the compaction monitor."""
+        self._workers = [
+            Periodic("retention", lambda: self.retention.expire(self.settings).to_json(), 3600.0),
+            Periodic("compaction", self._sample_compaction, 60.0),
+        ]
+        for worker in self._workers:
+            worker.start()
+
+    def _sample_compaction(self) -> dict[str, Any]:
+        """Record RocksDB's own view of pending compaction; RocksDB compacts in the background."""
+        self.compaction = {
+            "pending_compaction_bytes": sum(
+                self.store.property_int("rocksdb.estimate-pending-compaction-bytes", f)
+                for f in FAMILIES
+            ),
+            "running_compactions": self.store.property_int("rocksdb.num-running-compactions"),
+            "sampled_at": time.time(),
+        }
+        return self.compaction
 
     def idle(self) -> bool:
-        return True
+        return not any(w.busy for w in self._workers)
 
     def close(self) -> None:
+        for worker in self._workers:
+            worker.stop()
         self.store.close()
 
 
@@ -126,7 +152,9 @@ def _str(params: dict[str, Any], name: str, default: str | None = None) -> str |
 
 
 @method("import")
-def _import(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event) -> dict[str, Any]:
+def _import(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
     paths = params.get("paths")
     if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
         raise InvalidInput("paths must be a non-empty list of strings")
@@ -145,7 +173,9 @@ def _import(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threadin
 
 
 @method("doctor")
-def _doctor(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event) -> dict[str, Any]:
+def _doctor(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
     counts = engine.store.meta_get("counts") or {}
     sizes = {
         family: engine.store.property_int("rocksdb.estimate-live-data-size", family)
@@ -169,7 +199,9 @@ def _doctor(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threadin
 
 
 @method("sessions")
-def _sessions(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event) -> dict[str, Any]:
+def _sessions(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
     limit = params.get("limit", 50)
     if not isinstance(limit, int) or isinstance(limit, bool):
         raise InvalidInput("limit must be an integer")
@@ -184,7 +216,9 @@ def _sessions(engine: Engine, params: dict[str, Any], emit: Emit, cancel: thread
 
 
 @method("show", output_bytes=16 * MiB)
-def _show(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event) -> dict[str, Any]:
+def _show(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
     session = _str(params, "session")
     if not session:
         raise InvalidInput("session is required")
@@ -197,9 +231,21 @@ def _show(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.
 
 
 @method("export", output_bytes=16 * MiB)
-def _export(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event) -> dict[str, Any]:
+def _export(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
     session = _str(params, "session")
     if not session:
         raise InvalidInput("session is required")
     fmt = _str(params, "format", "md") or "md"
     return {"text": browse.export_session(engine.reader, session, fmt)}
+
+
+@method("forget")
+def _forget(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    target = _str(params, "target")
+    if not target:
+        raise InvalidInput("target (a session or document id) is required")
+    return engine.retention.forget(target).to_json()

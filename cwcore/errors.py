@@ -88,7 +88,8 @@ class StoreVersionError(StoreError):
 
 
 class CorruptRecord(StoreError):
-    """A canonical record failed to decode. Canonical records are never repaired from derived ones."""
+    """A canonical record failed to decode. Canonical records are never repaired from derived
+    ones."""
 
     code = "corrupt-record"
 

@@ -7,6 +7,7 @@ People get tables; ``--json`` gets the BRIEF's JSON shapes on stdout. Errors: on
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -65,9 +66,11 @@ def import_(
                 paths,
                 fmt=fmt,
                 project=project,
-                on_event=lambda e: emit_json({k: v for k, v in e.items() if k != "type"})
-                if e.get("type") == "ack"
-                else None,
+                on_event=lambda e: (
+                    emit_json({k: v for k, v in e.items() if k != "type"})
+                    if e.get("type") == "ack"
+                    else None
+                ),
             )
             emit_json(summary.to_json())
         else:
@@ -85,7 +88,9 @@ def import_(
                 def on_event(event: dict[str, Any]) -> None:
                     if event.get("type") == "progress":
                         name = Path(str(event["file"])).name
-                        progress.update(task, completed=event["files"], total=event["total"], file=name)
+                        progress.update(
+                            task, completed=event["files"], total=event["total"], file=name
+                        )
                     elif event.get("type") == "notice":
                         progress.console.print(f"[dim]{event['message']}[/]", markup=True)
 
@@ -130,7 +135,11 @@ def config_cmd(as_json: JsonOpt = False) -> None:
                 {
                     "home": str(home),
                     "settings": {
-                        r.name: {"value": r.value, "source": r.source, "env": cwconfig.env_name(r.name)}
+                        r.name: {
+                            "value": r.value,
+                            "source": r.source,
+                            "env": cwconfig.env_name(r.name),
+                        }
                         for r in report
                     },
                 }
@@ -146,7 +155,9 @@ def config_cmd(as_json: JsonOpt = False) -> None:
 @app.command()
 def sessions(
     project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
-    agent: Annotated[str | None, typer.Option(help="Only this agent (claude-code, codex, ...).")] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="Only this agent (claude-code, codex, ...).")
+    ] = None,
     since: Annotated[str | None, typer.Option(help="Active on or after this ISO date.")] = None,
     limit: Annotated[int, typer.Option(help="Rows per page.")] = 50,
     cursor: Annotated[str | None, typer.Option(help="Continue from a previous page.")] = None,
@@ -209,6 +220,33 @@ def export(
     with guard(False), open_archive() as archive:
         text = archive.export(session, fmt)
         typer.echo(text, nl=False)
+
+
+@app.command()
+def forget(
+    target: Annotated[
+        str, typer.Argument(help="A session id (or unique prefix) or a document id.")
+    ],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove a session or document for good: canonical records and derived entries.
+
+    Ordinals are tombstoned, never reused. Asks for confirmation on a terminal unless --yes.
+    """
+    with guard(as_json):
+        if not yes and not as_json and sys.stdin.isatty():
+            typer.confirm(f"Forget {target} permanently?", abort=True)
+        with open_archive() as archive:
+            report = archive.forget(target)
+        if as_json:
+            emit_json(report)
+            return
+        console.print(
+            f"forgot {report['sessions']} session(s), {report['documents']} document(s) "
+            f"({report['versions']} version(s)), {report['events']} event(s), "
+            f"{report['chunks']} chunk(s); {report['tombstoned']} ordinal(s) tombstoned"
+        )
 
 
 def main() -> None:

@@ -9,7 +9,12 @@ from rich.markup import escape
 
 FOLD_LINES = 12
 
-_ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "tool": "yellow", "system": "magenta"}
+_ROLE_STYLE = {
+    "user": "bold cyan",
+    "assistant": "bold green",
+    "tool": "yellow",
+    "system": "magenta",
+}
 
 
 def _fold(text: str, limit: int = FOLD_LINES) -> str:
@@ -18,7 +23,9 @@ def _fold(text: str, limit: int = FOLD_LINES) -> str:
         return text
     head = "\n".join(lines[: limit // 2])
     tail = "\n".join(lines[-limit // 4 :])
-    return f"{head}\n  … {len(lines) - limit // 2 - limit // 4} more lines (cw show --full) …\n{tail}"
+    return (
+        f"{head}\n  … {len(lines) - limit // 2 - limit // 4} more lines (cw show --full) …\n{tail}"
+    )
 
 
 def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = True) -> None:
@@ -41,7 +48,9 @@ def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = Tr
     for _, _, (what, item) in items:
         if what == "event":
             raw = item["raw"]
-            console.print(f"[dim]· line {item['line']} {escape(item['type'])}: {escape(raw[:120])}[/]")
+            console.print(
+                f"[dim]· line {item['line']} {escape(item['type'])}: {escape(raw[:120])}[/]"
+            )
             continue
         m = item
         if m["kind"] == "thinking":
@@ -57,7 +66,9 @@ def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = Tr
         else:
             label = m["role"]
         mark = " [red](superseded)[/]" if m.get("superseded") else ""
-        console.print(f"\n[{style}]{escape(label)}[/] [dim]{stamp}  {escape(m['messageKey'])}[/]{mark}")
+        console.print(
+            f"\n[{style}]{escape(label)}[/] [dim]{stamp}  {escape(m['messageKey'])}[/]{mark}"
+        )
         text = m["text"]
         if fold and m["kind"] in ("tool-call", "tool-result"):
             text = _fold(text)

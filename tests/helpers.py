@@ -12,14 +12,31 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def conversation(session: str, turns: int, *, project: str = "proj", start_minute: int = 0) -> list[dict[str, Any]]:
+def conversation(
+    session: str, turns: int, *, project: str = "proj", start_minute: int = 0
+) -> list[dict[str, Any]]:
     """A cw-jsonl session: ``turns`` exchanges of user question + assistant answer."""
     rows: list[dict[str, Any]] = []
     for i in range(turns):
         minute = start_minute + i
         stamp = f"2026-11-01T{10 + minute // 60:02d}:{minute % 60:02d}:00Z"
-        rows.append({"session": session, "id": f"u{i}", "role": "user", "project": project,
-                     "text": f"question {i} about parseConfig and ERR_{i:04d}", "timestamp": stamp})
-        rows.append({"session": session, "id": f"a{i}", "role": "assistant",
-                     "text": f"answer {i}: edit src/config/load_{i}.py", "timestamp": stamp})
+        rows.append(
+            {
+                "session": session,
+                "id": f"u{i}",
+                "role": "user",
+                "project": project,
+                "text": f"question {i} about parseConfig and ERR_{i:04d}",
+                "timestamp": stamp,
+            }
+        )
+        rows.append(
+            {
+                "session": session,
+                "id": f"a{i}",
+                "role": "assistant",
+                "text": f"answer {i}: edit src/config/load_{i}.py",
+                "timestamp": stamp,
+            }
+        )
     return rows

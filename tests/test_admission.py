@@ -22,7 +22,9 @@ def part(mid: str, text: str, role: str = "user") -> DocumentPart:
 
 
 def doc(doc_id: str, *parts: DocumentPart, **kw: object) -> DocumentSpec:
-    return DocumentSpec(doc_id, kw.pop("kind", "turn"), "s1", "proj", "cw-jsonl", tuple(parts), **kw)  # type: ignore[arg-type]
+    return DocumentSpec(
+        doc_id, kw.pop("kind", "turn"), "s1", "proj", "cw-jsonl", tuple(parts), **kw
+    )  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -87,9 +89,9 @@ def test_large_payload_stored_once(store: Store) -> None:
     adm = Admission(store)
     payload = "line of tool output\n" * 5000  # ~100 KB, several chunks
     adm.admit_one(SESSION, doc("t1", part("x", payload, "tool")))
-    chunks = sum(1 for _ in store.scan("chunks", b""))
+    chunks = sum(1 for _ in store.scan("chunks", keys.CHUNK.prefix()))
     adm.admit_one(SESSION, doc("r1", part("x", payload, "tool"), kind="tool-result"))
-    assert sum(1 for _ in store.scan("chunks", b"")) == chunks
+    assert sum(1 for _ in store.scan("chunks", keys.CHUNK.prefix())) == chunks
 
 
 def test_split_chunks_align_and_rejoin() -> None:
@@ -114,7 +116,12 @@ def test_limit_source_bytes(store: Store) -> None:
 
 
 def test_limit_metadata_bytes(store: Store) -> None:
-    _rejected(store, doc("d1", part("a", "x"), metadata={"m": "y" * (1 << 20)}), LimitExceeded, "metadata is")
+    _rejected(
+        store,
+        doc("d1", part("a", "x"), metadata={"m": "y" * (1 << 20)}),
+        LimitExceeded,
+        "metadata is",
+    )
 
 
 def test_limit_metadata_depth(store: Store) -> None:
@@ -142,7 +149,9 @@ def test_limit_source_ref_bytes(store: Store) -> None:
 def test_limit_annotations(store: Store) -> None:
     text = "x" * 10
     many = tuple(Annotation("question", 0, 1) for _ in range(4097))
-    _rejected(store, doc("d1", part("a", text), annotations=many), LimitExceeded, "4097 annotations")
+    _rejected(
+        store, doc("d1", part("a", text), annotations=many), LimitExceeded, "4097 annotations"
+    )
     out_of_range = (Annotation("question", 5, 50),)
     _rejected(store, doc("d1", part("a", text), annotations=out_of_range), LimitExceeded, "outside")
 
@@ -169,7 +178,9 @@ def test_bad_role_prefix(store: Store) -> None:
 
 def test_subject_key_requires_supersedes(store: Store) -> None:
     adm, reader = Admission(store), Reader(store)
-    adm.admit_one(SESSION, doc("dec1", part("a", "use rocksdb"), kind="decision", subject_key="storage"))
+    adm.admit_one(
+        SESSION, doc("dec1", part("a", "use rocksdb"), kind="decision", subject_key="storage")
+    )
     _rejected(
         store,
         doc("dec2", part("b", "use sqlite"), kind="decision", subject_key="storage"),
@@ -178,7 +189,13 @@ def test_subject_key_requires_supersedes(store: Store) -> None:
     )
     adm.admit_one(
         SESSION,
-        doc("dec2", part("b", "use sqlite"), kind="decision", subject_key="storage", supersedes="dec1"),
+        doc(
+            "dec2",
+            part("b", "use sqlite"),
+            kind="decision",
+            subject_key="storage",
+            supersedes="dec1",
+        ),
     )
     assert reader.head("dec1")["state"] == "superseded"
     assert reader.head("dec1")["supersededBy"] == "dec2"

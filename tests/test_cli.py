@@ -51,7 +51,7 @@ def test_malformed_line_reported_rest_imported(tmp_path: Path) -> None:
 def test_missing_and_unrecognized_files_are_errors(tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("just text\n")
-    code, out, err = run("import", str(tmp_path / "nope.jsonl"), str(notes))
+    code, _, err = run("import", str(tmp_path / "nope.jsonl"), str(notes))
     assert code == 2
     assert "no such file" in err and "not a recognized session log" in err
     assert "Traceback" not in err
@@ -61,20 +61,41 @@ def test_unknown_format_json_error(tmp_path: Path) -> None:
     src = write_jsonl(tmp_path / "a.jsonl", conversation("s1", 1))
     code, out, _ = run("import", str(src), "--format", "nonsense", "--json")
     assert code == 2
-    assert lines(out) == [{"error": {"code": "unknown-format", "message": lines(out)[0]["error"]["message"]}}]
+    assert lines(out) == [
+        {"error": {"code": "unknown-format", "message": lines(out)[0]["error"]["message"]}}
+    ]
 
 
 def test_sessions_doctor_show_export(tmp_path: Path) -> None:
-    write_jsonl(tmp_path / "a.jsonl", conversation("s1", 2) + conversation("s2", 1, project="other"))
+    write_jsonl(
+        tmp_path / "a.jsonl", conversation("s1", 2) + conversation("s2", 1, project="other")
+    )
     run("import", str(tmp_path / "a.jsonl"))
     code, out, _ = run("sessions", "--json")
     body = json.loads(out)
     assert code == 0 and body["next_cursor"] is None
     row = {r["sessionId"]: r for r in body["sessions"]}["s1"]
-    assert {k: row[k] for k in ("project", "agent", "messages", "turns", "toolCalls", "parent")} == {
-        "project": "proj", "agent": "cw-jsonl", "messages": 4, "turns": 2, "toolCalls": 0, "parent": None,
+    assert {
+        k: row[k] for k in ("project", "agent", "messages", "turns", "toolCalls", "parent")
+    } == {
+        "project": "proj",
+        "agent": "cw-jsonl",
+        "messages": 4,
+        "turns": 2,
+        "toolCalls": 0,
+        "parent": None,
     }
-    assert set(row) >= {"sessionId", "project", "agent", "started", "ended", "messages", "turns", "toolCalls", "parent"}
+    assert set(row) >= {
+        "sessionId",
+        "project",
+        "agent",
+        "started",
+        "ended",
+        "messages",
+        "turns",
+        "toolCalls",
+        "parent",
+    }
     code, out, _ = run("sessions", "--project", "other", "--json")
     assert [r["sessionId"] for r in json.loads(out)["sessions"]] == ["s2"]
     code, out, _ = run("sessions", "--limit", "1", "--json")
@@ -105,7 +126,7 @@ def test_export_round_trips_through_import(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_show_unknown_session_one_line_error() -> None:
-    code, out, err = run("show", "missing")
+    code, _, err = run("show", "missing")
     assert code == 3 and err.strip() == "cw: no session 'missing'"
 
 
@@ -124,7 +145,11 @@ def test_config_sources(monkeypatch, cw_home: Path) -> None:
     monkeypatch.setenv("CW_LEASE_MINUTES", "7")
     code, out, _ = run("config", "--json")
     settings = json.loads(out)["settings"]
-    assert settings["leaseMinutes"] == {"value": 7.0, "source": "CW_LEASE_MINUTES", "env": "CW_LEASE_MINUTES"}
+    assert settings["leaseMinutes"] == {
+        "value": 7.0,
+        "source": "CW_LEASE_MINUTES",
+        "env": "CW_LEASE_MINUTES",
+    }
     assert settings["rerankerEnabled"]["value"] is False
     assert settings["rerankerEnabled"]["source"] == "config.toml"
     assert settings["semanticRetrieval"]["source"] == "default"

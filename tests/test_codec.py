@@ -11,7 +11,9 @@ from cwcore.store import codec
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4)
+    ),
     max_leaves=20,
 )
 

@@ -1,9 +1,10 @@
 """kill -9 an importing process at random points: every acknowledged document survives intact.
 
 Each trial starts ``cw import --json`` in a real subprocess, reads the acknowledgement stream,
-kills the process with SIGKILL right after a random number of acknowledgements, then reopens the store (WAL recovery) and
-checks that every acknowledged document has its head, manifest, every chunk, and its outbox
-entry. Later trials import into the same store, so recovery from earlier kills is exercised too.
+kills the process with SIGKILL right after a random number of acknowledgements, then reopens the
+store (WAL recovery) and checks that every acknowledged document has its head, manifest, every
+chunk, and its outbox entry. Later trials import into the same store, so recovery from earlier
+kills is exercised too.
 """
 
 from __future__ import annotations
@@ -81,7 +82,9 @@ def test_kill_9_loses_no_acknowledged_document(tmp_path: Path) -> None:
         killed_mid_stream += bool(acks)
         with Store(home / "store") as store:
             reader = Reader(store)
-            outboxed = {(e["documentId"], e["version"]) for _, e in reader.outbox() if e["op"] == "index"}
+            outboxed = {
+                (e["documentId"], e["version"]) for _, e in reader.outbox() if e["op"] == "index"
+            }
             for (doc_id, version), ack in acknowledged.items():
                 manifest = reader.manifest(doc_id, version)
                 assert manifest["session"] == ack["sessionId"]

@@ -9,9 +9,7 @@ from hypothesis import strategies as st
 from cwcore.errors import UnsafeKey
 from cwcore.store import keys
 
-SAFE_CHARS = st.characters(
-    blacklist_categories=("Cc", "Cs"), blacklist_characters="/\\"
-)
+SAFE_CHARS = st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="/\\")
 safe_ids = st.text(SAFE_CHARS, min_size=1, max_size=60).filter(lambda s: s == s.strip() and s)
 
 
@@ -33,7 +31,10 @@ def test_prefix_is_exact(a: str, b: str, n: int) -> None:
 
 @given(st.binary(min_size=16, max_size=16), safe_ids)
 def test_digest_field_round_trip(digest: bytes, session: str) -> None:
-    assert keys.PROJECT_SESSION.decode(keys.PROJECT_SESSION.encode(digest, session)) == (digest, session)
+    assert keys.PROJECT_SESSION.decode(keys.PROJECT_SESSION.encode(digest, session)) == (
+        digest,
+        session,
+    )
 
 
 @given(st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=20))

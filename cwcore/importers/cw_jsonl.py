@@ -81,9 +81,7 @@ class CwJsonlImporter:
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         objs = json_lines(head)
-        return bool(objs) and all(
-            {"session", "id", "role", "text"} <= set(o) for o in objs
-        )
+        return bool(objs) and all({"session", "id", "role", "text"} <= set(o) for o in objs)
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         sessions: dict[str, _Session] = {}
@@ -112,9 +110,13 @@ class CwJsonlImporter:
                     state = sessions[session_id] = _Session(
                         session_id=session_id,
                         project=project
-                        or (line_project if isinstance(line_project, str) and line_project else None)
+                        or (
+                            line_project if isinstance(line_project, str) and line_project else None
+                        )
                         or DEFAULT_PROJECT,
-                        agent=obj.get("agent") if isinstance(obj.get("agent"), str) else self.agent,
+                        agent=str(obj["agent"])
+                        if isinstance(obj.get("agent"), str)
+                        else self.agent,
                         parent_session=obj.get("parent_session")
                         if isinstance(obj.get("parent_session"), str)
                         else None,

@@ -84,7 +84,9 @@ def _walk(path: Path) -> Iterator[Path]:
             yield child
 
 
-def plan(paths: Iterable[str | Path], fmt: str, summary: ImportSummary, emit: Emit) -> list[tuple[Path, base.Importer]]:
+def plan(
+    paths: Iterable[str | Path], fmt: str, summary: ImportSummary, emit: Emit
+) -> list[tuple[Path, base.Importer]]:
     """Resolve paths to ``(file, importer)`` pairs; record errors and notices in ``summary``."""
     forced = None if fmt == "auto" else base.get(fmt)
     work: list[tuple[Path, base.Importer]] = []
@@ -186,7 +188,9 @@ def _admit_session(
         try:
             result = admission.admit(spec, events, group)
         except CwError as exc:
-            summary.errors.append(ImportProblem(path, None, f"session {parsed.session_id}: {exc.message}"))
+            summary.errors.append(
+                ImportProblem(path, None, f"session {parsed.session_id}: {exc.message}")
+            )
             return
         events = ()
         for rejected in result.rejected:

@@ -56,9 +56,19 @@ _EXT = (
 _URL = re.compile(r"\bhttps?://[^\s\"'<>()\[\]`]+")
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # Error codes and exception names: ERR_BAD_HEADER, REAP_DRAIN, E0425, ENOENT, TypeError.
-    ("error", re.compile(r"\b(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|E[A-Z]{3,}|E\d{3,5}|[A-Z]\w*(?:Error|Exception|Warning))\b")),
+    (
+        "error",
+        re.compile(
+            r"\b(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|E[A-Z]{3,}|E\d{3,5}|[A-Z]\w*(?:Error|Exception|Warning))\b"
+        ),
+    ),
     # Error messages: "error: ..." up to the end of the line or sentence.
-    ("error", re.compile(r"(?i)\b(?:error|exception|panic|fatal|traceback)\b[:!] ?[^\n]{3,160}?(?=\.\s|\.$|\n|$)")),
+    (
+        "error",
+        re.compile(
+            r"(?i)\b(?:error|exception|panic|fatal|traceback)\b[:!] ?[^\n]{3,160}?(?=\.\s|\.$|\n|$)"
+        ),
+    ),
     # URLs before paths, so a URL is one value, not a path.
     ("value", _URL),
     # Paths: with a directory part, or a bare file name with a known extension.

@@ -33,7 +33,8 @@ _REQUEST = re.compile(
     r"scrivi|rimuovi|usa|prova|controlla|mostra|spiega|sistema|modifica|implementa)\b"
 )
 _DECISION = re.compile(
-    r"(?i)\b(?:we(?:'ll| will| should| are going to)? (?:use|go with|keep|switch to|stick with|adopt|drop)|"
+    r"(?i)\b(?:we(?:'ll| will| should| are going to)? "
+    r"(?:use|go with|keep|switch to|stick with|adopt|drop)|"
     r"let'?s (?:use|go with|keep|switch to|stick with|adopt|drop)|decided|decision:|going with|"
     r"we chose|i'?ll use|settled on|the plan is|abbiamo deciso|useremo|decisione|scegliamo)\b"
 )
@@ -75,9 +76,13 @@ def detect(parts: Sequence[DocumentPart]) -> list[Annotation]:
                 elif _REQUEST.match(sentence):
                     relation = "request"
                 if relation:
-                    found.append(Annotation(relation, offset + start, offset + end, part.message_key))
+                    found.append(
+                        Annotation(relation, offset + start, offset + end, part.message_key)
+                    )
                 if _DECISION.search(sentence):
-                    found.append(Annotation("decision", offset + start, offset + end, part.message_key))
+                    found.append(
+                        Annotation("decision", offset + start, offset + end, part.message_key)
+                    )
             pending_question = asked
         elif part.kind == "text" and part.role == "assistant":
             if pending_question and text.strip():
@@ -85,11 +90,15 @@ def detect(parts: Sequence[DocumentPart]) -> list[Annotation]:
                 end = len(text) if paragraph_end == -1 else paragraph_end
                 start = len(text) - len(text.lstrip())
                 if end > start:
-                    found.append(Annotation("answer", offset + start, offset + end, part.message_key))
+                    found.append(
+                        Annotation("answer", offset + start, offset + end, part.message_key)
+                    )
                 pending_question = False
             for start, end in _sentences(text):
                 if _DECISION.search(text[start:end]):
-                    found.append(Annotation("decision", offset + start, offset + end, part.message_key))
+                    found.append(
+                        Annotation("decision", offset + start, offset + end, part.message_key)
+                    )
         offset += len(text)
     found.sort(key=lambda a: (a.start, a.end, a.relation))
     return found[:MAX_ANNOTATIONS]

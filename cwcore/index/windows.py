@@ -48,7 +48,9 @@ def _byte_offsets(text: str, positions: Sequence[int]) -> list[int]:
     return out
 
 
-def cut(text: str, tokens: Sequence[Token], size: int = 900, overlap: float = 0.15) -> tuple[list[Window], bool]:
+def cut(
+    text: str, tokens: Sequence[Token], size: int = 900, overlap: float = 0.15
+) -> tuple[list[Window], bool]:
     """Windows of ``text`` given its tokens; returns ``(windows, truncated)``.
 
     ``truncated`` is True when the document needed more than :data:`MAX_WINDOWS` windows and the

@@ -190,12 +190,18 @@ class Admission:
                     result.rejected.append(Rejected(spec.document_id, exc))
                     continue
                 result.acks.append(ack)
-            if not any(a.new for a in result.acks) and result.new_events == 0 and not is_new_session:
+            if (
+                not any(a.new for a in result.acks)
+                and result.new_events == 0
+                and not is_new_session
+            ):
                 return result  # nothing changed: write nothing
             if not result.acks and result.new_events == 0:
                 return result  # every document was refused: the session is not created either
             record["updated"] = clock.iso(now)
-            batch.put("scopes", keys.SESSION.encode(session.session_id), codec.encode_record(record))
+            batch.put(
+                "scopes", keys.SESSION.encode(session.session_id), codec.encode_record(record)
+            )
             self.store.meta_put(batch, "counters", counters)
             self.store.meta_put(batch, "counts", counts)
             self.store.commit(batch)
@@ -278,7 +284,9 @@ class Admission:
                 keys.EVENT.encode(session_id, seq),
                 codec.encode_event(event.line, event.conversational, event.type, event.raw),
             )
-            batch.put("events", keys.EVENT_SOURCE.encode(session_id, digest), struct.pack(">Q", seq))
+            batch.put(
+                "events", keys.EVENT_SOURCE.encode(session_id, digest), struct.pack(">Q", seq)
+            )
             added += 1
         return added
 
@@ -298,15 +306,29 @@ class Admission:
             done = self.store.get("requests", keys.REQUEST.encode(spec.request_id))
             if done is not None:
                 body = codec.decode_record(done, "request")
-                return Ack(body["documentId"], body["version"], body["sessionId"], body["kind"],
-                           body["ordinal"], False)
+                return Ack(
+                    body["documentId"],
+                    body["version"],
+                    body["sessionId"],
+                    body["kind"],
+                    body["ordinal"],
+                    False,
+                )
         head_raw = self.store.get("documents", keys.DOC_HEAD.encode(spec.document_id))
         head = codec.decode_record(head_raw, "document head") if head_raw else None
         if head is not None and head.get("digest") == digest.hex():
-            return Ack(spec.document_id, head["version"], head["session"], head["kind"],
-                       head["ordinal"], False)
+            return Ack(
+                spec.document_id,
+                head["version"],
+                head["session"],
+                head["kind"],
+                head["ordinal"],
+                False,
+            )
         if head is not None and head["session"] != spec.session_id:
-            raise Conflict(f"document {spec.document_id} already belongs to session {head['session']}")
+            raise Conflict(
+                f"document {spec.document_id} already belongs to session {head['session']}"
+            )
         pd = project_digest(spec.project)
         subject_holder: str | None = None
         if spec.subject_key is not None:
@@ -330,13 +352,23 @@ class Admission:
         version = 1 if head is None else int(head["version"]) + 1
 
         manifest = self._manifest(spec, version, ordinal, digest, batch, seen_chunks, counts, now)
-        batch.put("documents", keys.DOC_VERSION.encode(spec.document_id, version),
-                  codec.encode_record(manifest))
-        batch.put("ordinals", keys.ORDINAL.encode(ordinal),
-                  codec.encode_record({"documentId": spec.document_id, "version": version}))
-        batch.put("scopes", keys.SESSION_DOC.encode(spec.session_id, ordinal),
-                  codec.encode_record({"documentId": spec.document_id, "version": version,
-                                       "kind": spec.kind}))
+        batch.put(
+            "documents",
+            keys.DOC_VERSION.encode(spec.document_id, version),
+            codec.encode_record(manifest),
+        )
+        batch.put(
+            "ordinals",
+            keys.ORDINAL.encode(ordinal),
+            codec.encode_record({"documentId": spec.document_id, "version": version}),
+        )
+        batch.put(
+            "scopes",
+            keys.SESSION_DOC.encode(spec.session_id, ordinal),
+            codec.encode_record(
+                {"documentId": spec.document_id, "version": version, "kind": spec.kind}
+            ),
+        )
         bucket = day_bucket(spec.created, now)
         batch.put("scopes", keys.BUCKET_SESSION.encode(bucket, spec.session_id), b"")
         new_head = {
@@ -354,33 +386,58 @@ class Admission:
             {"op": "index", "documentId": spec.document_id, "version": version, "ordinal": ordinal}
         ]
         if head is not None:
-            old_keys = [p["key"] for p in self._load_manifest(spec.document_id, head["version"])["parts"]]
+            old_keys = [
+                p["key"] for p in self._load_manifest(spec.document_id, head["version"])["parts"]
+            ]
             new_keys = [p.message_key for p in spec.parts]
             reason = "extended" if new_keys[: len(old_keys)] == old_keys else "changed"
-            self._retire(batch, head, spec.document_id, version, spec.supersede_reason or reason, now)
-            outbox.append({"op": "retire", "documentId": spec.document_id,
-                           "version": head["version"], "ordinal": head["ordinal"]})
+            self._retire(
+                batch, head, spec.document_id, version, spec.supersede_reason or reason, now
+            )
+            outbox.append(
+                {
+                    "op": "retire",
+                    "documentId": spec.document_id,
+                    "version": head["version"],
+                    "ordinal": head["ordinal"],
+                }
+            )
         else:
             counts["documents"] += 1
             session["documents"] = int(session.get("documents", 0)) + 1
             if spec.kind == "turn":
                 session["turns"] = int(session.get("turns", 0)) + 1
         if target is not None and target.get("state") == "live":
-            self._retire(batch, target, spec.document_id, version,
-                         spec.supersede_reason or "superseded", now)
+            self._retire(
+                batch, target, spec.document_id, version, spec.supersede_reason or "superseded", now
+            )
             target["state"] = "superseded"
             target["supersededBy"] = spec.document_id
-            batch.put("documents", keys.DOC_HEAD.encode(spec.supersedes),
-                      codec.encode_record(target))
-            outbox.append({"op": "retire", "documentId": spec.supersedes,
-                           "version": target["version"], "ordinal": target["ordinal"]})
+            batch.put(
+                "documents", keys.DOC_HEAD.encode(target["documentId"]), codec.encode_record(target)
+            )
+            outbox.append(
+                {
+                    "op": "retire",
+                    "documentId": spec.supersedes,
+                    "version": target["version"],
+                    "ordinal": target["ordinal"],
+                }
+            )
         if spec.subject_key is not None:
-            batch.put("scopes", keys.SUBJECT_LIVE.encode(pd, spec.subject_key),
-                      codec.encode_record({"documentId": spec.document_id}))
-        batch.put("documents", keys.DOC_HEAD.encode(spec.document_id), codec.encode_record(new_head))
+            batch.put(
+                "scopes",
+                keys.SUBJECT_LIVE.encode(pd, spec.subject_key),
+                codec.encode_record({"documentId": spec.document_id}),
+            )
+        batch.put(
+            "documents", keys.DOC_HEAD.encode(spec.document_id), codec.encode_record(new_head)
+        )
         for part in spec.parts:
             mkey = keys.MESSAGE_DOC.encode(spec.session_id, part.message_key)
-            first = part.message_key not in seen_messages and self.store.get("documents", mkey) is None
+            first = (
+                part.message_key not in seen_messages and self.store.get("documents", mkey) is None
+            )
             if spec.kind == "turn" or first:
                 batch.put("documents", mkey, codec.encode_record({"documentId": spec.document_id}))
             if first and spec.kind == "turn":
@@ -401,8 +458,11 @@ class Admission:
                 session["ended"] = max(ts)
         ack = Ack(spec.document_id, version, spec.session_id, spec.kind, ordinal, True)
         if spec.request_id is not None:
-            batch.put("requests", keys.REQUEST.encode(spec.request_id),
-                      codec.encode_record({**ack.to_json(), "ordinal": ordinal}))
+            batch.put(
+                "requests",
+                keys.REQUEST.encode(spec.request_id),
+                codec.encode_record({**ack.to_json(), "ordinal": ordinal}),
+            )
         return ack
 
     def _manifest(
@@ -430,6 +490,8 @@ class Admission:
             for piece in split_chunks(data):
                 h = keys.digest16(piece)
                 chunks.append([h.hex(), pos, len(piece)])
+                # Owner references let retention delete a shared chunk only with its last owner.
+                batch.put("chunks", keys.CHUNK_OWNER.encode(h, ordinal), b"")
                 pos += len(piece)
                 if h not in seen_chunks:
                     seen_chunks.add(h)
@@ -503,7 +565,13 @@ class Admission:
             "reason": reason,
             "at": clock.iso(now),
         }
-        batch.put("supersession", keys.SUPERSESSION.encode(head["documentId"], head["version"]),
-                  codec.encode_record(record))
-        batch.put("ordinals", keys.TOMBSTONE.encode(head["ordinal"]),
-                  codec.encode_record({**record, "retired": "superseded"}))
+        batch.put(
+            "supersession",
+            keys.SUPERSESSION.encode(head["documentId"], head["version"]),
+            codec.encode_record(record),
+        )
+        batch.put(
+            "ordinals",
+            keys.TOMBSTONE.encode(head["ordinal"]),
+            codec.encode_record({**record, "retired": "superseded"}),
+        )

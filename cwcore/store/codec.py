@@ -44,7 +44,9 @@ _EVENT_HEADER = struct.Struct(">BIBH")  # version, line, flags, type length
 def encode_event(line: int, conversational: bool, type_: str, raw: bytes) -> bytes:
     """Event value: header (version, 1-based line, flags, type) + the verbatim source bytes."""
     tbytes = type_.encode("utf-8")[:65535]
-    return _EVENT_HEADER.pack(EVENT_V1, line, 1 if conversational else 0, len(tbytes)) + tbytes + raw
+    return (
+        _EVENT_HEADER.pack(EVENT_V1, line, 1 if conversational else 0, len(tbytes)) + tbytes + raw
+    )
 
 
 def decode_event(data: bytes) -> tuple[int, bool, str, bytes]:

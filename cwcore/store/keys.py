@@ -178,6 +178,7 @@ MESSAGE_DOC = KeyLayout("message-document", 0x22, ("str", "str"))  # session, me
 
 # chunks CF
 CHUNK = KeyLayout("chunk", 0x30, ("h16",))  # content digest -> payload bytes
+CHUNK_OWNER = KeyLayout("chunk-owner", 0x31, ("h16", "u32"))  # digest, owner ordinal -> empty
 
 # scopes CF: immutable membership and session records
 SESSION = KeyLayout("session", 0x40, ("str",))  # session id -> session record

@@ -51,7 +51,9 @@ def check_document(spec: DocumentSpec, text: str | None = None) -> None:
     text = document_text(spec) if text is None else text
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_SOURCE_BYTES:
-        raise LimitExceeded(f"document {doc}: source is {size} bytes; the limit is {MAX_SOURCE_BYTES}")
+        raise LimitExceeded(
+            f"document {doc}: source is {size} bytes; the limit is {MAX_SOURCE_BYTES}"
+        )
     depth = json_depth(spec.metadata, MAX_METADATA_DEPTH)
     if depth > MAX_METADATA_DEPTH:
         raise LimitExceeded(f"document {doc}: metadata nests deeper than {MAX_METADATA_DEPTH}")
@@ -66,7 +68,9 @@ def check_document(spec: DocumentSpec, text: str | None = None) -> None:
         )
     ref_bytes = sum(len(p.message_key.encode("utf-8", "surrogatepass")) for p in spec.parts)
     if ref_bytes > MAX_SOURCE_REF_BYTES:
-        raise LimitExceeded(f"document {doc}: source message ids total {ref_bytes} bytes (1 MiB max)")
+        raise LimitExceeded(
+            f"document {doc}: source message ids total {ref_bytes} bytes (1 MiB max)"
+        )
     if len(spec.annotations) > MAX_ANNOTATIONS:
         raise LimitExceeded(
             f"document {doc}: {len(spec.annotations)} annotations; the limit is {MAX_ANNOTATIONS}"
@@ -77,7 +81,9 @@ def check_document(spec: DocumentSpec, text: str | None = None) -> None:
     annotated = 0
     for a in spec.annotations:
         if not 0 <= a.start <= a.end <= len(text):
-            raise LimitExceeded(f"document {doc}: annotation {a.start}..{a.end} is outside the text")
+            raise LimitExceeded(
+                f"document {doc}: annotation {a.start}..{a.end} is outside the text"
+            )
         annotated += len(text[a.start : a.end].encode("utf-8", "surrogatepass"))
     if annotated > MAX_ANNOTATION_TEXT_BYTES:
         raise LimitExceeded(f"document {doc}: annotated text totals {annotated} bytes (1 MiB max)")

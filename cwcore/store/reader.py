@@ -82,7 +82,9 @@ class Reader:
             out.append(ref)
         return out
 
-    def session_heads(self, session_id: str, *, include_superseded: bool = False) -> list[dict[str, Any]]:
+    def session_heads(
+        self, session_id: str, *, include_superseded: bool = False
+    ) -> list[dict[str, Any]]:
         """The current head of each document of a session, in order of first admission."""
         seen: dict[str, dict[str, Any]] = {}
         for ref in self.session_document_refs(session_id):
@@ -176,7 +178,9 @@ class Reader:
 
     # -- outbox -------------------------------------------------------------------------------
 
-    def outbox(self, after: int = 0, limit: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    def outbox(
+        self, after: int = 0, limit: int | None = None
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
         start = keys.OUTBOX.encode(after + 1) if after else None
         for key, value in self.store.scan("outbox", keys.OUTBOX.prefix(), start=start, limit=limit):
             yield int(keys.OUTBOX.decode(key)[0]), codec.decode_record(value, "outbox")

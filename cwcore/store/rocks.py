@@ -118,7 +118,9 @@ class Store:
         raw = self._db.get(META.encode("schema"))
         if raw is None:
             if not read_only:
-                self._db.put(META.encode("schema"), codec.encode_record({"version": SCHEMA_VERSION}))
+                self._db.put(
+                    META.encode("schema"), codec.encode_record({"version": SCHEMA_VERSION})
+                )
             return
         version = int(codec.decode_record(raw, "schema")["version"])
         if version > SCHEMA_VERSION:

@@ -1,0 +1,1 @@
+"""Explicit retrieval: requests, tiers, fusion, expansion, rerank, bands, snippets."""

@@ -1,0 +1,62 @@
+"""Reciprocal Rank Fusion within the lexical/semantic tier (spec 000, spec 004: k = 60).
+
+Each mode ranks its own candidates. A candidate's RRF credit is the sum over the modes that found
+it of ``1 / (k + rank)``; the credit, normalized by the best credit, is blended with the
+candidate's own normalized score, trusting rank most near the head: 75 % rank weight for ranks
+1–3, 60 % for 4–10, 40 % beyond (the candidate's best rank across modes decides). Fusion orders
+only: it never changes a presented score and never moves a candidate across tiers — callers fuse
+one tier at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+RRF_K = 60
+
+
+def rank_weight(rank: int) -> float:
+    """Weight of the rank-fusion component for a 1-based rank."""
+    if rank <= 3:
+        return 0.75
+    if rank <= 10:
+        return 0.60
+    return 0.40
+
+
+@dataclass
+class Fused:
+    """A fused candidate: its id, the blended ordering key, and the trace of where it came from."""
+
+    key: str
+    order: float
+    ranks: dict[str, int] = field(default_factory=dict)  # mode -> 1-based rank
+    rrf: float = 0.0
+
+
+def fuse(
+    rankings: Mapping[str, Sequence[str]],
+    scores: Mapping[str, float],
+    *,
+    k: int = RRF_K,
+) -> list[Fused]:
+    """Fuse per-mode rankings (mode -> ordered candidate keys) into one order.
+
+    ``scores`` holds each candidate's normalized score in [0, 1] (its best mode's). Ties break by
+    best rank, then key, so the result is deterministic.
+    """
+    fused: dict[str, Fused] = {}
+    for mode, keys in rankings.items():
+        for rank, key in enumerate(keys, start=1):
+            entry = fused.setdefault(key, Fused(key, 0.0))
+            if mode not in entry.ranks:
+                entry.ranks[mode] = rank
+                entry.rrf += 1.0 / (k + rank)
+    if not fused:
+        return []
+    best = max(f.rrf for f in fused.values())
+    for entry in fused.values():
+        weight = rank_weight(min(entry.ranks.values()))
+        entry.order = weight * (entry.rrf / best) + (1 - weight) * scores.get(entry.key, 0.0)
+    return sorted(fused.values(), key=lambda f: (-f.order, min(f.ranks.values()), f.key))

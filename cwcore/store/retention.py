@@ -1,0 +1,235 @@
+"""Retention: forgetting sessions and documents, and expiry by archive kind.
+
+``forget`` removes canonical records for good: every version's manifest, the head, message and
+membership entries, events (for a session), supersession records, and each chunk whose last owner
+goes. Ordinals are never reused: each forgotten ordinal keeps a tombstone (reason ``forgotten``)
+and gets a ``retire`` outbox entry so the indexer drops its derived entries. Work is committed
+one document per batch, so memory stays bounded and an interrupted forget can simply be re-run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from cwcore import clock
+from cwcore.config import Settings
+from cwcore.errors import NotFound
+from cwcore.store import codec, keys
+from cwcore.store.admission import day_bucket, project_digest
+from cwcore.store.reader import Reader
+from cwcore.store.rocks import Batch, Store
+
+
+@dataclass
+class ForgetReport:
+    """What a forget removed. ``tombstoned`` counts ordinals retired (one per version)."""
+
+    sessions: int = 0
+    documents: int = 0
+    versions: int = 0
+    events: int = 0
+    chunks: int = 0
+    tombstoned: int = 0
+    skipped_pinned: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sessions": self.sessions,
+            "documents": self.documents,
+            "versions": self.versions,
+            "events": self.events,
+            "chunks": self.chunks,
+            "tombstoned": self.tombstoned,
+            "skippedPinned": self.skipped_pinned,
+        }
+
+
+class Retention:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.reader = Reader(store)
+
+    def forget(self, target: str) -> ForgetReport:
+        """Forget a session (by id or unique prefix) or a document id."""
+        try:
+            head = self.reader.head(target)
+        except NotFound:
+            head = None
+        if head is not None:
+            report = ForgetReport()
+            with self.store.lock:
+                self._forget_document(head, report)
+            return report
+        session = self.reader.find_session(target)
+        return self.forget_session(session["id"])
+
+    def forget_session(self, session_id: str, *, keep_pinned: bool = False) -> ForgetReport:
+        report = ForgetReport()
+        with self.store.lock:
+            record = self.reader.session(session_id)
+            seen: set[str] = set()
+            for ref in self.reader.session_document_refs(session_id):
+                doc_id = ref["documentId"]
+                if doc_id in seen:
+                    continue
+                seen.add(doc_id)
+                try:
+                    head = self.reader.head(doc_id)
+                except NotFound:
+                    continue
+                if keep_pinned and self._pinned(head):
+                    report.skipped_pinned.append(doc_id)
+                    continue
+                self._forget_document(head, report)
+            if report.skipped_pinned:
+                return report
+            batch = self.store.batch()
+            for key, _ in self.store.scan("events", keys.EVENT.prefix(session_id)):
+                batch.delete("events", key)
+                report.events += 1
+                if batch.mutations >= 4096:
+                    self.store.commit(batch)
+                    batch = self.store.batch()
+            for key, _ in self.store.scan("events", keys.EVENT_SOURCE.prefix(session_id)):
+                batch.delete("events", key)
+            pd = project_digest(record["project"])
+            batch.delete("scopes", keys.PROJECT_SESSION.encode(pd, session_id))
+            batch.delete("scopes", keys.SESSION.encode(session_id))
+            for stamp in {record.get("started"), record.get("ended"), record.get("created")}:
+                if stamp:
+                    bucket = day_bucket(stamp, clock.now())
+                    batch.delete("scopes", keys.BUCKET_SESSION.encode(bucket, session_id))
+            counts = self.store.meta_get("counts") or {}
+            counts["sessions"] = max(0, int(counts.get("sessions", 0)) - 1)
+            counts["events"] = max(0, int(counts.get("events", 0)) - report.events)
+            counts["messages"] = max(
+                0, int(counts.get("messages", 0)) - int(record.get("messages", 0))
+            )
+            self.store.meta_put(batch, "counts", counts)
+            self.store.commit(batch)
+            report.sessions = 1
+        return report
+
+    def _pinned(self, head: dict[str, Any]) -> bool:
+        return bool(self.reader.manifest(head["documentId"], head["version"]).get("pinned"))
+
+    def _forget_document(self, head: dict[str, Any], report: ForgetReport) -> None:
+        doc_id = head["documentId"]
+        now = clock.now()
+        batch = self.store.batch()
+        counters = self.store.meta_get("counters") or {"ordinal": 0, "outbox": 0}
+        counts = self.store.meta_get("counts") or {}
+        released: set[bytes] = set()
+        touched: set[bytes] = set()
+        for version in self.reader.versions(doc_id):
+            manifest = self.reader.manifest(doc_id, version)
+            ordinal = int(manifest["ordinal"])
+            touched |= self._release_chunks(batch, manifest, ordinal, released)
+            batch.delete("documents", keys.DOC_VERSION.encode(doc_id, version))
+            batch.delete("ordinals", keys.ORDINAL.encode(ordinal))
+            batch.put(
+                "ordinals",
+                keys.TOMBSTONE.encode(ordinal),
+                codec.encode_record(
+                    {
+                        "retired": "forgotten",
+                        "documentId": doc_id,
+                        "version": version,
+                        "at": clock.iso(now),
+                    }
+                ),
+            )
+            batch.delete("scopes", keys.SESSION_DOC.encode(manifest["session"], ordinal))
+            batch.delete("supersession", keys.SUPERSESSION.encode(doc_id, version))
+            for part in manifest["parts"]:
+                mkey = keys.MESSAGE_DOC.encode(manifest["session"], part["key"])
+                owner = self.store.get("documents", mkey)
+                if owner is not None and codec.decode_record(owner)["documentId"] == doc_id:
+                    batch.delete("documents", mkey)
+            if manifest.get("subjectKey"):
+                skey = keys.SUBJECT_LIVE.encode(
+                    project_digest(manifest["project"]), manifest["subjectKey"]
+                )
+                holder = self.store.get("scopes", skey)
+                if holder is not None and codec.decode_record(holder)["documentId"] == doc_id:
+                    batch.delete("scopes", skey)
+            counters["outbox"] = int(counters["outbox"]) + 1
+            batch.put(
+                "outbox",
+                keys.OUTBOX.encode(counters["outbox"]),
+                codec.encode_record(
+                    {
+                        "op": "retire",
+                        "documentId": doc_id,
+                        "version": version,
+                        "ordinal": ordinal,
+                        "reason": "forgotten",
+                        "at": clock.iso(now),
+                    }
+                ),
+            )
+            report.versions += 1
+            report.tombstoned += 1
+        chunks = self._drop_orphans(batch, touched, released)
+        report.chunks += chunks
+        batch.delete("documents", keys.DOC_HEAD.encode(doc_id))
+        counts["documents"] = max(0, int(counts.get("documents", 0)) - 1)
+        counts["chunks"] = max(0, int(counts.get("chunks", 0)) - chunks)
+        self.store.meta_put(batch, "counters", counters)
+        self.store.meta_put(batch, "counts", counts)
+        self.store.commit(batch)
+        report.documents += 1
+
+    def _release_chunks(
+        self, batch: Batch, manifest: dict[str, Any], ordinal: int, released: set[bytes]
+    ) -> set[bytes]:
+        """Stage deletion of this version's owner references; return the digests it touched."""
+        touched: set[bytes] = set()
+        for part in manifest["parts"]:
+            for digest_hex, _, _ in part["chunks"]:
+                digest = bytes.fromhex(digest_hex)
+                owner_key = keys.CHUNK_OWNER.encode(digest, ordinal)
+                if owner_key not in released:
+                    batch.delete("chunks", owner_key)
+                    released.add(owner_key)
+                touched.add(digest)
+        return touched
+
+    def _drop_orphans(self, batch: Batch, digests: set[bytes], released: set[bytes]) -> int:
+        """Delete each chunk none of whose owners survives this batch."""
+        dropped = 0
+        for digest in sorted(digests):
+            survivors = any(
+                key not in released
+                for key, _ in self.store.scan(
+                    "chunks", keys.CHUNK_OWNER.prefix(digest), limit=len(released) + 1
+                )
+            )
+            if not survivors:
+                batch.delete("chunks", keys.CHUNK.encode(digest))
+                dropped += 1
+        return dropped
+
+    def expire(self, settings: Settings, now: datetime | None = None) -> ForgetReport:
+        """Forget sessions whose last activity is older than ``retentionSessionDays`` (0 keeps
+        everything). Sessions holding a pinned document are kept."""
+        total = ForgetReport()
+        days = settings.retention_session_days
+        if days <= 0:
+            return total
+        cutoff = (now or clock.now()) - timedelta(days=days)
+        for record in list(self.reader.sessions()):
+            last = record.get("ended") or record.get("started") or record.get("created")
+            if not last or clock.parse_time(last) >= cutoff:
+                continue
+            report = self.forget_session(record["id"], keep_pinned=True)
+            total.sessions += report.sessions
+            total.documents += report.documents
+            total.versions += report.versions
+            total.events += report.events
+            total.chunks += report.chunks
+            total.tombstoned += report.tombstoned
+            total.skipped_pinned += report.skipped_pinned
+        return total

@@ -1,0 +1,68 @@
+"""Background workers inside the daemon: small periodic threads with a stop signal.
+
+Each worker runs its ``step`` at an interval (or when woken), records its last outcome for
+``daemon status``, and never hot-loops: a failure is logged and retried after the interval.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger("cw.workers")
+
+
+class Periodic:
+    """Run ``step()`` every ``interval`` seconds until :meth:`stop`; :meth:`wake` runs it now."""
+
+    def __init__(self, name: str, step: Callable[[], Any], interval: float) -> None:
+        self.name = name
+        self._step = step
+        self.interval = interval
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"cw-{name}", daemon=True)
+        self.last_result: Any = None
+        self.last_error: str | None = None
+        self.last_run: float | None = None
+        self.runs = 0
+        self.busy = False
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.busy = True
+            try:
+                self.last_result = self._step()
+                self.last_error = None
+            except Exception as exc:  # recorded, retried after the interval: no hot loop
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                log.exception("worker %s failed", self.name)
+            finally:
+                self.busy = False
+                self.last_run = time.time()
+                self.runs += 1
+            self._wake.wait(self.interval)
+            self._wake.clear()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "busy": self.busy,
+            "last_run": self.last_run,
+            "last_error": self.last_error,
+        }
