@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +49,7 @@ from cwcore.importers.common import (
     thinking_record,
     tool_call_text,
 )
+from cwcore.importers.gemini_log import LEGACY_HEAD, Record, UpsertLog, event_type, read_legacy
 from cwcore.model import FileParse, Message, ParsedSession, Role, SourceEvent
 
 _ROLES: dict[str, Role] = {
@@ -60,7 +59,6 @@ _ROLES: dict[str, Role] = {
     "error": "system",
     "warning": "system",
 }
-_LEGACY_HEAD = re.compile(rb'^\s*\{.*"sessionId"\s*:.*"(?:projectHash|messages)"\s*:', re.S)
 _HEX_HASH = re.compile(r"[0-9a-f]{40,}")
 
 
@@ -96,92 +94,10 @@ def _response_text(response: Any) -> str:
     return response if isinstance(response, str) else ""
 
 
-@dataclass
-class _Record:
-    """The latest version of one message id, and every line that wrote it."""
-
-    key: str
-    obj: dict[str, Any]
-    lines: list[int]
-    parent: str | None  # the active record before this one when it first appeared
-    call_lines: dict[str, int] = field(default_factory=dict)  # call id -> first line
-    result_lines: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass
-class _Log:
-    """Replays the upsert log: records, active order, rewinds, metadata."""
-
-    records: dict[str, _Record] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)
-    active: list[str] = field(default_factory=list)
-    off: set[str] = field(default_factory=set)
-    alias: dict[str, str] = field(default_factory=dict)  # source id -> current record key
-    meta: dict[str, Any] = field(default_factory=dict)
-    context_rewrites: int = 0
-
-    def accept(self, number: int, obj: dict[str, Any]) -> str:
-        """Apply one record at line ``number``; return why it cannot be read ('' when fine)."""
-        if "$rewindTo" in obj:
-            target = obj["$rewindTo"]
-            key = self.alias.get(target, target) if isinstance(target, str) else None
-            cut = self.active.index(key) if key in self.active else 0
-            self.off.update(self.active[cut:])
-            del self.active[cut:]
-            return ""
-        if "$set" in obj:
-            patch = obj["$set"]
-            if not isinstance(patch, dict):
-                return "'$set' must be an object"
-            if "messages" in patch:
-                self.context_rewrites += 1
-            self.meta.update({k: v for k, v in patch.items() if k != "messages"})
-            return ""
-        if "id" not in obj:
-            if isinstance(obj.get("sessionId"), str):
-                self.meta.update({k: v for k, v in obj.items() if k != "messages"})
-                return ""
-            return "not a Gemini record (no id, sessionId, $set or $rewindTo)"
-        source_id = native_id(obj.get("id"))
-        if source_id is None:
-            return "message 'id' is not a usable id"
-        if not isinstance(obj.get("type"), str):
-            return "message record without a 'type'"
-        key = self.alias.get(source_id, source_id)
-        record = self.records.get(key)
-        if record is not None and key in self.off:
-            # The id was rewound and is written again: a new message on the active branch.
-            n = sum(1 for k in self.records if k.startswith(f"{source_id}#r")) + 1
-            key = self.alias[source_id] = f"{source_id}#r{n}"
-            record = None
-        if record is None:
-            record = self.records[key] = _Record(
-                key, obj, [], self.active[-1] if self.active else None
-            )
-            self.order.append(key)
-            self.active.append(key)
-        record.obj = obj
-        record.lines.append(number)
-        for call in obj.get("toolCalls") or ():
-            if isinstance(call, dict) and isinstance(call.get("id"), str):
-                record.call_lines.setdefault(call["id"], number)
-                if call.get("result") is not None:
-                    record.result_lines.setdefault(call["id"], number)
-        return ""
-
-
-def _event_type(obj: dict[str, Any]) -> str:
-    if "$rewindTo" in obj:
-        return "$rewindTo"
-    if "$set" in obj:
-        return "$set"
-    return str(obj.get("type") or "metadata")
-
-
 class _Builder:
     """Messages from a replayed log, in first-appearance order, chained through parents."""
 
-    def __init__(self, log: _Log) -> None:
+    def __init__(self, log: UpsertLog) -> None:
         self.log = log
         self.sink = Sink()
         self.tails: dict[str, str | None] = {}  # record key -> its last message id
@@ -197,7 +113,7 @@ class _Builder:
             if key in self.log.off:
                 self.off_ids.extend(m.message_id for m in self.sink.messages[before:])
 
-    def _record(self, record: _Record, parent: str | None) -> str | None:
+    def _record(self, record: Record, parent: str | None) -> str | None:
         """Emit one record's messages (text, then each call and its result) as a chain."""
         role = _ROLES.get(record.obj["type"])
         if role is None:
@@ -213,7 +129,7 @@ class _Builder:
                     self.thinking.append(thinking_record(record.lines[0], said, owner))
         return tail
 
-    def _messages(self, record: _Record, role: Role, parent: str | None) -> str | None:
+    def _messages(self, record: Record, role: Role, parent: str | None) -> str | None:
         obj = record.obj
         stamp = norm_time(obj.get("timestamp"))
         tail = parent
@@ -290,65 +206,13 @@ class _Builder:
         return message.message_id if self.sink.add(message) else None
 
 
-def _legacy(raw: bytes) -> tuple[list[Line], dict[str, Any], list[tuple[int, str]]]:
-    """Message records of a legacy single-object file with their start lines, the top-level
-    fields, and a problem if the object breaks off (records before the break are kept)."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return [], {}, [(1, f"not UTF-8: {exc}")]
-    newlines = [i for i, ch in enumerate(text) if ch == "\n"]
-    decoder = json.JSONDecoder()
-    records: list[Line] = []
-    header: dict[str, Any] = {}
-
-    def line_of(pos: int) -> int:
-        return bisect_right(newlines, pos - 1) + 1
-
-    def skip(pos: int) -> int:
-        while pos < len(text) and text[pos] in " \t\r\n":
-            pos += 1
-        return pos
-
-    pos = skip(0)
-    try:
-        if text[pos] != "{":
-            return [], {}, [(line_of(pos), "not a JSON object")]
-        pos = skip(pos + 1)
-        while text[pos] != "}":
-            key, pos = decoder.raw_decode(text, pos)
-            pos = skip(pos)
-            if text[pos] != ":":
-                raise ValueError("expected ':'")
-            pos = skip(pos + 1)
-            if key == "messages" and text[pos] == "[":
-                pos = skip(pos + 1)
-                while text[pos] != "]":
-                    start = pos
-                    value, pos = decoder.raw_decode(text, pos)
-                    if isinstance(value, dict):
-                        body = text[start:pos].encode("utf-8", "surrogatepass")
-                        records.append(Line(line_of(start), body, value))
-                    pos = skip(pos)
-                    pos = skip(pos + 1) if text[pos] == "," else pos
-                pos += 1
-            else:
-                header[key], pos = decoder.raw_decode(text, pos)
-            pos = skip(pos)
-            pos = skip(pos + 1) if text[pos] == "," else pos
-    except (ValueError, IndexError, RecursionError) as exc:
-        reason = "file ends inside the JSON object" if isinstance(exc, IndexError) else str(exc)
-        return records, header, [(line_of(min(pos, len(text))), f"not JSON: {reason}")]
-    return records, header, []
-
-
 class GeminiImporter:
     name = "gemini"
     agent = "gemini"
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         if path.suffix == ".json":
-            return bool(_LEGACY_HEAD.match(b"\n".join(head)))
+            return bool(LEGACY_HEAD.match(b"\n".join(head)))
         for obj in json_lines(head):
             if (
                 "type" not in obj
@@ -361,12 +225,12 @@ class GeminiImporter:
         return False
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
-        log = _Log()
+        log = UpsertLog()
         events: list[SourceEvent] = []
         problems: list[tuple[int, str]] = []
         raw = path.read_bytes()
         if path.suffix == ".json":  # the legacy single-object file
-            records, header, problems = _legacy(raw)
+            records, header, problems = read_legacy(raw)
             if header:
                 log.meta.update({k: v for k, v in header.items() if k != "messages"})
                 head = json.dumps(log.meta, ensure_ascii=False, separators=(",", ":"))
@@ -399,7 +263,7 @@ class GeminiImporter:
         problems.extend(builder.sink.problems)
         used = {n for m in builder.sink.messages for n in m.lines}
         events.extend(
-            SourceEvent(ln.number, ln.raw, ln.number in used, _event_type(ln.obj)) for ln in kept
+            SourceEvent(ln.number, ln.raw, ln.number in used, event_type(ln.obj)) for ln in kept
         )
         return FileParse(
             (self._session(path, project, log, builder, events),), tuple(sorted(problems))
@@ -409,7 +273,7 @@ class GeminiImporter:
         self,
         path: Path,
         project: str | None,
-        log: _Log,
+        log: UpsertLog,
         builder: _Builder,
         events: list[SourceEvent],
     ) -> ParsedSession:
