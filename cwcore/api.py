@@ -152,3 +152,14 @@ class Archive:
     def forget(self, target: str) -> dict[str, Any]:
         """Remove a session or document for good; returns counts of what was removed."""
         return self.call("forget", {"target": target})
+
+    def sync(
+        self, *, since: str | None = None, home: str | None = None, on_event: OnEvent | None = None
+    ) -> ImportSummary:
+        """Import what is new from the agents' standard locations under ``home`` (default ~)."""
+        params: dict[str, Any] = {}
+        if since is not None:
+            params["since"] = since
+        if home is not None:
+            params["home"] = home
+        return ImportSummary.from_json(self.call("sync", params, on_event))

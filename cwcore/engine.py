@@ -249,3 +249,24 @@ def _forget(
     if not target:
         raise InvalidInput("target (a session or document id) is required")
     return engine.retention.forget(target).to_json()
+
+
+@method("sync")
+def _sync(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    from cwcore.clock import parse_time
+    from cwcore.importers import sync
+
+    since = _str(params, "since")
+    home = _str(params, "home")
+    summary = sync.sync(
+        engine.store,
+        engine.admission,
+        engine.settings,
+        since=parse_time(since) if since else None,
+        home=Path(home) if home else None,
+        emit=emit,
+        cancelled=cancel.is_set,
+    )
+    return summary.to_json()

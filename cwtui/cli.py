@@ -17,6 +17,7 @@ from rich.table import Table
 
 from cwcore import config as cwconfig
 from cwcore.api import Archive
+from cwcore.importers.pipeline import ImportSummary
 from cwtui.output import console, emit_json, err_console, guard
 
 app = typer.Typer(
@@ -95,15 +96,59 @@ def import_(
                         progress.console.print(f"[dim]{event['message']}[/]", markup=True)
 
                 summary = archive.import_paths(paths, fmt=fmt, project=project, on_event=on_event)
-            console.print(
-                f"{summary.files} file(s), {summary.sessions} session(s), {summary.messages} "
-                f"message(s): {summary.imported} document(s) imported, {summary.skipped} unchanged"
-            )
-            for problem in summary.errors:
-                where = f"{problem.path}:{problem.line}" if problem.line else problem.path
-                err_console.print(f"{where}: {problem.reason}", markup=False, soft_wrap=True)
+            _print_summary(summary)
         if any(p.line is None for p in summary.errors):
             raise typer.Exit(2)
+
+
+def _print_summary(summary: ImportSummary) -> None:
+    console.print(
+        f"{summary.files} file(s), {summary.sessions} session(s), {summary.messages} "
+        f"message(s): {summary.imported} document(s) imported, {summary.skipped} unchanged"
+    )
+    for problem in summary.errors:
+        where = f"{problem.path}:{problem.line}" if problem.line else problem.path
+        err_console.print(f"{where}: {problem.reason}", markup=False, soft_wrap=True)
+
+
+@app.command()
+def sync(
+    since: Annotated[
+        str | None, typer.Option(help="Only files modified on or after this ISO date.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import what is new from the standard agent locations (~/.claude, ~/.codex, ~/.pi, …)."""
+    with guard(as_json), open_archive() as archive:
+        summary = archive.sync(since=since, home=str(Path.home()))
+        if as_json:
+            emit_json(summary.to_json())
+        else:
+            _print_summary(summary)
+
+
+@app.command()
+def watch(
+    interval: Annotated[float, typer.Option(help="Seconds between checks.")] = 2.0,
+) -> None:
+    """Follow the standard agent locations and import new lines as they settle (Ctrl-C stops)."""
+    from cwcore.importers.sync import watch as follow
+
+    with guard(False), open_archive() as archive:
+        console.print(
+            "watching ~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions, ~/.gemini/tmp"
+        )
+
+        def on_sync(summary: ImportSummary) -> None:
+            if summary.imported:
+                console.print(
+                    f"imported {summary.imported} document(s) from {summary.files} file(s)"
+                )
+
+        try:
+            follow(lambda: archive.sync(home=str(Path.home())), interval=interval, on_sync=on_sync)
+        except KeyboardInterrupt:
+            console.print("stopped")
 
 
 @app.command()
