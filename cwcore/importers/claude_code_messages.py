@@ -83,21 +83,29 @@ class MessageReader:
     # -- structure ---------------------------------------------------------------------------
 
     def thread(self, obj: dict[str, Any]) -> str:
+        """``main``, or ``side:<root uuid>`` for a sidechain line (cached along the walk, so a
+        long sidechain costs one walk, not one per line)."""
         if not obj.get("isSidechain"):
             return "main"
-        uuid = obj.get("uuid")
-        seen: set[str] = set()
+        path: list[str] = []
         current = obj
+        root: str | None = None
         while True:
+            uuid = current.get("uuid")
+            if isinstance(uuid, str):
+                if uuid in self.roots:
+                    root = self.roots[uuid]
+                    break
+                if uuid in path:  # a cycle: treat the line as its own root
+                    break
+                path.append(uuid)
             parent = current.get("parentUuid")
-            if not isinstance(parent, str) or parent in seen or parent not in self.by_uuid:
+            if not isinstance(parent, str) or parent not in self.by_uuid:
                 break
-            if parent in self.roots:
-                return self.roots[parent]
-            seen.add(parent)
             current = self.by_uuid[parent].obj
-        root = f"side:{current.get('uuid', uuid)}"
-        if isinstance(uuid, str):
+        if root is None:
+            root = f"side:{path[-1] if path else id(obj)}"
+        for uuid in path:
             self.roots[uuid] = root
         return root
 
