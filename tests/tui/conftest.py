@@ -26,10 +26,17 @@ def _line(session: str, id: str, role: str, text: str, ts: str, **extra: Any) ->
 
 
 def archive_lines() -> list[dict[str, Any]]:
-    """Four sessions in three projects; the first has Markdown, code, a tool call and long output."""
+    """Four sessions, three projects; the first has Markdown, code, a tool call, long output."""
     a1 = {"project": "alpha", "agent": "claude-code"}
     lines = [
-        _line("s-alpha-1", "u1", "user", "How do I parse `--since` dates?", "2026-11-18T09:30:00Z", **a1),
+        _line(
+            "s-alpha-1",
+            "u1",
+            "user",
+            "How do I parse `--since` dates?",
+            "2026-11-18T09:30:00Z",
+            **a1,
+        ),
         _line(
             "s-alpha-1",
             "a1",
@@ -50,20 +57,64 @@ def archive_lines() -> list[dict[str, Any]]:
             tool_input={"command": "pytest -q tests"},
             **a1,
         ),
-        _line("s-alpha-1", "t1", "tool", LONG_OUTPUT, "2026-11-18T09:30:40Z", tool_name="Bash", tool_call_id="call-1", **a1),
+        _line(
+            "s-alpha-1",
+            "t1",
+            "tool",
+            LONG_OUTPUT,
+            "2026-11-18T09:30:40Z",
+            tool_name="Bash",
+            tool_call_id="call-1",
+            **a1,
+        ),
         _line("s-alpha-1", "a3", "assistant", "All 30 tests pass.", "2026-11-18T09:31:00Z", **a1),
-        _line("s-alpha-1", "u2", "user", "Thanks! Now export the session.", "2026-11-18T09:32:00Z", **a1),
-        _line("s-alpha-1", "a4", "assistant", "Use `cw export s-alpha-1`.", "2026-11-18T09:32:30Z", **a1),
+        _line(
+            "s-alpha-1",
+            "u2",
+            "user",
+            "Thanks! Now export the session.",
+            "2026-11-18T09:32:00Z",
+            **a1,
+        ),
+        _line(
+            "s-alpha-1",
+            "a4",
+            "assistant",
+            "Use `cw export s-alpha-1`.",
+            "2026-11-18T09:32:30Z",
+            **a1,
+        ),
     ]
     b = {"project": "beta", "agent": "codex"}
     lines += [
         _line("s-beta-1", "u1", "user", "Rename the config loader.", "2026-11-15T14:00:00Z", **b),
-        _line("s-beta-1", "a1", "assistant", "Renamed `load` to `load_settings`.", "2026-11-15T14:01:00Z", **b),
+        _line(
+            "s-beta-1",
+            "a1",
+            "assistant",
+            "Renamed `load` to `load_settings`.",
+            "2026-11-15T14:01:00Z",
+            **b,
+        ),
     ]
     a2 = {"project": "alpha", "agent": "codex"}
     lines += [
-        _line("s-alpha-2", "u1", "user", "Why is the daemon socket path so short?", "2026-11-05T08:00:00Z", **a2),
-        _line("s-alpha-2", "a1", "assistant", "Unix socket paths are limited to about 108 bytes.", "2026-11-05T08:00:30Z", **a2),
+        _line(
+            "s-alpha-2",
+            "u1",
+            "user",
+            "Why is the daemon socket path so short?",
+            "2026-11-05T08:00:00Z",
+            **a2,
+        ),
+        _line(
+            "s-alpha-2",
+            "a1",
+            "assistant",
+            "Unix socket paths are limited to about 108 bytes.",
+            "2026-11-05T08:00:30Z",
+            **a2,
+        ),
     ]
     g = {"project": "gamma", "agent": "pi"}
     lines += [_line("s-gamma-1", "u1", "user", "An old question.", "2026-10-01T10:00:00Z", **g)]

@@ -28,9 +28,7 @@ class ThinkingArchive(Archive):
     def show(
         self, session: str, *, include_all: bool = False, include_superseded: bool = False
     ) -> dict[str, Any]:
-        body = super().show(
-            session, include_all=include_all, include_superseded=include_superseded
-        )
+        body = super().show(session, include_all=include_all, include_superseded=include_superseded)
         if body["session"]["sessionId"] == "s-alpha-1":
             first = body["messages"][0]
             body["messages"].insert(
@@ -106,7 +104,7 @@ async def test_enter_opens_the_transcript_with_roles_and_folded_tools(
         assert not isinstance(app.screen, TranscriptScreen)
 
 
-async def test_thinking_is_hidden_until_toggled(filled_home: Path, app_for: AppFactory) -> None:
+async def test_thinking_and_metadata_toggles(filled_home: Path, app_for: AppFactory) -> None:
     app = app_for(filled_home, ThinkingArchive)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_first(pilot)
@@ -120,6 +118,14 @@ async def test_thinking_is_hidden_until_toggled(filled_home: Path, app_for: AppF
         await pilot.pause()
         assert not thinking.display
 
+        # Metadata events are the `cw show --all` view: toggling asks the archive again.
+        assert screen.body is not None and "events" not in screen.body
+        await pilot.press("m")
+        await settle(pilot)
+        # cw-jsonl lines are all conversational, so the list is empty, but it was asked for.
+        assert screen.body is not None and screen.body["events"] == []
+        assert len(views(screen)) == 8
+
 
 async def test_jump_and_user_prompt_navigation(filled_home: Path, app_for: AppFactory) -> None:
     app = app_for(filled_home)
@@ -127,7 +133,7 @@ async def test_jump_and_user_prompt_navigation(filled_home: Path, app_for: AppFa
         screen = await open_first(pilot)
 
         def current() -> str:
-            return [v.key for v in views(screen) if v.has_class("current")][0]
+            return next(v.key for v in views(screen) if v.has_class("current"))
 
         await pilot.press("n")
         assert current() == "user:u1"
@@ -150,18 +156,6 @@ async def test_jump_and_user_prompt_navigation(filled_home: Path, app_for: AppFa
         assert any("No message 'nope'" in n.message for n in app._notifications)
 
 
-async def test_metadata_toggle_asks_for_all_lines(filled_home: Path, app_for: AppFactory) -> None:
-    app = app_for(filled_home)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await open_first(pilot)
-        assert screen.body is not None and "events" not in screen.body
-        await pilot.press("m")
-        await settle(pilot)
-        # cw-jsonl lines are all conversational, so the list is empty, but it was asked for.
-        assert screen.body is not None and screen.body["events"] == []
-        assert len(views(screen)) == 7
-
-
 async def test_export_markdown_from_the_transcript(
     filled_home: Path, app_for: AppFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -182,7 +176,7 @@ async def test_export_markdown_from_the_transcript(
         assert any("Exported s-alpha-1" in n.message for n in app._notifications)
 
 
-async def test_export_jsonl_from_the_sessions_screen_and_overwrite_needs_a_second_press(
+async def test_export_jsonl_from_the_sessions_screen_with_errors_and_overwrite(
     filled_home: Path, app_for: AppFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -200,6 +194,15 @@ async def test_export_jsonl_from_the_sessions_screen_and_overwrite_needs_a_secon
         path_input = modal.query_one("#export-path", Input)
         assert path_input.value == "./s-alpha-1.jsonl"
         path_input.focus()
+
+        # A folder that does not exist: a notification, and the modal stays to fix the path.
+        path_input.value = str(tmp_path / "missing" / "out.jsonl")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is modal
+        assert any(n.message.startswith("Export failed") for n in app._notifications)
+
+        path_input.value = "./s-alpha-1.jsonl"
         await pilot.press("enter")  # exists: asks for confirmation
         await settle(pilot)
         assert app.screen is modal and target.read_text(encoding="utf-8") == "old"
@@ -208,19 +211,3 @@ async def test_export_jsonl_from_the_sessions_screen_and_overwrite_needs_a_secon
         assert app.screen is not modal
         lines = target.read_text(encoding="utf-8").splitlines()
         assert len(lines) == 7 and '"session": "s-alpha-1"' in lines[0]
-
-
-async def test_export_to_a_missing_folder_is_a_notification(
-    filled_home: Path, app_for: AppFactory, tmp_path: Path
-) -> None:
-    app = app_for(filled_home)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("e")
-        await pilot.pause()
-        modal = app.screen
-        modal.query_one("#export-path", Input).value = str(tmp_path / "missing" / "out.md")
-        await pilot.press("enter")
-        await settle(pilot)
-        assert app.screen is modal  # still open, so the path can be fixed
-        assert any(n.message.startswith("Export failed") for n in app._notifications)
