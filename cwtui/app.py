@@ -36,8 +36,15 @@ class CwApp(App[None]):
     MODES: ClassVar[dict[str, Any]] = {spec.name: spec.factory for spec in MODE_SPECS}
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark", "help", "Help", key_display="?", id="cw.help"),
-        Binding("q", "quit", "Quit", id="cw.quit"),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            key_display="?",
+            id="cw.help",
+            tooltip="Show the keys of this screen",
+        ),
+        Binding("q", "quit", "Quit", id="cw.quit", tooltip="Quit cw"),
         *(
             Binding(
                 spec.key,
@@ -45,6 +52,7 @@ class CwApp(App[None]):
                 spec.title,
                 show=False,
                 id=f"cw.mode.{spec.name}",
+                tooltip=f"Go to {spec.title}: {spec.help}",
             )
             for spec in MODE_SPECS
         ),
@@ -68,7 +76,7 @@ class CwApp(App[None]):
             self.notify(error_text(event.worker.error), title="Error", severity="error")
 
     def on_unmount(self) -> None:
-        # Workers may still hold the archive; closing waits for the call in flight.
+        # A worker may still be inside a call; closing waits (briefly) for it to finish.
         self.archive_handle.close()
 
 

@@ -44,12 +44,22 @@ class ArchiveHandle:
                 self._archive = self._factory()
             yield self._archive
 
-    def close(self) -> None:
-        """Close the archive if it was ever opened (called once, when the app exits)."""
-        with self._lock:
+    def close(self, timeout: float = 5.0) -> bool:
+        """Close the archive if it was ever opened (called once, when the app exits).
+
+        Waits up to ``timeout`` seconds for a call in flight; if one is still running after
+        that, leaves the archive to process exit rather than hang the quit. Returns whether the
+        handle is closed.
+        """
+        if not self._lock.acquire(timeout=timeout):
+            return False
+        try:
             if self._archive is not None:
                 archive, self._archive = self._archive, None
                 archive.close()
+            return True
+        finally:
+            self._lock.release()
 
 
 def archive_handle(app: App[Any]) -> ArchiveHandle:

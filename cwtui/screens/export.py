@@ -37,7 +37,9 @@ class ExportScreen(ModalScreen[Path | None]):
     """Export one session as Markdown or cw-jsonl to a file the user names."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="cw.export.cancel"),
+        Binding(
+            "escape", "cancel", "Cancel", id="cw.export.cancel", tooltip="Close without exporting"
+        ),
     ]
 
     class Done(Message):

@@ -1,7 +1,8 @@
-"""The help screen (``?``): the keys of the screen it was opened from, and how to find the rest.
+"""The help screen (``?``): the cw keys of the screen it was opened from.
 
 Built from the live bindings (``Screen.active_bindings``) so it never drifts from what the keys
-do: ``HelpScreen.for_screen(screen)`` snapshots them before the modal covers the screen.
+do: ``HelpScreen.for_screen(screen)`` snapshots them before the modal covers the screen. Only
+bindings with a ``cw.`` id are listed (the widgets' own movement keys are summed up in a line).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ class HelpScreen(ModalScreen[None]):
     """A table of keys: key, what it does, and the binding id (for a keymap file)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,question_mark,q", "close", "Close", id="cw.help.close"),
+        Binding(
+            "escape,question_mark,q", "close", "Close", id="cw.help.close", tooltip="Close the help"
+        ),
     ]
 
     def __init__(self, title: str, keys: list[KeyHelp]) -> None:
@@ -41,15 +44,19 @@ class HelpScreen(ModalScreen[None]):
         keys: list[KeyHelp] = []
         for active in screen.active_bindings.values():
             binding = active.binding
-            if not binding.description or binding.system:
+            binding_id = binding.id or ""
+            if not binding_id.startswith("cw.") or binding_id in seen:
                 continue
-            marker = binding.id or f"{binding.action}:{binding.description}"
-            if marker in seen:
-                continue
-            seen.add(marker)
+            seen.add(binding_id)
             keys.append(
-                KeyHelp(screen.app.get_key_display(binding), binding.description, binding.id or "")
+                KeyHelp(
+                    screen.app.get_key_display(binding),
+                    binding.tooltip or binding.description,
+                    binding_id,
+                )
             )
+        # The screen's own keys first, the app-wide ones (help, quit, screens) after.
+        keys.sort(key=lambda k: (k.binding_id.startswith(("cw.help", "cw.quit", "cw.mode.")),))
         return cls(screen.sub_title or screen.title or "cw", keys)
 
     def compose(self) -> ComposeResult:
@@ -57,8 +64,9 @@ class HelpScreen(ModalScreen[None]):
             yield Label(f"Keys — {self.title_text}", classes="dialog-title")
             yield DataTable(id="help-keys", cursor_type="none", zebra_stripes=True)
             yield Static(
-                "ctrl+p opens the command palette: every action above, searchable by name.\n"
-                "Esc closes this help.",
+                "Arrows, PgUp/PgDn, Home/End move and scroll; Tab moves between panes; Enter\n"
+                "opens or expands what is selected. ctrl+p opens the command palette: every\n"
+                "action above, searchable by name. Esc closes this help.",
                 id="help-footnote",
             )
 

@@ -20,7 +20,7 @@ class JumpScreen(ModalScreen[str | None]):
     """Ask for a message number or key."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="cw.jump.cancel"),
+        Binding("escape", "cancel", "Cancel", id="cw.jump.cancel", tooltip="Close without jumping"),
     ]
 
     def __init__(self, count: int) -> None:

@@ -81,14 +81,57 @@ class SessionsScreen(Screen[None]):
     WALK_PAGE_SIZE: ClassVar[int] = 1000
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open_session", "Open", id="cw.sessions.open"),
-        Binding("e", "export", "Export", id="cw.sessions.export"),
-        Binding("p", "focus_projects", "Projects", id="cw.sessions.projects"),
-        Binding("a", "focus_agent", "Agent", id="cw.sessions.agent"),
-        Binding("d", "focus_since", "Since", id="cw.sessions.since"),
-        Binding("s", "focus_table", "Sessions", show=False, id="cw.sessions.table"),
-        Binding("c", "clear_filters", "Clear filters", id="cw.sessions.clear"),
-        Binding("r", "reload", "Reload", id="cw.sessions.reload"),
+        Binding(
+            "enter",
+            "open_session",
+            "Open",
+            id="cw.sessions.open",
+            tooltip="Open the selected session's transcript",
+        ),
+        Binding(
+            "e",
+            "export",
+            "Export",
+            id="cw.sessions.export",
+            tooltip="Export the selected session to a Markdown or cw-jsonl file",
+        ),
+        Binding(
+            "p",
+            "focus_projects",
+            "Projects",
+            id="cw.sessions.projects",
+            tooltip="Pick a project to filter by",
+        ),
+        Binding("a", "focus_agent", "Agent", id="cw.sessions.agent", tooltip="Filter by agent"),
+        Binding(
+            "d",
+            "focus_since",
+            "Since",
+            id="cw.sessions.since",
+            tooltip="Filter by start date (YYYY-MM-DD, or 7d / 24h / 2w back)",
+        ),
+        Binding(
+            "s",
+            "focus_table",
+            "Sessions",
+            show=False,
+            id="cw.sessions.table",
+            tooltip="Back to the sessions table",
+        ),
+        Binding(
+            "c",
+            "clear_filters",
+            "Clear filters",
+            id="cw.sessions.clear",
+            tooltip="Clear the project, agent and date filters",
+        ),
+        Binding(
+            "r",
+            "reload",
+            "Reload",
+            id="cw.sessions.reload",
+            tooltip="Reload sessions and project counts",
+        ),
     ]
 
     class PageLoaded(Message):

@@ -80,16 +80,74 @@ class TranscriptScreen(Screen[None]):
     SUB_TITLE = "Transcript"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,b", "back", "Back", id="cw.transcript.back"),
-        Binding("n", "next_user", "Next prompt", id="cw.transcript.next-user"),
-        Binding("p", "previous_user", "Prev", id="cw.transcript.previous-user"),
-        Binding("g", "jump", "Jump", id="cw.transcript.jump"),
-        Binding("t", "toggle_thinking", "Thinking", id="cw.transcript.thinking"),
-        Binding("x", "toggle_tools", "Tools", id="cw.transcript.tools"),
-        Binding("m", "toggle_events", "Metadata", id="cw.transcript.events"),
-        Binding("u", "toggle_superseded", "Superseded", show=False, id="cw.transcript.superseded"),
-        Binding("e", "export", "Export", id="cw.transcript.export"),
-        Binding("r", "reload", "Reload", show=False, id="cw.transcript.reload"),
+        Binding(
+            "escape,b", "back", "Back", id="cw.transcript.back", tooltip="Back to the sessions"
+        ),
+        Binding(
+            "n",
+            "next_user",
+            "Next prompt",
+            id="cw.transcript.next-user",
+            tooltip="Jump to the next user prompt",
+        ),
+        Binding(
+            "p",
+            "previous_user",
+            "Prev",
+            id="cw.transcript.previous-user",
+            tooltip="Jump to the previous user prompt",
+        ),
+        Binding(
+            "g",
+            "jump",
+            "Jump",
+            id="cw.transcript.jump",
+            tooltip="Jump to a message by number or key",
+        ),
+        Binding(
+            "t",
+            "toggle_thinking",
+            "Thinking",
+            id="cw.transcript.thinking",
+            tooltip="Show or hide thinking",
+        ),
+        Binding(
+            "x",
+            "toggle_tools",
+            "Tools",
+            id="cw.transcript.tools",
+            tooltip="Expand or collapse every tool call and output",
+        ),
+        Binding(
+            "m",
+            "toggle_events",
+            "Metadata",
+            id="cw.transcript.events",
+            tooltip="Show or hide metadata events (cw show --all)",
+        ),
+        Binding(
+            "u",
+            "toggle_superseded",
+            "Superseded",
+            show=False,
+            id="cw.transcript.superseded",
+            tooltip="Include or hide superseded versions",
+        ),
+        Binding(
+            "e",
+            "export",
+            "Export",
+            id="cw.transcript.export",
+            tooltip="Export this session to a Markdown or cw-jsonl file",
+        ),
+        Binding(
+            "r",
+            "reload",
+            "Reload",
+            show=False,
+            id="cw.transcript.reload",
+            tooltip="Reload the transcript",
+        ),
     ]
 
     show_thinking: reactive[bool] = reactive(False)

@@ -42,8 +42,8 @@ class CwCommands(Provider):
             seen.add(binding_id)
             key = app.get_key_display(binding)
             yield (
-                binding.description or binding.action,
-                f"{binding.tooltip or binding_id} ({key})",
+                binding.tooltip or binding.description or binding.action,
+                f"key {key} · {binding_id}",
                 partial(app.run_action, binding.action, active.node),
             )
 

@@ -65,7 +65,13 @@ class SessionsTable(DataTable[str | Text]):
     # Enter is the table's own "select row" (which opens the session); shown in the footer here
     # because the focused table's binding hides the screen's.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "select_cursor", "Open", id="cw.sessions.open-row"),
+        Binding(
+            "enter",
+            "select_cursor",
+            "Open",
+            id="cw.sessions.open-row",
+            tooltip="Open the selected session's transcript",
+        ),
     ]
 
     class NearEnd(Message):
