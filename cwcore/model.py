@@ -132,6 +132,7 @@ class DocumentSpec:
     ``document_id`` is deterministic (same source, same id) so re-admission is idempotent.
     ``parts`` is the ordered manifest. ``parent_document`` links a tool-result document to its turn.
     ``supersedes`` names a document id whose live version this one replaces, with ``reason``.
+    ``annotations`` are structural spans (character offsets into the document text).
     """
 
     document_id: str
@@ -150,6 +151,7 @@ class DocumentSpec:
     subject_key: str | None = None
     pinned: bool = False
     request_id: str | None = None
+    starts_turn: bool = False  # the document opens a turn (counted in the session's turns)
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ def part(mid: str, text: str, role: str = "user") -> DocumentPart:
 
 
 def doc(doc_id: str, *parts: DocumentPart, **kw: object) -> DocumentSpec:
-    return DocumentSpec(
-        doc_id, kw.pop("kind", "turn"), "s1", "proj", "cw-jsonl", tuple(parts), **kw
-    )  # type: ignore[arg-type]
+    kind = kw.pop("kind", "turn")
+    kw.setdefault("starts_turn", kind == "turn")
+    return DocumentSpec(doc_id, kind, "s1", "proj", "cw-jsonl", tuple(parts), **kw)  # type: ignore[arg-type]
 
 
 @pytest.fixture

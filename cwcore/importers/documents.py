@@ -24,6 +24,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from cwcore.index.structure import detect
 from cwcore.model import DocumentPart, DocumentSpec, Message, ParsedSession, SessionSpec
 from cwcore.store.keys import digest16
 from cwcore.store.limits import MAX_SOURCE_BYTES, MAX_SOURCE_REFS, PART_SEPARATOR
@@ -188,7 +189,7 @@ def build_documents(
     docs: list[DocumentSpec] = []
     off = set(parsed.metadata.get("off_branch", ()))
     first_docs: list[str] = []  # each turn's first document id
-    for turn_spec in _turns(parsed.messages, off):
+    for number, turn_spec in enumerate(_turns(parsed.messages, off)):
         turn = turn_spec.messages
         parts = [part_of(m) for m in turn]
         first_of_turn: str | None = None
@@ -200,6 +201,9 @@ def build_documents(
             extra["sidechain"] = True
         if off and all(m.message_id in off for m in turn):
             extra["offBranch"] = True
+        # A turn opens at a real user message; the session's first run of other messages is
+        # its preamble turn. Branches, sidechains and size splits continue existing turns.
+        opens = bool(turn) and (turn[0].real_user or (number == 0 and not turn_spec.why))
         for index, run in enumerate(_fit(parts, byte_budget)):
             doc_id = document_id("t", parsed.session_id, run[0].message_key)
             first_of_turn = first_of_turn or doc_id
@@ -217,6 +221,8 @@ def build_documents(
                     created=next((p.timestamp for p in run if p.timestamp), None),
                     parent_document=first_of_turn if index else linked,
                     metadata=metadata,
+                    annotations=tuple(detect(run)),
+                    starts_turn=opens and index == 0,
                 )
             )
         first_docs.append(first_of_turn or "")

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from cwcore.model import Annotation, DocumentPart
-from cwcore.store.limits import MAX_ANNOTATIONS, PART_SEPARATOR
+from cwcore.store.limits import MAX_ANNOTATION_TEXT_BYTES, MAX_ANNOTATIONS, PART_SEPARATOR
 
 RELATIONS = ("question", "request", "correction", "answer", "decision")
 
@@ -101,7 +101,17 @@ def detect(parts: Sequence[DocumentPart]) -> list[Annotation]:
                     )
         offset += len(text)
     found.sort(key=lambda a: (a.start, a.end, a.relation))
-    return found[:MAX_ANNOTATIONS]
+    # Stay inside the admission limits: at most 4,096 spans and 1 MiB of annotated text.
+    kept: list[Annotation] = []
+    budget = MAX_ANNOTATION_TEXT_BYTES
+    text = PART_SEPARATOR.join(p.text for p in parts) if found else ""
+    for a in found[:MAX_ANNOTATIONS]:
+        size = len(text[a.start : a.end].encode("utf-8", "surrogatepass"))
+        if size > budget:
+            break
+        budget -= size
+        kept.append(a)
+    return kept
 
 
 def is_decision_candidate(annotations: Sequence[Annotation]) -> bool:

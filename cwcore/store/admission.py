@@ -405,7 +405,7 @@ class Admission:
         else:
             counts["documents"] += 1
             session["documents"] = int(session.get("documents", 0)) + 1
-            if spec.kind == "turn":
+            if spec.starts_turn:
                 session["turns"] = int(session.get("turns", 0)) + 1
         if target is not None and target.get("state") == "live":
             self._retire(
@@ -539,6 +539,7 @@ class Admission:
             "supersedes": spec.supersedes,
             "subjectKey": spec.subject_key,
             "pinned": spec.pinned,
+            "startsTurn": spec.starts_turn,
         }
 
     def _load_manifest(self, document_id: str, version: int) -> dict[str, Any]:

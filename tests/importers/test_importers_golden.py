@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from golden_support import CASES, FIXTURES, golden_path, render, snapshot
+from tests.importers.golden_support import CASES, FIXTURES, golden_path, render, snapshot
 
 from cwcore.importers import base
 

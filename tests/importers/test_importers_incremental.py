@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from golden_support import FIXTURES
+from tests.importers.golden_support import FIXTURES
 
 from cwcore.importers import base
 from cwcore.importers.documents import build_documents, session_counts, session_spec

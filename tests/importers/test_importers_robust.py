@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from golden_support import CASES, FIXTURES
+from tests.importers.golden_support import CASES, FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from golden_support import FIXTURES
+from tests.importers.golden_support import FIXTURES
 
 from cwcore.errors import NotFound
 from cwcore.importers import base

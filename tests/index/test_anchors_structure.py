@@ -85,12 +85,18 @@ def test_structure_relations_and_offsets() -> None:
 
 
 def test_structure_italian() -> None:
-    found = structure.detect(_doc(("user", "Perché il test fallisce? Correggi il parser."),
-                                  ("user", "Abbiamo deciso di usare RocksDB.")))
+    found = structure.detect(
+        _doc(
+            ("user", "Perché il test fallisce? Correggi il parser."),
+            ("user", "Abbiamo deciso di usare RocksDB."),
+        )
+    )
     assert [a.relation for a in found] == ["question", "request", "decision"]
 
 
-@given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.text(max_size=80)), max_size=6))
+@given(
+    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.text(max_size=80)), max_size=6)
+)
 def test_structure_deterministic_and_in_bounds(raw: list[tuple[str, str]]) -> None:
     parts = _doc(*raw)
     text = PART_SEPARATOR.join(p.text for p in parts)

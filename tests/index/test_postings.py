@@ -181,6 +181,28 @@ def test_long_lists_split_into_blocks_and_fetch_reads_only_what_is_asked(
     assert newest == list(range(60, 100, 2))  # the two newest blocks cover 15
 
 
+def test_lookup_reads_covering_blocks_and_counts_retired_postings(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postings, "BLOCK_POSTINGS", 10)
+    monkeypatch.setattr(postings, "INLINE_POSTINGS", 4)
+    index = PostingIndex(store)
+    writer = index.writer()
+    for ordinal in range(0, 100, 2):
+        writer.add(ordinal, {"t": ordinal + 1}, 2 * ordinal + 1)
+    writer.flush()
+    index.retire([10, 62])
+    reader = index.reader()
+    snap = reader.snapshot()
+    (plan,) = reader.plan(snap, ["t"])
+    asked = np.array([3, 4, 62, 98, 200], dtype=np.uint32)
+    where, tf, dl, retired_seen = reader.lookup(plan, asked, snap.retired)
+    assert sorted(where.tolist()) == [1, 2, 3]
+    assert dict(zip(where.tolist(), tf.tolist(), strict=True)) == {1: 5.0, 2: 63.0, 3: 99.0}
+    assert dict(zip(where.tolist(), dl.tolist(), strict=True)) == {1: 9.0, 2: 125.0, 3: 197.0}
+    assert retired_seen == 2
+
+
 def test_statistics_survive_reopening(tmp_path: Path) -> None:
     with Store(tmp_path / "db") as db:
         _index(db, {1: ["a", "b"], 2: ["b"]})

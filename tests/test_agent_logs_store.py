@@ -1,0 +1,74 @@
+"""The real agent logs through the store and the CLI (skipped when shared/data is absent).
+
+`cw import <agent-logs> --format auto` imports the 7 logs with no error and a notice for
+SOURCES.md; `cw sessions --json` lists 7 sessions whose counts equal an independent count of each
+file; importing again adds nothing; a log imported without its last exchange and then in full
+adds exactly that exchange.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cwtui.cli import app
+from tests.importers.test_agent_logs import COUNTERS, LOGS, rows
+
+pytestmark = pytest.mark.skipif(not LOGS.is_dir(), reason="shared/data/agent-logs is absent")
+runner = CliRunner()
+
+
+def cw(*args: str) -> list[dict]:
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_import_all_seven_with_counts_and_idempotence() -> None:
+    summary = cw("import", str(LOGS), "--format", "auto")[-1]
+    assert summary["errors"] == []
+    assert summary["files"] == 7
+    assert any("SOURCES.md" in n for n in summary["notices"])
+    sessions = cw("sessions", "--limit", "100")[0]["sessions"]
+    assert len(sessions) == 7
+    expected = {}
+    for path in sorted(LOGS.glob("*/*.jsonl")):
+        fmt = {"claude_code": "claude-code", "codex": "codex", "pi": "pi"}[path.parent.name]
+        expected[path] = (fmt, COUNTERS[fmt](rows(path)))
+    got = sorted((s["agent"], s["messages"], s["turns"], s["toolCalls"]) for s in sessions)
+    want = sorted((fmt, c["messages"], c["turns"], c["toolCalls"]) for fmt, c in expected.values())
+    assert got == want
+    again = cw("import", str(LOGS))[-1]
+    assert (again["imported"], again["errors"]) == (0, [])
+
+
+def test_appended_exchange_adds_exactly_that(tmp_path: Path) -> None:
+    source = next(LOGS.glob("codex/*.jsonl"))
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    # Cut before the last real user prompt: the cut-off tail is the final exchange.
+    cut = max(
+        i
+        for i, line in enumerate(lines)
+        if json.loads(line).get("type") == "response_item"
+        and json.loads(line)["payload"].get("role") == "user"
+        and "<environment_context>" not in line
+    )
+    partial = tmp_path / "partial" / source.name
+    partial.parent.mkdir()
+    partial.write_text("".join(lines[:cut]), encoding="utf-8")
+    cw("import", str(partial))
+    before = cw("sessions")[0]["sessions"][0]
+    full = tmp_path / "full" / source.name
+    full.parent.mkdir()
+    shutil.copy(source, full)
+    summary = cw("import", str(full))[-1]
+    after = cw("sessions")[0]["sessions"][0]
+    whole = COUNTERS["codex"](rows(source))
+    part = COUNTERS["codex"]([json.loads(x) for x in lines[:cut]])
+    assert after["messages"] - before["messages"] == whole["messages"] - part["messages"] > 0
+    assert after["turns"] - before["turns"] == whole["turns"] - part["turns"] == 1
+    assert summary["imported"] >= 1 and summary["errors"] == []
