@@ -16,9 +16,9 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.importers.golden_support import CASES, FIXTURES, golden_path, render, snapshot
 
 from cwcore.importers import base
+from tests.importers.golden_support import CASES, FIXTURES, golden_path, render, snapshot
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

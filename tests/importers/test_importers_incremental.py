@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.importers.golden_support import FIXTURES
 
 from cwcore.importers import base
 from cwcore.importers.documents import build_documents, session_counts, session_spec
@@ -23,6 +22,7 @@ from cwcore.store import codec, keys
 from cwcore.store.admission import Admission, AdmitResult
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
+from tests.importers.golden_support import FIXTURES
 
 
 def _claude(uuid: str, parent: str, kind: str, content: Any) -> dict[str, Any]:

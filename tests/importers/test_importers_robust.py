@@ -12,12 +12,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from tests.importers.golden_support import CASES, FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cwcore.importers import base
 from cwcore.model import FileParse
+from tests.importers.golden_support import CASES, FIXTURES
 
 JSONL_CASES = sorted(c for c in CASES if c.endswith(".jsonl"))
 LEGACY = "gemini/legacy-proj/chats/session-2025-08-01T09-00-7c1e9a00.json"

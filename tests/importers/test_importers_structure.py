@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.importers.golden_support import FIXTURES
 
 from cwcore.errors import NotFound
 from cwcore.importers import base
 from cwcore.importers.documents import build_documents, group_turns, session_counts
 from cwcore.importers.pi import branch_path, latest_leaf
 from cwcore.model import Message, ParsedSession
+from tests.importers.golden_support import FIXTURES
 
 PI3 = FIXTURES / "pi/2026-02-01T09-00-00-000Z_5e55a1b2-0000-4000-8000-0000000000a3.jsonl"
 PI1 = FIXTURES / "pi/2025-11-20T10-00-00-000Z_5e55a1b2-0000-4000-8000-0000000000a1.jsonl"
