@@ -32,7 +32,16 @@ import numpy as np
 import numpy.typing as npt
 
 from cwcore.errors import StoreError
-from cwcore.index.postings import F64Array, ManifestChanged, PostingReader, Postings, U32Array
+from cwcore.index.postings import (
+    F64Array,
+    Manifest,
+    ManifestChanged,
+    PostingReader,
+    Postings,
+    TermPlan,
+    U32Array,
+    retired_in,
+)
 
 #: BM25 constants (Lucene's defaults), in one place.
 K1 = 1.2
@@ -41,6 +50,10 @@ B = 0.75
 DEFAULT_BUDGET = 262_144
 #: Distinct query terms considered (the least common are kept); a bit each in ``Hits.masks``.
 MAX_QUERY_TERMS = 64
+#: Dense accumulation (arrays indexed by ordinal) when the query's ordinal span is at most this
+#: (≈ 18 bytes per ordinal: 18 MB at the limit) and its postings times DENSE_DENSITY reach it.
+DENSE_SPAN = 1 << 20
+DENSE_DENSITY = 8
 _RETRIES = 5
 # Relative slack on the pruning test so float rounding never prunes a document that could tie.
 _SLACK = 1e-9
@@ -129,8 +142,12 @@ class _Hider:
         return hide
 
 
-class _Candidates:
-    """Sorted candidate ordinals with their partial scores and matched-term masks."""
+class _Sparse:
+    """Candidates as sorted arrays of ordinals, partial scores, term masks and counts.
+
+    Costs O(postings · log candidates): used when the query's ordinal span is too wide for a
+    dense accumulator or the query is too light to pay for one.
+    """
 
     def __init__(self, ordinals: U32Array | None = None) -> None:
         self.ordinals = np.empty(0, np.uint32) if ordinals is None else ordinals
@@ -144,10 +161,7 @@ class _Candidates:
 
     def kth(self, k: int) -> float:
         """The k-th best partial score (a lower bound of the final k-th score), or -inf."""
-        n = len(self.scores)
-        if n < k:
-            return float("-inf")
-        return float(np.partition(self.scores, n - k)[n - k])
+        return _kth(self.scores, k)
 
     def add(self, ordinals: U32Array, scores: F64Array, bit: np.uint64) -> None:
         """Add a term's (sorted) postings: existing candidates accumulate, new ones are inserted."""
@@ -170,34 +184,128 @@ class _Candidates:
             self.counts = np.insert(self.counts, at, np.uint8(1))
 
     def score_existing(
-        self, postings: Postings, weight: float, avgdl: float, bit: np.uint64
-    ) -> None:
-        """Score only the existing candidates found in ``postings`` (sorted, hidden removed)."""
-        ordinals = postings.ordinals
-        if not len(ordinals) or not len(self.ordinals):
-            return
-        pos = np.searchsorted(ordinals, self.ordinals)
-        hit = pos < len(ordinals)
-        hit[hit] = ordinals[pos[hit]] == self.ordinals[hit]
-        where = np.flatnonzero(hit)
-        at = pos[hit]
-        self._accumulate(where, term_scores(weight, postings.tf[at], postings.dl[at], avgdl), bit)
+        self, reader: PostingReader, plan: TermPlan, query: _Query, bit: np.uint64
+    ) -> int:
+        """Score only the existing candidates for ``plan``; returns the term's live df."""
+        where, tf, dl, retired_seen = reader.lookup(plan, self.ordinals, query.retired)
+        df = query.live_df(plan, retired_seen)
+        if df and len(where):
+            self._accumulate(where, term_scores(query.idf(df), tf, dl, query.avgdl), bit)
+        return df
 
     def _accumulate(self, where: npt.NDArray[np.intp], scores: F64Array, bit: np.uint64) -> None:
         self.scores[where] += scores
         self.masks[where] |= bit
         self.counts[where] += np.uint8(1)
 
-    def top(self, k: int) -> npt.NDArray[np.intp]:
-        """Indices of the best k, by score descending then ordinal ascending."""
-        n = len(self.scores)
-        if n > k:
-            threshold = np.partition(self.scores, n - k)[n - k]
-            keep = np.flatnonzero(self.scores >= threshold)
-        else:
-            keep = np.arange(n)
-        order = np.lexsort((self.ordinals[keep], -self.scores[keep]))
-        return keep[order[:k]]
+    def finish(
+        self, k: int
+    ) -> tuple[U32Array, F64Array, npt.NDArray[np.uint8], npt.NDArray[np.uint64]]:
+        """The best k that matched a term: ordinals, scores, counts, masks."""
+        matched = np.flatnonzero(self.counts)
+        best = matched[_top(self.scores[matched], self.ordinals[matched], k)]
+        return self.ordinals[best], self.scores[best], self.counts[best], self.masks[best]
+
+
+class _Dense:
+    """Candidates in arrays indexed by ``ordinal - base``: every step is a linear scatter or
+    gather, no binary search. Used when the query's ordinal span is at most :data:`DENSE_SPAN`
+    and its postings are many relative to that span."""
+
+    def __init__(self, base: int, span: int) -> None:
+        self.base = base
+        self.span = span
+        self.scores = np.zeros(span, np.float64)
+        self.masks = np.zeros(span, np.uint64)
+        self.counts = np.zeros(span, np.uint8)
+        self.member = np.zeros(span, bool)
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def restrict(self, ordinals: U32Array) -> None:
+        """Make ``ordinals`` (those inside the span) the candidates, with zero scores."""
+        rel = ordinals.astype(np.int64) - self.base
+        rel = rel[(rel >= 0) & (rel < self.span)]
+        self.member[rel] = True
+        self.size = int(self.member.sum())
+
+    def kth(self, k: int) -> float:
+        return _kth(self.scores[self.member], k) if self.size >= k else float("-inf")
+
+    def add(self, ordinals: U32Array, scores: F64Array, bit: np.uint64) -> None:
+        rel = ordinals.astype(np.intp) - self.base  # a term's ordinals are distinct
+        self.size += len(rel) - int(self.member[rel].sum())
+        self.member[rel] = True
+        self.scores[rel] += scores
+        self.masks[rel] |= bit
+        self.counts[rel] += np.uint8(1)
+
+    def score_existing(
+        self, reader: PostingReader, plan: TermPlan, query: _Query, bit: np.uint64
+    ) -> int:
+        members = np.flatnonzero(self.member).astype(np.uint32) + np.uint32(self.base)
+        views = reader.views(plan, members, query.retired)
+        retired_seen = sum(retired_in(v.ordinals, query.retired) for v in views)
+        df = query.live_df(plan, retired_seen)
+        if not df:
+            return df
+        weight = query.idf(df)
+        for view in views:
+            rel = view.ordinals.astype(np.intp) - self.base
+            at = np.flatnonzero(self.member[rel])
+            if len(at):
+                where = rel[at]
+                self.scores[where] += term_scores(
+                    weight, view.tf_at(at), view.dl_at(at), query.avgdl
+                )
+                self.masks[where] |= bit
+                self.counts[where] += np.uint8(1)
+        return df
+
+    def finish(
+        self, k: int
+    ) -> tuple[U32Array, F64Array, npt.NDArray[np.uint8], npt.NDArray[np.uint64]]:
+        matched = np.flatnonzero(self.counts)
+        ordinals = matched.astype(np.uint32) + np.uint32(self.base)
+        best = _top(self.scores[matched], ordinals, k)
+        at = matched[best]
+        return ordinals[best], self.scores[at], self.counts[at], self.masks[at]
+
+
+def _kth(scores: F64Array, k: int) -> float:
+    n = len(scores)
+    if n < k:
+        return float("-inf")
+    return float(np.partition(scores, n - k)[n - k])
+
+
+def _top(scores: F64Array, ordinals: U32Array, k: int) -> npt.NDArray[np.intp]:
+    """Indices of the best k by score descending, then ordinal ascending."""
+    n = len(scores)
+    if n > k:
+        threshold = np.partition(scores, n - k)[n - k]
+        keep = np.flatnonzero(scores >= threshold)
+    else:
+        keep = np.arange(n)
+    order = np.lexsort((ordinals[keep], -scores[keep]))
+    return keep[order[:k]]
+
+
+@dataclass(frozen=True)
+class _Query:
+    """Corpus statistics of one evaluation."""
+
+    n_docs: int
+    avgdl: float
+    retired: U32Array
+
+    def live_df(self, plan: TermPlan, retired_seen: int) -> int:
+        return min(max(plan.df - retired_seen, 0), self.n_docs)
+
+    def idf(self, df: int) -> float:
+        return float(idf(df, self.n_docs))
 
 
 def search(
@@ -252,12 +360,15 @@ def _search_once(
     ]
     remaining = np.cumsum(bounds[::-1])[::-1] if bounds else np.empty(0)
 
-    cands = _Candidates()
+    query = _Query(n_docs, avgdl, retired)
+    cands = _candidates(manifest, [plans[i] for i in present])
     if only is not None:
-        only_arr = np.asarray(only, dtype=np.uint32)
-        cands = _Candidates(
-            only_arr[~hider.hidden(only_arr, np.isin(only_arr, retired) if len(retired) else None)]
-        )
+        scope = np.asarray(only, dtype=np.uint32)
+        scope = scope[~hider.hidden(scope, np.isin(scope, retired) if len(retired) else None)]
+        if isinstance(cands, _Dense):
+            cands.restrict(scope)
+        else:
+            cands = _Sparse(scope)
     spent = 0
     truncated = False
     dfs: dict[str, int] = {}
@@ -271,58 +382,49 @@ def _search_once(
         if not existing_only and limit <= 0:
             existing_only, truncated = True, True
         if existing_only:
-            near = np.union1d(cands.ordinals, retired) if len(retired) else cands.ordinals
-            postings = reader.fetch(plan, near=near)
-        elif plan.df > limit:
+            dfs[plan.term] = cands.score_existing(reader, plan, query, bit)
+            continue
+        if plan.df > limit:
             truncated = True
             postings = reader.fetch(plan, newest=limit, near=retired if len(retired) else None)
         else:
             postings = reader.fetch(plan)
         in_retired = np.isin(postings.ordinals, retired) if len(retired) else None
         # Every block that could hold a retired ordinal was fetched, so this df is exact.
-        df = plan.df - (int(in_retired.sum()) if in_retired is not None else 0)
-        df = min(max(df, 0), n_docs)
+        df = query.live_df(plan, int(in_retired.sum()) if in_retired is not None else 0)
         dfs[plan.term] = df
         if df == 0:
             continue
-        weight = float(idf(df, n_docs))
         hide = hider.hidden(postings.ordinals, in_retired)
         if hide.any():
             keep = ~hide
             postings = Postings(postings.ordinals[keep], postings.tf[keep], postings.dl[keep])
-        if existing_only:
-            cands.score_existing(postings, weight, avgdl, bit)
-            continue
         if len(postings.ordinals) > limit:  # budget: the newest postings only
             postings = Postings(
                 postings.ordinals[-limit:], postings.tf[-limit:], postings.dl[-limit:]
             )
         spent += len(postings.ordinals)
-        cands.add(postings.ordinals, term_scores(weight, postings.tf, postings.dl, avgdl), bit)
-    reader.check(snap)
-
-    if only is not None and len(cands):  # a scope candidate must match at least one term
-        matched = np.flatnonzero(cands.counts)
-        sub = _Candidates(cands.ordinals[matched])
-        sub.scores, sub.masks, sub.counts = (
-            cands.scores[matched],
-            cands.masks[matched],
-            cands.counts[matched],
+        cands.add(
+            postings.ordinals, term_scores(query.idf(df), postings.tf, postings.dl, avgdl), bit
         )
-        cands = sub
-    best = cands.top(k)
-    return Hits(
-        cands.ordinals[best],
-        cands.scores[best],
-        cands.counts[best],
-        cands.masks[best],
-        terms,
-        dfs,
-        n_docs,
-        avgdl,
-        spent,
-        truncated,
-    )
+    reader.check(snap)
+    ordinals, scores, counts, masks = cands.finish(k)
+    return Hits(ordinals, scores, counts, masks, terms, dfs, n_docs, avgdl, spent, truncated)
+
+
+def _candidates(manifest: Manifest, plans: list[TermPlan]) -> _Sparse | _Dense:
+    """A dense accumulator when the query's ordinal span is small enough and its postings are
+    dense enough in it to repay zeroing the arrays; sparse arrays otherwise."""
+    ranges = {s.id: (s.min_ordinal, s.max_ordinal) for s in manifest.segments}
+    used = {e.segment for p in plans for e in p.entries}
+    if not used:
+        return _Sparse()
+    base = min(ranges[s][0] for s in used)
+    span = max(ranges[s][1] for s in used) - base + 1
+    postings = sum(p.df for p in plans)
+    if span <= DENSE_SPAN and postings * DENSE_DENSITY >= span:
+        return _Dense(base, span)
+    return _Sparse()
 
 
 def _upper_bound(df_low: int, max_tf: float, min_dl: float, n_docs: int, avgdl: float) -> float:

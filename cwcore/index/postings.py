@@ -152,18 +152,6 @@ def _encode_values(values: F64Array, codec_byte: int) -> bytes:
     return values.astype(dtype).tobytes()
 
 
-def _decode_values(buf: bytes, offset: int, count: int, codec_byte: int) -> tuple[F64Array, int]:
-    kind, exp = codec_byte >> 4, codec_byte & 0xF
-    if kind >= len(_KIND_DTYPES):
-        raise CorruptRecord(f"bm25 block: unknown value codec {codec_byte:#x}")
-    dtype = _KIND_DTYPES[kind]
-    raw = np.frombuffer(buf, dtype=dtype, count=count, offset=offset)
-    values = raw.astype(np.float64)
-    if exp:
-        values *= 1.0 / (1 << exp)  # a power of two: exact
-    return values, offset + _pad4(count * dtype.itemsize)
-
-
 def _pad4(size: int) -> int:
     return (size + 3) & ~3
 
@@ -204,8 +192,47 @@ def encode_block(
     )
 
 
-def decode_block(buf: bytes, offset: int = 0) -> Postings:
-    """Decode a block value (or the inline payload of a term entry starting at ``offset``)."""
+class BlockView(NamedTuple):
+    """A block with decoded ordinals and its tf/dl columns still in their stored dtype."""
+
+    ordinals: U32Array
+    tf_raw: npt.NDArray[Any]
+    tf_scale: float
+    dl_raw: npt.NDArray[Any]
+    dl_scale: float
+
+    def tf_at(self, positions: npt.NDArray[np.intp]) -> F64Array:
+        return _scaled(self.tf_raw[positions], self.tf_scale)
+
+    def dl_at(self, positions: npt.NDArray[np.intp]) -> F64Array:
+        return _scaled(self.dl_raw[positions], self.dl_scale)
+
+    def postings(self) -> Postings:
+        return Postings(
+            self.ordinals, _scaled(self.tf_raw, self.tf_scale), _scaled(self.dl_raw, self.dl_scale)
+        )
+
+
+def _scaled(raw: npt.NDArray[Any], scale: float) -> F64Array:
+    values = raw.astype(np.float64)
+    if scale != 1.0:
+        values *= scale  # a power of two: exact
+    return values
+
+
+def _column(
+    buf: bytes, pos: int, count: int, codec_byte: int
+) -> tuple[npt.NDArray[Any], float, int]:
+    kind, exp = codec_byte >> 4, codec_byte & 0xF
+    if kind >= len(_KIND_DTYPES):
+        raise CorruptRecord(f"bm25 block: unknown value codec {codec_byte:#x}")
+    dtype = _KIND_DTYPES[kind]
+    raw = np.frombuffer(buf, dtype=dtype, count=count, offset=pos)
+    return raw, 1.0 / (1 << exp), pos + _pad4(count * dtype.itemsize)
+
+
+def view_block(buf: bytes, offset: int = 0) -> BlockView:
+    """Decode a block's ordinals; tf and dl stay zero-copy views until asked for."""
     try:
         version, ord_codec, tf_codec, dl_codec, count, first = _BLOCK_HEAD.unpack_from(buf, offset)
     except struct.error:
@@ -229,11 +256,16 @@ def decode_block(buf: bytes, offset: int = 0) -> Postings:
             pos += _pad4(width * (count - 1))
         else:
             raise CorruptRecord(f"bm25 block: unknown ordinal codec {ord_codec}")
-        tf, pos = _decode_values(buf, pos, count, tf_codec)
-        dl, pos = _decode_values(buf, pos, count, dl_codec)
+        tf_raw, tf_scale, pos = _column(buf, pos, count, tf_codec)
+        dl_raw, dl_scale, pos = _column(buf, pos, count, dl_codec)
     except ValueError as exc:
         raise CorruptRecord(f"bm25 block: {exc}") from None
-    return Postings(ordinals, tf, dl)
+    return BlockView(ordinals, tf_raw, tf_scale, dl_raw, dl_scale)
+
+
+def decode_block(buf: bytes, offset: int = 0) -> Postings:
+    """Decode a block value (or the inline payload of a term entry starting at ``offset``)."""
+    return view_block(buf, offset).postings()
 
 
 # Short lists (inline entries) go through the same format with the ``array`` module: numpy's
@@ -924,6 +956,30 @@ def _merge_small(entries: list[TermEntry], retired: set[int]) -> tuple[bytes | N
     return encode_entry(stats, block, ()), gone
 
 
+def _gather(views: list[BlockView]) -> Postings:
+    """Decode block views into one list sorted by ordinal, writing each column once."""
+    views = sorted((v for v in views if len(v.ordinals)), key=lambda v: int(v.ordinals[0]))
+    total = sum(len(v.ordinals) for v in views)
+    ordinals = np.empty(total, dtype=np.uint32)
+    tf = np.empty(total, dtype=np.float64)
+    dl = np.empty(total, dtype=np.float64)
+    pos = 0
+    for view in views:
+        end = pos + len(view.ordinals)
+        ordinals[pos:end] = view.ordinals
+        tf[pos:end] = view.tf_raw
+        dl[pos:end] = view.dl_raw
+        if view.tf_scale != 1.0:
+            tf[pos:end] *= view.tf_scale
+        if view.dl_scale != 1.0:
+            dl[pos:end] *= view.dl_scale
+        pos = end
+    if any(int(a.ordinals[-1]) >= int(b.ordinals[0]) for a, b in itertools.pairwise(views)):
+        order = np.argsort(ordinals, kind="stable")  # segments out of ordinal order: sort once
+        ordinals, tf, dl = ordinals[order], tf[order], dl[order]
+    return Postings(ordinals, tf, dl)
+
+
 def _concat(parts: Sequence[Postings]) -> Postings:
     """Concatenate postings parts into one list sorted by ordinal."""
     if len(parts) == 1:
@@ -1182,22 +1238,16 @@ class PostingReader:
             plans.append(TermPlan(term, digest, entries))
         return plans
 
-    def fetch(
-        self, plan: TermPlan, *, near: U32Array | None = None, newest: int | None = None
-    ) -> Postings:
-        """Decode ``plan``'s postings, sorted by ordinal.
-
-        With neither argument: every posting. ``near`` (sorted ordinals): only the blocks whose
-        ordinal range covers one of them. ``newest``: the blocks holding the highest ordinals
-        until at least ``newest`` postings are covered (plus the ``near`` blocks). Inline
-        postings always come whole. Raises :class:`ManifestChanged` if a block vanished.
-        """
-        parts: list[Postings] = []
+    def _blocks(
+        self, plan: TermPlan, near: U32Array | None, newest: int | None
+    ) -> tuple[list[TermEntry], list[bytes]]:
+        """The inline entries and the block values of ``plan`` that :meth:`fetch` describes."""
+        inline: list[TermEntry] = []
         wanted: list[tuple[int, int]] = []  # (segment, block number)
-        candidates: list[tuple[int, int, int]] = []  # (last ordinal, segment, block) for newest
+        by_last: list[tuple[int, int, int, int]] = []  # (last ordinal, segment, block, count)
         for entry in plan.entries:
             if entry.inline:
-                parts.append(entry.inline_postings())
+                inline.append(entry)
                 continue
             nblocks = len(entry.counts)
             if near is None and newest is None:
@@ -1208,30 +1258,86 @@ class PostingReader:
                 inside = idx < nblocks
                 idx = idx[inside]
                 covered = idx[entry.firsts[idx] <= near[inside]]
-                wanted.extend((entry.segment, int(n)) for n in np.unique(covered))
+                wanted.extend((entry.segment, n) for n in np.unique(covered).tolist())
             if newest is not None:
-                candidates.extend((int(entry.lasts[n]), entry.segment, n) for n in range(nblocks))
-        if newest is not None and candidates:
-            counts = {
-                (e.segment, n): int(c)
-                for e in plan.entries
-                for n, c in enumerate(e.counts.tolist())
-            }
-            have = sum(len(p.ordinals) for p in parts)
-            for _, segment, n in sorted(candidates, reverse=True):
+                by_last.extend(
+                    (last, entry.segment, n, count)
+                    for n, (last, count) in enumerate(
+                        zip(entry.lasts.tolist(), entry.counts.tolist(), strict=True)
+                    )
+                )
+        if newest is not None:
+            have = sum(e.df for e in inline)
+            for _, segment, n, count in sorted(by_last, reverse=True):
                 if have >= newest:
                     break
                 wanted.append((segment, n))
-                have += counts[(segment, n)]
+                have += count
+        values: list[bytes] = []
         if wanted:
-            unique = sorted(set(wanted))
             gen = self.generation
-            keys = [block_key(gen, s, plan.digest, n) for s, n in unique]
+            keys = [block_key(gen, s, plan.digest, n) for s, n in sorted(set(wanted))]
             for value in self.store.get_many(POSTINGS_CF, keys):
                 if value is None:
                     raise ManifestChanged
-                parts.append(decode_block(value))
-        return _concat(parts)
+                values.append(value)
+        return inline, values
+
+    def fetch(
+        self, plan: TermPlan, *, near: U32Array | None = None, newest: int | None = None
+    ) -> Postings:
+        """Decode ``plan``'s postings, sorted by ordinal.
+
+        With neither argument: every posting. ``near`` (sorted ordinals): only the blocks whose
+        ordinal range covers one of them. ``newest``: the blocks holding the highest ordinals
+        until at least ``newest`` postings are covered (plus the ``near`` blocks). Inline
+        postings always come whole. Raises :class:`ManifestChanged` if a block vanished.
+        """
+        inline, values = self._blocks(plan, near, newest)
+        views = [view_block(e.raw, _ENTRY_HEAD.size) for e in inline]
+        return _gather([*views, *(view_block(v) for v in values)])
+
+    def views(self, plan: TermPlan, ordinals: U32Array, retired: U32Array) -> list[BlockView]:
+        """Zero-copy views of the inline lists and of the blocks covering ``ordinals`` or
+        ``retired`` (both sorted): what scoring existing candidates needs, and no more."""
+        near = np.union1d(ordinals, retired) if len(retired) else ordinals
+        inline, values = self._blocks(plan, near, None)
+        return [view_block(e.raw, _ENTRY_HEAD.size) for e in inline] + [
+            view_block(v) for v in values
+        ]
+
+    def lookup(
+        self, plan: TermPlan, ordinals: U32Array, retired: U32Array
+    ) -> tuple[npt.NDArray[np.intp], F64Array, F64Array, int]:
+        """``plan``'s postings at the sorted ``ordinals`` only: ``(where, tf, dl, retired_seen)``.
+
+        ``where`` indexes ``ordinals`` (the ones the term occurs in); ``retired_seen`` counts the
+        term's postings of ``retired`` ordinals (exact: their blocks are read too). Only the
+        needed blocks are read, and tf/dl are converted at the hits only (MaxScore's cheap path).
+        """
+        where: list[npt.NDArray[np.intp]] = []
+        tfs: list[F64Array] = []
+        dls: list[F64Array] = []
+        retired_seen = 0
+        for view in self.views(plan, ordinals, retired):
+            ords = view.ordinals
+            if not len(ords):
+                continue
+            lo = int(np.searchsorted(ordinals, ords[0], side="left"))
+            hi = int(np.searchsorted(ordinals, ords[-1], side="right"))
+            if hi > lo:
+                wanted = ordinals[lo:hi]
+                pos = np.searchsorted(ords, wanted)  # wanted <= ords[-1]: pos is in range
+                hit = ords[pos] == wanted
+                at = pos[hit]
+                where.append(lo + np.flatnonzero(hit))
+                tfs.append(view.tf_at(at))
+                dls.append(view.dl_at(at))
+            retired_seen += retired_in(ords, retired)
+        if not where:
+            empty = np.empty(0, dtype=np.float64)
+            return np.empty(0, dtype=np.intp), empty, empty, retired_seen
+        return np.concatenate(where), np.concatenate(tfs), np.concatenate(dls), retired_seen
 
     def postings(self, terms: Sequence[str], *, hide_retired: bool = True) -> dict[str, Postings]:
         """Every posting of each term (tests, verification, RM3 statistics). Retired ordinals are
@@ -1251,6 +1357,18 @@ class PostingReader:
             except ManifestChanged:
                 continue
         raise CorruptRecord("bm25: the manifest kept changing during a read")
+
+
+def retired_in(ordinals: U32Array, retired: U32Array) -> int:
+    """How many of the sorted ``retired`` ordinals occur in the sorted ``ordinals``."""
+    if not len(retired) or not len(ordinals):
+        return 0
+    lo = int(np.searchsorted(retired, ordinals[0], side="left"))
+    hi = int(np.searchsorted(retired, ordinals[-1], side="right"))
+    if hi <= lo:
+        return 0
+    gone = retired[lo:hi]
+    return int((ordinals[np.searchsorted(ordinals, gone)] == gone).sum())
 
 
 def stats_of(manifest: Manifest) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,23 @@ class LuceneOracle(BM25Okapi):
     def _calc_idf(self, nd: dict[str, int]) -> None:
         for word, freq in nd.items():
             self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+
+
+@contextmanager
+def accumulator(mode: str) -> Iterator[None]:
+    """Force the sparse or the dense candidate accumulator ("auto": the engine's choice)."""
+    saved = bm25.DENSE_SPAN, bm25.DENSE_DENSITY
+    if mode == "sparse":
+        bm25.DENSE_SPAN = 0
+    elif mode == "dense":
+        bm25.DENSE_SPAN, bm25.DENSE_DENSITY = 1 << 20, 1 << 30
+    try:
+        yield
+    finally:
+        bm25.DENSE_SPAN, bm25.DENSE_DENSITY = saved
+
+
+MODES = ["auto", "sparse", "dense"]
 
 
 def _corpus(seed: int, n_docs: int, vocab: int) -> list[list[str]]:
@@ -87,7 +105,15 @@ def _queries(seed: int, vocab: int) -> list[list[str]]:
     return [*queries, ["w0", "w1"], ["w0", f"w{vocab - 1}"], ["missing", "w3"]]
 
 
-def test_scores_equal_the_oracle_across_segments_merges_and_retirements(store: Store) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_scores_equal_the_oracle_across_segments_merges_and_retirements(
+    store: Store, mode: str
+) -> None:
+    with accumulator(mode):
+        _oracle_lifecycle(store)
+
+
+def _oracle_lifecycle(store: Store) -> None:
     corpus = _corpus(seed=7, n_docs=400, vocab=150)
     queries = _queries(seed=8, vocab=150)
     index = _build(store, corpus, max_docs=45)  # 9 segments
@@ -128,12 +154,18 @@ def test_scores_equal_the_oracle_across_segments_merges_and_retirements(store: S
     n_docs=st.integers(1, 120),
     vocab=st.integers(2, 60),
     max_docs=st.integers(1, 50),
+    mode=st.sampled_from(MODES),
 )
 def test_random_corpora_match_the_oracle(
-    tmp_path_factory: pytest.TempPathFactory, seed: int, n_docs: int, vocab: int, max_docs: int
+    tmp_path_factory: pytest.TempPathFactory,
+    seed: int,
+    n_docs: int,
+    vocab: int,
+    max_docs: int,
+    mode: str,
 ) -> None:
     corpus = _corpus(seed, n_docs, vocab)
-    with Store(tmp_path_factory.mktemp("db")) as db:
+    with Store(tmp_path_factory.mktemp("db")) as db, accumulator(mode):
         index = _build(db, corpus, max_docs)
         _check_against_oracle(index, corpus, list(range(n_docs)), _queries(seed, vocab))
 
@@ -166,7 +198,13 @@ def test_dead_mask_hides_without_changing_statistics(store: Store) -> None:
     assert listed.ordinals.tolist() == masked.ordinals.tolist()
 
 
-def test_only_restricts_hits_to_a_scope(store: Store) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_only_restricts_hits_to_a_scope(store: Store, mode: str) -> None:
+    with accumulator(mode):
+        _scoped(store)
+
+
+def _scoped(store: Store) -> None:
     corpus = _corpus(seed=4, n_docs=300, vocab=50)
     index = _build(store, corpus, max_docs=100)
     reader = index.reader()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -304,7 +304,9 @@ def test_a_crashed_merge_leaves_the_old_segments_and_recover_cleans_up(
     )
 
 
-def test_a_merge_during_a_query_makes_the_reader_retry(store: Store) -> None:
+def test_a_merge_during_a_query_makes_the_reader_retry(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     index = _index(store, {o: ["w", f"u{o}"] for o in range(40)}, max_docs=10)
     expected = bm25.search(index.reader(), ["w", "u7"], k=3)
     reader = index.reader()
@@ -318,7 +320,9 @@ def test_a_merge_during_a_query_makes_the_reader_retry(store: Store) -> None:
     calls = {"n": 0}
     original = reader.plan
 
-    def plan_then_merge(snapshot: postings.Snapshot, terms: list[str]) -> list[postings.TermPlan]:
+    def plan_then_merge(
+        snapshot: postings.Snapshot, terms: Sequence[str]
+    ) -> list[postings.TermPlan]:
         result = original(snapshot, terms)
         calls["n"] += 1
         if calls["n"] == 1:  # a flush lands between planning and fetching
@@ -327,7 +331,7 @@ def test_a_merge_during_a_query_makes_the_reader_retry(store: Store) -> None:
             writer.flush()
         return result
 
-    reader.plan = plan_then_merge  # type: ignore[method-assign]
+    monkeypatch.setattr(reader, "plan", plan_then_merge)
     got = bm25.search(reader, ["w", "u7"], k=3)
     assert calls["n"] == 2
     assert got.ordinals.tolist() == expected.ordinals.tolist()
