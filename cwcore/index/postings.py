@@ -355,12 +355,11 @@ def _read_array(code: str, buf: bytes, pos: int, count: int) -> list[Any]:
     return out.tolist()
 
 
-@dataclass(frozen=True)
-class TermEntry:
+class TermEntry(NamedTuple):
     """One term in one segment: statistics plus inline postings or a block directory.
 
     Inline postings stay encoded in ``raw`` until :meth:`inline_postings`: planning a query
-    needs only the statistics.
+    needs only the statistics. (A NamedTuple: merges build hundreds of thousands of these.)
     """
 
     segment: int
