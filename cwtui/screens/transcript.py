@@ -256,7 +256,7 @@ class TranscriptScreen(Screen[None]):
 
     async def _go(self, position: int) -> None:
         view = self.query_one(TranscriptView)
-        widget = await view.reveal(position)
+        widget = await view.reveal_for_top(position)
         if widget is None:
             return
         if isinstance(widget, MessageView) and widget.message["kind"] == "thinking":

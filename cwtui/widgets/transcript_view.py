@@ -13,7 +13,6 @@ from typing import Any
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Collapsible
 
 from cwtui.widgets.message import EventView, MessageView
 
@@ -44,7 +43,7 @@ def build_entries(body: dict[str, Any]) -> list[Entry]:
 class TranscriptView(VerticalScroll):
     """Entries mounted lazily; ``expand_tools`` decides how new tool sections start."""
 
-    BATCH = 40
+    BATCH = 20
     #: Rows from the bottom at which the next batch is mounted.
     MARGIN = 20
 
@@ -88,12 +87,19 @@ class TranscriptView(VerticalScroll):
             await self.mount_all(batch)
         return self._widgets[position]
 
+    async def reveal_for_top(self, position: int) -> Widget | None:
+        """Like :meth:`reveal`, plus a batch after ``position`` so it can scroll to the top."""
+        widget = await self.reveal(position)
+        if widget is not None:
+            await self.reveal(position + self.BATCH)
+        return widget
+
     def set_tools_expanded(self, expanded: bool) -> None:
-        """Expand or collapse every tool section, now and in batches still to come."""
+        """Expand or collapse every tool message, now and in batches still to come."""
         self.expand_tools = expanded
-        for collapsible in self.query(".kind-tool-call Collapsible, .kind-tool-result Collapsible"):
-            if isinstance(collapsible, Collapsible):
-                collapsible.collapsed = not expanded
+        for view in self.query(MessageView):
+            if view.foldable:
+                view.expanded = expanded
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)

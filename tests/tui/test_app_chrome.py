@@ -18,6 +18,7 @@ from cwtui.screens.help import HelpScreen
 from cwtui.screens.jump import JumpScreen
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.transcript import TranscriptScreen
+from cwtui.widgets.message import MessageView
 from cwtui.widgets.sessions_table import SessionsTable
 from tests.tui.conftest import SIZE, AppFactory, settle
 
@@ -26,7 +27,16 @@ pytestmark = pytest.mark.anyio
 
 @pytest.mark.parametrize(
     "owner",
-    [CwApp, SessionsScreen, TranscriptScreen, ExportScreen, JumpScreen, HelpScreen, SessionsTable],
+    [
+        CwApp,
+        SessionsScreen,
+        TranscriptScreen,
+        ExportScreen,
+        JumpScreen,
+        HelpScreen,
+        SessionsTable,
+        MessageView,
+    ],
 )
 def test_every_cw_binding_has_a_unique_cw_id(owner: Any) -> None:
     bindings = [b for b in owner.BINDINGS if isinstance(b, Binding)]

@@ -6,13 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Collapsible, Input, Markdown, RadioButton
+from textual.widgets import Input, RadioButton
 
 from cwcore.api import Archive
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.message import MessageView
-from tests.tui.conftest import SIZE, AppFactory, settle
+from cwtui.widgets.transcript_view import TranscriptView
+from tests.tui.conftest import SIZE, AppFactory, settle, write_jsonl
 
 pytestmark = pytest.mark.anyio
 
@@ -42,6 +43,11 @@ class ThinkingArchive(Archive):
                 },
             )
         return body
+
+
+def rendered(view: MessageView) -> str:
+    """What the widget shows, as plain text (at its current width)."""
+    return "\n".join(strip.text for strip in view.render_lines(view.region.reset_offset))
 
 
 def views(screen: TranscriptScreen) -> list[MessageView]:
@@ -80,24 +86,31 @@ async def test_enter_opens_the_transcript_with_roles_and_folded_tools(
         ]
         assert by_key(screen, "user:u1").has_class("role-user")
         assert by_key(screen, "assistant:a1").has_class("role-assistant")
-        # Markdown (with its fenced code) for prose, collapsed sections for tools.
-        assert by_key(screen, "assistant:a1").query_one(Markdown)
-        call = by_key(screen, "assistant:a2").query_one(Collapsible)
-        result = by_key(screen, "tool:t1").query_one(Collapsible)
-        assert call.collapsed and result.collapsed  # the 30-line output is long
+        # Markdown (with its fenced code highlighted) for prose, folds for tools.
+        assert "from cwcore.clock import parse_time" in rendered(by_key(screen, "assistant:a1"))
+        call = by_key(screen, "assistant:a2")
+        result = by_key(screen, "tool:t1")
+        assert call.foldable and result.foldable
+        assert not call.expanded and not result.expanded  # the 30-line output is long
+        assert "test_30" not in rendered(result)
 
-        # Expand the tool output from its title, as a user would.
-        result.query_one("CollapsibleTitle").focus()
+        # Expand the tool output as a user would: Tab to it, Enter.
+        await pilot.press("tab", "tab")
+        assert app.focused is result
         await pilot.press("enter")
         await pilot.pause()
-        assert not result.collapsed
-
-        await pilot.press("x")  # every tool section open …
+        assert result.expanded and "test_30 PASSED" in rendered(result)
+        await pilot.click(result, offset=(4, 1))  # a click on the fold line folds it again
         await pilot.pause()
-        assert not call.collapsed and not result.collapsed
+        assert not result.expanded
+
+        await pilot.press("x")  # every tool message open …
+        await pilot.pause()
+        assert call.expanded and result.expanded
+        assert '"command": "pytest -q tests"' in rendered(call)
         await pilot.press("x")  # … and closed
         await pilot.pause()
-        assert call.collapsed and result.collapsed
+        assert not call.expanded and not result.expanded
 
         await pilot.press("escape")
         await pilot.pause()
@@ -211,3 +224,32 @@ async def test_export_jsonl_from_the_sessions_screen_with_errors_and_overwrite(
         assert app.screen is not modal
         lines = target.read_text(encoding="utf-8").splitlines()
         assert len(lines) == 7 and '"session": "s-alpha-1"' in lines[0]
+
+
+async def test_a_jump_far_down_mounts_enough_to_put_the_target_on_top(
+    cw_home: Path, app_for: AppFactory, tmp_path: Path
+) -> None:
+    """A long session mounts in batches; a jump past them still lands at the top of the view."""
+    rows = [
+        {
+            "session": "long",
+            "id": f"m{n}",
+            "role": "user" if n % 2 == 0 else "assistant",
+            "text": f"message number {n}",
+            "timestamp": f"2026-11-19T10:{n // 60:02}:{n % 60:02}Z",
+        }
+        for n in range(150)
+    ]
+    source = write_jsonl(tmp_path / "long.jsonl", rows)
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([source])
+    app = app_for(cw_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_first(pilot)
+        view = screen.query_one(TranscriptView)
+        assert view.mounted < 150  # lazily mounted
+        await pilot.press("g", *"120", "enter")
+        await settle(pilot)
+        target = by_key(screen, "assistant:m119")
+        assert target.has_class("current")
+        assert 0 <= target.region.y - view.region.y <= 1  # at the top (below its margin)
