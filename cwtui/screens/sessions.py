@@ -151,6 +151,11 @@ class SessionsScreen(Screen[None]):
             super().__init__()
             self.generation, self.first, self.text = generation, first, text
 
+    class OverviewFailed(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
     class OverviewUpdated(Message):
         def __init__(self, overview: Overview) -> None:
             super().__init__()
@@ -230,8 +235,9 @@ class SessionsScreen(Screen[None]):
             try:
                 with handle.use() as archive:
                     rows, cursor = archive.sessions(limit=self.WALK_PAGE_SIZE, cursor=cursor)
-            except CwError:
-                return  # the page worker reports the same failure where the user looks
+            except CwError as exc:
+                self.post_message(self.OverviewFailed(error_text(exc)))
+                return
             tally.add(rows)
             self.post_message(self.OverviewUpdated(tally.overview(complete=cursor is None)))
             if cursor is None:
@@ -271,6 +277,11 @@ class SessionsScreen(Screen[None]):
             title += " counting…"
         self.query_one("#projects-title", Static).update(title)
         self._update_agents(message.overview.agents)
+
+    def on_sessions_screen_overview_failed(self, message: OverviewFailed) -> None:
+        # Only the pane title: the page worker meets the same failure and reports it in the
+        # table's place, where the user is looking.
+        self.query_one("#projects-title", Static).update("Projects (unavailable)")
 
     def on_sessions_table_near_end(self, message: SessionsTable.NearEnd) -> None:
         if self.next_cursor and not self.fetching:

@@ -112,7 +112,11 @@ class ProjectList(OptionList):
         self._names: dict[str, str] = {}
 
     def show(self, overview: Overview, selected: str | None) -> None:
-        """Replace the entries with ``overview``'s, keeping ``selected`` highlighted."""
+        """Replace the entries with ``overview``'s and highlight ``selected`` — or, while the user
+        is moving through the list, the project they are on (updates arrive during the walk)."""
+        if self.has_focus and self.highlighted_option is not None:
+            option_id = self.highlighted_option.id
+            selected = None if option_id == self.ALL_ID else self._names.get(option_id or "")
         self._names = {f"p{index}": p.name for index, p in enumerate(overview.projects)}
         everything = _row("All projects", overview.total, overview.activity, bold=True)
         options = [Option(everything, self.ALL_ID)]
