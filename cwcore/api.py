@@ -163,3 +163,19 @@ class Archive:
         if home is not None:
             params["home"] = home
         return ImportSummary.from_json(self.call("sync", params, on_event))
+
+    # -- index ----------------------------------------------------------------------------------
+
+    def index_run(self, *, wait: bool = False, on_event: OnEvent | None = None) -> dict[str, Any]:
+        """Publish pending index work (all of it with ``wait``); returns the index status."""
+        return self.call("index.run", {"wait": wait}, on_event)
+
+    def index_status(self, document: str | None = None) -> dict[str, Any]:
+        params = {} if document is None else {"document": document}
+        return self.call("index.status", params)
+
+    def index_verify(self) -> dict[str, Any]:
+        return self.call("index.verify")
+
+    def index_rebuild(self, *, wait: bool = False) -> dict[str, Any]:
+        return self.call("index.rebuild", {"wait": wait})

@@ -18,6 +18,8 @@ import cwcore
 from cwcore import browse, config
 from cwcore.errors import InvalidInput
 from cwcore.importers import pipeline
+from cwcore.index import maintenance
+from cwcore.index.worker import IndexWorker
 from cwcore.store.admission import Admission
 from cwcore.store.reader import Reader
 from cwcore.store.retention import Retention
@@ -70,6 +72,8 @@ class Engine:
         self.admission = Admission(self.store)
         self.reader = Reader(self.store)
         self.retention = Retention(self.store)
+        self.indexer = IndexWorker(self.store, self.settings)
+        self.background = False  # True once the daemon started the workers
         self.build = _build_fingerprint()
         self._workers: list[Periodic] = []
         self.compaction: dict[str, Any] = {}
@@ -90,10 +94,9 @@ class Engine:
         return _OUTPUT_BOUNDS.get(name, 1 * MiB)
 
     def status(self) -> dict[str, Any]:
-        counters = self.store.meta_get("counters") or {}
         return {
             "store": str(self.store.path),
-            "outbox_depth": int(counters.get("outbox", 0)) - self._indexed_seq(),
+            "outbox_depth": self.indexer.depth(),
             "rocksdb_bytes": self.store.size_on_disk(),
             "pending_compaction_bytes": sum(
                 self.store.property_int("rocksdb.estimate-pending-compaction-bytes", f)
@@ -102,18 +105,44 @@ class Engine:
             "workers": {w.name: w.status() for w in self._workers},
         }
 
-    def _indexed_seq(self) -> int:
-        cursor = self.store.meta_get("index-cursor") or {}
-        return int(cursor.get("seq", 0))
-
     def start_workers(self) -> None:
-        """Background workers: retention (expiry by archive kind) and the compaction monitor."""
+        """Background workers: indexing, retention (expiry by archive kind), compaction monitor."""
+        self.background = True
+        self._index_worker = Periodic("index", self._index_step, 1.0)
         self._workers = [
+            self._index_worker,
             Periodic("retention", lambda: self.retention.expire(self.settings).to_json(), 3600.0),
             Periodic("compaction", self._sample_compaction, 60.0),
         ]
         for worker in self._workers:
             worker.start()
+
+    def _index_step(self) -> int:
+        """One page of indexing; more pending work wakes the worker again at once, an idle
+        worker merges BM25 segments; retryable failures back off (50 ms doubling to 5 s)."""
+        done = self.indexer.step()
+        if self.indexer.backoff:
+            time.sleep(self.indexer.backoff)
+        if done or self.indexer.backoff:
+            self._index_worker.wake()
+        elif self.indexer.depth() == 0:
+            self.indexer.merge()
+        return done
+
+    def after_admission(self, imported: int) -> None:
+        """Make new documents searchable: the daemon's worker is woken (a single small document
+        gets a foreground page first); embedded, the outbox is drained before returning."""
+        if not imported:
+            return
+        if not self.background:
+            self.indexer.drain()
+            return
+        if imported == 1:
+            try:
+                self.indexer.run_once(max_entries=8)
+            except Exception as exc:  # a publication fault never turns an admission into an error
+                self.indexer.faults.append({"at": time.time(), "error": str(exc)})
+        self._index_worker.wake()
 
     def _sample_compaction(self) -> dict[str, Any]:
         """Record RocksDB's own view of pending compaction; RocksDB compacts in the background."""
@@ -128,7 +157,7 @@ class Engine:
         return self.compaction
 
     def idle(self) -> bool:
-        return not any(w.busy for w in self._workers)
+        return not any(w.busy for w in self._workers) and self.indexer.depth() == 0
 
     def close(self) -> None:
         for worker in self._workers:
@@ -169,6 +198,7 @@ def _import(
         emit=emit,
         cancelled=cancel.is_set,
     )
+    engine.after_admission(summary.imported)
     return summary.to_json()
 
 
@@ -269,4 +299,47 @@ def _sync(
         emit=emit,
         cancelled=cancel.is_set,
     )
+    engine.after_admission(summary.imported)
     return summary.to_json()
+
+
+@method("index.run")
+def _index_run(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """Publish pending work now; with ``wait``, until the outbox is drained (progress events)."""
+    total = engine.indexer.depth()
+    done = 0
+    while not cancel.is_set():
+        n = engine.indexer.run_once()
+        done += n
+        emit({"type": "progress", "done": done, "total": max(total, done)})
+        if n == 0 or not params.get("wait", False):
+            break
+    return maintenance.status(engine.store, engine.indexer)
+
+
+@method("index.status")
+def _index_status(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return maintenance.status(engine.store, engine.indexer, _str(params, "document"))
+
+
+@method("index.verify", output_bytes=4 * MiB)
+def _index_verify(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return maintenance.verify(engine.store)
+
+
+@method("index.rebuild")
+def _index_rebuild(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    queued = maintenance.rebuild(engine.store, engine.indexer)
+    if params.get("wait", False) or not engine.background:
+        engine.indexer.drain()
+    elif engine.background:
+        engine._index_worker.wake()
+    return {**queued, **maintenance.status(engine.store, engine.indexer)}

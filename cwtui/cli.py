@@ -31,7 +31,7 @@ app = typer.Typer(
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
-for _name in ("daemon",):
+for _name in ("daemon", "index"):
     try:
         _module = importlib.import_module(f"cwtui.commands.{_name}")
     except ModuleNotFoundError:
@@ -292,6 +292,14 @@ def forget(
             f"({report['versions']} version(s)), {report['events']} event(s), "
             f"{report['chunks']} chunk(s); {report['tombstoned']} ordinal(s) tombstoned"
         )
+
+
+@app.command("tui")
+def tui_cmd() -> None:
+    """Browse the archive in the terminal UI (sessions, transcripts, export)."""
+    from cwtui.commands.tui import tui
+
+    tui()
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""Preflight hints: query extraction, the gate, frozen hints and their budgets."""

@@ -1,0 +1,85 @@
+"""Key layouts and records of the derived namespaces the indexer writes (rebuildable).
+
+Windows get a global uint32 id (``wid``) in outbox order, so "``wid`` <= the published
+generation's ``maxWid``" is exactly the set a search may see: everything staged for a later
+generation stays invisible until that generation is published.
+
+| family | layout | fields -> value |
+|---|---|---|
+| windows | ``window`` (0xA0) | wid -> window record (ordinal, document, offsets, keys) |
+| windows | ``doc-windows`` (0xA1) | ordinal -> applied marker (wids, outcomes, generation) |
+| exact | ``exact`` (0xA2) | digest(anchor), wid, char start -> anchor posting |
+| relations | ``relation`` (0xA3) | relation, wid, char start -> span with byte coordinates |
+| importance | ``importance`` (0xA4) | namespace ("v1"), ordinal -> prior |
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from cwcore.store import codec
+from cwcore.store.keys import KeyLayout, digest16
+from cwcore.store.rocks import Store
+
+WINDOW = KeyLayout("window", 0xA0, ("u32",))
+DOC_WINDOWS = KeyLayout("doc-windows", 0xA1, ("u32",))
+EXACT = KeyLayout("exact", 0xA2, ("h16", "u32", "u32"))
+RELATION = KeyLayout("relation", 0xA3, ("str", "u32", "u32"))
+IMPORTANCE = KeyLayout("importance", 0xA4, ("str", "u32"))
+
+IMPORTANCE_NAMESPACE = "v1"
+HANDLERS = ("exact", "bm25", "structural", "importance")
+
+_F64 = struct.Struct(">d")
+_SPAN = struct.Struct(">BIIII")  # kind code, char start, char end, byte start, byte end
+ANCHOR_KINDS = ("error", "path", "symbol", "quoted", "commit", "flag", "value")
+
+
+def pack_span(kind: str, start: int, end: int, byte_start: int, byte_end: int) -> bytes:
+    """An exact posting's value: compact, since documents publish up to 1,000 of them."""
+    return _SPAN.pack(ANCHOR_KINDS.index(kind), start, end, byte_start, byte_end)
+
+
+def unpack_span(raw: bytes) -> tuple[str, int, int, int, int]:
+    code, start, end, byte_start, byte_end = _SPAN.unpack(raw)
+    return ANCHOR_KINDS[code], start, end, byte_start, byte_end
+
+
+def anchor_digest(value: str) -> bytes:
+    """Exact anchors match case-sensitively: the digest is over the literal value."""
+    return digest16("exact", value)
+
+
+def pack_float(value: float) -> bytes:
+    return _F64.pack(value)
+
+
+def unpack_float(raw: bytes) -> float:
+    return float(_F64.unpack(raw)[0])
+
+
+def window_record(store: Store, wid: int) -> dict[str, Any] | None:
+    raw = store.get("windows", WINDOW.encode(wid))
+    return None if raw is None else codec.decode_record(raw, "window")
+
+
+def window_records(store: Store, wids: list[int]) -> list[dict[str, Any] | None]:
+    raws = store.get_many("windows", [WINDOW.encode(w) for w in wids])
+    return [None if r is None else codec.decode_record(r, "window") for r in raws]
+
+
+def marker(store: Store, ordinal: int) -> dict[str, Any] | None:
+    raw = store.get("windows", DOC_WINDOWS.encode(ordinal))
+    return None if raw is None else codec.decode_record(raw, "doc-windows")
+
+
+def generation(store: Store) -> dict[str, Any]:
+    """The published index generation (``n`` 0 before the first publication)."""
+    return store.meta_get("index-generation") or {
+        "n": 0,
+        "cursor": 0,
+        "maxWid": 0,
+        "complete": True,
+        "handlers": {h: {"complete": 0, "partial": 0, "skipped": 0} for h in HANDLERS},
+    }

@@ -1,0 +1,171 @@
+"""Index status, ``verifyDerivedView`` and rebuild.
+
+``verify`` checks that the derived view agrees with canonical records: forward and reverse ordinal
+mappings, session memberships, retirement state, and every applied marker's windows. ``rebuild``
+deletes every derived namespace and re-enqueues each live document version from canonical records
+(canonical records are never repaired from derived ones).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cwcore import clock
+from cwcore.errors import CwError, NotFound
+from cwcore.index import derived
+from cwcore.index.worker import IndexWorker
+from cwcore.store import codec, keys
+from cwcore.store.reader import Reader
+from cwcore.store.rocks import Store
+
+DERIVED = ("windows", "exact", "relations", "importance", "postings", "stats")
+MAX_PROBLEMS = 200
+
+
+def status(store: Store, worker: IndexWorker, document: str | None = None) -> dict[str, Any]:
+    """The BRIEF's ``cw index status --json`` shape (plus generation details)."""
+    gen = derived.generation(store)
+    handlers = gen.get("handlers") or {}
+    body: dict[str, Any] = {
+        "outbox": {"depth": worker.depth(), "lag_s": round(worker.lag_seconds(), 3)},
+        "generation": int(gen["n"]),
+        "complete": bool(gen.get("complete", True)),
+        "published": gen.get("published"),
+        "documents": int(gen.get("documents", 0)),
+        "windows": int(gen.get("maxWid", 0)),
+        "handlers": {
+            h: handlers.get(h, {"complete": 0, "partial": 0, "skipped": 0})
+            for h in derived.HANDLERS
+        },
+        "faults": worker.faults[-5:],
+    }
+    if document is not None:
+        reader = Reader(store)
+        head = reader.head(document)
+        mark = derived.marker(store, int(head["ordinal"]))
+        body["document"] = {
+            "documentId": document,
+            "version": head["version"],
+            "state": head.get("state", "live"),
+            "indexed": mark is not None,
+            "generation": mark.get("generation") if mark else None,
+            "windows": mark.get("windows") if mark else 0,
+            "handlers": mark.get("outcomes") if mark else {},
+        }
+    return body
+
+
+def verify(store: Store) -> dict[str, Any]:
+    """Compare the derived view with canonical records; list every inconsistency found."""
+    reader = Reader(store)
+    problems: list[str] = []
+
+    def problem(text: str) -> None:
+        if len(problems) < MAX_PROBLEMS:
+            problems.append(text)
+
+    checked = 0
+    gen = derived.generation(store)
+    for key, value in store.scan("ordinals", keys.ORDINAL.prefix()):
+        ordinal = int(keys.ORDINAL.decode(key)[0])
+        ref = codec.decode_record(value, "ordinal")
+        checked += 1
+        try:
+            manifest = reader.manifest(ref["documentId"], int(ref["version"]))
+        except (NotFound, CwError) as exc:
+            problem(f"ordinal {ordinal}: {exc}")
+            continue
+        if int(manifest["ordinal"]) != ordinal:
+            problem(
+                f"ordinal {ordinal}: manifest of {ref['documentId']} says {manifest['ordinal']}"
+            )
+        if store.get("scopes", keys.SESSION_DOC.encode(manifest["session"], ordinal)) is None:
+            problem(f"ordinal {ordinal}: no membership in session {manifest['session']}")
+        head = reader.head(ref["documentId"])
+        retired = reader.tombstone(ordinal) is not None
+        if head["version"] == int(ref["version"]) and head.get("state") == "live" and retired:
+            problem(f"ordinal {ordinal}: live head but tombstoned")
+        if head["version"] != int(ref["version"]) and not retired:
+            problem(f"ordinal {ordinal}: replaced version without a tombstone")
+        mark = derived.marker(store, ordinal)
+        if mark is None:
+            continue
+        first, n = int(mark["firstWid"]), int(mark["windows"])
+        if mark.get("forgotten"):
+            continue
+        for wid, record in zip(
+            range(first, first + n),
+            derived.window_records(store, list(range(first, first + n))),
+            strict=True,
+        ):
+            if record is None:
+                problem(f"ordinal {ordinal}: window {wid} is missing")
+            elif int(record["ordinal"]) != ordinal:
+                problem(
+                    f"window {wid}: points at ordinal {record['ordinal']}, marker says {ordinal}"
+                )
+        if first + n - 1 > int(gen.get("maxWid", 0)) and int(gen.get("cursor", 0)) > 0:
+            problem(f"ordinal {ordinal}: windows beyond the published generation")
+    return {
+        "ok": not problems,
+        "checked": checked,
+        "problems": problems,
+        "generation": int(gen["n"]),
+    }
+
+
+def rebuild(store: Store, worker: IndexWorker) -> dict[str, Any]:
+    """Delete derived namespaces and re-enqueue every live document version."""
+    with store.lock:
+        for family in DERIVED:
+            batch = store.batch()
+            for key, _ in store.scan(family, b""):
+                batch.delete(family, key)
+                if batch.mutations >= 10_000:
+                    store.commit(batch)
+                    batch = store.batch()
+            store.commit(batch)
+        counters = store.meta_get("counters") or {"ordinal": 0, "outbox": 0}
+        batch = store.batch()
+        # Entries still pending are superseded by the fresh ones below.
+        for key, _ in store.scan("outbox", keys.OUTBOX.prefix()):
+            batch.delete("outbox", key)
+        queued = 0
+        now = clock.iso(clock.now())
+        for _, value in store.scan("documents", keys.DOC_HEAD.prefix()):
+            head = codec.decode_record(value, "head")
+            if head.get("state") != "live":
+                continue
+            counters["outbox"] = int(counters["outbox"]) + 1
+            batch.put(
+                "outbox",
+                keys.OUTBOX.encode(counters["outbox"]),
+                codec.encode_record(
+                    {
+                        "op": "index",
+                        "documentId": head["documentId"],
+                        "version": head["version"],
+                        "ordinal": head["ordinal"],
+                        "at": now,
+                        "reason": "rebuild",
+                    }
+                ),
+            )
+            queued += 1
+        store.meta_put(batch, "counters", counters)
+        store.meta_put(
+            batch,
+            "index-generation",
+            {
+                **derived.generation(store),
+                "cursor": int(counters["outbox"]) - queued,
+                "maxWid": 0,
+                "handlers": None,
+                "documents": 0,
+                "complete": True,
+            },
+        )
+        store.meta_put(batch, "index-state", {"nextWid": 1})
+        store.commit(batch)
+    worker.reset()
+    return {"queued": queued}

@@ -1,0 +1,224 @@
+"""Per-document index preparation: windows, BM25F terms, exact anchors, relations, importance.
+
+Everything here is computed from one document version's manifest and text alone, under the
+spec's limits (spec 003 "Index preparation"): source read in 256 KiB segments and never more than
+512 KiB at once; at most 4,096 windows, 4,500 staged mutations and 8 MiB of staged data per
+document; exact ranks at most 8,000 anchors and publishes at most 1,000 postings; BM25 limits in
+:mod:`cwcore.index.fields`; structural skips the document when an annotation cannot be resolved.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from cwcore.index import anchors as anchor_mod
+from cwcore.index import fields
+from cwcore.index.tokenize import tokens_with_offsets
+from cwcore.index.windows import Window, cut
+from cwcore.store.reader import Reader
+
+SEGMENT_BYTES = 256 * 1024
+MAX_ANCHORS_RANKED = 8_000
+MAX_EXACT_POSTINGS = 1_000
+MAX_STAGED_MUTATIONS = 4_500
+MAX_STAGED_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ExactPosting:
+    value: str
+    kind: str
+    window: int  # index of the window within the document
+    start: int  # character offsets
+    end: int
+    byte_start: int
+    byte_end: int
+
+
+@dataclass(frozen=True)
+class RelationPosting:
+    relation: str
+    window: int
+    start: int
+    end: int
+    byte_start: int
+    byte_end: int
+    message_key: str
+
+
+@dataclass
+class Prepared:
+    """Everything the handlers stage for one document version, plus their outcomes."""
+
+    windows: list[Window]
+    window_keys: list[list[str]]  # message keys each window covers
+    terms: list[fields.WindowTerms]
+    exact: list[ExactPosting]
+    relations: list[RelationPosting]
+    importance: float
+    outcomes: dict[str, str] = field(default_factory=dict)
+    text_chars: int = 0
+
+
+def read_text(reader: Reader, manifest: dict[str, Any]) -> tuple[str, bytes]:
+    """The document text, read in 256 KiB segments (never more than 512 KiB at once)."""
+    total = int(manifest["bytes"])
+    pieces = [
+        reader.read_bytes(manifest, start, min(total, start + SEGMENT_BYTES))
+        for start in range(0, total, SEGMENT_BYTES)
+    ]
+    data = b"".join(pieces)
+    return data.decode("utf-8", "surrogatepass"), data
+
+
+def _char_offsets(data: bytes, byte_positions: list[int]) -> dict[int, int]:
+    """Character offset of each UTF-8 byte position (positions on character boundaries)."""
+    out: dict[int, int] = {}
+    chars = 0
+    last = 0
+    for pos in sorted(set(byte_positions)):
+        chars += len(data[last:pos].decode("utf-8", "surrogatepass"))
+        last = pos
+        out[pos] = chars
+    return out
+
+
+def _byte_offsets(text: str, char_positions: list[int]) -> dict[int, int]:
+    if text.isascii():
+        return {p: p for p in char_positions}
+    out: dict[int, int] = {}
+    size = 0
+    last = 0
+    for pos in sorted(set(char_positions)):
+        size += len(text[last:pos].encode("utf-8", "surrogatepass"))
+        last = pos
+        out[pos] = size
+    return out
+
+
+def _window_of(starts: list[int], char_pos: int) -> int:
+    """Index of the last window starting at or before ``char_pos`` (windows overlap and cover
+    the text, so it contains the position; the later window holds more context after it)."""
+    return max(0, bisect.bisect_right(starts, char_pos) - 1)
+
+
+def importance_v1(manifest: dict[str, Any], decision: bool, chain_depth: int) -> float:
+    """Query-independent prior in [1, 1.15]: decision candidate, pin, referenced-by count
+    (source messages and supersession-chain depth). The live recall counter is added at query
+    time, under the same 1.15 cap."""
+    prior = 1.0
+    prior += 0.05 if decision else 0.0
+    prior += 0.04 if manifest.get("pinned") else 0.0
+    prior += 0.01 * min(3.0, math.log2(1 + len(manifest["parts"])))
+    prior += 0.01 * min(3, chain_depth)
+    return min(1.15, prior)
+
+
+def prepare(
+    reader: Reader,
+    manifest: dict[str, Any],
+    *,
+    window_tokens: int,
+    window_overlap: float,
+    chain_depth: int = 0,
+) -> Prepared:
+    text, data = read_text(reader, manifest)
+    parts = manifest["parts"]
+    byte_to_char = _char_offsets(data, [p["start"] for p in parts] + [p["end"] for p in parts])
+    spans = [
+        fields.PartSpan(byte_to_char[p["start"]], byte_to_char[p["end"]], p["role"], p["kind"])
+        for p in parts
+    ]
+    tokens = tokens_with_offsets(text)
+    windows, truncated = cut(text, tokens, window_tokens, window_overlap)
+    outcomes: dict[str, str] = {}
+
+    starts = [w.start for w in windows]
+    window_keys = [
+        [parts[i]["key"] for i, s in enumerate(spans) if s.start < w.end and s.end > w.start]
+        or ([parts[0]["key"]] if parts else [])
+        for w in windows
+    ]
+
+    # Structural: every annotation must resolve inside the text, else the handler is skipped.
+    annotations = manifest.get("annotations") or []
+    relations: list[RelationPosting] = []
+    resolvable = all(0 <= a[1] < a[2] <= len(text) for a in annotations)
+    decision = any(a[0] == "decision" for a in annotations)
+    if not resolvable:
+        outcomes["structural"] = "skipped"
+    else:
+        bytes_at = _byte_offsets(text, [x for a in annotations for x in (a[1], a[2])])
+        for relation, start, end, key in annotations:
+            relations.append(
+                RelationPosting(
+                    relation,
+                    _window_of(starts, start),
+                    start,
+                    end,
+                    bytes_at[start],
+                    bytes_at[end],
+                    key,
+                )
+            )
+        outcomes["structural"] = "complete"
+
+    # BM25F.
+    terms = fields.analyze(
+        tokens,
+        windows,
+        spans,
+        [(a[0], a[1], a[2]) for a in annotations] if resolvable else [],
+        kind=manifest["kind"],
+        decision_candidate=decision,
+    )
+    bm25_partial = truncated or any(t.partial for t in terms)
+    outcomes["bm25"] = "partial" if bm25_partial else "complete"
+
+    # Exact: rank the most specific anchors, publish at most 1,000 postings.
+    found = anchor_mod.ranked(anchor_mod.extract(text))[:MAX_ANCHORS_RANKED]
+    exact_partial = len(found) > MAX_EXACT_POSTINGS
+    kept = found[:MAX_EXACT_POSTINGS]
+    bytes_at = _byte_offsets(text, [x for a in kept for x in (a.start, a.end)])
+    exact = [
+        ExactPosting(
+            a.value,
+            a.kind,
+            _window_of(starts, a.start),
+            a.start,
+            a.end,
+            bytes_at[a.start],
+            bytes_at[a.end],
+        )
+        for a in kept
+    ]
+    outcomes["exact"] = "partial" if exact_partial else "complete"
+
+    # Staging budget: windows + exact + relations + importance + marker mutations.
+    mutations = len(windows) + len(exact) + len(relations) + 2
+    if mutations > MAX_STAGED_MUTATIONS:
+        overflow = mutations - MAX_STAGED_MUTATIONS
+        drop = min(overflow, len(exact))
+        exact = exact[: len(exact) - drop]
+        outcomes["exact"] = "partial"
+        overflow -= drop
+        if overflow > 0:
+            relations, outcomes["structural"] = [], "skipped"
+    staged = sum(len(e.value) + 48 for e in exact) + 96 * len(windows) + 64 * len(relations)
+    if staged > MAX_STAGED_BYTES:
+        exact, outcomes["exact"] = [], "skipped"
+
+    outcomes["importance"] = "complete"
+    return Prepared(
+        windows=windows,
+        window_keys=window_keys,
+        terms=terms,
+        exact=exact,
+        relations=relations,
+        importance=importance_v1(manifest, decision, chain_depth),
+        outcomes=outcomes,
+        text_chars=len(text),
+    )

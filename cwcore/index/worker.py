@@ -1,0 +1,308 @@
+"""The indexing worker: outbox -> per-document tablets -> BM25 segment -> generation publish.
+
+Spec 003 write lifecycle steps 5–8. The worker pages outbox entries in commit order. For each
+``index`` entry it prepares the document (:mod:`cwcore.index.prepare`) and stages its tablet in
+one WriteBatch: window records, exact and relation postings, the importance prior, and the
+document's applied marker (its wids and handler outcomes). BM25 terms go to a
+:class:`~cwcore.index.postings.PostingWriter` that flushes segments. When a page is done, one
+batch publishes the next generation (cursor, ``maxWid``, outcome counts) and deletes the applied
+outbox entries. Until then nothing of the page is visible: searches only see wids up to the
+published ``maxWid``, and the previous generation stays readable.
+
+Replay after a crash is idempotent: a document with an applied marker reuses its wids, its keys
+are rewritten with the same values, and the posting writer skips ordinals already indexed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from cwcore import clock
+from cwcore.config import Settings
+from cwcore.errors import CorruptRecord, CwError, NotFound
+from cwcore.index import derived
+from cwcore.index.derived import DOC_WINDOWS, EXACT, HANDLERS, IMPORTANCE, RELATION, WINDOW
+from cwcore.index.postings import PostingIndex
+from cwcore.index.prepare import Prepared, prepare
+from cwcore.store import codec, keys
+from cwcore.store.reader import Reader
+from cwcore.store.rocks import Batch, Store
+
+log = logging.getLogger("cw.index")
+
+PAGE_ENTRIES = 2_000
+BACKOFF_MIN_S = 0.05
+BACKOFF_MAX_S = 5.0
+
+
+def _zero_counts() -> dict[str, dict[str, int]]:
+    return {h: {"complete": 0, "partial": 0, "skipped": 0} for h in HANDLERS}
+
+
+class IndexWorker:
+    """Owns the derived indexes of one store. Thread-safe: one page runs at a time."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+        self.reader = Reader(store)
+        self.bm25 = PostingIndex(store)
+        self.bm25.recover()
+        self._page_lock = threading.Lock()
+        self.faults: list[dict[str, Any]] = []  # recorded internal faults (bounded)
+        self.backoff = 0.0
+
+    def reset(self) -> None:
+        """Forget cached posting state after the derived namespaces were rebuilt."""
+        with self._page_lock:
+            self.bm25 = PostingIndex(self.store)
+
+    # -- status -------------------------------------------------------------------------------
+
+    def depth(self) -> int:
+        counters = self.store.meta_get("counters") or {}
+        return max(
+            0, int(counters.get("outbox", 0)) - int(derived.generation(self.store)["cursor"])
+        )
+
+    def lag_seconds(self) -> float:
+        for _, entry in self.reader.outbox(
+            after=int(derived.generation(self.store)["cursor"]), limit=1
+        ):
+            return max(0.0, (clock.now() - clock.parse_time(entry["at"])).total_seconds())
+        return 0.0
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def run_once(self, max_entries: int = PAGE_ENTRIES) -> int:
+        """Process one page of outbox entries and publish a generation; returns entries done."""
+        with self._page_lock:
+            gen = derived.generation(self.store)
+            cursor = int(gen["cursor"])
+            entries = list(self.reader.outbox(after=cursor, limit=max_entries))
+            if not entries:
+                return 0
+            state = self.store.meta_get("index-state") or {"nextWid": 1}
+            counts = gen.get("handlers") or _zero_counts()
+            page_complete = True
+            writer = self.bm25.writer()
+            for _, entry in entries:
+                if entry.get("op") == "index":
+                    outcome = self._index(entry, writer, state, counts)
+                    page_complete = page_complete and outcome
+                elif entry.get("op") == "retire":
+                    self._retire(entry, counts)
+            writer.flush()
+            self._publish(gen, entries, state, counts, page_complete)
+            return len(entries)
+
+    def drain(self, deadline: float | None = None) -> int:
+        """Run pages until the outbox is empty (or ``deadline``, a ``time.monotonic`` value)."""
+        done = 0
+        while deadline is None or time.monotonic() < deadline:
+            n = self.run_once()
+            if n == 0:
+                break
+            done += n
+        return done
+
+    def step(self) -> int:
+        """One worker step with backoff: retryable failures wait 50 ms doubling to 5 s."""
+        try:
+            n = self.run_once()
+            self.backoff = 0.0
+            return n
+        except CwError as exc:
+            self._fault(exc)
+            self.backoff = min(BACKOFF_MAX_S, max(BACKOFF_MIN_S, self.backoff * 2))
+            return 0
+
+    def _fault(self, exc: Exception) -> None:
+        self.faults = [*self.faults[-49:], {"at": clock.iso(clock.now()), "error": str(exc)}]
+        log.warning("indexing fault: %s", exc)
+
+    # -- index and retire ---------------------------------------------------------------------
+
+    def _index(
+        self, entry: dict[str, Any], writer: Any, state: dict[str, Any], counts: dict[str, Any]
+    ) -> bool:
+        """Stage one document's tablet; returns True when every handler completed."""
+        ordinal = int(entry["ordinal"])
+        if self.reader.tombstone(ordinal) is not None:
+            return True  # retired before it was indexed: nothing to publish
+        try:
+            manifest = self.reader.manifest(entry["documentId"], int(entry["version"]))
+        except (NotFound, CorruptRecord) as exc:
+            self._fault(exc)
+            return False
+        prior = derived.marker(self.store, ordinal)
+        prepared = prepare(
+            self.reader,
+            manifest,
+            window_tokens=self.settings.window_tokens,
+            window_overlap=self.settings.window_overlap,
+            chain_depth=self._chain_depth(manifest),
+        )
+        if prior is not None and prior.get("windows") == len(prepared.windows):
+            first = int(prior["firstWid"])
+        else:
+            first = int(state["nextWid"])
+            state["nextWid"] = first + len(prepared.windows)
+        batch = self.store.batch()
+        self._stage(batch, manifest, ordinal, first, prepared)
+        if prior is None:
+            for handler, outcome in prepared.outcomes.items():
+                counts.setdefault(handler, {"complete": 0, "partial": 0, "skipped": 0})
+                counts[handler][outcome] += 1
+        self.store.meta_put(batch, "index-state", state)
+        self.store.commit(batch)
+        for window, terms in zip(prepared.windows, prepared.terms, strict=True):
+            wid = first + window.index
+            if terms.tfs or terms.length >= 0:
+                try:
+                    writer.add(wid, terms.tfs, terms.length if terms.tfs else 0.0)
+                except ValueError:
+                    pass  # already buffered on replay
+        return all(o == "complete" for o in prepared.outcomes.values())
+
+    def _stage(
+        self, batch: Batch, manifest: dict[str, Any], ordinal: int, first: int, prepared: Prepared
+    ) -> None:
+        doc_id, version = manifest["documentId"], int(manifest["version"])
+        for window, keys_ in zip(prepared.windows, prepared.window_keys, strict=True):
+            batch.put(
+                "windows",
+                WINDOW.encode(first + window.index),
+                codec.encode_record(
+                    {
+                        "ordinal": ordinal,
+                        "documentId": doc_id,
+                        "version": version,
+                        "index": window.index,
+                        "start": window.start,
+                        "end": window.end,
+                        "byteStart": window.byte_start,
+                        "byteEnd": window.byte_end,
+                        "keys": keys_,
+                    }
+                ),
+            )
+        exact_keys = []
+        for p in prepared.exact:
+            key = EXACT.encode(derived.anchor_digest(p.value), first + p.window, p.start)
+            exact_keys.append(key.hex())
+            batch.put(
+                "exact", key, derived.pack_span(p.kind, p.start, p.end, p.byte_start, p.byte_end)
+            )
+        relation_keys = []
+        for r in prepared.relations:
+            key = RELATION.encode(r.relation, first + r.window, r.start)
+            relation_keys.append(key.hex())
+            batch.put(
+                "relations",
+                key,
+                codec.encode_record(
+                    {
+                        "start": r.start,
+                        "end": r.end,
+                        "byteStart": r.byte_start,
+                        "byteEnd": r.byte_end,
+                        "messageKey": r.message_key,
+                    }
+                ),
+            )
+        batch.put(
+            "importance",
+            IMPORTANCE.encode(derived.IMPORTANCE_NAMESPACE, ordinal),
+            derived.pack_float(prepared.importance),
+        )
+        batch.put(
+            "windows",
+            DOC_WINDOWS.encode(ordinal),
+            codec.encode_record(
+                {
+                    "documentId": doc_id,
+                    "version": version,
+                    "firstWid": first,
+                    "windows": len(prepared.windows),
+                    "outcomes": prepared.outcomes,
+                    "exactKeys": exact_keys,
+                    "relationKeys": relation_keys,
+                    "generation": int(derived.generation(self.store)["n"]) + 1,
+                }
+            ),
+        )
+
+    def _chain_depth(self, manifest: dict[str, Any]) -> int:
+        depth, current = 0, manifest.get("supersedes")
+        while current and depth < 8:
+            depth += 1
+            try:
+                current = self.reader.manifest(current).get("supersedes")
+            except (NotFound, CwError):
+                break
+        return depth + max(0, int(manifest["version"]) - 1)
+
+    def _retire(self, entry: dict[str, Any], counts: dict[str, Any]) -> None:
+        ordinal = int(entry["ordinal"])
+        mark = derived.marker(self.store, ordinal)
+        if mark is None:
+            return
+        first, n = int(mark["firstWid"]), int(mark["windows"])
+        self.bm25.retire(range(first, first + n))
+        if entry.get("reason") != "forgotten" or mark.get("forgotten"):
+            return
+        # A forgotten document loses its derived entries too, not only its visibility.
+        batch = self.store.batch()
+        for wid in range(first, first + n):
+            batch.delete("windows", WINDOW.encode(wid))
+        for hexkey in mark.get("exactKeys", []):
+            batch.delete("exact", bytes.fromhex(hexkey))
+        for hexkey in mark.get("relationKeys", []):
+            batch.delete("relations", bytes.fromhex(hexkey))
+        batch.delete("importance", IMPORTANCE.encode(derived.IMPORTANCE_NAMESPACE, ordinal))
+        for handler, outcome in (mark.get("outcomes") or {}).items():
+            if handler in counts and counts[handler].get(outcome, 0) > 0:
+                counts[handler][outcome] -= 1
+        batch.put(
+            "windows",
+            DOC_WINDOWS.encode(ordinal),
+            codec.encode_record({**mark, "forgotten": True, "exactKeys": [], "relationKeys": []}),
+        )
+        self.store.commit(batch)
+
+    # -- publication --------------------------------------------------------------------------
+
+    def _publish(
+        self,
+        gen: dict[str, Any],
+        entries: list[tuple[int, dict[str, Any]]],
+        state: dict[str, Any],
+        counts: dict[str, Any],
+        page_complete: bool,
+    ) -> None:
+        last = entries[-1][0]
+        batch = self.store.batch()
+        published = {
+            "n": int(gen["n"]) + 1,
+            "cursor": last,
+            "maxWid": int(state["nextWid"]) - 1,
+            "complete": page_complete,
+            "published": clock.iso(clock.now()),
+            "handlers": counts,
+            "documents": int(gen.get("documents", 0))
+            + sum(1 for _, e in entries if e.get("op") == "index"),
+        }
+        self.store.meta_put(batch, "index-generation", published)
+        for seq, _ in entries:
+            batch.delete("outbox", keys.OUTBOX.encode(seq))
+        self.store.commit(batch)
+
+    # -- maintenance --------------------------------------------------------------------------
+
+    def merge(self) -> bool:
+        """One background merge of BM25 segments, if a tier is full."""
+        return self.bm25.merge() is not None

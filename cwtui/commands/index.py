@@ -1,0 +1,114 @@
+"""``cw index``: publish, inspect, verify and rebuild the derived indexes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from cwcore.api import Archive
+from cwtui.output import console, emit_json, err_console, guard
+
+app = typer.Typer(help="Publish, inspect, verify and rebuild the derived indexes.")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
+
+def _render_status(body: dict[str, Any]) -> None:
+    state = "complete" if body["complete"] else "partial"
+    console.print(
+        f"generation {body['generation']} ({state}), {body['documents']:,} document(s) in "
+        f"{body['windows']:,} window(s); outbox depth {body['outbox']['depth']}, "
+        f"lag {body['outbox']['lag_s']:.1f}s"
+    )
+    table = Table("handler", "complete", "partial", "skipped")
+    for name, counts in body["handlers"].items():
+        table.add_row(name, str(counts["complete"]), str(counts["partial"]), str(counts["skipped"]))
+    console.print(table)
+    if "document" in body:
+        doc = body["document"]
+        console.print(f"document {doc['documentId']} v{doc['version']} ({doc['state']}): ", end="")
+        if doc["indexed"]:
+            outcomes = ", ".join(f"{h} {o}" for h, o in sorted(doc["handlers"].items()))
+            console.print(f"generation {doc['generation']}, {doc['windows']} window(s): {outcomes}")
+        else:
+            console.print("not indexed yet")
+
+
+@app.callback(invoke_without_command=True)
+def index(
+    ctx: typer.Context,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Index everything pending, with progress.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish pending index work now (`--wait`: until the outbox is empty)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with guard(as_json), Archive.open() as archive:
+        if as_json:
+            emit_json(archive.index_run(wait=wait))
+            return
+        with Progress(
+            TextColumn("[bold]indexing[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=err_console,
+            transient=True,
+        ) as progress:
+            task = progress.add_task("index", total=None)
+
+            def on_event(event: dict[str, Any]) -> None:
+                if event.get("type") == "progress":
+                    progress.update(task, completed=event["done"], total=event["total"])
+
+            body = archive.index_run(wait=wait, on_event=on_event)
+        _render_status(body)
+
+
+@app.command()
+def status(
+    document: Annotated[str | None, typer.Option(help="Also this document's outcomes.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Outbox depth and lag, the published generation, per-handler outcome counts."""
+    with guard(as_json), Archive.open() as archive:
+        body = archive.index_status(document)
+        if as_json:
+            emit_json(body)
+        else:
+            _render_status(body)
+
+
+@app.command()
+def verify(as_json: JsonOpt = False) -> None:
+    """Check the derived view against canonical records (spec 003 verifyDerivedView)."""
+    with guard(as_json), Archive.open() as archive:
+        body = archive.index_verify()
+        if as_json:
+            emit_json(body)
+        else:
+            if body["ok"]:
+                console.print(f"ok: {body['checked']:,} ordinal(s) checked")
+            for problem in body["problems"]:
+                err_console.print(problem, markup=False)
+        if not body["ok"]:
+            raise typer.Exit(1)
+
+
+@app.command()
+def rebuild(
+    wait: Annotated[bool, typer.Option("--wait", help="Rebuild before returning.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete every derived index and rebuild it from canonical records."""
+    with guard(as_json), Archive.open() as archive:
+        body = archive.index_rebuild(wait=wait)
+        if as_json:
+            emit_json(body)
+        else:
+            console.print(f"queued {body['queued']:,} document(s) for indexing")
+            _render_status(body)
