@@ -10,7 +10,7 @@ import sys
 
 from bench.common import machine
 
-BENCHES = ["admission"]
+BENCHES = ["admission", "importers"]
 
 
 def main(argv: list[str]) -> int:
