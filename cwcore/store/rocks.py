@@ -82,6 +82,11 @@ class Batch:
         self.bytes += len(key)
         self.mutations += 1
 
+    def delete_range(self, family: str, begin: bytes, end: bytes) -> None:
+        """Delete every key of ``family`` in ``[begin, end)`` (one range tombstone)."""
+        self._wb.delete_range(begin, end, self._store.handle(family))
+        self.mutations += 1
+
 
 class Store:
     """One open RocksDB database under ``path``. Owned by one process (normally the daemon)."""
