@@ -81,7 +81,10 @@ def test_unweighted_documents_score_as_rank_bm25_through_the_indexer(store: Stor
     admission.admit(
         SESSION,
         (),
-        [_note(d, t, "markdown" if i % 5 == 0 else "note") for i, (d, t) in enumerate(docs.items())],
+        [
+            _note(d, t, "markdown" if i % 5 == 0 else "note")
+            for i, (d, t) in enumerate(docs.items())
+        ],
     )
     # Small windows so long notes are cut into several overlapping windows (16 is the minimum).
     worker = IndexWorker(store, Settings(window_tokens=16, window_overlap=0.25))
