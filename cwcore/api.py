@@ -179,3 +179,9 @@ class Archive:
 
     def index_rebuild(self, *, wait: bool = False) -> dict[str, Any]:
         return self.call("index.rebuild", {"wait": wait})
+
+    # -- retrieval ------------------------------------------------------------------------------
+
+    def search(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Explicit search with the spec's request fields; returns the BRIEF's response object."""
+        return self.call("search", request)

@@ -74,6 +74,7 @@ class Engine:
         self.retention = Retention(self.store)
         self.indexer = IndexWorker(self.store, self.settings)
         self.background = False  # True once the daemon started the workers
+        self._search_ctx: Any = None
         self.build = _build_fingerprint()
         self._workers: list[Periodic] = []
         self.compaction: dict[str, Any] = {}
@@ -143,6 +144,22 @@ class Engine:
             except Exception as exc:  # a publication fault never turns an admission into an error
                 self.indexer.faults.append({"at": time.time(), "error": str(exc)})
         self._index_worker.wake()
+
+    def search_context(self) -> Any:
+        """What explicit search reads: store, postings, the locator signer, lease length."""
+        from cwcore.recall.locator import Signer, load_key
+        from cwcore.retrieve.search import SearchContext
+
+        if self._search_ctx is None:
+            self._search_ctx = SearchContext(
+                store=self.store,
+                reader=self.reader,
+                postings=self.indexer.bm25,
+                signer=Signer(load_key(self.home)),
+                lease_minutes=self.settings.lease_minutes,
+            )
+        self._search_ctx.postings = self.indexer.bm25  # a rebuild replaces it
+        return self._search_ctx
 
     def _sample_compaction(self) -> dict[str, Any]:
         """Record RocksDB's own view of pending compaction; RocksDB compacts in the background."""
@@ -343,3 +360,15 @@ def _index_rebuild(
     elif engine.background:
         engine._index_worker.wake()
     return {**queued, **maintenance.status(engine.store, engine.indexer)}
+
+
+@method("search", output_bytes=4 * MiB)
+def _search(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event) -> dict[str, Any]:
+    from cwcore.retrieve.request import parse_request
+    from cwcore.retrieve.search import search
+
+    request = parse_request(params, default_policy=engine.settings.semantic_policy)
+    response = search(engine.search_context(), request)
+    if request.id is not None:
+        response["id"] = request.id
+    return response

@@ -18,6 +18,7 @@ from rich.table import Table
 from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.importers.pipeline import ImportSummary
+from cwtui.commands.search import search as search_cmd
 from cwtui.output import console, emit_json, err_console, guard
 
 app = typer.Typer(
@@ -292,6 +293,9 @@ def forget(
             f"({report['versions']} version(s)), {report['events']} event(s), "
             f"{report['chunks']} chunk(s); {report['tombstoned']} ordinal(s) tombstoned"
         )
+
+
+app.command("search")(search_cmd)
 
 
 @app.command("tui")

@@ -172,6 +172,8 @@ class IndexWorker:
         self, batch: Batch, manifest: dict[str, Any], ordinal: int, first: int, prepared: Prepared
     ) -> None:
         doc_id, version = manifest["documentId"], int(manifest["version"])
+        continues = (manifest.get("metadata") or {}).get("continues")
+        turn_id = (manifest.get("parent") if manifest["kind"] == "tool-result" else continues) or doc_id
         for window, keys_ in zip(prepared.windows, prepared.window_keys, strict=True):
             batch.put(
                 "windows",
@@ -187,6 +189,13 @@ class IndexWorker:
                         "byteStart": window.byte_start,
                         "byteEnd": window.byte_end,
                         "keys": keys_,
+                        # Filter fields, so a search filters candidates without manifests.
+                        "session": manifest["session"],
+                        "project": manifest["project"],
+                        "agent": manifest["agent"],
+                        "kind": manifest["kind"],
+                        "created": manifest["created"],
+                        "turn": turn_id,
                     }
                 ),
             )

@@ -1,0 +1,1 @@
+"""Recall: signed locators, leases, exact materialization, gather."""

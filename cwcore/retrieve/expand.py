@@ -1,0 +1,55 @@
+"""RM3/Bo1 pseudo-relevance expansion, deterministic and model-free (spec 000).
+
+Used only by explicit search, only when the first BM25 pass was weak: the top windows' own
+vocabulary (their tokens, minus the query's terms, stopwords, digits and one- or two-letter
+terms) is ranked by term frequency in those windows times corpus IDF, and at most
+:data:`MAX_TERMS` terms feed exactly one more BM25 query. Hits name the expansion terms they
+matched in ``expandedTerms``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from cwcore.hints.stopwords import STOPWORDS
+from cwcore.index import bm25
+from cwcore.index.postings import PostingIndex
+from cwcore.index.tokenize import tokens
+from cwcore.retrieve.lexical import Candidate, Visible
+from cwcore.store.reader import Reader
+
+MAX_TERMS = 8
+TOP_WINDOWS = 5
+MIN_DF = 2  # a term seen in one window only is noise, not shared vocabulary
+
+
+def rm3_terms(
+    reader: Reader, index: PostingIndex, visible: Visible, top: list[Candidate], query: list[str]
+) -> list[str]:
+    """At most :data:`MAX_TERMS` expansion terms from the ``top`` windows, best first."""
+    counts: Counter[str] = Counter()
+    for cand in top[:TOP_WINDOWS]:
+        record = visible.records.get(cand.wid)
+        if record is None:
+            continue
+        manifest = reader.manifest(record["documentId"], int(record["version"]))
+        text = reader.read_bytes(manifest, record["byteStart"], record["byteEnd"]).decode(
+            "utf-8", "surrogatepass"
+        )
+        window_terms = [t for t in tokens(text) if len(t) > 2 and not t.isdigit()]
+        total = len(window_terms) or 1
+        for term, tf in Counter(window_terms).items():
+            if term in STOPWORDS or term in query:
+                continue
+            counts[term] += tf / total
+    if not counts:
+        return []
+    postings = index.reader()
+    snap = postings.snapshot()
+    n = max(1, snap.manifest.live_docs)
+    scored = []
+    for plan in postings.plan(snap, [t for t, _ in counts.most_common(64)]):
+        if plan.df >= MIN_DF:
+            scored.append((counts[plan.term] * float(bm25.idf(plan.df, n)), plan.term))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [term for _, term in scored[:MAX_TERMS]]

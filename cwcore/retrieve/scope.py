@@ -1,0 +1,77 @@
+"""Scope and filters: which windows a search may return.
+
+``session`` scope admits the named sessions and their verified ancestor lineage, within the
+project of the first named session; ``project`` scope admits one project's sessions; ``all``
+admits everything. The BRIEF's filters (sessions, project, agent, date range, role, kind) narrow
+any scope. A window is tested on the filter fields its record carries (no manifest reads).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cwcore.clock import parse_time
+from cwcore.errors import InvalidInput, NotFound
+from cwcore.retrieve.request import SearchRequest
+from cwcore.store.reader import Reader
+
+
+@dataclass(frozen=True)
+class Scope:
+    sessions: frozenset[str] | None
+    project: str | None
+    request: SearchRequest
+
+    def admits(self, window: dict[str, Any]) -> bool:
+        req = self.request
+        if self.sessions is not None and window["session"] not in self.sessions:
+            return False
+        if self.project is not None and window["project"] != self.project:
+            return False
+        if req.agent is not None and window["agent"] != req.agent:
+            return False
+        if req.kind is not None and window["kind"] != req.kind:
+            return False
+        if req.role is not None and not any(k.startswith(req.role + ":") for k in window["keys"]):
+            return False
+        if req.since is not None or req.until is not None:
+            created = parse_time(window["created"])
+            if req.since is not None and created < req.since:
+                return False
+            if req.until is not None and created > req.until:
+                return False
+        return not (req.exclude_keys and set(window["keys"]) <= req.exclude_keys)
+
+
+def lineage(reader: Reader, session_id: str) -> list[str]:
+    """The session and its verified ancestors, nearest first."""
+    out = [session_id]
+    try:
+        record = reader.session(session_id)
+    except NotFound:
+        return out
+    for ancestor in record.get("lineage") or []:
+        if ancestor not in out:
+            out.append(ancestor)
+    return out
+
+
+def resolve(reader: Reader, req: SearchRequest) -> Scope:
+    if req.scope == "session":
+        allowed: set[str] = set()
+        for session in req.sessions:
+            allowed.update(lineage(reader, session))
+        try:
+            project = req.project or reader.session(req.sessions[0])["project"]
+        except NotFound:
+            raise NotFound(f"no session {req.sessions[0]!r}") from None
+        return Scope(frozenset(allowed), project, req)
+    if req.scope == "project":
+        project = req.project
+        if project is None and req.sessions:
+            project = reader.session(req.sessions[0])["project"]
+        if project is None:
+            raise InvalidInput("scope project needs --project (or a --session to take it from)")
+        return Scope(frozenset(req.sessions) if req.sessions else None, project, req)
+    return Scope(frozenset(req.sessions) if req.sessions else None, req.project, req)

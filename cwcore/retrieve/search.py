@@ -1,0 +1,303 @@
+"""Explicit search: tiers, expansion, fusion, collapse, hits (spec 000, spec 004, BRIEF §3).
+
+Order of work:
+
+1. Exact lookup first: the query's anchors (paths, symbols, errors, quoted strings, values).
+   Exact-looking input is not broken into OR terms unless the exact lookup found nothing.
+2. Structural candidates when a ``relation`` is asked for (ranked by the query if given).
+3. Lexical BM25 over windows; when that pass is weak (no exact candidate, and a low top score
+   or coverage) one RM3/Bo1 expansion requery with at most 8 terms from the top windows.
+4. Tiers never mix: exact above structural above lexical/semantic. Within the lexical tier,
+   RRF fusion with the blended normalized score and the importance prior (capped 1.15×) order
+   candidates; neither changes the presented score or band.
+5. One hit per document (its best window); exact duplicates and ≥ 80 % overlapping ranges
+   collapse; then the hits get snippets, locators (under one lease) and provenance.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cwcore.index import anchors as anchor_mod
+from cwcore.index import derived
+from cwcore.index.postings import PostingIndex
+from cwcore.recall.locator import Locator, Signer, create_lease
+from cwcore.retrieve import bands, expand, fusion
+from cwcore.retrieve.lexical import (
+    Candidate,
+    Visible,
+    exact_candidates,
+    lexical_candidates,
+    query_terms,
+    structural_candidates,
+)
+from cwcore.retrieve.request import SearchRequest
+from cwcore.retrieve.scope import resolve
+from cwcore.retrieve.snippets import literal_spans, make_snippet, term_spans
+from cwcore.store import keys
+from cwcore.store.reader import Reader
+from cwcore.store.rocks import Store
+
+WEAK_SCORE = 0.5
+WEAK_COVERAGE = 0.6
+IMPORTANCE_CAP = 1.15
+TIER = {"exact": 0, "structural": 1, "lexical": 2, "semantic": 2}
+FEEDBACK = keys.KeyLayout("recall-feedback", 0xB1, ("u32",))
+
+EMPTY_ADVICE = (
+    "No archived evidence matched. Do not answer from memory as if it were found: check the "
+    "current files and state, try other words or a wider scope, or ask the user."
+)
+
+
+@dataclass
+class SearchContext:
+    store: Store
+    reader: Reader
+    postings: PostingIndex
+    signer: Signer
+    lease_minutes: float
+    semantic: Callable[..., Any] | None = None  # set by the semantic tier when installed
+
+
+def _importance(store: Store, ordinals: list[int]) -> dict[int, float]:
+    """The stored intrinsic prior times the live recall counter, capped at 1.15."""
+    raws = store.get_many(
+        "importance", [derived.IMPORTANCE.encode(derived.IMPORTANCE_NAMESPACE, o) for o in ordinals]
+    )
+    counts = store.get_many("feedback", [FEEDBACK.encode(o) for o in ordinals])
+    out = {}
+    for ordinal, raw, count in zip(ordinals, raws, counts, strict=True):
+        prior = derived.unpack_float(raw) if raw else 1.0
+        recalled = int.from_bytes(count, "big") if count else 0
+        out[ordinal] = min(IMPORTANCE_CAP, prior * (1 + 0.02 * min(recalled, 5)))
+    return out
+
+
+def record_recall(store: Store, ordinal: int) -> None:
+    """The relevance-feedback log: one more recall of a searched document."""
+    key = FEEDBACK.encode(ordinal)
+    with store.lock:
+        raw = store.get("feedback", key)
+        count = (int.from_bytes(raw, "big") if raw else 0) + 1
+        batch = store.batch()
+        batch.put("feedback", key, count.to_bytes(8, "big"))
+        store.commit(batch)
+
+
+def _overlap(a: dict[str, Any], b: dict[str, Any]) -> float:
+    if a["documentId"] != b["documentId"]:
+        return 0.0
+    lo, hi = max(a["byteStart"], b["byteStart"]), min(a["byteEnd"], b["byteEnd"])
+    shorter = min(a["byteEnd"] - a["byteStart"], b["byteEnd"] - b["byteStart"]) or 1
+    return max(0, hi - lo) / shorter
+
+
+def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
+    started = time.perf_counter()
+    gen = derived.generation(ctx.store)
+    scope = resolve(ctx.reader, req)
+    visible = Visible(ctx.store, ctx.reader, scope, int(gen.get("maxWid", 0)))
+    query = req.query or ""
+    stages: dict[str, Any] = {}
+
+    # 1. exact
+    found_anchors = anchor_mod.extract(query) if query else []
+    exact_looking = bool(query) and anchor_mod.is_exact_looking(query)
+    if exact_looking and not any(a.start == 0 and a.end == len(query) for a in found_anchors):
+        stripped = query.strip("\"'`")
+        found_anchors = [anchor_mod.Anchor(0, len(stripped), stripped, "quoted"), *found_anchors]
+    exact = exact_candidates(ctx.store, visible, found_anchors) if found_anchors else []
+    stages["exact"] = len(exact)
+
+    # 2 + 3. lexical (skipped for exact-looking input the exact lookup answered)
+    lexical: list[Candidate] = []
+    expanded: list[str] = []
+    run_lexical = bool(query) and not (exact_looking and exact)
+    terms = query_terms(query, req.expansion_terms) if run_lexical else []
+    if terms:
+        lexical, idfs = lexical_candidates(ctx.postings, visible, terms, k=req.limit)
+        top = lexical[0] if lexical else None
+        weak = not exact and (
+            top is None
+            or top.score < WEAK_SCORE
+            or sum(idfs.get(t, 0) for t in top.matched_terms) / (sum(idfs.values()) or 1)
+            < WEAK_COVERAGE
+        )
+        if weak and lexical:
+            expanded = expand.rm3_terms(ctx.reader, ctx.postings, visible, lexical, terms)
+            if expanded:
+                lexical, _ = lexical_candidates(
+                    ctx.postings, visible, terms + expanded, k=req.limit, scored_terms=terms
+                )
+        stages["lexical"] = len(lexical)
+        stages["expanded"] = expanded
+
+    structural: list[Candidate] = []
+    if req.relation:
+        by_wid = {c.wid: c for c in lexical} if query else None
+        structural = structural_candidates(ctx.store, visible, req.relation, by_wid)
+        stages["structural"] = len(structural)
+        if not query:
+            lexical = []
+
+    # 4. tiers, fusion within the lexical tier, importance prior (order only)
+    taken: set[int] = set()
+    ordered: list[tuple[Candidate, dict[str, Any]]] = []
+    records = visible.records
+    for tier in (exact, structural):
+        for cand in tier:
+            if cand.wid not in taken:
+                taken.add(cand.wid)
+                ordered.append((cand, {}))
+    lex_pool = [c for c in lexical if c.wid not in taken]
+    if lex_pool:
+        fused = fusion.fuse({"lexical": [str(c.wid) for c in lex_pool]},
+                            {str(c.wid): c.score for c in lex_pool})
+        prior = _importance(ctx.store, sorted({records[c.wid]["ordinal"] for c in lex_pool}))
+        by_key = {str(c.wid): c for c in lex_pool}
+        keyed = []
+        for f in fused:
+            cand = by_key[f.key]
+            boost = prior.get(records[cand.wid]["ordinal"], 1.0)
+            keyed.append((f.order * boost, f, cand, boost))
+        keyed.sort(key=lambda x: (-x[0], x[2].wid))
+        for order, f, cand, boost in keyed:
+            ordered.append((cand, {"rrf": round(f.rrf, 6), "fused": round(f.order, 6),
+                                   "importance": round(boost, 4), "order": round(order, 6),
+                                   "ranks": f.ranks}))
+
+    # 5. one hit per document, overlap collapse, limit
+    hits: list[tuple[Candidate, dict[str, Any], dict[str, Any]]] = []
+    seen_docs: set[str] = set()
+    for cand, trace in ordered:
+        record = records[cand.wid]
+        assert record is not None
+        if record["documentId"] in seen_docs:
+            continue
+        if any(_overlap(record, other) >= 0.8 for _, _, other in hits):
+            continue
+        seen_docs.add(record["documentId"])
+        hits.append((cand, trace, record))
+        if len(hits) >= req.limit:
+            break
+
+    results = _materialize(ctx, req, hits, int(gen["n"]))
+    status = "ok"
+    if not results:
+        status = "empty"
+    elif not gen.get("complete", True):
+        status = "partial"
+    response: dict[str, Any] = {
+        "query": req.query,
+        "relation": req.relation,
+        "results": results,
+        "retrieval_status": status,
+        "semantic_search_used": False,
+        "generation": int(gen["n"]),
+        "timing_ms": round((time.perf_counter() - started) * 1000, 3),
+        "stages": stages,
+    }
+    if not results:
+        response["advice"] = EMPTY_ADVICE
+    return response
+
+
+def _materialize(
+    ctx: SearchContext,
+    req: SearchRequest,
+    hits: list[tuple[Candidate, dict[str, Any], dict[str, Any]]],
+    generation: int,
+) -> list[dict[str, Any]]:
+    if not hits:
+        return []
+    lease, expires = create_lease(ctx.store, ctx.lease_minutes, [r["documentId"] for _, _, r in hits])
+    scores = [c.score for c, _, _ in hits]
+    results = []
+    for i, (cand, trace, record) in enumerate(hits):
+        manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
+        data = ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
+        text = data.decode("utf-8", "surrogatepass")
+        if cand.literals:
+            spans = literal_spans(text, cand.literals)
+        elif cand.spans:
+            spans = [(s - record["start"], e - record["start"]) for s, e in cand.spans
+                     if record["start"] <= s < record["end"]]
+        else:
+            spans = term_spans(text, cand.matched_terms + cand.expanded_terms)
+        snippet, highlights = make_snippet(text, spans)
+        first = spans[0] if spans else (0, 0)
+        match_start = record["byteStart"] + len(text[: first[0]].encode("utf-8", "surrogatepass"))
+        match_end = record["byteStart"] + len(text[: first[1]].encode("utf-8", "surrogatepass"))
+        message_key = _message_at(manifest, match_start) or (record["keys"][0] if record["keys"] else "")
+        others = [s for j, s in enumerate(scores) if j != i]
+        locator = ctx.signer.sign(
+            Locator(record["documentId"], int(record["version"]), int(record["index"]),
+                    match_start, match_end, generation, lease, expires, record["project"],
+                    record["session"], req.scope)
+        )
+        results.append(
+            {
+                "documentId": record["documentId"],
+                "version": int(record["version"]),
+                "kind": record["kind"],
+                "score": cand.score,
+                "band": bands.band(cand.score),
+                "matchType": cand.match_type,
+                "margin": round(max(0.0, cand.score - max(others, default=0.0)), 4),
+                "snippet": snippet,
+                "highlights": highlights,
+                "historical": True,
+                "superseded": False,
+                "locator": locator,
+                "reranked": False,
+                "matchedTerms": cand.matched_terms,
+                "expandedTerms": cand.expanded_terms,
+                "score_metadata": _score_metadata(cand, trace),
+                "source": {
+                    "sessionId": record["session"],
+                    "turnId": record.get("turn") or record["documentId"],
+                    "messageKey": message_key,
+                    "messageKeys": record["keys"],
+                    "project": record["project"],
+                    "agent": record["agent"],
+                    "timestamp": _timestamp(manifest, message_key) or record["created"],
+                },
+            }
+        )
+    return results
+
+
+def _message_at(manifest: dict[str, Any], byte_pos: int) -> str | None:
+    for part in manifest["parts"]:
+        if part["start"] <= byte_pos < max(part["end"], part["start"] + 1):
+            return str(part["key"])
+    return None
+
+
+def _timestamp(manifest: dict[str, Any], key: str) -> str | None:
+    for part in manifest["parts"]:
+        if part["key"] == key:
+            return part.get("ts")
+    return None
+
+
+def _score_metadata(cand: Candidate, trace: dict[str, Any]) -> dict[str, Any]:
+    """Each stage's value with its type and direction (spec 004 ``score_metadata``)."""
+    raw_type = {"exact": "anchor-coverage", "lexical": "bm25f", "structural": "bm25f"}[cand.mode]
+    stages = [
+        {"stage": cand.mode, "type": raw_type, "direction": "higher-is-better", "value": round(cand.raw, 6)},
+        {"stage": "calibrated", "type": "calibrated-confidence", "direction": "higher-is-better",
+         "value": cand.score},
+    ]
+    if trace:
+        stages += [
+            {"stage": "fusion", "type": "rrf-blend", "direction": "higher-is-better",
+             "value": trace["fused"], "ranks": trace["ranks"]},
+            {"stage": "importance", "type": "multiplier", "direction": "higher-is-better",
+             "value": trace["importance"]},
+        ]
+    return {"mode": cand.mode, "tier": TIER[cand.mode], "presented": "calibrated", "stages": stages}

@@ -1,0 +1,130 @@
+"""``cw search``: explicit retrieval for people (a table with bands) and machines (JSON)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from cwcore.api import Archive
+from cwcore.errors import CwError, InvalidInput
+from cwtui.output import console, emit_json, guard
+
+BAND_STYLE = {"high": "bold green", "moderate": "yellow", "some": "cyan", "low": "dim"}
+
+
+def _highlight(snippet: str, highlights: list[list[int]]) -> str:
+    out, last = [], 0
+    for start, end in sorted(highlights):
+        if start < last:
+            continue
+        out.append(escape(snippet[last:start]))
+        out.append(f"[bold reverse]{escape(snippet[start:end])}[/]")
+        last = end
+    out.append(escape(snippet[last:]))
+    return "".join(out).replace("\n", " ")
+
+
+def render(body: dict[str, Any]) -> None:
+    results = body["results"]
+    if not results:
+        console.print(f"[dim]no results ({body['retrieval_status']}).[/] {body.get('advice', '')}")
+        return
+    table = Table("band", "score", "match", "session · date", "snippet", show_lines=True)
+    for hit in results:
+        src = hit["source"]
+        band = hit["band"]
+        when = (src.get("timestamp") or "")[:10]
+        table.add_row(
+            f"[{BAND_STYLE[band]}]{band}[/]",
+            f"{hit['score']:.2f}",
+            hit["matchType"],
+            f"{escape(src['sessionId'][:13])}\n{when}\n[dim]{escape(hit['documentId'])}[/]",
+            _highlight(hit["snippet"], hit.get("highlights", [])),
+        )
+    console.print(table)
+    status = body["retrieval_status"]
+    note = "" if status == "ok" else f" · retrieval_status {status}"
+    console.print(
+        f"[dim]{len(results)} result(s), generation {body['generation']}, "
+        f"{body['timing_ms']:.1f} ms{note} · recall one with: cw recall <locator> "
+        f"(cw search --json shows locators)[/]"
+    )
+
+
+def _batch(archive: Archive, path: Path) -> None:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        rid: Any = None
+        try:
+            try:
+                request = json.loads(line)
+            except ValueError as exc:
+                raise InvalidInput(f"line {number}: invalid JSON: {exc}") from None
+            if isinstance(request, dict):
+                rid = request.get("id")
+            emit_json(archive.search(request))
+        except CwError as exc:
+            emit_json({"id": rid, "error": {"code": exc.code, "message": exc.message}})
+
+
+def search(
+    query: Annotated[str | None, typer.Argument(help="What to look for (words, a path, an error…).")] = None,
+    limit: Annotated[int, typer.Option(help="Results to return (1-100).")] = 10,
+    scope: Annotated[str, typer.Option(help="session, project or all.")] = "all",
+    session: Annotated[list[str] | None, typer.Option("--session", help="Session id (repeatable).")] = None,
+    project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
+    agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
+    since: Annotated[str | None, typer.Option(help="On or after this ISO date.")] = None,
+    until: Annotated[str | None, typer.Option(help="On or before this ISO date.")] = None,
+    role: Annotated[str | None, typer.Option(help="user, assistant, tool or system.")] = None,
+    kind: Annotated[str | None, typer.Option(help="turn, tool-result, decision, markdown, note.")] = None,
+    relation: Annotated[
+        str | None, typer.Option(help="question, request, correction, answer or decision.")
+    ] = None,
+    semantic: Annotated[str, typer.Option("--semantic", help="auto, always or never.")] = "auto",
+    no_rerank: Annotated[bool, typer.Option("--no-rerank", help="Skip the cross-encoder.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail instead of degrading.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The contract object on stdout.")] = False,
+    batch: Annotated[
+        Path | None, typer.Option("--batch", help="JSONL file of requests; one response per line.")
+    ] = None,
+) -> None:
+    """Search the archive: exact anchors first, then structure, then BM25 (and embeddings).
+
+    Results carry a relevance band (high, moderate, some, low), the match type, and a locator
+    for `cw recall`.
+    """
+    with guard(as_json or batch is not None), Archive.open() as archive:
+        if batch is not None:
+            if query is not None:
+                raise InvalidInput("give either QUERY or --batch FILE, not both")
+            _batch(archive, batch)
+            return
+        request: dict[str, Any] = {"limit": limit, "scope": scope, "semanticPolicy": semantic}
+        for name, value in (
+            ("query", query), ("project", project), ("agent", agent), ("since", since),
+            ("until", until), ("role", role), ("kind", kind), ("relation", relation),
+        ):
+            if value is not None:
+                request[name] = value
+        if session:
+            request["sessions"] = session
+        if no_rerank:
+            request["rerank"] = False
+        if strict:
+            request["strict"] = True
+        body = archive.search(request)
+        if as_json:
+            emit_json(body)
+        else:
+            render(body)
