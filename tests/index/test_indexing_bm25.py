@@ -22,7 +22,7 @@ from cwcore.config import Settings
 from cwcore.index import bm25, derived
 from cwcore.index.tokenize import tokens
 from cwcore.index.worker import IndexWorker
-from cwcore.model import Annotation, DocumentPart, DocumentSpec, SessionSpec
+from cwcore.model import Annotation, DocumentPart, DocumentSpec, MessageKind, Role, SessionSpec
 from cwcore.store.admission import Admission
 from cwcore.store.limits import PART_SEPARATOR
 from cwcore.store.reader import Reader
@@ -158,7 +158,7 @@ def _turn(
     four filler tokens each; ``target_in`` names the part whose first token is the target term.
     ``relation`` annotates that part's whole text. Returns the spec and the expected weighted
     tokens (the oracle's view of the document)."""
-    layout = [
+    layout: list[tuple[str, Role, MessageKind]] = [
         ("user", "user", "text"),
         ("assistant", "assistant", "text"),
         ("call", "assistant", "tool-call"),

@@ -248,7 +248,7 @@ def test_unresolvable_annotation_through_the_worker_publishes_no_relation(store:
     by_wid: dict[int, list[str]] = {}
     for key, _ in store.scan("relations", RELATION.prefix()):
         relation, wid, _start = RELATION.decode(key)
-        by_wid.setdefault(wid, []).append(relation)
+        by_wid.setdefault(int(wid), []).append(str(relation))
     assert not set(by_wid) & set(_wids(store, "t-bad"))
     assert sorted(r for w in _wids(store, "t-good") for r in by_wid[w]) == ["answer", "question"]
     assert _marker(store, "t-bad")["relationKeys"] == []
