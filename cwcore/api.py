@@ -185,3 +185,48 @@ class Archive:
     def search(self, request: dict[str, Any]) -> dict[str, Any]:
         """Explicit search with the spec's request fields; returns the BRIEF's response object."""
         return self.call("search", request)
+
+    def recall(
+        self,
+        locator: str,
+        *,
+        neighbors: int = 1,
+        max_tokens: int = 3000,
+        session_ids: Sequence[str] = (),
+        project: str | None = None,
+    ) -> dict[str, Any]:
+        """Materialize the source around a located hit; ``status`` says if it resolved."""
+        params: dict[str, Any] = {
+            "locator": locator,
+            "neighbors": neighbors,
+            "maxTokens": max_tokens,
+            "sessionIds": list(session_ids),
+        }
+        if project is not None:
+            params["project"] = project
+        return self.call("recall", params)
+
+    def gather(self, request: dict[str, Any], *, neighbors: int = 1) -> dict[str, Any]:
+        """Search hits with their chronological before/after neighbours (no score on those)."""
+        return self.call("gather", {**request, "neighbors": neighbors})
+
+    def supersede(
+        self,
+        document_id: str,
+        *,
+        by: str | None = None,
+        reason: str | None = None,
+        subject_key: str | None = None,
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"documentId": document_id}
+        for name, value in (("by", by), ("reason", reason), ("subjectKey", subject_key)):
+            if value is not None:
+                params[name] = value
+        return self.call("supersede", params)
+
+    def show_document(
+        self, document_id: str, *, include_superseded: bool = False
+    ) -> dict[str, Any]:
+        return self.call(
+            "show.document", {"documentId": document_id, "includeSuperseded": include_superseded}
+        )

@@ -219,3 +219,43 @@ def export_session(reader: Reader, session: str, fmt: str) -> str:
             out.append(m["text"])
         out.append("")
     return "\n".join(out)
+
+
+def show_document(
+    reader: Reader, document_id: str, *, include_superseded: bool = False
+) -> dict[str, Any]:
+    """A document's text and provenance; superseded versions only with ``include_superseded``
+    (the audit view: the old source stays readable until retention removes it)."""
+    from cwcore.store import codec, keys
+
+    head = reader.head(document_id)
+    live = head.get("state", "live") == "live"
+    if not live and not include_superseded:
+        raise InvalidInput(
+            f"{document_id} is {head.get('state')}; add --include-superseded to read it (audit)"
+        )
+    versions = reader.versions(document_id) if include_superseded else [int(head["version"])]
+    out = []
+    for version in versions:
+        manifest = reader.manifest(document_id, version)
+        raw = reader.store.get("supersession", keys.SUPERSESSION.encode(document_id, version))
+        out.append(
+            {
+                "version": version,
+                "current": version == int(head["version"]),
+                "superseded": codec.decode_record(raw) if raw else None,
+                "kind": manifest["kind"],
+                "created": manifest["created"],
+                "messageKeys": [p["key"] for p in manifest["parts"]],
+                "text": reader.text(manifest),
+            }
+        )
+    return {
+        "documentId": document_id,
+        "state": head.get("state", "live"),
+        "supersededBy": head.get("supersededBy"),
+        "session": head["session"],
+        "project": head["project"],
+        "kind": head["kind"],
+        "versions": out,
+    }

@@ -363,7 +363,9 @@ def _index_rebuild(
 
 
 @method("search", output_bytes=4 * MiB)
-def _search(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event) -> dict[str, Any]:
+def _search(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
     from cwcore.retrieve.request import parse_request
     from cwcore.retrieve.search import search
 
@@ -372,3 +374,79 @@ def _search(engine: Engine, params: dict[str, Any], emit: Emit, cancel: threadin
     if request.id is not None:
         response["id"] = request.id
     return response
+
+
+@method("recall", output_bytes=16 * MiB)
+def _recall(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    from cwcore.recall.recall import recall
+    from cwcore.retrieve.search import record_recall
+
+    locator = _str(params, "locator")
+    if not locator:
+        raise InvalidInput("locator is required")
+    session_ids = params.get("sessionIds") or []
+    if not isinstance(session_ids, list) or not all(isinstance(s, str) for s in session_ids):
+        raise InvalidInput("sessionIds must be a list of strings")
+    neighbors, max_tokens = params.get("neighbors", 1), params.get("maxTokens", 3000)
+    if not isinstance(neighbors, int) or not isinstance(max_tokens, int):
+        raise InvalidInput("neighbors and maxTokens must be integers")
+    ctx = engine.search_context()
+    body = recall(
+        engine.store,
+        ctx.signer,
+        locator,
+        neighbors=neighbors,
+        max_tokens=max_tokens,
+        session_ids=session_ids,
+        project=_str(params, "project"),
+    )
+    if body["status"] == "resolved":
+        head = engine.reader.head(body["documentId"])
+        record_recall(engine.store, int(head["ordinal"]))
+    return body
+
+
+@method("supersede")
+def _supersede(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    target = _str(params, "documentId")
+    if not target:
+        raise InvalidInput("documentId is required")
+    result = engine.admission.supersede(
+        target,
+        by=_str(params, "by"),
+        reason=_str(params, "reason"),
+        subject_key=_str(params, "subjectKey"),
+    )
+    engine.after_admission(1)
+    return result
+
+
+@method("show.document", output_bytes=16 * MiB)
+def _show_document(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    target = _str(params, "documentId")
+    if not target:
+        raise InvalidInput("documentId is required")
+    return browse.show_document(
+        engine.reader, target, include_superseded=bool(params.get("includeSuperseded", False))
+    )
+
+
+@method("gather", output_bytes=4 * MiB)
+def _gather(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    from cwcore.recall.gather import gather
+    from cwcore.retrieve.request import parse_request
+
+    params = dict(params)
+    around = params.pop("neighbors", 1)
+    request = parse_request({**params, "semanticPolicy": "always"})
+    if not isinstance(around, int) or not 0 <= around <= 8:
+        raise InvalidInput("neighbors must be from 0 to 8")
+    return gather(engine.search_context(), request, around)

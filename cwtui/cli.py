@@ -17,7 +17,9 @@ from rich.table import Table
 
 from cwcore import config as cwconfig
 from cwcore.api import Archive
+from cwcore.errors import NotFound
 from cwcore.importers.pipeline import ImportSummary
+from cwtui.commands import recall as recall_cmds
 from cwtui.commands.search import search as search_cmd
 from cwtui.output import console, emit_json, err_console, guard
 
@@ -238,7 +240,9 @@ def sessions(
 
 @app.command()
 def show(
-    session: Annotated[str, typer.Argument(help="Session id (or a unique prefix).")],
+    session: Annotated[
+        str, typer.Argument(help="Session id (or unique prefix), or a document id.")
+    ],
     show_all: Annotated[bool, typer.Option("--all", help="Include metadata lines.")] = False,
     include_superseded: Annotated[
         bool, typer.Option("--include-superseded", help="Include superseded documents (audit).")
@@ -246,10 +250,22 @@ def show(
     full: Annotated[bool, typer.Option("--full", help="Do not fold long tool output.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """A session's transcript: roles, tool calls, tool output folded."""
-    from cwtui.transcript import render_transcript
+    """A session's transcript (roles, tool calls, tool output folded), or one document by id
+    (with --include-superseded, every version, for audit)."""
+    from cwtui.transcript import render_document, render_transcript
 
     with guard(as_json), open_archive() as archive:
+        if session.startswith(("t-", "r-", "d-", "m-", "n-")):
+            try:
+                doc = archive.show_document(session, include_superseded=include_superseded)
+            except NotFound:
+                doc = None
+            if doc is not None:
+                if as_json:
+                    emit_json(doc)
+                else:
+                    render_document(console, doc)
+                return
         body = archive.show(session, include_all=show_all, include_superseded=include_superseded)
         if as_json:
             emit_json(body)
@@ -296,6 +312,9 @@ def forget(
 
 
 app.command("search")(search_cmd)
+app.command("recall")(recall_cmds.recall)
+app.command("gather")(recall_cmds.gather)
+app.command("supersede")(recall_cmds.supersede)
 
 
 @app.command("tui")

@@ -73,3 +73,21 @@ def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = Tr
         if fold and m["kind"] in ("tool-call", "tool-result"):
             text = _fold(text)
         console.print(escape(text), soft_wrap=True)
+
+
+def render_document(console: Console, doc: dict[str, Any]) -> None:
+    """One document, every version shown (audit view of superseded evidence)."""
+    state = doc["state"]
+    mark = "" if state == "live" else f" [red]({state}"
+    if doc.get("supersededBy"):
+        mark += f" by {escape(doc['supersededBy'])}"
+    mark += ")[/]" if state != "live" else ""
+    console.print(
+        f"[bold]{escape(doc['documentId'])}[/] {doc['kind']} · session {escape(doc['session'])}"
+        f" · {escape(doc['project'])}{mark}"
+    )
+    for version in doc["versions"]:
+        sup = version.get("superseded")
+        note = f" — superseded ({escape(sup['reason'])})" if sup else ""
+        console.print(f"\n[bold]v{version['version']}[/] {version['created'][:19]}{note}")
+        console.print(escape(version["text"]), soft_wrap=True)

@@ -173,7 +173,9 @@ class IndexWorker:
     ) -> None:
         doc_id, version = manifest["documentId"], int(manifest["version"])
         continues = (manifest.get("metadata") or {}).get("continues")
-        turn_id = (manifest.get("parent") if manifest["kind"] == "tool-result" else continues) or doc_id
+        turn_id = (
+            manifest.get("parent") if manifest["kind"] == "tool-result" else continues
+        ) or doc_id
         for window, keys_ in zip(prepared.windows, prepared.window_keys, strict=True):
             batch.put(
                 "windows",

@@ -53,9 +53,16 @@ class Locator:
 
     def payload(self) -> dict[str, Any]:
         return {
-            "d": self.document_id, "v": self.version, "w": self.window, "r": [self.start, self.end],
-            "g": self.generation, "l": self.lease, "x": self.lease_expires_ms,
-            "p": self.project, "s": self.session, "sc": self.scope,
+            "d": self.document_id,
+            "v": self.version,
+            "w": self.window,
+            "r": [self.start, self.end],
+            "g": self.generation,
+            "l": self.lease,
+            "x": self.lease_expires_ms,
+            "p": self.project,
+            "s": self.session,
+            "sc": self.scope,
         }
 
 
@@ -109,10 +116,17 @@ class Signer:
         try:
             p = json.loads(payload)
             return Locator(
-                document_id=str(p["d"]), version=int(p["v"]), window=int(p["w"]),
-                start=int(p["r"][0]), end=int(p["r"][1]), generation=int(p["g"]),
-                lease=str(p["l"]), lease_expires_ms=int(p["x"]), project=str(p["p"]),
-                session=str(p["s"]), scope=str(p["sc"]),
+                document_id=str(p["d"]),
+                version=int(p["v"]),
+                window=int(p["w"]),
+                start=int(p["r"][0]),
+                end=int(p["r"][1]),
+                generation=int(p["g"]),
+                lease=str(p["l"]),
+                lease_expires_ms=int(p["x"]),
+                project=str(p["p"]),
+                session=str(p["s"]),
+                scope=str(p["sc"]),
             )
         except (ValueError, KeyError, TypeError, IndexError):
             raise LocatorInvalid("locator payload is malformed") from None
@@ -123,8 +137,11 @@ def create_lease(store: Store, minutes: float, documents: list[str]) -> tuple[st
     lease = secrets.token_hex(8)
     expires = clock.epoch_ms(clock.now()) + int(minutes * 60_000)
     batch = store.batch()
-    batch.put("leases", LEASE.encode(lease),
-              codec.encode_record({"expires": expires, "documents": documents[:256]}))
+    batch.put(
+        "leases",
+        LEASE.encode(lease),
+        codec.encode_record({"expires": expires, "documents": documents[:256]}),
+    )
     store.commit(batch)
     return lease, expires
 

@@ -27,7 +27,7 @@ def rm3_terms(
     reader: Reader, index: PostingIndex, visible: Visible, top: list[Candidate], query: list[str]
 ) -> list[str]:
     """At most :data:`MAX_TERMS` expansion terms from the ``top`` windows, best first."""
-    counts: Counter[str] = Counter()
+    counts: dict[str, float] = {}
     for cand in top[:TOP_WINDOWS]:
         record = visible.records.get(cand.wid)
         if record is None:
@@ -41,14 +41,14 @@ def rm3_terms(
         for term, tf in Counter(window_terms).items():
             if term in STOPWORDS or term in query:
                 continue
-            counts[term] += tf / total
+            counts[term] = counts.get(term, 0.0) + tf / total
     if not counts:
         return []
     postings = index.reader()
     snap = postings.snapshot()
     n = max(1, snap.manifest.live_docs)
     scored = []
-    for plan in postings.plan(snap, [t for t, _ in counts.most_common(64)]):
+    for plan in postings.plan(snap, sorted(counts, key=lambda t: (-counts[t], t))[:64]):
         if plan.df >= MIN_DF:
             scored.append((counts[plan.term] * float(bm25.idf(plan.df, n)), plan.term))
     scored.sort(key=lambda x: (-x[0], x[1]))

@@ -61,7 +61,9 @@ class Visible:
         wanted = [w for w in dict.fromkeys(wids) if 0 < w <= self.max_wid]
         missing = [w for w in wanted if w not in self.records]
         if missing:
-            for wid, record in zip(missing, derived.window_records(self.store, missing), strict=True):
+            for wid, record in zip(
+                missing, derived.window_records(self.store, missing), strict=True
+            ):
                 self.records[wid] = record
             ordinals = sorted({r["ordinal"] for w in missing if (r := self.records[w])})
             found = self.store.get_many("ordinals", [keys.TOMBSTONE.encode(o) for o in ordinals])
@@ -84,9 +86,7 @@ def exact_candidates(store: Store, visible: Visible, anchors: list[Anchor]) -> l
             for key, _ in store.scan("exact", prefix, reverse=True, limit=EXACT_SCAN)
         ]
         for wid in visible.filter(wids):
-            cand = found.setdefault(
-                wid, Candidate(wid, "exact", 0.0, 0.0, kinds[value].match_type)
-            )
+            cand = found.setdefault(wid, Candidate(wid, "exact", 0.0, 0.0, kinds[value].match_type))
             cand.literals.append(value)
             # The most specific anchor kind names the match type.
             if kinds[value].rank < min(kinds[v].rank for v in cand.literals[:-1] or [value]):

@@ -26,9 +26,24 @@ MAX_QUERY_CHARS = 4_000
 MAX_EXPANSION_TERMS = 32
 
 _KNOWN = {
-    "id", "query", "relation", "scope", "limit", "excludeVisibleSourceKeys", "hintBudgetTokens",
-    "sessions", "project", "agent", "since", "until", "role", "kind", "semanticPolicy",
-    "expansionTerms", "rerank", "strict",
+    "id",
+    "query",
+    "relation",
+    "scope",
+    "limit",
+    "excludeVisibleSourceKeys",
+    "hintBudgetTokens",
+    "sessions",
+    "project",
+    "agent",
+    "since",
+    "until",
+    "role",
+    "kind",
+    "semanticPolicy",
+    "expansionTerms",
+    "rerank",
+    "strict",
 }
 
 
@@ -116,7 +131,9 @@ def parse_request(body: dict[str, Any], *, default_policy: str = "auto") -> Sear
     if len(expansion) > MAX_EXPANSION_TERMS:
         raise LimitExceeded(f"expansionTerms has more than {MAX_EXPANSION_TERMS} terms")
     budget = body.get("hintBudgetTokens")
-    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
+    if budget is not None and (
+        not isinstance(budget, int) or isinstance(budget, bool) or budget < 0
+    ):
         raise InvalidInput("hintBudgetTokens must be a non-negative integer")
     since, until = _opt_str(body, "since"), _opt_str(body, "until")
     return SearchRequest(

@@ -147,7 +147,8 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
     # 4. tiers, fusion within the lexical tier, importance prior (order only)
     taken: set[int] = set()
     ordered: list[tuple[Candidate, dict[str, Any]]] = []
-    records = visible.records
+    # Every candidate passed Visible.filter, so its window record is loaded.
+    records: dict[int, dict[str, Any]] = {w: r for w, r in visible.records.items() if r is not None}
     for tier in (exact, structural):
         for cand in tier:
             if cand.wid not in taken:
@@ -155,8 +156,9 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
                 ordered.append((cand, {}))
     lex_pool = [c for c in lexical if c.wid not in taken]
     if lex_pool:
-        fused = fusion.fuse({"lexical": [str(c.wid) for c in lex_pool]},
-                            {str(c.wid): c.score for c in lex_pool})
+        fused = fusion.fuse(
+            {"lexical": [str(c.wid) for c in lex_pool]}, {str(c.wid): c.score for c in lex_pool}
+        )
         prior = _importance(ctx.store, sorted({records[c.wid]["ordinal"] for c in lex_pool}))
         by_key = {str(c.wid): c for c in lex_pool}
         keyed = []
@@ -166,16 +168,24 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
             keyed.append((f.order * boost, f, cand, boost))
         keyed.sort(key=lambda x: (-x[0], x[2].wid))
         for order, f, cand, boost in keyed:
-            ordered.append((cand, {"rrf": round(f.rrf, 6), "fused": round(f.order, 6),
-                                   "importance": round(boost, 4), "order": round(order, 6),
-                                   "ranks": f.ranks}))
+            ordered.append(
+                (
+                    cand,
+                    {
+                        "rrf": round(f.rrf, 6),
+                        "fused": round(f.order, 6),
+                        "importance": round(boost, 4),
+                        "order": round(order, 6),
+                        "ranks": f.ranks,
+                    },
+                )
+            )
 
     # 5. one hit per document, overlap collapse, limit
     hits: list[tuple[Candidate, dict[str, Any], dict[str, Any]]] = []
     seen_docs: set[str] = set()
     for cand, trace in ordered:
         record = records[cand.wid]
-        assert record is not None
         if record["documentId"] in seen_docs:
             continue
         if any(_overlap(record, other) >= 0.8 for _, _, other in hits):
@@ -214,7 +224,9 @@ def _materialize(
 ) -> list[dict[str, Any]]:
     if not hits:
         return []
-    lease, expires = create_lease(ctx.store, ctx.lease_minutes, [r["documentId"] for _, _, r in hits])
+    lease, expires = create_lease(
+        ctx.store, ctx.lease_minutes, [r["documentId"] for _, _, r in hits]
+    )
     scores = [c.score for c, _, _ in hits]
     results = []
     for i, (cand, trace, record) in enumerate(hits):
@@ -224,20 +236,35 @@ def _materialize(
         if cand.literals:
             spans = literal_spans(text, cand.literals)
         elif cand.spans:
-            spans = [(s - record["start"], e - record["start"]) for s, e in cand.spans
-                     if record["start"] <= s < record["end"]]
+            spans = [
+                (s - record["start"], e - record["start"])
+                for s, e in cand.spans
+                if record["start"] <= s < record["end"]
+            ]
         else:
             spans = term_spans(text, cand.matched_terms + cand.expanded_terms)
         snippet, highlights = make_snippet(text, spans)
         first = spans[0] if spans else (0, 0)
         match_start = record["byteStart"] + len(text[: first[0]].encode("utf-8", "surrogatepass"))
         match_end = record["byteStart"] + len(text[: first[1]].encode("utf-8", "surrogatepass"))
-        message_key = _message_at(manifest, match_start) or (record["keys"][0] if record["keys"] else "")
+        message_key = _message_at(manifest, match_start) or (
+            record["keys"][0] if record["keys"] else ""
+        )
         others = [s for j, s in enumerate(scores) if j != i]
         locator = ctx.signer.sign(
-            Locator(record["documentId"], int(record["version"]), int(record["index"]),
-                    match_start, match_end, generation, lease, expires, record["project"],
-                    record["session"], req.scope)
+            Locator(
+                record["documentId"],
+                int(record["version"]),
+                int(record["index"]),
+                match_start,
+                match_end,
+                generation,
+                lease,
+                expires,
+                record["project"],
+                record["session"],
+                req.scope,
+            )
         )
         results.append(
             {
@@ -289,15 +316,33 @@ def _score_metadata(cand: Candidate, trace: dict[str, Any]) -> dict[str, Any]:
     """Each stage's value with its type and direction (spec 004 ``score_metadata``)."""
     raw_type = {"exact": "anchor-coverage", "lexical": "bm25f", "structural": "bm25f"}[cand.mode]
     stages = [
-        {"stage": cand.mode, "type": raw_type, "direction": "higher-is-better", "value": round(cand.raw, 6)},
-        {"stage": "calibrated", "type": "calibrated-confidence", "direction": "higher-is-better",
-         "value": cand.score},
+        {
+            "stage": cand.mode,
+            "type": raw_type,
+            "direction": "higher-is-better",
+            "value": round(cand.raw, 6),
+        },
+        {
+            "stage": "calibrated",
+            "type": "calibrated-confidence",
+            "direction": "higher-is-better",
+            "value": cand.score,
+        },
     ]
     if trace:
         stages += [
-            {"stage": "fusion", "type": "rrf-blend", "direction": "higher-is-better",
-             "value": trace["fused"], "ranks": trace["ranks"]},
-            {"stage": "importance", "type": "multiplier", "direction": "higher-is-better",
-             "value": trace["importance"]},
+            {
+                "stage": "fusion",
+                "type": "rrf-blend",
+                "direction": "higher-is-better",
+                "value": trace["fused"],
+                "ranks": trace["ranks"],
+            },
+            {
+                "stage": "importance",
+                "type": "multiplier",
+                "direction": "higher-is-better",
+                "value": trace["importance"],
+            },
         ]
     return {"mode": cand.mode, "tier": TIER[cand.mode], "presented": "calibrated", "stages": stages}

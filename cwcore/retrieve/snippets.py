@@ -27,7 +27,9 @@ def term_spans(text: str, terms: Iterable[str], limit: int = 64) -> list[tuple[i
     wanted = sorted({fold(t) for t in terms}, key=len, reverse=True)
     if not wanted:
         return []
-    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, wanted)) + r")(?![^\W_])", re.I)
+    pattern = re.compile(
+        r"(?<![^\W_])(?:" + "|".join(map(re.escape, wanted)) + r")(?![^\W_])", re.I
+    )
     spans = [m.span() for _, m in zip(range(limit), pattern.finditer(text), strict=False)]
     if spans:
         return spans
@@ -37,7 +39,7 @@ def term_spans(text: str, terms: Iterable[str], limit: int = 64) -> list[tuple[i
 
 def literal_spans(text: str, values: Iterable[str]) -> list[tuple[int, int]]:
     """Character spans of literal (case-sensitive) occurrences of ``values``."""
-    spans = []
+    spans: list[tuple[int, int]] = []
     for value in values:
         start = text.find(value)
         while start != -1 and len(spans) < 64:

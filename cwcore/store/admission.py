@@ -214,6 +214,84 @@ class Admission:
             raise result.rejected[0].error
         return result.acks[0]
 
+    def supersede(
+        self,
+        document_id: str,
+        *,
+        by: str | None = None,
+        reason: str | None = None,
+        subject_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Retire a live document from search, keeping it auditable (spec 000 "Explicit
+        supersession"): an append-only record, a tombstone on its ordinal, its head marked
+        ``superseded``, and a ``retire`` outbox entry. ``by`` names the replacement."""
+        keys.check_id(document_id, "document id")
+        if subject_key is not None:
+            keys.check_id(subject_key, "subjectKey")
+        with self.store.lock:
+            raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
+            if raw is None:
+                raise NotFound(f"no document {document_id!r}")
+            head = codec.decode_record(raw, "document head")
+            if head.get("state") != "live":
+                raise Conflict(f"{document_id} is already {head.get('state')}")
+            by_version = 0
+            if by is not None:
+                keys.check_id(by, "replacement document id")
+                if by == document_id:
+                    raise InvalidInput("a document cannot supersede itself")
+                by_raw = self.store.get("documents", keys.DOC_HEAD.encode(by))
+                if by_raw is None:
+                    raise NotFound(f"no replacement document {by!r}")
+                by_head = codec.decode_record(by_raw, "document head")
+                if by_head.get("state") != "live":
+                    raise Conflict(f"the replacement {by} is not live ({by_head.get('state')})")
+                by_version = int(by_head["version"])
+            now = clock.now()
+            batch = self.store.batch()
+            self._retire(batch, head, by or "", by_version, reason or "superseded", now)
+            head["state"] = "superseded"
+            head["supersededBy"] = by
+            head["supersededAt"] = clock.iso(now)
+            head["reason"] = reason
+            batch.put("documents", keys.DOC_HEAD.encode(document_id), codec.encode_record(head))
+            pd = project_digest(head["project"])
+            if subject_key is not None:
+                if by is not None:
+                    batch.put(
+                        "scopes",
+                        keys.SUBJECT_LIVE.encode(pd, subject_key),
+                        codec.encode_record({"documentId": by}),
+                    )
+                else:
+                    batch.delete("scopes", keys.SUBJECT_LIVE.encode(pd, subject_key))
+            counters = self.store.meta_get("counters") or {"ordinal": 0, "outbox": 0}
+            counters["outbox"] = int(counters["outbox"]) + 1
+            batch.put(
+                "outbox",
+                keys.OUTBOX.encode(counters["outbox"]),
+                codec.encode_record(
+                    {
+                        "op": "retire",
+                        "documentId": document_id,
+                        "version": head["version"],
+                        "ordinal": head["ordinal"],
+                        "reason": "superseded",
+                        "at": clock.iso(now),
+                    }
+                ),
+            )
+            self.store.meta_put(batch, "counters", counters)
+            self.store.commit(batch)
+        return {
+            "documentId": document_id,
+            "version": head["version"],
+            "state": "superseded",
+            "by": by,
+            "reason": reason or "superseded",
+            "at": head["supersededAt"],
+        }
+
     def _session_record(self, session: SessionSpec, now: datetime) -> tuple[dict[str, Any], bool]:
         raw = self.store.get("scopes", keys.SESSION.encode(session.session_id))
         if raw is not None:

@@ -78,16 +78,22 @@ def _batch(archive: Archive, path: Path) -> None:
 
 
 def search(
-    query: Annotated[str | None, typer.Argument(help="What to look for (words, a path, an error…).")] = None,
+    query: Annotated[
+        str | None, typer.Argument(help="What to look for (words, a path, an error…).")
+    ] = None,
     limit: Annotated[int, typer.Option(help="Results to return (1-100).")] = 10,
     scope: Annotated[str, typer.Option(help="session, project or all.")] = "all",
-    session: Annotated[list[str] | None, typer.Option("--session", help="Session id (repeatable).")] = None,
+    session: Annotated[
+        list[str] | None, typer.Option("--session", help="Session id (repeatable).")
+    ] = None,
     project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
     agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
     since: Annotated[str | None, typer.Option(help="On or after this ISO date.")] = None,
     until: Annotated[str | None, typer.Option(help="On or before this ISO date.")] = None,
     role: Annotated[str | None, typer.Option(help="user, assistant, tool or system.")] = None,
-    kind: Annotated[str | None, typer.Option(help="turn, tool-result, decision, markdown, note.")] = None,
+    kind: Annotated[
+        str | None, typer.Option(help="turn, tool-result, decision, markdown, note.")
+    ] = None,
     relation: Annotated[
         str | None, typer.Option(help="question, request, correction, answer or decision.")
     ] = None,
@@ -112,8 +118,14 @@ def search(
             return
         request: dict[str, Any] = {"limit": limit, "scope": scope, "semanticPolicy": semantic}
         for name, value in (
-            ("query", query), ("project", project), ("agent", agent), ("since", since),
-            ("until", until), ("role", role), ("kind", kind), ("relation", relation),
+            ("query", query),
+            ("project", project),
+            ("agent", agent),
+            ("since", since),
+            ("until", until),
+            ("role", role),
+            ("kind", kind),
+            ("relation", relation),
         ):
             if value is not None:
                 request[name] = value

@@ -1,0 +1,52 @@
+"""Gather: anchor evidence from explicit search plus its chronological neighbours.
+
+Each anchor is a search hit (score, band, match type, locator); ``before``/``after`` hold the
+neighbouring live turns of the same session in order, as context: they carry no score or band
+(spec 000). Neighbour text is cut to :data:`NEIGHBOR_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cwcore.retrieve.request import SearchRequest
+from cwcore.retrieve.search import SearchContext, search
+
+NEIGHBOR_CHARS = 1_200
+
+
+def _neighbor(ctx: SearchContext, head: dict[str, Any]) -> dict[str, Any]:
+    manifest = ctx.reader.manifest(head["documentId"], int(head["version"]))
+    data = ctx.reader.read_bytes(manifest, 0, NEIGHBOR_CHARS * 4)
+    text = data.decode("utf-8", "ignore")
+    return {
+        "documentId": head["documentId"],
+        "kind": head["kind"],
+        "created": manifest["created"],
+        "messageKeys": [p["key"] for p in manifest["parts"]],
+        "text": text[:NEIGHBOR_CHARS],
+        "truncated": len(text) > NEIGHBOR_CHARS or int(manifest["bytes"]) > len(data),
+        "historical": True,
+    }
+
+
+def gather(ctx: SearchContext, req: SearchRequest, around: int = 1) -> dict[str, Any]:
+    found = search(ctx, req)
+    evidence = []
+    cache: dict[str, list[dict[str, Any]]] = {}
+    for hit in found["results"]:
+        session = hit["source"]["sessionId"]
+        if session not in cache:
+            cache[session] = [
+                h for h in ctx.reader.session_heads(session) if h["kind"] in ("turn", "decision")
+            ]
+        turns = cache[session]
+        turn_id = hit["source"]["turnId"]
+        index = next((i for i, h in enumerate(turns) if h["documentId"] == turn_id), None)
+        before: list[dict[str, Any]] = []
+        after: list[dict[str, Any]] = []
+        if index is not None and around:
+            before = [_neighbor(ctx, h) for h in turns[max(0, index - around) : index]]
+            after = [_neighbor(ctx, h) for h in turns[index + 1 : index + 1 + around]]
+        evidence.append({**hit, "before": before, "after": after})
+    return {**found, "results": evidence}

@@ -1,0 +1,113 @@
+"""``cw recall``, ``cw gather`` and ``cw supersede``: materialize, widen, correct."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from cwcore.api import Archive
+from cwcore.errors import InvalidInput
+from cwtui.output import console, emit_json, guard
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
+
+def recall(
+    locator: Annotated[
+        str, typer.Argument(help="A locator from `cw search --json` (- reads stdin).")
+    ],
+    neighbors: Annotated[int, typer.Option(help="Neighbouring windows to include (0-32).")] = 1,
+    max_tokens: Annotated[int, typer.Option(help="Token budget of the answer (≤ 100,000).")] = 3000,
+    session: Annotated[
+        list[str] | None,
+        typer.Option("--session", help="Your session (for session-scoped locators)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the exact archived source around a search hit, with provenance."""
+    with guard(as_json):
+        if locator == "-":
+            locator = sys.stdin.read().strip()
+        with Archive.open() as archive:
+            body = archive.recall(
+                locator, neighbors=neighbors, max_tokens=max_tokens, session_ids=session or []
+            )
+        if as_json:
+            emit_json(body)
+            return
+        if body["status"] != "resolved":
+            console.print(f"[bold red]{body['status']}[/]: {escape(body.get('message', ''))}")
+            raise typer.Exit(3)
+        console.print(
+            f"[bold]{body['documentId']}[/] v{body['version']} · {body['kind']} · session "
+            f"{escape(body['session'])} · {body['created'][:19]} · {body['tokens']} tokens"
+        )
+        console.print(f"[dim]{escape(body['label'])}[/]")
+        if body.get("parentTurn"):
+            console.print(f"[dim]turn: {escape(body['parentTurn']['text'][:200])}[/]")
+        console.print(escape(body["text"]), soft_wrap=True)
+        cont = body["continuation"]
+        if cont["before"] or cont["after"]:
+            console.print("[dim]more: cw recall --json shows continuation locators[/]")
+
+
+def gather(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    limit: Annotated[int, typer.Option(help="Anchor hits (1-100).")] = 5,
+    neighbors: Annotated[int, typer.Option(help="Turns before and after each hit (0-8).")] = 1,
+    scope: Annotated[str, typer.Option(help="session, project or all.")] = "all",
+    session: Annotated[
+        list[str] | None, typer.Option("--session", help="Session id (repeatable).")
+    ] = None,
+    project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search, then show each hit with the turns around it (context, not ranked)."""
+    with guard(as_json), Archive.open() as archive:
+        request: dict[str, Any] = {"query": query, "limit": limit, "scope": scope}
+        if session:
+            request["sessions"] = session
+        if project:
+            request["project"] = project
+        body = archive.gather(request, neighbors=neighbors)
+        if as_json:
+            emit_json(body)
+            return
+        if not body["results"]:
+            console.print(f"[dim]no results.[/] {body.get('advice', '')}")
+        for hit in body["results"]:
+            for n in hit["before"]:
+                console.print(f"[dim]  before {n['documentId']}: {escape(n['text'][:160])}[/]")
+            console.print(
+                f"[bold]{hit['band']} {hit['score']:.2f} {hit['matchType']}[/] "
+                f"{hit['documentId']}: {escape(hit['snippet'])}"
+            )
+            for n in hit["after"]:
+                console.print(f"[dim]  after  {n['documentId']}: {escape(n['text'][:160])}[/]")
+            console.print()
+
+
+def supersede(
+    document: Annotated[str, typer.Argument(help="The document id to retire from search.")],
+    by: Annotated[str | None, typer.Option("--by", help="The replacing document id.")] = None,
+    reason: Annotated[str | None, typer.Option(help="Why (kept in the audit record).")] = None,
+    subject_key: Annotated[
+        str | None, typer.Option("--subject-key", help="Move this subjectKey to --by.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retire a reversed decision from search; it stays readable with --include-superseded."""
+    with guard(as_json), Archive.open() as archive:
+        if subject_key is not None and by is None:
+            raise InvalidInput("--subject-key needs --by (the new holder of the key)")
+        body = archive.supersede(document, by=by, reason=reason, subject_key=subject_key)
+        if as_json:
+            emit_json(body)
+        else:
+            target = f" by {body['by']}" if body["by"] else ""
+            console.print(
+                f"superseded {body['documentId']} v{body['version']}{target}: {body['reason']}"
+            )
