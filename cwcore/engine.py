@@ -47,6 +47,30 @@ def method(name: str, *, output_bytes: int = 1 * MiB) -> Callable[[Handler], Han
     return wrap
 
 
+_extensions_loaded = False
+
+
+def load_method_modules() -> None:
+    """Import ``cwcore.<package>.methods`` for every subpackage that has one: a feature adds
+    engine methods by defining them there with :func:`method`, without editing this file."""
+    global _extensions_loaded
+    if _extensions_loaded:
+        return
+    _extensions_loaded = True
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(cwcore.__path__):
+        if not info.ispkg:
+            continue
+        name = f"cwcore.{info.name}.methods"
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+
+
 def _build_fingerprint() -> str:
     root = Path(cwcore.__file__).parent
     h = hashlib.blake2b(digest_size=8)
@@ -65,6 +89,7 @@ class Engine:
     capabilities = CAPABILITIES
 
     def __init__(self, home: Path) -> None:
+        load_method_modules()
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self.settings, _ = config.load(home)

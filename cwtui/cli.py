@@ -7,6 +7,7 @@ People get tables; ``--json`` gets the BRIEF's JSON shapes on stdout. Errors: on
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,8 +20,7 @@ from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.errors import NotFound
 from cwcore.importers.pipeline import ImportSummary
-from cwtui.commands import recall as recall_cmds
-from cwtui.commands.search import search as search_cmd
+import cwtui.commands as commands_pkg
 from cwtui.output import console, emit_json, err_console, guard
 
 app = typer.Typer(
@@ -34,12 +34,14 @@ app = typer.Typer(
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
-for _name in ("daemon", "index"):
-    try:
-        _module = importlib.import_module(f"cwtui.commands.{_name}")
-    except ModuleNotFoundError:
-        continue
-    app.add_typer(_module.app, name=_name)
+# Command modules register themselves: a module in cwtui/commands/ either defines a sub-app
+# ``app`` with a ``NAME`` (``cw NAME ...``) or a ``register(app)`` function adding commands.
+for _info in pkgutil.iter_modules(commands_pkg.__path__):
+    _module = importlib.import_module(f"cwtui.commands.{_info.name}")
+    if hasattr(_module, "register"):
+        _module.register(app)
+    elif isinstance(getattr(_module, "app", None), typer.Typer):
+        app.add_typer(_module.app, name=getattr(_module, "NAME", _info.name))
 
 
 def open_archive() -> Archive:
@@ -309,12 +311,6 @@ def forget(
             f"({report['versions']} version(s)), {report['events']} event(s), "
             f"{report['chunks']} chunk(s); {report['tombstoned']} ordinal(s) tombstoned"
         )
-
-
-app.command("search")(search_cmd)
-app.command("recall")(recall_cmds.recall)
-app.command("gather")(recall_cmds.gather)
-app.command("supersede")(recall_cmds.supersede)
 
 
 @app.command("tui")

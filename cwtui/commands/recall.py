@@ -111,3 +111,9 @@ def supersede(
             console.print(
                 f"superseded {body['documentId']} v{body['version']}{target}: {body['reason']}"
             )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("recall")(recall)
+    app.command("gather")(gather)
+    app.command("supersede")(supersede)

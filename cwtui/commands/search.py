@@ -140,3 +140,7 @@ def search(
             emit_json(body)
         else:
             render(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search)
