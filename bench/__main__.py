@@ -10,7 +10,7 @@ import sys
 
 from bench.common import machine
 
-BENCHES = ["admission", "importers"]
+BENCHES = ["admission", "importers", "indexing"]
 
 
 def main(argv: list[str]) -> int:
