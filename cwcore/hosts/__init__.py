@@ -1,0 +1,1 @@
+"""Host integration: the MCP server, hook installers and the lean hook client."""
