@@ -23,7 +23,7 @@ def test_demo_archive_imports_without_errors(cw_home: Path) -> None:
         summary = archive.import_paths([DEMO_DIR])
         assert summary.errors == []
         # The README explains the folder; it is not a session log and must be skipped, visibly.
-        assert any("README.md" in n and "not a session log" in n for n in summary.notices)
+        assert any("README.txt" in n and "not a session log" in n for n in summary.notices)
         rows, _ = archive.sessions(limit=100)
         assert len(rows) >= 4
         assert len({r.agent for r in rows}) >= 3
