@@ -19,7 +19,8 @@ from cwcore.retrieve.lexical import Candidate, Visible
 from cwcore.store.reader import Reader
 
 MAX_TERMS = 8
-TOP_WINDOWS = 5
+TOP_WINDOWS = 3
+CANDIDATE_TERMS = 24
 MIN_DF = 2  # a term seen in one window only is noise, not shared vocabulary
 
 
@@ -48,7 +49,9 @@ def rm3_terms(
     snap = postings.snapshot()
     n = max(1, snap.manifest.live_docs)
     scored = []
-    for plan in postings.plan(snap, sorted(counts, key=lambda t: (-counts[t], t))[:64]):
+    for plan in postings.plan(
+        snap, sorted(counts, key=lambda t: (-counts[t], t))[:CANDIDATE_TERMS]
+    ):
         if plan.df >= MIN_DF:
             scored.append((counts[plan.term] * float(bm25.idf(plan.df, n)), plan.term))
     scored.sort(key=lambda x: (-x[0], x[1]))

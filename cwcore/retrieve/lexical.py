@@ -75,6 +75,30 @@ class Visible:
         return [w for w in wanted if (r := self.records[w]) is not None and self.scope.admits(r)]
 
 
+MAX_SCOPE_SESSIONS = 2_000
+
+
+def scope_wids(store: Store, reader: Reader, sessions: frozenset[str] | None) -> np.ndarray | None:
+    """Sorted window ids of the scope's sessions, so BM25 scores only them (branch isolation and
+    session scope apply before any top-k limit). None when the scope is not session-bounded."""
+    if sessions is None or len(sessions) > MAX_SCOPE_SESSIONS:
+        return None
+    ordinals = [
+        int(ref["ordinal"]) for s in sorted(sessions) for ref in reader.session_document_refs(s)
+    ]
+    marks = store.get_many("windows", [derived.DOC_WINDOWS.encode(o) for o in ordinals])
+    ranges = []
+    for raw in marks:
+        if raw is None:
+            continue
+        mark = codec.decode_record(raw, "doc-windows")
+        first = int(mark["firstWid"])
+        ranges.append(np.arange(first, first + int(mark["windows"]), dtype=np.uint32))
+    if not ranges:
+        return np.empty(0, dtype=np.uint32)
+    return np.unique(np.concatenate(ranges))
+
+
 def exact_candidates(store: Store, visible: Visible, anchors: list[Anchor]) -> list[Candidate]:
     found: dict[int, Candidate] = {}
     values = list(dict.fromkeys(a.value for a in anchors))
@@ -130,7 +154,9 @@ def lexical_candidates(
     reader = index.reader()
     out: list[Candidate] = []
     idfs: dict[str, float] = {}
-    fetch = max(k * 5, 50)
+    # A little headroom over k covers windows the scope or a tombstone removes; a scope that
+    # removes most hits triggers one deeper pass below.
+    fetch = k + 10
     for attempt in range(2):
         hits = bm25.search(reader, terms, k=fetch, only=only)
         idfs = {t: float(bm25.idf(df, hits.n_docs)) for t, df in hits.df.items()}

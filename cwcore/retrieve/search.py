@@ -32,6 +32,7 @@ from cwcore.retrieve.lexical import (
     exact_candidates,
     lexical_candidates,
     query_terms,
+    scope_wids,
     structural_candidates,
 )
 from cwcore.retrieve.request import SearchRequest
@@ -119,7 +120,8 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
     run_lexical = bool(query) and not (exact_looking and exact)
     terms = query_terms(query, req.expansion_terms) if run_lexical else []
     if terms:
-        lexical, idfs = lexical_candidates(ctx.postings, visible, terms, k=req.limit)
+        only = scope_wids(ctx.store, ctx.reader, scope.sessions)
+        lexical, idfs = lexical_candidates(ctx.postings, visible, terms, k=req.limit, only=only)
         top = lexical[0] if lexical else None
         weak = not exact and (
             top is None
@@ -131,7 +133,12 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
             expanded = expand.rm3_terms(ctx.reader, ctx.postings, visible, lexical, terms)
             if expanded:
                 lexical, _ = lexical_candidates(
-                    ctx.postings, visible, terms + expanded, k=req.limit, scored_terms=terms
+                    ctx.postings,
+                    visible,
+                    terms + expanded,
+                    k=req.limit,
+                    scored_terms=terms,
+                    only=only,
                 )
         stages["lexical"] = len(lexical)
         stages["expanded"] = expanded
@@ -195,7 +202,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
         if len(hits) >= req.limit:
             break
 
-    results = _materialize(ctx, req, hits, int(gen["n"]))
+    results = _materialize(ctx, req, hits, int(gen["n"]), terms + expanded)
     status = "ok"
     if not results:
         status = "empty"
@@ -221,6 +228,7 @@ def _materialize(
     req: SearchRequest,
     hits: list[tuple[Candidate, dict[str, Any], dict[str, Any]]],
     generation: int,
+    search_terms: list[str],
 ) -> list[dict[str, Any]]:
     if not hits:
         return []
@@ -242,7 +250,8 @@ def _materialize(
                 if record["start"] <= s < record["end"]
             ]
         else:
-            spans = term_spans(text, cand.matched_terms + cand.expanded_terms)
+            # All hits share one compiled pattern of the search's terms.
+            spans = term_spans(text, search_terms or cand.matched_terms)
         snippet, highlights = make_snippet(text, spans)
         first = spans[0] if spans else (0, 0)
         match_start = record["byteStart"] + len(text[: first[0]].encode("utf-8", "surrogatepass"))

@@ -8,6 +8,7 @@ as data and label them historical; the retriever never adds words of its own to 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -24,17 +25,22 @@ def term_spans(text: str, terms: Iterable[str], limit: int = 64) -> list[tuple[i
     hot part of building snippets); only when it finds nothing — accents or CJK, where folding
     matters — does it fall back to the tokenizer's folded terms.
     """
-    wanted = sorted({fold(t) for t in terms}, key=len, reverse=True)
+    wanted = tuple(sorted({fold(t) for t in terms}, key=lambda t: (-len(t), t)))
     if not wanted:
         return []
-    pattern = re.compile(
-        r"(?<![^\W_])(?:" + "|".join(map(re.escape, wanted)) + r")(?![^\W_])", re.I
-    )
+    pattern = _pattern(wanted)
     spans = [m.span() for _, m in zip(range(limit), pattern.finditer(text), strict=False)]
     if spans:
         return spans
     folded = set(wanted)
     return [(s, e) for term, s, e in tokens_with_offsets(text) if term in folded][:limit]
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled word-bounded alternation per term set (all hits of a search share it)."""
+    body = "|".join(map(re.escape, terms))
+    return re.compile(r"(?<![^\W_])(?:" + body + r")(?![^\W_])", re.I)
 
 
 def literal_spans(text: str, values: Iterable[str]) -> list[tuple[int, int]]:

@@ -1,0 +1,153 @@
+"""Explicit lexical search at 200k messages: cw in-process and through the daemon socket, beside
+SQLite FTS5, bm25s and rank-bm25 over the same text, in the same run.
+
+Run: ``.venv/bin/python -m bench search`` (or ``make bench``). The corpus is the spike's
+synthetic Zipfian chat (``bench.spike_postings.messages``: 50k-word vocabulary, 20–80 words a
+message), admitted as cw-jsonl sessions of 40 messages (so cw indexes 100k turn windows of two
+messages each) and indexed by the real worker; queries are the spike's three-term mixes of
+common, mid and rare words. Every cw search is a full explicit search: exact lookup, BM25F,
+snippets, locators and a lease write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import peak_rss_mb, percentiles, print_table, timed, write_result
+from bench.spike_postings import messages, query_terms
+
+SESSION = 40
+QUERIES = 200
+
+
+def write_archive(path: Path, n: int) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for i, text in enumerate(messages(n)):
+            session, index = divmod(i, SESSION)
+            role = "user" if index % 2 == 0 else "assistant"
+            row = {
+                "session": f"b{session:06d}",
+                "id": f"m{index}",
+                "role": role,
+                "text": text,
+                "timestamp": f"2026-11-{1 + session % 28:02d}T10:{index:02d}:00Z",
+                "project": f"p{session % 10}",
+            }
+            fh.write(json.dumps(row) + "\n")
+
+
+def time_calls(fn: Any, queries: list[str]) -> dict[str, float]:
+    for q in queries[:10]:
+        fn(q)
+    samples = []
+    for q in queries:
+        t0 = time.perf_counter()
+        fn(q)
+        samples.append((time.perf_counter() - t0) * 1000)
+    return percentiles(samples)
+
+
+def baselines(n: int, queries: list[list[str]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE m USING fts5(body)")
+    db.executemany("INSERT INTO m(rowid, body) VALUES (?, ?)", enumerate(messages(n)))
+    db.commit()
+    sql = "SELECT rowid FROM m WHERE m MATCH ? ORDER BY bm25(m) LIMIT 10"
+    out["fts5"] = time_calls(
+        lambda q: db.execute(sql, (" OR ".join(q.split()),)).fetchall(),
+        [" ".join(q) for q in queries],
+    )
+    db.close()
+    try:
+        import bm25s
+
+        corpus = [t.split() for t in messages(n)]
+        retriever = bm25s.BM25()
+        retriever.index(corpus, show_progress=False)
+        out["bm25s"] = time_calls(
+            lambda q: retriever.retrieve([q.split()], k=10, show_progress=False),
+            [" ".join(q) for q in queries],
+        )
+    except ImportError:
+        out["bm25s"] = None
+    try:
+        from rank_bm25 import BM25Okapi
+
+        small = [t.split() for t in messages(20_000)]
+        okapi = BM25Okapi(small)
+        out["rank_bm25_20k"] = time_calls(
+            lambda q: okapi.get_top_n(q.split(), small, n=10), [" ".join(q) for q in queries[:40]]
+        )
+    except ImportError:
+        out["rank_bm25_20k"] = None
+    return out
+
+
+def run(n: int = 200_000) -> dict[str, Any]:
+    from cwcore.api import Archive
+    from cwcore.daemon import control
+    from cwcore.daemon.client import connect
+
+    queries = query_terms(QUERIES)
+    texts = [" ".join(q) for q in queries]
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        home = Path(tmp) / "home"
+        src = Path(tmp) / "archive.jsonl"
+        write_archive(src, n)
+        os.environ["CW_HOME"] = str(home)
+        with Archive.open(home, embedded=True) as archive:
+            _, admit_s = timed(lambda: archive.import_paths([src], fmt="cw-jsonl"))
+            engine = archive._transport.engine  # type: ignore[attr-defined]
+            in_process = time_calls(
+                lambda q: engine.call(
+                    "search",
+                    {"query": q, "limit": 10},
+                    lambda e: None,
+                    __import__("threading").Event(),
+                ),
+                texts,
+            )
+            windows = int(engine.indexer.bm25.manifest().live_docs)
+        rss = peak_rss_mb()
+        client = connect(home)
+        try:
+            socket = time_calls(lambda q: client.call("search", {"query": q, "limit": 10}), texts)
+        finally:
+            client.close()
+            control.stop(home)
+    base = baselines(n, queries)
+    result = {
+        "messages": n,
+        "windows": windows,
+        "import_and_index_s": round(admit_s, 1),
+        "cw_in_process": in_process,
+        "cw_socket": socket,
+        "peak_rss_mb": round(rss, 1),
+        "baselines": base,
+        "targets": {"p50_ms": 10, "p95_ms": 30},
+    }
+    rows = [
+        ("cw search, in the daemon process", in_process),
+        ("cw search, through the socket", socket),
+    ]
+    rows += [(f"baseline {name}", v) for name, v in base.items() if v]
+    print_table(
+        f"explicit lexical search, {n:,} messages ({windows:,} windows), {QUERIES} queries",
+        [(name, f"{v['p50_ms']:.2f}", f"{v['p95_ms']:.2f}") for name, v in rows],
+        ("system", "p50 ms", "p95 ms"),
+    )
+    path = write_result("search", result)
+    print(f"import+index {admit_s:.0f}s, peak RSS {rss:.0f} MB; written {path}")
+    return result
+
+
+if __name__ == "__main__":
+    run(int(sys.argv[1]) if len(sys.argv) > 1 else 200_000)
