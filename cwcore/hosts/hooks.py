@@ -17,12 +17,17 @@ inserts right after the prompt); when a session (or, for Codex, a turn) ends, th
 Every operation is computed first as a :class:`Change` (the file's text before and after), so
 ``--dry-run`` prints exactly what would be written and writes nothing. Installing twice changes
 nothing; uninstall removes exactly cw's entries, so a file that had none before returns to its
-previous bytes (a file cw created is deleted).
+previous bytes (a file cw created is deleted). The Codex block and the pi file are exact by
+construction. JSON cannot be edited in place, so installing into Claude Code's file keeps a copy
+of its previous text under ``CW_HOME/hosts/``; uninstall writes that copy back when the file,
+without cw's entries, still means the same (else the file keeps its edits, re-serialized in its
+own indentation).
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import re
@@ -54,6 +59,8 @@ class Change:
     before: str | None
     after: str | None
     notes: tuple[str, ...] = field(default=())
+    # Claude Code only: (copy file, its new text — None deletes it), written with the change.
+    backup: tuple[Path, str | None] | None = None
 
     @property
     def changed(self) -> bool:
@@ -185,7 +192,14 @@ def _cw_groups(groups: list[Any]) -> list[Any]:
     ]
 
 
-def _claude_install(path: Path, before: str | None, cmds: Commands) -> tuple[str | None, list[str]]:
+def _backup_file(path: Path) -> Path:
+    from cwcore.config import default_home
+
+    key = hashlib.sha256(str(path.expanduser().resolve()).encode()).hexdigest()[:32]
+    return default_home() / "hosts" / f"claude-settings-{key}.json"
+
+
+def _claude_install(path: Path, before: str | None, cmds: Commands) -> Change:
     data = _json_load(path, before)
     new = copy.deepcopy(data)
     hooks = new.setdefault("hooks", {})
@@ -194,14 +208,47 @@ def _claude_install(path: Path, before: str | None, cmds: Commands) -> tuple[str
         if _cw_groups(groups) != [group]:
             hooks[event] = [*_strip_cw(groups), group]
     if new == data and before is not None:
-        return before, []
+        return Change("claude-code", path, before, before)
+    backup = None
+    if not _claude_entries(path, before):  # a clean file: keep its text for uninstall
+        copy_text = json.dumps({"path": str(path), "before": before}, ensure_ascii=False)
+        backup = (_backup_file(path), copy_text)
     notes = []
     if before and _json_dump(data, before) != before:
-        notes.append(f"{path} is re-serialized as JSON with its indentation (formatting changes)")
-    return _json_dump(new, before), notes
+        notes.append(f"{path} is re-serialized in its own indentation; uninstall restores it")
+    return Change("claude-code", path, before, _json_dump(new, before), tuple(notes), backup)
 
 
-def _claude_uninstall(path: Path, before: str | None) -> str | None:
+def _claude_uninstall(path: Path, before: str) -> Change:
+    after = _claude_strip(path, before)
+    if after == before:
+        return Change("claude-code", path, before, before)
+    copy_file = _backup_file(path)
+    try:
+        kept = json.loads(copy_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        kept = None
+    if (
+        isinstance(kept, dict)
+        and kept.get("path") == str(path)
+        and _sans_empty(_json_load(path, kept.get("before")))
+        == _sans_empty(_json_load(path, after))
+    ):
+        after = kept.get("before")  # the same settings as before install: the same bytes
+    return Change("claude-code", path, before, after, backup=(copy_file, None))
+
+
+def _sans_empty(data: dict[str, Any]) -> dict[str, Any]:
+    """Settings up to empty hook lists and an empty ``hooks`` (which uninstall cannot tell from
+    ones install created)."""
+    hooks = {k: v for k, v in data.get("hooks", {}).items() if v}
+    out = {k: v for k, v in data.items() if k != "hooks"}
+    if hooks:
+        out["hooks"] = hooks
+    return out
+
+
+def _claude_strip(path: Path, before: str) -> str | None:
     data = _json_load(path, before)
     hooks = data.get("hooks", {})
     touched = False
@@ -234,7 +281,10 @@ def _claude_entries(path: Path, text: str | None) -> list[dict[str, Any]]:
 # -- Codex: config.toml ---------------------------------------------------------------------------
 
 _BEGIN = "# >>> cw: added by `cw hooks install codex`; `cw hooks uninstall codex` removes it"
+# How the block was appended, so that removing it restores the exact bytes: after a blank line
+# (plain), after a newline and a blank line (the file had no final newline), or as a new file.
 _BEGIN_NOEOL = _BEGIN + " (the file had no final newline)"
+_BEGIN_NEW = _BEGIN + " (and the file it created)"
 _END = "# <<< cw"
 
 
@@ -268,8 +318,8 @@ def _codex_block(cmds: Commands, project: str, begin: str) -> str:
     return "\n".join([*lines, _END]) + "\n"
 
 
-def _find_block(path: Path, text: str) -> tuple[int, int, bool] | None:
-    """``(start, end, noeol)`` of cw's block (``end`` past its final newline), or None."""
+def _find_block(path: Path, text: str) -> tuple[int, int, str] | None:
+    """``(start, end, begin marker line)`` of cw's block (``end`` past its last newline)."""
     starts = [m.start() for m in re.finditer(r"(?m)^# >>> cw: ", text)]
     if not starts:
         return None
@@ -282,20 +332,22 @@ def _find_block(path: Path, text: str) -> tuple[int, int, bool] | None:
     end = end_at + 1 + len(_END)
     if text.startswith("\n", end):
         end += 1
-    noeol = text[start : text.find("\n", start)] == _BEGIN_NOEOL
-    return start, end, noeol
+    return start, end, text[start : text.find("\n", start)]
 
 
-def _codex_remove(path: Path, text: str) -> str:
+def _codex_remove(path: Path, text: str) -> str | None:
+    """The text without cw's block and the separator it added; None: delete the file."""
     found = _find_block(path, text)
     if found is None:
         return text
-    start, end, noeol = found
-    head = text[:start]
-    cut = 2 if noeol else 1
-    if head.endswith("\n" * cut):
-        head = head[:-cut]
-    return head + text[end:]
+    start, end, begin = found
+    head, tail = text[:start], text[end:]
+    if begin == _BEGIN_NEW and not head and not tail:
+        return None
+    separator = "\n\n" if begin == _BEGIN_NOEOL else "\n"
+    if begin != _BEGIN_NEW and head.endswith(separator):
+        head = head[: -len(separator)]
+    return head + tail
 
 
 def _toml_parse(path: Path, text: str) -> dict[str, Any]:
@@ -308,13 +360,14 @@ def _toml_parse(path: Path, text: str) -> dict[str, Any]:
 def _codex_install(path: Path, before: str | None, cmds: Commands, project: str) -> str:
     text = before or ""
     found = _find_block(path, text)
-    outside = _codex_remove(path, text) if found else text
+    outside = _codex_remove(path, text) or ""
     if "cw" in _toml_parse(path, outside).get("mcp_servers", {}):
         raise Conflict(f"{path} already registers an MCP server `cw` (outside cw's block)")
     if found:
-        start, end, noeol = found
-        block = _codex_block(cmds, project, _BEGIN_NOEOL if noeol else _BEGIN)
-        after = text[:start] + block + text[end:]
+        start, end, begin = found
+        after = text[:start] + _codex_block(cmds, project, begin) + text[end:]
+    elif before is None:
+        after = _codex_block(cmds, project, _BEGIN_NEW)
     elif not text:
         after = _codex_block(cmds, project, _BEGIN)
     elif text.endswith("\n"):
@@ -449,21 +502,20 @@ def plan_install(
     path = path or default_path(host)
     cmds = Commands.for_python(python)
     before = _read(path)
-    notes: list[str] = []
     if host == "claude-code":
-        after, notes = _claude_install(path, before, cmds)
-    elif host == "codex":
-        project = project or _codex_project(_codex_block_data(path, before))
-        if project is None:
-            from cwcore.importers.common import project_from_cwd
-
-            project = project_from_cwd(os.getcwd()) or "default"
-        after = _codex_install(path, before, cmds, project)
-        notes.append(f"the MCP server `cw` is bound to project {project!r}")
-    else:
+        return _claude_install(path, before, cmds)
+    if host == "pi":
         _pi_owned(path, before)
-        after = _pi_extension(cmds)
-    return Change(host, path, before, after, tuple(notes))
+        return Change(host, path, before, _pi_extension(cmds))
+    project = project or _codex_project(_codex_block_data(path, before))
+    if project is None:
+        from cwcore.importers.common import project_from_cwd
+
+        project = project_from_cwd(os.getcwd()) or "default"
+    after = _codex_install(path, before, cmds, project)
+    return Change(
+        host, path, before, after, (f"codex's MCP server `cw` serves project {project!r}",)
+    )
 
 
 def plan_uninstall(host: str, path: Path | None = None) -> Change:
@@ -474,9 +526,9 @@ def plan_uninstall(host: str, path: Path | None = None) -> Change:
     if before is None:
         return Change(host, path, None, None)
     if host == "claude-code":
-        after = _claude_uninstall(path, before)
-    elif host == "codex":
-        after = _codex_remove(path, before) or None
+        return _claude_uninstall(path, before)
+    if host == "codex":
+        after = _codex_remove(path, before)
     else:
         after = None if _pi_owned(path, before) else before
     return Change(host, path, before, after)
@@ -511,8 +563,14 @@ def apply(change: Change) -> None:
     """Write (or delete) the file atomically; nothing happens when nothing changes."""
     if not change.changed:
         return
-    path = change.path
-    if change.after is None:
+    if change.backup is not None:
+        copy_file, copy_text = change.backup
+        _write(copy_file, copy_text)
+    _write(change.path, change.after)
+
+
+def _write(path: Path, text: str | None) -> None:
+    if text is None:
         path.unlink(missing_ok=True)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -520,7 +578,7 @@ def apply(change: Change) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(change.after.encode("utf-8"))
+            fh.write(text.encode("utf-8"))
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
