@@ -3,6 +3,7 @@
 Without a model tokenizer, model-visible budgets use this estimate as a hard bound. It charges:
 
 * plain ASCII words (letters, at most an initial capital): one token per 4 letters, rounded up;
+* upper-case ASCII words (``HISTORICAL``, ``JSON``): one token per 2 letters, rounded up;
 * digit runs: one token per 2 digits, rounded up;
 * identifiers and opaque strings (camelCase, snake_case, letters mixed with digits, hex,
   base64): one token per byte;
@@ -34,7 +35,7 @@ def estimate(text: str) -> int:
             total += len(run.encode("utf-8", "surrogatepass"))
         elif run.isalpha() and not _INNER_CAPITAL.search(run):
             total += -(-len(run) // 4)
-        elif run.isdigit():
+        elif (run.isalpha() and run.isupper()) or run.isdigit():
             total += -(-len(run) // 2)
         elif len(run) > 1:
             total += len(run)  # identifiers (camelCase, snake_case, hex, base64): by byte

@@ -1,0 +1,105 @@
+"""Engine methods of preflight hints: ``preflight``, ``hints``, ``hints.rotate``,
+``hints.maintain`` (loaded by :func:`cwcore.engine.load_method_modules`)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from cwcore import clock
+from cwcore.engine import Emit, Engine, method
+from cwcore.errors import InvalidInput, LimitExceeded
+from cwcore.hints import frozen
+from cwcore.hints.preflight import preflight
+from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS
+from cwcore.store.keys import check_id
+
+MAX_LISTING = 10_000
+
+
+@method("preflight")
+def _preflight(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return preflight(engine, params)
+
+
+def _session(params: dict[str, Any], required: bool) -> str | None:
+    session = params.get("session")
+    if session is None or session == "":
+        if required:
+            raise InvalidInput("session is required")
+        return None
+    if not isinstance(session, str):
+        raise InvalidInput("session must be a string")
+    return check_id(session, "session id")
+
+
+@method("hints", output_bytes=8 * 1024 * 1024)
+def _hints(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """Frozen decisions per user message (bytes, tokens, hashes, generation, outcome and the
+    diagnostics kept with them), and each listed session's active budget."""
+    session = _session(params, required=False)
+    limit = params.get("limit", 1_000)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LISTING:
+        raise InvalidInput(f"limit must be an integer from 1 to {MAX_LISTING}")
+    rows = frozen.listing(engine.store, session, limit)
+    hints = [
+        {
+            "session": r["session"],
+            "messageKey": r["messageKey"],
+            "outcome": r["outcome"],
+            "reason": r.get("reason"),
+            "hint": r.get("hint"),
+            "bytes": int(r.get("bytes") or 0),
+            "tokens": int(r.get("tokens") or 0),
+            "queryHash": r.get("queryHash"),
+            "generation": r.get("generation"),
+            "createdAt": r.get("createdAt"),
+            "diagnostics": r.get("diagnostics") or {},
+        }
+        for r in rows
+    ]
+    sessions = {}
+    for name in sorted({h["session"] for h in hints}):
+        state = frozen.session_record(engine.store, name)
+        active = state.get("active") or {}
+        sessions[name] = {
+            "activeKeys": sorted(active),
+            "activeTokens": sum(int(v) for v in active.values()),
+            "activeBudget": engine.settings.hint_active_tokens,
+            "lastActivity": state.get("lastActivity"),
+        }
+    return {"hints": hints, "sessions": sessions, "truncated": len(rows) >= limit}
+
+
+@method("hints.rotate")
+def _hints_rotate(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """Drop the hints of keys no longer in the active context; recompute the active budget."""
+    session = _session(params, required=True)
+    assert session is not None
+    active = params.get("active")
+    if not isinstance(active, list) or not all(isinstance(k, str) for k in active):
+        raise InvalidInput("active must be a list of message keys")
+    if len(active) > MAX_EXCLUDED_KEYS * 10:
+        raise LimitExceeded(f"active has more than {MAX_EXCLUDED_KEYS * 10} keys")
+    if sum(len(k.encode("utf-8", "surrogatepass")) for k in active) > MAX_EXCLUDED_BYTES * 10:
+        raise LimitExceeded("active exceeds 10 MiB of keys")
+    result = frozen.rotate(engine.store, session, active, clock.now())
+    result["activeBudget"] = engine.settings.hint_active_tokens
+    return result
+
+
+@method("hints.maintain")
+def _hints_maintain(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """One bounded maintenance pass (exposure tombstones, abandoned-session reclaim)."""
+    limit = params.get("limit", frozen.MAINTENANCE_BATCH)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100_000:
+        raise InvalidInput("limit must be an integer from 1 to 100000")
+    return frozen.maintain(engine.store, engine.settings, clock.now(), limit)

@@ -1,0 +1,377 @@
+"""Preflight: one cheap, frozen, fail-open retrieval per real user message (spec 000, 001).
+
+``preflight(engine, params)`` is the engine method behind ``cw preflight`` and the hook client.
+Request fields: ``message`` and ``session`` (required), ``messageKey`` (default: ``text-`` and a
+hash of the message — the session is part of every hint key), ``excludeVisibleSourceKeys`` (at
+most 1,000 ids and 1 MiB, rejected before any exclusion set is built), ``maxResults`` (1–100,
+default 10: the size of the ranked evidence set kept for diagnostics; at most one candidate is
+ever shown) and ``hintBudgetTokens`` (lowers the per-message budget).
+
+Response (BRIEF §3): ``{"outcome", "hint", "messageKey", "queryHash", "generation",
+"diagnostics"}`` plus ``session``, ``tokens`` and ``frozen``. The first call for a key decides
+and freezes; later calls return the identical bytes. Any failure after validation freezes the
+empty ``failed`` outcome and is never raised to the caller. Logs carry counts and timings only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from cwcore import clock
+from cwcore.errors import InvalidInput, LimitExceeded, NotFound
+from cwcore.hints import frozen, gate, privacy, render
+from cwcore.hints.candidates import COVERAGE_MIN, IDF_MIN, MIN_MATCHED, Evidence, retrieve
+from cwcore.hints.lineage import allowed_rows
+from cwcore.hints.query import Query, extract
+from cwcore.hints.tokens import estimate
+from cwcore.index import derived
+from cwcore.retrieve.lexical import Visible
+from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS, SearchRequest
+from cwcore.retrieve.scope import Scope, lineage
+from cwcore.store.keys import check_id
+
+log = logging.getLogger("cw.hints")
+
+MAX_MESSAGE_BYTES = 1024 * 1024
+DEFAULT_MAX_RESULTS = 10
+MAX_RESULTS = 100
+#: Planner priorities of spec 001: recent conversation, retrieved evidence, summaries.
+PRIORITY = {"recent": 100, "retrieved": 85, "summary": 75}
+OUTCOMES = ("no-query", "none", "excerpt", "marker", "failed")
+
+
+@dataclass(frozen=True)
+class PreflightRequest:
+    message: str
+    session: str
+    message_key: str
+    visible: frozenset[str]
+    max_results: int
+    hint_budget: int | None
+
+
+def default_message_key(message: str) -> str:
+    """The manual-use key: ``text-`` and 16 hex digits of the message's hash."""
+    digest = hashlib.blake2b(message.encode("utf-8", "surrogatepass"), digest_size=8)
+    return "text-" + digest.hexdigest()
+
+
+def parse(params: dict[str, Any]) -> PreflightRequest:
+    """Validate a preflight request; invalid or oversized input is rejected here."""
+    message = params.get("message")
+    if not isinstance(message, str):
+        raise InvalidInput("message must be a string")
+    if len(message.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:
+        raise LimitExceeded("message exceeds 1 MiB")
+    session = params.get("session")
+    if not isinstance(session, str) or not session:
+        raise InvalidInput("session is required")
+    check_id(session, "session id")
+    key = params.get("messageKey")
+    if key is None or key == "":
+        key = default_message_key(message)
+    elif not isinstance(key, str):
+        raise InvalidInput("messageKey must be a string")
+    check_id(key, "messageKey")
+    visible = params.get("excludeVisibleSourceKeys") or []
+    if not isinstance(visible, list):
+        raise InvalidInput("excludeVisibleSourceKeys must be a list of strings")
+    if len(visible) > MAX_EXCLUDED_KEYS:
+        raise LimitExceeded(
+            f"excludeVisibleSourceKeys has {len(visible)} ids; the limit is {MAX_EXCLUDED_KEYS}"
+        )
+    if not all(isinstance(v, str) for v in visible):
+        raise InvalidInput("excludeVisibleSourceKeys must be a list of strings")
+    if sum(len(v.encode("utf-8", "surrogatepass")) for v in visible) > MAX_EXCLUDED_BYTES:
+        raise LimitExceeded("excludeVisibleSourceKeys exceeds 1 MiB of ids")
+    max_results = params.get("maxResults", DEFAULT_MAX_RESULTS)
+    if (
+        not isinstance(max_results, int)
+        or isinstance(max_results, bool)
+        or not 1 <= max_results <= MAX_RESULTS
+    ):
+        raise InvalidInput(f"maxResults must be an integer from 1 to {MAX_RESULTS}")
+    budget = params.get("hintBudgetTokens")
+    if budget is not None and (
+        not isinstance(budget, int) or isinstance(budget, bool) or budget < 0
+    ):
+        raise InvalidInput("hintBudgetTokens must be a non-negative integer")
+    return PreflightRequest(message, session, key, frozenset(visible), max_results, budget)
+
+
+def _response(record: dict[str, Any], *, was_frozen: bool, started: float) -> dict[str, Any]:
+    diagnostics = dict(record.get("diagnostics") or {})
+    diagnostics["frozen"] = was_frozen
+    diagnostics["callMs"] = round((time.perf_counter() - started) * 1000, 3)
+    return {
+        "outcome": record["outcome"],
+        "hint": record.get("hint"),
+        "messageKey": record["messageKey"],
+        "session": record["session"],
+        "queryHash": record.get("queryHash"),
+        "generation": record.get("generation"),
+        "tokens": int(record.get("tokens") or 0),
+        "frozen": was_frozen,
+        "diagnostics": diagnostics,
+    }
+
+
+def preflight(engine: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """Validate, return the frozen decision if there is one, else decide, freeze and return."""
+    req = parse(params)
+    started = time.perf_counter()
+    store = engine.store
+    try:
+        now = clock.now()
+        existing = frozen.frozen(store, req.session, req.message_key)
+        if existing is not None:
+            frozen.touch(store, req.session, now)
+            log.info("preflight frozen outcome=%s", existing.get("outcome"))
+            return _response(existing, was_frozen=True, started=started)
+    except Exception as exc:  # fail open: a broken store read gives no hint, never an error
+        log.warning("preflight failed before deciding: %s", type(exc).__name__)
+        return _response(_failed(req, None, None, started), was_frozen=False, started=started)
+    generation: int | None = None
+    query: Query | None = None
+    try:
+        generation = int(derived.generation(store)["n"])
+        query = extract(req.message)
+        record = _decide(engine, req, query, generation, now, started)
+    except Exception as exc:
+        log.warning("preflight failed: %s", type(exc).__name__)
+        record = _failed(req, query, generation, started)
+    try:
+        stored = frozen.freeze(
+            store,
+            record,
+            exposure_until=(
+                frozen.exposure_until(now, engine.settings) if record.get("hint") else None
+            ),
+            now=now,
+            active_budget=engine.settings.hint_active_tokens,
+        )
+    except Exception as exc:  # could not persist: still no error, and no unfrozen bytes
+        log.warning("preflight could not freeze: %s", type(exc).__name__)
+        stored = _failed(req, query, generation, started)
+    diag = stored.get("diagnostics") or {}
+    log.info(
+        "preflight outcome=%s candidates=%s tokens=%s ms=%.2f",
+        stored["outcome"],
+        (diag.get("counts") or {}).get("candidates", 0),
+        stored.get("tokens", 0),
+        (time.perf_counter() - started) * 1000,
+    )
+    return _response(stored, was_frozen=False, started=started)
+
+
+def _failed(
+    req: PreflightRequest, query: Query | None, generation: int | None, started: float
+) -> dict[str, Any]:
+    return {
+        "session": req.session,
+        "messageKey": req.message_key,
+        "outcome": "failed",
+        "hint": None,
+        "tokens": 0,
+        "bytes": 0,
+        "queryHash": query.hash() if query is not None and not query.empty else None,
+        "generation": generation,
+        "createdAt": clock.iso(clock.now()),
+        "reason": "failed",
+        "diagnostics": {
+            "reason": "failed",
+            "latencyMs": round((time.perf_counter() - started) * 1000, 3),
+        },
+    }
+
+
+def _decide(
+    engine: Any,
+    req: PreflightRequest,
+    query: Query,
+    generation: int,
+    now_dt: Any,
+    started: float,
+) -> dict[str, Any]:
+    store, reader, settings = engine.store, engine.reader, engine.settings
+    record: dict[str, Any] = {
+        "session": req.session,
+        "messageKey": req.message_key,
+        "queryHash": None if query.empty else query.hash(),
+        "generation": generation,
+        "createdAt": clock.iso(now_dt),
+        "hint": None,
+        "tokens": 0,
+        "bytes": 0,
+        "source": None,
+    }
+    units = {"identifier": 0, "phrase": 0, "keyword": 0}
+    for u in query.units:
+        units[u.group] += 1
+    diag: dict[str, Any] = {
+        "units": units,
+        "historicalIntent": query.historical,
+        "counts": {},
+        "retrieved": [],
+        "included": [],
+        "excluded": [],
+    }
+    record["diagnostics"] = diag
+
+    def finish(outcome: str, reason: str) -> dict[str, Any]:
+        record["outcome"], record["reason"] = outcome, reason
+        diag["reason"] = reason
+        diag["latencyMs"] = round((time.perf_counter() - started) * 1000, 3)
+        return record
+
+    if query.empty:
+        return finish("no-query", query.reason or "no-topic")
+    lineage_ids = lineage(reader, req.session)
+    try:
+        project = reader.session(req.session)["project"]
+    except NotFound:
+        return finish("none", "unknown-session")
+    now = now_dt.timestamp()
+    conversation_max_s = settings.conversation_max_age_days * 86400
+    tool_max_s = settings.tool_payload_max_age_days * 86400
+    index = engine.indexer.bm25
+    gen = derived.generation(store)
+    allowed = allowed_rows(
+        store,
+        index,
+        lineage_ids,
+        generation,
+        now=now,
+        conversation_max_s=conversation_max_s,
+        tool_max_s=tool_max_s,
+        visible=req.visible,
+    )
+    visible = Visible(
+        store,
+        reader,
+        Scope(frozenset(lineage_ids), project, SearchRequest()),
+        int(gen.get("maxWid", 0)),
+    )
+    exposures = frozen.Exposures(store, reader, req.session, lineage_ids)
+    retrieved = retrieve(
+        store,
+        index,
+        reader,
+        visible,
+        query,
+        allowed,
+        session=req.session,
+        now=now,
+        conversation_max_s=conversation_max_s,
+        tool_max_s=tool_max_s,
+        max_results=req.max_results,
+        suppressed=lambda ev: exposures.suppressed(ev.document_id, now_dt),
+    )
+    counts = {
+        "lineageSessions": len(lineage_ids),
+        "branch": allowed.branch,
+        "allowed": len(allowed.wids),
+        "stale": allowed.stale,
+        "durable": allowed.durable,
+        "visible": allowed.visible,
+        "alternateBranch": 0,
+        **retrieved.counts,
+    }
+    diag["counts"] = counts
+    diag["retrieved"] = [ev.diagnostic() for ev in retrieved.ranked]
+    diag["excluded"] = [ev.diagnostic() for ev in retrieved.excluded]
+    decision = gate.decide(query, retrieved.ranked)
+    diag["gate"] = {
+        "strong": bool(decision.top and decision.top.strong),
+        "margin": decision.margin,
+        "ambiguous": decision.ambiguous,
+        "thresholds": {
+            "minMatchedUnits": MIN_MATCHED,
+            "coverage": COVERAGE_MIN,
+            "maxNormalizedIdf": IDF_MIN,
+            "ambiguityMargin": gate.AMBIGUITY_MARGIN,
+        },
+    }
+    if decision.outcome not in ("excerpt", "marker") or decision.top is None:
+        return finish(decision.outcome, decision.reason)
+
+    top = decision.top
+    message_budget = settings.hint_message_tokens
+    if req.hint_budget is not None:
+        message_budget = min(message_budget, req.hint_budget)
+    active_used = frozen.active_tokens(store, req.session, exclude=req.message_key)
+    available = max(0, min(message_budget, settings.hint_active_tokens - active_used))
+    diag["budget"] = {
+        "message": message_budget,
+        "active": settings.hint_active_tokens,
+        "activeUsed": active_used,
+        "available": available,
+    }
+    outcome, reason = decision.outcome, decision.reason
+    hint: str | None = None
+    if outcome == "excerpt":
+        finding = privacy.classify(
+            top.text,
+            {
+                "documentId": top.document_id,
+                "messageKey": top.message_key,
+                "session": top.record["session"],
+                "kind": top.record["kind"],
+                "role": top.role,
+            },
+        )
+        if finding is not None:
+            diag["excluded"].append(
+                {
+                    "id": top.source_id,
+                    "classification": finding.classification,
+                    "reason": f"privacy:{finding.reason}",
+                }
+            )
+            diag["retrieved"] = [r for r in diag["retrieved"] if r["id"] != top.source_id]
+            return finish("none", "privacy")
+        hint = render.excerpt(
+            text=top.text,
+            match_at=top.match_at,
+            source=top.document_id,
+            timestamp=top.timestamp,
+            role=top.role,
+            tool=top.tool,
+            budget=available,
+        )
+        if hint is None:
+            outcome, reason = "marker", "budget:excerpt-to-marker"
+    if outcome == "marker":
+        hint = render.marker(gate.marker_phrases(query, top), available)
+    if hint is None:
+        return finish("none", "budget")
+    tokens = estimate(hint)
+    record.update(
+        {
+            "hint": hint,
+            "tokens": tokens,
+            "bytes": len(hint.encode("utf-8", "surrogatepass")),
+            "source": top.document_id,
+        }
+    )
+    diag["included"] = [_included(top, outcome, tokens, req.message_key)]
+    return finish(outcome, reason)
+
+
+def _included(top: Evidence, outcome: str, tokens: int, group: str) -> dict[str, Any]:
+    """The manifest entry of the shown item: ids, classification, score, tokens, priority."""
+    return {
+        "id": top.source_id,
+        "kind": "retrieval",
+        "classification": "historical-evidence" if outcome == "excerpt" else "continuity-marker",
+        "score": round(top.score, 2),
+        "matchType": top.match_type,
+        "tokens": tokens,
+        "priority": PRIORITY["retrieved"],
+        "group": group,
+        "reason": top.reason,
+    }
