@@ -79,7 +79,8 @@ class Change:
 
 @dataclass(frozen=True)
 class Commands:
-    """The command lines a host runs: the prompt hook, the session-end import, the MCP server."""
+    """What a host runs: the prompt hook, the session-end import, and (Codex's MCP server) the
+    python that runs ``cw``."""
 
     hint: str
     session_end: str
@@ -478,6 +479,17 @@ def _pi_extension(cmds: Commands) -> str:
     )
 
 
+def _pi_entries(text: str | None) -> list[dict[str, Any]]:
+    found = re.search(r"(?m)^const PYTHON = (.*);$", text or "")
+    if not text or not text.startswith(_PI_HEADER) or not found:
+        return []
+    cmds = Commands.for_python(json.loads(found.group(1)))
+    return [
+        {"event": "before_agent_start", "command": cmds.hint},
+        {"event": "session_shutdown", "command": cmds.session_end},
+    ]
+
+
 def _pi_owned(path: Path, text: str | None) -> bool:
     if text is None:
         return False
@@ -547,7 +559,7 @@ def show(host: str, path: Path | None = None, *, python: str | None = None) -> d
         data = _codex_block_data(path, text)
         entries, project = _codex_entries(data), _codex_project(data)
     else:
-        entries = [{"event": "extension", "command": str(path)}] if _pi_owned(path, text) else []
+        entries = _pi_entries(text)
     current = bool(entries) and not plan_install(host, path, python=python, project=project).changed
     return {
         "host": host,
