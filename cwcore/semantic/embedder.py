@@ -1,0 +1,292 @@
+"""The MiniLM embedder: fastembed over a local folder, offline, off the caller's thread.
+
+``fastembed`` is imported on first use (about 0.4–0.8 s), with ``HF_HUB_OFFLINE=1`` set first so
+no code path can reach a model hub; the model is registered with
+``TextEmbedding.add_custom_model`` and loaded with ``specific_model_path`` (the folder
+:func:`cwcore.semantic.models.ensure_minilm` assembles from installed packages). Sequences are
+capped at 256 tokens; texts are clipped to :data:`MAX_CHARS` characters before tokenizing (256
+word pieces never need more on prose, and it bounds tokenizer work on huge tool outputs).
+
+Vectors are 384-d float32, L2-normalized (mean pooling). Identical texts are embedded once:
+results are cached in memory by content digest (:meth:`Embedder.digest`, which covers the model's
+identity), and an optional persistent :class:`VectorCache` is consulted first. Inference runs on
+one worker thread; a call that does not finish within its timeout raises the ``timeout``
+category (the worker finishes the batch in the background and later calls queue behind it).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from cwcore.semantic import errors, models
+from cwcore.store.keys import digest16
+
+DIM = 384
+MAX_CHARS = 2048
+BATCH = 32
+QUERY_TIMEOUT_S = 10.0
+LOAD_TIMEOUT_S = 120.0  # first use: import fastembed + ONNX session (1–2 s idle, more when busy)
+BATCH_TIMEOUT_S = 300.0
+MEMORY_CACHE = 20_000
+FASTEMBED_NAME = "cw/all-MiniLM-L6-v2-onnx-int8"
+
+_register_lock = threading.Lock()
+_registered: set[str] = set()
+
+
+class VectorCache(Protocol):
+    """A persistent content-digest -> vector cache (the eval's, or the store's content table)."""
+
+    def get_many(self, digests: Sequence[bytes]) -> list[np.ndarray | None]: ...
+
+    def put_many(self, items: Sequence[tuple[bytes, np.ndarray]]) -> None: ...
+
+
+def clip(text: str) -> str:
+    return text[:MAX_CHARS]
+
+
+def normalize(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+def _offline_env() -> None:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+
+
+def _register(name: str) -> None:
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    with _register_lock:
+        if name in _registered:
+            return
+        known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
+        if name.lower() not in known:
+            TextEmbedding.add_custom_model(
+                name,
+                pooling=PoolingType.MEAN,
+                normalization=True,
+                sources=ModelSource(hf=name),  # never fetched: specific_model_path wins
+                dim=DIM,
+                model_file=models.MODEL_FILE,
+                description="all-MiniLM-L6-v2, int8 ONNX, installed by cw",
+                license="apache-2.0",
+            )
+        _registered.add(name)
+
+
+class ChainCache:
+    """Several caches: read in order, written to all."""
+
+    def __init__(self, *caches: VectorCache | None) -> None:
+        self.caches = [c for c in caches if c is not None]
+
+    def get_many(self, digests: Sequence[bytes]) -> list[np.ndarray | None]:
+        out: list[np.ndarray | None] = [None] * len(digests)
+        for cache in self.caches:
+            todo = [i for i, v in enumerate(out) if v is None]
+            if not todo:
+                break
+            for i, vec in zip(todo, cache.get_many([digests[i] for i in todo]), strict=True):
+                out[i] = vec
+        return out
+
+    def put_many(self, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
+        for cache in self.caches:
+            cache.put_many(items)
+
+
+class Embedder:
+    """One loaded MiniLM model. Thread-safe; every inference runs on its worker thread."""
+
+    def __init__(
+        self,
+        folder: Path,
+        manifest: dict[str, Any] | None = None,
+        *,
+        threads: int | None = None,
+        cache: VectorCache | None = None,
+    ) -> None:
+        self.folder = folder
+        self.manifest = manifest or models.read_manifest(folder) or {}
+        self.threads = threads
+        self.cache = cache
+        sha = str(self.manifest.get("sha256", "unknown"))[:16]
+        #: What a vector depends on: weights, pooling, sequence cap and text clipping.
+        self.model_id = f"minilm-int8:{sha}:t{models.MAX_TOKENS}:c{MAX_CHARS}"
+        self._model: Any = None
+        self._load_error: BaseException | None = None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-embed")
+        self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._memory_lock = threading.Lock()
+        self.computed = 0  # texts actually run through the model (not served from a cache)
+
+    @classmethod
+    def for_home(cls, home: Path, **kwargs: Any) -> Embedder:
+        """The embedder of a store home; installs the model folder from the packages if absent."""
+        folder, manifest = models.ensure_minilm(home)
+        return cls(folder, manifest, **kwargs)
+
+    # -- loading ------------------------------------------------------------------------------
+
+    def _load(self) -> Any:
+        """Runs on the worker thread."""
+        if self._model is not None:
+            return self._model
+        if self._load_error is not None:
+            raise self._load_error
+        if models.read_manifest(self.folder) is None:
+            raise errors.unavailable(errors.MODEL_MISSING, f"no embedding model in {self.folder}")
+        _offline_env()
+        try:
+            from fastembed import TextEmbedding
+
+            _register(FASTEMBED_NAME)
+            self._model = TextEmbedding(
+                FASTEMBED_NAME,
+                specific_model_path=str(self.folder),
+                threads=self.threads,
+                local_files_only=True,
+            )
+            tokenizer = getattr(getattr(self._model, "model", None), "tokenizer", None)
+            if tokenizer is not None:
+                tokenizer.enable_truncation(max_length=models.MAX_TOKENS)
+        except ImportError as exc:
+            self._load_error = errors.unavailable(
+                errors.MODEL_MISSING, f"fastembed is not installed: {exc}"
+            )
+            raise self._load_error from None
+        except Exception as exc:
+            self._load_error = errors.unavailable(
+                errors.LOAD_FAILED, f"cannot load the embedding model: {exc}"
+            )
+            raise self._load_error from None
+        return self._model
+
+    def load(self, timeout: float = LOAD_TIMEOUT_S) -> None:
+        """Load the model now (on the worker thread); raises a categorized ModelUnavailable."""
+        self._run(self._load, timeout)
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def _run(self, fn: Any, timeout: float, *args: Any) -> Any:
+        future: Future[Any] = self._pool.submit(fn, *args)
+        try:
+            return future.result(timeout=timeout)
+        except FutureTimeout:
+            raise errors.unavailable(
+                errors.TIMEOUT, f"the embedding model did not answer within {timeout:.0f} s"
+            ) from None
+
+    # -- embedding ----------------------------------------------------------------------------
+
+    def digest(self, text: str) -> bytes:
+        """The content digest of a text's vector (model identity + clipped text)."""
+        return digest16("cw-embed", self.model_id, clip(text))
+
+    def _infer(self, texts: list[str]) -> np.ndarray:
+        """Runs on the worker thread: texts sorted by length so batches pad little."""
+        model = self._load()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        try:
+            vectors = model.embed([texts[i] for i in order], batch_size=BATCH)
+            for i, vec in zip(order, vectors, strict=True):
+                out[i] = vec
+        except Exception as exc:
+            raise errors.unavailable(errors.INFERENCE_FAILED, f"embedding failed: {exc}") from None
+        self.computed += len(texts)
+        return normalize(out)
+
+    def embed(
+        self,
+        texts: Sequence[str],
+        *,
+        timeout: float = BATCH_TIMEOUT_S,
+        cache: VectorCache | None = None,
+    ) -> np.ndarray:
+        """``(n, 384)`` float32 L2-normalized vectors; identical texts are computed once.
+
+        ``cache`` (default: the embedder's own) is consulted before the model and given every
+        freshly computed vector."""
+        cache = cache if cache is not None else self.cache
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        digests = [self.digest(t) for t in texts]
+        found: dict[bytes, np.ndarray] = {}
+        with self._memory_lock:
+            for d in digests:
+                vec = self._memory.get(d)
+                if vec is not None:
+                    found[d] = vec
+        missing = list(dict.fromkeys(d for d in digests if d not in found))
+        if missing and cache is not None:
+            for d, vec in zip(missing, cache.get_many(missing), strict=True):
+                if vec is not None:
+                    found[d] = np.asarray(vec, dtype=np.float32)
+            missing = [d for d in missing if d not in found]
+        if missing:
+            if self._model is None:
+                self.load(timeout=max(timeout, LOAD_TIMEOUT_S))
+            text_of = {d: clip(t) for d, t in zip(digests, texts, strict=True)}
+            computed = self._run(self._infer, timeout, [text_of[d] for d in missing])
+            fresh = list(zip(missing, computed, strict=True))
+            found.update(fresh)
+            if cache is not None:
+                cache.put_many(fresh)
+        with self._memory_lock:
+            for d in digests:
+                self._memory[d] = found[d]
+                self._memory.move_to_end(d)
+            while len(self._memory) > MEMORY_CACHE:
+                self._memory.popitem(last=False)
+        return np.stack([found[d] for d in digests]).astype(np.float32, copy=False)
+
+    def embed_query(self, text: str, *, timeout: float = QUERY_TIMEOUT_S) -> np.ndarray:
+        """One query's ``(384,)`` vector."""
+        return self.embed([text], timeout=timeout)[0]
+
+    def self_test(self, timeout: float = QUERY_TIMEOUT_S) -> dict[str, Any]:
+        """Embed two related and one unrelated sentence; check shape, norm and ordering."""
+        import time
+
+        self.load()
+        started = time.perf_counter()
+        texts = [
+            "the build failed because the test database was locked",
+            "tests could not run: sqlite said the database is locked",
+            "we picked a blue colour for the landing page banner",
+        ]
+        vecs = self._run(self._infer, timeout, texts)
+        sims = vecs @ vecs.T
+        ok = (
+            vecs.shape == (3, DIM)
+            and bool(np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-3))
+            and float(sims[0, 1]) > float(sims[0, 2])
+        )
+        return {
+            "ok": ok,
+            "dim": int(vecs.shape[1]),
+            "related": round(float(sims[0, 1]), 4),
+            "unrelated": round(float(sims[0, 2]), 4),
+            "ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

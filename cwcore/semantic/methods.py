@@ -1,0 +1,114 @@
+"""Engine methods of the semantic tier: ``models.*`` and ``semantic.*`` (auto-loaded)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from cwcore.engine import Emit, Engine, method
+from cwcore.errors import InvalidInput, ModelUnavailable
+from cwcore.semantic import errors, models, runtime
+
+
+def _self_test(engine: Engine) -> dict[str, Any]:
+    try:
+        return runtime.for_engine(engine).embedder().self_test()
+    except ModelUnavailable as exc:
+        return {"ok": False, "category": errors.category(exc), "error": exc.message}
+
+
+def _reranker_status(engine: Engine) -> dict[str, Any]:
+    settings = engine.settings
+    folder = models.reranker_dir(engine.home, settings.reranker_model_cache_path)
+    body = models.folder_status(folder)
+    body["enabled"] = settings.reranker_enabled
+    body["pinned"] = {
+        "model": settings.reranker_model,
+        "revision": settings.reranker_model_revision,
+    }
+    if body["installed"]:
+        reranker = runtime.for_engine(engine).reranker()
+        body["loaded"] = reranker.available
+        if reranker.error is not None:
+            body["category"] = errors.category(reranker.error)
+            body["error"] = reranker.error.message
+    return body
+
+
+@method("models.status")
+def _models_status(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """What is installed, where, sizes; with ``selfTest`` (default) one test embedding."""
+    embedder = models.folder_status(models.minilm_dir(engine.home))
+    if not embedder["installed"]:
+        embedder["note"] = "assembled from the installed packages on first use (cw models install)"
+    elif params.get("selfTest", True):
+        embedder["selfTest"] = _self_test(engine)
+    return {
+        "embedder": embedder,
+        "reranker": _reranker_status(engine),
+        "semantic": runtime.for_engine(engine).status(),
+    }
+
+
+@method("models.install")
+def _models_install(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """Assemble CW_HOME/models/minilm from the installed packages, then run the self-test."""
+    semantic = runtime.for_engine(engine)
+    semantic.reset()
+    body = models.install_minilm(engine.home)
+    body["selfTest"] = _self_test(engine)
+    return body
+
+
+@method("models.install_reranker")
+def _models_install_reranker(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    source = params.get("from")
+    if not isinstance(source, str) or not source:
+        raise InvalidInput("from (a local folder with model.onnx and tokenizer files) is required")
+    settings = engine.settings
+    name = params.get("name") or settings.reranker_model
+    revision = params.get("revision") or settings.reranker_model_revision
+    if not isinstance(name, str) or not isinstance(revision, str):
+        raise InvalidInput("name and revision must be strings")
+    semantic = runtime.for_engine(engine)
+    semantic.reset()
+    body = models.install_reranker(
+        engine.home,
+        Path(source),
+        name=name,
+        revision=revision,
+        configured=settings.reranker_model_cache_path,
+    )
+    reranker = semantic.reranker()
+    body["loaded"] = reranker.available
+    if reranker.error is not None:
+        body["category"] = errors.category(reranker.error)
+        body["error"] = reranker.error.message
+    return body
+
+
+@method("semantic.embed_pending")
+def _embed_pending(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """One batch of the semantic index handler (``maxWindows``, default 64)."""
+    limit = params.get("maxWindows", 64)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 4096:
+        raise InvalidInput("maxWindows must be an integer from 1 to 4096")
+    semantic = runtime.for_engine(engine)
+    done = semantic.embed_pending(limit)
+    return {"embedded": done, **semantic.status()}
+
+
+@method("semantic.status")
+def _semantic_status(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return runtime.for_engine(engine).status()

