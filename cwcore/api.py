@@ -230,3 +230,74 @@ class Archive:
         return self.call(
             "show.document", {"documentId": document_id, "includeSuperseded": include_superseded}
         )
+
+    # -- preflight hints (cwcore.hints) -----------------------------------------------------------
+
+    def preflight(
+        self,
+        message: str,
+        *,
+        session: str,
+        message_key: str | None = None,
+        visible: Sequence[str] = (),
+        max_results: int | None = None,
+        hint_budget_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The frozen preflight decision for one real user message (BRIEF §3 JSON shape)."""
+        params: dict[str, Any] = {"message": message, "session": session}
+        if message_key is not None:
+            params["messageKey"] = message_key
+        if visible:
+            params["excludeVisibleSourceKeys"] = list(visible)
+        if max_results is not None:
+            params["maxResults"] = max_results
+        if hint_budget_tokens is not None:
+            params["hintBudgetTokens"] = hint_budget_tokens
+        return self.call("preflight", params)
+
+    def hints(self, *, session: str | None = None, limit: int = 1000) -> dict[str, Any]:
+        """Frozen hints per user message, with their diagnostics and each session's budget."""
+        params: dict[str, Any] = {"limit": limit}
+        if session is not None:
+            params["session"] = session
+        return self.call("hints", params)
+
+    def hints_rotate(self, session: str, active: Sequence[str]) -> dict[str, Any]:
+        """Drop hints of keys that left the active context; recompute the active budget."""
+        return self.call("hints.rotate", {"session": session, "active": list(active)})
+
+    def hints_maintain(self, *, limit: int | None = None) -> dict[str, Any]:
+        """One bounded maintenance pass: exposure tombstones, abandoned-session reclaim."""
+        return self.call("hints.maintain", {} if limit is None else {"limit": limit})
+
+    # -- memory records (cwcore.memory) -----------------------------------------------------------
+
+    def memory_add(self, statement: str, **fields: Any) -> dict[str, Any]:
+        """Add a memory record; ``fields`` are the ``memory.add`` request fields (ruleType,
+        confidence, layer, scope, tags, doesNotApplyWhen, knownExceptions, profileId,
+        supersedes)."""
+        return self.call("memory.add", {"statement": statement, **fields})
+
+    def memory_list(self, **filters: Any) -> dict[str, Any]:
+        """Memory records (filters: status, scope, tag, layer, limit)."""
+        return self.call("memory.list", filters)
+
+    def memory_show(self, record_id: str) -> dict[str, Any]:
+        return self.call("memory.show", {"id": record_id})
+
+    def memory_contest(self, record_id: str, *, reason: str | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"id": record_id}
+        if reason is not None:
+            params["reason"] = reason
+        return self.call("memory.contest", params)
+
+    def memory_deprecate(self, record_id: str, *, reason: str | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"id": record_id}
+        if reason is not None:
+            params["reason"] = reason
+        return self.call("memory.deprecate", params)
+
+    def memory_context(self, prompt: str, **context: Any) -> dict[str, Any]:
+        """The injection block for ``prompt`` (context: project, profile, cwd, session) with
+        the processor traces."""
+        return self.call("memory.context", {"prompt": prompt, **context})
