@@ -2,17 +2,20 @@
 
 On every user prompt the host runs cw's lean hook client (``python -m cwcore.hosts.hook_client``:
 it reads the host's hook payload on stdin and prints the frozen hint, if any, which the host
-inserts right after the prompt); when a session (or, for Codex, a turn) ends, the host runs
+inserts right after the prompt); when an answer or a session ends, the host runs
 ``python -m cwcore.hosts.hooks session-end``, which imports the new lines of that transcript
-(``cw sync`` when the payload names none). Per host:
+(``cw sync`` when the payload names none), so the live session is known to preflight and to
+search from its next prompt on. Per host:
 
-- ``claude-code``: ``~/.claude/settings.json``, ``hooks.UserPromptSubmit`` and ``hooks.SessionEnd``
-  command hooks, merged into the JSON (everything else is kept, in its order and indentation).
+- ``claude-code``: ``~/.claude/settings.json``, command hooks ``hooks.UserPromptSubmit``,
+  ``hooks.Stop`` (``async``: imports after each answer without delaying it) and
+  ``hooks.SessionEnd``, merged into the JSON (everything else is kept, in order).
 - ``codex``: ``$CODEX_HOME/config.toml`` (default ``~/.codex``), one marked block appended at the
   end: ``[mcp_servers.cw]`` (the MCP server, bound to ``--project``) and inline
   ``[[hooks.UserPromptSubmit]]`` / ``[[hooks.Stop]]`` hooks (Codex has no session-end event).
 - ``pi``: ``~/.pi/agent/extensions/cw.ts``, an auto-discovered extension owned entirely by cw
-  (``before_agent_start`` injects the hint as a persisted message; ``session_shutdown`` imports).
+  (``before_agent_start`` injects the hint as a persisted message; ``agent_end``, in the
+  background, and ``session_shutdown`` import).
 
 Every operation is computed first as a :class:`Change` (the file's text before and after), so
 ``--dry-run`` prints exactly what would be written and writes nothing. Installing twice changes
@@ -129,11 +132,13 @@ def _is_cw_command(command: object) -> bool:
 
 
 def _claude_groups(cmds: Commands) -> dict[str, dict[str, Any]]:
-    def group(command: str, timeout: int) -> dict[str, Any]:
-        return {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
+    def group(command: str, timeout: int, **extra: Any) -> dict[str, Any]:
+        return {"hooks": [{"type": "command", "command": command, "timeout": timeout, **extra}]}
 
+    # Stop imports after every answer, in the background (``async``); SessionEnd the rest.
     return {
         "UserPromptSubmit": group(cmds.hint, HINT_TIMEOUT_S),
+        "Stop": group(cmds.session_end, IMPORT_TIMEOUT_S, **{"async": True}),
         "SessionEnd": group(cmds.session_end, IMPORT_TIMEOUT_S),
     }
 
@@ -418,8 +423,9 @@ _PI_HEADER = "// cw: added by `cw hooks install pi`; `cw hooks uninstall pi` del
 
 _PI_TEMPLATE = """{header}
 // Before each prompt, cw's hook client may return a frozen historical hint; it is injected as a
-// message right after the prompt and persisted in the session, so its bytes never change. When
-// the session shuts down, its file is imported into cw. See cw's docs/hosts.md.
+// message right after the prompt and persisted in the session, so its bytes never change. After
+// each answer (in the background) and when the session shuts down, the session file is imported
+// into cw. See cw's docs/hosts.md.
 import {{ spawn }} from "node:child_process";
 
 const PYTHON = {python};
@@ -459,10 +465,16 @@ export default function (pi) {{
     return {{ message: {{ customType: "cw-hint", content: hint, display: true }} }};
   }});
 
+  const IMPORT = ["-m", {import_module}, "session-end"];
+
+  pi.on("agent_end", (_event, ctx) => {{
+    if (!ctx.sessionManager.getSessionFile()) return;
+    void run(IMPORT, payload("Stop", ctx, {{}}), {import_ms}); // not awaited: never delays pi
+  }});
+
   pi.on("session_shutdown", async (_event, ctx) => {{
     if (!ctx.sessionManager.getSessionFile()) return;
-    const args = ["-m", {import_module}, "session-end"];
-    await run(args, payload("SessionEnd", ctx, {{}}), {import_ms});
+    await run(IMPORT, payload("SessionEnd", ctx, {{}}), {import_ms});
   }});
 }}
 """

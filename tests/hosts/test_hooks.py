@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -330,6 +331,7 @@ def test_pi_extension_injects_the_hint_and_imports_on_shutdown(tmp_path: Path) -
         "  getSessionId: () => 'pi-1', getSessionFile: () => '/tmp/pi-1.jsonl' } };\n"
         "const result = await handlers.before_agent_start({ prompt: 'why REAP_DRAIN?' }, ctx);\n"
         "await handlers.session_shutdown({ reason: 'quit' }, ctx);\n"
+        "handlers.agent_end({ messages: [] }, ctx);  // fire and forget\n"
         "console.log(JSON.stringify(result));\n"
     )
     done = subprocess.run(
@@ -340,6 +342,9 @@ def test_pi_extension_injects_the_hint_and_imports_on_shutdown(tmp_path: Path) -
     assert result == {
         "message": {"customType": "cw-hint", "content": "HINT: archived evidence", "display": True}
     }
+    deadline = time.monotonic() + 10
+    while len(log.read_text().splitlines()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     assert calls[0]["args"] == "-m cwcore.hosts.hook_client"
     assert calls[0]["stdin"]["prompt"] == "why REAP_DRAIN?"
@@ -347,3 +352,4 @@ def test_pi_extension_injects_the_hint_and_imports_on_shutdown(tmp_path: Path) -
     assert calls[0]["stdin"]["hook_event_name"] == "UserPromptSubmit"
     assert calls[1]["args"] == "-m cwcore.hosts.hooks session-end"
     assert calls[1]["stdin"]["transcript_path"] == "/tmp/pi-1.jsonl"
+    assert calls[2]["args"] == calls[1]["args"] and calls[2]["stdin"]["hook_event_name"] == "Stop"
