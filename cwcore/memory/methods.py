@@ -1,0 +1,144 @@
+"""Engine methods of memory records: ``memory.add``, ``memory.list``, ``memory.show``,
+``memory.contest``, ``memory.deprecate``, ``memory.delete``, ``memory.context``."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import Any
+
+from cwcore.engine import Emit, Engine, method
+from cwcore.errors import CwError, InvalidInput, NotFound
+from cwcore.memory import injection, records
+from cwcore.store import codec, keys
+from cwcore.store.admission import day_bucket
+
+SUMMARY_CHARS = 120
+
+
+def _opt(params: dict[str, Any], name: str) -> str | None:
+    value = params.get(name)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    return value
+
+
+@method("memory.add")
+def _add(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return records.add(engine.store, params)
+
+
+@method("memory.list", output_bytes=8 * 1024 * 1024)
+def _list(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    limit = params.get("limit", 100)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 10_000:
+        raise InvalidInput("limit must be an integer from 1 to 10000")
+    rows = records.listing(
+        engine.store,
+        status=_opt(params, "status"),
+        tag=_opt(params, "tag"),
+        scope=_opt(params, "scope"),
+        layer=_opt(params, "layer"),
+        limit=limit,
+    )
+    return {"records": rows}
+
+
+@method("memory.show")
+def _show(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return records.get(engine.store, _opt(params, "id") or "")
+
+
+def _status(engine: Engine, params: dict[str, Any], status: str) -> dict[str, Any]:
+    return records.set_status(
+        engine.store, _opt(params, "id") or "", status, _opt(params, "reason")
+    )
+
+
+@method("memory.contest")
+def _contest(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return _status(engine, params, "contested")
+
+
+@method("memory.deprecate")
+def _deprecate(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return _status(engine, params, "deprecated")
+
+
+@method("memory.delete")
+def _delete(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return _status(engine, params, "deleted")
+
+
+def daily_log(engine: Engine) -> injection.DailyLog:
+    """Today's archived sessions (by the day bucket of their documents): the count and, for
+    the first few, the project and the last message (shortened)."""
+
+    def read(now: datetime) -> tuple[int, list[tuple[str, str]]]:
+        bucket = day_bucket(None, now)
+        sessions = [
+            str(keys.BUCKET_SESSION.decode(key)[1])
+            for key, _ in engine.store.scan("scopes", keys.BUCKET_SESSION.prefix(bucket))
+        ]
+        out: list[tuple[str, str]] = []
+        for session in sessions[: injection.DAILY_SESSIONS]:
+            try:
+                project = str(engine.reader.session(session).get("project") or "")
+                summary = ""
+                for _, value in engine.store.scan(
+                    "scopes", keys.SESSION_DOC.prefix(session), reverse=True, limit=1
+                ):
+                    ref = codec.decode_record(value, "session document")
+                    manifest = engine.reader.manifest(ref["documentId"])
+                    parts = engine.reader.part_texts(manifest)
+                    if parts:
+                        summary = parts[-1][1]
+                summary = " ".join(summary.split())
+                if len(summary) > SUMMARY_CHARS:
+                    summary = summary[: SUMMARY_CHARS - 1] + "…"
+                out.append((project, summary))
+            except (CwError, KeyError):
+                continue
+        return len(sessions), out
+
+    return read
+
+
+@method("memory.context", output_bytes=4 * 1024 * 1024)
+def _context(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The injection block for a prompt, with processor traces and ranking."""
+    prompt = params.get("prompt")
+    if not isinstance(prompt, str):
+        raise InvalidInput("prompt must be a string")
+    project = _opt(params, "project")
+    session = _opt(params, "session")
+    if project is None and session is not None:
+        try:
+            project = engine.reader.session(session).get("project")
+        except NotFound:
+            project = None
+    log = daily_log(engine) if params.get("dailyLog", True) else None
+    return injection.build(
+        list(records.scan(engine.store)),
+        prompt,
+        profile=_opt(params, "profile"),
+        project=project,
+        cwd=_opt(params, "cwd"),
+        daily_log=log,
+    )

@@ -1,0 +1,259 @@
+"""Memory records and their storage (column family ``memory``; tags 0xD0–0xDF).
+
+A record (field names as spec 002 writes them)::
+
+    {"id": "mem_…", "statement": str, "tags": [str], "status": "active", "profile_id": str|null,
+     "scope": {"type": "global"|"domain"|"project", "name": str|null},
+     "does_not_apply_when": [phrase], "known_exceptions": [phrase], "layer": "L1"|"L2",
+     "confidence": 0.0–1.0, "ruleType": null|"avoid_pattern"|"prefer_pattern"|"convention"|
+     "correction", "created": iso, "updated": iso, "supersedes": id|null,
+     "superseded_by": id|null, "history": [{"at", "op", "reason"}]}
+
+Statuses: ``active``, ``contested`` (conflicting evidence or an explicit ``contest``),
+``deprecated``, ``superseded`` (a newer record replaced it), ``deleted``. Only active records are
+injected; contested ones may appear as warnings. Records are never physically removed by these
+operations: a status change is a new value of the record with a history entry.
+
+Layouts: ``memory`` (0xD0) id → record; ``memory-meta`` (0xDF) name → counters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from cwcore import clock
+from cwcore.errors import Conflict, InvalidInput, LimitExceeded, NotFound
+from cwcore.store import codec
+from cwcore.store.keys import KeyLayout
+from cwcore.store.rocks import Store
+
+MEMORY = KeyLayout("memory", 0xD0, ("str",))
+MEMORY_META = KeyLayout("memory-meta", 0xDF, ("str",))
+FAMILY = "memory"
+
+STATUSES = ("active", "contested", "deprecated", "superseded", "deleted")
+LAYERS = ("L1", "L2")
+RULE_TYPES = ("avoid_pattern", "prefer_pattern", "convention", "correction")
+SCOPE_TYPES = ("global", "domain", "project")
+
+MAX_STATEMENT = 4_000
+MAX_TAGS = 32
+MAX_TAG = 64
+MAX_PHRASES = 32
+MAX_PHRASE = 200
+MAX_RECORDS = 100_000
+DEFAULT_CONFIDENCE = 0.7
+
+
+def _clean(value: Any, what: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string")
+    text = value.strip()
+    if not text:
+        raise InvalidInput(f"{what} is empty")
+    if len(text) > limit:
+        raise LimitExceeded(f"{what} is {len(text)} characters; the limit is {limit}")
+    if any(unicodedata.category(ch) == "Cc" and ch not in "\n\t" for ch in text):
+        raise InvalidInput(f"{what} contains a control character")
+    return text
+
+
+def _list(value: Any, what: str, count: int, limit: int) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise InvalidInput(f"{what} must be a list of strings")
+    if len(value) > count:
+        raise LimitExceeded(f"{what} has {len(value)} entries; the limit is {count}")
+    return list(dict.fromkeys(_clean(v, what, limit) for v in value))
+
+
+def parse_scope(value: Any) -> dict[str, Any]:
+    """``global``, ``domain:NAME`` or ``project:NAME`` (or the object form) as a scope object."""
+    if value is None:
+        return {"type": "global", "name": None}
+    if isinstance(value, dict):
+        kind, name = value.get("type"), value.get("name")
+    elif isinstance(value, str):
+        kind, _, name = value.partition(":")
+        name = name or None
+    else:
+        raise InvalidInput("scope must be global, domain:NAME or project:NAME")
+    if kind not in SCOPE_TYPES:
+        raise InvalidInput("scope must be global, domain:NAME or project:NAME")
+    if kind == "global":
+        if name:
+            raise InvalidInput("a global scope takes no name")
+        return {"type": "global", "name": None}
+    if not name:
+        raise InvalidInput(f"scope {kind} needs a name ({kind}:NAME)")
+    return {"type": kind, "name": _clean(name, "scope name", MAX_TAG)}
+
+
+def scope_label(scope: dict[str, Any]) -> str:
+    return "global" if scope.get("type") == "global" else f"{scope['type']}:{scope['name']}"
+
+
+def get(store: Store, record_id: str) -> dict[str, Any]:
+    if not isinstance(record_id, str) or not record_id:
+        raise InvalidInput("a memory record id is required")
+    raw = store.get(FAMILY, MEMORY.encode(record_id))
+    if raw is None:
+        raise NotFound(f"no memory record {record_id!r}")
+    return codec.decode_record(raw, "memory record")
+
+
+def scan(store: Store) -> Iterator[dict[str, Any]]:
+    """Every record, in id order (bounded by :data:`MAX_RECORDS` at admission)."""
+    for _, value in store.scan(FAMILY, MEMORY.prefix()):
+        yield codec.decode_record(value, "memory record")
+
+
+def _put(store: Store, batch: Any, record: dict[str, Any]) -> None:
+    batch.put(FAMILY, MEMORY.encode(record["id"]), codec.encode_record(record))
+
+
+def add(store: Store, params: dict[str, Any]) -> dict[str, Any]:
+    """Validate and store a new record (active). ``supersedes`` marks that record superseded."""
+    statement = _clean(params.get("statement"), "statement", MAX_STATEMENT)
+    confidence = params.get("confidence", DEFAULT_CONFIDENCE)
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise InvalidInput("confidence must be a number from 0 to 1")
+    if not 0.0 <= float(confidence) <= 1.0:
+        raise InvalidInput("confidence must be a number from 0 to 1")
+    layer = params.get("layer") or "L1"
+    if layer not in LAYERS:
+        raise InvalidInput("layer must be L1 or L2")
+    rule_type = params.get("ruleType")
+    if rule_type is not None and rule_type not in RULE_TYPES:
+        raise InvalidInput(f"ruleType must be one of {', '.join(RULE_TYPES)}")
+    profile = params.get("profileId")
+    if profile is not None:
+        profile = _clean(profile, "profileId", MAX_TAG)
+    record_id = params.get("id")
+    now = clock.iso(clock.now())
+    with store.lock:
+        meta_key = MEMORY_META.encode("counters")
+        raw = store.get(FAMILY, meta_key)
+        counters = codec.decode_record(raw, "memory meta") if raw else {"seq": 0, "records": 0}
+        if int(counters.get("records", 0)) >= MAX_RECORDS:
+            raise LimitExceeded(f"the memory store holds {MAX_RECORDS} records already")
+        seq = int(counters["seq"]) + 1
+        if record_id is None:
+            digest = hashlib.blake2b(f"{seq}\0{statement}\0{now}".encode(), digest_size=6)
+            record_id = "mem_" + digest.hexdigest()
+        elif not isinstance(record_id, str) or not record_id.startswith("mem_"):
+            raise InvalidInput("a memory record id starts with mem_")
+        if store.get(FAMILY, MEMORY.encode(record_id)) is not None:
+            raise Conflict(f"memory record {record_id} exists")
+        record: dict[str, Any] = {
+            "id": record_id,
+            "statement": statement,
+            "tags": _list(params.get("tags"), "tag", MAX_TAGS, MAX_TAG),
+            "status": "active",
+            "profile_id": profile,
+            "scope": parse_scope(params.get("scope")),
+            "does_not_apply_when": _list(
+                params.get("doesNotApplyWhen"), "does_not_apply_when", MAX_PHRASES, MAX_PHRASE
+            ),
+            "known_exceptions": _list(
+                params.get("knownExceptions"), "known_exceptions", MAX_PHRASES, MAX_PHRASE
+            ),
+            "layer": layer,
+            "confidence": round(float(confidence), 4),
+            "ruleType": rule_type,
+            "created": now,
+            "updated": now,
+            "supersedes": None,
+            "superseded_by": None,
+            "history": [{"at": now, "op": "add", "reason": None}],
+        }
+        batch = store.batch()
+        old_id = params.get("supersedes")
+        if old_id is not None:
+            old = get(store, old_id)
+            if old["status"] in ("superseded", "deleted"):
+                raise Conflict(f"memory record {old_id} is {old['status']} already")
+            record["supersedes"] = old_id
+            old.update(
+                {
+                    "status": "superseded",
+                    "superseded_by": record_id,
+                    "updated": now,
+                    "history": [
+                        *old.get("history", []),
+                        {"at": now, "op": "supersede", "reason": f"by {record_id}"},
+                    ],
+                }
+            )
+            _put(store, batch, old)
+        _put(store, batch, record)
+        counters.update({"seq": seq, "records": int(counters.get("records", 0)) + 1})
+        batch.put(FAMILY, meta_key, codec.encode_record(counters))
+        store.commit(batch)
+    return record
+
+
+def set_status(store: Store, record_id: str, status: str, reason: str | None) -> dict[str, Any]:
+    """Move a record to ``status`` (contest, deprecate, delete), with a history entry."""
+    if status not in STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(STATUSES)}")
+    if reason is not None:
+        reason = _clean(reason, "reason", MAX_PHRASE * 5)
+    op = {"contested": "contest", "deprecated": "deprecate", "deleted": "delete"}.get(
+        status, status
+    )
+    with store.lock:
+        record = get(store, record_id)
+        if record["status"] == status:
+            return record
+        if record["status"] in ("superseded", "deleted"):
+            raise Conflict(f"memory record {record_id} is {record['status']}")
+        now = clock.iso(clock.now())
+        record.update(
+            {
+                "status": status,
+                "updated": now,
+                "history": [*record.get("history", []), {"at": now, "op": op, "reason": reason}],
+            }
+        )
+        batch = store.batch()
+        _put(store, batch, record)
+        store.commit(batch)
+    return record
+
+
+def listing(
+    store: Store,
+    *,
+    status: str | None = None,
+    tag: str | None = None,
+    scope: str | None = None,
+    layer: str | None = None,
+    limit: int = 100,
+) -> list[dict[str, Any]]:
+    if status is not None and status not in STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(STATUSES)}")
+    wanted_scope = parse_scope(scope) if scope is not None else None
+    out = []
+    for record in scan(store):
+        if status is not None and record["status"] != status:
+            continue
+        if tag is not None and tag not in record.get("tags", []):
+            continue
+        if wanted_scope is not None and record.get("scope") != wanted_scope:
+            continue
+        if layer is not None and record.get("layer") != layer:
+            continue
+        out.append(record)
+    out.sort(key=lambda r: (r["updated"], r["id"]), reverse=True)
+    return out[:limit]
+
+
+def ids(records: Sequence[dict[str, Any]]) -> list[str]:
+    return [str(r["id"]) for r in records]
