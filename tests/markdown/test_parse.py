@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from cwcore.markdown.parse import analyze
 
 DOC = (
@@ -38,7 +40,7 @@ def test_sections_and_blocks_tile_the_text() -> None:
     assert [sec.path for sec in s.sections[1:]] == [h.path for h in s.headings]
     bounds = [(sec.start, sec.end) for sec in s.sections]
     assert bounds[0][0] == 0 and bounds[-1][1] == len(DOC)
-    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(bounds))
     assert s.blocks[0] == 0 and s.blocks == sorted(set(s.blocks))
     # the fenced block (blank line inside) is one block
     fence = DOC.index("```python")

@@ -80,7 +80,7 @@ def test_read_a_unique_heading(doc: tuple[str, Path]) -> None:
 
 def test_ambiguous_or_missing_heading_lists_candidates(doc: tuple[str, Path]) -> None:
     doc_id, _ = doc
-    code, out, err = cli("read-markdown", doc_id, "--heading", "Keyspace")
+    code, _out, err = cli("read-markdown", doc_id, "--heading", "Keyspace")
     assert code == 2
     assert "ambiguous" in err
     assert "Architecture > Keyspace (line 5)" in err and "Retrieval > Keyspace (line 14)" in err
