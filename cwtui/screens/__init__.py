@@ -7,11 +7,13 @@ mode, a key binding (``1``, ``2``…) with the id ``cw.mode.<name>``, and a comm
 
 Adding a screen for a new Archive feature is: write ``cwtui/screens/<name>.py`` with a
 ``Screen`` subclass that calls the Archive from thread workers (see :mod:`.common`), then add one
-``ModeSpec`` here. Nothing else changes.
+``ModeSpec`` here, its factory ``lazy("cwtui.screens.<name>", "<Class>")`` so the module loads
+when the screen is first shown. Nothing else changes.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +35,18 @@ class ModeSpec:
     factory: Callable[[], Screen[Any]]
 
 
+def lazy(module: str, name: str) -> Callable[[], Screen[Any]]:
+    """A factory that imports ``module`` only when the screen is first shown, so screens other
+    than the first cost nothing at start-up (first paint stays well under a second)."""
+
+    def build() -> Screen[Any]:
+        screen: Screen[Any] = getattr(importlib.import_module(module), name)()
+        return screen
+
+    build.__name__ = build.__qualname__ = f"lazy_{name}"
+    return build
+
+
 MODES: tuple[ModeSpec, ...] = (
     ModeSpec(
         "sessions",
@@ -41,6 +55,23 @@ MODES: tuple[ModeSpec, ...] = (
         "Projects and their sessions; open a transcript, export it",
         SessionsScreen,
     ),
+    ModeSpec(
+        "search",
+        "Search",
+        "2",
+        "Search as you type; recall the exact source, open it, copy it, supersede it",
+        lazy("cwtui.screens.search", "SearchScreen"),
+    ),
+    ModeSpec(
+        "index",
+        "Index",
+        "3",
+        "Index generation, per-handler outcomes, outbox depth and lag, the daemon",
+        lazy("cwtui.screens.index", "IndexScreen"),
+    ),
+    # Key 4 is reserved for the preflight hints screen ("hints": frozen hints per session, the
+    # retrieved/manifest/included/excluded views of `cw hints`), which is being built separately.
+    # It plugs in here as one more ModeSpec("hints", "Hints", "4", ..., HintsScreen).
 )
 
 DEFAULT_MODE = MODES[0].name

@@ -15,7 +15,7 @@ from typing import Any
 
 from textual.app import App
 
-from cwcore.api import Archive
+from cwcore.api import Archive, EmbeddedTransport
 from cwcore.errors import CwError
 
 ArchiveFactory = Callable[[], Archive]
@@ -35,6 +35,13 @@ class ArchiveHandle:
         self._factory = factory
         self._archive: Archive | None = None
         self._lock = threading.RLock()
+        #: Bumped (on the event loop) after the TUI changed the archive (forget, supersede);
+        #: screens remember the value they loaded at and reload on resume when it moved.
+        self.changes = 0
+
+    def mark_changed(self) -> None:
+        """Record that the archive changed, so screens showing older data reload on resume."""
+        self.changes += 1
 
     @contextmanager
     def use(self) -> Iterator[Archive]:
@@ -60,6 +67,11 @@ class ArchiveHandle:
             return True
         finally:
             self._lock.release()
+
+
+def is_embedded(archive: Archive) -> bool:
+    """Whether ``archive`` runs the engine in this process (no daemon to ask for its status)."""
+    return isinstance(getattr(archive, "_transport", None), EmbeddedTransport)
 
 
 def archive_handle(app: App[Any]) -> ArchiveHandle:

@@ -36,6 +36,7 @@ from cwcore.browse import SessionInfo
 from cwcore.errors import CwError, InvalidInput
 from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
 from cwtui.screens.export import ExportScreen
+from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.projects import Overview, ProjectList, ProjectTally
 from cwtui.widgets.sessions_table import SessionsTable
@@ -94,6 +95,13 @@ class SessionsScreen(Screen[None]):
             "Export",
             id="cw.sessions.export",
             tooltip="Export the selected session to a Markdown or cw-jsonl file",
+        ),
+        Binding(
+            "f",
+            "forget",
+            "Forget",
+            id="cw.sessions.forget",
+            tooltip="Forget the selected session (remove it from the archive, after confirming)",
         ),
         Binding(
             "p",
@@ -168,6 +176,7 @@ class SessionsScreen(Screen[None]):
         self.next_cursor: str | None = None
         self.fetching = False
         self.overview: Overview | None = None
+        self._seen_changes = -1
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -191,8 +200,13 @@ class SessionsScreen(Screen[None]):
 
     # -- loading -------------------------------------------------------------------------------
 
+    def on_screen_resume(self) -> None:
+        if self._seen_changes not in (-1, archive_handle(self.app).changes):
+            self.action_reload()  # a session was forgotten (here or elsewhere) meanwhile
+
     def action_reload(self) -> None:
         """Reload the table with the current filters, and recount the projects."""
+        self._seen_changes = archive_handle(self.app).changes
         self._restart_pages()
         self._walk(archive_handle(self.app), clock.now())
 
@@ -372,6 +386,19 @@ class SessionsScreen(Screen[None]):
             self.notify("No session selected.", severity="warning")
             return
         self.app.push_screen(ExportScreen(current.sessionId))
+
+    def action_forget(self) -> None:
+        current = self.query_one(SessionsTable).current
+        if current is None:
+            self.notify("No session selected.", severity="warning")
+            return
+        detail = (
+            f"{current.project} · {current.agent} · {current.messages} messages · "
+            f"{current.turns} turns"
+        )
+        if current.title:
+            detail += "\n" + " ".join(current.title.split())[:120]
+        self.app.push_screen(ForgetScreen(current.sessionId, detail))
 
     def action_focus_projects(self) -> None:
         self.query_one(ProjectList).focus()

@@ -24,6 +24,7 @@ from textual.worker import get_current_worker
 from cwcore.errors import CwError
 from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
 from cwtui.screens.export import ExportScreen
+from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.jump import JumpScreen
 from cwtui.widgets.message import MessageView
 from cwtui.widgets.transcript_view import Entry, TranscriptView, build_entries
@@ -81,7 +82,7 @@ class TranscriptScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
-            "escape,b", "back", "Back", id="cw.transcript.back", tooltip="Back to the sessions"
+            "escape,b", "back", "Back", id="cw.transcript.back", tooltip="Back to the last screen"
         ),
         Binding(
             "n",
@@ -141,6 +142,14 @@ class TranscriptScreen(Screen[None]):
             tooltip="Export this session to a Markdown or cw-jsonl file",
         ),
         Binding(
+            "f",
+            "forget",
+            "Forget",
+            show=False,
+            id="cw.transcript.forget",
+            tooltip="Forget this session (remove it from the archive, after a confirmation)",
+        ),
+        Binding(
             "r",
             "reload",
             "Reload",
@@ -165,11 +174,18 @@ class TranscriptScreen(Screen[None]):
             super().__init__()
             self.text = text
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(
+        self, session_id: str, *, focus_key: str | None = None, superseded: bool = False
+    ) -> None:
+        """``focus_key``: a message key to jump to once loaded (a search hit's source);
+        ``superseded``: start with superseded versions included (opened from an audit)."""
         super().__init__()
         self.session_id = session_id
+        self.focus_key = focus_key
         self.body: dict[str, Any] | None = None
         self.current = -1  # position of the message last jumped to
+        self.set_reactive(TranscriptScreen.show_superseded, superseded)
+        self._seen_changes = -1
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -185,10 +201,14 @@ class TranscriptScreen(Screen[None]):
 
     # -- loading -------------------------------------------------------------------------------
 
+    def on_screen_resume(self) -> None:
+        if self._seen_changes not in (-1, archive_handle(self.app).changes):
+            self.action_reload()  # something was forgotten or superseded meanwhile
+
     def action_reload(self) -> None:
-        self._load(
-            archive_handle(self.app), self.session_id, self.show_events, self.show_superseded
-        )
+        handle = archive_handle(self.app)
+        self._seen_changes = handle.changes
+        self._load(handle, self.session_id, self.show_events, self.show_superseded)
 
     @work(thread=True, exclusive=True, group="transcript", exit_on_error=False)
     def _load(
@@ -218,6 +238,9 @@ class TranscriptScreen(Screen[None]):
         self.current = -1
         await view.show(entries)
         view.focus()
+        if self.focus_key:
+            wanted, self.focus_key = self.focus_key, None  # only on the first load
+            await self._jump_to(wanted)
 
     def on_transcript_screen_failed(self, message: Failed) -> None:
         state = self.query_one("#transcript-state", Static)
@@ -302,6 +325,20 @@ class TranscriptScreen(Screen[None]):
 
     def action_export(self) -> None:
         self.app.push_screen(ExportScreen(self.session_id))
+
+    def action_forget(self) -> None:
+        info = (self.body or {}).get("session") or {}
+        detail = ""
+        if info:
+            detail = (
+                f"{info.get('project')} · {info.get('agent')} · "
+                f"{info.get('messages')} messages · {info.get('turns')} turns"
+            )
+        self.app.push_screen(ForgetScreen(self.session_id, detail), self._forgotten)
+
+    def _forgotten(self, report: dict[str, Any] | None) -> None:
+        if report is not None:
+            self.app.pop_screen()  # the session is gone; the screen below reloads on resume
 
     def action_back(self) -> None:
         self.app.pop_screen()

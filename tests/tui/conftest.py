@@ -121,6 +121,43 @@ def archive_lines() -> list[dict[str, Any]]:
     return lines
 
 
+def topic_lines() -> list[dict[str, Any]]:
+    """Four sessions of project delta on four days, all about the job queue backend: a topic
+    for the search tests (several hits, several bands, a timeline)."""
+    d = {"project": "delta", "agent": "claude-code"}
+    talk = [
+        (
+            "s-delta-1",
+            "2026-11-10T09:00:00Z",
+            "The job queue on SQLite is slow under load; evaluate a RocksDB queue backend.",
+            "Measured 1.2k enqueues/s on the SQLite queue backend with 8 workers.",
+        ),
+        (
+            "s-delta-2",
+            "2026-11-12T10:00:00Z",
+            "Decision: move the queue backend to RocksDB and make it the default.",
+            "Wrote ADR 0007: the job queue backend is RocksDB (rocksdict).",
+        ),
+        (
+            "s-delta-3",
+            "2026-11-15T11:00:00Z",
+            "Revert the RocksDB queue backend: a second worker process fails on the LOCK file.",
+            "Reverted. The queue is back on SQLite in WAL mode (ADR 0008).",
+        ),
+        (
+            "s-delta-4",
+            "2026-11-18T12:00:00Z",
+            "Why is the queue backend SQLite again?",
+            "Because a RocksDB database admits one process; our workers are processes.",
+        ),
+    ]
+    lines = []
+    for session, stamp, question, answer in talk:
+        lines.append(_line(session, "u1", "user", question, stamp, **d))
+        lines.append(_line(session, "a1", "assistant", answer, stamp[:-3] + "30Z", **d))
+    return lines
+
+
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
@@ -130,6 +167,16 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 def filled_home(cw_home: Path, tmp_path: Path) -> Path:
     """``CW_HOME`` with the four sessions of :func:`archive_lines` imported."""
     source = write_jsonl(tmp_path / "sessions.jsonl", archive_lines())
+    with Archive.open(cw_home, embedded=True) as archive:
+        summary = archive.import_paths([source])
+    assert not summary.errors, summary.errors
+    return cw_home
+
+
+@pytest.fixture
+def search_home(cw_home: Path, tmp_path: Path) -> Path:
+    """``CW_HOME`` with :func:`archive_lines` and the queue topic of :func:`topic_lines`."""
+    source = write_jsonl(tmp_path / "sessions.jsonl", archive_lines() + topic_lines())
     with Archive.open(cw_home, embedded=True) as archive:
         summary = archive.import_paths([source])
     assert not summary.errors, summary.errors

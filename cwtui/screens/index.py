@@ -1,0 +1,334 @@
+"""The index view: how complete the published index generation is, and what is still queued.
+
+A thread worker reads ``Archive.index_status()`` (generation, complete/partial, documents,
+windows, per-handler complete/partial/skipped counts, outbox depth and lag, faults), the
+archive's counts (``doctor``) and the daemon's status (``daemon.status``; an embedded archive has
+no daemon and says so). A timer refreshes it every :attr:`IndexScreen.LIVE_INTERVAL` seconds
+while the outbox has work (and every :attr:`IndexScreen.IDLE_INTERVAL` seconds otherwise), only
+while the screen is shown. ``i`` publishes pending work now (``index_run(wait=True)``), its
+progress events driving the bar.
+
+The outbox bar: when work appears, the deepest outbox seen since it was last empty is the total,
+and the bar fills as the depth falls; an empty outbox is a full bar.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from cwcore.errors import CwError
+from cwtui.screens.common import ArchiveHandle, archive_handle, error_text, is_embedded
+
+BAR_WIDTH = 24
+DAEMON_FIELDS = (
+    ("pid", "pid"),
+    ("uptime_s", "uptime"),
+    ("connections", "connections"),
+    ("in_flight", "in flight"),
+    ("build", "build"),
+    ("socket", "socket"),
+)
+
+
+def outcome_bar(counts: dict[str, int], width: int = BAR_WIDTH) -> Text:
+    """complete / partial / skipped as a green / yellow / red bar of ``width`` cells."""
+    total = sum(int(counts.get(k, 0)) for k in ("complete", "partial", "skipped"))
+    if total <= 0:
+        return Text("·" * width, "dim")
+    bar = Text()
+    used = 0
+    for key, colour in (("complete", "#3fb950"), ("partial", "#d29922"), ("skipped", "#da3633")):
+        n = int(counts.get(key, 0))
+        cells = round(n / total * width) if key != "skipped" else width - used
+        if n and cells == 0:
+            cells = 1
+        cells = max(0, min(width - used, cells))
+        bar.append("█" * cells, colour)
+        used += cells
+    return bar
+
+
+def duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def summary_text(status: dict[str, Any], counts: dict[str, Any] | None) -> Text:
+    complete = bool(status.get("complete"))
+    text = Text.assemble(
+        ("Generation ", "bold"),
+        (str(status.get("generation", 0)), "bold"),
+        "  ",
+        (
+            " COMPLETE " if complete else " PARTIAL ",
+            "bold #0d1117 on #3fb950" if complete else "bold #0d1117 on #d29922",
+        ),
+    )
+    published = status.get("published")
+    text.append(
+        f"  published {str(published)[:19].replace('T', ' ')} UTC"
+        if published
+        else "  nothing published yet",
+        "dim",
+    )
+    text.append(
+        f"\n{int(status.get('documents', 0)):,} documents indexed in "
+        f"{int(status.get('windows', 0)):,} windows"
+    )
+    if not complete:
+        text.append(
+            "\npartial: some documents hit an indexing limit (see the partial and skipped "
+            "columns); search results say retrieval_status=partial",
+            "dim",
+        )
+    if counts:
+        text.append(
+            "\nArchive: "
+            + " · ".join(
+                f"{int(counts.get(k, 0)):,} {k}"
+                for k in ("sessions", "documents", "messages", "chunks")
+            ),
+            "dim",
+        )
+    return text
+
+
+def daemon_text(daemon: dict[str, Any] | None, error: str | None) -> Text:
+    text = Text("Daemon  ", "bold")
+    if error:
+        text.append(error, "bold red")
+        return text
+    if daemon is None:
+        text.append("embedded", "bold")
+        text.append(" — this process opened the store itself (CW_EMBEDDED=1); no daemon", "dim")
+        return text
+    text.append("running", "bold #3fb950")
+    for key, label in DAEMON_FIELDS:
+        if key in daemon:
+            value = daemon[key]
+            if key == "uptime_s" and isinstance(value, int | float):
+                value = duration(float(value))
+            text.append(f"  {label} ", "dim")
+            text.append(str(value))
+    return text
+
+
+class IndexScreen(Screen[None]):
+    """Index generation, handler outcomes, the outbox and the daemon, refreshed live."""
+
+    SUB_TITLE = "Index"
+
+    #: Seconds between refreshes while the outbox has work / while it is empty.
+    LIVE_INTERVAL: ClassVar[float] = 1.0
+    IDLE_INTERVAL: ClassVar[float] = 5.0
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "refresh", "Refresh", id="cw.index.refresh", tooltip="Refresh the status now"),
+        Binding(
+            "i",
+            "index_now",
+            "Index now",
+            id="cw.index.run",
+            tooltip="Publish all pending index work now (cw index --wait)",
+        ),
+    ]
+
+    class Loaded(Message):
+        def __init__(
+            self,
+            status: dict[str, Any],
+            counts: dict[str, Any] | None,
+            daemon: dict[str, Any] | None,
+            daemon_error: str | None,
+        ) -> None:
+            super().__init__()
+            self.status, self.counts = status, counts
+            self.daemon, self.daemon_error = daemon, daemon_error
+
+    class Failed(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class Progress(Message):
+        def __init__(self, done: int, total: int) -> None:
+            super().__init__()
+            self.done, self.total = done, total
+
+    class RunFinished(Message):
+        def __init__(self, status: dict[str, Any] | None, error: str | None) -> None:
+            super().__init__()
+            self.status, self.error = status, error
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.status: dict[str, Any] | None = None
+        self.peak_depth = 0
+        self.running = False  # an `i` run is in flight
+        self._refreshing = False
+        self._last_refresh = 0.0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="index-body"):
+            yield Static("Reading the index status…", id="index-summary")
+            with Horizontal(id="index-outbox-row"):
+                yield Static("", id="index-outbox")
+                yield ProgressBar(total=1, show_eta=False, id="index-progress")
+            yield Static("Handlers", classes="pane-title")
+            yield DataTable(id="index-handlers", cursor_type="none", zebra_stripes=True)
+            yield Static("", id="index-faults")
+            yield Static("", id="index-daemon")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#index-handlers", DataTable)
+        table.add_columns("Handler", "Complete", "Partial", "Skipped", "Coverage")
+        self.set_interval(self.LIVE_INTERVAL, self._tick)
+        self.action_refresh()
+
+    def on_screen_resume(self) -> None:
+        self.action_refresh()
+
+    # -- refreshing ----------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        if not self.is_current or self._refreshing or self.running:
+            return
+        busy = bool(self.status and (self.status.get("outbox") or {}).get("depth"))
+        interval = self.LIVE_INTERVAL if busy else self.IDLE_INTERVAL
+        if time.monotonic() - self._last_refresh >= interval - 0.05:
+            self.action_refresh()
+
+    def action_refresh(self) -> None:
+        if self._refreshing:
+            return
+        self._refreshing = True
+        self._last_refresh = time.monotonic()
+        self._load(archive_handle(self.app))
+
+    @work(thread=True, exclusive=True, group="index-status", exit_on_error=False)
+    def _load(self, handle: ArchiveHandle) -> None:
+        daemon: dict[str, Any] | None = None
+        daemon_error: str | None = None
+        try:
+            with handle.use() as archive:
+                status = archive.index_status()
+                counts = archive.doctor().get("counts")
+                if not is_embedded(archive):
+                    try:
+                        daemon = archive.call("daemon.status")
+                    except CwError as exc:
+                        daemon_error = f"status unavailable: {error_text(exc)}"
+        except CwError as exc:
+            self.post_message(self.Failed(error_text(exc)))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Loaded(status, counts, daemon, daemon_error))
+
+    def on_index_screen_loaded(self, message: Loaded) -> None:
+        self._refreshing = False
+        self.status = message.status
+        self.query_one("#index-summary", Static).update(
+            summary_text(message.status, message.counts)
+        )
+        self._show_outbox(message.status.get("outbox") or {})
+        self._show_handlers(message.status.get("handlers") or {})
+        faults = message.status.get("faults") or []
+        faults_widget = self.query_one("#index-faults", Static)
+        faults_widget.display = bool(faults)
+        if faults:
+            faults_widget.update(
+                Text.assemble(
+                    (f"Faults ({len(faults)})\n", "bold red"),
+                    "\n".join(str(f) for f in faults[:10]),
+                )
+            )
+        self.query_one("#index-daemon", Static).update(
+            daemon_text(message.daemon, message.daemon_error)
+        )
+
+    def on_index_screen_failed(self, message: Failed) -> None:
+        self._refreshing = False
+        self.query_one("#index-summary", Static).update(
+            Text(f"Cannot read the index status: {message.text}\nPress r to retry.", "bold red")
+        )
+
+    def _show_outbox(self, outbox: dict[str, Any]) -> None:
+        depth = int(outbox.get("depth") or 0)
+        lag = float(outbox.get("lag_s") or 0.0)
+        self.peak_depth = max(self.peak_depth, depth) if depth else 0
+        text = Text.assemble(
+            ("Outbox  ", "bold"),
+            (f"depth {depth:,}", "bold #d29922" if depth else ""),
+            (f" · lag {duration(lag)}", "dim"),
+            ("  indexing…" if depth or self.running else "  idle", "dim"),
+        )
+        self.query_one("#index-outbox", Static).update(text)
+        bar = self.query_one("#index-progress", ProgressBar)
+        if depth:
+            bar.update(total=self.peak_depth, progress=self.peak_depth - depth)
+        elif not self.running:
+            bar.update(total=1, progress=1)
+
+    def _show_handlers(self, handlers: dict[str, Any]) -> None:
+        table = self.query_one("#index-handlers", DataTable)
+        table.clear()
+        for name, counts in handlers.items():
+            table.add_row(
+                Text(name, "bold"),
+                Text(f"{int(counts.get('complete', 0)):,}", justify="right"),
+                Text(f"{int(counts.get('partial', 0)):,}", justify="right"),
+                Text(f"{int(counts.get('skipped', 0)):,}", justify="right"),
+                outcome_bar(counts),
+            )
+
+    # -- index now -----------------------------------------------------------------------------
+
+    def action_index_now(self) -> None:
+        if self.running:
+            self.notify("Indexing is already running.", timeout=2)
+            return
+        self.running = True
+        self.query_one("#index-progress", ProgressBar).update(total=None, progress=0)
+        self._run(archive_handle(self.app))
+
+    @work(thread=True, exclusive=True, group="index-run", exit_on_error=False)
+    def _run(self, handle: ArchiveHandle) -> None:
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == "progress":
+                self.post_message(self.Progress(int(event["done"]), int(event["total"])))
+
+        try:
+            with handle.use() as archive:
+                status = archive.index_run(wait=True, on_event=on_event)
+        except CwError as exc:
+            self.post_message(self.RunFinished(None, error_text(exc)))
+            return
+        self.post_message(self.RunFinished(status, None))
+
+    def on_index_screen_progress(self, message: Progress) -> None:
+        bar = self.query_one("#index-progress", ProgressBar)
+        bar.update(total=max(1, message.total), progress=message.done)
+
+    def on_index_screen_run_finished(self, message: RunFinished) -> None:
+        self.running = False
+        if message.error:
+            self.notify(message.error, title="Index", severity="error")
+        else:
+            self.notify("Index is up to date.", title="Index", timeout=3)
+        self.action_refresh()

@@ -1,0 +1,405 @@
+"""The recall view: the exact source of one search hit, with neighbours and continuation.
+
+``RecallScreen(locator, …)`` calls ``Archive.recall`` in a thread worker. A resolved recall shows
+its provenance (document, version, session, project, agent, creation time, byte range, tokens),
+the historical-evidence label, and the text message by message (each with its role, time and
+key), the matched span highlighted and scrolled into view. Any other status (``expired``,
+``superseded``, ``missing``, ``locator-invalid``, ``lease-expired``) is shown as such, with what
+to do next; recall never substitutes a replacement.
+
+Keys: ``[`` / ``]`` follow the continuation locators (each opens a new recall view, so Esc
+walks back), ``+`` / ``-`` widen or narrow the neighbours, ``o`` opens the session transcript at
+the matched message, ``y`` / ``l`` copy the text or the locator, ``d`` opens the document's audit
+view, ``x`` supersedes it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+from textual.worker import get_current_worker
+
+from cwcore.errors import CwError
+from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.document import DocumentScreen
+from cwtui.screens.supersede import SupersedeScreen
+from cwtui.widgets.hits import HIGHLIGHT, when
+
+MAX_NEIGHBORS = 8
+MAX_TOKENS = 3000
+TERM_STYLE = "bold underline"
+
+STATUS_STYLES = {
+    "resolved": "bold #0d1117 on #3fb950",
+    "superseded": "bold #0d1117 on #d29922",
+    "lease-expired": "bold #0d1117 on #d29922",
+    "expired": "bold #ffffff on #da3633",
+    "missing": "bold #ffffff on #da3633",
+    "locator-invalid": "bold #ffffff on #da3633",
+}
+
+WHAT_NOW = {
+    "superseded": "This version was superseded, so recall does not return it. "
+    "Press d for the audit view (show_document with include_superseded), or Esc to search again.",
+    "lease-expired": "The search lease of this locator ran out. Press Esc and search again "
+    "for a fresh locator.",
+    "expired": "Retention removed this source from the archive.",
+    "missing": "No such document version exists in this archive.",
+    "locator-invalid": "This is not a locator of this archive (tampered, foreign, or out of "
+    "the scope it was issued for).",
+}
+
+
+def char_offset(data: bytes, byte_offset: int) -> int:
+    """The character index in ``data.decode()`` of a byte offset into ``data`` (clipped)."""
+    byte_offset = max(0, min(len(data), byte_offset))
+    return len(data[:byte_offset].decode("utf-8", "ignore"))
+
+
+def term_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+    """Case-insensitive whole-word occurrences of ``terms`` in ``text``."""
+    words = sorted({t for t in terms if len(t) > 2}, key=len, reverse=True)
+    if not words:
+        return []
+    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
+    return [m.span() for m in pattern.finditer(text)]
+
+
+def parts_of(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The resolved text cut into its source messages: ``{message, text, match}`` each, where
+    ``match`` is the matched character span inside that message's text (or None)."""
+    text = str(body.get("text", ""))
+    data = text.encode("utf-8", "surrogatepass")
+    start = int((body.get("range") or [0, 0])[0])
+    match = body.get("match") or [0, 0]
+    m_start, m_end = int(match[0]) - start, int(match[1]) - start
+    out: list[dict[str, Any]] = []
+    messages = body.get("messages") or []
+    for message in messages:
+        lo, hi = (int(x) - start for x in message.get("range") or (start, start))
+        lo, hi = max(0, lo), min(len(data), hi)
+        if hi <= lo:
+            continue
+        chunk = data[lo:hi]
+        span = None
+        if m_end > lo and m_start < hi:
+            span = (char_offset(chunk, m_start - lo), char_offset(chunk, m_end - lo))
+        out.append({"message": message, "text": chunk.decode("utf-8", "ignore"), "match": span})
+    if not out:  # no message map: the text as one part
+        span = (char_offset(data, m_start), char_offset(data, m_end)) if m_end > m_start else None
+        out.append({"message": {}, "text": text, "match": span})
+    return out
+
+
+def provenance(body: dict[str, Any], neighbors: int) -> Text:
+    status = str(body.get("status"))
+    text = Text.assemble((f" {status.upper()} ", STATUS_STYLES.get(status, "bold reverse")), " ")
+    if status != "resolved":
+        text.append(str(body.get("message") or ""), "bold")
+        if body.get("supersededBy"):
+            text.append(f"\nreplaced by {body['supersededBy']}")
+        return text
+    byte_range = body.get("range") or [0, 0]
+    text.append_text(
+        Text.assemble(
+            (str(body.get("documentId")), "bold"),
+            (f" v{body.get('version')} · {body.get('kind')}", ""),
+            (" · markdown archive" if body.get("archiveKind") == "markdown" else "", "dim"),
+            "\nsession ",
+            (str(body.get("session")), ""),
+            (f" · {body.get('project')} · {body.get('agent')}", ""),
+            (f" · created {when(body.get('created'), seconds=True)} UTC", "dim"),
+            (
+                f"\nbytes {byte_range[0]:,}–{byte_range[1]:,} · {body.get('tokens', 0):,} tokens"
+                f" · {len(body.get('sourceKeys') or [])} message(s) · neighbours {neighbors}",
+                "dim",
+            ),
+        )
+    )
+    cont = body.get("continuation") or {}
+    if cont.get("before") or cont.get("after"):
+        text.append("\ncontinues: ", "dim")
+        if cont.get("before"):
+            text.append("[ earlier ", "bold cyan")
+        if cont.get("after"):
+            text.append("] later", "bold cyan")
+    if body.get("parentTurn"):
+        parent = body["parentTurn"] or {}
+        text.append(f"\nparent turn {parent.get('documentId', '')}", "dim")
+    return text
+
+
+def part_view(part: dict[str, Any], terms: list[str]) -> Static:
+    message = part["message"]
+    role, kind = message.get("role", "system"), message.get("kind", "text")
+    header = Text.assemble(
+        (str(role) if kind == "text" else f"{role} {kind}", "bold"),
+        (f"  {when(message.get('timestamp'), seconds=True)}", "dim"),
+        (f"  {message.get('messageKey', '')}", "dim"),
+    )
+    if part["match"]:
+        header.append("  ◆ match", "bold #e3b341")
+    body = Text(part["text"])
+    for lo, hi in term_spans(part["text"], terms):
+        body.stylize(TERM_STYLE, lo, hi)
+    if part["match"]:
+        body.stylize(HIGHLIGHT, *part["match"])
+    classes = f"message recall-part role-{role} kind-{kind}"
+    if part["match"]:
+        classes += " matched"
+    return Static(Text.assemble(header, "\n", body), classes=classes)
+
+
+class RecallScreen(Screen[None]):
+    """The exact source behind a locator."""
+
+    SUB_TITLE = "Recall"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,b", "back", "Back", id="cw.recall.back", tooltip="Back to the results"),
+        Binding(
+            "left_square_bracket",
+            "continue('before')",
+            "Earlier",
+            key_display="[",
+            id="cw.recall.before",
+            tooltip="Follow the continuation locator to the text before this",
+        ),
+        Binding(
+            "right_square_bracket",
+            "continue('after')",
+            "Later",
+            key_display="]",
+            id="cw.recall.after",
+            tooltip="Follow the continuation locator to the text after this",
+        ),
+        Binding(
+            "plus,equals_sign",
+            "neighbors(1)",
+            "More",
+            key_display="+",
+            id="cw.recall.more",
+            tooltip="Recall again with one more neighbour on each side",
+        ),
+        Binding(
+            "minus",
+            "neighbors(-1)",
+            "Less",
+            key_display="-",
+            id="cw.recall.fewer",
+            tooltip="Recall again with one neighbour fewer on each side",
+        ),
+        Binding(
+            "o",
+            "open_transcript",
+            "Transcript",
+            id="cw.recall.open",
+            tooltip="Open the session transcript at the matched message",
+        ),
+        Binding("y", "copy_text", "Copy", id="cw.recall.copy", tooltip="Copy the recalled text"),
+        Binding(
+            "l",
+            "copy_locator",
+            "Locator",
+            show=False,
+            id="cw.recall.copy-locator",
+            tooltip="Copy the locator (for cw recall)",
+        ),
+        Binding(
+            "d",
+            "document",
+            "Audit",
+            id="cw.recall.document",
+            tooltip="Show the whole document with every version (audit view)",
+        ),
+        Binding(
+            "x",
+            "supersede",
+            "Supersede",
+            id="cw.recall.supersede",
+            tooltip="Supersede this document (with a reason and replacement)",
+        ),
+        Binding("r", "reload", "Reload", show=False, id="cw.recall.reload", tooltip="Recall again"),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, body: dict[str, Any]) -> None:
+            super().__init__()
+            self.body = body
+
+    class Failed(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(
+        self,
+        locator: str,
+        *,
+        document_id: str | None = None,
+        session_ids: list[str] | None = None,
+        terms: list[str] | None = None,
+        neighbors: int = 1,
+    ) -> None:
+        super().__init__()
+        self.locator = locator
+        self.document_id = document_id
+        self.session_ids = list(session_ids or [])
+        self.terms = list(terms or [])
+        self.neighbors = neighbors
+        self.body: dict[str, Any] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Recalling…", id="recall-header")
+        yield Static("", id="recall-label")
+        yield VerticalScroll(id="recall-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"Recall {self.document_id or ''}".strip()
+        self.query_one("#recall-label").display = False
+        self.action_reload()
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def action_reload(self) -> None:
+        self._load(archive_handle(self.app), self.locator, self.neighbors, self.session_ids)
+
+    @work(thread=True, exclusive=True, group="recall", exit_on_error=False)
+    def _load(
+        self, handle: ArchiveHandle, locator: str, neighbors: int, session_ids: list[str]
+    ) -> None:
+        try:
+            with handle.use() as archive:
+                body = archive.recall(
+                    locator, neighbors=neighbors, max_tokens=MAX_TOKENS, session_ids=session_ids
+                )
+        except CwError as exc:
+            self.post_message(self.Failed(error_text(exc)))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Loaded(body))
+
+    async def on_recall_screen_loaded(self, message: Loaded) -> None:
+        body = self.body = message.body
+        if body.get("documentId"):
+            self.document_id = str(body["documentId"])
+            self.sub_title = f"Recall {self.document_id}"
+        self.query_one("#recall-header", Static).update(provenance(body, self.neighbors))
+        label = self.query_one("#recall-label", Static)
+        view = self.query_one("#recall-body", VerticalScroll)
+        await view.remove_children()
+        if body.get("status") != "resolved":
+            label.display = False
+            what = WHAT_NOW.get(str(body.get("status")), "")
+            await view.mount(Static(Text(what), classes="recall-state"))
+        else:
+            label.update(Text(str(body.get("label") or ""), "italic"))
+            label.display = bool(body.get("label"))
+            parts = [part_view(p, self.terms) for p in parts_of(body)]
+            await view.mount_all(parts)
+            matched = next((p for p in parts if p.has_class("matched")), None)
+            if matched is not None:
+                self.call_after_refresh(view.scroll_to_widget, matched, top=True, animate=False)
+        self.refresh_bindings()
+        view.focus()
+
+    def on_recall_screen_failed(self, message: Failed) -> None:
+        self.query_one("#recall-header", Static).update(
+            Text(f"Recall failed: {message.text}", "bold red")
+        )
+        self.notify(message.text, title="Recall", severity="error")
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def _continuation(self, side: str) -> str | None:
+        return ((self.body or {}).get("continuation") or {}).get(side)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        resolved = (self.body or {}).get("status") == "resolved"
+        if action == "continue":
+            return True if parameters and self._continuation(str(parameters[0])) else None
+        if action in ("neighbors", "copy_text", "open_transcript"):
+            return True if resolved else None
+        if action in ("document", "supersede"):
+            return True if self.document_id else None
+        return True
+
+    def action_continue(self, side: str) -> None:
+        locator = self._continuation(side)
+        if not locator:
+            self.notify(f"Nothing {'earlier' if side == 'before' else 'later'} to follow.")
+            return
+        self.app.push_screen(
+            RecallScreen(
+                locator,
+                document_id=self.document_id,
+                session_ids=self.session_ids,
+                terms=self.terms,
+                neighbors=self.neighbors,
+            )
+        )
+
+    def action_neighbors(self, step: int) -> None:
+        wanted = max(0, min(MAX_NEIGHBORS, self.neighbors + step))
+        if wanted == self.neighbors:
+            self.notify(f"Neighbours stay at {wanted}.", timeout=2)
+            return
+        self.neighbors = wanted
+        self.action_reload()
+
+    def _matched_key(self) -> str | None:
+        body = self.body or {}
+        for part in parts_of(body):
+            if part["match"] and part["message"].get("messageKey"):
+                return str(part["message"]["messageKey"])
+        keys = body.get("sourceKeys") or []
+        return str(keys[0]) if keys else None
+
+    def action_open_transcript(self) -> None:
+        from cwtui.screens.transcript import TranscriptScreen
+
+        body = self.body or {}
+        if body.get("status") != "resolved" or not body.get("session"):
+            return
+        if body.get("archiveKind") == "markdown":
+            self.notify("A Markdown document has no session transcript.", severity="warning")
+            return
+        self.app.push_screen(TranscriptScreen(str(body["session"]), focus_key=self._matched_key()))
+
+    def action_copy_text(self) -> None:
+        text = str((self.body or {}).get("text", ""))
+        if text:
+            self.app.copy_to_clipboard(text)
+            self.notify(f"Copied {len(text):,} characters of source.", timeout=2)
+
+    def action_copy_locator(self) -> None:
+        self.app.copy_to_clipboard(self.locator)
+        self.notify("Copied the locator (cw recall LOCATOR).", timeout=2)
+
+    def action_document(self) -> None:
+        if self.document_id:
+            self.app.push_screen(DocumentScreen(self.document_id))
+
+    def action_supersede(self) -> None:
+        if not self.document_id:
+            return
+        preview = str((self.body or {}).get("text", ""))[:300]
+        self.app.push_screen(SupersedeScreen(self.document_id, preview), self._superseded)
+
+    def _superseded(self, result: dict[str, Any] | None) -> None:
+        if result is not None:
+            self.action_reload()  # now answers "superseded"
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,159 @@
+"""``make screenshots``: a current image of every TUI screen, from the bundled demo archive.
+
+Usage: ``python -m cwtui.screenshots [OUT_DIR]`` (default: ``screenshots/`` at the repository
+root). It imports ``cwcore/demo/`` into a temporary ``CW_HOME`` (embedded, the clock fixed at
+:data:`DEMO_NOW` so dates and sparklines are the same every run), drives the real app headless
+with Textual's Pilot at :data:`SIZE`, and saves one SVG per screen (``App.save_screenshot``):
+sessions, transcript, help, search, recall, supersede dialog, document (audit), index. When
+``rsvg-convert`` or the ``cairosvg`` package is available, each SVG is also converted to PNG;
+without either, the SVGs alone are written (and stale PNGs are left alone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_DIR = REPO / "cwcore" / "demo"
+OUT_DIR = REPO / "screenshots"
+SIZE = (140, 40)
+DEMO_NOW = "2026-11-20T12:00:00Z"
+#: The demo's story: the queue moved to RocksDB on 11-12 and back to SQLite on 11-15.
+QUERY = "why did we move the queue back to SQLite"
+DECISION_TEXT = "go with RocksDB"
+REVERSAL_TEXT = "revert the RocksDB queue decision"
+
+#: Every screen, in the order the README shows them: (file stem, caption).
+SCREENS = (
+    ("sessions", "Sessions: projects with activity sparklines, filters, sessions"),
+    ("transcript", "Transcript: Markdown, highlighted code, folded tool calls and output"),
+    ("search", "Search: relevance bands, match types, preview, timeline"),
+    ("recall", "Recall: the exact source of a hit, the match highlighted"),
+    ("supersede", "Supersede: reason, replacement and subject key"),
+    ("document", "Document audit view: a superseded decision, still readable"),
+    ("index", "Index: generation, handler outcomes, outbox, daemon"),
+    ("help", "Help: the keys of the current screen"),
+)
+
+
+async def settle(pilot: Any) -> None:
+    """Wait until no worker runs and their messages are handled (as the TUI tests do)."""
+    app = pilot.app
+    for _ in range(100):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(worker.is_running for worker in app.workers):
+            await pilot.pause()
+            return
+    raise RuntimeError("workers never settled")
+
+
+async def drive(app: Any, out: Path) -> list[Path]:
+    """Walk through every screen and save an SVG of each; returns the files written."""
+    from cwtui.screens.search import SearchScreen
+
+    written: list[Path] = []
+
+    async def shot(pilot: Any, name: str) -> None:
+        await settle(pilot)
+        app.clear_notifications()
+        await pilot.pause()
+        written.append(Path(app.save_screenshot(f"{name}.svg", str(out))))
+
+    async with app.run_test(size=SIZE) as pilot:
+        await shot(pilot, "sessions")
+
+        # The newest session's transcript (the one that asks why the queue is on SQLite), at
+        # its first prompt.
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("n")
+        await shot(pilot, "transcript")
+        await pilot.press("question_mark")
+        await shot(pilot, "help")
+        await pilot.press("escape", "escape")
+
+        # Search: type (the fast path), then Enter for the full search.
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press(*QUERY)
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SearchScreen), screen
+        hits = screen.hits
+        decision = next(i for i, h in enumerate(hits) if DECISION_TEXT in h["snippet"])
+        reversal = next(h for h in hits if REVERSAL_TEXT in h["snippet"])
+        await pilot.press(*(["down"] * decision))
+        await shot(pilot, "search")
+
+        await pilot.press("enter")
+        await shot(pilot, "recall")
+
+        # Supersede the RocksDB decision by its reversal, then audit it.
+        await pilot.press("x")
+        await settle(pilot)
+        await pilot.press(*"Reversed on 2026-11-15: RocksDB admits one process (ADR 0008)")
+        await pilot.press("enter", *reversal["documentId"], "enter", *"queue-backend")
+        await shot(pilot, "supersede")
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("d")
+        await shot(pilot, "document")
+
+        await pilot.press("3")
+        await shot(pilot, "index")
+    return written
+
+
+def to_png(svgs: list[Path]) -> str | None:
+    """Convert each SVG to a PNG beside it; returns the converter used (None: none found)."""
+    rsvg = shutil.which("rsvg-convert")
+    if rsvg:
+        for svg in svgs:
+            subprocess.run([rsvg, "-o", str(svg.with_suffix(".png")), str(svg)], check=True)
+        return "rsvg-convert"
+    try:
+        import cairosvg
+    except ImportError:
+        return None
+    for svg in svgs:
+        cairosvg.svg2png(url=str(svg), write_to=str(svg.with_suffix(".png")))
+    return "cairosvg"
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0]).resolve() if argv else OUT_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cw-screenshots-") as home:
+        os.environ.update(CW_HOME=home, CW_EMBEDDED="1", CW_NOW=DEMO_NOW)
+        from cwcore.api import Archive
+        from cwtui.app import make_app
+
+        with Archive.open(Path(home), embedded=True) as archive:
+            summary = archive.import_paths([DEMO_DIR])
+        if summary.errors:
+            print(f"demo import failed: {summary.errors}", file=sys.stderr)
+            return 1
+        app = make_app(lambda: Archive.open(Path(home), embedded=True))
+        written = asyncio.run(drive(app, out))
+    for path in written:
+        print(path.relative_to(REPO) if path.is_relative_to(REPO) else path)
+    converter = to_png(written)
+    if converter:
+        print(f"PNG copies written with {converter}.")
+    else:
+        print("No rsvg-convert or cairosvg found: SVG only (apt-get install librsvg2-bin).")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,281 @@
+"""The search screen and what hangs off it: recall, transcript jumps, copy, supersede, audit."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from rich.console import Console
+from textual.widgets import Static
+
+from cwcore.api import Archive
+from cwtui.screens import recall as recall_module
+from cwtui.screens.document import DocumentScreen
+from cwtui.screens.recall import RecallScreen, parts_of
+from cwtui.screens.search import EMPTY_ARCHIVE, QueryInput, SearchScreen
+from cwtui.screens.supersede import SupersedeScreen
+from cwtui.screens.transcript import TranscriptScreen
+from cwtui.widgets.results import ResultsList
+from cwtui.widgets.timeline import Timeline
+from tests.tui.conftest import SIZE, AppFactory, settle
+
+pytestmark = pytest.mark.anyio
+
+
+class CountingArchive(Archive):
+    """The real archive, recording every search request it receives."""
+
+    requests: ClassVar[list[dict[str, Any]]] = []
+
+    def search(self, request: dict[str, Any]) -> dict[str, Any]:
+        CountingArchive.requests.append(dict(request))
+        return super().search(request)
+
+
+def plain(renderable: Any) -> str:
+    """What a Rich renderable reads as, without styles."""
+    if isinstance(renderable, str):
+        return renderable
+    console = Console(width=160, file=io.StringIO(), record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text().rstrip("\n")
+
+
+def static_text(screen: Any, selector: str) -> str:
+    return plain(screen.query_one(selector, Static).content)
+
+
+async def open_search(pilot: Any, query: str) -> SearchScreen:
+    await settle(pilot)
+    await pilot.press("2")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, SearchScreen)
+    await pilot.press(*query)
+    await settle(pilot)
+    return screen
+
+
+async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_recall(
+    search_home: Path, app_for: AppFactory
+) -> None:
+    CountingArchive.requests = []
+    app = app_for(search_home, CountingArchive)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "queue backend")
+        # Debounced: the keystrokes before the pause never reached the archive.
+        assert [r["query"] for r in CountingArchive.requests] == ["queue backend"]
+        assert CountingArchive.requests[0]["rerank"] is False
+        sessions = [h["source"]["sessionId"] for h in screen.hits]
+        assert sorted(sessions) == ["s-delta-1", "s-delta-2", "s-delta-3", "s-delta-4"]
+        assert "fast" in static_text(screen, "#search-status")
+        # Preview of the highlighted hit, and a timeline with one bar per day.
+        assert screen.hits[0]["documentId"] in static_text(screen, "#preview")
+        buckets = screen.query_one(Timeline).buckets
+        assert buckets is not None and buckets.unit == "day" and buckets.total == 4
+        assert buckets.marked is not None
+
+        await pilot.press("enter")  # the full explicit search, focus to the results
+        await settle(pilot)
+        assert CountingArchive.requests[-1]["rerank"] is True
+        results = screen.query_one(ResultsList)
+        assert results.has_focus
+
+        await pilot.press("down")
+        await settle(pilot)
+        hit = screen.hits[1]
+        assert hit["documentId"] in static_text(screen, "#preview")
+        await pilot.press("y")
+        assert app.clipboard == hit["snippet"]
+        await pilot.press("l")
+        assert app.clipboard == hit["locator"]
+
+        await pilot.press("enter")  # recall
+        await settle(pilot)
+        recall = app.screen
+        assert isinstance(recall, RecallScreen)
+        assert recall.body is not None and recall.body["status"] == "resolved"
+        assert recall.body["documentId"] == hit["documentId"]
+        assert "RESOLVED" in static_text(recall, "#recall-header")
+        assert recall.query(".recall-part.matched")  # the matched message is marked
+        await pilot.press("y")
+        assert app.clipboard == recall.body["text"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen
+
+
+async def test_toggles_no_results_and_an_empty_archive(
+    search_home: Path, app_for: AppFactory
+) -> None:
+    CountingArchive.requests = []
+    app = app_for(search_home, CountingArchive)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "queue backend")
+        await pilot.press("down", "down")  # the second hit
+        await settle(pilot)
+        hit = screen.query_one(ResultsList).current
+        assert hit is not None
+        await pilot.press("f2")  # scope project, from the selected hit
+        await settle(pilot)
+        assert CountingArchive.requests[-1]["scope"] == "project"
+        assert CountingArchive.requests[-1]["project"] == "delta"
+        await pilot.press("f2")  # scope session: the selected hit's session
+        await settle(pilot)
+        session = screen.query_one(ResultsList).current["source"]["sessionId"]  # type: ignore[index]
+        assert CountingArchive.requests[-1]["sessions"] == [session]
+        assert [h["source"]["sessionId"] for h in screen.hits] == [session]
+        await pilot.press("f2", "f3", "f4")  # back to all; semantic always; relation question
+        await settle(pilot)
+        last = CountingArchive.requests[-1]
+        assert (last["scope"], last["semanticPolicy"], last["relation"]) == (
+            "all",
+            "always",
+            "question",
+        )
+        assert "scope all" in static_text(screen, "#search-toggles")
+        assert "relation question" in static_text(screen, "#search-toggles")
+
+        await pilot.press("slash", "ctrl+u", *"zzzqqq")
+        await settle(pilot)
+        assert screen.hits == []
+        empty = static_text(screen, "#search-empty")
+        assert "No results for “zzzqqq”" in empty and "any relation (F4)" in empty
+        # Esc clears the query; with a relation chosen, that is a relation-only search.
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen.query_one(QueryInput).value == ""
+        assert "query" not in CountingArchive.requests[-1]
+        assert CountingArchive.requests[-1]["relation"] == "question"
+
+
+async def test_an_empty_archive_says_how_to_import(cw_home: Path, app_for: AppFactory) -> None:
+    app = app_for(cw_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "anything")
+        assert screen.hits == []
+        assert static_text(screen, "#search-empty") == EMPTY_ARCHIVE
+
+
+async def test_open_a_result_in_its_transcript_at_the_message(
+    search_home: Path, app_for: AppFactory
+) -> None:
+    app = app_for(search_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "socket path")
+        hit = screen.hits[0]
+        assert hit["source"]["sessionId"] == "s-alpha-2"
+        await pilot.press("down", "o")
+        await settle(pilot)
+        transcript = app.screen
+        assert isinstance(transcript, TranscriptScreen)
+        assert transcript.session_id == "s-alpha-2"
+        current = transcript.query_one(".message.current")
+        assert current.message["messageKey"] == hit["source"]["messageKey"]  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen
+
+
+async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
+    search_home: Path, app_for: AppFactory
+) -> None:
+    app = app_for(search_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "rocksdb")
+        await pilot.press("down")
+        decision = next(h for h in screen.hits if h["source"]["sessionId"] == "s-delta-2")
+        reversal = next(h for h in screen.hits if h["source"]["sessionId"] == "s-delta-3")
+        while screen.query_one(ResultsList).current is not decision:
+            await pilot.press("down")
+        await pilot.press("x")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, SupersedeScreen)
+        assert dialog.document_id == decision["documentId"]
+        # Enter moves down the form and confirms on the last field.
+        await pilot.press(*"reversed by ADR 0008", "enter")
+        await pilot.press(*reversal["documentId"], "enter", *"queue-backend", "enter")
+        await settle(pilot)
+        assert app.screen is screen
+        ids = [h["documentId"] for h in screen.hits]
+        assert decision["documentId"] not in ids and reversal["documentId"] in ids
+
+        # Still reachable for audit, by id.
+        await pilot.press("i")
+        await pilot.press(*decision["documentId"], "enter")
+        await settle(pilot)
+        audit = app.screen
+        assert isinstance(audit, DocumentScreen)
+        assert audit.doc is not None and audit.doc["state"] == "superseded"
+        assert audit.doc["supersededBy"] == reversal["documentId"]
+        header = static_text(audit, "#document-header")
+        assert "SUPERSEDED" in header and reversal["documentId"] in header
+        assert "reversed by ADR 0008" in static_text(audit, "#document-versions")
+        await pilot.press("x")  # only a live document can be superseded
+        await settle(pilot)
+        assert app.screen is audit
+
+
+async def test_recall_follows_continuations_and_reports_other_statuses(
+    filled_home: Path, app_for: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recall_module, "MAX_TOKENS", 80)
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "test_case_15")
+        await pilot.press("enter", "enter")  # full search, then recall the first hit
+        await settle(pilot)
+        first = app.screen
+        assert isinstance(first, RecallScreen) and first.body is not None
+        assert first.body["status"] == "resolved"
+        continuation = first.body["continuation"]
+        assert continuation["before"] and continuation["after"]
+        assert "test_case_15" in first.body["text"]
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        later = app.screen
+        assert isinstance(later, RecallScreen) and later is not first
+        assert later.body is not None and later.body["range"][1] > first.body["range"][1]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is first
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen
+
+        app.push_screen(RecallScreen("cwl1.not-a-locator", document_id="t-x"))
+        await settle(pilot)
+        bad = app.screen
+        assert isinstance(bad, RecallScreen) and bad.body is not None
+        assert bad.body["status"] == "locator-invalid"
+        assert "LOCATOR-INVALID" in static_text(bad, "#recall-header")
+        assert "not a locator of this archive" in plain(
+            bad.query_one(".recall-state", Static).content
+        )
+
+
+def test_recall_parts_map_byte_ranges_to_characters() -> None:
+    text = "héllo wörld\n\nsecond — part"
+    data = text.encode()
+    second = data.index(b"second")
+    body = {
+        "text": text,
+        "range": [100, 100 + len(data)],
+        "match": [100 + data.index("wörld".encode()), 100 + data.index(b"\n")],
+        "messages": [
+            {"messageKey": "user:u1", "role": "user", "range": [100, 100 + data.index(b"\n")]},
+            {
+                "messageKey": "assistant:a1",
+                "role": "assistant",
+                "range": [100 + second, 100 + len(data)],
+            },
+        ],
+    }
+    parts = parts_of(body)
+    assert [p["text"] for p in parts] == ["héllo wörld", "second — part"]
+    lo, hi = parts[0]["match"]
+    assert parts[0]["text"][lo:hi] == "wörld"
+    assert parts[1]["match"] is None
