@@ -26,9 +26,11 @@ import cProfile
 import io
 import json
 import pstats
+import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -84,6 +86,55 @@ def _family_bytes(store: Any) -> dict[str, dict[str, int]]:
     return out
 
 
+def _rss_mb() -> float:
+    """Current resident set size (Linux ``/proc/self/statm``), in MB."""
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * resource.getpagesize() / (1024 * 1024)
+
+
+class MemorySampler(threading.Thread):
+    """Samples current RSS and RocksDB's own memory (memtables of every column family, block
+    cache, table readers) every ``interval`` s, so RSS can be told apart from RocksDB's bounded
+    caches: ``rss - rocksdb`` is what the Python side (worker, writer buffers, pages) holds."""
+
+    def __init__(self, store: Any, interval: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.store, self.interval = store, interval
+        self.stop = threading.Event()
+        self.peak = {
+            "rss_mb": 0.0,
+            "rocksdb_mb": 0.0,
+            "memtables_mb": 0.0,
+            "rss_minus_rocksdb_mb": 0.0,
+        }
+
+    def sample(self) -> None:
+        from cwcore.store.rocks import FAMILIES
+
+        mem = sum(self.store.property_int("rocksdb.cur-size-all-mem-tables", f) for f in FAMILIES)
+        other = sum(
+            self.store.property_int("rocksdb.estimate-table-readers-mem", f) for f in FAMILIES
+        ) + max(self.store.property_int("rocksdb.block-cache-usage", f) for f in FAMILIES)
+        rss = _rss_mb()
+        rocks = (mem + other) / (1024 * 1024)
+        for name, value in (
+            ("rss_mb", rss),
+            ("rocksdb_mb", rocks),
+            ("memtables_mb", mem / (1024 * 1024)),
+            ("rss_minus_rocksdb_mb", rss - rocks),
+        ):
+            self.peak[name] = max(self.peak[name], round(value, 1))
+
+    def run(self) -> None:
+        while not self.stop.wait(self.interval):
+            self.sample()
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _index_child(home: Path, profile: bool) -> dict[str, Any]:
     from cwcore.config import Settings
     from cwcore.index.worker import IndexWorker
@@ -95,6 +146,9 @@ def _index_child(home: Path, profile: bool) -> dict[str, Any]:
     disk_before = store.size_on_disk()
     rss_start = peak_rss_mb()
     profiler = cProfile.Profile() if profile else None
+    sampler = MemorySampler(store)
+    sampler.start()
+    cpu = _cpu_seconds()
     start = time.perf_counter()
     if profiler is not None:
         profiler.enable()
@@ -102,6 +156,10 @@ def _index_child(home: Path, profile: bool) -> dict[str, Any]:
     if profiler is not None:
         profiler.disable()
     seconds = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu
+    sampler.stop.set()
+    sampler.join()
+    sampler.sample()
     rss_drain = peak_rss_mb()
     assert worker.depth() == 0, "the outbox did not drain"
     segments_before = len(worker.bm25.manifest().segments)
@@ -117,6 +175,8 @@ def _index_child(home: Path, profile: bool) -> dict[str, Any]:
         "outbox_entries": depth,
         "entries_done": entries,
         "seconds": round(seconds, 3),
+        "cpu_seconds": round(cpu, 3),
+        "memory_during_drain": sampler.peak,
         "windows": int((store.meta_get("index-generation") or {}).get("maxWid", 0)),
         "segments_after_drain": segments_before,
         "merges": merges,
@@ -177,6 +237,7 @@ def measure(messages: int, *, profile: bool = False) -> dict[str, Any]:
         index = _spawn("profile" if profile else "index", tmp)
     n = admit["messages"]
     index["messages_per_s"] = round(n / index["seconds"])
+    index["messages_per_cpu_s"] = round(n / index["cpu_seconds"])
     index["documents_per_s"] = round(admit["documents"] / index["seconds"])
     index["derived_bytes_per_message"] = round(index["derived_bytes"] / n, 1)
     index["disk_growth_bytes_per_message"] = round(index["disk_growth_bytes"] / n, 1)
@@ -207,12 +268,15 @@ def run(sizes: tuple[int, ...] = SIZES, profile: bool = False) -> dict[str, Any]
                 f"{r['documents']:,}",
                 f"{a['messages_per_s']:,}",
                 f"{i['messages_per_s']:,}",
+                f"{i['messages_per_cpu_s']:,}",
                 f"{i['merge_seconds']:.1f} ({i['merges']})",
                 f"{i['with_merges_messages_per_s']:,}",
                 f"{i['derived_bytes_per_message']}",
                 f"{i['disk_growth_bytes_per_message']}",
                 f"{a['peak_rss_mb']}",
                 f"{i['rss_at_start_mb']} -> {i['peak_rss_mb']}",
+                f"{i['memory_during_drain']['rocksdb_mb']}",
+                f"{i['memory_during_drain']['rss_minus_rocksdb_mb']}",
             )
         )
     print_table(
@@ -223,12 +287,15 @@ def run(sizes: tuple[int, ...] = SIZES, profile: bool = False) -> dict[str, Any]
             "docs",
             "admit msg/s",
             "index msg/s",
+            "msg/CPU-s",
             "merges s (n)",
             "+merges msg/s",
             "derived B/msg",
             "disk B/msg",
             "admit RSS MB",
             "index RSS MB",
+            "rocksdb MB",
+            "RSS-rocksdb MB",
         ),
     )
     last = runs[-1]["index"]["families"]
