@@ -72,3 +72,18 @@ def test_appended_exchange_adds_exactly_that(tmp_path: Path) -> None:
     assert after["messages"] - before["messages"] == whole["messages"] - part["messages"] > 0
     assert after["turns"] - before["turns"] == whole["turns"] - part["turns"] == 1
     assert summary["imported"] >= 1 and summary["errors"] == []
+
+
+def test_exact_error_and_path_come_first_and_recall_is_exact() -> None:
+    cw("import", str(LOGS))
+    # A Go compiler error line and a file path, both copied from the logs.
+    for query, literal, match_type in (
+        ("undefined: checkDisabledGuard", "checkDisabledGuard", "exact-"),
+        ("cmd/entire/cli/explain.go", "cmd/entire/cli/explain.go", "exact-path"),
+    ):
+        body = cw("search", query)[0]
+        top = body["results"][0]
+        assert top["matchType"].startswith(match_type), (query, top["matchType"])
+        recalled = cw("recall", top["locator"])[0]
+        assert recalled["status"] == "resolved"
+        assert literal in recalled["text"]

@@ -95,6 +95,10 @@ def plan(
         if path.is_dir():
             for file in _walk(path):
                 importer = forced or _detect(file)
+                if importer is not None and forced is None and importer.name == "markdown":
+                    # Folders of session logs often hold READMEs and notes: Markdown joins an
+                    # automatic folder import only when asked for (--format markdown).
+                    importer = None
                 if importer is None:
                     note = f"skipped {file}: not a session log"
                     summary.notices.append(note)

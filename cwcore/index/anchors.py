@@ -125,6 +125,30 @@ def extract(text: str) -> list[Anchor]:
     return sorted(found.values())
 
 
+PATH_SUFFIXES = 4
+
+
+def with_path_suffixes(anchors: list[Anchor]) -> list[Anchor]:
+    """Add the last 1–4 components of each path as path anchors of their own, so a relative
+    path (``cli/explain.go``) finds the absolute one a tool printed (``/Users/x/cli/explain.go``)."""
+    out = list(anchors)
+    seen = {(a.start, a.end) for a in anchors}
+    for a in anchors:
+        if a.kind != "path" or "/" not in a.value.strip("/"):
+            continue
+        cut = a.end
+        for _ in range(PATH_SUFFIXES):
+            slash = a.value.rfind("/", 0, cut - a.start - 1)
+            if slash <= 0:
+                break
+            start = a.start + slash + 1
+            cut = start
+            if (start, a.end) not in seen and a.end - start >= MIN_ANCHOR:
+                seen.add((start, a.end))
+                out.append(Anchor(start, a.end, a.value[slash + 1 :], "path"))
+    return sorted(out)
+
+
 def ranked(anchors: list[Anchor]) -> list[Anchor]:
     """Most specific first (by kind rank, then longer values, then position): the exact
     handler keeps a prefix of this order under its publication cap."""

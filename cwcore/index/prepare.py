@@ -179,7 +179,8 @@ def prepare(
     outcomes["bm25"] = "partial" if bm25_partial else "complete"
 
     # Exact: rank the most specific anchors, publish at most 1,000 postings.
-    found = anchor_mod.ranked(anchor_mod.extract(text))[:MAX_ANCHORS_RANKED]
+    found = anchor_mod.ranked(anchor_mod.with_path_suffixes(anchor_mod.extract(text)))
+    found = found[:MAX_ANCHORS_RANKED]
     exact_partial = len(found) > MAX_EXACT_POSTINGS
     kept = found[:MAX_EXACT_POSTINGS]
     bytes_at = _byte_offsets(text, [x for a in kept for x in (a.start, a.end)])

@@ -127,12 +127,16 @@ def _materialize(
     cont_before = cont_after = None
     if estimate(text) > max_tokens:
         # Keep the match and what fits around it; the rest is reachable by continuation.
-        budget_chars = max(200, max_tokens * 3)
         match_at = len(data[: max(0, loc.start - start)].decode("utf-8", "ignore"))
-        lo_c = max(0, match_at - budget_chars // 2)
-        hi_c = min(len(text), lo_c + budget_chars)
-        while hi_c > lo_c and estimate(text[lo_c:hi_c]) > max_tokens:
-            hi_c = lo_c + (hi_c - lo_c) * 3 // 4
+        match_len = len(
+            data[max(0, loc.start - start) : max(0, loc.end - start)].decode("utf-8", "ignore")
+        )
+        half = max(100, max_tokens * 2)
+        lo_c, hi_c = max(0, match_at - half), min(len(text), match_at + match_len + half)
+        # Shrink around the match (never past it) until the estimate fits the budget.
+        while estimate(text[lo_c:hi_c]) > max_tokens and half > 8:
+            half = half * 3 // 4
+            lo_c, hi_c = max(0, match_at - half), min(len(text), match_at + match_len + half)
         new_start = start + len(text[:lo_c].encode("utf-8", "surrogatepass"))
         new_end = start + len(text[:hi_c].encode("utf-8", "surrogatepass"))
         if new_start > 0:

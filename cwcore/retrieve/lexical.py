@@ -112,9 +112,9 @@ def exact_candidates(store: Store, visible: Visible, anchors: list[Anchor]) -> l
         for wid in visible.filter(wids):
             cand = found.setdefault(wid, Candidate(wid, "exact", 0.0, 0.0, kinds[value].match_type))
             cand.literals.append(value)
-            # The most specific anchor kind names the match type.
-            if kinds[value].rank < min(kinds[v].rank for v in cand.literals[:-1] or [value]):
-                cand.match_type = kinds[value].match_type
+    for cand in found.values():
+        # The most specific anchor kind the window matched names the match type.
+        cand.match_type = min((kinds[v] for v in cand.literals), key=lambda a: a.rank).match_type
     for cand in found.values():
         coverage = len(set(cand.literals)) / max(1, len(values))
         cand.raw = coverage

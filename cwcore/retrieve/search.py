@@ -42,6 +42,7 @@ from cwcore.store import keys
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
+LITERAL_CHECK = 30  # lexical candidates checked for a verbatim exact-looking query
 WEAK_SCORE = 0.5
 WEAK_COVERAGE = 0.6
 IMPORTANCE_CAP = 1.15
@@ -89,6 +90,25 @@ def record_recall(store: Store, ordinal: int) -> None:
         store.commit(batch)
 
 
+def _literal_matches(
+    ctx: SearchContext, visible: Visible, anchor: anchor_mod.Anchor, pool: list[Candidate]
+) -> list[Candidate]:
+    """Lexical candidates whose window text contains ``anchor`` verbatim (case-sensitive)."""
+    found = []
+    for cand in pool:
+        record = visible.records.get(cand.wid)
+        if record is None:
+            continue
+        manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
+        text = ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
+        if anchor.value.encode("utf-8", "surrogatepass") in text:
+            exact = Candidate(cand.wid, "exact", 1.0, 1.0, anchor.match_type)
+            exact.literals = [anchor.value]
+            exact.matched_terms = [anchor.value]
+            found.append(exact)
+    return found
+
+
 def _overlap(a: dict[str, Any], b: dict[str, Any]) -> float:
     if a["documentId"] != b["documentId"]:
         return 0.0
@@ -122,6 +142,12 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
     if terms:
         only = scope_wids(ctx.store, ctx.reader, scope.sessions)
         lexical, idfs = lexical_candidates(ctx.postings, visible, terms, k=req.limit, only=only)
+        if exact_looking and not exact:
+            # The literal was not an indexed anchor on its own (e.g. part of a longer error
+            # line): windows that contain it verbatim still belong to the exact tier.
+            exact = _literal_matches(ctx, visible, found_anchors[0], lexical[:LITERAL_CHECK])
+            stages["literal"] = len(exact)
+            lexical = [c for c in lexical if c.wid not in {e.wid for e in exact}]
         top = lexical[0] if lexical else None
         weak = not exact and (
             top is None
@@ -193,11 +219,14 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
     seen_docs: set[str] = set()
     for cand, trace in ordered:
         record = records[cand.wid]
-        if record["documentId"] in seen_docs:
+        # One hit per turn: a tool-result document shares its payload chunks with its turn
+        # (aliases of the same canonical text), and continuations belong to their first part.
+        turn = record.get("turn") or record["documentId"]
+        if record["documentId"] in seen_docs or turn in seen_docs:
             continue
         if any(_overlap(record, other) >= 0.8 for _, _, other in hits):
             continue
-        seen_docs.add(record["documentId"])
+        seen_docs.update((record["documentId"], turn))
         hits.append((cand, trace, record))
         if len(hits) >= req.limit:
             break
