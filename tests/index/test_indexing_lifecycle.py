@@ -225,19 +225,26 @@ def _run_and_kill(home: Path, trial: int, delay: float) -> bool:
 def test_kill_9_during_indexing_then_restart_publishes_the_same_postings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    files = _write_input(tmp_path, sessions=250)
+    files = _write_input(tmp_path, sessions=150)
     killed_home, clean_home = tmp_path / "killed", tmp_path / "clean"
     assert _admit_pending(killed_home, files) == _admit_pending(clean_home, files)
 
+    started = time.perf_counter()
     _drain_home(clean_home)  # the uninterrupted run
+    clean_seconds = time.perf_counter() - started
     want = _dump_home(clean_home)
-    assert len(want["documents"]) == 250 * 6 + 50  # 6 turns a session, +1 turn in every 5th
+    assert len(want["documents"]) == 150 * 6 + 30  # 6 turns a session, +1 turn in every 5th
 
     rng = random.Random(20261120)
-    interrupted = 0
+    interrupted = orphaned = 0
     for trial in range(6):
-        interrupted += _run_and_kill(killed_home, trial, rng.uniform(0.05, 0.9))
+        # Kill points scale with this machine's speed, so most land while work remains.
+        interrupted += _run_and_kill(killed_home, trial, rng.uniform(0.03, 0.45) * clean_seconds)
+        with Store(store_path(killed_home)) as store:  # tablets staged past the publication?
+            staged = int((store.meta_get("index-state") or {"nextWid": 1})["nextWid"]) - 1
+            orphaned += staged > int(derived.generation(store)["maxWid"])
     assert interrupted >= 4, "most kills must land while indexing is running"
+    assert orphaned >= 1, "some kill must land mid-page, after tablets committed"
     _drain_home(killed_home)  # restart: replay finishes what the kills interrupted
     assert_same_dump(_dump_home(killed_home), want)
     monkeypatch.setenv("CW_HOME", str(killed_home))
