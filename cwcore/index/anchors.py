@@ -130,7 +130,8 @@ PATH_SUFFIXES = 4
 
 def with_path_suffixes(anchors: list[Anchor]) -> list[Anchor]:
     """Add the last 1–4 components of each path as path anchors of their own, so a relative
-    path (``cli/explain.go``) finds the absolute one a tool printed (``/Users/x/cli/explain.go``)."""
+    path (``cli/explain.go``) finds the absolute one a tool printed
+    (``/Users/x/cli/explain.go``)."""
     out = list(anchors)
     seen = {(a.start, a.end) for a in anchors}
     for a in anchors:
