@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
+from typer.testing import CliRunner
 
 from cwcore.api import Archive
+from cwtui.cli import app
 from tests.helpers import conversation, write_jsonl
 
 ROOT = Path(__file__).parents[2]
@@ -47,17 +49,8 @@ def test_cw_mcp_over_stdio(tmp_path: Path, cw_home: Path) -> None:
     assert instructions and "'proj'" in instructions
 
 
-def test_cw_mcp_without_a_project_fails_at_start(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "CW_PROJECT"}
-    env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run(
-        [sys.executable, "-m", "cwtui.cli", "mcp"],
-        input="",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert "--project" in done.stderr and done.stdout == ""
+def test_cw_mcp_without_a_project_fails_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CW_PROJECT", raising=False)
+    result = CliRunner().invoke(app, ["mcp"])
+    assert result.exit_code == 2
+    assert "--project" in result.stderr and result.stdout == ""
