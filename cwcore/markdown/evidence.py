@@ -247,7 +247,8 @@ def search(
     At most :data:`~cwcore.markdown.limits.LEXICAL` units are ranked, ``limit`` (default
     :data:`~cwcore.markdown.limits.FINAL`, at most 20) are returned; each excerpt holds at most
     :data:`~cwcore.markdown.limits.HIT_CHARS` characters and all excerpts together at most
-    :data:`~cwcore.markdown.limits.RESULT_CHARS`.
+    :data:`~cwcore.markdown.limits.RESULT_CHARS` (each gets ``RESULT_CHARS // limit`` when that
+    is less, so every hit asked for fits).
     """
     final = clamp_hits(limit)
     terms = list(dict.fromkeys(tokens(query)))[:MAX_QUERY_TERMS]
@@ -297,13 +298,14 @@ def search(
     total_idf = sum(idfs.values()) or 1.0
     results: list[dict[str, Any]] = []
     budget = RESULT_CHARS
+    per_hit = min(HIT_CHARS, RESULT_CHARS // final)  # every hit asked for fits the result
     for raw_score, doc, _unit, record, head, matched in scored:
         if len(results) >= final or budget <= 0:
             break
         coverage = sum(idfs[t] for t in matched) / total_idf
         calibrated = round(math.sqrt(min(1.0, raw_score / upper)) * coverage, 4)
         manifest = reader.manifest(doc, int(record["version"]))
-        hit = _materialize(reader, manifest, record, matched, min(HIT_CHARS, budget))
+        hit = _materialize(reader, manifest, record, matched, min(per_hit, budget))
         budget -= hit["markdown"]["end"] - hit["markdown"]["start"]
         from cwcore.retrieve.bands import band
 

@@ -146,20 +146,23 @@ def heading_label(heading: Heading) -> str:
 
 
 def find_heading(structure: Structure, wanted: str) -> Heading:
-    """The unique heading whose title, or whose path joined by `` > `` or ``/``, matches."""
+    """The unique heading ``wanted`` names: a heading whose title, or whose path joined by
+    `` > `` or ``/``, equals it (case-insensitively, backticks and extra spaces ignored); when
+    none does, the unique heading whose title or path contains it."""
     key = normalize_heading(wanted)
     if not key:
         raise InvalidInput("--heading is empty")
-    matches = [
-        h
-        for h in structure.headings
-        if key
-        in (
+
+    def forms(h: Heading) -> tuple[str, str, str]:
+        return (
             normalize_heading(h.title),
             normalize_heading(" > ".join(h.path)),
             normalize_heading("/".join(h.path)),
         )
-    ]
+
+    matches = [h for h in structure.headings if key in forms(h)]
+    if not matches:
+        matches = [h for h in structure.headings if any(key in f for f in forms(h))]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -168,8 +171,7 @@ def find_heading(structure: Structure, wanted: str) -> Heading:
             f"heading {wanted!r} is ambiguous ({len(matches)} matches): {listed}. "
             "Name it by its path, e.g. 'Parent > Child'."
         )
-    near = [h for h in structure.headings if key in normalize_heading(" > ".join(h.path))]
-    pool = near or structure.headings
+    pool = structure.headings
     listed = "; ".join(heading_label(h) for h in pool[:MAX_CANDIDATES])
     more = f" (and {len(pool) - MAX_CANDIDATES} more)" if len(pool) > MAX_CANDIDATES else ""
     raise InvalidInput(

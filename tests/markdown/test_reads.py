@@ -78,6 +78,14 @@ def test_read_a_unique_heading(doc: tuple[str, Path]) -> None:
     assert code == 0 and body["text"] == lines_of(14, 15)
 
 
+def test_a_heading_can_be_named_by_a_unique_part(doc: tuple[str, Path]) -> None:
+    doc_id, _ = doc
+    code, body, _ = cli("read-markdown", doc_id, "--heading", "layout", "--json")
+    assert code == 0 and body["heading"]["title"] == "Layouts"
+    code, body, _ = cli("read-markdown", doc_id, "--heading", "key", "--json")
+    assert code == 2 and "ambiguous (3 matches)" in body["error"]["message"]
+
+
 def test_ambiguous_or_missing_heading_lists_candidates(doc: tuple[str, Path]) -> None:
     doc_id, _ = doc
     code, _out, err = cli("read-markdown", doc_id, "--heading", "Keyspace")

@@ -1,0 +1,96 @@
+"""Chinese Markdown: literal terms and bigrams are searchable beside the unicode tokens, through
+the window index and through the evidence of paragraphs the windows could not keep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cwcore.api import Archive
+from cwcore.index.tokenize import tokens_with_offsets
+from cwcore.markdown import evidence
+from cwcore.markdown import fingerprint as fp
+from cwcore.markdown.hits import markdown_fields
+from cwcore.markdown.parse import analyze
+from tests.markdown.conftest import CHINESE, engine_of, windows_of, write
+
+SHORT = (
+    "# 系统设计\r\n\r\n"
+    "## 检索\r\n\r\n"
+    "搜索引擎使用二元分词来处理中文文本，这样短语也能被找到。\r\n\r\n"
+    "## 存储\r\n\r\n"
+    "数据库采用键值存储，压缩在后台线程中进行。\r\n"
+)
+
+
+def test_chinese_queries_find_chinese_passages(archive: Archive, tmp_path: Path) -> None:
+    root = tmp_path / "设计文档"
+    write(root / "设计.md", SHORT)
+    assert archive.import_paths([root], fmt="markdown").imported == 1
+    doc = fp.document_id(root, "设计.md")
+    for query in ("二元分词", "键值存储", "中文文本", "压缩", "后台线程中进行"):
+        hits = archive.search({"query": query})["results"]
+        assert [h["documentId"] for h in hits] == [doc], query
+    rows, _ = archive.sessions()
+    assert {r.project for r in rows} == {"设计文档"}
+
+
+def test_a_chinese_hit_has_its_heading_path(archive: Archive, tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    write(root / "设计.md", SHORT)
+    archive.import_paths([root], fmt="markdown")
+    doc = fp.document_id(root, "设计.md")
+    engine = engine_of(archive)
+    manifest = engine.reader.manifest(doc)
+    [record] = windows_of(engine.store, int(engine.reader.head(doc)["ordinal"]))
+    match = SHORT.index("键值存储")
+    got = markdown_fields(manifest, record, len(SHORT[:match].encode()))
+    assert got["headingPath"] == ["系统设计", "存储"]
+    md = got["markdown"]
+    assert SHORT[md["start"] : md["end"]].startswith("## 存储")
+    assert md["lines"] == [7, 9] and not md["truncated"]
+    body = archive.call("markdown.read", {"document": doc, "heading": "检索"})
+    assert (
+        body["text"]
+        == "## 检索\r\n\r\n搜索引擎使用二元分词来处理中文文本，这样短语也能被找到。\r\n\r\n"
+    )
+    assert body["headingPath"] == ["系统设计", "检索"] and body["lines"] == [3, 6]
+
+
+def long_chinese() -> str:
+    out = ["# 笔记\n\n"]
+    for i, sentence in enumerate(CHINESE):
+        if i % 5 == 0:
+            out.append(f"## 第{i // 5 + 1}部分\n\n")
+        out.append(sentence + "\n\n")
+    return "".join(out) * 2
+
+
+def test_chinese_bigrams_the_windows_dropped_are_evidence(archive: Archive, tmp_path: Path) -> None:
+    text = long_chinese()
+    root = tmp_path / "notes"
+    write(root / "笔记.md", text)
+    archive.import_paths([root], fmt="markdown")
+    doc = fp.document_id(root, "笔记.md")
+    toks = tokens_with_offsets(text)
+    mask, windows, _ = evidence.covered_mask(toks, text, 900, 0.15)
+    covered = {t for i, (t, _, _) in enumerate(toks) if mask[i]}
+    dropped = sorted(
+        {t for i, (t, _, _) in enumerate(toks) if not mask[i] and t not in covered and len(t) == 2}
+    )
+    assert windows >= 2 and dropped, "Chinese windows should overflow 256 unique terms"
+    for bigram in dropped[:5]:
+        # the window index can match only the bigram's single characters...
+        for h in archive.search({"query": bigram})["results"]:
+            assert bigram not in h["matchedTerms"]
+        # ...the paragraph holding the bigram literal is still lexical evidence, with its
+        # heading path and exact range
+        [hit, *_] = archive.call("markdown.search", {"query": bigram})["results"]
+        assert hit["documentId"] == doc and bigram in hit["snippet"]
+        assert bigram in hit["matchedTerms"]
+        md = hit["markdown"]
+        assert text[md["start"] : md["end"]] == hit["snippet"]
+        section = analyze(text).section_at(md["start"])
+        assert section is not None and hit["headingPath"] == list(section.path)
+        # a sentence holding the bigram finds the document through the windows as well
+        sentence = next(s for s in CHINESE if bigram in s)
+        assert doc in [h["documentId"] for h in archive.search({"query": sentence})["results"]]

@@ -1,0 +1,197 @@
+"""Lexical evidence for paragraphs the windows do not cover: coverage per occurrence, merged
+disjoint units (nothing indexed twice across window boundaries), search, supersession, limits."""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from pathlib import Path
+
+import pytest
+
+from cwcore.api import Archive
+from cwcore.index import windows as index_windows
+from cwcore.index.tokenize import tokens_with_offsets
+from cwcore.index.windows import cut
+from cwcore.markdown import evidence
+from cwcore.markdown import fingerprint as fp
+from cwcore.markdown.limits import HIT_CHARS, RESULT_CHARS
+from cwcore.markdown.parse import analyze
+from tests.markdown.conftest import write
+
+SIZE, OVERLAP = 900, 0.15
+
+
+def varied(paragraphs: int = 40, words: int = 50, offset: int = 0) -> str:
+    """Paragraphs of distinct words: every window holds far more than 256 unique terms."""
+    out = ["# Inventory\n\n"]
+    n = offset
+    for p in range(paragraphs):
+        if p % 10 == 0:
+            out.append(f"## Part {p // 10}\n\n")
+        out.append(" ".join(f"item{n + i:05d}" for i in range(words)) + "\n\n")
+        n += words
+    return "".join(out)
+
+
+def check_units(text: str) -> evidence.Coverage:
+    structure = analyze(text)
+    cov = evidence.uncovered_units(
+        text, structure.blocks, window_tokens=SIZE, window_overlap=OVERLAP
+    )
+    toks = tokens_with_offsets(text)
+    mask, _, _ = evidence.covered_mask(toks, text, SIZE, OVERLAP)
+    bounds = [*structure.blocks, len(text)]
+    units = cov.units
+    # disjoint, ordered, aligned to blocks
+    for unit in units:
+        assert unit.start in bounds and unit.end in bounds and unit.start < unit.end
+        assert text[: unit.start].encode() == text.encode()[: unit.byte_start]
+        assert len(text[unit.start : unit.end].encode()) == unit.byte_end - unit.byte_start
+    for a, b in itertools.pairwise(units):
+        assert a.end <= b.start
+        if a.end == b.start:  # contiguous units exist only where the size cap split a run
+            assert (b.end - a.start) > RESULT_CHARS
+    # each uncovered occurrence is in exactly one unit, each covered one in none
+    starts = [u.start for u in units]
+    counted: dict[int, dict[str, int]] = {}
+    for i, (term, start, _) in enumerate(toks):
+        holders = [u for u in units if u.start <= start < u.end]
+        assert len(holders) <= 1
+        if mask[i]:
+            continue
+        assert holders, f"uncovered {term!r} at {start} is in no unit"
+        at = bisect.bisect_right(starts, start) - 1
+        counted.setdefault(at, {})
+        counted[at][term] = counted[at].get(term, 0) + 1
+    assert {i: u.terms for i, u in enumerate(units)} == counted
+    assert sum(u.length for u in units) == cov.uncovered == len(toks) - sum(mask)
+    return cov
+
+
+def test_varied_text_has_uncovered_occurrences_and_exact_units() -> None:
+    text = varied()
+    cov = check_units(text)
+    assert cov.windows == 3 and cov.uncovered > 1000 and cov.units
+    assert not cov.partial and not cov.truncated
+
+
+def test_a_paragraph_across_a_window_boundary_is_one_unit() -> None:
+    text = varied()
+    toks = tokens_with_offsets(text)
+    wins, _ = cut(text, toks, SIZE, OVERLAP)
+    boundary = wins[1].start  # inside the overlap of windows 0 and 1
+    assert wins[0].start < boundary < wins[0].end
+    structure = analyze(text)
+    cov = check_units(text)
+    block = bisect.bisect_right(structure.blocks, boundary) - 1
+    holders = [u for u in cov.units if u.start <= structure.blocks[block] < u.end]
+    assert len(holders) == 1  # one copy, though the paragraph sits in two windows
+
+
+def test_contiguous_uncovered_paragraphs_merge_into_one_range() -> None:
+    text = varied()
+    cov = check_units(text)
+    structure = analyze(text)
+    spans = [
+        sum(1 for b in structure.blocks if u.start <= b < u.end) for u in cov.units
+    ]  # blocks per unit
+    assert max(spans) > 1
+
+
+def test_the_tail_past_the_last_window_is_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_windows, "MAX_WINDOWS", 2)
+    text = varied(paragraphs=10, words=5) * 40  # repeated: windows keep terms, but only 2 windows
+    cov = check_units(text)
+    assert cov.truncated
+    toks = tokens_with_offsets(text)
+    last_window_end = cut(text, toks, SIZE, OVERLAP)[0][-1].end
+    # every occurrence past the last window is uncovered (check_units placed each in a unit)
+    assert cov.units[-1].end == len(text)
+    tail = [u for u in cov.units if u.end > last_window_end]
+    assert tail and tail[0].start <= last_window_end
+
+
+def test_covered_text_has_no_units() -> None:
+    text = "# Short\n\nA small page about keyspace layouts.\n"
+    cov = check_units(text)
+    assert cov.units == [] and cov.uncovered == 0
+
+
+def uncovered_term(text: str) -> str:
+    """A term none of whose occurrences any window indexes."""
+    toks = tokens_with_offsets(text)
+    mask, _, _ = evidence.covered_mask(toks, text, SIZE, OVERLAP)
+    covered = {t for i, (t, _, _) in enumerate(toks) if mask[i]}
+    return next(
+        t
+        for i, (t, _, _) in enumerate(toks)
+        if not mask[i] and t not in covered and t.startswith("item")
+    )
+
+
+def test_evidence_search_finds_what_the_windows_dropped(archive: Archive, tmp_path: Path) -> None:
+    root = tmp_path / "inventory"
+    text = varied()
+    write(root / "items.md", text)
+    archive.import_paths([root], fmt="markdown")
+    doc = fp.document_id(root, "items.md")
+    term = uncovered_term(text)
+    # the window index cannot find the term...
+    assert doc not in [h["documentId"] for h in archive.search({"query": term})["results"]]
+    # ...the evidence layer can, with exact Markdown fields
+    body = archive.call("markdown.search", {"query": term})
+    [hit] = body["results"]
+    assert hit["documentId"] == doc and hit["kind"] == "markdown" and hit["matchType"] == "lexical"
+    assert term in hit["snippet"] and hit["matchedTerms"] == [term]
+    md = hit["markdown"]
+    assert text[md["start"] : md["end"]] == hit["snippet"]
+    assert hit["evidenceId"] == f"{doc}#md:{md['start']}:{md['end']}"
+    section = analyze(text).section_at(md["start"])
+    assert section is not None and hit["headingPath"] == list(section.path)
+    assert hit["headingPath"][0] == "Inventory"
+    read = archive.call("markdown.read-entry", {"entry": hit["evidenceId"]})
+    assert read["text"] == hit["snippet"] and read["lines"] == md["lines"]
+    assert hit["score_metadata"]["mode"] == "markdown-evidence"
+    assert all(s["direction"] == "higher-is-better" for s in hit["score_metadata"]["stages"])
+    assert 0 < hit["score"] <= 1
+
+
+def test_evidence_follows_the_live_version(archive: Archive, tmp_path: Path) -> None:
+    root = tmp_path / "inventory"
+    old = varied()
+    write(root / "items.md", old)
+    archive.import_paths([root], fmt="markdown")
+    term = uncovered_term(old)
+    assert archive.call("markdown.search", {"query": term})["results"]
+    write(root / "items.md", varied(offset=50_000))
+    assert archive.import_paths([root], fmt="markdown").imported == 1
+    assert archive.call("markdown.search", {"query": term})["results"] == []
+    new_term = uncovered_term(varied(offset=50_000))
+    [hit] = archive.call("markdown.search", {"query": new_term})["results"]
+    assert hit["version"] == 2
+    # the evidence of the old version is gone, the stats follow
+    store = archive._transport.engine.store  # type: ignore[attr-defined]
+    units = list(store.scan("scopes", fp.MD_UNIT.prefix()))
+    assert evidence.stats(store)["units"] == len(units)
+
+
+def test_evidence_search_limits(archive: Archive, tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    for i in range(10):
+        write(root / f"f{i}.md", varied(offset=i * 10_000))  # each has its own dropped terms
+    archive.import_paths([root], fmt="markdown")
+    terms = " ".join(uncovered_term(varied(offset=i * 10_000)) for i in range(10))
+    body = archive.call("markdown.search", {"query": terms})
+    assert len(body["results"]) == 6  # final 6 by default
+    body = archive.call("markdown.search", {"query": terms, "limit": 20})
+    assert len(body["results"]) == 10
+    total = sum(len(h["snippet"]) for h in body["results"])
+    assert total <= RESULT_CHARS and all(len(h["snippet"]) <= HIT_CHARS for h in body["results"])
+    assert all(h["markdown"]["truncated"] for h in body["results"])  # long units were cut
+    body = archive.call("markdown.search", {"query": terms, "limit": 1})
+    [hit] = body["results"]
+    assert len(hit["snippet"]) == HIT_CHARS and hit["markdown"]["truncated"]
+    for bad in (0, 21, "6"):
+        with pytest.raises(Exception, match="limit"):
+            archive.call("markdown.search", {"query": terms, "limit": bad})
