@@ -66,7 +66,8 @@ def _dead_ordinals(store: Store, ordinals: Sequence[int]) -> set[int]:
     return {o for o, t in zip(ordinals, found, strict=True) if t is not None}
 
 
-def _check_model(store: Store, embedder: Embedder, mode: str) -> dict[str, Any]:
+def prepare(store: Store, embedder: Embedder, mode: str) -> dict[str, Any]:
+    """The handler state for this model and mode (stored vectors of another are cleared)."""
     st = vstore.state(store)
     if st.get("model") != embedder.model_id or st.get("mode") != mode:
         vstore.clear(store, model=embedder.model_id, mode=mode)
@@ -105,7 +106,7 @@ def embed_pending(
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     with store.lock:
-        st = _check_model(store, embedder, mode)
+        st = prepare(store, embedder, mode)
         max_wid = int(derived.generation(store).get("maxWid", 0))
         st = _check_renumbered(store, st, max_wid)
         cursor = int(st.get("cursor", 0))

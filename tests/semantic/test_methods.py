@@ -1,0 +1,82 @@
+"""Engine methods and the runtime: status, one embedding batch, disabled and strict behaviour."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cwcore.api import Archive
+from cwcore.errors import ModelUnavailable
+from cwcore.semantic import errors, runtime
+from cwcore.semantic.embedder import Embedder
+from cwtui.cli import app
+from tests.semantic.conftest import engine_of
+
+
+def test_embed_pending_and_query_with_the_real_model(topics: Archive, minilm: Embedder) -> None:
+    semantic = runtime.for_engine(engine_of(topics))
+    semantic._embedder = minilm  # the session's loaded model
+    first = topics.call("semantic.embed_pending", {"maxWindows": 4})
+    assert first["embedded"] == 4 and first["pending"] == 2
+    topics.call("semantic.embed_pending", {})
+    status = topics.call("semantic.status")
+    assert status["embedded"] == 6 and status["pending"] == 0
+    hits = semantic.query("tests fail because sqlite is locked", 3)
+    from cwcore.index import derived
+
+    top = derived.window_record(engine_of(topics).store, int(hits.wids[0]))
+    assert top is not None and top["session"] == "s-db"
+    assert np.all(np.diff(hits.cosines) <= 0) and np.all((hits.scores > 0) & (hits.scores < 1))
+    only = np.array(
+        [
+            w
+            for w in range(1, 7)
+            if derived.window_record(engine_of(topics).store, w)["session"] == "s-cook"
+        ],
+        dtype=np.uint32,
+    )
+    bread = semantic.query("baking bread", 1, only)
+    assert int(bread.wids[0]) in set(only.tolist())
+
+
+def test_disabled_semantic_retrieval_is_a_category(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch, cw_home: Path
+) -> None:
+    monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "false")
+    with Archive.open(cw_home / "other", embedded=True) as other:
+        semantic = runtime.for_engine(engine_of(other))
+        with pytest.raises(ModelUnavailable) as info:
+            semantic.query("anything", 5)
+        assert errors.category(info.value) == errors.DISABLED
+        assert semantic.embed_pending() == 0
+        assert semantic.rerank("q", ["a"]) is None
+
+
+def test_missing_model_is_reported_for_fallback(topics: Archive, tmp_path: Path) -> None:
+    semantic = runtime.for_engine(engine_of(topics))
+    semantic._embedder = Embedder(tmp_path / "no-model")
+    with pytest.raises(ModelUnavailable) as info:
+        semantic.query("anything", 5, strict=True)
+    assert errors.category(info.value) == errors.MODEL_MISSING
+    assert info.value.code == "model-unavailable"
+    assert semantic.rerank("q", ["a"]) is None  # no reranker installed: silent
+
+
+def test_models_status_command_without_self_test() -> None:
+    result = CliRunner().invoke(app, ["models", "status", "--no-self-test", "--json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.output.strip().splitlines()[-1])
+    assert set(body) == {"embedder", "reranker", "semantic"}
+    assert body["reranker"]["installed"] is False
+    assert body["semantic"]["embedded"] == 0
+
+
+def test_embed_pending_rejects_bad_limits(archive: Archive) -> None:
+    from cwcore.errors import InvalidInput
+
+    with pytest.raises(InvalidInput):
+        archive.call("semantic.embed_pending", {"maxWindows": 0})
