@@ -107,6 +107,10 @@ class IndexWorker:
             if n == 0:
                 break
             done += n
+        if done:
+            # A bulk load leaves many small segments; tiered merges keep queries to a few.
+            while self.merge() and (deadline is None or time.monotonic() < deadline):
+                pass
         return done
 
     def step(self) -> int:
