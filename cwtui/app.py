@@ -28,7 +28,8 @@ from cwtui.widgets.palette import CwCommands
 
 
 class CwApp(App[None]):
-    """Browse the archive: projects, sessions, transcripts, exports."""
+    """Browse and search the archive: sessions and transcripts, search with recall and
+    supersession, the index status."""
 
     TITLE = "cw"
     CSS_PATH = "app.tcss"

@@ -12,6 +12,7 @@ without either, the SVGs alone are written (and stale PNGs are left alone).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import shutil
 import subprocess
@@ -114,20 +115,34 @@ async def drive(app: Any, out: Path) -> list[Path]:
     return written
 
 
+def _for_converter(svg: Path, tmp: Path) -> Path:
+    """A copy of ``svg`` that converters lay out like browsers do: Textual writes spaces as
+    no-break spaces, which rsvg/cairo draw from a fallback font of another width; plain spaces
+    with ``xml:space="preserve"`` keep every column where the terminal had it."""
+    text = svg.read_text(encoding="utf-8").replace("&#160;", " ")
+    text = text.replace("<svg ", '<svg xml:space="preserve" ', 1)
+    copy = tmp / svg.name
+    copy.write_text(text, encoding="utf-8")
+    return copy
+
+
 def to_png(svgs: list[Path]) -> str | None:
     """Convert each SVG to a PNG beside it; returns the converter used (None: none found)."""
     rsvg = shutil.which("rsvg-convert")
-    if rsvg:
+    cairosvg: Any = None
+    if rsvg is None:
+        try:
+            cairosvg = importlib.import_module("cairosvg")
+        except ImportError:
+            return None
+    with tempfile.TemporaryDirectory(prefix="cw-svg-") as tmp:
         for svg in svgs:
-            subprocess.run([rsvg, "-o", str(svg.with_suffix(".png")), str(svg)], check=True)
-        return "rsvg-convert"
-    try:
-        import cairosvg
-    except ImportError:
-        return None
-    for svg in svgs:
-        cairosvg.svg2png(url=str(svg), write_to=str(svg.with_suffix(".png")))
-    return "cairosvg"
+            source, png = _for_converter(svg, Path(tmp)), svg.with_suffix(".png")
+            if rsvg:
+                subprocess.run([rsvg, "-o", str(png), str(source)], check=True)
+            else:
+                cairosvg.svg2png(url=str(source), write_to=str(png))
+    return "rsvg-convert" if rsvg else "cairosvg"
 
 
 def main(argv: list[str]) -> int:

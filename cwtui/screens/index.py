@@ -31,6 +31,7 @@ from cwcore.errors import CwError
 from cwtui.screens.common import ArchiveHandle, archive_handle, error_text, is_embedded
 
 BAR_WIDTH = 24
+BAR = "━"
 DAEMON_FIELDS = (
     ("pid", "pid"),
     ("uptime_s", "uptime"),
@@ -42,7 +43,8 @@ DAEMON_FIELDS = (
 
 
 def outcome_bar(counts: dict[str, int], width: int = BAR_WIDTH) -> Text:
-    """complete / partial / skipped as a green / yellow / red bar of ``width`` cells."""
+    """complete / partial / skipped as a green / yellow / red bar of ``width`` cells, then the
+    complete share in percent."""
     total = sum(int(counts.get(k, 0)) for k in ("complete", "partial", "skipped"))
     if total <= 0:
         return Text("·" * width, "dim")
@@ -54,8 +56,10 @@ def outcome_bar(counts: dict[str, int], width: int = BAR_WIDTH) -> Text:
         if n and cells == 0:
             cells = 1
         cells = max(0, min(width - used, cells))
-        bar.append("█" * cells, colour)
+        bar.append(BAR * cells, colour)
         used += cells
+    share = int(counts.get("complete", 0)) / total
+    bar.append(f" {share:4.0%}", "dim")
     return bar
 
 
@@ -108,7 +112,7 @@ def summary_text(status: dict[str, Any], counts: dict[str, Any] | None) -> Text:
 
 
 def daemon_text(daemon: dict[str, Any] | None, error: str | None) -> Text:
-    text = Text("Daemon  ", "bold")
+    text = Text.assemble(("Daemon  ", "bold"))
     if error:
         text.append(error, "bold red")
         return text

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.rule import Rule
 from rich.text import Text
 
@@ -27,6 +28,7 @@ BAND_ORDER = ("high", "moderate", "some", "low")
 BADGE_WIDTH = 10
 HIGHLIGHT = "bold #0d1117 on #e3b341"
 SESSION_CHARS = 8
+SHORT_ID = 12
 #: Characters of a snippet a result row keeps (the list cuts it to its width).
 ROW_CHARS = 400
 
@@ -39,7 +41,30 @@ def band_badge(band: str | None) -> Text:
 
 
 def short_session(session: str | None) -> str:
-    return (session or "—")[:SESSION_CHARS]
+    """A session id short enough for a row: whole when short, else its first characters (any
+    unique prefix of four or more works with ``cw show``)."""
+    session = session or "—"
+    return session if len(session) <= SHORT_ID else session[:SESSION_CHARS]
+
+
+class Lines:
+    """A Rich renderable that keeps each of its texts on one line, cut with an ellipsis at the
+    width it is given (a results row must not wrap into the next one)."""
+
+    def __init__(self, *lines: Text) -> None:
+        self.lines = lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in self.lines:
+            cut = line.copy()
+            cut.no_wrap = True
+            cut.truncate(options.max_width, overflow="ellipsis")
+            cut.end = "\n"
+            yield cut
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = max((line.cell_len for line in self.lines), default=1)
+        return Measurement(1, min(widest, options.max_width))
 
 
 def when(stamp: str | None, *, seconds: bool = False) -> str:
@@ -82,7 +107,7 @@ def hit_flags(hit: dict[str, Any]) -> list[str]:
     return flags
 
 
-def result_row(hit: dict[str, Any]) -> Text:
+def result_row(hit: dict[str, Any]) -> Lines:
     """Two lines for the results list: badge, score, match type, kind, session, date; then the
     snippet on one line with its highlights (both lines end in an ellipsis where the list is too
     narrow)."""
@@ -97,15 +122,10 @@ def result_row(hit: dict[str, Any]) -> Text:
     )
     for flag in hit_flags(hit):
         head.append(f" {flag}", "bold red" if flag == "superseded" else "magenta")
-    head.no_wrap = True
-    head.overflow = "ellipsis"
     snippet = highlighted(str(hit.get("snippet", "")), hit.get("highlights") or [])
     body = Text("  ")
     body.append_text(one_line(snippet, ROW_CHARS))
-    out = Text.assemble(head, "\n", body)
-    out.no_wrap = True
-    out.overflow = "ellipsis"
-    return out
+    return Lines(head, body)
 
 
 def score_stages(hit: dict[str, Any]) -> Text:

@@ -52,9 +52,12 @@ class ResultsList(OptionList):
     def show(self, hits: list[dict[str, Any]]) -> None:
         """Replace the options with ``hits`` (highlighting the first)."""
         self.hits = list(hits)
-        self.set_options(
-            [Option(result_row(hit), id=f"hit-{i}") for i, hit in enumerate(self.hits)]
-        )
+        options: list[Option | None] = []
+        for i, hit in enumerate(self.hits):
+            if i:
+                options.append(None)  # a rule between results
+            options.append(Option(result_row(hit), id=f"hit-{i}"))
+        self.set_options(options)
         if self.hits:
             self.highlighted = 0
 

@@ -24,6 +24,8 @@ DAY_LIMIT = 60
 WEEK_LIMIT = 104
 #: A chart never spans fewer days than this, so a single busy day still has context.
 MIN_DAYS = 14
+#: The colour of the selected result's bucket and its marker.
+SELECTED = "bold #f778ba"
 #: Eighths of a cell, bottom up; two rows give 16 levels.
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -120,7 +122,7 @@ def _bar_cells(count: int, peak: int) -> tuple[str, str]:
 def render_chart(buckets: Buckets, width: int) -> Text:
     """Three lines: two rows of bars, then a marker under the selected result's bucket."""
     n = len(buckets.starts)
-    cell = max(1, min(4, (width - 1) // max(1, n)))
+    cell = max(1, min(6, (width - 1) // max(1, n)))
     # Too many buckets for the width: keep the latest ones.
     shown = min(n, max(1, width // cell))
     offset = n - shown
@@ -130,7 +132,7 @@ def render_chart(buckets: Buckets, width: int) -> Text:
     top, bottom = Text(), Text()
     for slot in range(offset, n):
         colour = BAND_COLOURS.get(buckets.bands[slot] or "", "#8b949e")
-        style = "bold #e3b341" if slot == buckets.marked else f"bold {colour}"
+        style = SELECTED if slot == buckets.marked else f"bold {colour}"
         upper, lower = _bar_cells(buckets.counts[slot], peak)
         top.append(upper * bar_width + gap, style)
         if lower == "·":  # an empty bucket: one dot keeps the time axis visible
@@ -146,10 +148,10 @@ def render_chart(buckets: Buckets, width: int) -> Text:
         # The date goes right of the marker, or left of it near the right edge.
         if position + len(label) > shown * cell and position >= len(label) - 1:
             marker.append(" " * (position - len(label) + 1))
-            marker.append(f"{label[2:]} ▲", "bold #e3b341")
+            marker.append(f"{label[2:]} ▲", SELECTED)
         else:
             marker.append(" " * position)
-            marker.append(label, "bold #e3b341")
+            marker.append(label, SELECTED)
     return Text.assemble(top, "\n", bottom, "\n", marker)
 
 

@@ -1,0 +1,117 @@
+"""The index view, and forgetting a session (with its confirmation) from either screen."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from textual.widgets import DataTable, ProgressBar, Static
+
+from cwcore.api import Archive
+from cwtui.screens.forget import ForgetScreen
+from cwtui.screens.index import IndexScreen, daemon_text, outcome_bar
+from cwtui.screens.sessions import SessionsScreen
+from cwtui.screens.transcript import TranscriptScreen
+from cwtui.widgets.sessions_table import SessionsTable
+from tests.tui.conftest import SIZE, AppFactory, settle
+
+pytestmark = pytest.mark.anyio
+
+
+def plain(widget: Static) -> str:
+    content: Any = widget.content
+    if isinstance(content, str):
+        return content
+    console = Console(width=160, file=io.StringIO(), record=True, color_system=None)
+    console.print(content)
+    return console.export_text()
+
+
+def row_ids(screen: SessionsScreen) -> list[str]:
+    return [str(key.value) for key in screen.query_one(SessionsTable).rows]
+
+
+async def test_index_view_shows_generation_handlers_outbox_and_daemon(
+    filled_home: Path, app_for: AppFactory
+) -> None:
+    with Archive.open(filled_home, embedded=True) as archive:
+        status = archive.index_status()
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, IndexScreen)
+        summary = plain(screen.query_one("#index-summary", Static))
+        assert f"Generation {status['generation']}" in summary
+        assert f"{status['documents']} documents indexed in {status['windows']} windows" in summary
+        assert "4 sessions" in summary  # the archive's counts
+        table = screen.query_one("#index-handlers", DataTable)
+        rows = {
+            str(table.get_row_at(i)[0]): [str(c) for c in table.get_row_at(i)[1:4]]
+            for i in range(table.row_count)
+        }
+        assert rows == {
+            name: [str(c["complete"]), str(c["partial"]), str(c["skipped"])]
+            for name, c in status["handlers"].items()
+        }
+        outbox = plain(screen.query_one("#index-outbox", Static))
+        assert "depth 0" in outbox and "idle" in outbox
+        bar = screen.query_one(ProgressBar)
+        assert bar.percentage == 1.0
+        assert "embedded" in plain(screen.query_one("#index-daemon", Static))
+
+        await pilot.press("i")  # index now: nothing pending, so it is up to date at once
+        await settle(pilot)
+        assert not screen.running
+        assert any("up to date" in str(n.message) for n in app._notifications)
+
+
+def test_outcome_bars_and_daemon_lines() -> None:
+    assert outcome_bar({"complete": 3, "partial": 1, "skipped": 0}, 8).plain == "━" * 8 + "  75%"
+    spans = outcome_bar({"complete": 1, "partial": 0, "skipped": 1}, 10).spans
+    assert [s.end - s.start for s in spans if s.end > s.start][:2] == [5, 5]
+    assert outcome_bar({"complete": 0, "partial": 0, "skipped": 0}, 4).plain == "····"
+    running = daemon_text({"pid": 42, "uptime_s": 90.0, "connections": 1}, None).plain
+    assert "running" in running and "pid 42" in running and "uptime 1.5 min" in running
+    assert "cannot connect" in daemon_text(None, "cannot connect").plain
+
+
+async def test_forget_a_session_after_confirming(filled_home: Path, app_for: AppFactory) -> None:
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        await pilot.press("down", "down")  # s-alpha-2
+        await pilot.press("f")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ForgetScreen) and dialog.session_id == "s-alpha-2"
+        await pilot.press("enter")  # focus starts on Cancel
+        await settle(pilot)
+        assert app.screen is screen and "s-alpha-2" in row_ids(screen)
+
+        await pilot.press("f", "shift+tab", "enter")  # Forget
+        await settle(pilot)
+        assert app.screen is screen
+        assert row_ids(screen) == ["s-alpha-1", "s-beta-1", "s-gamma-1"]
+
+        # From a transcript: forgetting pops back to the (reloaded) sessions.
+        await pilot.press("home", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, TranscriptScreen)
+        await pilot.press("f")
+        await settle(pilot)
+        assert isinstance(app.screen, ForgetScreen)
+        await pilot.press("shift+tab", "enter")
+        await settle(pilot)
+        assert app.screen is screen
+        assert row_ids(screen) == ["s-beta-1", "s-gamma-1"]
+    with Archive.open(filled_home, embedded=True) as archive:
+        rows, _ = archive.sessions()
+    assert [r.sessionId for r in rows] == ["s-beta-1", "s-gamma-1"]
