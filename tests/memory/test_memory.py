@@ -1,0 +1,355 @@
+"""Memory records (spec 002): records, processors and traces, ranking, the injection block."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cwcore.api import Archive
+from cwcore.clock import iso, parse_time
+from cwcore.errors import Conflict, InvalidInput, NotFound
+from cwcore.memory import injection, processors, rank
+from cwcore.memory.injection import build, trivial
+from cwtui.cli import app
+from tests.conftest import FIXED_NOW
+from tests.helpers import write_jsonl
+
+NOW = parse_time(FIXED_NOW)
+
+
+def rec(rid: str, statement: str, **fields: Any) -> dict[str, Any]:
+    """A record as the store holds it (for pure-function tests)."""
+    updated = iso(NOW - timedelta(days=fields.pop("age", 0)))
+    body: dict[str, Any] = {
+        "id": rid,
+        "statement": statement,
+        "tags": [],
+        "status": "active",
+        "profile_id": None,
+        "scope": {"type": "global", "name": None},
+        "does_not_apply_when": [],
+        "known_exceptions": [],
+        "layer": "L1",
+        "confidence": 0.7,
+        "ruleType": None,
+        "created": updated,
+        "updated": updated,
+    }
+    body.update(fields)
+    return body
+
+
+# -- records -----------------------------------------------------------------------------------
+
+
+def test_add_list_show_contest_deprecate(archive: Archive) -> None:
+    first = archive.memory_add(
+        "Never force-push to main",
+        ruleType="avoid_pattern",
+        confidence=0.92,
+        layer="L2",
+        scope="project:alpha",
+        tags=["git"],
+        doesNotApplyWhen=["personal fork"],
+        knownExceptions=["release branch"],
+        profileId="work",
+    )
+    assert first["id"].startswith("mem_") and first["status"] == "active"
+    assert first["scope"] == {"type": "project", "name": "alpha"}
+    assert first["does_not_apply_when"] == ["personal fork"]
+    assert first["known_exceptions"] == ["release branch"]
+    assert first["profile_id"] == "work" and first["ruleType"] == "avoid_pattern"
+    assert {"created", "updated", "layer", "confidence", "tags"} <= set(first)
+    assert archive.memory_show(first["id"]) == first
+    contested = archive.memory_contest(first["id"], reason="two sources disagree")
+    assert contested["status"] == "contested"
+    assert contested["history"][-1] == {
+        "at": contested["updated"],
+        "op": "contest",
+        "reason": "two sources disagree",
+    }
+    assert archive.memory_deprecate(first["id"])["status"] == "deprecated"
+    second = archive.memory_add("Rebase before merging", supersedes=first["id"])
+    old = archive.memory_show(first["id"])
+    assert old["status"] == "superseded" and old["superseded_by"] == second["id"]
+    assert archive.call("memory.delete", {"id": second["id"]})["status"] == "deleted"
+    listed = archive.memory_list()["records"]
+    assert {r["id"] for r in listed} == {first["id"], second["id"]}
+    assert archive.memory_list(status="deleted")["records"][0]["id"] == second["id"]
+    assert archive.memory_list(tag="git")["records"][0]["id"] == first["id"]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"confidence": 1.5},
+        {"confidence": "high"},
+        {"layer": "L3"},
+        {"ruleType": "vibe"},
+        {"scope": "planet:x"},
+        {"scope": "project:"},
+        {"tags": ["x" * 65]},
+    ],
+)
+def test_invalid_records_are_rejected(archive: Archive, fields: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInput):
+        archive.memory_add("statement", **fields)
+
+
+def test_missing_and_conflicting_ids(archive: Archive) -> None:
+    with pytest.raises(InvalidInput):
+        archive.memory_add("   ")
+    with pytest.raises(NotFound):
+        archive.memory_show("mem_nothing")
+    record = archive.memory_add("x statement")
+    archive.memory_add("y statement", supersedes=record["id"])
+    with pytest.raises(Conflict):
+        archive.memory_add("z statement", supersedes=record["id"])
+
+
+# -- processors --------------------------------------------------------------------------------
+
+
+def test_processor_traces_and_reasons() -> None:
+    records = [
+        rec("mem_ok", "use bounded queues"),
+        rec("mem_dep", "old idea", status="deprecated"),
+        rec("mem_con", "disputed idea", status="contested"),
+        rec("mem_prof", "other profile", profile_id="project:other"),
+        rec("mem_legacy", "legacy without a profile"),
+        rec("mem_proj", "beta only", scope={"type": "project", "name": "beta"}),
+        rec("mem_dom", "domain rule", scope={"type": "domain", "name": "web"}),
+        rec("mem_neg", "hugo builds the blog", does_not_apply_when=["publish"]),
+        rec("mem_exc", "tabs everywhere", known_exceptions=["makefile edits"]),
+    ]
+    ctx = processors.Context.make(
+        "we are publishing the post after the Makefile edit", profile="me", project="alpha"
+    )
+    kept, traces = processors.run_pipeline(records, ctx)
+    assert [t.processor for t in traces] == [
+        "StatusFilterProcessor",
+        "ProfileScopeProcessor",
+        "BasicScopeProcessor",
+        "NegativeScopeProcessor",
+    ]
+    reasons = {k: v for t in traces for k, v in t.exclusion_reasons.items()}
+    assert reasons == {
+        "mem_dep": "status:deprecated",
+        "mem_con": "status:contested",
+        "mem_prof": "profile_mismatch:project:other",
+        "mem_proj": "project_mismatch:beta",
+        "mem_neg": "does_not_apply_when:publish",
+        "mem_exc": "known_exceptions:makefile edits",
+    }
+    assert {r["id"] for r in kept} == {"mem_ok", "mem_legacy", "mem_dom"}
+    for trace in traces:
+        body = trace.to_json()
+        assert set(body) == {
+            "processor",
+            "input_count",
+            "output_count",
+            "excluded_ids",
+            "exclusion_reasons",
+        }
+        assert body["input_count"] - body["output_count"] == len(body["excluded_ids"])
+
+
+def test_negative_scope_matching_is_phrase_based() -> None:
+    words = processors.words("Publishing the blog from /home/u/site-build")
+    assert processors.phrase_matches("publish", words)
+    assert processors.phrase_matches("the blog", words)
+    assert processors.phrase_matches("site build", words)  # working-directory words count
+    assert not processors.phrase_matches("blog the", words)  # order matters
+    assert not processors.phrase_matches("pub", words)  # too short for a prefix variant
+    assert processors.phrase_matches("PUBLISHÉ", processors.words("publishe"))
+
+
+# -- ranking -----------------------------------------------------------------------------------
+
+
+def test_fts_ranking_is_bm25_over_statement_and_tags() -> None:
+    records = [
+        rec("mem_a", "bounded queues for the worker pool", tags=["queues"]),
+        rec("mem_b", "heartbeat timers on a dedicated thread"),
+        rec("mem_c", "worker pool shutdown drains the queues"),
+        rec("mem_d", "nothing relevant here"),
+    ]
+    prompt = "how are the worker queues bounded?"
+    ranked = rank.rank(prompt, records)
+    assert ranked.mode == "fts"
+    assert [rid for rid, _ in ranked.order] == ["mem_a", "mem_c"]
+    # Lucene BM25 (k1 1.2, b 0.75) by hand for mem_a: terms worker, queues (tf 2), bounded.
+    docs = [rank.record_terms(r) for r in records]
+    avgdl = sum(map(len, docs)) / 4
+
+    def part(tf: int, df: int, dl: int) -> float:
+        idf = math.log1p((4 - df + 0.5) / (df + 0.5))
+        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl))
+
+    dl = len(docs[0])
+    expected = part(1, 2, dl) + part(2, 2, dl) + part(1, 1, dl)
+    assert dict(ranked.order)["mem_a"] == pytest.approx(expected)
+
+
+def test_hybrid_hook_and_term_match_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    records = [rec("mem_a", "alpha queue"), rec("mem_b", "beta queue")]
+    hybrid = rank.rank("queue", records, semantic=lambda p, rs: [("mem_b", 0.9), ("mem_a", 0.1)])
+    assert hybrid.mode == "hybrid"
+    assert (rank.FTS_WEIGHT, rank.SEMANTIC_WEIGHT, rank.RRF_K) == (0.45, 0.55, 60)
+    fts = [rid for rid, _ in rank.bm25("queue", records)]
+    fused = dict(hybrid.order)
+    for rid in ("mem_a", "mem_b"):
+        semantic_rank = 1 if rid == "mem_b" else 2
+        expected = 0.45 / (60 + fts.index(rid) + 1) + 0.55 / (60 + semantic_rank)
+        assert fused[rid] == pytest.approx(expected)
+    assert hybrid.order[0][0] == "mem_b"  # semantic weighs 0.55 against FTS's 0.45
+
+    def broken(prompt: str, records: Any) -> Any:
+        raise RuntimeError("fts down")
+
+    monkeypatch.setattr(rank, "bm25", broken)
+    fallback = rank.rank("beta queue", records)
+    assert fallback.mode == "term-match" and fallback.order[0] == ("mem_b", 2.0)
+
+
+# -- injection block ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["ok", "yes", "thanks", "Thanks!", "sounds good", "got it", "done", "Grazie mille",
+     "va bene", "/curate-memory now", "   hi  "],
+)  # fmt: skip
+def test_trivial_prompts_are_skipped(prompt: str) -> None:
+    assert trivial(prompt) is not None
+    body = build([rec("mem_a", "bounded queues")], prompt, now=NOW)
+    assert body["skipped"] and body["block"] is None
+
+
+def test_real_prompts_are_not_trivial() -> None:
+    assert trivial("how big are the worker queues?") is None
+
+
+def test_hard_rules_selection_limits_and_prefixes() -> None:
+    records = [
+        rec(f"mem_r{i}", f"rule {i}", layer="L2", confidence=0.86 + i / 100, ruleType=t)
+        for i, t in enumerate(["avoid_pattern", "prefer_pattern", "convention", "correction"] * 3)
+    ]
+    records += [
+        rec("mem_low", "low confidence", layer="L2", confidence=0.84, ruleType="avoid_pattern"),
+        rec("mem_l1", "working layer", layer="L1", confidence=0.99, ruleType="avoid_pattern"),
+        rec("mem_none", "no rule type", layer="L2", confidence=0.99),
+        rec("mem_con", "contested", layer="L2", confidence=0.99, ruleType="correction",
+            status="contested"),
+    ]  # fmt: skip
+    rules = injection.hard_rules([r for r in records if r["status"] == "active"])
+    assert len(rules) == 8
+    confidences = [r["confidence"] for r in rules]
+    assert confidences == sorted(confidences, reverse=True)
+    assert {r["id"] for r in rules}.isdisjoint({"mem_low", "mem_l1", "mem_none", "mem_con"})
+    block = build(records, "what rules apply to rule 3?", now=NOW)["block"]
+    assert block.startswith("# Persistent Intelligence Context\n\n## Hard Rules\n")
+    for prefix in ("⚠️ AVOID: [conf", "✓ PREFER: [conf", "📌 CONVENTION: [conf", "📌 RULE: [conf"):
+        assert prefix in block
+    assert "mem_con" not in block.split("## Selected Memory")[0]
+
+
+def test_sections_order_staleness_contested_and_daily_log() -> None:
+    records = [
+        rec("mem_rule", "never force push", layer="L2", confidence=0.9, ruleType="avoid_pattern"),
+        rec("mem_fresh", "worker queues hold 64 jobs", layer="L2", confidence=0.94),
+        rec("mem_warm", "worker queues drain on shutdown", confidence=0.91, age=45),
+        rec("mem_cold", "worker queues used to be unbounded", confidence=0.8, age=120),
+        rec("mem_todo", "measure worker queues latency", tags=["scratchpad"]),
+        rec("mem_c1", "worker queues should be unbounded", status="contested", confidence=0.88),
+        rec("mem_c2", "worker queues live in redis", status="contested", confidence=0.7),
+        rec("mem_c3", "worker queues are priority queues", status="contested", confidence=0.6),
+        rec("mem_c4", "unrelated contested thing", status="contested"),
+    ]
+
+    def daily(now: Any) -> tuple[int, list[tuple[str, str]]]:
+        return 3, [("alpha", "fixed the reaper"), ("beta", "wrote docs")]
+
+    body = build(records, "how do the worker queues behave?", now=NOW, daily_log=daily)
+    block = body["block"]
+    order = ["## Hard Rules", "## Selected Memory", "## Scratchpad", "## Contested Memory",
+             "## Daily Log (2026-11-20)", "## Today's Sessions"]  # fmt: skip
+    positions = [block.index(h) for h in order]
+    assert positions == sorted(positions)
+    assert "- mem_fresh [L2, conf 0.94] worker queues hold 64 jobs" in block
+    assert "- mem_warm [L1, conf 0.91 ⚠️ 30d]" in block
+    assert "- mem_cold [L1, conf 0.80 🔴 90d]" in block
+    assert "- [ ] measure worker queues latency" in block
+    assert "Review before relying on them" in block
+    assert len(body["sections"]["Contested Memory"]) == 2
+    assert "⚠️ CONTESTED: [mem_c1, conf 0.88]" in block and "mem_c4" not in block
+    assert "Sessions today: 3" in block and "- [alpha] fixed the reaper" in block
+    assert body["ranking"]["mode"] == "fts"
+    assert body["traces"][0]["processor"] == "StatusFilterProcessor"
+
+
+def test_budget_truncates_later_sections() -> None:
+    records = [
+        rec(f"mem_{i:03d}", f"worker queue fact number {i} " + "x" * 400, confidence=0.8)
+        for i in range(60)
+    ]
+    records.append(rec("mem_todo", "queue todo", tags=["scratchpad"]))
+    body = build(records, "worker queue facts", now=NOW)
+    assert body["bytes"] <= injection.BUDGET_BYTES == 14 * 1024
+    small = build(records, "worker queue facts", now=NOW, budget=2_000)
+    assert small["bytes"] <= 2_000
+    assert "## Scratchpad" in small["truncated"] and "## Selected Memory" in small["truncated"]
+    assert "## Scratchpad" not in small["block"]
+
+
+def test_context_method_uses_the_archive(tmp_path: Path, archive: Archive) -> None:
+    rows = [
+        {"session": "today", "id": "u1", "role": "user", "text": "reaper work",
+         "project": "alpha", "timestamp": "2026-11-20T09:00:00Z"},
+        {"session": "today", "id": "a1", "role": "assistant", "text": "Fixed the reaper drain.",
+         "timestamp": "2026-11-20T09:01:00Z"},
+    ]  # fmt: skip
+    archive.import_paths([write_jsonl(tmp_path / "t.jsonl", rows)])
+    archive.memory_add("alpha queues hold 64 jobs", scope="project:alpha", layer="L2")
+    archive.memory_add("beta queues hold 8 jobs", scope="project:beta", layer="L2")
+    body = archive.memory_context("how many jobs do the queues hold?", session="today")
+    assert "alpha queues hold 64 jobs" in body["block"]
+    assert "beta queues" not in body["block"]
+    assert "Sessions today: 1" in body["block"]
+    assert "- [alpha] Fixed the reaper drain." in body["block"]
+    reasons = {k: v for t in body["traces"] for k, v in t["exclusion_reasons"].items()}
+    assert list(reasons.values()) == ["project_mismatch:beta"]
+    assert archive.memory_context("ok")["skipped"]
+
+
+def test_memory_cli(archive: Archive) -> None:
+    archive.close()
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        result = runner.invoke(app, ["memory", *args, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    added = run("add", "Prefer small commits", "--rule-type", "prefer_pattern",
+                "--confidence", "0.9", "--layer", "L2", "--scope", "domain:git", "--tag", "git",
+                "--not-when", "squash merge")  # fmt: skip
+    assert added["scope"] == {"type": "domain", "name": "git"}
+    assert run("list")["records"][0]["id"] == added["id"]
+    assert run("show", added["id"])["does_not_apply_when"] == ["squash merge"]
+    context = run("context", "how should I structure commits in git?")
+    assert "✓ PREFER: [conf 0.90] Prefer small commits" in context["block"]
+    assert run("contest", added["id"], "--reason", "disputed")["status"] == "contested"
+    assert run("deprecate", added["id"])["status"] == "deprecated"
+    plain = runner.invoke(app, ["memory", "list"])
+    assert plain.exit_code == 0 and "[deprecated]" in plain.stdout
+    shown = runner.invoke(app, ["memory", "context", "ok"])
+    assert shown.exit_code == 0 and "no memory block" in shown.stdout
+    bad = runner.invoke(app, ["memory", "add", "x", "--layer", "L9", "--json"])
+    assert bad.exit_code == 2
