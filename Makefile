@@ -36,5 +36,9 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
+# LongMemEval_S dev-set retrieval evaluation (skips when the data is absent); see eval/README.md.
+eval: $(STAMP)
+	$(BIN)/python -m eval.longmemeval
+
 clean:
 	rm -rf $(VENV) .cw-demo bench/results

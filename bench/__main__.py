@@ -10,7 +10,7 @@ import sys
 
 from bench.common import machine
 
-BENCHES = ["search", "admission", "importers", "indexing"]
+BENCHES = ["search", "admission", "importers", "indexing", "semantic"]
 
 
 def main(argv: list[str]) -> int:
