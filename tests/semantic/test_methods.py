@@ -80,3 +80,49 @@ def test_embed_pending_rejects_bad_limits(archive: Archive) -> None:
 
     with pytest.raises(InvalidInput):
         archive.call("semantic.embed_pending", {"maxWindows": 0})
+
+
+def _visible(archive: Archive, **request: object):
+    from cwcore.index import derived
+    from cwcore.retrieve.lexical import Visible
+    from cwcore.retrieve.request import parse_request
+    from cwcore.retrieve.scope import resolve
+
+    engine = engine_of(archive)
+    req = parse_request({"query": "q", **request})
+    max_wid = int(derived.generation(engine.store)["maxWid"])
+    return Visible(engine.store, engine.reader, resolve(engine.reader, req), max_wid)
+
+
+def test_semantic_tier_policy_scope_and_fallback(
+    topics: Archive, minilm: Embedder, tmp_path: Path
+) -> None:
+    from cwcore.semantic.candidates import semantic_tier
+
+    semantic = runtime.for_engine(engine_of(topics))
+    semantic._embedder = minilm
+    topics.call("semantic.embed_pending", {})
+    query = "how do I fix a blurry font"
+    never = semantic_tier(semantic, _visible(topics), query, 3, policy="never", weak=True)
+    auto_strong = semantic_tier(semantic, _visible(topics), query, 3, policy="auto", weak=False)
+    assert not never.used and not auto_strong.used
+    hits = semantic_tier(semantic, _visible(topics), query, 3, policy="auto", weak=True)
+    assert hits.used and hits.failure is None and len(hits.candidates) == 3
+    top = hits.candidates[0]
+    assert top.mode == "semantic" and top.match_type == "semantic" and 0 < top.score < 1
+    scoped = semantic_tier(
+        semantic, _visible(topics, sessions=["s-cook"]), query, 3, policy="always", weak=False
+    )
+    from cwcore.index import derived
+
+    sessions = {
+        derived.window_record(engine_of(topics).store, c.wid)["session"] for c in scoped.candidates
+    }
+    assert sessions == {"s-cook"} and len(scoped.candidates) == 2
+    semantic._embedder = Embedder(tmp_path / "no-model")
+    failed = semantic_tier(semantic, _visible(topics), query, 3, policy="always", weak=False)
+    assert not failed.used and failed.failure == errors.MODEL_MISSING and not failed.candidates
+    with pytest.raises(ModelUnavailable):
+        semantic_tier(
+            semantic, _visible(topics), query, 3, policy="always", weak=False, strict=True
+        )
