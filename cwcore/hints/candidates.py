@@ -34,10 +34,8 @@ Literal identifiers precede literal phrases, which precede other rows regardless
 from __future__ import annotations
 
 import bisect
-import functools
 import hashlib
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,11 +48,11 @@ from cwcore.retrieve.lexical import Visible, lexical_candidates
 from cwcore.store.reader import Reader
 
 #: Windows read and verified per preflight (the best by the preliminary order).
-VERIFY = 16
+VERIFY = 8
 #: Exact postings kept per literal unit (newest first).
 EXACT_PER_UNIT = 64
 #: BM25 rows asked for.
-LEXICAL_K = 24
+LEXICAL_K = 10
 
 BASE = {"identifier": 100.0, "phrase": 85.0, "keyword": 60.0}
 EXTRA_MATCH = 40.0
@@ -194,12 +192,6 @@ def normalized_idf(idf: float, n_docs: int) -> float:
     return max(0.0, min(1.0, idf / top)) if top > 0 else 0.0
 
 
-@functools.lru_cache(maxsize=128)
-def _term_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
-    body = "|".join(re.escape(t) for t in sorted(terms, key=lambda t: (-len(t), t)))
-    return re.compile(r"(?<![^\W_])(?:" + body + r")(?![^\W_])", re.IGNORECASE)
-
-
 def _literal_spans(text: str, literal: str, limit: int = 16) -> list[tuple[int, int]]:
     """Case-sensitive occurrences of ``literal`` not glued to a longer identifier."""
     out: list[tuple[int, int]] = []
@@ -223,15 +215,24 @@ def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, str]]:
     if not terms:
         return []
     wanted = set(terms)
-    if not text.isascii():
+    if not text.isascii() or not all(t.isascii() for t in wanted):
         return [(s, t) for t, s, _ in tokens_with_offsets(text) if t in wanted][:512]
+    # ASCII: lower-casing keeps positions, so a plain search with word-boundary checks finds
+    # what the tokenizer would (a term is whole: no letter or digit on either side).
+    low = text.lower()
     out = []
-    for m in _term_pattern(terms).finditer(text):
-        term = m.group().lower()
-        if term in wanted:
-            out.append((m.start(), term))
-        if len(out) >= 512:
-            break
+    for term in wanted:
+        pos = low.find(term)
+        found = 0
+        while pos != -1 and found < 32:
+            end = pos + len(term)
+            if (pos == 0 or not low[pos - 1].isalnum()) and (
+                end >= len(low) or not low[end].isalnum()
+            ):
+                out.append((pos, term))
+                found += 1
+            pos = low.find(term, pos + 1)
+    out.sort()
     return out
 
 
@@ -347,9 +348,7 @@ def score(
         ev.match_type = MATCH_TYPE.get(units[top].kind, "exact-phrase")
     else:
         ev.match_type = "lexical"
-    ev.strong = bool(ev.literal_units) or (
-        len(ev.matched_units) >= 2 and ev.coverage >= COVERAGE_MIN and ev.max_idf >= IDF_MIN
-    )
+    ev.strong = is_strong(bool(ev.literal_units), len(ev.matched_units), ev.coverage, ev.max_idf)
     reasons = []
     if ev.literal_units:
         reasons.append(f"exact {best} match")
@@ -361,6 +360,13 @@ def score(
 MIN_MATCHED = 2
 COVERAGE_MIN = 0.60
 IDF_MIN = 0.60
+
+
+def is_strong(literal: bool, matched: int, coverage: float, max_idf: float) -> bool:
+    """Strong evidence (spec 000): a verbatim exact anchor, or at least :data:`MIN_MATCHED`
+    matched units with coverage ≥ :data:`COVERAGE_MIN` and max normalized IDF ≥
+    :data:`IDF_MIN`."""
+    return literal or (matched >= MIN_MATCHED and coverage >= COVERAGE_MIN and max_idf >= IDF_MIN)
 
 
 def max_score(query: Query) -> float:

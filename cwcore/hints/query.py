@@ -80,8 +80,12 @@ _CUES_IT = (
 CUES: tuple[str, ...] = tuple(dict.fromkeys(_CUES_EN + _CUES_IT))
 _CUE_RE = re.compile(
     r"(?<![^\W_])(?:"
-    + "|".join(re.escape(c) for c in sorted(CUES, key=len, reverse=True))
-    + r")(?![^\W_])"
+    + "|".join(
+        re.escape(c).replace("'", "['\u2019\u2018\u02bc`]").replace(r"\ ", r"\s+")
+        for c in sorted(CUES, key=len, reverse=True)
+    )
+    + r")(?![^\W_])",
+    re.IGNORECASE,
 )
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 
@@ -167,10 +171,17 @@ def is_host_generated(message: str) -> bool:
     return message.lstrip().startswith(HOST_GENERATED)
 
 
+def cue_spans(message: str) -> list[tuple[int, int, str]]:
+    """``(start, end, cue)`` of the historical cue phrases in ``message`` (cue folded)."""
+    return [
+        (m.start(), m.end(), " ".join(fold(m.group().translate(_APOSTROPHES)).split()))
+        for m in _CUE_RE.finditer(message)
+    ]
+
+
 def cues(message: str) -> tuple[str, ...]:
     """The historical cue phrases in ``message`` (folded, in order of appearance)."""
-    text = fold(message.translate(_APOSTROPHES))
-    return tuple(dict.fromkeys(m.group() for m in _CUE_RE.finditer(text)))
+    return tuple(dict.fromkeys(c for _, _, c in cue_spans(message)))
 
 
 def _is_word_char(ch: str) -> bool:
@@ -314,12 +325,14 @@ def extract(message: str) -> Query:
     )[:MAX_IDENTIFIERS]  # fmt: skip
     phrases = [u for u in literal if u.group == "phrase"][:MAX_PHRASES]
     chosen = sorted(identifiers + phrases, key=lambda u: u.start)
-    keywords = _keyword_units(text, [(u.start, u.end) for u in literal])[:MAX_KEYWORDS]
+    spans = cue_spans(text)
+    taken = [(u.start, u.end) for u in literal] + [(s, e) for s, e, _ in spans]
+    keywords = _keyword_units(text, taken)[:MAX_KEYWORDS]
     # A keyword already searched as an identifier's or phrase's term adds nothing.
     covered = {t for u in chosen for t in u.terms}
     keywords = [k for k in keywords if k.terms[0] not in covered]
     units = tuple(chosen + keywords)
-    found_cues = cues(text)
+    found_cues = tuple(dict.fromkeys(c for _, _, c in spans))
     if not units:
         return Query(message, cues=found_cues, reason="no-topic")
     return Query(message, units, found_cues)

@@ -85,27 +85,30 @@ def excerpt(
     ]
     prefix = SEPARATOR + "\n".join(head) + "\n" + QUOTE_LEAD
     suffix = "\n" + EVIDENCE_CLOSE
-
-    def build(body: str) -> str:
-        return prefix + quote_json(body) + suffix
+    # The quote starts with a quotation mark after a space and ends before a newline, so the
+    # estimate of the whole is the sum of the parts: the framing is estimated once.
+    framing = estimate(prefix) + estimate(suffix)
+    room = budget - framing
 
     source_text, at = centre(text, match_at, EXCERPT_MAX_CHARS)
-    full = build(source_text)
-    if estimate(full) <= budget:
-        return full
+    # A cheap lower bound first: every non-blank character costs at least a quarter token.
+    blanks = sum(source_text.count(c) for c in " \t")
+    if (len(source_text) - blanks) / 4 <= room and estimate(quote_json(source_text)) <= room:
+        return prefix + quote_json(source_text) + suffix
     if budget < SNIPPET_MIN_TOKENS:
         return None
-    lo, hi, best = 8, len(source_text), None
+    lo, hi, best = 8, min(len(source_text), max(64, room * 12)), None
     while lo <= hi:
         mid = (lo + hi) // 2
-        candidate = build(centre(source_text, at, mid)[0])
-        if estimate(candidate) <= budget:
-            best, lo = candidate, mid + 1
+        quoted = quote_json(centre(source_text, at, mid)[0])
+        cost = estimate(quoted)
+        if cost <= room:
+            best, lo = (quoted, cost), mid + 1
         else:
             hi = mid - 1
-    if best is None or estimate(best) < SNIPPET_MIN_TOKENS:
+    if best is None or framing + best[1] < SNIPPET_MIN_TOKENS:
         return None
-    return best
+    return prefix + best[0] + suffix
 
 
 def quote_list(phrases: list[str]) -> str:
