@@ -130,7 +130,10 @@ class Embedder:
         self.model_id = f"minilm-int8:{sha}:t{models.MAX_TOKENS}:c{MAX_CHARS}"
         self._model: Any = None
         self._load_error: BaseException | None = None
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-embed")
+        # Queries never wait behind a background batch: ONNX Runtime sessions run concurrently.
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-embed-query")
+        self._batch_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-embed-batch")
+        self._load_lock = threading.Lock()
         self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._memory_lock = threading.Lock()
         self.computed = 0  # texts actually run through the model (not served from a cache)
@@ -144,7 +147,13 @@ class Embedder:
     # -- loading ------------------------------------------------------------------------------
 
     def _load(self) -> Any:
-        """Runs on the worker thread."""
+        """Runs on a worker thread."""
+        if self._model is not None:
+            return self._model
+        with self._load_lock:
+            return self._load_locked()
+
+    def _load_locked(self) -> Any:
         if self._model is not None:
             return self._model
         if self._load_error is not None:
@@ -185,8 +194,9 @@ class Embedder:
     def loaded(self) -> bool:
         return self._model is not None
 
-    def _run(self, fn: Any, timeout: float, *args: Any) -> Any:
-        future: Future[Any] = self._pool.submit(fn, *args)
+    def _run(self, fn: Any, timeout: float, *args: Any, batch: bool = False) -> Any:
+        pool = self._batch_pool if batch else self._pool
+        future: Future[Any] = pool.submit(fn, *args)
         try:
             return future.result(timeout=timeout)
         except FutureTimeout:
@@ -220,11 +230,13 @@ class Embedder:
         *,
         timeout: float = BATCH_TIMEOUT_S,
         cache: VectorCache | None = None,
+        batch: bool = True,
     ) -> np.ndarray:
         """``(n, 384)`` float32 L2-normalized vectors; identical texts are computed once.
 
         ``cache`` (default: the embedder's own) is consulted before the model and given every
-        freshly computed vector."""
+        freshly computed vector. ``batch`` runs on the background thread (indexing); queries
+        use the other one, so they never queue behind a batch."""
         cache = cache if cache is not None else self.cache
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
@@ -245,7 +257,7 @@ class Embedder:
             if self._model is None:
                 self.load(timeout=max(timeout, LOAD_TIMEOUT_S))
             text_of = {d: clip(t) for d, t in zip(digests, texts, strict=True)}
-            computed = self._run(self._infer, timeout, [text_of[d] for d in missing])
+            computed = self._run(self._infer, timeout, [text_of[d] for d in missing], batch=batch)
             fresh = list(zip(missing, computed, strict=True))
             found.update(fresh)
             if cache is not None:
@@ -260,7 +272,7 @@ class Embedder:
 
     def embed_query(self, text: str, *, timeout: float = QUERY_TIMEOUT_S) -> np.ndarray:
         """One query's ``(384,)`` vector."""
-        return self.embed([text], timeout=timeout)[0]
+        return self.embed([text], timeout=timeout, batch=False)[0]
 
     def self_test(self, timeout: float = QUERY_TIMEOUT_S) -> dict[str, Any]:
         """Embed two related and one unrelated sentence; check shape, norm and ordering."""
@@ -290,3 +302,4 @@ class Embedder:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._batch_pool.shutdown(wait=False, cancel_futures=True)

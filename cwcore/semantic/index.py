@@ -34,6 +34,7 @@ MODES = ("window", "message")
 DEFAULT_MODE = "window"
 MAX_ROWS = 16
 BATCH_WINDOWS = 64
+STEP_WINDOWS = 16  # one daemon worker step: a few seconds of CPU at 256 tokens
 
 
 def window_texts(

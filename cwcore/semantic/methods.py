@@ -98,8 +98,8 @@ def _models_install_reranker(
 def _embed_pending(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    """One batch of the semantic index handler (``maxWindows``, default 64)."""
-    limit = params.get("maxWindows", 64)
+    """One batch of the semantic index handler (``maxWindows``, default 16)."""
+    limit = params.get("maxWindows", 16)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 4096:
         raise InvalidInput("maxWindows must be an integer from 1 to 4096")
     semantic = runtime.for_engine(engine)

@@ -123,7 +123,7 @@ class Semantic:
 
     # -- what the worker calls -----------------------------------------------------------------
 
-    def embed_pending(self, max_windows: int = handler.BATCH_WINDOWS) -> int:
+    def embed_pending(self, max_windows: int = handler.STEP_WINDOWS) -> int:
         if not self.settings.semantic_retrieval:
             return 0
         return handler.embed_pending(
