@@ -120,7 +120,7 @@ def test_host_generated_is_not_a_real_user_message() -> None:
     for text in (
         "<command-name>/clear</command-name>",
         "<local-command-stdout>x</local-command-stdout>",
-    ):  # noqa: E501
+    ):
         assert is_host_generated(text)
         assert extract(text).reason == "host-generated"
 
