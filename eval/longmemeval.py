@@ -161,9 +161,15 @@ def compare_modes(
     modes = {mode: _means(report["per_question"], qids), other: other_report["overall"]}
     modes[other] = {s: modes[other][s] for s in ("semantic", "hybrid") if s in modes[other]}
     cost = throughput(engine)
-    better = max(modes, key=lambda m: modes[m].get("hybrid", {}).get("ndcg@10", 0.0))
+
+    def key(m: str) -> tuple[float, float]:
+        sem = modes[m].get("semantic", {})
+        return (sem.get("ndcg@10", 0.0), sem.get("turn_mrr", 0.0))
+
+    better = max(modes, key=key)
     verdict = (
-        f"On this subset `{better}` mode gives the better hybrid NDCG@10; `window` mode embeds "
+        f"On this subset `{better}` mode ranks better (semantic NDCG@10, then turn MRR); "
+        "`window` mode embeds "
         f"{cost['window']['windows_per_s']} windows/s, `message` mode "
         f"{cost['message']['windows_per_s']} windows/s on this machine."
     )

@@ -35,6 +35,20 @@ def turn_recall(hit_turns: Sequence[set[str]], evidence_turns: set[str], k: int)
     return len(covered & evidence_turns) / len(evidence_turns)
 
 
+def reciprocal_rank(ranked: Sequence[str], relevant: set[str]) -> float:
+    for i, item in enumerate(ranked):
+        if item in relevant:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def turn_reciprocal_rank(hit_turns: Sequence[set[str]], evidence_turns: set[str]) -> float:
+    for i, turns in enumerate(hit_turns):
+        if turns & evidence_turns:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
 def score_ranking(
     sessions: Sequence[str],
     turns: Sequence[set[str]],
@@ -48,4 +62,6 @@ def score_ranking(
         "recall_all@5": recall_all(ranked, evidence, 5),
         "ndcg@10": ndcg(ranked, evidence, 10),
         "turn_recall@10": turn_recall(turns, evidence_turns, 10),
+        "session_mrr": reciprocal_rank(ranked, evidence),
+        "turn_mrr": turn_reciprocal_rank(turns, evidence_turns),
     }

@@ -95,14 +95,16 @@ def markdown(report: dict[str, Any], compare: dict[str, Any] | None = None) -> s
             "text truncated by the model to 256 tokens, one vector; `message`: one vector per",
             "message of the window, a window scores its best message).",
             "",
-            "| mode | system | recall_any@5 | recall_all@5 | NDCG@10 | turn recall@10 |",
-            "|---|---|---|---|---|---|",
+            "| mode | system | recall_any@5 | recall_all@5 | NDCG@10 | turn recall@10 | "
+            "session MRR | turn MRR |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for mode, rows in compare["modes"].items():
             for s in ("semantic", "hybrid"):
                 if s in rows:
                     r = rows[s]
-                    cells = " | ".join(f"{r[m]:.3f}" for m in METRICS)
+                    names = (*METRICS, "session_mrr", "turn_mrr")
+                    cells = " | ".join(f"{r[m]:.3f}" for m in names if m in r)
                     lines.append(f"| {mode} | {s} | {cells} |")
         lines += ["", "Embedding cost of each mode on that subset:", ""]
         lines += ["| mode | texts embedded | seconds | texts/s |", "|---|---|---|---|"]

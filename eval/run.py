@@ -309,7 +309,14 @@ def evaluate(
             log(f"evaluated {n}/{len(questions)} questions")
 
     systems = [s for s in SYSTEM_ORDER if any(s in r["metrics"] for r in per_q)]
-    metric_names = ("recall_any@5", "recall_all@5", "ndcg@10", "turn_recall@10")
+    metric_names = (
+        "recall_any@5",
+        "recall_all@5",
+        "ndcg@10",
+        "turn_recall@10",
+        "session_mrr",
+        "turn_mrr",
+    )
 
     def mean_of(rows: list[dict[str, Any]], system: str) -> dict[str, float]:
         vals = [r["metrics"][system] for r in rows if system in r["metrics"]]
