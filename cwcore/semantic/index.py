@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from cwcore.errors import CorruptRecord, NotFound
 from cwcore.index import derived
 from cwcore.semantic import store as vstore
 from cwcore.semantic.embedder import ChainCache, Embedder, VectorCache, clip
@@ -125,9 +126,13 @@ def embed_pending(
         if raw is not None and vstore.matches(vstore.WindowVectors.unpack(wid, raw), record):
             continue  # already embedded (a replay after validate)
         ref = (record["documentId"], int(record["version"]))
-        if ref not in manifests:
-            manifests[ref] = reader.manifest(*ref)
-        todo.append((wid, record, window_texts(reader, record, mode, manifests[ref])))
+        try:
+            if ref not in manifests:
+                manifests[ref] = reader.manifest(*ref)
+            texts = window_texts(reader, record, mode, manifests[ref])
+        except (NotFound, CorruptRecord):
+            continue  # forgotten while we looked: nothing to embed
+        todo.append((wid, record, texts))
     content = vstore.ContentTable(store)
     flat = [t for _, _, texts in todo for t in texts]
     kwargs: dict[str, Any] = {"cache": ChainCache(content, cache)}
