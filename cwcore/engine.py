@@ -140,6 +140,9 @@ class Engine:
             Periodic("retention", lambda: self.retention.expire(self.settings).to_json(), 3600.0),
             Periodic("compaction", self._sample_compaction, 60.0),
         ]
+        if self.settings.semantic_retrieval:
+            self._semantic_worker = Periodic("semantic", self._semantic_step, 5.0)
+            self._workers.append(self._semantic_worker)
         for worker in self._workers:
             worker.start()
 
@@ -153,6 +156,18 @@ class Engine:
             self._index_worker.wake()
         elif self.indexer.depth() == 0:
             self.indexer.merge()
+        return done
+
+    def _semantic_step(self) -> int:
+        """Embed a batch of published windows after lexical publication (it never delays it);
+        more pending work wakes the worker again."""
+        if self.indexer.depth():
+            return 0  # lexical work first: search must never wait for embeddings
+        from cwcore.semantic.runtime import for_engine
+
+        done = for_engine(self).embed_pending()
+        if done:
+            self._semantic_worker.wake()
         return done
 
     def after_admission(self, imported: int) -> None:
@@ -182,7 +197,12 @@ class Engine:
                 postings=self.indexer.bm25,
                 signer=Signer(load_key(self.home)),
                 lease_minutes=self.settings.lease_minutes,
+                rerank_candidates=self.settings.reranker_candidates,
             )
+            if self.settings.semantic_retrieval or self.settings.reranker_enabled:
+                from cwcore.semantic.runtime import for_engine
+
+                self._search_ctx.semantic = for_engine(self)
         self._search_ctx.postings = self.indexer.bm25  # a rebuild replaces it
         return self._search_ctx
 

@@ -47,6 +47,7 @@ class Candidate:
     expanded_terms: list[str] = field(default_factory=list)
     literals: list[str] = field(default_factory=list)  # exact values to highlight
     spans: list[tuple[int, int]] = field(default_factory=list)  # char spans (relations)
+    reranked: bool = False  # the cross-encoder scored it (not necessarily moved it)
     window: dict | None = None
 
 

@@ -17,7 +17,6 @@ Order of work:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +24,7 @@ from cwcore.index import anchors as anchor_mod
 from cwcore.index import derived
 from cwcore.index.postings import PostingIndex
 from cwcore.recall.locator import Locator, Signer, create_lease
-from cwcore.retrieve import bands, expand, fusion
+from cwcore.retrieve import bands, expand
 from cwcore.retrieve.lexical import (
     Candidate,
     Visible,
@@ -62,7 +61,8 @@ class SearchContext:
     postings: PostingIndex
     signer: Signer
     lease_minutes: float
-    semantic: Callable[..., Any] | None = None  # set by the semantic tier when installed
+    semantic: Any = None  # cwcore.semantic.runtime.Semantic, loaded lazily by the engine
+    rerank_candidates: int = 40
 
 
 def _importance(store: Store, ordinals: list[int]) -> dict[int, float]:
@@ -88,6 +88,41 @@ def record_recall(store: Store, ordinal: int) -> None:
         batch = store.batch()
         batch.put("feedback", key, count.to_bytes(8, "big"))
         store.commit(batch)
+
+
+def _rerank(
+    ctx: SearchContext,
+    query: str,
+    entries: list[tuple[Candidate, Any]],  # (candidate, TierEntry), fused order
+    records: dict[int, dict[str, Any]],
+    stages: dict[str, Any],
+    strict: bool,
+) -> list[tuple[Candidate, Any]]:
+    """Reorder the fused tier's head by the cross-encoder; silently unchanged when it is not
+    installed or fails. Scored candidates get ``reranked``; presented scores never change."""
+    assert ctx.semantic is not None
+    head = entries[: ctx.rerank_candidates]
+    if len(head) < 2:
+        return entries
+    texts = []
+    for cand, _ in head:
+        record = records[cand.wid]
+        manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
+        data = ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
+        texts.append(data.decode("utf-8", "ignore"))
+    started = time.perf_counter()
+    scores = ctx.semantic.rerank(query, texts, strict=strict)
+    stages["rerank"] = {
+        "candidates": len(head),
+        "used": scores is not None,
+        "ms": round((time.perf_counter() - started) * 1000, 2),
+    }
+    if scores is None:
+        return entries
+    for cand, _ in head:
+        cand.reranked = True
+    order = sorted(range(len(head)), key=lambda i: (-scores[i], i))  # stable on ties
+    return [head[i] for i in order] + entries[len(head) :]
 
 
 def _literal_matches(
@@ -137,6 +172,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
     # 2 + 3. lexical (skipped for exact-looking input the exact lookup answered)
     lexical: list[Candidate] = []
     expanded: list[str] = []
+    weak_lexical = not exact
     run_lexical = bool(query) and not (exact_looking and exact)
     terms = query_terms(query, req.expansion_terms) if run_lexical else []
     if terms:
@@ -149,7 +185,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
             stages["literal"] = len(exact)
             lexical = [c for c in lexical if c.wid not in {e.wid for e in exact}]
         top = lexical[0] if lexical else None
-        weak = not exact and (
+        weak = weak_lexical = not exact and (
             top is None
             or top.score < WEAK_SCORE
             or sum(idfs.get(t, 0) for t in top.matched_terms) / (sum(idfs.values()) or 1)
@@ -169,6 +205,24 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
         stages["lexical"] = len(lexical)
         stages["expanded"] = expanded
 
+    # Semantic mode (policy auto: only after a weak lexical pass; never on preflight).
+    semantic: list[Candidate] = []
+    outcome = None
+    if ctx.semantic is not None and query and not (exact_looking and exact):
+        from cwcore.semantic.candidates import semantic_tier
+
+        outcome = semantic_tier(
+            ctx.semantic,
+            visible,
+            query,
+            req.limit,
+            policy=req.semantic_policy,
+            weak=weak_lexical,
+            strict=req.strict,
+        )
+        semantic = outcome.candidates
+        stages["semantic"] = outcome.trace()
+
     structural: list[Candidate] = []
     if req.relation:
         by_wid = {c.wid: c for c in lexical} if query else None
@@ -187,29 +241,37 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
             if cand.wid not in taken:
                 taken.add(cand.wid)
                 ordered.append((cand, {}))
-    lex_pool = [c for c in lexical if c.wid not in taken]
-    if lex_pool:
-        fused = fusion.fuse(
-            {"lexical": [str(c.wid) for c in lex_pool]}, {str(c.wid): c.score for c in lex_pool}
+    pool: dict[int, Candidate] = {}
+    for cand in lexical + semantic:
+        if cand.wid in taken:
+            continue
+        best = pool.get(cand.wid)
+        if best is None or cand.score > best.score:
+            if best is not None:
+                cand.matched_terms = cand.matched_terms or best.matched_terms
+            pool[cand.wid] = cand
+    if pool:
+        from cwcore.semantic.hybrid import fuse_tier
+
+        prior = _importance(ctx.store, sorted({records[w]["ordinal"] for w in pool}))
+        fused_tier = fuse_tier(
+            [(str(c.wid), c.score) for c in lexical if c.wid in pool],
+            [(str(c.wid), c.score) for c in semantic if c.wid in pool],
+            {str(w): prior.get(records[w]["ordinal"], 1.0) for w in pool},
         )
-        prior = _importance(ctx.store, sorted({records[c.wid]["ordinal"] for c in lex_pool}))
-        by_key = {str(c.wid): c for c in lex_pool}
-        keyed = []
-        for f in fused:
-            cand = by_key[f.key]
-            boost = prior.get(records[cand.wid]["ordinal"], 1.0)
-            keyed.append((f.order * boost, f, cand, boost))
-        keyed.sort(key=lambda x: (-x[0], x[2].wid))
-        for order, f, cand, boost in keyed:
+        entries = [(pool[int(e.key)], e) for e in fused_tier]
+        if req.rerank and ctx.semantic is not None and query:
+            entries = _rerank(ctx, query, entries, records, stages, req.strict)
+        for cand, e in entries:
             ordered.append(
                 (
                     cand,
                     {
-                        "rrf": round(f.rrf, 6),
-                        "fused": round(f.order, 6),
-                        "importance": round(boost, 4),
-                        "order": round(order, 6),
-                        "ranks": f.ranks,
+                        "rrf": round(e.fused.rrf, 6),
+                        "fused": round(e.fused.order, 6),
+                        "importance": round(e.prior, 4),
+                        "order": round(e.order, 6),
+                        "ranks": e.fused.ranks,
                     },
                 )
             )
@@ -235,6 +297,8 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
     status = "ok"
     if not results:
         status = "empty"
+    elif outcome is not None and outcome.failure:
+        status = "lexical_fallback"
     elif not gen.get("complete", True):
         status = "partial"
     response: dict[str, Any] = {
@@ -242,11 +306,13 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
         "relation": req.relation,
         "results": results,
         "retrieval_status": status,
-        "semantic_search_used": False,
+        "semantic_search_used": bool(outcome and outcome.used),
         "generation": int(gen["n"]),
         "timing_ms": round((time.perf_counter() - started) * 1000, 3),
         "stages": stages,
     }
+    if outcome is not None and outcome.failure:
+        response["semantic_failure"] = outcome.failure
     if not results:
         response["advice"] = EMPTY_ADVICE
     return response
@@ -304,35 +370,38 @@ def _materialize(
                 req.scope,
             )
         )
-        results.append(
-            {
-                "documentId": record["documentId"],
-                "version": int(record["version"]),
-                "kind": record["kind"],
-                "score": cand.score,
-                "band": bands.band(cand.score),
-                "matchType": cand.match_type,
-                "margin": round(max(0.0, cand.score - max(others, default=0.0)), 4),
-                "snippet": snippet,
-                "highlights": highlights,
-                "historical": True,
-                "superseded": False,
-                "locator": locator,
-                "reranked": False,
-                "matchedTerms": cand.matched_terms,
-                "expandedTerms": cand.expanded_terms,
-                "score_metadata": _score_metadata(cand, trace),
-                "source": {
-                    "sessionId": record["session"],
-                    "turnId": record.get("turn") or record["documentId"],
-                    "messageKey": message_key,
-                    "messageKeys": record["keys"],
-                    "project": record["project"],
-                    "agent": record["agent"],
-                    "timestamp": _timestamp(manifest, message_key) or record["created"],
-                },
-            }
-        )
+        hit: dict[str, Any] = {
+            "documentId": record["documentId"],
+            "version": int(record["version"]),
+            "kind": record["kind"],
+            "score": cand.score,
+            "band": bands.band(cand.score),
+            "matchType": cand.match_type,
+            "margin": round(max(0.0, cand.score - max(others, default=0.0)), 4),
+            "snippet": snippet,
+            "highlights": highlights,
+            "historical": True,
+            "superseded": False,
+            "locator": locator,
+            "reranked": cand.reranked,
+            "matchedTerms": cand.matched_terms,
+            "expandedTerms": cand.expanded_terms,
+            "score_metadata": _score_metadata(cand, trace),
+            "source": {
+                "sessionId": record["session"],
+                "turnId": record.get("turn") or record["documentId"],
+                "messageKey": message_key,
+                "messageKeys": record["keys"],
+                "project": record["project"],
+                "agent": record["agent"],
+                "timestamp": _timestamp(manifest, message_key) or record["created"],
+            },
+        }
+        if record["kind"] == "markdown":
+            from cwcore.markdown.hits import markdown_fields
+
+            hit.update(markdown_fields(manifest, record, match_start))
+        results.append(hit)
     return results
 
 
@@ -352,7 +421,12 @@ def _timestamp(manifest: dict[str, Any], key: str) -> str | None:
 
 def _score_metadata(cand: Candidate, trace: dict[str, Any]) -> dict[str, Any]:
     """Each stage's value with its type and direction (spec 004 ``score_metadata``)."""
-    raw_type = {"exact": "anchor-coverage", "lexical": "bm25f", "structural": "bm25f"}[cand.mode]
+    raw_type = {
+        "exact": "anchor-coverage",
+        "lexical": "bm25f",
+        "structural": "bm25f",
+        "semantic": "cosine",
+    }[cand.mode]
     stages = [
         {
             "stage": cand.mode,

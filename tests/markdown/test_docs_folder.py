@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from cwcore.api import Archive
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.hits import markdown_fields
@@ -66,7 +64,6 @@ def test_markdown_fields_of_the_docs_hit(archive: Archive) -> None:
     assert body["text"] == text[md["start"] : md["end"]]
 
 
-@pytest.mark.xfail(strict=False, reason="needs search.py to merge markdown_fields into hits")
 def test_cw_search_hit_carries_the_heading_path() -> None:
     import_docs()
     hit = importers_hit(QUERY)
