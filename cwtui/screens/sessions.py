@@ -37,7 +37,6 @@ from cwcore.errors import CwError, InvalidInput
 from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
-from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.projects import Overview, ProjectList, ProjectTally
 from cwtui.widgets.sessions_table import SessionsTable
 
@@ -371,14 +370,20 @@ class SessionsScreen(Screen[None]):
 
     # -- actions -------------------------------------------------------------------------------
 
+    def _open(self, session_id: str) -> None:
+        # Imported here: the transcript's Markdown stack is not needed for the first paint.
+        from cwtui.screens.transcript import TranscriptScreen
+
+        self.app.push_screen(TranscriptScreen(session_id))
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
-            self.app.push_screen(TranscriptScreen(event.row_key.value))
+            self._open(event.row_key.value)
 
     def action_open_session(self) -> None:
         current = self.query_one(SessionsTable).current
         if current is not None:
-            self.app.push_screen(TranscriptScreen(current.sessionId))
+            self._open(current.sessionId)
 
     def action_export(self) -> None:
         current = self.query_one(SessionsTable).current

@@ -236,10 +236,12 @@ class TranscriptScreen(Screen[None]):
         state.update("This session has no messages." if not entries else "")
         state.display = not entries
         self.current = -1
-        await view.show(entries)
+        wanted, self.focus_key = self.focus_key, None  # only on the first load
+        target = resolve_jump(entries, wanted) if wanted else None
+        # Opened at a message (a search hit): start the window there, not at the top.
+        await view.show(entries, start=target or 0)
         view.focus()
-        if self.focus_key:
-            wanted, self.focus_key = self.focus_key, None  # only on the first load
+        if wanted:
             await self._jump_to(wanted)
 
     def on_transcript_screen_failed(self, message: Failed) -> None:

@@ -1,9 +1,10 @@
 """A scrolling transcript that mounts its entries in batches as the user scrolls.
 
 A long session holds thousands of messages; mounting a Markdown widget for each up front would
-stall the event loop. :class:`TranscriptView` mounts :attr:`BATCH` entries at a time: the first
-batch on :meth:`show`, the next whenever the viewport nears the bottom, and everything up to a
-position on :meth:`reveal` (used by jumps).
+stall the event loop. :class:`TranscriptView` keeps a contiguous *window* of mounted entries: the
+first batch on :meth:`show`, the next whenever the viewport nears the bottom (or the previous one
+near the top), and on :meth:`reveal` (used by jumps) either the entries up to a nearby position
+or, for a far one, a new window starting there.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widget import Widget
+from textual.widgets import Static
 
 from cwtui.widgets.message import EventView, MessageView
 
@@ -41,31 +44,71 @@ def build_entries(body: dict[str, Any]) -> list[Entry]:
 
 
 class TranscriptView(VerticalScroll):
-    """Entries mounted lazily; ``expand_tools`` decides how new tool sections start."""
+    """Entries mounted lazily, as one contiguous window; ``expand_tools`` decides how new tool
+    sections start.
+
+    The window grows by :attr:`BATCH` entries at its bottom as the view nears it, and at its
+    top as the view nears that (keeping what is on screen in place). A jump more than
+    :attr:`FAR` entries outside the window starts a new window at the target instead of mounting
+    everything in between, so opening a 1,000-message session at its last message costs one
+    batch, not a thousand widgets. While entries above the window are not mounted, a line at the
+    top says how many there are.
+    """
 
     BATCH = 20
-    #: Rows from the bottom at which the next batch is mounted.
+    #: Rows from the bottom (or top) at which the next batch is mounted.
     MARGIN = 20
+    #: Entries outside the window past which a jump starts a new window.
+    FAR = 60
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.entries: list[Entry] = []
         self.expand_tools = False
         self._widgets: list[Widget] = []
+        self._first = 0  # position of self._widgets[0]
+        self._earlier: Static | None = None
         self._busy = False
 
     @property
     def mounted(self) -> int:
         return len(self._widgets)
 
-    async def show(self, entries: list[Entry]) -> None:
-        """Replace the transcript with ``entries`` and mount the first batch."""
+    @property
+    def first(self) -> int:
+        """The position of the first mounted entry."""
+        return self._first
+
+    async def show(self, entries: list[Entry], start: int = 0) -> None:
+        """Replace the transcript with ``entries`` and mount a batch from ``start``."""
+        self.entries = entries
+        await self._restart(max(0, min(start, len(entries) - 1)))
+        self.scroll_home(animate=False)
+        await self.reveal(min(self._first + self.BATCH, len(entries)) - 1)
+        self.call_after_refresh(self._maybe_more)
+
+    async def _restart(self, start: int) -> None:
+        """Drop every mounted entry; the window starts (empty) at ``start``."""
         await self.remove_children()
         self._widgets = []
-        self.entries = entries
-        self.scroll_home(animate=False)
-        await self.reveal(min(self.BATCH, len(entries)) - 1)
-        self.call_after_refresh(self._maybe_more)
+        self._first = start
+        self._earlier = None
+        if start > 0:
+            self._earlier = Static("", classes="transcript-earlier")
+            await self.mount(self._earlier)
+            self._update_earlier()
+
+    def _update_earlier(self) -> None:
+        if self._earlier is None:
+            return
+        if self._first <= 0:
+            self._earlier.remove()
+            self._earlier = None
+            return
+        noun = "entry" if self._first == 1 else "entries"
+        self._earlier.update(
+            Text(f"⋯ {self._first} earlier {noun} — scroll up to load them", style="dim italic")
+        )
 
     def _make(self, position: int) -> Widget:
         entry = self.entries[position]
@@ -76,16 +119,40 @@ class TranscriptView(VerticalScroll):
         )
 
     async def reveal(self, position: int) -> Widget | None:
-        """Mount every entry up to ``position`` and return its widget (None if out of range)."""
+        """Mount what it takes for ``position`` to be in the window and return its widget
+        (None if out of range): the entries between the window and it, or — when it is more
+        than :attr:`FAR` entries away — a new window starting at it."""
         if position >= len(self.entries):
             position = len(self.entries) - 1
         if position < 0:
             return None
-        if position >= self.mounted:
-            batch = [self._make(p) for p in range(self.mounted, position + 1)]
+        end = self._first + self.mounted  # one past the window
+        if position < self._first:
+            if self._first - position > self.FAR:
+                await self._restart(position)
+            else:
+                await self._prepend(position)
+        elif position >= end and position - end >= self.FAR:
+            await self._restart(position)
+        end = self._first + self.mounted
+        if position >= end:
+            batch = [self._make(p) for p in range(end, position + 1)]
             self._widgets.extend(batch)
             await self.mount_all(batch)
-        return self._widgets[position]
+        return self._widgets[position - self._first]
+
+    async def _prepend(self, position: int) -> None:
+        """Mount the entries from ``position`` up to the window's start above it."""
+        if position >= self._first:
+            return
+        batch = [self._make(p) for p in range(position, self._first)]
+        if self._widgets:
+            await self.mount_all(batch, before=self._widgets[0])
+        else:
+            await self.mount_all(batch)
+        self._widgets[:0] = batch
+        self._first = position
+        self._update_earlier()
 
     async def reveal_for_top(self, position: int) -> Widget | None:
         """Like :meth:`reveal`, plus a batch after ``position`` so it can scroll to the top."""
@@ -106,16 +173,39 @@ class TranscriptView(VerticalScroll):
         self._maybe_more()
 
     def _maybe_more(self) -> None:
-        """Mount the next batch when the bottom is near (or when the view is not yet full)."""
-        if self._busy or self.mounted >= len(self.entries):
+        """Mount the next batch when the bottom is near (or the view is not yet full), or the
+        previous one when the top is near and entries above are not mounted."""
+        if self._busy:
             return
-        if self.scroll_y >= self.max_scroll_y - self.MARGIN:
+        if self._first + self.mounted < len(self.entries) and (
+            self.scroll_y >= self.max_scroll_y - self.MARGIN
+        ):
             self._busy = True
             self.run_worker(self._more(), group="transcript-more")
+        elif self._first > 0 and self.scroll_y <= self.MARGIN:
+            self._busy = True
+            self.run_worker(self._less(), group="transcript-more")
 
     async def _more(self) -> None:
         try:
-            await self.reveal(self.mounted + self.BATCH - 1)
+            await self.reveal(self._first + self.mounted + self.BATCH - 1)
         finally:
             self._busy = False
         self.call_after_refresh(self._maybe_more)
+
+    async def _less(self) -> None:
+        """Mount the batch above the window, keeping the entry on screen where it is."""
+        anchor = self._widgets[0] if self._widgets else None
+        offset = anchor.virtual_region.y - self.scroll_y if anchor is not None else 0
+        try:
+            await self._prepend(max(0, self._first - self.BATCH))
+        except Exception:
+            self._busy = False
+            raise
+
+        def settle() -> None:
+            if anchor is not None and anchor.is_attached:
+                self.scroll_to(y=anchor.virtual_region.y - offset, animate=False)
+            self._busy = False
+
+        self.call_after_refresh(settle)

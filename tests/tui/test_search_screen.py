@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import pytest
 from rich.console import Console
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from cwcore.api import Archive
 from cwtui.screens import recall as recall_module
@@ -17,6 +17,7 @@ from cwtui.screens.recall import RecallScreen, parts_of
 from cwtui.screens.search import EMPTY_ARCHIVE, QueryInput, SearchScreen
 from cwtui.screens.supersede import SupersedeScreen
 from cwtui.screens.transcript import TranscriptScreen
+from cwtui.widgets.message import MessageView
 from cwtui.widgets.results import ResultsList
 from cwtui.widgets.timeline import Timeline
 from tests.tui.conftest import SIZE, AppFactory, settle
@@ -106,6 +107,18 @@ async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_rec
         await settle(pilot)
         assert app.screen is screen
 
+        # o: the hit's session transcript, at the hit's message.
+        await pilot.press("o")
+        await settle(pilot)
+        transcript = app.screen
+        assert isinstance(transcript, TranscriptScreen)
+        assert transcript.session_id == hit["source"]["sessionId"]
+        current = transcript.query_one(".message.current", MessageView)
+        assert current.message["messageKey"] == hit["source"]["messageKey"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen
+
 
 async def test_toggles_no_results_and_an_empty_archive(
     search_home: Path, app_for: AppFactory
@@ -159,26 +172,6 @@ async def test_an_empty_archive_says_how_to_import(cw_home: Path, app_for: AppFa
         assert static_text(screen, "#search-empty") == EMPTY_ARCHIVE
 
 
-async def test_open_a_result_in_its_transcript_at_the_message(
-    search_home: Path, app_for: AppFactory
-) -> None:
-    app = app_for(search_home)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await open_search(pilot, "socket path")
-        hit = screen.hits[0]
-        assert hit["source"]["sessionId"] == "s-alpha-2"
-        await pilot.press("down", "o")
-        await settle(pilot)
-        transcript = app.screen
-        assert isinstance(transcript, TranscriptScreen)
-        assert transcript.session_id == "s-alpha-2"
-        current = transcript.query_one(".message.current")
-        assert current.message["messageKey"] == hit["source"]["messageKey"]  # type: ignore[attr-defined]
-        await pilot.press("escape")
-        await settle(pilot)
-        assert app.screen is screen
-
-
 async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
     search_home: Path, app_for: AppFactory
 ) -> None:
@@ -196,8 +189,9 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         assert isinstance(dialog, SupersedeScreen)
         assert dialog.document_id == decision["documentId"]
         # Enter moves down the form and confirms on the last field.
-        await pilot.press(*"reversed by ADR 0008", "enter")
-        await pilot.press(*reversal["documentId"], "enter", *"queue-backend", "enter")
+        await pilot.press(*"ADR 8", "enter")
+        dialog.query_one("#supersede-by", Input).value = reversal["documentId"]
+        await pilot.press("enter", *"queue", "enter")
         await settle(pilot)
         assert app.screen is screen
         ids = [h["documentId"] for h in screen.hits]
@@ -205,7 +199,9 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
 
         # Still reachable for audit, by id.
         await pilot.press("i")
-        await pilot.press(*decision["documentId"], "enter")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = decision["documentId"]
+        await pilot.press("enter")
         await settle(pilot)
         audit = app.screen
         assert isinstance(audit, DocumentScreen)
@@ -213,7 +209,7 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         assert audit.doc["supersededBy"] == reversal["documentId"]
         header = static_text(audit, "#document-header")
         assert "SUPERSEDED" in header and reversal["documentId"] in header
-        assert "reversed by ADR 0008" in static_text(audit, "#document-versions")
+        assert "reason: ADR 8" in static_text(audit, "#document-versions")
         await pilot.press("x")  # only a live document can be superseded
         await settle(pilot)
         assert app.screen is audit

@@ -79,7 +79,7 @@ def test_supersede_dialog(snap_compare: Any, search_home: Path, app_for: AppFact
         await _search(pilot)
         await pilot.press("x")
         await settle(pilot)
-        await pilot.press(*"reversed by ADR 0008", "enter", "enter", *"queue-backend")
+        await pilot.press(*"ADR 0008", "enter", "enter", *"queue")
         await settle(pilot)
 
     assert snap_compare(app_for(search_home), terminal_size=SIZE, run_before=dialog)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Input, RadioButton
+from textual.widgets import Input, RadioButton, Static
 
 from cwcore.api import Archive
 from cwtui.screens.export import ExportScreen
@@ -253,3 +253,19 @@ async def test_a_jump_far_down_mounts_enough_to_put_the_target_on_top(
         target = by_key(screen, "assistant:m119")
         assert target.has_class("current")
         assert 0 <= target.region.y - view.region.y <= 1  # at the top (below its margin)
+        # A far jump starts a new window there instead of mounting the hundred entries between
+        # (the target being near the window's top, the batch above it follows).
+        first = view.first
+        assert first in (119, 119 - view.BATCH) and view.mounted <= 3 * view.BATCH + 1
+        earlier = view.query_one(".transcript-earlier", Static)
+        assert f"{first} earlier entries" in str(earlier.content)
+        # Scrolling to the top mounts the batch above, the old top entry staying in view.
+        view.scroll_to(y=0, animate=False)
+        await settle(pilot)
+        assert view.first == first - view.BATCH and target.is_attached and view.scroll_y > 0
+        assert f"{view.first} earlier" in str(earlier.content)
+        # A far jump back starts the window at the first message.
+        await pilot.press("g", *"1", "enter")
+        await settle(pilot)
+        assert view.first == 0 and not view.query(".transcript-earlier")
+        assert by_key(screen, "user:m0").has_class("current")
