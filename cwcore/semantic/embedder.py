@@ -32,7 +32,8 @@ from cwcore.store.keys import digest16
 
 DIM = 384
 MAX_CHARS = 2048
-BATCH = 32
+BATCH = 32  # texts per inference call at most...
+BATCH_CHARS = 8_192  # ...and about four window-length texts: activations stay ~150 MB, not ~1.3 GB
 QUERY_TIMEOUT_S = 10.0
 LOAD_TIMEOUT_S = 120.0  # first use: import fastembed + ONNX session (1–2 s idle, more when busy)
 BATCH_TIMEOUT_S = 300.0
@@ -53,6 +54,24 @@ class VectorCache(Protocol):
 
 def clip(text: str) -> str:
     return text[:MAX_CHARS]
+
+
+def _batches(order: list[int], texts: Sequence[str]) -> list[list[int]]:
+    """Consecutive groups of the length-sorted texts under :data:`BATCH` and
+    :data:`BATCH_CHARS` (one text may exceed the latter alone)."""
+    groups: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for i in order:
+        n = len(texts[i])
+        if current and (len(current) >= BATCH or size + n > BATCH_CHARS):
+            groups.append(current)
+            current, size = [], 0
+        current.append(i)
+        size += n
+    if current:
+        groups.append(current)
+    return groups
 
 
 def normalize(vectors: np.ndarray) -> np.ndarray:
@@ -216,9 +235,10 @@ class Embedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.empty((len(texts), DIM), dtype=np.float32)
         try:
-            vectors = model.embed([texts[i] for i in order], batch_size=BATCH)
-            for i, vec in zip(order, vectors, strict=True):
-                out[i] = vec
+            for group in _batches(order, texts):
+                vectors = model.embed([texts[i] for i in group], batch_size=len(group))
+                for i, vec in zip(group, vectors, strict=True):
+                    out[i] = vec
         except Exception as exc:
             raise errors.unavailable(errors.INFERENCE_FAILED, f"embedding failed: {exc}") from None
         self.computed += len(texts)
