@@ -16,11 +16,11 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+import cwtui.commands as commands_pkg
 from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.errors import NotFound
 from cwcore.importers.pipeline import ImportSummary
-import cwtui.commands as commands_pkg
 from cwtui.output import console, emit_json, err_console, guard
 
 app = typer.Typer(
