@@ -200,32 +200,41 @@ def allowed_rows(
     return Allowed(merged.astype(np.uint32, copy=False), **counts)
 
 
+#: Above this many contiguous runs of allowed wids, an anchor's postings are scanned instead
+#: of seeking each run.
+MAX_SEEK_RUNS = 64
+_WID = slice(18, 22)  # exact key: tag, version, 16-byte digest, u32 wid, u32 char start
+
+
 def exact_wids(store: Store, value: str, allowed: Allowed, scan_limit: int = 2_048) -> list[int]:
     """Wids (newest first) holding the literal anchor ``value`` among the allowed rows.
 
-    The anchor's postings are read newest first; when there are more than ``scan_limit`` of
-    them, the lookup seeks each contiguous run of allowed wids instead, so a common anchor in
-    other sessions can never hide this lineage's postings (filters before limits)."""
+    Complete whatever the anchor's frequency elsewhere (filters before limits): with few runs
+    of allowed wids, each run is sought in the anchor's postings; otherwise the anchor's
+    postings are read newest first and, when there are more than ``scan_limit`` of them, the
+    lookup falls back to seeking every run, so other sessions can never hide the lineage's."""
     if not len(allowed.wids):
         return []
     digest = derived.anchor_digest(value)
     prefix = derived.EXACT.prefix(digest)
-    found: list[int] = []
-    complete = True
-    for count, (key, _) in enumerate(store.scan("exact", prefix, reverse=True), start=1):
-        if count > scan_limit:
-            complete = False
-            break
-        found.append(int(derived.EXACT.decode(key)[1]))
-    if complete:
-        wids = np.asarray(found, dtype=np.uint32)
-        hit = wids[np.isin(wids, allowed.wids)]
-        return list(dict.fromkeys(int(w) for w in hit))
-    out: list[int] = []
-    for lo, hi in reversed(allowed.ranges()):
+    ranges = allowed.ranges()
+    if len(ranges) > MAX_SEEK_RUNS:
+        found: list[int] = []
+        complete = True
+        for count, (key, _) in enumerate(store.scan("exact", prefix, reverse=True), start=1):
+            if count > scan_limit:
+                complete = False
+                break
+            found.append(int.from_bytes(key[_WID], "big"))
+        if complete:
+            wids = np.asarray(found, dtype=np.uint32)
+            hit = wids[np.isin(wids, allowed.wids)]
+            return list(dict.fromkeys(int(w) for w in hit))
+    out: set[int] = set()
+    for lo, hi in ranges:
         for key, _ in store.scan("exact", prefix, start=derived.EXACT.prefix(digest, lo)):
-            wid = int(derived.EXACT.decode(key)[1])
+            wid = int.from_bytes(key[_WID], "big")
             if wid > hi:
                 break
-            out.append(wid)
-    return sorted(set(out), reverse=True)
+            out.add(wid)
+    return sorted(out, reverse=True)

@@ -6,15 +6,18 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from cwcore.api import Archive
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.hints import candidates as cand_mod
 from cwcore.hints import gate, render
+from cwcore.hints import lineage as lineage_mod
 from cwcore.hints.candidates import Evidence, is_strong, normalized_idf
 from cwcore.hints.lineage import Allowed, exact_wids
 from cwcore.hints.query import extract
+from cwcore.index import derived
 from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
 from tests.hints.helpers import NOW, engine, load, row
 
@@ -238,7 +241,9 @@ def test_branch_isolation(arch: Archive) -> None:
     assert pf(arch, "remember zebra stripes fork?", session="s1")["outcome"] == "none"
 
 
-def test_branch_isolation_applies_before_limits(tmp_path: Path, archive: Archive) -> None:
+def test_branch_isolation_applies_before_limits(
+    tmp_path: Path, archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Many sibling rows match better (shorter, more often); the one lineage row still wins.
     siblings = [
         row(f"other{i}", "u1", "user", "WIDGET_ID WIDGET_ID widget sprocket", days=1)
@@ -250,16 +255,15 @@ def test_branch_isolation_applies_before_limits(tmp_path: Path, archive: Archive
     body = archive.preflight("remember widget sprocket WIDGET_ID?", session="mine")
     assert body["outcome"] == "excerpt"
     assert body["diagnostics"]["counts"]["candidates"] == 1
-    # The exact lookup seeks the lineage's runs when the anchor has more postings than it scans.
+    # Exact lookups are complete for the lineage whichever way they read the postings.
     eng = engine(archive)
-    rows_ = __import__("cwcore.hints.lineage", fromlist=["x"]).cache_for(eng.store)
-    gen = __import__("cwcore.index.derived", fromlist=["x"]).generation(eng.store)["n"]
-    own = rows_.rows(eng.store, eng.indexer.bm25, "mine", gen)
-    import numpy as np
-
+    gen = derived.generation(eng.store)["n"]
+    own = lineage_mod.cache_for(eng.store).rows(eng.store, eng.indexer.bm25, "mine", gen)
     allowed = Allowed(np.asarray(own.wids, dtype=np.uint32))
-    assert exact_wids(eng.store, "WIDGET_ID", allowed, scan_limit=5) == own.wids
-    assert exact_wids(eng.store, "WIDGET_ID", allowed) == own.wids
+    assert exact_wids(eng.store, "WIDGET_ID", allowed) == own.wids  # seeks the runs
+    monkeypatch.setattr(lineage_mod, "MAX_SEEK_RUNS", 0)
+    assert exact_wids(eng.store, "WIDGET_ID", allowed) == own.wids  # scans all 61 postings
+    assert exact_wids(eng.store, "WIDGET_ID", allowed, scan_limit=5) == own.wids  # falls back
 
 
 def test_visible_rows_are_excluded(arch: Archive) -> None:
