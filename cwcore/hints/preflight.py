@@ -31,7 +31,7 @@ from cwcore.hints.tokens import estimate
 from cwcore.index import derived
 from cwcore.retrieve.lexical import Visible
 from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS, SearchRequest
-from cwcore.retrieve.scope import Scope, lineage
+from cwcore.retrieve.scope import Scope
 from cwcore.store.keys import check_id
 
 log = logging.getLogger("cw.hints")
@@ -138,9 +138,10 @@ def preflight(engine: Any, params: dict[str, Any]) -> dict[str, Any]:
     generation: int | None = None
     query: Query | None = None
     try:
-        generation = int(derived.generation(store)["n"])
+        gen = derived.generation(store)
+        generation = int(gen["n"])
         query = extract(req.message)
-        record = _decide(engine, req, query, generation, now, started)
+        record = _decide(engine, req, query, gen, now, started)
     except Exception as exc:
         log.warning("preflight failed: %s", type(exc).__name__)
         record = _failed(req, query, generation, started)
@@ -193,11 +194,12 @@ def _decide(
     engine: Any,
     req: PreflightRequest,
     query: Query,
-    generation: int,
+    gen: dict[str, Any],
     now_dt: Any,
     started: float,
 ) -> dict[str, Any]:
     store, reader, settings = engine.store, engine.reader, engine.settings
+    generation = int(gen["n"])
     record: dict[str, Any] = {
         "session": req.session,
         "messageKey": req.message_key,
@@ -230,16 +232,16 @@ def _decide(
 
     if query.empty:
         return finish("no-query", query.reason or "no-topic")
-    lineage_ids = lineage(reader, req.session)
     try:
-        project = reader.session(req.session)["project"]
+        session_record = reader.session(req.session)
     except NotFound:
         return finish("none", "unknown-session")
+    project = session_record["project"]
+    lineage_ids = list(dict.fromkeys([req.session, *(session_record.get("lineage") or [])]))
     now = now_dt.timestamp()
     conversation_max_s = settings.conversation_max_age_days * 86400
     tool_max_s = settings.tool_payload_max_age_days * 86400
     index = engine.indexer.bm25
-    gen = derived.generation(store)
     allowed = allowed_rows(
         store,
         index,
