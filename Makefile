@@ -6,7 +6,7 @@ CW := $(BIN)/cw
 STAMP := $(VENV)/.installed
 SOURCE ?=
 
-.PHONY: run test lint fmt bench eval clean install
+.PHONY: run test lint fmt bench eval clean install screenshots
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -20,6 +20,11 @@ install: $(STAMP)
 # (default: ./.cw-demo) and shows a listing and a search.
 run: $(STAMP)
 	@CW_HOME=$${CW_HOME:-$(CURDIR)/.cw-demo} $(BIN)/python -m cwtui.demo $(SOURCE)
+
+# Regenerates screenshots/: every TUI screen over the demo archive, as SVG (plus PNG when
+# rsvg-convert or the cairosvg package is available).
+screenshots: $(STAMP)
+	$(BIN)/python -m cwtui.screenshots
 
 lint: $(STAMP)
 	$(BIN)/ruff check cwcore cwtui tests bench eval

@@ -40,7 +40,7 @@ SCREENS = (
     ("supersede", "Supersede: reason, replacement and subject key"),
     ("document", "Document audit view: a superseded decision, still readable"),
     ("index", "Index: generation, handler outcomes, outbox, daemon"),
-    ("help", "Help: the keys of the current screen"),
+    ("help", "Help: the keys of the current screen (here, search)"),
 )
 
 
@@ -77,9 +77,7 @@ async def drive(app: Any, out: Path) -> list[Path]:
         await settle(pilot)
         await pilot.press("n")
         await shot(pilot, "transcript")
-        await pilot.press("question_mark")
-        await shot(pilot, "help")
-        await pilot.press("escape", "escape")
+        await pilot.press("escape")
 
         # Search: type (the fast path), then Enter for the full search.
         await pilot.press("2")
@@ -95,6 +93,9 @@ async def drive(app: Any, out: Path) -> list[Path]:
         reversal = next(h for h in hits if REVERSAL_TEXT in h["snippet"])
         await pilot.press(*(["down"] * decision))
         await shot(pilot, "search")
+        await pilot.press("question_mark")
+        await shot(pilot, "help")
+        await pilot.press("escape")
 
         await pilot.press("enter")
         await shot(pilot, "recall")
@@ -160,6 +161,10 @@ def main(argv: list[str]) -> int:
             return 1
         app = make_app(lambda: Archive.open(Path(home), embedded=True))
         written = asyncio.run(drive(app, out))
+    missing = {name for name, _ in SCREENS} - {path.stem for path in written}
+    if missing:
+        print(f"screens not captured: {', '.join(sorted(missing))}", file=sys.stderr)
+        return 1
     for path in written:
         print(path.relative_to(REPO) if path.is_relative_to(REPO) else path)
     converter = to_png(written)

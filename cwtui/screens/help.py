@@ -16,6 +16,13 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Label, Static
 
+#: Characters of an action's description the table shows (the rest is in the palette).
+ACTION_CHARS = 72
+
+
+def clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
 
 @dataclass(frozen=True)
 class KeyHelp:
@@ -74,7 +81,7 @@ class HelpScreen(ModalScreen[None]):
         table = self.query_one("#help-keys", DataTable)
         table.add_columns("Key", "Action", "Binding id")
         for item in self.keys:
-            table.add_row(item.key, item.description, item.binding_id)
+            table.add_row(item.key, clip(item.description, ACTION_CHARS), item.binding_id)
 
     def action_close(self) -> None:
         self.dismiss(None)
