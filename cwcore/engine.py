@@ -137,7 +137,7 @@ class Engine:
         self._index_worker = Periodic("index", self._index_step, 1.0)
         self._workers = [
             self._index_worker,
-            Periodic("retention", lambda: self.retention.expire(self.settings).to_json(), 3600.0),
+            Periodic("retention", self._maintenance_step, 600.0),
             Periodic("compaction", self._sample_compaction, 60.0),
         ]
         if self.settings.semantic_retrieval:
@@ -157,6 +157,17 @@ class Engine:
         elif self.indexer.depth() == 0:
             self.indexer.merge()
         return done
+
+    def _maintenance_step(self) -> dict[str, Any]:
+        """Bounded maintenance: retention by archive kind, expired search leases, hint
+        exposures past their cooldown and abandoned sessions' hint records."""
+        from cwcore.hints import frozen
+        from cwcore.recall.locator import expire_leases
+
+        report = self.retention.expire(self.settings).to_json()
+        report["leases"] = expire_leases(self.store)
+        report["hints"] = frozen.maintain(self.store, self.settings)
+        return report
 
     def _semantic_step(self) -> int:
         """Embed a batch of published windows after lexical publication (it never delays it);
