@@ -22,12 +22,13 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from cwcore import config
 from cwcore.errors import DaemonError, UnsafeSocket
+
+# ``cwcore.config`` and ``tempfile`` are imported where used: the lean hook client imports this
+# module on every user prompt, and their import time is a large share of its start-up.
 
 #: Longest socket path accepted, in bytes (``sun_path`` is 108 including the NUL on Linux).
 MAX_SOCKET_PATH = 100
@@ -49,7 +50,11 @@ class DaemonPaths:
 
 def resolve_home(home: Path | None = None) -> Path:
     """The store home as every process names it: ``home`` or ``CW_HOME``, expanded and resolved."""
-    return (home or config.default_home()).expanduser().resolve()
+    if home is None:
+        from cwcore import config
+
+        home = config.default_home()
+    return home.expanduser().resolve()
 
 
 def store_hash(home: Path) -> str:
@@ -62,6 +67,8 @@ def runtime_base() -> Path:
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg):
         return Path(xdg)
+    import tempfile
+
     return Path(tempfile.gettempdir())
 
 
