@@ -95,8 +95,9 @@ def summary_text(status: dict[str, Any], counts: dict[str, Any] | None) -> Text:
     )
     if not complete:
         text.append(
-            "\npartial: some documents hit an indexing limit (see the partial and skipped "
-            "columns); search results say retrieval_status=partial",
+            "\npartial: documents of the latest indexed page hit an indexing limit — what was "
+            "kept is correct, some was left out (the partial and skipped columns); searches "
+            "answer retrieval_status=partial",
             "dim",
         )
     if counts:

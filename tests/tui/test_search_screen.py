@@ -150,6 +150,13 @@ async def test_toggles_no_results_and_an_empty_archive(
         )
         assert "scope all" in static_text(screen, "#search-toggles")
         assert "relation question" in static_text(screen, "#search-toggles")
+        # Every action is in the command palette too.
+        await pilot.press("ctrl+p", *"Semantic policy")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is screen and screen.policy == "never"
+        assert CountingArchive.requests[-1]["semanticPolicy"] == "never"
 
         await pilot.press("slash", "ctrl+u", *"zzzqqq")
         await settle(pilot)
