@@ -83,6 +83,11 @@ class Archive:
         transport: Transport = EmbeddedTransport(home) if embedded else DaemonTransport(home)
         return cls(transport, home)
 
+    @property
+    def embedded(self) -> bool:
+        """True when the store is open in this process (no daemon)."""
+        return isinstance(self._transport, EmbeddedTransport)
+
     def __enter__(self) -> Archive:
         return self
 

@@ -305,7 +305,10 @@ class IndexWorker:
             "n": int(gen["n"]) + 1,
             "cursor": last,
             "maxWid": int(state["nextWid"]) - 1,
-            "complete": page_complete,
+            # Complete only when no live document carries a partial or skipped outcome: the
+            # label describes the whole published view, not just this page.
+            "complete": page_complete
+            and all(not c.get("partial") and not c.get("skipped") for c in counts.values()),
             "published": clock.iso(clock.now()),
             "handlers": counts,
             "documents": int(gen.get("documents", 0))
