@@ -11,6 +11,7 @@ generation stays invisible until that generation is published.
 | exact | ``exact`` (0xA2) | digest(anchor), wid, char start -> anchor posting |
 | relations | ``relation`` (0xA3) | relation, wid, char start -> span with byte coordinates |
 | importance | ``importance`` (0xA4) | namespace ("v1"), ordinal -> prior |
+| windows | ``session-wids`` (0xA5) | session, first wid -> window count (scope filters) |
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ DOC_WINDOWS = KeyLayout("doc-windows", 0xA1, ("u32",))
 EXACT = KeyLayout("exact", 0xA2, ("h16", "u32", "u32"))
 RELATION = KeyLayout("relation", 0xA3, ("str", "u32", "u32"))
 IMPORTANCE = KeyLayout("importance", 0xA4, ("str", "u32"))
+SESSION_WIDS = KeyLayout("session-wids", 0xA5, ("str", "u32"))  # session, first wid -> count
 
 IMPORTANCE_NAMESPACE = "v1"
 HANDLERS = ("exact", "bm25", "structural", "importance")
@@ -44,6 +46,22 @@ def pack_span(kind: str, start: int, end: int, byte_start: int, byte_end: int) -
 def unpack_span(raw: bytes) -> tuple[str, int, int, int, int]:
     code, start, end, byte_start, byte_end = _SPAN.unpack(raw)
     return ANCHOR_KINDS[code], start, end, byte_start, byte_end
+
+
+_U32 = struct.Struct(">I")
+
+
+def pack_count(n: int) -> bytes:
+    return _U32.pack(n)
+
+
+def session_wid_ranges(store: Store, session: str) -> list[tuple[int, int]]:
+    """``(first wid, count)`` of every indexed document version of a session (binary keys only:
+    a scope filter reads no JSON)."""
+    out = []
+    for key, value in store.scan("windows", SESSION_WIDS.prefix(session)):
+        out.append((int(SESSION_WIDS.decode(key)[1]), int(_U32.unpack(value)[0])))
+    return out
 
 
 def anchor_digest(value: str) -> bytes:

@@ -234,6 +234,12 @@ class IndexWorker:
             IMPORTANCE.encode(derived.IMPORTANCE_NAMESPACE, ordinal),
             derived.pack_float(prepared.importance),
         )
+        if prepared.windows:
+            batch.put(
+                "windows",
+                derived.SESSION_WIDS.encode(manifest["session"], first),
+                derived.pack_count(len(prepared.windows)),
+            )
         batch.put(
             "windows",
             DOC_WINDOWS.encode(ordinal),
@@ -250,6 +256,10 @@ class IndexWorker:
                 }
             ),
         )
+
+    def _marker_session(self, first_wid: int) -> str | None:
+        record = derived.window_record(self.store, first_wid)
+        return None if record is None else str(record["session"])
 
     def _chain_depth(self, manifest: dict[str, Any]) -> int:
         depth, current = 0, manifest.get("supersedes")
@@ -274,6 +284,9 @@ class IndexWorker:
         batch = self.store.batch()
         for wid in range(first, first + n):
             batch.delete("windows", WINDOW.encode(wid))
+        session = entry.get("session") or self._marker_session(first)
+        if session:
+            batch.delete("windows", derived.SESSION_WIDS.encode(session, first))
         for hexkey in mark.get("exactKeys", []):
             batch.delete("exact", bytes.fromhex(hexkey))
         for hexkey in mark.get("relationKeys", []):

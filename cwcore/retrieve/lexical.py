@@ -84,17 +84,11 @@ def scope_wids(store: Store, reader: Reader, sessions: frozenset[str] | None) ->
     session scope apply before any top-k limit). None when the scope is not session-bounded."""
     if sessions is None or len(sessions) > MAX_SCOPE_SESSIONS:
         return None
-    ordinals = [
-        int(ref["ordinal"]) for s in sorted(sessions) for ref in reader.session_document_refs(s)
+    ranges = [
+        np.arange(first, first + count, dtype=np.uint32)
+        for session in sorted(sessions)
+        for first, count in derived.session_wid_ranges(store, session)
     ]
-    marks = store.get_many("windows", [derived.DOC_WINDOWS.encode(o) for o in ordinals])
-    ranges = []
-    for raw in marks:
-        if raw is None:
-            continue
-        mark = codec.decode_record(raw, "doc-windows")
-        first = int(mark["firstWid"])
-        ranges.append(np.arange(first, first + int(mark["windows"]), dtype=np.uint32))
     if not ranges:
         return np.empty(0, dtype=np.uint32)
     return np.unique(np.concatenate(ranges))

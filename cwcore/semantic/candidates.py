@@ -59,14 +59,14 @@ def should_run(policy: str, *, enabled: bool, weak: bool) -> bool:
 
 def session_wids(store: Store, reader: Reader, sessions: set[str] | frozenset[str]) -> np.ndarray:
     """Every window id of the sessions' documents (from the applied markers)."""
-    out: list[int] = []
-    for session in sessions:
-        for ref in reader.session_document_refs(session):
-            mark = derived.marker(store, int(ref["ordinal"]))
-            if mark is not None and not mark.get("forgotten"):
-                first = int(mark["firstWid"])
-                out.extend(range(first, first + int(mark["windows"])))
-    return np.array(sorted(set(out)), dtype=np.uint32)
+    ranges = [
+        np.arange(first, first + count, dtype=np.uint32)
+        for session in sorted(sessions)
+        for first, count in derived.session_wid_ranges(store, session)
+    ]
+    if not ranges:
+        return np.empty(0, dtype=np.uint32)
+    return np.unique(np.concatenate(ranges))
 
 
 def scope_wids(store: Store, reader: Reader, scope: Scope) -> np.ndarray | None:
