@@ -69,9 +69,13 @@ MODES: tuple[ModeSpec, ...] = (
         "Index generation, per-handler outcomes, outbox depth and lag, the daemon",
         lazy("cwtui.screens.index", "IndexScreen"),
     ),
-    # Key 4 is reserved for the preflight hints screen ("hints": frozen hints per session, the
-    # retrieved/manifest/included/excluded views of `cw hints`), which is being built separately.
-    # It plugs in here as one more ModeSpec("hints", "Hints", "4", ..., HintsScreen).
+    ModeSpec(
+        "hints",
+        "Hints",
+        "4",
+        "Frozen preflight hints per session: outcomes, exact bytes, diagnostics, budget",
+        lazy("cwtui.screens.hints", "HintsScreen"),
+    ),
 )
 
 DEFAULT_MODE = MODES[0].name

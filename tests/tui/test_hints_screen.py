@@ -1,0 +1,179 @@
+"""The hints screen (key 4): frozen preflight decisions of a session and their diagnostics.
+
+A small archive (the fixed sessions of conftest plus one session that discusses ``REAP_DRAIN``)
+is imported embedded; ``Archive.preflight`` freezes two decisions in that session: a historical
+cue about ``REAP_DRAIN`` (an excerpt, or a marker) and an acknowledgement (``no-query``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, OptionList, Static
+
+from cwcore.api import Archive
+from cwtui.screens.hints import EMPTY_SESSION, HintsScreen
+from tests.tui.conftest import SIZE, AppFactory, _line, archive_lines, settle, write_jsonl
+
+SESSION = "s-omega-1"
+CUE = "Last time, what did we decide `REAP_DRAIN` does?"
+OMEGA = {"project": "omega", "agent": "claude-code"}
+
+
+def omega_lines() -> list[dict[str, Any]]:
+    return [
+        _line(
+            SESSION,
+            "u1",
+            "user",
+            "The worker pool hangs on shutdown. What does `REAP_DRAIN` do?",
+            "2026-11-17T10:00:00Z",
+            **OMEGA,
+        ),
+        _line(
+            SESSION,
+            "a1",
+            "assistant",
+            "`REAP_DRAIN` prevents accepting new work while the pool drains.",
+            "2026-11-17T10:00:30Z",
+            **OMEGA,
+        ),
+        _line(SESSION, "u2", "user", "ok thanks", "2026-11-17T10:05:00Z", **OMEGA),
+    ]
+
+
+@pytest.fixture
+def hints_home(cw_home: Path, tmp_path: Path) -> dict[str, Any]:
+    """The archive with two frozen decisions in :data:`SESSION`; returns them by key."""
+    source = write_jsonl(tmp_path / "sessions.jsonl", archive_lines() + omega_lines())
+    with Archive.open(cw_home, embedded=True) as archive:
+        summary = archive.import_paths([source])
+        assert not summary.errors, summary.errors
+        cue = archive.preflight(CUE, session=SESSION, message_key="user:u3")
+        ack = archive.preflight("ok thanks", session=SESSION, message_key="user:u4")
+    assert cue["outcome"] in ("excerpt", "marker"), cue
+    assert cue["hint"]
+    assert ack["outcome"] == "no-query" and ack["hint"] is None
+    return {"home": cw_home, "user:u3": cue, "user:u4": ack}
+
+
+@pytest.fixture(autouse=True)
+def _no_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(HintsScreen, "SHOW_TIMING", False)
+
+
+def _text(screen: Any, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+async def _open_hints(pilot: Any) -> HintsScreen:
+    await settle(pilot)
+    await pilot.press("4")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, HintsScreen), screen
+    return screen
+
+
+@pytest.mark.anyio
+async def test_table_and_detail(hints_home: dict[str, Any], app_for: AppFactory) -> None:
+    cue = hints_home["user:u3"]
+    async with app_for(hints_home["home"]).run_test(size=SIZE) as pilot:
+        screen = await _open_hints(pilot)
+        # The Sessions screen's cursor sits on the newest session (no hints): it is pinned and
+        # shown first, with the empty state.
+        options = screen.query_one("#hints-sessions", OptionList)
+        prompts = [str(options.get_option_at_index(i).id) for i in range(options.option_count)]
+        assert SESSION in prompts
+        assert screen.session == "s-alpha-1"
+        assert not screen.hints
+        assert screen.query_one("#hints-empty", Static).display
+        assert EMPTY_SESSION in _text(screen, "#hints-empty")
+        assert not screen.query_one("#hints-table").display
+
+        # Choose the session with hints from the list.
+        options.focus()
+        options.highlighted = prompts.index(SESSION)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen.session == SESSION
+        table = screen.query_one("#hints-table", DataTable)
+        assert table.row_count == 2
+        rows = [[str(cell) for cell in table.get_row_at(n)] for n in range(2)]
+        assert rows[0][:2] == ["user:u3", cue["outcome"]]
+        assert rows[0][3] == f"{len(cue['hint'].encode('utf-8')):,}"
+        assert rows[0][4] == str(cue["tokens"])
+        assert rows[0][5] == cue["queryHash"]
+        assert rows[0][6] == str(cue["generation"])
+        assert rows[1][:3] == ["user:u4", "no-query", "no-topic"]
+        assert "Session s-omega-1" in _text(screen, "#hints-budget")
+        assert f"{cue['tokens']} / 640 tokens" in _text(screen, "#hints-budget")
+
+        # The detail pane: the exact hint lines (markup-like brackets kept), and the reasons.
+        detail = _text(screen, "#hints-detail")
+        for line in cue["hint"].split("\n"):
+            assert line in detail
+        assert "[CW " in detail and "[END CW " in detail
+        included = cue["diagnostics"]["included"]
+        for row in included:
+            assert str(row["id"]) in detail
+            assert str(row["reason"]) in detail
+        assert f"Retrieved ({len(cue['diagnostics']['retrieved'])})" in detail
+        counts = cue["diagnostics"]["counts"]
+        for key in ("candidates", "dedup", "branch", "alternateBranch"):
+            assert f"{key} {counts[key]}" in detail
+        assert "session active budget" in detail
+        assert " ms" not in detail  # timing off for the tests
+
+        # Down: the no-query decision, with no hint and no counts.
+        table.focus()
+        await pilot.press("down")
+        await settle(pilot)
+        detail = _text(screen, "#hints-detail")
+        assert "user:u4" in detail and "no-query" in detail
+        assert "no hint" in detail
+
+
+@pytest.mark.anyio
+async def test_session_by_id_and_copy(hints_home: dict[str, Any], app_for: AppFactory) -> None:
+    app = app_for(hints_home["home"])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_hints(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press(*SESSION, "enter")
+        await settle(pilot)
+        assert screen.session == SESSION
+        assert len(screen.hints) == 2
+        await pilot.press("y")
+        assert app.clipboard == hints_home["user:u3"]["hint"]
+
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press(*"s-beta-1", "enter")
+        await settle(pilot)
+        assert screen.hints == []
+        assert EMPTY_SESSION in _text(screen, "#hints-empty")
+
+
+@pytest.mark.anyio
+async def test_empty_archive(cw_home: Path, app_for: AppFactory) -> None:
+    async with app_for(cw_home).run_test(size=SIZE) as pilot:
+        screen = await _open_hints(pilot)
+        assert screen.session is None
+        assert "No frozen hints yet" in _text(screen, "#hints-empty")
+
+
+def test_hints_snapshot(snap_compare: Any, hints_home: dict[str, Any], app_for: AppFactory) -> None:
+    async def hints(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press(*SESSION, "enter")
+        await settle(pilot)
+
+    assert snap_compare(app_for(hints_home["home"]), terminal_size=SIZE, run_before=hints)
