@@ -115,8 +115,9 @@ def verify(store: Store) -> dict[str, Any]:
 
 
 def rebuild(store: Store, worker: IndexWorker) -> dict[str, Any]:
-    """Delete derived namespaces and re-enqueue every live document version."""
-    with store.lock:
+    """Delete derived namespaces and re-enqueue every live document version. Runs with the
+    worker paused, so no page in flight publishes a stale generation over the rebuild's."""
+    with worker.paused(), store.lock:
         for family in DERIVED:
             batch = store.batch()
             for key, _ in store.scan(family, b""):

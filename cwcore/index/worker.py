@@ -15,8 +15,10 @@ are rewritten with the same values, and the posting writer skips ordinals alread
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 import time
 from typing import Any
 
@@ -51,9 +53,15 @@ class IndexWorker:
         self.reader = Reader(store)
         self.bm25 = PostingIndex(store)
         self.bm25.recover()
-        self._page_lock = threading.Lock()
+        self._page_lock = threading.RLock()
         self.faults: list[dict[str, Any]] = []  # recorded internal faults (bounded)
         self.backoff = 0.0
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Hold off indexing pages (maintenance that rewrites the derived view runs inside)."""
+        with self._page_lock:
+            yield
 
     def reset(self) -> None:
         """Forget cached posting state after the derived namespaces were rebuilt."""
@@ -86,6 +94,8 @@ class IndexWorker:
             if not entries:
                 return 0
             state = self.store.meta_get("index-state") or {"nextWid": 1}
+            state["publishedN"] = int(gen["n"])
+            state["pageMaxWid"] = int(gen.get("maxWid", 0))
             counts = gen.get("handlers") or _zero_counts()
             page_complete = True
             writer = self.bm25.writer()
@@ -155,9 +165,14 @@ class IndexWorker:
         else:
             first = int(state["nextWid"])
             state["nextWid"] = first + len(prepared.windows)
+        if prepared.windows:
+            state["pageMaxWid"] = max(int(state["pageMaxWid"]), first + len(prepared.windows) - 1)
         batch = self.store.batch()
         self._stage(batch, manifest, ordinal, first, prepared)
-        if prior is None:
+        # Outcomes count once, in the generation that publishes them: a marker left by a page
+        # that crashed before publication (its generation is newer than the published one)
+        # has not been counted yet.
+        if prior is None or int(prior.get("generation", 0)) > int(state["publishedN"]):
             for handler, outcome in prepared.outcomes.items():
                 counts.setdefault(handler, {"complete": 0, "partial": 0, "skipped": 0})
                 counts[handler][outcome] += 1
@@ -317,7 +332,9 @@ class IndexWorker:
         published = {
             "n": int(gen["n"]) + 1,
             "cursor": last,
-            "maxWid": int(state["nextWid"]) - 1,
+            # Only this page's windows become visible: tablets an earlier crashed page staged
+            # beyond it stay hidden until their own entries are published.
+            "maxWid": int(state["pageMaxWid"]),
             # Complete only when no live document carries a partial or skipped outcome: the
             # label describes the whole published view, not just this page.
             "complete": page_complete

@@ -354,11 +354,6 @@ def _notes_store(path: Path, n: int) -> Store:
     return store
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="worker._index counts a document's outcomes only when it has no applied marker; "
-    "a crash after a tablet commits but before the generation publishes loses those counts",
-)
 def test_outcome_counts_survive_a_crash_before_publication(tmp_path: Path) -> None:
     with _notes_store(tmp_path / "clean", 5) as clean:
         IndexWorker(clean, Settings()).drain()
@@ -377,11 +372,6 @@ def test_outcome_counts_survive_a_crash_before_publication(tmp_path: Path) -> No
         assert derived.generation(store)["handlers"] == want
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="worker._publish sets maxWid from index-state nextWid, which counts the orphan tablets "
-    "a crashed larger page staged; a later smaller page then publishes their windows early",
-)
 def test_a_page_publishes_only_its_own_windows_after_a_crash(tmp_path: Path) -> None:
     with _notes_store(tmp_path / "db", 5) as store:
         worker = IndexWorker(store, Settings())
@@ -403,11 +393,6 @@ def test_a_page_publishes_only_its_own_windows_after_a_crash(tmp_path: Path) -> 
             assert mark is not None and int(mark["firstWid"]) > max_wid
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="maintenance.rebuild holds store.lock but not the worker's page lock: a page in "
-    "flight publishes its stale generation (counts, cursor) over the rebuild's",
-)
 def test_rebuild_during_a_page_in_flight_keeps_counts_right(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
