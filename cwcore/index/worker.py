@@ -18,8 +18,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from cwcore import clock
