@@ -17,7 +17,9 @@ buffer, one outbox page, RocksDB memtables and block cache).
 Reported: indexing messages/s (target >= 1,000 on 2 cores), derived bytes per message (keys +
 values of the ``windows``/``exact``/``relations``/``importance``/``postings``/``stats`` families,
 and the on-disk growth after a flush), peak RSS per phase. Below the target, a cProfile of a
-20k-message drain lists the top costs (``--profile`` forces it).
+20k-message drain lists the top costs (``--profile`` forces it). ``--heap`` drains each size
+once more under ``tracemalloc`` to show the Python heap's peak apart from RocksDB's native memory.
+Sizes may be given as arguments: ``python -m bench.indexing 20000 80000 --heap``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +138,7 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _index_child(home: Path, profile: bool) -> dict[str, Any]:
+def _index_child(home: Path, profile: bool, heap: bool = False) -> dict[str, Any]:
     from cwcore.config import Settings
     from cwcore.index.worker import IndexWorker
     from cwcore.store.rocks import Store
@@ -148,6 +151,8 @@ def _index_child(home: Path, profile: bool) -> dict[str, Any]:
     profiler = cProfile.Profile() if profile else None
     sampler = MemorySampler(store)
     sampler.start()
+    if heap:
+        tracemalloc.start(1)
     cpu = _cpu_seconds()
     start = time.perf_counter()
     if profiler is not None:
@@ -156,6 +161,8 @@ def _index_child(home: Path, profile: bool) -> dict[str, Any]:
     if profiler is not None:
         profiler.disable()
     seconds = time.perf_counter() - start
+    heap_peak = tracemalloc.get_traced_memory()[1] if heap else 0
+    tracemalloc.stop()
     cpu = _cpu_seconds() - cpu
     sampler.stop.set()
     sampler.join()
@@ -165,7 +172,7 @@ def _index_child(home: Path, profile: bool) -> dict[str, Any]:
     segments_before = len(worker.bm25.manifest().segments)
     start = time.perf_counter()
     merges = 0
-    if not profile:
+    if not (profile or heap):
         while worker.merge():
             merges += 1
     merge_seconds = time.perf_counter() - start
@@ -176,6 +183,7 @@ def _index_child(home: Path, profile: bool) -> dict[str, Any]:
         "entries_done": entries,
         "seconds": round(seconds, 3),
         "cpu_seconds": round(cpu, 3),
+        "python_heap_peak_mb": round(heap_peak / (1024 * 1024), 1) if heap else None,
         "memory_during_drain": sampler.peak,
         "windows": int((store.meta_get("index-generation") or {}).get("maxWid", 0)),
         "segments_after_drain": segments_before,
@@ -210,7 +218,7 @@ def _child(argv: list[str]) -> int:
     if phase == "admit":
         body = _admit_child(home, int(argv[2]))
     else:
-        body = _index_child(home, profile=phase == "profile")
+        body = _index_child(home, profile=phase == "profile", heap=phase == "heap")
     print(json.dumps(body))
     return 0
 
@@ -231,10 +239,10 @@ def _spawn(*args: str) -> dict[str, Any]:
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
-def measure(messages: int, *, profile: bool = False) -> dict[str, Any]:
+def measure(messages: int, *, phase: str = "index") -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="cw-bench-index-") as tmp:
         admit = _spawn("admit", tmp, str(messages))
-        index = _spawn("profile" if profile else "index", tmp)
+        index = _spawn(phase, tmp)
     n = admit["messages"]
     index["messages_per_s"] = round(n / index["seconds"])
     index["messages_per_cpu_s"] = round(n / index["cpu_seconds"])
@@ -245,7 +253,11 @@ def measure(messages: int, *, profile: bool = False) -> dict[str, Any]:
     return {"messages": n, "documents": admit["documents"], "admit": admit, "index": index}
 
 
-def run(sizes: tuple[int, ...] = SIZES, profile: bool = False) -> dict[str, Any]:
+def run(
+    sizes: tuple[int, ...] = SIZES, profile: bool = False, heap: bool = False
+) -> dict[str, Any]:
+    """``profile``: always profile a 20k drain; ``heap``: also drain each size again under
+    tracemalloc (slower) to report the Python heap's peak apart from native memory."""
     runs = [measure(size) for size in sizes]
     slow = any(r["index"]["messages_per_s"] < TARGET_MESSAGES_PER_S for r in runs)
     result: dict[str, Any] = {
@@ -253,11 +265,15 @@ def run(sizes: tuple[int, ...] = SIZES, profile: bool = False) -> dict[str, Any]
         "runs": runs,
     }
     if slow or profile:
-        profiled = measure(PROFILE_MESSAGES, profile=True)
+        profiled = measure(PROFILE_MESSAGES, phase="profile")
         result["profile"] = {
             "messages": profiled["messages"],
             "messages_per_s_under_profiler": profiled["index"]["messages_per_s"],
             **profiled["index"]["profile"],
+        }
+    if heap:
+        result["python_heap_peak_mb"] = {
+            str(size): measure(size, phase="heap")["index"]["python_heap_peak_mb"] for size in sizes
         }
     rows = []
     for r in runs:
@@ -312,10 +328,15 @@ def run(sizes: tuple[int, ...] = SIZES, profile: bool = False) -> dict[str, Any]
         ],
         ("family", "keys", "bytes", "B/message"),
     )
+    if heap:
+        peaks = result["python_heap_peak_mb"]
+        print(f"\nPython heap peak during the drain (tracemalloc), MB by size: {peaks}")
     if "profile" in result:
         print(f"\nprofile of a {PROFILE_MESSAGES:,}-message drain (top by own time):")
         print(result["profile"]["tottime"])
-    print(f"written {write_result('indexing', result)}")
+    # Other sizes than the standard ones go to their own file, leaving the reference result.
+    name = "indexing" if sizes == SIZES else "indexing-" + "-".join(str(n) for n in sizes)
+    print(f"written {write_result(name, result)}")
     return result
 
 
@@ -324,4 +345,4 @@ if __name__ == "__main__":
         raise SystemExit(_child(sys.argv[2:]))
     args = sys.argv[1:]
     sizes = tuple(int(a) for a in args if a.isdigit()) or SIZES
-    run(sizes, profile="--profile" in args)
+    run(sizes, profile="--profile" in args, heap="--heap" in args)
