@@ -372,6 +372,34 @@ def test_outcome_counts_survive_a_crash_before_publication(tmp_path: Path) -> No
         assert derived.generation(store)["handlers"] == want
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="worker._retire decrements a forgotten document's outcome counts in memory but marks "
+    "it forgotten at once; a crash before publication loses the decrement and replay skips it",
+)
+def test_forget_counts_survive_a_crash_before_publication(tmp_path: Path) -> None:
+    from cwcore.store.retention import Retention
+
+    want = {}
+    for crash in (False, True):
+        with _notes_store(tmp_path / f"db-{crash}", 5) as store:
+            IndexWorker(store, Settings()).drain()
+            assert Retention(store).forget("n1").documents == 1
+            worker = IndexWorker(store, Settings())
+            if crash:
+
+                def boom(*args: object, **kwargs: object) -> None:
+                    raise KeyboardInterrupt("killed after the retirement, before publication")
+
+                worker._publish = boom  # type: ignore[method-assign]
+                with pytest.raises(KeyboardInterrupt):
+                    worker.run_once()
+            IndexWorker(store, Settings()).drain()
+            want[crash] = derived.generation(store)["handlers"]
+    assert want[False]["bm25"]["complete"] == 4
+    assert want[True] == want[False]
+
+
 def test_a_page_publishes_only_its_own_windows_after_a_crash(tmp_path: Path) -> None:
     with _notes_store(tmp_path / "db", 5) as store:
         worker = IndexWorker(store, Settings())
