@@ -4,7 +4,8 @@ Usage: ``python -m cwtui.screenshots [OUT_DIR]`` (default: ``screenshots/`` at t
 root). It imports ``cwcore/demo/`` into a temporary ``CW_HOME`` (embedded, the clock fixed at
 :data:`DEMO_NOW` so dates and sparklines are the same every run), drives the real app headless
 with Textual's Pilot at :data:`SIZE`, and saves one SVG per screen (``App.save_screenshot``):
-sessions, transcript, help, search, recall, supersede dialog, document (audit), index. When
+sessions, transcript, help, search, recall, supersede dialog, document (audit), index, hints
+(preflight decisions frozen beforehand in the newest session, :data:`HINT_MESSAGES`). When
 ``rsvg-convert`` or the ``cairosvg`` package is available, each SVG is also converted to PNG;
 without either, the SVGs alone are written (and stale PNGs are left alone).
 """
@@ -30,6 +31,13 @@ DEMO_NOW = "2026-11-20T12:00:00Z"
 QUERY = "why did we move the queue back to SQLite"
 DECISION_TEXT = "go with RocksDB"
 REVERSAL_TEXT = "revert the RocksDB queue decision"
+#: Preflight messages frozen in the newest demo session for the hints screen: a historical cue
+#: about an identifier (a marker or an excerpt), an acknowledgement (no-query), a weak topic.
+HINT_MESSAGES = (
+    ("user:demo-1", "Last time, what was wrong with `parseRetryAfter`?"),
+    ("user:demo-2", "ok thanks"),
+    ("user:demo-3", "the queue lock file again"),
+)
 
 #: Every screen, in the order the README shows them: (file stem, caption).
 SCREENS = (
@@ -40,6 +48,7 @@ SCREENS = (
     ("supersede", "Supersede: reason, replacement and subject key"),
     ("document", "Document audit view: a superseded decision, still readable"),
     ("index", "Index: generation, handler outcomes, outbox, daemon"),
+    ("hints", "Hints: a session's frozen preflight decisions, exact bytes, diagnostics"),
     ("help", "Help: the keys of the current screen (here, search)"),
 )
 
@@ -113,6 +122,10 @@ async def drive(app: Any, out: Path) -> list[Path]:
 
         await pilot.press("3")
         await shot(pilot, "index")
+
+        # The newest session is still selected on the Sessions screen: its frozen hints.
+        await pilot.press("4")
+        await shot(pilot, "hints")
     return written
 
 
@@ -156,6 +169,10 @@ def main(argv: list[str]) -> int:
 
         with Archive.open(Path(home), embedded=True) as archive:
             summary = archive.import_paths([DEMO_DIR])
+            if not summary.errors:
+                newest = archive.sessions(limit=1)[0][0].sessionId
+                for key, message in HINT_MESSAGES:
+                    archive.preflight(message, session=newest, message_key=key)
         if summary.errors:
             print(f"demo import failed: {summary.errors}", file=sys.stderr)
             return 1

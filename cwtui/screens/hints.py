@@ -223,10 +223,10 @@ class HintsScreen(Screen[None]):
         options = self.query_one("#hints-sessions", OptionList)
         options.clear_options()
         for name in order:
-            label = Text(name if len(name) <= 16 else name[:15] + "…", "bold")
+            label = Text(name if len(name) <= 14 else name[:13] + "…", "bold")
             label.append(f"  {self.counts.get(name, 0)}", "dim")
             if name == self.pinned:
-                label.append(" ◂ selected", "#58a6ff")
+                label.append(" ◂", "bold #58a6ff")
             options.add_option(Option(label, id=name))
         if self.session is None and order:
             self.session = order[0]
