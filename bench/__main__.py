@@ -10,7 +10,7 @@ import sys
 
 from bench.common import machine
 
-BENCHES = ["search", "admission", "importers", "indexing", "semantic", "preflight"]
+BENCHES = ["search", "daemon", "admission", "importers", "indexing", "semantic", "preflight"]
 
 
 def main(argv: list[str]) -> int:
