@@ -29,8 +29,8 @@ from cwcore.store import keys
 from cwcore.store.rocks import Store
 
 #: Logistic calibration cosine -> [0, 1] (fit on the LongMemEval_S dev set; docs/semantic.md).
-SLOPE = 12.0
-MIDPOINT = 0.55
+SLOPE = 13.7
+MIDPOINT = 0.29
 
 
 def calibrate(cosine: float | np.ndarray) -> Any:
