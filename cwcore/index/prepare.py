@@ -17,7 +17,7 @@ from typing import Any
 from cwcore.index import anchors as anchor_mod
 from cwcore.index import fields
 from cwcore.index.tokenize import tokens_with_offsets
-from cwcore.index.windows import Window, cut
+from cwcore.index.windows import Window, byte_offsets, cut
 from cwcore.store.reader import Reader
 
 SEGMENT_BYTES = 256 * 1024
@@ -86,19 +86,6 @@ def _char_offsets(data: bytes, byte_positions: list[int]) -> dict[int, int]:
     return out
 
 
-def _byte_offsets(text: str, char_positions: list[int]) -> dict[int, int]:
-    if text.isascii():
-        return {p: p for p in char_positions}
-    out: dict[int, int] = {}
-    size = 0
-    last = 0
-    for pos in sorted(set(char_positions)):
-        size += len(text[last:pos].encode("utf-8", "surrogatepass"))
-        last = pos
-        out[pos] = size
-    return out
-
-
 def _window_of(starts: list[int], char_pos: int) -> int:
     """Index of the last window starting at or before ``char_pos`` (windows overlap and cover
     the text, so it contains the position; the later window holds more context after it)."""
@@ -151,7 +138,7 @@ def prepare(
     if not resolvable:
         outcomes["structural"] = "skipped"
     else:
-        bytes_at = _byte_offsets(text, [x for a in annotations for x in (a[1], a[2])])
+        bytes_at = byte_offsets(text, [x for a in annotations for x in (a[1], a[2])])
         for relation, start, end, key in annotations:
             relations.append(
                 RelationPosting(
@@ -183,7 +170,7 @@ def prepare(
     found = found[:MAX_ANCHORS_RANKED]
     exact_partial = len(found) > MAX_EXACT_POSTINGS
     kept = found[:MAX_EXACT_POSTINGS]
-    bytes_at = _byte_offsets(text, [x for a in kept for x in (a.start, a.end)])
+    bytes_at = byte_offsets(text, [x for a in kept for x in (a.start, a.end)])
     exact = [
         ExactPosting(
             a.value,

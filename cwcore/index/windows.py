@@ -34,17 +34,17 @@ class Window:
     byte_end: int
 
 
-def _byte_offsets(text: str, positions: Sequence[int]) -> list[int]:
-    """UTF-8 byte offsets of increasing character positions, in one pass."""
+def byte_offsets(text: str, char_positions: Sequence[int]) -> dict[int, int]:
+    """UTF-8 byte offset of each character position of ``text``, in one pass."""
     if text.isascii():
-        return list(positions)
-    out = []
-    last_char = 0
-    last_byte = 0
-    for pos in positions:
-        last_byte += len(text[last_char:pos].encode("utf-8", "surrogatepass"))
-        last_char = pos
-        out.append(last_byte)
+        return {p: p for p in char_positions}
+    out: dict[int, int] = {}
+    size = 0
+    last = 0
+    for pos in sorted(set(char_positions)):
+        size += len(text[last:pos].encode("utf-8", "surrogatepass"))
+        last = pos
+        out[pos] = size
     return out
 
 
@@ -74,7 +74,7 @@ def cut(
             first += step
     truncated = bool(spans) and spans[-1][1] < n
     offsets = sorted({p for _, _, s, e in spans for p in (s, e)})
-    byte_at = dict(zip(offsets, _byte_offsets(text, offsets), strict=True))
+    byte_at = byte_offsets(text, offsets)
     windows = [
         Window(i, f, last, s, e, byte_at[s], byte_at[e]) for i, (f, last, s, e) in enumerate(spans)
     ]
