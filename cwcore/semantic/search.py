@@ -64,7 +64,7 @@ class SemanticIndex:
         need = self._size + extra
         if need <= len(self._matrix):
             return
-        cap = max(need, int(len(self._matrix) * 1.5) + 1024)
+        cap = max(need, int(len(self._matrix) * 1.25) + 1024)
         matrix = np.zeros((cap, vstore.DIM), dtype=self.dtype)
         matrix[: self._size] = self._matrix[: self._size]
         self._matrix = matrix
@@ -85,6 +85,8 @@ class SemanticIndex:
                 self._reset(st.get("model"))  # model change, clear or rollback: reload
             added = 0
             if int(st.get("cursor", 0)) != self._cursor:
+                # Size the matrix once from the handler's row count (no regrowth copies).
+                self._grow(max(0, int(st.get("rows", 0)) - self._size))
                 pending: list[vstore.WindowVectors] = []
                 for item in vstore.scan(self.store, self._loaded_to):
                     pending.append(item)
