@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--compare-modes",
         type=int,
-        default=10,
+        default=12,
         metavar="N",
         help="also run the other embedding mode on the first N questions (0: skip)",
     )
