@@ -104,7 +104,7 @@ class IndexWorker:
                     outcome = self._index(entry, writer, state, counts)
                     page_complete = page_complete and outcome
                 elif entry.get("op") == "retire":
-                    self._retire(entry, counts)
+                    self._retire(entry, counts, int(state["publishedN"]))
             writer.flush()
             self._publish(gen, entries, state, counts, page_complete)
             return len(entries)
@@ -286,14 +286,19 @@ class IndexWorker:
                 break
         return depth + max(0, int(manifest["version"]) - 1)
 
-    def _retire(self, entry: dict[str, Any], counts: dict[str, Any]) -> None:
+    def _retire(self, entry: dict[str, Any], counts: dict[str, Any], published_n: int) -> None:
         ordinal = int(entry["ordinal"])
         mark = derived.marker(self.store, ordinal)
         if mark is None:
             return
         first, n = int(mark["firstWid"]), int(mark["windows"])
         self.bm25.retire(range(first, first + n))
-        if entry.get("reason") != "forgotten" or mark.get("forgotten"):
+        if entry.get("reason") != "forgotten":
+            return
+        if mark.get("forgotten"):
+            # Replayed after a crash: the decrement counts only if no generation published it.
+            if int(mark.get("forgottenIn", 0)) > published_n:
+                self._uncount(mark, counts)
             return
         # A forgotten document loses its derived entries too, not only its visibility.
         batch = self.store.batch()
@@ -307,15 +312,17 @@ class IndexWorker:
         for hexkey in mark.get("relationKeys", []):
             batch.delete("relations", bytes.fromhex(hexkey))
         batch.delete("importance", IMPORTANCE.encode(derived.IMPORTANCE_NAMESPACE, ordinal))
+        self._uncount(mark, counts)
+        forgotten = {**mark, "forgotten": True, "forgottenIn": published_n + 1}
+        forgotten.update(exactKeys=[], relationKeys=[])
+        batch.put("windows", DOC_WINDOWS.encode(ordinal), codec.encode_record(forgotten))
+        self.store.commit(batch)
+
+    @staticmethod
+    def _uncount(mark: dict[str, Any], counts: dict[str, Any]) -> None:
         for handler, outcome in (mark.get("outcomes") or {}).items():
             if handler in counts and counts[handler].get(outcome, 0) > 0:
                 counts[handler][outcome] -= 1
-        batch.put(
-            "windows",
-            DOC_WINDOWS.encode(ordinal),
-            codec.encode_record({**mark, "forgotten": True, "exactKeys": [], "relationKeys": []}),
-        )
-        self.store.commit(batch)
 
     # -- publication --------------------------------------------------------------------------
 

@@ -372,11 +372,6 @@ def test_outcome_counts_survive_a_crash_before_publication(tmp_path: Path) -> No
         assert derived.generation(store)["handlers"] == want
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="worker._retire decrements a forgotten document's outcome counts in memory but marks "
-    "it forgotten at once; a crash before publication loses the decrement and replay skips it",
-)
 def test_forget_counts_survive_a_crash_before_publication(tmp_path: Path) -> None:
     from cwcore.store.retention import Retention
 
