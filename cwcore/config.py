@@ -21,10 +21,6 @@ import platformdirs
 from cwcore.errors import InvalidInput
 
 
-def _doc(text: str) -> Any:
-    return field(metadata={"doc": text})
-
-
 @dataclass(frozen=True)
 class Settings:
     """Effective settings. Field names are snake_case; their public names are camelCase."""

@@ -449,6 +449,18 @@ def _recall(
     if not isinstance(neighbors, int) or not isinstance(max_tokens, int):
         raise InvalidInput("neighbors and maxTokens must be integers")
     ctx = engine.search_context()
+    if not locator.startswith("cwl1."):
+        from cwcore.recall.recall import read_document
+        from cwcore.errors import UnsafeKey
+        from cwcore.store.keys import DOC_HEAD
+
+        try:
+            head = engine.store.get("documents", DOC_HEAD.encode(locator))
+        except UnsafeKey:
+            head = None  # not a document id: recall answers locator-invalid below
+        if head is not None:
+            # A direct document id: the full source when small, else a chunk table of contents.
+            return read_document(engine.store, locator)
     body = recall(
         engine.store,
         ctx.signer,

@@ -338,3 +338,11 @@ def test_cli_search_json_batch_and_recall(tmp_path: Path) -> None:
     assert recalled.exit_code == 0 and "REAP_DRAIN prevents" in recalled.stdout
     bad = runner.invoke(app, ["recall", "cwl1.x.y", "--json"])
     assert json.loads(bad.stdout)["status"] == "locator-invalid"
+
+
+def test_recall_by_direct_document_id(arch: Archive) -> None:
+    hit = search(arch, query="REAP_DRAIN")["results"][0]
+    body = arch.recall(hit["documentId"])
+    assert body["status"] == "resolved" and "REAP_DRAIN prevents" in body["text"]
+    assert body["sourceKeys"] and body["historical"] is True
+    assert arch.recall("no/such")["status"] == "locator-invalid"

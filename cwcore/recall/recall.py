@@ -22,7 +22,6 @@ from cwcore.hints.tokens import estimate
 from cwcore.index import derived
 from cwcore.recall.locator import Locator, LocatorInvalid, Signer, lease_expired
 from cwcore.retrieve.scope import lineage
-from cwcore.store import keys
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
@@ -247,12 +246,3 @@ def read_document(store: Store, document_id: str, max_bytes: int = 1024 * 1024) 
         body["sourceKeys"] = [p["key"] for p in manifest["parts"]][:16]
         body["truncated"] = True
     return body
-
-
-def recalled_ordinal(store: Store, locator: Locator) -> int | None:
-    raw = store.get("documents", keys.DOC_HEAD.encode(locator.document_id))
-    if raw is None:
-        return None
-    from cwcore.store import codec
-
-    return int(codec.decode_record(raw)["ordinal"])

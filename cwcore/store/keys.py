@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import struct
 import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -158,11 +157,6 @@ def prefix_end(prefix: bytes) -> bytes | None:
             return bytes(data)
         data.pop()
     return None
-
-
-def check_ids(values: Sequence[str], what: str) -> None:
-    for value in values:
-        check_id(value, what)
 
 
 # --- Layouts, grouped by column family (see docs/architecture.md "Keyspace"). ---

@@ -6,7 +6,6 @@ document text is reassembled from the chunks a byte range intersects.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -173,9 +172,6 @@ class Reader:
             line, conversational, type_, raw = codec.decode_event(value)
             yield EventRecord(seq, line, conversational, type_, raw)
 
-    def event_count(self, session_id: str) -> int:
-        return sum(1 for _ in self.store.scan("events", keys.EVENT_SOURCE.prefix(session_id)))
-
     # -- outbox -------------------------------------------------------------------------------
 
     def outbox(
@@ -192,7 +188,3 @@ class Reader:
     def tombstone(self, ordinal: int) -> dict[str, Any] | None:
         raw = self.store.get("ordinals", keys.TOMBSTONE.encode(ordinal))
         return None if raw is None else codec.decode_record(raw, "tombstone")
-
-
-def pack_seq(seq: int) -> bytes:
-    return struct.pack(">Q", seq)
