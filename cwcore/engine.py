@@ -450,8 +450,8 @@ def _recall(
         raise InvalidInput("neighbors and maxTokens must be integers")
     ctx = engine.search_context()
     if not locator.startswith("cwl1."):
-        from cwcore.recall.recall import read_document
         from cwcore.errors import UnsafeKey
+        from cwcore.recall.recall import read_document
         from cwcore.store.keys import DOC_HEAD
 
         try:
