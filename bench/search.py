@@ -109,7 +109,7 @@ def run(n: int = 200_000) -> dict[str, Any]:
             in_process = time_calls(
                 lambda q: engine.call(
                     "search",
-                    {"query": q, "limit": 10},
+                    {"query": q, "limit": 10, "semanticPolicy": "never"},
                     lambda e: None,
                     __import__("threading").Event(),
                 ),
@@ -119,7 +119,12 @@ def run(n: int = 200_000) -> dict[str, Any]:
         rss = peak_rss_mb()
         client = connect(home)
         try:
-            socket = time_calls(lambda q: client.call("search", {"query": q, "limit": 10}), texts)
+            socket = time_calls(
+                lambda q: client.call(
+                    "search", {"query": q, "limit": 10, "semanticPolicy": "never"}
+                ),
+                texts,
+            )
         finally:
             client.close()
             control.stop(home)

@@ -208,7 +208,13 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
     # Semantic mode (policy auto: only after a weak lexical pass; never on preflight).
     semantic: list[Candidate] = []
     outcome = None
-    if ctx.semantic is not None and query and not (exact_looking and exact):
+    if (
+        ctx.semantic is not None
+        and query
+        and not (exact_looking and exact)
+        and req.semantic_policy != "never"
+        and ctx.semantic.index().rows > 0  # nothing embedded yet: no query embedding either
+    ):
         from cwcore.semantic.candidates import semantic_tier
 
         outcome = semantic_tier(
