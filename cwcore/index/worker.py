@@ -36,6 +36,10 @@ from cwcore.store.rocks import Batch, Store
 log = logging.getLogger("cw.index")
 
 PAGE_ENTRIES = 2_000
+#: Posting-writer limits for one page: a page flushes once, into its publication batch; only a
+#: page past these (very large documents) flushes early.
+PAGE_WRITER_DOCS = 1 << 20
+PAGE_WRITER_POSTINGS = 4_000_000
 BACKOFF_MIN_S = 0.05
 BACKOFF_MAX_S = 5.0
 
@@ -98,15 +102,18 @@ class IndexWorker:
             state["pageMaxWid"] = int(gen.get("maxWid", 0))
             counts = gen.get("handlers") or _zero_counts()
             page_complete = True
-            writer = self.bm25.writer()
+            # A page's postings stay buffered until publication (limits sized for a page), so
+            # the BM25 statistics of the published view never move with unpublished work.
+            writer = self.bm25.writer(max_docs=PAGE_WRITER_DOCS, max_postings=PAGE_WRITER_POSTINGS)
             for _, entry in entries:
                 if entry.get("op") == "index":
                     outcome = self._index(entry, writer, state, counts)
                     page_complete = page_complete and outcome
                 elif entry.get("op") == "retire":
                     self._retire(entry, counts, int(state["publishedN"]))
-            writer.flush()
-            self._publish(gen, entries, state, counts, page_complete)
+            batch = self.store.batch()
+            writer.flush(batch)
+            self._publish(batch, gen, entries, state, counts, page_complete)
             return len(entries)
 
     def drain(self, deadline: float | None = None) -> int:
@@ -328,6 +335,7 @@ class IndexWorker:
 
     def _publish(
         self,
+        batch: Batch,
         gen: dict[str, Any],
         entries: list[tuple[int, dict[str, Any]]],
         state: dict[str, Any],
@@ -335,7 +343,6 @@ class IndexWorker:
         page_complete: bool,
     ) -> None:
         last = entries[-1][0]
-        batch = self.store.batch()
         published = {
             "n": int(gen["n"]) + 1,
             "cursor": last,

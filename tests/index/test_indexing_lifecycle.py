@@ -395,11 +395,6 @@ def test_forget_counts_survive_a_crash_before_publication(tmp_path: Path) -> Non
     assert want[True] == want[False]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PostingWriter.flush commits segments and BM25 statistics (N, total length) before "
-    "the worker publishes the generation: the published view's scores move with unpublished work",
-)
 def test_published_scores_do_not_move_before_publication(tmp_path: Path) -> None:
     with _notes_store(tmp_path / "db", 5) as store:
         worker = IndexWorker(store, Settings())

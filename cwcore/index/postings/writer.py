@@ -147,8 +147,11 @@ class PostingWriter:
         if len(self._doc_ords) >= self.max_docs or len(self._tids) >= self.max_postings:
             self.flush()
 
-    def flush(self) -> FlushResult | None:
-        """Write the buffered documents as one segment in one WriteBatch; None if empty."""
+    def flush(self, batch: Batch | None = None) -> FlushResult | None:
+        """Write the buffered documents as one segment in one WriteBatch; None if empty.
+
+        With ``batch``, the segment and the manifest are staged into the caller's batch and the
+        caller commits (the indexer publishes them together with its generation)."""
         if not self._doc_ords:
             return None
         index, store = self.index, self.index.store
@@ -168,7 +171,9 @@ class PostingWriter:
             ords = np.repeat(doc_ords, doc_terms)[post_fresh]
             dls = np.repeat(doc_lens, doc_terms)[post_fresh]
             tids, tfs = tids[post_fresh], tfs[post_fresh]
-            batch = store.batch()
+            own = batch is None
+            if batch is None:
+                batch = store.batch()
             segment_id = None
             if len(ords):
                 segment_id = manifest.next_segment
@@ -193,7 +198,8 @@ class PostingWriter:
                 manifest.live_length += length
                 manifest.max_ordinal = max(manifest.max_ordinal, int(kept.max()))
                 index._put_manifest(batch, manifest)
-                store.commit(batch)
+                if own:
+                    store.commit(batch)
         result = FlushResult(segment_id, n_docs, len(ords), skipped)
         self.flushed.append(result)
         self._reset()
