@@ -455,10 +455,10 @@ def _recall(
         from cwcore.store.keys import DOC_HEAD
 
         try:
-            head = engine.store.get("documents", DOC_HEAD.encode(locator))
+            stored = engine.store.get("documents", DOC_HEAD.encode(locator))
         except UnsafeKey:
-            head = None  # not a document id: recall answers locator-invalid below
-        if head is not None:
+            stored = None  # not a document id: recall answers locator-invalid below
+        if stored is not None:
             # A direct document id: the full source when small, else a chunk table of contents.
             return read_document(engine.store, locator)
     body = recall(
