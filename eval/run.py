@@ -195,19 +195,8 @@ def evaluate(
     index = SemanticIndex(engine.store)
     index.refresh()
     embedder = Embedder.for_home(engine.home, cache=cache)
-    prior = {
-        doc: boost
-        for doc, boost in zip(
-            corpus.docs,
-            (
-                _importance(engine.store, [corpus.doc_ordinal[d] for d in corpus.docs]).get(
-                    corpus.doc_ordinal[d], 1.0
-                )
-                for d in corpus.docs
-            ),
-            strict=True,
-        )
-    }
+    by_ordinal = _importance(engine.store, [corpus.doc_ordinal[d] for d in corpus.docs])
+    prior = {d: by_ordinal.get(corpus.doc_ordinal[d], 1.0) for d in corpus.docs}
     per_q: list[dict[str, Any]] = []
     timings: dict[str, list[float]] = defaultdict(list)
     bands: dict[str, dict[str, list[int]]] = {
