@@ -194,7 +194,7 @@ def evaluate(
         log("bm25s is not installed: its baseline is skipped")
     index = SemanticIndex(engine.store)
     index.refresh()
-    embedder = Embedder.for_home(engine.home, cache=cache)
+    embedder = Embedder.for_home(engine.home)  # no cache: query latency includes embedding
     by_ordinal = _importance(engine.store, [corpus.doc_ordinal[d] for d in corpus.docs])
     prior = {d: by_ordinal.get(corpus.doc_ordinal[d], 1.0) for d in corpus.docs}
     per_q: list[dict[str, Any]] = []

@@ -29,8 +29,8 @@ from cwcore.store import keys
 from cwcore.store.rocks import Store
 
 #: Logistic calibration cosine -> [0, 1] (fit on the LongMemEval_S dev set; docs/semantic.md).
-SLOPE = 13.7
-MIDPOINT = 0.29
+SLOPE = 10.3
+MIDPOINT = 0.277
 
 
 def calibrate(cosine: float | np.ndarray) -> Any:
