@@ -121,13 +121,23 @@ def throughput(engine: Any, sample: int = 48) -> dict[str, Any]:
     wids = list(range(1, max_wid + 1, step))[:sample]
     records = [r for r in derived.window_records(engine.store, wids) if r is not None]
     out: dict[str, Any] = {}
-    for mode in ("window", "message"):
-        texts = [t for r in records for t in window_texts(engine.reader, r, mode)]
-        embedder = Embedder.for_home(engine.home)
-        embedder.load()
-        started = time.perf_counter()
-        embedder.embed(texts)
-        seconds = time.perf_counter() - started
+    texts_of = {
+        mode: [t for r in records for t in window_texts(engine.reader, r, mode)]
+        for mode in ("window", "message")
+    }
+    best: dict[str, float] = {}
+    for _ in range(2):  # alternate the modes twice, keep each one's faster run
+        for mode, texts in texts_of.items():
+            embedder = Embedder.for_home(engine.home)  # fresh: no cached vectors
+            embedder.load()
+            embedder.embed_query("warm up")
+            started = time.perf_counter()
+            embedder.embed(texts)
+            seconds = time.perf_counter() - started
+            embedder.close()
+            best[mode] = min(best.get(mode, seconds), seconds)
+    for mode, texts in texts_of.items():
+        seconds = best[mode]
         out[mode] = {
             "windows": len(records),
             "computed": len(texts),
@@ -135,7 +145,6 @@ def throughput(engine: Any, sample: int = 48) -> dict[str, Any]:
             "texts_per_s": round(len(texts) / seconds, 2),
             "windows_per_s": round(len(records) / seconds, 2),
         }
-        embedder.close()
     return out
 
 
