@@ -8,6 +8,7 @@ table below is the protocol's vocabulary, and :class:`cwcore.api.Archive` is its
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from typing import Any
 
 import cwcore
 from cwcore import browse, config
-from cwcore.errors import InvalidInput
+from cwcore.errors import InvalidInput, ModelUnavailable
 from cwcore.importers import pipeline
 from cwcore.index import maintenance
 from cwcore.index.worker import IndexWorker
@@ -29,8 +30,12 @@ from cwcore.workers import Periodic
 Emit = Callable[[dict[str, Any]], None]
 Handler = Callable[["Engine", dict[str, Any], Emit, threading.Event], dict[str, Any]]
 
+log = logging.getLogger("cwcore.engine")
+
 CAPABILITIES = frozenset({"archive/1", "import/1", "browse/1"})
 MiB = 1024 * 1024
+#: Background embedding starts only after this long without a service call (seconds).
+FOREGROUND_QUIET_S = 0.2
 
 _METHODS: dict[str, Handler] = {}
 _OUTPUT_BOUNDS: dict[str, int] = {}
@@ -103,6 +108,12 @@ class Engine:
         self.build = _build_fingerprint()
         self._workers: list[Periodic] = []
         self.compaction: dict[str, Any] = {}
+        self._foreground = 0  # service calls running now
+        self._foreground_end = 0.0  # time.monotonic() when the last one ended
+        self._foreground_lock = threading.Lock()
+        self._semantic_backoff = 0.0  # seconds before the next embedding attempt after a failure
+        self._semantic_retry_at = 0.0
+        self.semantic_error: str | None = None  # the last embedding failure, for status
 
     # -- Service protocol ---------------------------------------------------------------------
 
@@ -114,7 +125,30 @@ class Engine:
             raise InvalidInput(f"unknown method {name!r}")
         if not isinstance(params, dict):
             raise InvalidInput("params must be an object")
-        return handler(self, params, emit, cancel)
+        with self._foreground_lock:
+            self._foreground += 1
+        try:
+            return handler(self, params, emit, cancel)
+        finally:
+            with self._foreground_lock:
+                self._foreground -= 1
+                self._foreground_end = time.monotonic()
+
+    def wait_for_quiet(self, quiet_s: float = FOREGROUND_QUIET_S, limit_s: float = 5.0) -> bool:
+        """Block a background worker until no service call ran for ``quiet_s`` seconds (True),
+        or ``limit_s`` seconds passed (False): CPU-heavy background work yields to requests,
+        and a steady stream of them slows it down without starving it."""
+        deadline = time.monotonic() + limit_s
+        while True:
+            with self._foreground_lock:
+                busy = self._foreground > 0
+                wait = 0.0 if busy else self._foreground_end + quiet_s - time.monotonic()
+            if not busy and wait <= 0:
+                return True
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            time.sleep(min(max(wait, 0.01), deadline - now, quiet_s))
 
     def max_output_bytes(self, name: str, params: dict[str, Any]) -> int:
         return _OUTPUT_BOUNDS.get(name, 1 * MiB)
@@ -129,6 +163,7 @@ class Engine:
                 for f in FAMILIES
             ),
             "workers": {w.name: w.status() for w in self._workers},
+            "semantic_error": self.semantic_error,
         }
 
     def start_workers(self) -> None:
@@ -176,7 +211,26 @@ class Engine:
             return 0  # lexical work first: search must never wait for embeddings
         from cwcore.semantic.runtime import for_engine
 
-        done = for_engine(self).embed_pending()
+        now = time.monotonic()
+        if now < self._semantic_retry_at:
+            return 0
+        self.wait_for_quiet()
+        try:
+            done = for_engine(self).embed_pending()
+        except ModelUnavailable as exc:
+            # A missing or broken model does not heal in 5 s: retry at doubling intervals
+            # (up to 10 minutes) instead of failing every tick; search degrades meanwhile.
+            self._semantic_backoff = min(600.0, max(5.0, self._semantic_backoff * 2))
+            self._semantic_retry_at = time.monotonic() + self._semantic_backoff
+            self.semantic_error = f"{exc.details.get('category', exc.code)}: {exc}"
+            log.warning(
+                "semantic embedding unavailable (%s); retrying in %.0f s",
+                exc,
+                self._semantic_backoff,
+            )
+            return 0
+        self._semantic_backoff = 0.0
+        self.semantic_error = None
         if done:
             self._semantic_worker.wake()
         return done

@@ -10,29 +10,37 @@ Payloads understood:
   "hook_event_name"}`` (the message key defaults to the session plus a hash of the prompt);
 * cw's own: ``{"session", "message", "messageKey"?}``.
 
-To stay fast (Python start-up included, well under 100 ms against a warm daemon) it imports
-only :mod:`cwcore.daemon.protocol` and :mod:`cwcore.daemon.paths` — never typer, rich, textual,
-numpy or the engine — and speaks the socket protocol itself: one hello, one ``preflight``
-request. When no daemon listens it starts one (``python -m cwcore.daemon``, as the full client
-does) and retries once. ``CW_HOOK_TIMEOUT_S`` bounds the whole exchange (default 10 s);
-``CW_DEBUG=1`` reports swallowed errors on stderr.
+Start-up is most of this process's life (it runs on every user prompt), so on the common path it
+imports only the standard library's C-backed modules (``json``, ``struct``, ``stat``,
+``_socket``) and nothing from cwcore: the socket location (:func:`socket_path`) and the framing
+(:func:`frame`, :func:`read_frame`) are restated here from :mod:`cwcore.daemon.paths` and
+:mod:`cwcore.daemon.protocol`, and ``tests/hints/test_hook_client.py`` checks that both
+agree with those modules. The rare paths — no ``CW_HOME`` or ``XDG_RUNTIME_DIR`` in the
+environment, a socket directory failing the safety check, no daemon listening — defer to the full
+modules (the last one starts the daemon as the full client does and retries once).
+``CW_HOOK_TIMEOUT_S`` bounds the whole exchange (default 10 s); ``CW_DEBUG=1`` reports
+swallowed errors on stderr.
 """
 
 from __future__ import annotations
 
+# ``socket`` pulls in ``selectors`` and ``enum`` wrappers this client never uses; the C module
+# has the same socket type.
+import _socket
 import json
 import os
-import socket
+import stat
+import struct
 import sys
 import time
-from typing import Any
-
-from cwcore.daemon import protocol
-from cwcore.daemon.paths import DaemonPaths, check_private_dir, daemon_paths
 
 #: Largest payload read from stdin.
 MAX_PAYLOAD = 2 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 10.0
+#: Must equal ``cwcore.daemon.protocol.PROTOCOL_VERSION`` and ``MAX_FRAME`` (tested).
+PROTOCOL_VERSION = 1
+MAX_FRAME = 16 * 1024 * 1024
+_HEADER = struct.Struct(">I")
 
 
 def parse_payload(raw: bytes) -> dict[str, str] | None:
@@ -65,24 +73,95 @@ def _timeout() -> float:
         return DEFAULT_TIMEOUT_S
 
 
-def _dial(paths: DaemonPaths, timeout: float) -> socket.socket | None:
-    check_private_dir(paths.socket_dir)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _sha256_hex(data: bytes) -> str:
+    try:  # the builtin module avoids loading OpenSSL through hashlib
+        from _sha256 import sha256  # Python 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # Python 3.12+
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data).hexdigest()
+
+
+def _private_dir(path: str) -> bool:
+    """The quick form of ``paths.check_private_dir``: a 0700 directory of ours, not a link."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
+def socket_path() -> str:
+    """The daemon socket of ``CW_HOME``, as :func:`cwcore.daemon.paths.daemon_paths` names it.
+
+    Raises :class:`~cwcore.errors.UnsafeSocket` (through the full module) when the socket
+    directory fails the safety check.
+    """
+    home = os.environ.get("CW_HOME")
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if home and runtime and os.path.isdir(runtime):
+        resolved = os.path.realpath(os.path.expanduser(home))
+        directory = os.path.join(runtime, f"cw-{os.getuid()}")
+        if _private_dir(directory):
+            name = _sha256_hex(os.fsencode(resolved))[:16]
+            return os.path.join(directory, f"{name}.sock")
+    from cwcore.daemon.paths import daemon_paths  # creates or refuses the directory
+
+    return str(daemon_paths().socket)
+
+
+def frame(message: dict[str, object]) -> bytes:
+    """One protocol frame: a 4-byte big-endian length, then compact UTF-8 JSON."""
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _HEADER.pack(len(body)) + body
+
+
+def _recv_exactly(sock: _socket.socket, n: int) -> bytes:
+    chunks: list[bytes] = []
+    while n:
+        chunk = sock.recv(min(n, 1024 * 1024))
+        if not chunk:
+            raise ConnectionResetError("connection closed by the daemon")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(sock: _socket.socket) -> dict[str, object]:
+    (length,) = _HEADER.unpack(_recv_exactly(sock, _HEADER.size))
+    if length > MAX_FRAME:
+        raise ConnectionError(f"frame of {length} bytes exceeds the protocol limit")
+    message = json.loads(_recv_exactly(sock, length).decode("utf-8"))
+    if not isinstance(message, dict):
+        raise ConnectionError("frame body is not an object")
+    return message
+
+
+def _dial(path: str, timeout: float) -> _socket.socket | None:
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
-        sock.connect(str(paths.socket))
+        sock.connect(path)
     except (FileNotFoundError, ConnectionRefusedError):
         sock.close()
         return None
+    except BaseException:
+        sock.close()
+        raise
     return sock
 
 
-def _spawn(paths: DaemonPaths, timeout: float) -> None:
-    """Start the daemon and wait for its launcher to report (it exits once the daemon listens)."""
+def _spawn(timeout: float) -> str:
+    """Start the daemon and wait for its launcher to report (it exits once the daemon listens);
+    returns the socket path, computed by the full module (which creates the directory)."""
     import subprocess
 
+    from cwcore.daemon.paths import daemon_paths
     from cwcore.daemon.service import DEFAULT_SERVICE
 
+    paths = daemon_paths()
     service = os.environ.get("CW_DAEMON_SERVICE") or DEFAULT_SERVICE
     cmd = [sys.executable, "-m", "cwcore.daemon", "--home", str(paths.home), "--service", service]
     subprocess.run(
@@ -94,41 +173,56 @@ def _spawn(paths: DaemonPaths, timeout: float) -> None:
         timeout=timeout,
         check=False,
     )
+    return str(paths.socket)
 
 
-def _connect(paths: DaemonPaths, deadline: float) -> socket.socket:
-    sock = _dial(paths, max(0.05, deadline - time.monotonic()))
+def _connect(deadline: float) -> _socket.socket:
+    sock = _dial(socket_path(), max(0.05, deadline - time.monotonic()))
     if sock is None:
-        _spawn(paths, max(0.1, deadline - time.monotonic()))
-        sock = _dial(paths, max(0.05, deadline - time.monotonic()))
+        path = _spawn(max(0.1, deadline - time.monotonic()))
+        sock = _dial(path, max(0.05, deadline - time.monotonic()))
         if sock is None:
             raise ConnectionError("the cw daemon did not start")
     return sock
 
 
-def request_hint(params: dict[str, Any], timeout: float | None = None) -> str | None:
+def request_hint(params: dict[str, str], timeout: float | None = None) -> str | None:
     """The preflight hint for ``params`` from the daemon (None: no hint). Raises on failure."""
     deadline = time.monotonic() + (timeout if timeout is not None else _timeout())
-    paths = daemon_paths()
-    sock = _connect(paths, deadline)
+    sock = _connect(deadline)
     try:
         sock.settimeout(max(0.05, deadline - time.monotonic()))
-        protocol.send(sock, protocol.hello(frozenset(), frozenset()))
-        welcome = protocol.recv(sock)
+        hello: dict[str, object] = {
+            "type": "hello",
+            "protocol": PROTOCOL_VERSION,
+            "capabilities": [],
+            "required": [],
+        }
+        sock.sendall(frame(hello))
+        welcome = read_frame(sock)
         if welcome.get("type") != "welcome":
             raise ConnectionError(f"handshake refused: {welcome.get('type')}")
         rid = "hook-" + os.urandom(8).hex()
-        protocol.send(sock, protocol.request(rid, "preflight", params))
+        request: dict[str, object] = {
+            "type": "request",
+            "id": rid,
+            "method": "preflight",
+            "params": params,
+        }
+        sock.sendall(frame(request))
         while True:
             sock.settimeout(max(0.05, deadline - time.monotonic()))
-            message = protocol.recv(sock)
+            message = read_frame(sock)
             if message.get("id") not in (rid, None):
                 continue
             if message["type"] == "result":
-                hint = (message.get("result") or {}).get("hint")
+                result = message.get("result")
+                hint = result.get("hint") if isinstance(result, dict) else None
                 return hint if isinstance(hint, str) and hint else None
             if message["type"] == "error":
-                raise ConnectionError(str((message.get("error") or {}).get("code")))
+                error = message.get("error")
+                code = error.get("code") if isinstance(error, dict) else None
+                raise ConnectionError(str(code))
     finally:
         sock.close()
 

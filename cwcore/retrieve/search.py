@@ -93,6 +93,7 @@ def record_recall(store: Store, ordinal: int) -> None:
 def _rerank(
     ctx: SearchContext,
     query: str,
+    terms: list[str],
     entries: list[tuple[Candidate, Any]],  # (candidate, TierEntry), fused order
     records: dict[int, dict[str, Any]],
     stages: dict[str, Any],
@@ -104,14 +105,20 @@ def _rerank(
     head = entries[: ctx.rerank_candidates]
     if len(head) < 2:
         return entries
-    texts = []
+    texts: list[str] = []
+    spans: list[tuple[int, int]] = []
     for cand, _ in head:
         record = records[cand.wid]
         manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
         data = ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
-        texts.append(data.decode("utf-8", "ignore"))
+        text = data.decode("utf-8", "ignore")
+        texts.append(text)
+        # The model sees ~256 tokens centred on the match; a semantic-only hit has no term
+        # match and is read from its start.
+        found = term_spans(text, cand.matched_terms or terms, limit=1)
+        spans.append(found[0] if found else (0, 0))
     started = time.perf_counter()
-    scores = ctx.semantic.rerank(query, texts, strict=strict)
+    scores = ctx.semantic.rerank(query, texts, spans, strict=strict)
     stages["rerank"] = {
         "candidates": len(head),
         "used": scores is not None,
@@ -267,7 +274,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
         )
         entries = [(pool[int(e.key)], e) for e in fused_tier]
         if req.rerank and ctx.semantic is not None and query:
-            entries = _rerank(ctx, query, entries, records, stages, req.strict)
+            entries = _rerank(ctx, query, terms + expanded, entries, records, stages, req.strict)
         for cand, e in entries:
             ordered.append(
                 (

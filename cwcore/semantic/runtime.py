@@ -8,6 +8,7 @@ that never uses the semantic tier never pays for fastembed.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,13 @@ class SemanticHits:
         return len(self.wids)
 
 
+def inference_threads() -> int:
+    """ONNX Runtime threads per inference: all cores but one, so that a background embedding
+    batch never takes the core a search or a preflight request needs (each concurrent inference
+    call runs on its own threads; a query embedding is short and fast on one)."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
 class Semantic:
     def __init__(self, home: Path, store: Store, reader: Reader, settings: Settings) -> None:
         self.home = home
@@ -57,7 +65,7 @@ class Semantic:
         with self._lock:
             if self._embedder is None:
                 try:
-                    self._embedder = Embedder.for_home(self.home)
+                    self._embedder = Embedder.for_home(self.home, threads=inference_threads())
                 except ModelUnavailable:
                     raise
                 except Exception as exc:

@@ -126,3 +126,47 @@ def test_payload_shapes() -> None:
     }
     for bad in (b"", b"[]", b'{"session_id": 3, "prompt": "x"}', b'{"session_id": "s"}'):
         assert parse_payload(bad) is None
+
+
+def test_lean_socket_path_and_framing_match_the_full_modules(
+    cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cwcore.daemon import protocol
+    from cwcore.hosts import hook_client
+
+    runtime = Path(tempfile.mkdtemp(prefix="cwh", dir="/tmp"))
+    try:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime) + "/")
+        monkeypatch.setenv("CW_HOME", str(cw_home) + "/./")
+        # First call: no socket directory yet, so the full module creates it.
+        assert hook_client.socket_path() == str(daemon_paths().socket)
+        # Then the quick path computes the same file.
+        lean = hook_client.socket_path()
+        assert os.path.normpath(lean) == str(daemon_paths().socket)
+        os.chmod(runtime / f"cw-{os.getuid()}", 0o755)  # unsafe: the full check must refuse it
+        with pytest.raises(Exception, match="0700"):
+            hook_client.socket_path()
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+    assert hook_client.PROTOCOL_VERSION == protocol.PROTOCOL_VERSION
+    assert hook_client.MAX_FRAME == protocol.MAX_FRAME
+    message = {"type": "request", "id": "r", "method": "preflight", "params": {"m": "é"}}
+    assert hook_client.frame(message) == protocol.encode(message)
+
+
+def test_the_common_path_imports_no_cwcore_module(cw_home: Path) -> None:
+    runtime = Path(tempfile.mkdtemp(prefix="cwh", dir="/tmp"))
+    try:
+        os.mkdir(runtime / f"cw-{os.getuid()}", 0o700)
+        code = (
+            "import sys, cwcore.hosts.hook_client as h; h.socket_path(); "
+            "print(sorted(m for m in sys.modules if m.startswith('cwcore.') "
+            "and m != 'cwcore.hosts' and m != 'cwcore.hosts.hook_client'))"
+        )
+        env = {**os.environ, "CW_HOME": str(cw_home), "XDG_RUNTIME_DIR": str(runtime)}
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        assert done.stdout.strip() == "[]"
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from cwcore.api import Archive
 from cwcore.errors import ModelUnavailable
 from cwcore.semantic import errors, models
 from cwcore.semantic.rerank import Reranker, centered
 from cwtui.cli import app
+from tests.semantic.conftest import engine_of
 
 
 def test_scores_with_a_tiny_cross_encoder(tmp_path: Path, cross_encoder_dir: Path) -> None:
@@ -99,3 +102,44 @@ def test_install_reranker_command(cross_encoder_dir: Path, cw_home: Path) -> Non
     bad = runner.invoke(app, ["models", "install-reranker", "--from", str(cw_home), "--json"])
     assert bad.exit_code == 2
     assert json.loads(bad.output.strip().splitlines()[-1])["error"]["code"] == "invalid-input"
+
+
+def test_search_reranks_the_fused_tier_around_each_match(
+    topics: Archive, cross_encoder_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cwcore.semantic import runtime
+
+    assert topics.call("models.install_reranker", {"from": str(cross_encoder_dir)})["loaded"]
+    request = {"query": "pricing page font", "semanticPolicy": "never", "limit": 10}
+    plain = topics.search({**request, "rerank": False})
+    assert len(plain["results"]) >= 2 and not any(h["reranked"] for h in plain["results"])
+
+    semantic = runtime.for_engine(engine_of(topics))
+    seen: list[tuple[list[str], list[tuple[int, int]]]] = []
+    real = semantic.rerank
+
+    def spy(query: str, texts: list[str], spans: Any = None, *, strict: bool = False) -> Any:
+        seen.append((texts, spans))
+        return real(query, texts, spans, strict=strict)
+
+    monkeypatch.setattr(semantic, "rerank", spy)
+    ranked = topics.search(request)
+    texts, spans = seen[0]
+    assert len(spans) == len(texts)
+    for text, (start, end) in zip(texts, spans, strict=True):
+        assert text[start:end].lower() in {"pricing", "page", "font"}
+    assert all(h["reranked"] for h in ranked["results"])
+    # The tiny model prefers longer texts: order may change, presented scores never do.
+    assert {h["documentId"]: h["score"] for h in ranked["results"]} == {
+        h["documentId"]: h["score"] for h in plain["results"]
+    }
+
+
+def test_search_without_a_reranker_keeps_the_fused_order(topics: Archive) -> None:
+    request = {"query": "pricing page font", "semanticPolicy": "never", "limit": 10}
+    with_rerank = topics.search(request)
+    without = topics.search({**request, "rerank": False})
+    assert [h["documentId"] for h in with_rerank["results"]] == [
+        h["documentId"] for h in without["results"]
+    ]
+    assert not any(h["reranked"] for h in with_rerank["results"])

@@ -1,0 +1,71 @@
+"""The daemon's embedding worker: it yields to service calls and backs off a missing model."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from cwcore.api import Archive
+from cwcore.semantic import errors
+from cwcore.semantic.runtime import for_engine
+from tests.semantic.conftest import engine_of
+
+
+def test_background_work_waits_for_service_calls_to_end(archive: Archive) -> None:
+    engine = engine_of(archive)
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(_engine: Any, _params: dict[str, Any], _emit: Any, _cancel: Any) -> dict[str, Any]:
+        entered.set()
+        release.wait(10)
+        return {}
+
+    from cwcore import engine as engine_module
+
+    engine_module._METHODS["test.slow"] = slow
+    try:
+        call = threading.Thread(
+            target=engine.call, args=("test.slow", {}, lambda _e: None, threading.Event())
+        )
+        call.start()
+        assert entered.wait(10)
+        assert engine.wait_for_quiet(quiet_s=0.01, limit_s=0.05) is False  # a call is running
+        release.set()
+        call.join(10)
+        started = time.monotonic()
+        assert engine.wait_for_quiet(quiet_s=0.1, limit_s=5.0) is True
+        assert time.monotonic() - started >= 0.05  # it waited out the quiet period
+        assert engine.wait_for_quiet(quiet_s=0.0, limit_s=0.0) is True
+    finally:
+        del engine_module._METHODS["test.slow"]
+
+
+def test_a_missing_model_backs_off_instead_of_failing_every_tick(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = engine_of(archive)
+    semantic = for_engine(engine)
+    calls = []
+
+    def missing(*_args: Any, **_kwargs: Any) -> int:
+        calls.append(1)
+        raise errors.unavailable(errors.MODEL_MISSING, "no embedding model here")
+
+    monkeypatch.setattr(semantic, "embed_pending", missing)
+    assert engine._semantic_step() == 0
+    assert engine._semantic_step() == 0  # within the back-off: not attempted again
+    assert len(calls) == 1
+    assert engine.semantic_error is not None and "model-missing" in engine.semantic_error
+    assert engine.status()["semantic_error"] == engine.semantic_error
+    first = engine._semantic_backoff
+    engine._semantic_retry_at = 0.0  # as if the back-off elapsed
+    engine._semantic_step()
+    assert len(calls) == 2 and engine._semantic_backoff == 2 * first
+
+    monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 0)
+    engine._semantic_retry_at = 0.0
+    assert engine._semantic_step() == 0
+    assert engine.semantic_error is None and engine._semantic_backoff == 0.0
