@@ -111,6 +111,7 @@ class Engine:
         self._foreground = 0  # service calls running now
         self._foreground_end = 0.0  # time.monotonic() when the last one ended
         self._foreground_lock = threading.Lock()
+        self._index_busy_at = time.monotonic()  # last indexing work (or merge) of the worker
         self._semantic_backoff = 0.0  # seconds before the next embedding attempt after a failure
         self._semantic_retry_at = 0.0
         self.semantic_error: str | None = None  # the last embedding failure, for status
@@ -133,6 +134,13 @@ class Engine:
             with self._foreground_lock:
                 self._foreground -= 1
                 self._foreground_end = time.monotonic()
+
+    def quiet_for(self) -> float:
+        """Seconds since the last service call ended; 0 while one runs."""
+        with self._foreground_lock:
+            if self._foreground:
+                return 0.0
+            return time.monotonic() - self._foreground_end
 
     def wait_for_quiet(self, quiet_s: float = FOREGROUND_QUIET_S, limit_s: float = 5.0) -> bool:
         """Block a background worker until no service call ran for ``quiet_s`` seconds (True),
@@ -188,9 +196,12 @@ class Engine:
         if self.indexer.backoff:
             time.sleep(self.indexer.backoff)
         if done or self.indexer.backoff:
+            self._index_busy_at = time.monotonic()
             self._index_worker.wake()
         elif self.indexer.depth() == 0:
-            self.indexer.merge()
+            idle = min(time.monotonic() - self._index_busy_at, self.quiet_for())
+            if self.indexer.merge(idle):
+                self._index_busy_at = time.monotonic()  # a merge is work too: settle again
         return done
 
     def _maintenance_step(self) -> dict[str, Any]:

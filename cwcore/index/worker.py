@@ -42,6 +42,8 @@ PAGE_WRITER_DOCS = 1 << 20
 PAGE_WRITER_POSTINGS = 4_000_000
 BACKOFF_MIN_S = 0.05
 BACKOFF_MAX_S = 5.0
+#: Seconds without indexing work or service calls before the quiet-time segment merge.
+IDLE_MERGE_S = 30.0
 
 
 def _zero_counts() -> dict[str, dict[str, int]]:
@@ -365,6 +367,10 @@ class IndexWorker:
 
     # -- maintenance --------------------------------------------------------------------------
 
-    def merge(self) -> bool:
-        """One background merge of BM25 segments, if a tier is full."""
-        return self.bm25.merge() is not None
+    def merge(self, idle_s: float = 0.0) -> bool:
+        """One background merge of BM25 segments: a tiered one if a tier is full, else — once
+        the index and the daemon have been idle ``IDLE_MERGE_S`` seconds — the quiet-time
+        merge (:meth:`PostingIndex.idle_merge`). True if a merge ran."""
+        if self.bm25.merge() is not None:
+            return True
+        return idle_s >= IDLE_MERGE_S and self.bm25.idle_merge() is not None

@@ -105,6 +105,9 @@ def _rerank(
     head = entries[: ctx.rerank_candidates]
     if len(head) < 2:
         return entries
+    if not strict and not ctx.semantic.can_rerank():
+        stages["rerank"] = {"candidates": len(head), "used": False, "ms": 0.0}
+        return entries  # not installed or disabled: skip reading the candidates' text
     texts: list[str] = []
     spans: list[tuple[int, int]] = []
     for cand, _ in head:
@@ -115,7 +118,7 @@ def _rerank(
         texts.append(text)
         # The model sees ~256 tokens centred on the match; a semantic-only hit has no term
         # match and is read from its start.
-        found = term_spans(text, cand.matched_terms or terms, limit=1)
+        found = term_spans(text, terms, limit=1)  # one compiled pattern for every candidate
         spans.append(found[0] if found else (0, 0))
     started = time.perf_counter()
     scores = ctx.semantic.rerank(query, texts, spans, strict=strict)

@@ -129,6 +129,11 @@ class Semantic:
             return None
         return self.reranker().rerank(query, texts, spans=spans, strict=strict)
 
+    def can_rerank(self) -> bool:
+        """Whether :meth:`rerank` would run the model: enabled and loaded. Cheap after the first
+        call (the load outcome is kept), so search checks it before preparing candidates."""
+        return self.settings.reranker_enabled and self.reranker().available
+
     # -- what the worker calls -----------------------------------------------------------------
 
     def embed_pending(self, max_windows: int = handler.STEP_WINDOWS) -> int:

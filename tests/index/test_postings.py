@@ -235,6 +235,39 @@ def test_merge_policy_merges_a_full_tier(store: Store) -> None:
     assert index.merge() is None
 
 
+def _top(index: PostingIndex, terms: list[str]) -> list[tuple[int, float]]:
+    hits = bm25.search(index.reader(), terms, k=20)
+    return list(zip(hits.ordinals.tolist(), np.round(hits.scores, 9).tolist(), strict=True))
+
+
+def test_idle_merge_rewrites_only_the_recent_segments_of_a_large_base(store: Store) -> None:
+    docs = {o: ["w", f"u{o % 7}"] for o in range(100)}
+    index = _index(store, {o: d for o, d in docs.items() if o < 90}, max_docs=90)
+    writer = index.writer(max_docs=4)
+    for o in range(90, 100):
+        writer.add(o, Counter(docs[o]), len(docs[o]))
+    writer.flush()
+    before = index.manifest().segments
+    assert len(before) == 4 and before[0].docs == 90
+    expected = _top(index, ["w", "u3"])
+    assert index.idle_merge() is not None
+    base, recent = sorted(index.manifest().segments, key=lambda s: s.id)
+    assert base.id == before[0].id and recent.docs == 10  # the base was not rewritten
+    assert index.idle_merge() is None  # nothing left to do
+    assert _top(index, ["w", "u3"]) == expected
+
+
+def test_idle_merge_makes_one_segment_once_the_recent_ones_grew(store: Store) -> None:
+    index = _index(store, {o: ["w", f"u{o % 5}"] for o in range(40)}, max_docs=10)
+    assert len(index.manifest().segments) == 4
+    expected = _top(index, ["u1", "w"])
+    assert index.idle_merge() is not None
+    (only,) = index.manifest().segments
+    assert only.docs == 40
+    assert index.idle_merge() is None
+    assert _top(index, ["u1", "w"]) == expected
+
+
 def test_merge_drops_retired_postings_and_deletes_old_keys(store: Store) -> None:
     index = _index(store, {o: ["w", f"u{o}"] for o in range(30)}, max_docs=7)
     old = [s.id for s in index.manifest().segments]

@@ -182,6 +182,24 @@ class PostingIndex:
             inputs = self.pick_merge()
             return merge_segments(self, inputs) if len(inputs) > 1 else None
 
+    def idle_merge(self) -> MergeResult | None:
+        """The quiet-time merge, for an index that has been idle a while: a query looks each
+        term up once per segment, so fewer segments make every search cheaper.
+
+        With more than one segment: when the oldest holds at least ``MERGE_FACTOR`` times the
+        documents of all the others, only the others are merged (a cheap rewrite of the recent
+        ones); otherwise everything becomes one segment. A full rewrite therefore comes once
+        the archive has grown by about 1/``MERGE_FACTOR`` since the last one. None when there
+        is nothing to do (or another merge took the inputs)."""
+        with self._merge_lock:
+            segments = sorted(self.manifest().segments, key=lambda s: s.id)
+            if len(segments) < 2:
+                return None
+            oldest, rest = segments[0], segments[1:]
+            if oldest.docs >= tuning.MERGE_FACTOR * sum(s.docs for s in rest):
+                return merge_segments(self, rest) if len(rest) > 1 else None
+            return merge_segments(self, segments)
+
     def force_merge(self, max_segments: int = 1) -> list[MergeResult]:
         """Merge until at most ``max_segments`` remain (rebuilds and benchmarks)."""
         results: list[MergeResult] = []

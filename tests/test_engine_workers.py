@@ -1,9 +1,11 @@
-"""The daemon's embedding worker: it yields to service calls and backs off a missing model."""
+"""The daemon's background workers: embedding yields to service calls and backs off a missing
+model; the index worker merges segments once idle."""
 
 from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from cwcore.api import Archive
 from cwcore.semantic import errors
 from cwcore.semantic.runtime import for_engine
+from tests.helpers import write_jsonl
 from tests.semantic.conftest import engine_of
 
 
@@ -69,3 +72,26 @@ def test_a_missing_model_backs_off_instead_of_failing_every_tick(
     engine._semantic_retry_at = 0.0
     assert engine._semantic_step() == 0
     assert engine.semantic_error is None and engine._semantic_backoff == 0.0
+
+
+def test_the_index_worker_merges_segments_once_idle(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cwcore.index import worker
+
+    for i in range(3):  # three imports: three published pages, three segments
+        rows = [{"session": f"s{i}", "id": "u", "role": "user", "text": f"alpha beta {i}"}]
+        archive.import_paths([write_jsonl(tmp_path / f"{i}.jsonl", rows)], fmt="cw-jsonl")
+    engine = engine_of(archive)
+    bm25 = engine.indexer.bm25
+    assert len(bm25.manifest().segments) == 3
+    before = archive.search({"query": "alpha beta 1", "semanticPolicy": "never"})["results"]
+    engine._index_step()  # not idle long enough: the segments stay
+    assert len(bm25.manifest().segments) == 3
+    monkeypatch.setattr(worker, "IDLE_MERGE_S", 0.0)
+    engine._index_step()
+    assert len(bm25.manifest().segments) == 1
+    after = archive.search({"query": "alpha beta 1", "semanticPolicy": "never"})["results"]
+    assert [(h["documentId"], h["score"]) for h in after] == [
+        (h["documentId"], h["score"]) for h in before
+    ]
