@@ -38,6 +38,7 @@ def status(store: Store, worker: IndexWorker, document: str | None = None) -> di
             for h in derived.HANDLERS
         },
         "faults": worker.faults[-5:],
+        "semantic": semantic_status(store, worker.settings.semantic_retrieval),
     }
     if document is not None:
         reader = Reader(store)
@@ -53,6 +54,14 @@ def status(store: Store, worker: IndexWorker, document: str | None = None) -> di
             "handlers": mark.get("outcomes") if mark else {},
         }
     return body
+
+
+def semantic_status(store: Store, enabled: bool) -> dict[str, Any]:
+    """The semantic index handler's progress (two point reads; see
+    :func:`cwcore.semantic.index.status`)."""
+    from cwcore.semantic import index as semantic_index
+
+    return semantic_index.status(store, enabled=enabled)
 
 
 def verify(store: Store) -> dict[str, Any]:

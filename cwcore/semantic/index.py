@@ -168,17 +168,37 @@ def embed_pending(
     return len(wids)
 
 
-def status(store: Store) -> dict[str, Any]:
-    """For ``cw index status``: embedded windows, pending windows, model and mode."""
+def status(store: Store, *, enabled: bool = True) -> dict[str, Any]:
+    """For ``cw index status``: embedded windows, pending windows, model and mode, and what
+    search uses. Two point reads (the handler state and the published generation), no scan.
+
+    ``state`` is ``disabled`` (semanticRetrieval off), ``waiting`` (nothing embedded yet: search
+    is lexical only), ``embedding`` (search uses the vectors embedded so far: ``partial``) or
+    ``complete`` (every published window is embedded). ``progress`` is the share of published
+    windows the handler has passed (retired and empty windows are passed without a vector)."""
     st = vstore.state(store)
     max_wid = int(derived.generation(store).get("maxWid", 0))
     cursor = min(int(st.get("cursor", 0)), max_wid)
+    pending = max(0, max_wid - cursor)
+    rows = int(st.get("rows", 0))
+    if not enabled:
+        state = "disabled"
+    elif not pending:
+        state = "complete"
+    elif not rows:
+        state = "waiting"
+    else:
+        state = "embedding"
     return {
         "embedded": int(st.get("windows", 0)),
-        "rows": int(st.get("rows", 0)),
-        "pending": max(0, max_wid - cursor),
+        "rows": rows,
+        "pending": pending,
         "cursor": cursor,
         "maxWid": max_wid,
+        "total": max_wid,
+        "progress": round(cursor / max_wid, 4) if max_wid else 1.0,
+        "state": state,
+        "partial": state == "embedding",
         "model": st.get("model"),
         "mode": st.get("mode") or DEFAULT_MODE,
     }

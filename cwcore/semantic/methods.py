@@ -36,6 +36,14 @@ def _reranker_status(engine: Engine) -> dict[str, Any]:
     return body
 
 
+def _semantic_status(engine: Engine) -> dict[str, Any]:
+    """The semantic index handler's progress (see :func:`cwcore.semantic.index.status`)."""
+    body = runtime.for_engine(engine).status()
+    if not body.get("enabled", True):
+        body["state"], body["partial"] = "disabled", False
+    return body
+
+
 @method("models.status")
 def _models_status(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
@@ -49,7 +57,7 @@ def _models_status(
     return {
         "embedder": embedder,
         "reranker": _reranker_status(engine),
-        "semantic": runtime.for_engine(engine).status(),
+        "semantic": _semantic_status(engine),
     }
 
 
@@ -102,13 +110,12 @@ def _embed_pending(
     limit = params.get("maxWindows", 16)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 4096:
         raise InvalidInput("maxWindows must be an integer from 1 to 4096")
-    semantic = runtime.for_engine(engine)
-    done = semantic.embed_pending(limit)
-    return {"embedded": done, **semantic.status()}
+    done = runtime.for_engine(engine).embed_pending(limit)
+    return {"embedded": done, **_semantic_status(engine)}
 
 
 @method("semantic.status")
-def _semantic_status(
+def _semantic_status_method(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    return runtime.for_engine(engine).status()
+    return _semantic_status(engine)

@@ -7,8 +7,10 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from cwcore.api import Archive
+from cwtui import semantic_status
 from cwtui.output import console, emit_json, err_console, guard
 
 app = typer.Typer(help="Publish, inspect, verify and rebuild the derived indexes.")
@@ -27,6 +29,10 @@ def _render_status(body: dict[str, Any]) -> None:
     for name, counts in body["handlers"].items():
         table.add_row(name, str(counts["complete"]), str(counts["partial"]), str(counts["skipped"]))
     console.print(table)
+    sem = body.get("semantic")
+    if sem:
+        console.print(semantic_status.summary(sem))
+        console.print(Text("  ") + semantic_status.detail(sem))
     if "document" in body:
         doc = body["document"]
         console.print(f"document {doc['documentId']} v{doc['version']} ({doc['state']}): ", end="")
@@ -74,7 +80,8 @@ def status(
     document: Annotated[str | None, typer.Option(help="Also this document's outcomes.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Outbox depth and lag, the published generation, per-handler outcome counts."""
+    """Outbox depth and lag, the published generation, per-handler outcome counts, and the
+    semantic index's embedding progress."""
     with guard(as_json), Archive.open() as archive:
         body = archive.index_status(document)
         if as_json:

@@ -10,6 +10,12 @@ progress events driving the bar.
 
 The outbox bar: when work appears, the deepest outbox seen since it was last empty is the total,
 and the bar fills as the depth falls; an empty outbox is a full bar.
+
+The semantic row: windows embedded of the published total, pending windows, what search uses
+meanwhile (nothing, the partial vectors, all of them), the model and mode, and — from the
+handler's cursor across refreshes — its rate and the time left. It comes with
+``index_status`` (two point reads, no scan) and refreshes at the live interval while windows
+are pending.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
+from cwtui import semantic_status
 from cwtui.screens.common import ArchiveHandle, archive_handle, error_text, is_embedded
 
 BAR_WIDTH = 24
@@ -186,6 +193,8 @@ class IndexScreen(Screen[None]):
         self.running = False  # an `i` run is in flight
         self._refreshing = False
         self._last_refresh = 0.0
+        #: (monotonic time, handler cursor) of recent refreshes: the embedding rate.
+        self._embed_samples: list[tuple[float, int]] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -194,6 +203,12 @@ class IndexScreen(Screen[None]):
             with Horizontal(id="index-outbox-row"):
                 yield Static("", id="index-outbox")
                 yield ProgressBar(total=1, show_eta=False, id="index-progress")
+            with Horizontal(id="index-semantic-row"):
+                yield Static("", id="index-semantic")
+                yield ProgressBar(
+                    total=1, show_eta=False, show_percentage=False, id="index-semantic-progress"
+                )
+            yield Static("", id="index-semantic-detail")
             yield Static("Handlers", classes="pane-title")
             yield DataTable(id="index-handlers", cursor_type="none", zebra_stripes=True)
             yield Static("", id="index-faults")
@@ -214,7 +229,9 @@ class IndexScreen(Screen[None]):
     def _tick(self) -> None:
         if not self.is_current or self._refreshing or self.running:
             return
-        busy = bool(self.status and (self.status.get("outbox") or {}).get("depth"))
+        status = self.status or {}
+        embedding = (status.get("semantic") or {}).get("state") in ("waiting", "embedding")
+        busy = bool((status.get("outbox") or {}).get("depth")) or embedding
         interval = self.LIVE_INTERVAL if busy else self.IDLE_INTERVAL
         if time.monotonic() - self._last_refresh >= interval - 0.05:
             self.action_refresh()
@@ -252,6 +269,7 @@ class IndexScreen(Screen[None]):
             summary_text(message.status, message.counts)
         )
         self._show_outbox(message.status.get("outbox") or {})
+        self._show_semantic(message.status.get("semantic"))
         self._show_handlers(message.status.get("handlers") or {})
         faults = message.status.get("faults") or []
         faults_widget = self.query_one("#index-faults", Static)
@@ -288,6 +306,39 @@ class IndexScreen(Screen[None]):
         if depth:
             bar.update(total=self.peak_depth, progress=self.peak_depth - depth)
         elif not self.running:
+            bar.update(total=1, progress=1)
+
+    def embedding_rate(self, cursor: int, now: float | None = None) -> float | None:
+        """Windows/s the semantic handler's cursor moved over the last minute of refreshes
+        (None until two samples differ)."""
+        now = time.monotonic() if now is None else now
+        samples = self._embed_samples
+        if samples and cursor < samples[-1][1]:
+            samples.clear()  # reset (a rebuild or a model change): start over
+        samples.append((now, cursor))
+        while len(samples) > 2 and now - samples[0][0] > 60:
+            samples.pop(0)
+        (t0, c0), (t1, c1) = samples[0], samples[-1]
+        if t1 - t0 <= 0 or c1 <= c0:
+            return None
+        return (c1 - c0) / (t1 - t0)
+
+    def _show_semantic(self, sem: dict[str, Any] | None) -> None:
+        row = self.query_one("#index-semantic-row", Horizontal)
+        detail_widget = self.query_one("#index-semantic-detail", Static)
+        row.display = detail_widget.display = sem is not None
+        if sem is None:  # a daemon of an older build
+            return
+        rate = self.embedding_rate(int(sem.get("cursor", 0)))
+        self.query_one("#index-semantic", Static).update(semantic_status.summary(sem))
+        detail_widget.update(semantic_status.detail(sem, rate))
+        bar = self.query_one("#index-semantic-progress", ProgressBar)
+        total = int(sem.get("total", 0))
+        if sem.get("state") == "disabled":
+            bar.update(total=1, progress=0)
+        elif total:
+            bar.update(total=total, progress=int(sem.get("cursor", 0)))
+        else:
             bar.update(total=1, progress=1)
 
     def _show_handlers(self, handlers: dict[str, Any]) -> None:

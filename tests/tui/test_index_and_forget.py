@@ -11,11 +11,14 @@ from rich.console import Console
 from textual.widgets import DataTable, ProgressBar, Static
 
 from cwcore.api import Archive
+from cwcore.semantic import index as handler
+from cwtui import semantic_status
 from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.index import IndexScreen, daemon_text, outcome_bar
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.sessions_table import SessionsTable
+from tests.semantic.conftest import FakeEmbedder, engine_of
 from tests.tui.conftest import SIZE, AppFactory, settle
 
 pytestmark = pytest.mark.anyio
@@ -61,14 +64,72 @@ async def test_index_view_shows_generation_handlers_outbox_and_daemon(
         }
         outbox = plain(screen.query_one("#index-outbox", Static))
         assert "depth 0" in outbox and "idle" in outbox
-        bar = screen.query_one(ProgressBar)
+        bar = screen.query_one("#index-progress", ProgressBar)
         assert bar.percentage == 1.0
+        total = status["windows"]
+        semantic = plain(screen.query_one("#index-semantic", Static))
+        assert f"Semantic  0 / {total} windows embedded (0%) · {total} pending" in semantic
+        detail = plain(screen.query_one("#index-semantic-detail", Static))
+        assert "nothing embedded yet: search is lexical only" in detail
         assert "embedded" in plain(screen.query_one("#index-daemon", Static))
 
         await pilot.press("i")  # index now: nothing pending, so it is up to date at once
         await settle(pilot)
         assert not screen.running
         assert any("up to date" in str(n.message) for n in app._notifications)
+
+
+async def test_index_view_shows_embedding_progress_live(
+    filled_home: Path, app_for: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeEmbedder()
+    with Archive.open(filled_home, embedded=True) as archive:
+        engine = engine_of(archive)
+        handler.embed_pending(engine.store, engine.reader, 2, embedder=fake)
+        total = archive.index_status()["windows"]
+    assert total > 2
+    monkeypatch.setattr(IndexScreen, "LIVE_INTERVAL", 0.05)
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, IndexScreen)
+        semantic = plain(screen.query_one("#index-semantic", Static))
+        assert f"Semantic  2 / {total} windows embedded" in semantic
+        assert f"{total - 2} pending" in semantic
+        detail = plain(screen.query_one("#index-semantic-detail", Static))
+        assert "partial: search uses the vectors embedded so far" in detail
+        assert "model fake:1 (window mode)" in detail
+        bar = screen.query_one("#index-semantic-progress", ProgressBar)
+        assert bar.percentage == pytest.approx(2 / total)
+
+        # The background handler finishes; the screen refreshes by itself while work is pending.
+        with app.archive_handle.use() as live:
+            engine = engine_of(live)
+            handler.embed_pending(engine.store, engine.reader, 1000, embedder=fake)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            await settle(pilot)
+            semantic = plain(screen.query_one("#index-semantic", Static))
+            if "complete" in semantic:
+                break
+        assert f"Semantic  {total} / {total} windows embedded (100%) · complete" in semantic
+        detail = plain(screen.query_one("#index-semantic-detail", Static))
+        assert "search uses every published window's vector" in detail
+        assert bar.percentage == 1.0
+
+
+def test_embedding_rate_and_time_left() -> None:
+    screen = IndexScreen()
+    assert screen.embedding_rate(10, now=100.0) is None
+    assert screen.embedding_rate(30, now=110.0) == pytest.approx(2.0)
+    assert screen.embedding_rate(5, now=111.0) is None  # the cursor went back: start over
+    sem = {"state": "embedding", "embedded": 30, "total": 100, "pending": 70, "progress": 0.3}
+    sem |= {"model": "m", "mode": "window"}
+    assert "2.0 windows/s, about 35 s left" in semantic_status.detail(sem, 2.0).plain
+    assert "Semantic  disabled" in semantic_status.summary({"state": "disabled"}).plain
 
 
 def test_outcome_bars_and_daemon_lines() -> None:

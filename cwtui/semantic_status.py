@@ -1,0 +1,70 @@
+"""How the semantic index's progress reads, for ``cw index status`` and the TUI index view.
+
+Both take the ``semantic`` object of ``index.status`` (:func:`cwcore.semantic.index.status`):
+``embedded`` windows with vectors, ``total`` published windows, ``pending`` windows after the
+handler's cursor, ``progress`` (the share passed), ``state`` (``disabled``, ``waiting``,
+``embedding``, ``complete``), ``partial``, ``model`` and ``mode``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+#: What search does with the vectors in each state.
+SEARCH_USES = {
+    "disabled": "semanticRetrieval is off: search is lexical only",
+    "waiting": "nothing embedded yet: search is lexical only",
+    "embedding": "partial: search uses the vectors embedded so far",
+    "complete": "search uses every published window's vector",
+}
+STATE_STYLE = {
+    "disabled": "dim",
+    "waiting": "bold #d29922",
+    "embedding": "bold #d29922",
+    "complete": "bold #3fb950",
+}
+
+
+def summary(sem: dict[str, Any]) -> Text:
+    """``Semantic  12,345 / 22,814 windows embedded (54%) · 10,469 pending``."""
+    state = str(sem.get("state", "complete"))
+    text = Text.assemble(("Semantic  ", "bold"))
+    if state == "disabled":
+        text.append("disabled", "dim")
+        return text
+    total = int(sem.get("total", sem.get("maxWid", 0)))
+    text.append(f"{int(sem.get('embedded', 0)):,} / {total:,}", STATE_STYLE.get(state, ""))
+    text.append(f" windows embedded ({float(sem.get('progress', 1.0)):.0%})")
+    pending = int(sem.get("pending", 0))
+    text.append(f" · {pending:,} pending" if pending else " · complete", "dim")
+    return text
+
+
+def detail(sem: dict[str, Any], rate: float | None = None) -> Text:
+    """What search uses, the model and mode, and (given a rate in windows/s) the time left."""
+    state = str(sem.get("state", "complete"))
+    text = Text()
+    text.append(SEARCH_USES.get(state, state), STATE_STYLE.get(state, ""))
+    if state == "disabled":
+        return text
+    model = sem.get("model")
+    if model:
+        text.append(" · model ", "dim")
+        text.append(str(model))
+        text.append(f" ({sem.get('mode', 'window')} mode)", "dim")
+    else:
+        text.append(f" · {sem.get('mode', 'window')} mode", "dim")
+    pending = int(sem.get("pending", 0))
+    if rate and pending:
+        text.append(f" · {rate:,.1f} windows/s, about {_left(pending / rate)} left", "dim")
+    return text
+
+
+def _left(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,160 @@
+"""Embedding progress in ``cw index status`` (embedded and through a real daemon)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cwcore.api import Archive
+from cwcore.daemon.client import wait_for_exit
+from cwcore.daemon.paths import daemon_paths
+from cwcore.daemon.runner import read_pid
+from cwcore.semantic import index as handler
+from cwcore.store.rocks import Store
+from cwtui.cli import app
+from tests.helpers import write_jsonl
+from tests.semantic.conftest import FakeEmbedder, engine_of, topic_rows
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _semantic(archive: Archive) -> dict[str, Any]:
+    return dict(archive.index_status()["semantic"])
+
+
+def test_index_status_reports_embedding_progress(
+    topics: Archive, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = engine_of(topics)
+    waiting = _semantic(topics)
+    assert waiting == {
+        **waiting,
+        "embedded": 0,
+        "total": 6,
+        "pending": 6,
+        "progress": 0.0,
+        "state": "waiting",
+        "partial": False,
+        "model": None,
+        "mode": "window",
+    }
+
+    handler.embed_pending(engine.store, engine.reader, 4, embedder=fake_embedder)
+    partial = _semantic(topics)
+    assert partial == {
+        **partial,
+        "embedded": 4,
+        "total": 6,
+        "pending": 2,
+        "progress": 0.6667,
+        "state": "embedding",
+        "partial": True,
+        "model": "fake:1",
+    }
+    assert topics.call("semantic.status")["state"] == "embedding"
+
+    # Cheap: two point reads, never a scan of the vectors or windows (the outbox's lag is
+    # one bounded seek).
+    scan = Store.scan
+
+    def no_scan(self: Store, family: str, *args: Any, **kwargs: Any) -> Any:
+        assert family == "outbox", f"index status scanned {family}"
+        return scan(self, family, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Store, "scan", no_scan)
+        assert _semantic(topics)["embedded"] == 4
+
+    handler.embed_pending(engine.store, engine.reader, 16, embedder=fake_embedder)
+    done = _semantic(topics)
+    assert done == {**done, "embedded": 6, "pending": 0, "progress": 1.0, "state": "complete"}
+    assert done["partial"] is False
+
+
+def test_disabled_semantic_retrieval_says_so(
+    cw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "false")
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([write_jsonl(tmp_path / "t.jsonl", topic_rows())], fmt="cw-jsonl")
+        status = _semantic(archive)
+        assert status["state"] == "disabled" and status["partial"] is False
+        assert status["pending"] == 6
+        sem = archive.call("semantic.status")
+        assert sem["enabled"] is False and sem["state"] == "disabled"
+
+
+def test_cli_index_status_shows_progress(topics: Archive, fake_embedder: FakeEmbedder) -> None:
+    engine = engine_of(topics)
+    handler.embed_pending(engine.store, engine.reader, 4, embedder=fake_embedder)
+    topics.close()
+    runner = CliRunner()
+    result = runner.invoke(app, ["index", "status"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "Semantic  4 / 6 windows embedded (67%) · 2 pending" in result.output
+    assert "partial: search uses the vectors embedded so far" in result.output
+    assert "model fake:1 (window mode)" in result.output
+    result = runner.invoke(app, ["index", "status", "--json"])
+    body = json.loads(result.output.strip().splitlines()[-1])
+    assert body["semantic"]["embedded"] == 4 and body["semantic"]["partial"] is True
+
+
+@pytest.fixture
+def daemon_env(cw_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    runtime = Path(tempfile.mkdtemp(prefix="cws", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("CW_DAEMON_GRACE_SECONDS", "20")
+    monkeypatch.delenv("CW_DAEMON_SERVICE", raising=False)
+    env = {k: v for k, v in os.environ.items() if k != "CW_EMBEDDED"}
+    env["PYTHONPATH"] = str(REPO)
+    # The daemon's own embedding worker stays off: it would replace the fake vectors with
+    # MiniLM's while the test reads them.
+    env["CW_SEMANTIC_RETRIEVAL"] = "false"
+    yield env
+    with contextlib.suppress(Exception):
+        subprocess.run(
+            [sys.executable, "-m", "cwtui.cli", "daemon", "stop"],
+            env=env,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    pid = read_pid(daemon_paths(cw_home).pidfile)
+    if pid:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        wait_for_exit(pid, 5)
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
+def test_index_status_through_the_daemon(
+    topics: Archive, fake_embedder: FakeEmbedder, daemon_env: dict[str, str]
+) -> None:
+    engine = engine_of(topics)
+    handler.embed_pending(engine.store, engine.reader, 4, embedder=fake_embedder)
+    topics.close()
+    done = subprocess.run(
+        [sys.executable, "-m", "cwtui.cli", "index", "status", "--json"],
+        env=daemon_env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    sem = body["semantic"]
+    assert sem == {**sem, "embedded": 4, "total": 6, "pending": 2, "model": "fake:1"}
+    assert sem["state"] == "disabled"  # the daemon was started with semanticRetrieval off
+    assert read_pid(daemon_paths(Path(daemon_env["CW_HOME"])).pidfile)  # it did go through one
