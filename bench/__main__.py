@@ -10,7 +10,16 @@ import sys
 
 from bench.common import machine
 
-BENCHES = ["search", "daemon", "admission", "importers", "indexing", "semantic", "preflight"]
+BENCHES = [
+    "search",
+    "daemon",
+    "admission",
+    "importers",
+    "indexing",
+    "semantic",
+    "preflight",
+    "tui",
+]
 
 
 def main(argv: list[str]) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 from cwcore import clock
 from cwcore.errors import Conflict, CwError, InvalidInput, NotFound
 from cwcore.model import ROLES, DocumentSpec, SessionSpec, SourceEvent
-from cwcore.store import codec, keys
+from cwcore.store import codec, keys, session_order
 from cwcore.store.limits import CHUNK_BYTES, PART_SEPARATOR, check_document
 from cwcore.store.rocks import Batch, Store
 
@@ -174,6 +174,7 @@ class Admission:
                 "events": 0,
             }
             record, is_new_session = self._session_record(session, now)
+            previous = None if is_new_session else dict(record)
             if is_new_session:
                 counts["sessions"] += 1
                 self._put_membership(batch, session)
@@ -202,6 +203,7 @@ class Admission:
             batch.put(
                 "scopes", keys.SESSION.encode(session.session_id), codec.encode_record(record)
             )
+            session_order.put(batch, record, previous)
             self.store.meta_put(batch, "counters", counters)
             self.store.meta_put(batch, "counts", counts)
             self.store.commit(batch)

@@ -5,7 +5,12 @@ A key is ``tag (1 byte) | layout version (1 byte) | fields``. Each field has a f
 * ``str``  — UTF-8 bytes preceded by their length as u16 big-endian, so a string never needs a
   separator and a key prefix ending in a string field is exact (``ab`` is not a prefix of ``abc``);
 * ``u32``/``u64`` — fixed-width big-endian, so numeric order is byte order;
-* ``h16`` — 16 raw bytes (a BLAKE2b-128 digest).
+* ``h16`` — 16 raw bytes (a BLAKE2b-128 digest);
+* ``desc`` — a string in *descending* order: its UTF-8 bytes with NUL escaped (``00`` →
+  ``00 FF``), a terminator ``00 01``, then every byte inverted (``XOR FF``). The terminator
+  sorts below any character and the encoding is prefix-free, so byte order is the reverse of
+  Python's string order (code points), field by field; a forward scan yields largest first.
+  The field may be empty and is not an id (no :func:`check_id`); at most :data:`MAX_ID_BYTES`.
 
 Every string that enters a key passes :func:`check_id` first; persisted keys are at most
 :data:`MAX_PERSISTED_KEY` encoded bytes and any key handed to a point read at most
@@ -26,7 +31,7 @@ MAX_PERSISTED_KEY = 2047
 MAX_READ_KEY = 4096
 MAX_ID_BYTES = 512
 
-FieldType = Literal["str", "u32", "u64", "h16"]
+FieldType = Literal["str", "u32", "u64", "h16", "desc"]
 Value = str | int | bytes
 
 _FORBIDDEN = frozenset("/\\")
@@ -112,7 +117,31 @@ class KeyLayout:
         return tuple(values)
 
 
+def _encode_desc(name: str, value: Value) -> bytes:
+    if not isinstance(value, str):
+        raise UnsafeKey(f"{name} key field must be a string")
+    data = value.encode("utf-8", "surrogatepass")
+    if len(data) > MAX_ID_BYTES:
+        raise UnsafeKey(f"{name} key field is {len(data)} bytes; the limit is {MAX_ID_BYTES}")
+    return (data.replace(b"\x00", b"\x00\xff") + b"\x00\x01").translate(_INVERT)
+
+
+def _decode_desc(name: str, key: bytes, pos: int) -> tuple[str, int]:
+    # Inverted back, a 00 byte only ever starts an escape (00 FF) or the terminator (00 01):
+    # UTF-8 has no FF byte, so the first 00 01 ends the field.
+    plain = key[pos:].translate(_INVERT)
+    end = plain.find(b"\x00\x01")
+    if end == -1 or plain.count(b"\x00", 0, end) != plain.count(b"\x00\xff", 0, end):
+        raise UnsafeKey(f"{name} key descending string is not terminated")
+    return plain[:end].replace(b"\x00\xff", b"\x00").decode("utf-8", "surrogatepass"), pos + end + 2
+
+
+_INVERT = bytes(255 - b for b in range(256))
+
+
 def _encode_field(name: str, kind: FieldType, value: Value) -> bytes:
+    if kind == "desc":
+        return _encode_desc(name, value)
     if kind == "str":
         text = check_id(value, f"{name} key field")
         data = text.encode("utf-8")
@@ -131,6 +160,8 @@ def _encode_field(name: str, kind: FieldType, value: Value) -> bytes:
 
 def _decode_field(name: str, kind: FieldType, key: bytes, pos: int) -> tuple[Value, int]:
     try:
+        if kind == "desc":
+            return _decode_desc(name, key, pos)
         if kind == "str":
             (length,) = struct.unpack_from(">H", key, pos)
             end = pos + 2 + length
@@ -144,7 +175,7 @@ def _decode_field(name: str, kind: FieldType, key: bytes, pos: int) -> tuple[Val
         if pos + 16 > len(key):
             raise UnsafeKey(f"{name} key digest runs past the end")
         return key[pos : pos + 16], pos + 16
-    except (struct.error, UnicodeDecodeError):
+    except (struct.error, UnicodeDecodeError, IndexError):
         raise UnsafeKey(f"malformed {name} key") from None
 
 
@@ -181,6 +212,10 @@ SESSION_DOC = KeyLayout("session-document", 0x42, ("str", "u32"))  # session, or
 BUCKET_SESSION = KeyLayout("bucket-session", 0x43, ("u32", "str"))  # day bucket, session
 PROJECT = KeyLayout("project", 0x44, ("h16",))  # project digest -> project name
 SUBJECT_LIVE = KeyLayout("subject-live", 0x45, ("h16", "str"))  # project digest, subjectKey
+# started (descending), session id (descending) -> summary: sessions newest first
+SESSION_ORDER = KeyLayout("session-order", 0x46, ("desc", "desc"))
+# project digest, started (descending), session id (descending) -> summary: one project's sessions
+PROJECT_SESSION_ORDER = KeyLayout("project-session-order", 0x47, ("h16", "desc", "desc"))
 
 # ordinals CF
 ORDINAL = KeyLayout("ordinal", 0x50, ("u32",))  # ordinal -> (document id, version)

@@ -1,7 +1,8 @@
 """Read paths over canonical records: sessions, manifests, document text, events.
 
-Readers never load the archive as a whole: session listings scan the session records only,
-document text is reassembled from the chunks a byte range intersects.
+Readers never load the archive as a whole: session listings walk the ``session-order`` index
+(:mod:`cwcore.store.session_order`) and read only the records of a page; document text is
+reassembled from the chunks a byte range intersects.
 """
 
 from __future__ import annotations
@@ -64,6 +65,16 @@ class Reader:
     def sessions(self) -> Iterator[dict[str, Any]]:
         for _, value in self.store.scan("scopes", keys.SESSION.prefix()):
             yield codec.decode_record(value, "session")
+
+    def sessions_by_id(self, session_ids: list[str]) -> list[dict[str, Any]]:
+        """Session records in the order given (one multi-get); a missing one is corrupt."""
+        raws = self.store.get_many("scopes", [keys.SESSION.encode(s) for s in session_ids])
+        out = []
+        for session_id, raw in zip(session_ids, raws, strict=True):
+            if raw is None:
+                raise CorruptRecord(f"session {session_id!r} is indexed but has no record")
+            out.append(codec.decode_record(raw, "session"))
+        return out
 
     def projects(self) -> list[str]:
         return [

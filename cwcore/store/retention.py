@@ -16,7 +16,7 @@ from typing import Any
 from cwcore import clock
 from cwcore.config import Settings
 from cwcore.errors import NotFound
-from cwcore.store import codec, keys
+from cwcore.store import codec, keys, session_order
 from cwcore.store.admission import day_bucket, project_digest
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Batch, Store
@@ -97,6 +97,7 @@ class Retention:
             pd = project_digest(record["project"])
             batch.delete("scopes", keys.PROJECT_SESSION.encode(pd, session_id))
             batch.delete("scopes", keys.SESSION.encode(session_id))
+            session_order.delete(batch, record)
             for stamp in {record.get("started"), record.get("ended"), record.get("created")}:
                 if stamp:
                     bucket = day_bucket(stamp, clock.now())

@@ -49,10 +49,19 @@ DERIVED_FAMILIES = (
 FAMILIES = CANONICAL_FAMILIES + DERIVED_FAMILIES
 
 #: The store schema this build writes. A store with a higher number is refused.
-SCHEMA_VERSION = 1
+#: 2: the ``session-order`` index (sessions newest first), kept with every session record.
+SCHEMA_VERSION = 2
 
-#: Migrations from version N to N+1, registered by later builds: ``MIGRATIONS[N](store)``.
-MIGRATIONS: dict[int, Callable[[Store], None]] = {}
+
+def _add_session_order(store: Store) -> None:
+    from cwcore.store import session_order
+
+    session_order.rebuild(store)
+
+
+#: Migrations from version N to N+1, run in order on open: ``MIGRATIONS[N](store)``. Each must
+#: be safe to re-run (the version is recorded only after it finishes).
+MIGRATIONS: dict[int, Callable[[Store], None]] = {1: _add_session_order}
 
 
 def _options() -> rd.Options:
@@ -135,7 +144,11 @@ class Store:
                 f"{SCHEMA_VERSION}: upgrade cw"
             )
         while version < SCHEMA_VERSION:
-            MIGRATIONS[version](self)
+            try:
+                MIGRATIONS[version](self)
+            except BaseException:
+                self.close()  # release the LOCK: the next open runs the migration again
+                raise
             version += 1
             self._db.put(META.encode("schema"), codec.encode_record({"version": version}))
 

@@ -7,7 +7,8 @@ Two thread workers feed it, both through ``Archive.sessions``:
   scroll without a full load;
 * the **walk** worker pages through every session once (unfiltered, large pages) to count
   sessions per project and per day for the projects list and its sparklines, and to learn the
-  agents for the agent filter. It posts an updated overview after each page.
+  agents for the agent filter. It posts an updated overview after each page. It starts once the
+  table's first page has arrived, so it never holds the archive while the first rows load.
 
 Filters: pick a project in the list, an agent in the select, and a start date in the input
 (``YYYY-MM-DD``, an ISO instant, or ``7d`` / ``24h`` / ``2w`` back from now). Every filter change
@@ -176,6 +177,8 @@ class SessionsScreen(Screen[None]):
         self.fetching = False
         self.overview: Overview | None = None
         self._seen_changes = -1
+        #: The time the walk was asked for by a reload; it starts after the first page.
+        self._walk_pending: datetime | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -206,8 +209,15 @@ class SessionsScreen(Screen[None]):
     def action_reload(self) -> None:
         """Reload the table with the current filters, and recount the projects."""
         self._seen_changes = archive_handle(self.app).changes
+        self._walk_pending = clock.now()
+        self.query_one("#projects-title", Static).update("Projects counting…")
         self._restart_pages()
-        self._walk(archive_handle(self.app), clock.now())
+
+    def _start_walk(self) -> None:
+        """The projects count, once the table's first page is in (first paint comes first)."""
+        if self._walk_pending is not None:
+            now, self._walk_pending = self._walk_pending, None
+            self._walk(archive_handle(self.app), now)
 
     def _restart_pages(self) -> None:
         self.generation += 1
@@ -257,6 +267,8 @@ class SessionsScreen(Screen[None]):
                 return
 
     def on_sessions_screen_page_loaded(self, message: PageLoaded) -> None:
+        if message.first:
+            self._start_walk()
         if message.generation != self.generation:
             return  # the filters changed while this page was on its way
         table = self.query_one(SessionsTable)
@@ -272,6 +284,8 @@ class SessionsScreen(Screen[None]):
         self._set_status(f"{table.row_count:,} {noun}{more}{self._filter_note()}")
 
     def on_sessions_screen_page_failed(self, message: PageFailed) -> None:
+        if message.first:
+            self._start_walk()
         if message.generation != self.generation:
             return
         self.fetching = False

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Select, Static
 
+from cwcore.api import Archive
 from cwcore.errors import StoreLocked
 from cwtui.app import make_app
 from cwtui.screens.sessions import EMPTY_ARCHIVE, SessionsScreen
@@ -139,3 +141,30 @@ async def test_an_archive_that_cannot_open_is_a_message_not_a_crash() -> None:
         text = static_text(screen, "#empty-state")
         assert "Cannot open the archive: another process holds the store lock" in text
         assert "Press r to retry" in text
+
+
+async def test_the_first_page_loads_before_the_projects_walk(
+    filled_home: Path, app_for: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """First paint first: the table's page is the first call, the projects count comes after
+    (and a reload does the same again)."""
+    monkeypatch.setattr(SessionsScreen, "WALK_PAGE_SIZE", 3)
+    calls: list[int] = []
+
+    class Recording(Archive):
+        def sessions(self, **kw: Any) -> Any:
+            calls.append(kw["limit"])
+            return super().sessions(**kw)
+
+    app = app_for(filled_home, Recording)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        assert calls == [SessionsScreen.PAGE_SIZE, 3, 3]
+        assert screen.overview is not None and screen.overview.complete
+        assert "counting" not in static_text(screen, "#projects-title")
+        calls.clear()
+        await pilot.press("r")
+        await settle(pilot)
+        assert calls == [SessionsScreen.PAGE_SIZE, 3, 3]

@@ -1,0 +1,322 @@
+"""The TUI's first paint and the session listing under it, on a 200,000-message archive.
+
+Run: ``.venv/bin/python -m bench tui`` (or ``make bench``). The archive is synthetic cw-jsonl:
+5,000 sessions of 40 short messages (``n / 40`` sessions in general) over about two years, in 25
+projects (a few large, many small) and four agents, session ids unrelated to start order (as
+real ids are). It is imported and indexed once with the real engine and kept under
+``CW_BENCH_CACHE`` (default ``/tmp/cw-bench-preflight``, as ``tui-<n>``) for later runs; the
+message text is short because the listing never reads it (the bench measures sessions, not
+text). Then:
+
+* **list_sessions in process** — ``cwcore.browse.list_sessions`` on the engine's reader: the
+  TUI's first page (200 rows), the projects walk's pages (1,000 rows), a page deep in the list
+  (through its cursor), and the first page under each filter (a small project, an agent, a
+  ``since`` one month back);
+* **list_sessions through the daemon** — the same first page as the ``sessions`` method over the
+  socket (the TUI's path), with the daemon warm;
+* **TUI first paint** — ``Archive.open()`` against the warm daemon (what ``cw tui`` does before
+  drawing), then ``make_app(...).run_test()`` headless with Pilot: the time from starting the
+  app to the sessions table showing its first rows, and to the projects pane finishing its count
+  ("counting…" gone). Each run is a new archive connection and a new app. One extra run starts
+  with no daemon (``cw tui`` starting it on demand).
+
+Python start-up and importing Textual are not in these numbers (they are the same for any
+archive size); the bench prints them once for reference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import calendar
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import percentiles, print_table, write_result
+
+SESSION = 40
+SIZE = 200_000
+NOW = "2026-11-30T12:00:00Z"
+PROJECTS = 25
+AGENTS = ("claude-code", "codex", "pi", "gemini")
+WORDS = [f"w{i}" for i in range(2_000)]
+LIST_CALLS = 60
+PAINT_RUNS = 12
+PAGE = 200
+WALK_PAGE = 1000
+TUI_SIZE = (120, 36)
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write_archive(path: Path, n: int, seed: int = 7) -> None:
+    """``n`` messages in sessions of 40, newest about a day before the bench clock."""
+    rng = random.Random(seed)
+    sessions = max(1, n // SESSION)
+    end = calendar.timegm((2026, 11, 29, 12, 0, 0))
+    span = 2 * 365 * 86_400
+    weights = [1 / (k + 1) for k in range(PROJECTS)]
+    with path.open("w", encoding="utf-8") as fh:
+        for s in range(sessions):
+            sid = hashlib.blake2b(f"s{s}".encode(), digest_size=8).hexdigest()
+            start = end - span + (span * s) // sessions + rng.randrange(0, 3_600)
+            project = f"/home/dev/project-{rng.choices(range(PROJECTS), weights)[0]:02d}"
+            agent = rng.choice(AGENTS)
+            for m in range(min(SESSION, n - s * SESSION)):
+                moment = start + 30 * m
+                row = {
+                    "session": sid,
+                    "id": f"m{m}",
+                    "role": "user" if m % 2 == 0 else "assistant",
+                    "text": " ".join(rng.choices(WORDS, k=rng.randint(6, 16))),
+                    "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment)),
+                    "project": project,
+                    "agent": agent,
+                }
+                fh.write(json.dumps(row) + "\n")
+
+
+def build(home: Path, n: int) -> dict[str, Any]:
+    """Import and index an ``n``-message archive into ``home`` (reused when already built)."""
+    from cwcore.engine import Engine
+    from cwcore.importers import pipeline
+
+    marker = home / "bench-built.json"
+    if marker.exists():
+        return dict(json.loads(marker.read_text()), reused=True)
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    src = home / "archive.jsonl"
+    write_archive(src, n)
+    engine = Engine(home)
+    try:
+        t0 = time.perf_counter()
+        summary = pipeline.import_paths(
+            engine.admission, [str(src)], fmt="cw-jsonl", settings=engine.settings
+        )
+        admitted = time.perf_counter() - t0
+        engine.indexer.drain()
+        indexed = time.perf_counter() - t0 - admitted
+    finally:
+        engine.close()
+    facts = {
+        "messages": n,
+        "documents": summary.imported,
+        "admit_s": round(admitted, 1),
+        "index_s": round(indexed, 1),
+    }
+    marker.write_text(json.dumps(facts))
+    return dict(facts, reused=False)
+
+
+def _time(fn: Any, calls: int = LIST_CALLS, warm: int = 3) -> dict[str, float]:
+    for _ in range(warm):
+        fn()
+    samples = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1000)
+    return percentiles(samples)
+
+
+def in_process(home: Path) -> dict[str, Any]:
+    """``list_sessions`` on the engine's own reader (the daemon's side of the call)."""
+    from cwcore import browse
+    from cwcore.engine import Engine
+
+    t0 = time.perf_counter()
+    engine = Engine(home)
+    opened_ms = (time.perf_counter() - t0) * 1000
+    try:
+        reader = engine.reader
+        first = browse.list_sessions(reader, limit=PAGE)
+        sessions = int((engine.store.meta_get("counts") or {}).get("sessions", 0))
+        # A cursor about half way down the list (the page the user reaches after scrolling).
+        cursor = first["next_cursor"]
+        for _ in range(max(0, sessions // (2 * PAGE) - 1)):
+            cursor = browse.list_sessions(reader, limit=PAGE, cursor=cursor)["next_cursor"]
+        projects: dict[str, int] = {}
+        for row in browse.list_sessions(reader, limit=browse.MAX_LIMIT)["sessions"]:
+            projects[row["project"]] = projects.get(row["project"], 0) + 1
+        small = min(projects, key=lambda p: (projects[p], p))
+        out: dict[str, Any] = {
+            "engine_open_ms": round(opened_ms, 1),
+            "sessions": sessions,
+            "first_page": _time(lambda: browse.list_sessions(reader, limit=PAGE)),
+            "walk_page": _time(lambda: browse.list_sessions(reader, limit=WALK_PAGE), calls=20),
+            "middle_page": _time(lambda: browse.list_sessions(reader, limit=PAGE, cursor=cursor)),
+            "small_project": _time(
+                lambda: browse.list_sessions(reader, project=small, limit=PAGE), calls=20
+            ),
+            "small_project_sessions": projects[small],
+            "agent": _time(lambda: browse.list_sessions(reader, agent="pi", limit=PAGE), calls=20),
+            "since_30d": _time(
+                lambda: browse.list_sessions(reader, since="2026-10-31", limit=PAGE), calls=20
+            ),
+        }
+        return out
+    finally:
+        engine.close()
+
+
+def through_daemon(home: Path) -> dict[str, Any]:
+    from cwcore.daemon.client import connect
+
+    client = connect(home)
+    try:
+        return {
+            "first_page": _time(lambda: client.call("sessions", {"limit": PAGE})),
+            "walk_page": _time(lambda: client.call("sessions", {"limit": WALK_PAGE}), calls=20),
+        }
+    finally:
+        client.close()
+
+
+async def _paint_once() -> dict[str, float]:
+    from cwcore.api import Archive
+    from cwtui.app import make_app
+    from cwtui.screens.sessions import SessionsScreen
+    from cwtui.widgets.sessions_table import SessionsTable
+
+    t0 = time.perf_counter()
+    archive = Archive.open()  # what `cw tui` does before it draws
+    t_open = time.perf_counter()
+    app = make_app(lambda: archive)
+    first = counted = 0.0
+    async with app.run_test(size=TUI_SIZE) as pilot:
+        t_app = time.perf_counter()
+        deadline = t_app + 120
+        while time.perf_counter() < deadline:
+            screen = app.screen
+            if isinstance(screen, SessionsScreen):
+                if not first and screen.query_one(SessionsTable).row_count:
+                    first = time.perf_counter()
+                if first and screen.overview is not None and screen.overview.complete:
+                    counted = time.perf_counter()
+                    break
+            await pilot.pause(0.002)
+        await pilot.press("q")
+    if not first or not counted:
+        raise RuntimeError("the sessions table or the projects count did not arrive in 120 s")
+    return {
+        "open_ms": (t_open - t0) * 1000,
+        "first_rows_ms": (first - t_open) * 1000,
+        "total_ms": (first - t0) * 1000,
+        "projects_counted_ms": (counted - t_open) * 1000,
+    }
+
+
+def first_paint(home: Path, runs: int = PAINT_RUNS) -> dict[str, Any]:
+    samples = [asyncio.run(_paint_once()) for _ in range(runs + 1)][1:]  # first run warms up
+    return {name: percentiles([s[name] for s in samples]) for name in samples[0]}
+
+
+def _stop(home: Path) -> None:
+    from cwcore.daemon import control
+
+    control.stop(home)
+
+
+def imports_ms() -> dict[str, float]:
+    """Python start-up plus importing the TUI (not in the first-paint numbers)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = {}
+    for name, code in (("python_bare", "pass"), ("import_tui", "import cwtui.app")):
+        samples = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], env=env, check=True)
+            samples.append((time.perf_counter() - t0) * 1000)
+        out[name] = round(sorted(samples)[len(samples) // 2], 1)
+    return out
+
+
+def run(n: int | None = None) -> dict[str, Any]:
+    n = n or int(os.environ.get("CW_BENCH_TUI_SIZE", SIZE))
+    cache = Path(os.environ.get("CW_BENCH_CACHE", "/tmp/cw-bench-preflight"))
+    home = cache / f"tui-{n}"
+    runtime = Path(tempfile.mkdtemp(prefix="cwbt", dir="/tmp"))
+    runtime.chmod(0o700)
+    saved = {k: os.environ.get(k) for k in ("CW_HOME", "CW_NOW", "CW_EMBEDDED", "XDG_RUNTIME_DIR")}
+    os.environ.update({"CW_HOME": str(home), "CW_NOW": NOW, "XDG_RUNTIME_DIR": str(runtime)})
+    os.environ.pop("CW_EMBEDDED", None)
+    try:
+        facts = build(home, n)
+        print(f"  archive: {json.dumps(facts)}", flush=True)
+        local = in_process(home)
+        print(f"  in process: {json.dumps(local)}", flush=True)
+        cold = asyncio.run(_paint_once())  # no daemon yet: `cw tui` starts it
+        _stop(home)
+        threading.Event().wait(0.5)
+        cold_again = asyncio.run(_paint_once())
+        socket = through_daemon(home)
+        paint = first_paint(home)
+        _stop(home)
+    finally:
+        try:
+            _stop(home)
+        finally:
+            shutil.rmtree(runtime, ignore_errors=True)
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    body = {
+        **facts,
+        "sessions": local["sessions"],
+        "load_average": os.getloadavg()[0],
+        "list_sessions_in_process": local,
+        "list_sessions_daemon": socket,
+        "first_paint_warm_daemon": paint,
+        "first_paint_cold_daemon": {k: round(v, 1) for k, v in cold.items()},
+        "first_paint_cold_daemon_2": {k: round(v, 1) for k, v in cold_again.items()},
+        "startup": imports_ms(),
+        "targets": {"first_paint_ms": 1000},
+    }
+
+    def pp(v: dict[str, float]) -> str:
+        return f"{v['p50_ms']:.1f} / {v['p95_ms']:.1f}"
+
+    rows = [
+        ("list_sessions first page (200), in process", pp(local["first_page"])),
+        ("list_sessions walk page (1,000), in process", pp(local["walk_page"])),
+        ("list_sessions middle page, in process", pp(local["middle_page"])),
+        (
+            f"project filter ({local['small_project_sessions']} sessions)",
+            pp(local["small_project"]),
+        ),
+        ("agent filter", pp(local["agent"])),
+        ("since 30 days", pp(local["since_30d"])),
+        ("sessions first page, through the daemon", pp(socket["first_page"])),
+        ("sessions walk page, through the daemon", pp(socket["walk_page"])),
+        ("TUI: Archive.open (warm daemon)", pp(paint["open_ms"])),
+        ("TUI: app start → first rows", pp(paint["first_rows_ms"])),
+        ("TUI: open + first rows", pp(paint["total_ms"])),
+        ("TUI: app start → projects counted", pp(paint["projects_counted_ms"])),
+    ]
+    print_table(
+        f"sessions listing and TUI first paint, {n:,} messages ({local['sessions']:,} sessions)",
+        rows,
+        ("what", "p50 / p95 ms"),
+    )
+    print(
+        f"cold (daemon started on demand): open {cold['open_ms']:.0f} ms, first rows "
+        f"{cold['first_rows_ms']:.0f} ms; again {cold_again['open_ms']:.0f} / "
+        f"{cold_again['first_rows_ms']:.0f} ms; startup {body['startup']}"
+    )
+    print(f"written {write_result('tui', body)}")
+    return body
+
+
+if __name__ == "__main__":
+    run(int(sys.argv[1]) if len(sys.argv) > 1 else None)
