@@ -29,8 +29,11 @@ class Settings:
         default=True, metadata={"doc": "Explicit search may use local embeddings (spec 000)."}
     )
     semantic_policy: str = field(
-        default="auto",
-        metadata={"doc": "Default semanticPolicy of explicit search: auto|always|never."},
+        default="always",
+        metadata={
+            "doc": "Default semanticPolicy of explicit search: always|auto|never "
+            "(chosen by make eval, docs/evaluation.md)."
+        },
     )
     reranker_enabled: bool = field(
         default=True,

@@ -227,9 +227,11 @@ def main(argv: list[str] | None = None) -> int:
             from eval.run import evaluate
 
             reranker = _reranker(engine, args.reranker)
+            load_start = os.getloadavg()[0]
             report = evaluate(
                 engine, archive, ds, questions, mode=mode, cache=cache, reranker=reranker, log=log
             )
+            report["load_average"] = [round(load_start, 2), round(os.getloadavg()[0], 2)]
             report["embedding"] = info
             compare = None
             if args.compare_modes:

@@ -11,26 +11,140 @@ LABEL = {
     "semantic": "cw semantic only (MiniLM)",
     "hybrid": "cw hybrid (RRF lexical + semantic)",
     "hybrid+rerank": "cw hybrid + cross-encoder rerank",
+    "cw-search-auto": "cw search `semanticPolicy: auto`",
     "cw-search-always": "cw search `semanticPolicy: always`",
+    "cw-search-default": "cw search default (no policy: the setting, `{policy}`)",
 }
 METRICS = ("recall_any@5", "recall_all@5", "ndcg@10", "turn_recall@10")
 
 
-def _table(rows: dict[str, dict[str, Any]], systems: list[str], latency: dict[str, Any]) -> str:
-    head = "| system | n | recall_any@5 | recall_all@5 | NDCG@10 | turn recall@10 | p50 ms |"
-    out = [head, "|---|---|---|---|---|---|---|"]
+def label(system: str, policy: str = "auto") -> str:
+    return LABEL.get(system, system).format(policy=policy)
+
+
+def _table(
+    rows: dict[str, dict[str, Any]],
+    systems: list[str],
+    latency: dict[str, Any] | None = None,
+    *,
+    policy: str = "auto",
+) -> str:
+    head = "| system | n | recall_any@5 | recall_all@5 | NDCG@10 | turn recall@10 |"
+    rule = "|---|---|---|---|---|---|"
+    if latency is not None:
+        head += " p50 ms | p95 ms |"
+        rule += "---|---|"
+    out = [head, rule]
     for s in systems:
         if s not in rows:
             continue
         r = rows[s]
-        lat = latency.get(s, {}).get("p50_ms", "")
         cells = " | ".join(f"{r[m]:.3f}" for m in METRICS)
-        out.append(f"| {LABEL.get(s, s)} | {r['n']} | {cells} | {lat} |")
+        line = f"| {label(s, policy)} | {r['n']} | {cells} |"
+        if latency is not None:
+            lat = latency.get(s, {})
+            line += f" {lat.get('p50_ms', '')} | {lat.get('p95_ms', '')} |"
+        out.append(line)
     return "\n".join(out)
+
+
+def _above(report: dict[str, Any], system: str, others: list[str], metric: str) -> bool:
+    rows = report["overall"]
+    return system in rows and all(
+        rows[system][metric] > rows[o][metric] for o in others if o in rows
+    )
+
+
+def _decision(report: dict[str, Any], policy: str) -> list[str]:
+    """The default-policy section: the policies side by side, the issue's checks, auto's
+    misses."""
+    rows, latency = report["overall"], report.get("latency", {})
+    policies = [
+        ("never", "lexical"),
+        ("auto", "cw-search-auto"),
+        ("always", "cw-search-always"),
+    ]
+    if not all(s in rows for _, s in policies) or "cw-search-default" not in rows:
+        return []
+    n = report["questions"]
+    used = report.get("semantic_used") or {}
+    out = [
+        "",
+        "## The default `semanticPolicy`",
+        "",
+        f"`cw search` without `--semantic` (and the MCP search tool, and the TUI's first search)"
+        f" uses the `semanticPolicy` setting, `{policy}` (`cwcore/config.py`), chosen by this"
+        " evaluation: the same searches with each policy, beside the baselines (why this"
+        " policy: [semantic.md](semantic.md#policy)).",
+        "",
+        "| policy | recall_all@5 | NDCG@10 | recall_any@5 | turn recall@10 | semantic ran | "
+        "p50 ms | p95 ms |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, system in policies:
+        r, lat = rows[system], latency.get(system, {})
+        ran = {"never": 0}.get(name, used.get(system, n))
+        mark = " (default)" if name == policy else ""
+        out.append(
+            f"| `{name}`{mark} | {r['recall_all@5']:.3f} | {r['ndcg@10']:.3f} | "
+            f"{r['recall_any@5']:.3f} | {r['turn_recall@10']:.3f} | {ran} of {n} | "
+            f"{lat.get('p50_ms', '')} | {lat.get('p95_ms', '')} |"
+        )
+    for system in ("fts5", "bm25s"):
+        if system in rows:
+            r, lat = rows[system], latency.get(system, {})
+            out.append(
+                f"| {label(system)} | {r['recall_all@5']:.3f} | {r['ndcg@10']:.3f} | "
+                f"{r['recall_any@5']:.3f} | {r['turn_recall@10']:.3f} | | "
+                f"{lat.get('p50_ms', '')} | {lat.get('p95_ms', '')} |"
+            )
+    baselines = [s for s in ("fts5", "bm25s") if s in rows]
+
+    def yes(ok: bool) -> str:
+        return "**yes**" if ok else "**no**"
+
+    default = "cw-search-default"
+    out += [
+        "",
+        'Checks (issue 8, "done when"):',
+        "",
+        f"- cw's default search above both baselines on recall_all@5: "
+        f"{yes(_above(report, default, baselines, 'recall_all@5'))} "
+        f"({rows[default]['recall_all@5']:.3f} vs "
+        + ", ".join(f"{label(b)} {rows[b]['recall_all@5']:.3f}" for b in baselines)
+        + "); on NDCG@10: "
+        f"{yes(_above(report, default, baselines, 'ndcg@10'))} "
+        f"({rows[default]['ndcg@10']:.3f} vs "
+        + ", ".join(f"{rows[b]['ndcg@10']:.3f}" for b in baselines)
+        + ").",
+        f"- hybrid above lexical-only on recall_all@5 and NDCG@10: "
+        f"{yes(_above(report, 'hybrid', ['lexical'], 'recall_all@5'))} and "
+        f"{yes(_above(report, 'hybrid', ['lexical'], 'ndcg@10'))} (hybrid "
+        f"{rows['hybrid']['recall_all@5']:.3f} / {rows['hybrid']['ndcg@10']:.3f}, lexical "
+        f"{rows['lexical']['recall_all@5']:.3f} / {rows['lexical']['ndcg@10']:.3f}).",
+    ]
+    # What auto's trigger left out: questions it did not run the semantic mode on, where
+    # always ranked differently from never.
+    better = worse = better_all = skipped = 0
+    for q in report.get("per_question", []):
+        if q.get("semantic_used", {}).get("cw-search-auto", True):
+            continue
+        skipped += 1
+        a, lx = q["metrics"]["cw-search-always"], q["metrics"]["lexical"]
+        better += a["ndcg@10"] > lx["ndcg@10"]
+        worse += a["ndcg@10"] < lx["ndcg@10"]
+        better_all += a["recall_all@5"] > lx["recall_all@5"]
+    out += [
+        f"- `auto` skipped the semantic mode on {skipped} of {n} questions (a strong first "
+        f"lexical pass); on those, `always` ranked better on {better} (NDCG@10; "
+        f"{better_all} of them gained recall_all@5) and worse on {worse}.",
+    ]
+    return out
 
 
 def markdown(report: dict[str, Any], compare: dict[str, Any] | None = None) -> str:
     systems = report["systems"]
+    policy = report.get("default_policy", "auto")
     emb = report.get("embedding", {})
     lines = [
         "# Retrieval evaluation (LongMemEval_S dev subset)",
@@ -48,16 +162,45 @@ def markdown(report: dict[str, Any], compare: dict[str, Any] | None = None) -> s
         "",
         "## Overall",
         "",
-        _table(report["overall"], systems, report.get("latency", {})),
+        _table(report["overall"], systems, report.get("latency", {}), policy=policy),
         "",
-        "p50 ms: per query, in-process (cw lexical through the embedded engine's `search` method;",
-        "semantic = query embedding + matrix product; hybrid = both plus fusion).",
-        "",
-        "## By question type",
-        "",
+        "Latency: per query, in-process (the `cw search` rows through the embedded engine's",
+        "`search` method, each with its query embedding: no query vector is reused between",
+        "runs; semantic = query embedding + matrix product; hybrid = the lexical and semantic",
+        "runs plus fusion).",
     ]
+    used = report.get("semantic_used") or {}
+    if used:
+        n = report["questions"]
+        lines += [
+            "",
+            "How often `cw search` ran the semantic mode: "
+            + "; ".join(f"{label(s, policy)} {k} of {n}" for s, k in used.items())
+            + ".",
+        ]
+    stage = report.get("semantic_stage") or {}
+    if stage:
+        lines += [
+            "",
+            "The semantic stage inside those searches (query embedding + matrix product + "
+            "candidates), when it ran: "
+            + "; ".join(
+                f"{label(s, policy)} p50 {v['p50_ms']} ms, p95 {v['p95_ms']} ms"
+                for s, v in stage.items()
+            )
+            + ".",
+        ]
+    load = report.get("load_average")
+    if load:
+        lines += [
+            "",
+            f"Load average (1 min) at the start and end of the run: {load[0]:.1f} and "
+            f"{load[1]:.1f} (2 cores; latencies grow with it).",
+        ]
+    lines += _decision(report, policy)
+    lines += ["", "## By question type", ""]
     for qtype, rows in report["by_type"].items():
-        lines += [f"### {qtype}", "", _table(rows, systems, {}), ""]
+        lines += [f"### {qtype}", "", _table(rows, systems, policy=policy), ""]
     lines += [
         "## Relevance bands checked against relevance",
         "",

@@ -11,8 +11,11 @@ stores them), each restricted to the question's haystack sessions, top 50 docume
   importance prior), as search orders that tier;
 * ``hybrid+rerank`` — the hybrid top ``rerankerCandidates`` reordered by the installed
   cross-encoder (only with ``--reranker DIR``);
-* ``cw-search-always`` — ``cw search`` with ``semanticPolicy: always``, when search reports that
-  it used the semantic tier (once it is wired in);
+* ``cw-search-auto`` — ``cw search`` with ``semanticPolicy: auto`` (the semantic mode runs only
+  after a weak lexical pass; how often it ran is reported);
+* ``cw-search-always`` — ``cw search`` with ``semanticPolicy: always``;
+* ``cw-search-default`` — ``cw search`` with no ``semanticPolicy`` in the request: what
+  ``cw search QUERY`` does (the ``semanticPolicy`` setting, reported with the run);
 * ``fts5`` — SQLite FTS5 (unicode61, bm25()) with the question's non-stopword terms OR-ed;
 * ``bm25s`` — bm25s (Lucene BM25, English stopwords) with a haystack weight mask.
 
@@ -44,7 +47,16 @@ SYSTEM_ORDER = (
     "semantic",
     "hybrid",
     "hybrid+rerank",
+    "cw-search-auto",
     "cw-search-always",
+    "cw-search-default",
+)
+#: The ``cw search`` runs: system name -> the request's semanticPolicy (None: not sent).
+CW_SEARCH = (
+    ("lexical", "never"),
+    ("cw-search-auto", "auto"),
+    ("cw-search-always", "always"),
+    ("cw-search-default", None),
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -161,6 +173,15 @@ def _fit_logistic(xs: list[float], ys: list[int]) -> dict[str, float]:
     return {"slope": round(a, 3), "midpoint": round(-b / a, 4) if a else math.nan, "n": len(xs)}
 
 
+def _forget_query_vectors(engine: Any) -> None:
+    """Drop the engine embedder's in-memory vectors (so a timed search embeds its query)."""
+    semantic = getattr(engine, "_semantic_tier", None)
+    embedder = getattr(semantic, "_embedder", None) if semantic is not None else None
+    if embedder is not None:
+        with embedder._memory_lock:
+            embedder._memory.clear()
+
+
 def _band(score: float) -> str:
     from cwcore.retrieve.bands import band
 
@@ -199,6 +220,10 @@ def evaluate(
     prior = {d: by_ordinal.get(corpus.doc_ordinal[d], 1.0) for d in corpus.docs}
     per_q: list[dict[str, Any]] = []
     timings: dict[str, list[float]] = defaultdict(list)
+    semantic_used: dict[str, list[bool]] = defaultdict(list)
+    semantic_ms: dict[str, list[float]] = defaultdict(list)  # the semantic stage inside search
+    default_policy = engine.settings.semantic_policy
+    log(f"cw search default semanticPolicy: {default_policy}")
     bands: dict[str, dict[str, list[int]]] = {
         "lexical": defaultdict(lambda: [0, 0]),
         "semantic": defaultdict(lambda: [0, 0]),
@@ -210,12 +235,27 @@ def evaluate(
         evidence, ev_turns = set(q.evidence), set(q.evidence_turns)
         runs: dict[str, list[str]] = {}
 
-        t = time.perf_counter()
-        resp = archive.search(
-            {"query": q.question, "sessions": q.haystack, "limit": TOP, "semanticPolicy": "never"}
-        )
-        timings["lexical"].append((time.perf_counter() - t) * 1000)
-        lex_hits = resp["results"]
+        # The cw search runs, in an order that rotates per question (no run always gets the
+        # caches the previous one warmed); the engine's in-memory query vectors are dropped
+        # first, so every run that embeds the query pays for it.
+        responses: dict[str, dict[str, Any]] = {}
+        rotate = n % len(CW_SEARCH)
+        for system, policy in CW_SEARCH[rotate:] + CW_SEARCH[:rotate]:
+            body: dict[str, Any] = {"query": q.question, "sessions": q.haystack, "limit": TOP}
+            if policy is not None:
+                body["semanticPolicy"] = policy
+            _forget_query_vectors(engine)
+            t = time.perf_counter()
+            responses[system] = archive.search(body)
+            timings[system].append((time.perf_counter() - t) * 1000)
+        for system, _ in CW_SEARCH:
+            runs[system] = [h["documentId"] for h in responses[system]["results"]]
+            if system != "lexical":
+                semantic_used[system].append(bool(responses[system].get("semantic_search_used")))
+                stage = responses[system].get("stages", {}).get("semantic") or {}
+                if stage.get("used"):
+                    semantic_ms[system].append(float(stage.get("ms", 0.0)))
+        lex_hits = responses["lexical"]["results"]
         runs["lexical"] = [h["documentId"] for h in lex_hits]
         for h in lex_hits[:10]:
             cell = bands["lexical"][h["band"]]
@@ -270,14 +310,6 @@ def evaluate(
             timings["hybrid+rerank"].append((time.perf_counter() - t) * 1000)
 
         t = time.perf_counter()
-        always = archive.search(
-            {"query": q.question, "sessions": q.haystack, "limit": TOP, "semanticPolicy": "always"}
-        )
-        if always.get("semantic_search_used"):
-            timings["cw-search-always"].append((time.perf_counter() - t) * 1000)
-            runs["cw-search-always"] = [h["documentId"] for h in always["results"]]
-
-        t = time.perf_counter()
         runs["fts5"] = fts.search(q.question, q.haystack)
         timings["fts5"].append((time.perf_counter() - t) * 1000)
         if bm is not None:
@@ -293,7 +325,14 @@ def evaluate(
                 evidence,
                 ev_turns,
             )
-        per_q.append({"qid": q.qid, "type": q.qtype, "metrics": scored})
+        per_q.append(
+            {
+                "qid": q.qid,
+                "type": q.qtype,
+                "metrics": scored,
+                "semantic_used": {s: v[-1] for s, v in semantic_used.items()},
+            }
+        )
         if n % 10 == 0:
             log(f"evaluated {n}/{len(questions)} questions")
 
@@ -335,6 +374,9 @@ def evaluate(
         "overall": overall,
         "by_type": by_type,
         "latency": {s: pct(v) for s, v in timings.items() if v},
+        "default_policy": default_policy,
+        "semantic_used": {s: sum(v) for s, v in semantic_used.items()},
+        "semantic_stage": {s: pct(v) for s, v in semantic_ms.items() if v},
         "bands": {
             system: {
                 b: {"hits": c[0], "evidence": c[1], "precision": round(c[1] / c[0], 3)}

@@ -97,7 +97,13 @@ def search(
     relation: Annotated[
         str | None, typer.Option(help="question, request, correction, answer or decision.")
     ] = None,
-    semantic: Annotated[str, typer.Option("--semantic", help="auto, always or never.")] = "auto",
+    semantic: Annotated[
+        str | None,
+        typer.Option(
+            "--semantic",
+            help="always, auto or never (default: the semanticPolicy setting, always).",
+        ),
+    ] = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="Skip the cross-encoder.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail instead of degrading.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="The contract object on stdout.")] = False,
@@ -116,8 +122,9 @@ def search(
                 raise InvalidInput("give either QUERY or --batch FILE, not both")
             _batch(archive, batch)
             return
-        request: dict[str, Any] = {"limit": limit, "scope": scope, "semanticPolicy": semantic}
+        request: dict[str, Any] = {"limit": limit, "scope": scope}
         for name, value in (
+            ("semanticPolicy", semantic),
             ("query", query),
             ("project", project),
             ("agent", agent),

@@ -7,8 +7,9 @@ worker that already holds the archive finishes, and its answer is dropped by gen
 in the query bar runs the *full* explicit search (``rerank: true``) at once.
 
 Toggles (they work from the query bar too): F2 scope (all → project → session, the project or
-session taken from the selected result), F3 semantic policy (auto → always → never), F4 relation
-(any → question → request → correction → answer → decision).
+session taken from the selected result), F3 semantic policy (always → auto → never, starting
+from the ``semanticPolicy`` setting, as ``cw search`` does), F4 relation (any → question →
+request → correction → answer → decision).
 
 The results list shows each hit's relevance band, score, match type, kind, session and date over
 its highlighted snippet; the preview pane shows the selected hit in full (provenance, snippet,
@@ -32,6 +33,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
+from cwcore import config
 from cwcore.errors import CwError
 from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
 from cwtui.screens.document import DocumentScreen
@@ -43,7 +45,7 @@ from cwtui.widgets.results import ResultsList
 from cwtui.widgets.timeline import Timeline
 
 SCOPES = ("all", "project", "session")
-POLICIES = ("auto", "always", "never")
+POLICIES = ("always", "auto", "never")
 RELATIONS = (None, "question", "request", "correction", "answer", "decision")
 
 EMPTY_ARCHIVE = "The archive is empty — import sessions with `cw import PATH` or `cw sync`."
@@ -52,6 +54,15 @@ START = (
     "Results come as you type; Enter runs the full search (with reranking).\n"
     "↓ moves to the results · F2 scope · F3 semantic · F4 relation"
 )
+
+
+def default_policy() -> str:
+    """The store's ``semanticPolicy`` setting: what ``cw search`` uses without ``--semantic``."""
+    try:
+        settings, _ = config.load(config.default_home())
+    except CwError:  # a broken config.toml: the search itself will say so
+        return config.Settings().semantic_policy
+    return settings.semantic_policy
 
 
 class QueryInput(Input):
@@ -110,7 +121,7 @@ class SearchScreen(Screen[None]):
             "cycle_semantic",
             "Semantic",
             id="cw.search.semantic",
-            tooltip="Semantic policy: auto → always → never",
+            tooltip="Semantic policy: always → auto → never",
         ),
         Binding(
             "f4",
@@ -183,7 +194,7 @@ class SearchScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.scope = "all"
-        self.policy = "auto"
+        self.policy = default_policy()
         self.relation: str | None = None
         self.pin_project: str | None = None
         self.pin_session: str | None = None

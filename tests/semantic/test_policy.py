@@ -1,0 +1,61 @@
+"""The default semanticPolicy (chosen by make eval) reaches search from every front end."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cwcore.api import Archive
+from cwcore.config import Settings
+from cwcore.semantic import candidates
+from cwcore.semantic import index as handler
+from cwcore.semantic.candidates import SemanticOutcome
+from cwtui.cli import app
+from tests.semantic.conftest import FakeEmbedder, engine_of
+
+
+def test_the_default_policy_is_always() -> None:
+    assert Settings().semantic_policy == "always"
+
+
+@pytest.fixture
+def policies(
+    topics: Archive, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> list[str]:
+    """The policy of every request that reached the semantic mode (vectors exist; the model
+    itself is not run)."""
+    engine = engine_of(topics)
+    handler.embed_pending(engine.store, engine.reader, 16, embedder=fake_embedder)
+    topics.close()
+    seen: list[str] = []
+
+    def record(*args: Any, policy: str, **kwargs: Any) -> SemanticOutcome:
+        seen.append(policy)
+        return SemanticOutcome()
+
+    monkeypatch.setattr(candidates, "semantic_tier", record)
+    return seen
+
+
+def _search(*args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["search", "sqlite database locked", "--json", *args])
+    assert result.exit_code == 0, result.output
+    return dict(json.loads(result.output.strip().splitlines()[-1]))
+
+
+def test_cw_search_without_a_flag_uses_the_setting(
+    policies: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _search()["results"]
+    assert policies == ["always"]
+    _search("--semantic", "auto")
+    assert policies[-1] == "auto"
+    monkeypatch.setenv("CW_SEMANTIC_POLICY", "auto")
+    _search()
+    assert policies[-1] == "auto"
+    monkeypatch.setenv("CW_SEMANTIC_POLICY", "never")
+    _search()  # never: the semantic mode is not consulted at all
+    assert policies == ["always", "auto", "auto"]
