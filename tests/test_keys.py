@@ -87,3 +87,28 @@ def test_prefix_end() -> None:
     assert keys.prefix_end(b"ab") == b"ac"
     assert keys.prefix_end(b"a\xff") == b"b"
     assert keys.prefix_end(b"\xff\xff") is None
+
+
+_U32_U64 = keys.KeyLayout("fast-path", 0x7E, ("u32", "u64"))
+
+
+@given(st.integers(-(2**65), 2**65), st.integers(-(2**65), 2**65))
+def test_integer_fast_path_matches_the_checked_encoding(a: int, b: int) -> None:
+    try:
+        checked: bytes | None = _U32_U64.prefix(a, b)  # the general, field-by-field path
+    except UnsafeKey:
+        checked = None
+    if checked is None:
+        with pytest.raises(UnsafeKey):
+            _U32_U64.encode(a, b)
+    else:
+        assert _U32_U64.encode(a, b) == checked
+        assert _U32_U64.decode(checked) == (a, b)
+
+
+def test_integer_fast_path_refuses_what_the_checked_path_refuses() -> None:
+    for bad in ((True, 1), (1.0, 1), ("1", 1)):
+        with pytest.raises(UnsafeKey):
+            _U32_U64.encode(*bad)  # type: ignore[arg-type]
+    with pytest.raises(UnsafeKey):
+        _U32_U64.encode(1)

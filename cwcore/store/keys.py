@@ -19,6 +19,7 @@ Every string that enters a key passes :func:`check_id` first; persisted keys are
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
 import unicodedata
@@ -85,6 +86,18 @@ class KeyLayout:
 
     def encode(self, *values: Value) -> bytes:
         """Encode a complete key (all fields) or raise :class:`UnsafeKey`."""
+        # Integer-only layouts (window, ordinal, feedback keys: dozens per search) pack in one
+        # call; anything unusual falls through to the checked path, which raises.
+        fixed = _fixed_struct(self.fields)
+        if (
+            fixed is not None
+            and len(values) == len(self.fields)
+            and all(type(v) is int for v in values)
+        ):
+            try:
+                return fixed.pack(self.tag, self.version, *values)
+            except struct.error:
+                pass
         if len(values) != len(self.fields):
             raise UnsafeKey(f"{self.name} key takes {len(self.fields)} fields, got {len(values)}")
         key = self.prefix(*values)
@@ -115,6 +128,15 @@ class KeyLayout:
         if pos != len(key):
             raise UnsafeKey(f"{self.name} key has {len(key) - pos} trailing bytes")
         return tuple(values)
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_struct(fields: tuple[FieldType, ...]) -> struct.Struct | None:
+    """``>BB`` + one ``I``/``Q`` per field when every field is an unsigned integer, else None."""
+    codes = {"u32": "I", "u64": "Q"}
+    if not fields or any(f not in codes for f in fields):
+        return None
+    return struct.Struct(">BB" + "".join(codes[f] for f in fields))
 
 
 def _encode_desc(name: str, value: Value) -> bytes:
