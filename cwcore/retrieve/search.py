@@ -67,9 +67,9 @@ class SearchContext:
 
 def _importance(store: Store, ordinals: list[int]) -> dict[int, float]:
     """The stored intrinsic prior times the live recall counter, capped at 1.15."""
-    raws = store.get_many(
-        "importance", [derived.IMPORTANCE.encode(derived.IMPORTANCE_NAMESPACE, o) for o in ordinals]
-    )
+    # The namespace prefix is encoded once; a u32 field is 4 big-endian bytes.
+    base = derived.IMPORTANCE.prefix(derived.IMPORTANCE_NAMESPACE)
+    raws = store.get_many("importance", [base + o.to_bytes(4, "big") for o in ordinals])
     counts = store.get_many("feedback", [FEEDBACK.encode(o) for o in ordinals])
     out = {}
     for ordinal, raw, count in zip(ordinals, raws, counts, strict=True):
