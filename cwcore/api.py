@@ -119,8 +119,9 @@ class Archive:
             params["project"] = project
         return ImportSummary.from_json(self.call("import", params, on_event))
 
-    def doctor(self) -> dict[str, Any]:
-        return self.call("doctor")
+    def doctor(self, *, repair: bool = False) -> dict[str, Any]:
+        """Store summary and consistency checks; ``repair`` rebuilds what a check found stale."""
+        return self.call("doctor", {"repair": repair})
 
     def sessions(
         self,

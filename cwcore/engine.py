@@ -344,6 +344,16 @@ def _import(
 def _doctor(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
+    from cwcore.store import session_order
+
+    repair = params.get("repair", False)
+    if not isinstance(repair, bool):
+        raise InvalidInput("repair must be a boolean")
+    problems = session_order.verify(engine.store)
+    repaired = False
+    if problems and repair:
+        session_order.rebuild(engine.store)
+        repaired, problems = True, session_order.verify(engine.store)
     counts = engine.store.meta_get("counts") or {}
     sizes = {
         family: engine.store.property_int("rocksdb.estimate-live-data-size", family)
@@ -363,6 +373,14 @@ def _doctor(
             "events": int(counts.get("events", 0)),
         },
         "projects": sorted(engine.reader.projects()),
+        "checks": {
+            "sessionOrder": {
+                "ok": not problems,
+                "problems": len(problems),
+                "examples": problems[:5],
+                "repaired": repaired,
+            }
+        },
     }
 
 

@@ -157,12 +157,20 @@ def watch(
 
 
 @app.command()
-def doctor(as_json: JsonOpt = False) -> None:
-    """Store location, version, sizes and record counts."""
+def doctor(
+    as_json: JsonOpt = False,
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Rebuild the session-order index if it is stale.")
+    ] = False,
+) -> None:
+    """Store location, version, sizes, record counts and consistency checks."""
     with guard(as_json), open_archive() as archive:
-        report = archive.doctor()
+        report = archive.doctor(repair=repair)
+        healthy = all(check["ok"] for check in report["checks"].values())
         if as_json:
             emit_json(report)
+            if not healthy:
+                raise typer.Exit(1)
             return
         table = Table(show_header=False, box=None)
         table.add_row("store", report["store"])
@@ -171,7 +179,15 @@ def doctor(as_json: JsonOpt = False) -> None:
             table.add_row(name, f"{value:,}")
         table.add_row("disk", f"{report['sizes']['disk'] / 1e6:.1f} MB")
         table.add_row("projects", ", ".join(report["projects"]) or "-")
+        order = report["checks"]["sessionOrder"]
+        if order["ok"]:
+            state = "[green]ok[/]" + (" (rebuilt)" if order["repaired"] else "")
+        else:
+            state = f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
+        table.add_row("session order", state)
         console.print(table)
+        if not healthy:
+            raise typer.Exit(1)
 
 
 @app.command("config")

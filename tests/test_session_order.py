@@ -381,3 +381,33 @@ def test_listing_through_the_cli_after_migration(
     out = runner.invoke(app, ["sessions", "--json"])
     assert out.exit_code == 0, out.stderr
     assert [r["sessionId"] for r in json.loads(out.stdout)["sessions"]] == ["s2", "s1"]
+
+
+def test_doctor_finds_and_repairs_a_stale_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from cwtui.cli import app
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("CW_HOME", str(home))
+    runner = CliRunner()
+    write_jsonl(tmp_path / "a.jsonl", conversation("s1", 1) + conversation("s2", 1, start_minute=5))
+    assert runner.invoke(app, ["import", str(tmp_path / "a.jsonl")]).exit_code == 0
+    healthy = runner.invoke(app, ["doctor", "--json"])
+    assert healthy.exit_code == 0, healthy.stderr
+    assert json.loads(healthy.stdout)["checks"]["sessionOrder"]["ok"] is True
+    store_dir = next(p.parent for p in home.rglob("CURRENT"))
+    with Store(store_dir) as store, store.lock:
+        batch = store.batch()
+        for key, _ in store.scan("scopes", keys.SESSION_ORDER.prefix(), limit=1):
+            batch.delete("scopes", key)
+        store.commit(batch)
+    broken = runner.invoke(app, ["doctor"])
+    assert broken.exit_code == 1 and "cw doctor --repair" in broken.stdout
+    fixed = runner.invoke(app, ["doctor", "--repair", "--json"])
+    assert fixed.exit_code == 0, fixed.stderr
+    check = json.loads(fixed.stdout)["checks"]["sessionOrder"]
+    assert check == {"ok": True, "problems": 0, "examples": [], "repaired": True}
+    assert runner.invoke(app, ["doctor"]).exit_code == 0
