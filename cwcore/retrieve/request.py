@@ -19,6 +19,9 @@ from cwcore.model import DOCUMENT_KINDS, ROLES
 RELATIONS = ("question", "request", "correction", "answer", "decision")
 SCOPES = ("session", "project", "all")
 POLICIES = ("auto", "always", "never")
+#: The policy of a request that names none and of a caller without settings; the same as the
+#: ``semanticPolicy`` setting's default (chosen by ``make eval``; a test keeps them equal).
+DEFAULT_POLICY = "always"
 MAX_LIMIT = 100
 MAX_EXCLUDED_KEYS = 1_000
 MAX_EXCLUDED_BYTES = 1024 * 1024
@@ -62,7 +65,7 @@ class SearchRequest:
     kind: str | None = None
     exclude_keys: frozenset[str] = field(default_factory=frozenset)
     hint_budget_tokens: int | None = None
-    semantic_policy: str = "auto"
+    semantic_policy: str = DEFAULT_POLICY
     expansion_terms: tuple[str, ...] = ()
     rerank: bool = True
     strict: bool = False
@@ -85,7 +88,7 @@ def _str_list(body: dict[str, Any], name: str) -> list[str]:
     return value
 
 
-def parse_request(body: dict[str, Any], *, default_policy: str = "auto") -> SearchRequest:
+def parse_request(body: dict[str, Any], *, default_policy: str = DEFAULT_POLICY) -> SearchRequest:
     """Validate a JSON request object; raise :class:`InvalidInput` naming the bad field."""
     if not isinstance(body, dict):
         raise InvalidInput("a search request must be a JSON object")

@@ -59,3 +59,12 @@ def test_cw_search_without_a_flag_uses_the_setting(
     monkeypatch.setenv("CW_SEMANTIC_POLICY", "never")
     _search()  # never: the semantic mode is not consulted at all
     assert policies == ["always", "auto", "auto"]
+
+
+def test_request_default_is_the_setting_default() -> None:
+    from cwcore.config import Settings
+    from cwcore.retrieve.request import DEFAULT_POLICY, SearchRequest, parse_request
+
+    assert Settings().semantic_policy == DEFAULT_POLICY
+    assert SearchRequest().semantic_policy == DEFAULT_POLICY
+    assert parse_request({"query": "x"}).semantic_policy == DEFAULT_POLICY
