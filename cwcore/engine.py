@@ -184,7 +184,7 @@ class Engine:
             Periodic("compaction", self._sample_compaction, 60.0),
         ]
         if self.settings.semantic_retrieval:
-            self._semantic_worker = Periodic("semantic", self._semantic_step, 5.0)
+            self._semantic_worker = Periodic("semantic", self._semantic_step, 5.0, background=True)
             self._workers.append(self._semantic_worker)
         for worker in self._workers:
             worker.start()

@@ -7,6 +7,7 @@ Each worker runs its ``step`` at an interval (or when woken), records its last o
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -15,11 +16,31 @@ from typing import Any
 log = logging.getLogger("cw.workers")
 
 
+#: The nice value background work lowers its own thread to (Linux; the lowest priority).
+BACKGROUND_NICE = 19
+
+
+def lower_thread_priority(nice: int = BACKGROUND_NICE) -> bool:
+    """Give the calling thread a nice value of ``nice``, so the scheduler runs request threads
+    first while this one has work (Linux keeps a nice value per thread; elsewhere this does
+    nothing). Best effort: returns whether it took effect."""
+    if not hasattr(os, "setpriority"):
+        return False
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    except OSError:
+        return False
+    return True
+
+
 class Periodic:
     """Run ``step()`` every ``interval`` seconds until :meth:`stop`; :meth:`wake` runs it now."""
 
-    def __init__(self, name: str, step: Callable[[], Any], interval: float) -> None:
+    def __init__(
+        self, name: str, step: Callable[[], Any], interval: float, *, background: bool = False
+    ) -> None:
         self.name = name
+        self.background = background  # lowest CPU priority (lower_thread_priority)
         self._step = step
         self.interval = interval
         self._stop = threading.Event()
@@ -44,6 +65,8 @@ class Periodic:
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        if self.background:
+            lower_thread_priority()
         while not self._stop.is_set():
             self.busy = True
             try:

@@ -3,6 +3,7 @@ model; the index worker merges segments once idle."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -95,3 +96,29 @@ def test_the_index_worker_merges_segments_once_idle(
     assert [(h["documentId"], h["score"]) for h in after] == [
         (h["documentId"], h["score"]) for h in before
     ]
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread nice is Linux-only")
+def test_background_threads_run_at_the_lowest_priority(tmp_path: Path) -> None:
+    from cwcore.semantic.embedder import Embedder
+    from cwcore.workers import BACKGROUND_NICE, Periodic
+
+    def own_nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    embedder = Embedder(tmp_path / "no-model")
+    try:
+        assert embedder._batch_pool.submit(own_nice).result(10) == BACKGROUND_NICE
+        assert embedder._pool.submit(own_nice).result(10) == own_nice()  # queries: unchanged
+    finally:
+        embedder.close()
+    seen: list[int] = []
+    worker = Periodic("probe", lambda: seen.append(own_nice()), 60.0, background=True)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        worker.stop()
+    assert seen == [BACKGROUND_NICE]

@@ -29,6 +29,7 @@ import numpy as np
 
 from cwcore.semantic import errors, models
 from cwcore.store.keys import digest16
+from cwcore.workers import lower_thread_priority
 
 DIM = 384
 MAX_CHARS = 2048
@@ -151,7 +152,11 @@ class Embedder:
         self._load_error: BaseException | None = None
         # Queries never wait behind a background batch: ONNX Runtime sessions run concurrently.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-embed-query")
-        self._batch_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-embed-batch")
+        # Batches are background work (the daemon's embedding worker, the eval): their thread
+        # runs at the lowest CPU priority, so requests are scheduled first.
+        self._batch_pool = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="cw-embed-batch", initializer=lower_thread_priority
+        )
         self._load_lock = threading.Lock()
         self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._memory_lock = threading.Lock()
