@@ -36,7 +36,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.common import peak_rss_mb, percentiles, print_table, write_result
+from bench.common import (
+    cached_build,
+    import_and_index,
+    peak_rss_mb,
+    percentiles,
+    print_table,
+    write_result,
+)
 
 SESSION = 40
 NOW = "2026-11-30T12:00:00Z"
@@ -134,35 +141,13 @@ def workload(sessions: dict[str, list[str]], calls: int, seed: int = 5) -> list[
 
 def build(home: Path, n: int) -> dict[str, Any]:
     """Import and index an ``n``-message archive into ``home`` (reused when already built)."""
-    from cwcore.engine import Engine
-    from cwcore.importers import pipeline
 
-    marker = home / "bench-built.json"
-    if marker.exists():
-        return dict(json.loads(marker.read_text()), reused=True)
-    shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
-    src = home / "archive.jsonl"
-    write_archive(src, n)
-    engine = Engine(home)
-    try:
-        t0 = time.perf_counter()
-        summary = pipeline.import_paths(
-            engine.admission, [str(src)], fmt="cw-jsonl", settings=engine.settings
-        )
-        admitted = time.perf_counter() - t0
-        engine.indexer.drain()
-        indexed = time.perf_counter() - t0 - admitted
-    finally:
-        engine.close()
-    facts = {
-        "messages": n,
-        "documents": summary.imported,
-        "admit_s": round(admitted, 1),
-        "index_s": round(indexed, 1),
-    }
-    marker.write_text(json.dumps(facts))
-    return dict(facts, reused=False)
+    def make(home: Path) -> dict[str, Any]:
+        src = home / "archive.jsonl"
+        write_archive(src, n)
+        return import_and_index(home, src, n)
+
+    return cached_build(home, make)
 
 
 def in_process(home: Path, requests: list[dict[str, str]]) -> dict[str, Any]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import sys
 import threading
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import peak_rss_mb, percentiles, print_table, timed, write_result
+from bench.common import cached_build, peak_rss_mb, percentiles, print_table, timed, write_result
 from bench.spike_postings import messages, query_terms
 
 SESSION = 40
@@ -121,13 +120,12 @@ def _idle_merges(engine: Any) -> None:
 def build(home: Path, n: int) -> dict[str, Any]:
     """Import and index an ``n``-message archive into ``home``, or reuse one already built there
     (``bench-built.json`` marks a finished build)."""
+    return cached_build(home, lambda home: _make(home, n))
+
+
+def _make(home: Path, n: int) -> dict[str, Any]:
     from cwcore.api import Archive
 
-    marker = home / "bench-built.json"
-    if marker.exists():
-        return dict(json.loads(marker.read_text()), reused=True)
-    shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
     src = home / "archive.jsonl"
     write_archive(src, n)
     with Archive.open(home, embedded=True) as archive:
@@ -138,15 +136,13 @@ def build(home: Path, n: int) -> dict[str, Any]:
         as_built = time_calls(lambda q: _search(engine, q), _texts())
         _, merge_s = timed(lambda: _idle_merges(engine))
     src.unlink()
-    facts = {
+    return {
         "messages": n,
         "import_and_index_s": round(admit_s, 1),
         "segments_as_built": segments,
         "cw_in_process_as_built": as_built,
         "idle_merge_s": round(merge_s, 1),
     }
-    marker.write_text(json.dumps(facts))
-    return dict(facts, reused=False)
 
 
 def run(n: int = 200_000) -> dict[str, Any]:

@@ -359,9 +359,8 @@ def test_an_interrupted_migration_runs_again(
         assert session_order.verify(store) == []
 
 
-def test_listing_through_the_cli_after_migration(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def cli_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, Path]:
+    """A CW_HOME with two sessions imported through the CLI: (runner, app, store directory)."""
     from typer.testing import CliRunner
 
     from cwtui.cli import app
@@ -371,13 +370,26 @@ def test_listing_through_the_cli_after_migration(
     runner = CliRunner()
     write_jsonl(tmp_path / "a.jsonl", conversation("s1", 1) + conversation("s2", 1, start_minute=5))
     assert runner.invoke(app, ["import", str(tmp_path / "a.jsonl")]).exit_code == 0
-    store_dir = next(p.parent for p in home.rglob("CURRENT"))
+    return runner, app, next(p.parent for p in home.rglob("CURRENT"))
+
+
+def drop_order_entries(
+    store_dir: Path, limit: int | None = None, schema: int | None = None
+) -> None:
     with Store(store_dir) as store, store.lock:
         batch = store.batch()
-        for key, _ in store.scan("scopes", keys.SESSION_ORDER.prefix()):
+        for key, _ in store.scan("scopes", keys.SESSION_ORDER.prefix(), limit=limit):
             batch.delete("scopes", key)
-        store.meta_put(batch, "schema", {"version": 1})
+        if schema is not None:
+            store.meta_put(batch, "schema", {"version": schema})
         store.commit(batch)
+
+
+def test_listing_through_the_cli_after_migration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner, app, store_dir = cli_store(tmp_path, monkeypatch)
+    drop_order_entries(store_dir, schema=1)
     out = runner.invoke(app, ["sessions", "--json"])
     assert out.exit_code == 0, out.stderr
     assert [r["sessionId"] for r in json.loads(out.stdout)["sessions"]] == ["s2", "s1"]
@@ -386,24 +398,11 @@ def test_listing_through_the_cli_after_migration(
 def test_doctor_finds_and_repairs_a_stale_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from typer.testing import CliRunner
-
-    from cwtui.cli import app
-
-    home = tmp_path / "home"
-    monkeypatch.setenv("CW_HOME", str(home))
-    runner = CliRunner()
-    write_jsonl(tmp_path / "a.jsonl", conversation("s1", 1) + conversation("s2", 1, start_minute=5))
-    assert runner.invoke(app, ["import", str(tmp_path / "a.jsonl")]).exit_code == 0
+    runner, app, store_dir = cli_store(tmp_path, monkeypatch)
     healthy = runner.invoke(app, ["doctor", "--json"])
     assert healthy.exit_code == 0, healthy.stderr
     assert json.loads(healthy.stdout)["checks"]["sessionOrder"]["ok"] is True
-    store_dir = next(p.parent for p in home.rglob("CURRENT"))
-    with Store(store_dir) as store, store.lock:
-        batch = store.batch()
-        for key, _ in store.scan("scopes", keys.SESSION_ORDER.prefix(), limit=1):
-            batch.delete("scopes", key)
-        store.commit(batch)
+    drop_order_entries(store_dir, limit=1)
     broken = runner.invoke(app, ["doctor"])
     assert broken.exit_code == 1 and "cw doctor --repair" in broken.stdout
     fixed = runner.invoke(app, ["doctor", "--repair", "--json"])
