@@ -119,6 +119,27 @@ def test_exact_first_and_not_broken_into_terms(arch: Archive) -> None:
     assert path["source"]["messageKey"] == "user:u1"
 
 
+def test_a_full_path_outranks_its_file_name_alone(
+    tmp_path: Path, archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cwcore.index import prepare
+
+    # Big documents keep only their most specific anchors (the publication cap): the path, not
+    # the file name inside it, which the query still extracts as an anchor of its own.
+    monkeypatch.setattr(prepare, "MAX_EXACT_POSTINGS", 2)
+    path = "/home/dev/project/internal/cli/root_test.go"
+    rows = [
+        msg("p2", "u1", "user", f"Update File: {path}", 0),
+        msg("p2", "a1", "assistant", "Patched it.", 1),
+        msg("p1", "u1", "user", "git status shows root_test.go modified", 10),
+        msg("p1", "a1", "assistant", "Yes, it changed.", 11),
+    ]
+    archive.import_paths([write_jsonl(tmp_path / "p.jsonl", rows)])
+    top = search(archive, query=path, semanticPolicy="never")["results"][0]
+    assert top["source"]["sessionId"] == "p2" and top["matchType"] == "exact-path"
+    assert top["score"] == 1.0  # the file name inside the matched path counts as matched
+
+
 def test_tiers_never_cross(arch: Archive) -> None:
     body = search(arch, query="REAP_DRAIN bounded queues", limit=10)
     tiers = [h["score_metadata"]["tier"] for h in body["results"]]

@@ -111,7 +111,12 @@ def exact_candidates(store: Store, visible: Visible, anchors: list[Anchor]) -> l
         # The most specific anchor kind the window matched names the match type.
         cand.match_type = min((kinds[v] for v in cand.literals), key=lambda a: a.rank).match_type
     for cand in found.values():
-        coverage = len(set(cand.literals)) / max(1, len(values))
+        # A query anchor inside a longer one the window matched counts as matched too: a path's
+        # file name is an anchor of the query, but the index keeps the path as one anchor, so a
+        # window with the full path must not score below one that only names the file.
+        matched = set(cand.literals)
+        covered = [v for v in values if any(v in m for m in matched)]
+        coverage = len(covered) / max(1, len(values))
         cand.raw = coverage
         cand.score = round(0.85 + 0.15 * coverage, 4)
         cand.matched_terms = list(dict.fromkeys(cand.literals))
