@@ -102,3 +102,17 @@ def import_and_index(home: Path, src: Path, n: int) -> dict[str, Any]:
         "admit_s": round(admitted, 1),
         "index_s": round(indexed, 1),
     }
+
+
+def cached_cw_jsonl(
+    home: Path, n: int, write_archive: Callable[[Path, int], None]
+) -> dict[str, Any]:
+    """:func:`cached_build` of an ``n``-message archive that ``write_archive`` writes as
+    cw-jsonl into ``home/archive.jsonl``, imported and indexed by :func:`import_and_index`."""
+
+    def make(home: Path) -> dict[str, Any]:
+        src = home / "archive.jsonl"
+        write_archive(src, n)
+        return import_and_index(home, src, n)
+
+    return cached_build(home, make)

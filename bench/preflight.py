@@ -37,8 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
-    cached_build,
-    import_and_index,
+    cached_cw_jsonl,
     peak_rss_mb,
     percentiles,
     print_table,
@@ -141,13 +140,7 @@ def workload(sessions: dict[str, list[str]], calls: int, seed: int = 5) -> list[
 
 def build(home: Path, n: int) -> dict[str, Any]:
     """Import and index an ``n``-message archive into ``home`` (reused when already built)."""
-
-    def make(home: Path) -> dict[str, Any]:
-        src = home / "archive.jsonl"
-        write_archive(src, n)
-        return import_and_index(home, src, n)
-
-    return cached_build(home, make)
+    return cached_cw_jsonl(home, n, write_archive)
 
 
 def in_process(home: Path, requests: list[dict[str, str]]) -> dict[str, Any]:

@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import cached_build, import_and_index, percentiles, print_table, write_result
+from bench.common import cached_cw_jsonl, percentiles, print_table, write_result
 
 SESSION = 40
 SIZE = 200_000
@@ -89,13 +89,7 @@ def write_archive(path: Path, n: int, seed: int = 7) -> None:
 
 def build(home: Path, n: int) -> dict[str, Any]:
     """Import and index an ``n``-message archive into ``home`` (reused when already built)."""
-
-    def make(home: Path) -> dict[str, Any]:
-        src = home / "archive.jsonl"
-        write_archive(src, n)
-        return import_and_index(home, src, n)
-
-    return cached_build(home, make)
+    return cached_cw_jsonl(home, n, write_archive)
 
 
 def _time(fn: Any, calls: int = LIST_CALLS, warm: int = 3) -> dict[str, float]:
