@@ -311,10 +311,20 @@ def make_service(home: Path) -> Engine:
 # -- methods --------------------------------------------------------------------------------------
 
 
-def _str(params: dict[str, Any], name: str, default: str | None = None) -> str | None:
+def param_str(params: dict[str, Any], name: str, default: str | None = None) -> str | None:
+    """``params[name]`` (``default`` when absent); :class:`InvalidInput` unless a string."""
     value = params.get(name, default)
     if value is not None and not isinstance(value, str):
         raise InvalidInput(f"{name} must be a string")
+    return value
+
+
+def required_str(params: dict[str, Any], name: str, what: str = "") -> str:
+    """A non-empty string parameter; :class:`InvalidInput` ``NAME (WHAT) is required`` when it
+    is absent or empty. The method handlers of every feature module share these two."""
+    value = param_str(params, name)
+    if not value:
+        raise InvalidInput(f"{name}{f' ({what})' if what else ''} is required")
     return value
 
 
@@ -325,13 +335,13 @@ def _import(
     paths = params.get("paths")
     if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
         raise InvalidInput("paths must be a non-empty list of strings")
-    fmt = _str(params, "format", "auto") or "auto"
+    fmt = param_str(params, "format", "auto") or "auto"
     pipeline.check_format(fmt)
     summary = pipeline.import_paths(
         engine.admission,
         paths,
         fmt=fmt,
-        project=_str(params, "project"),
+        project=param_str(params, "project"),
         settings=engine.settings,
         emit=emit,
         cancelled=cancel.is_set,
@@ -393,11 +403,11 @@ def _sessions(
         raise InvalidInput("limit must be an integer")
     return browse.list_sessions(
         engine.reader,
-        project=_str(params, "project"),
-        agent=_str(params, "agent"),
-        since=_str(params, "since"),
+        project=param_str(params, "project"),
+        agent=param_str(params, "agent"),
+        since=param_str(params, "since"),
         limit=limit,
-        cursor=_str(params, "cursor"),
+        cursor=param_str(params, "cursor"),
     )
 
 
@@ -405,9 +415,7 @@ def _sessions(
 def _show(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    session = _str(params, "session")
-    if not session:
-        raise InvalidInput("session is required")
+    session = required_str(params, "session")
     return browse.transcript(
         engine.reader,
         session,
@@ -420,10 +428,8 @@ def _show(
 def _export(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    session = _str(params, "session")
-    if not session:
-        raise InvalidInput("session is required")
-    fmt = _str(params, "format", "md") or "md"
+    session = required_str(params, "session")
+    fmt = param_str(params, "format", "md") or "md"
     return {"text": browse.export_session(engine.reader, session, fmt)}
 
 
@@ -431,9 +437,7 @@ def _export(
 def _forget(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    target = _str(params, "target")
-    if not target:
-        raise InvalidInput("target (a session or document id) is required")
+    target = required_str(params, "target", "a session or document id")
     return engine.retention.forget(target).to_json()
 
 
@@ -444,8 +448,8 @@ def _sync(
     from cwcore.clock import parse_time
     from cwcore.importers import sync
 
-    since = _str(params, "since")
-    home = _str(params, "home")
+    since = param_str(params, "since")
+    home = param_str(params, "home")
     summary = sync.sync(
         engine.store,
         engine.admission,
@@ -479,7 +483,7 @@ def _index_run(
 def _index_status(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    return maintenance.status(engine.store, engine.indexer, _str(params, "document"))
+    return maintenance.status(engine.store, engine.indexer, param_str(params, "document"))
 
 
 @method("index.verify", output_bytes=4 * MiB)
@@ -522,9 +526,7 @@ def _recall(
     from cwcore.recall.recall import recall
     from cwcore.retrieve.search import record_recall
 
-    locator = _str(params, "locator")
-    if not locator:
-        raise InvalidInput("locator is required")
+    locator = required_str(params, "locator")
     session_ids = params.get("sessionIds") or []
     if not isinstance(session_ids, list) or not all(isinstance(s, str) for s in session_ids):
         raise InvalidInput("sessionIds must be a list of strings")
@@ -551,7 +553,7 @@ def _recall(
         neighbors=neighbors,
         max_tokens=max_tokens,
         session_ids=session_ids,
-        project=_str(params, "project"),
+        project=param_str(params, "project"),
     )
     if body["status"] == "resolved":
         head = engine.reader.head(body["documentId"])
@@ -563,14 +565,12 @@ def _recall(
 def _supersede(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    target = _str(params, "documentId")
-    if not target:
-        raise InvalidInput("documentId is required")
+    target = required_str(params, "documentId")
     result = engine.admission.supersede(
         target,
-        by=_str(params, "by"),
-        reason=_str(params, "reason"),
-        subject_key=_str(params, "subjectKey"),
+        by=param_str(params, "by"),
+        reason=param_str(params, "reason"),
+        subject_key=param_str(params, "subjectKey"),
     )
     engine.after_admission(1)
     return result
@@ -580,9 +580,7 @@ def _supersede(
 def _show_document(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    target = _str(params, "documentId")
-    if not target:
-        raise InvalidInput("documentId is required")
+    target = required_str(params, "documentId")
     return browse.show_document(
         engine.reader, target, include_superseded=bool(params.get("includeSuperseded", False))
     )

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore import engine as engine_module
-from cwcore.engine import Emit, Engine, Handler, method
+from cwcore.engine import Emit, Engine, Handler, method, param_str, required_str
 from cwcore.errors import InvalidInput
 from cwcore.importers.markdown import deferring
 from cwcore.markdown import evidence, ingest, read
@@ -31,13 +31,6 @@ def _base_import() -> Handler:
 
 
 _BASE_IMPORT: Handler = _base_import()
-
-
-def _str(params: dict[str, Any], name: str) -> str | None:
-    value = params.get(name)
-    if value is not None and not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string")
-    return value
 
 
 def _context(engine: Engine, emit: Emit, cancel: threading.Event) -> ingest.Context:
@@ -61,7 +54,7 @@ def _import(
     paths = params.get("paths")
     if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
         raise InvalidInput("paths must be a non-empty list of strings")
-    project = _str(params, "project")
+    project = param_str(params, "project")
     ctx = _context(engine, emit, cancel)
     if fmt == "markdown":
         summary = ingest.import_markdown(ctx, paths, project)
@@ -83,9 +76,7 @@ _import.base_import = _BASE_IMPORT  # type: ignore[attr-defined]
 def _read_entry(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    entry = _str(params, "entry")
-    if not entry:
-        raise InvalidInput("entry is required (DOC or DOC#md:START:END)")
+    entry = required_str(params, "entry", "DOC or DOC#md:START:END")
     return read.read_entry(engine.reader, entry, max_chars=params.get("maxChars"))
 
 
@@ -93,14 +84,12 @@ def _read_entry(
 def _read_markdown(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    document = _str(params, "document")
-    if not document:
-        raise InvalidInput("document is required")
+    document = required_str(params, "document")
     return read.read_markdown(
         engine.reader,
         document,
-        lines=_str(params, "lines"),
-        heading=_str(params, "heading"),
+        lines=param_str(params, "lines"),
+        heading=param_str(params, "heading"),
         max_chars=params.get("maxChars"),
     )
 
@@ -109,7 +98,7 @@ def _read_markdown(
 def _search(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    query = _str(params, "query")
+    query = param_str(params, "query")
     if not query or not query.strip():
         raise InvalidInput("query is required")
     sessions = params.get("sessions")
@@ -121,7 +110,7 @@ def _search(
         engine.store,
         engine.reader,
         query,
-        project=_str(params, "project"),
+        project=param_str(params, "project"),
         sessions=sessions,
         limit=params.get("limit"),
     )

@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cwcore.engine import Emit, Engine, method
+from cwcore.engine import Emit, Engine, method, required_str
 from cwcore.errors import InvalidInput, ModelUnavailable
 from cwcore.semantic import errors, models, runtime
 
@@ -77,9 +77,7 @@ def _models_install(
 def _models_install_reranker(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    source = params.get("from")
-    if not isinstance(source, str) or not source:
-        raise InvalidInput("from (a local folder with model.onnx and tokenizer files) is required")
+    source = required_str(params, "from", "a local folder with model.onnx and tokenizer files")
     settings = engine.settings
     name = params.get("name") or settings.reranker_model
     revision = params.get("revision") or settings.reranker_model_revision
