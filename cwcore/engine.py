@@ -226,8 +226,11 @@ class Engine:
         if now < self._semantic_retry_at:
             return 0
         self.wait_for_quiet()
+        semantic = for_engine(self)
         try:
-            done = for_engine(self).embed_pending()
+            done = semantic.embed_pending()
+            if not done:
+                semantic.warm()  # nothing to embed: have the model ready for the first search
         except ModelUnavailable as exc:
             # A missing or broken model does not heal in 5 s: retry at doubling intervals
             # (up to 10 minutes) instead of failing every tick; search degrades meanwhile.

@@ -3,6 +3,7 @@ model; the index worker merges segments once idle."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -14,6 +15,7 @@ import pytest
 from cwcore.api import Archive
 from cwcore.semantic import errors
 from cwcore.semantic.runtime import for_engine
+from cwcore.workers import Periodic
 from tests.helpers import write_jsonl
 from tests.semantic.conftest import engine_of
 
@@ -101,7 +103,7 @@ def test_the_index_worker_merges_segments_once_idle(
 @pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread nice is Linux-only")
 def test_background_threads_run_at_the_lowest_priority(tmp_path: Path) -> None:
     from cwcore.semantic.embedder import Embedder
-    from cwcore.workers import BACKGROUND_NICE, Periodic
+    from cwcore.workers import BACKGROUND_NICE
 
     def own_nice() -> int:
         return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
@@ -122,3 +124,43 @@ def test_background_threads_run_at_the_lowest_priority(tmp_path: Path) -> None:
     finally:
         worker.stop()
     assert seen == [BACKGROUND_NICE]
+
+
+def test_an_idle_embedding_worker_warms_the_model_for_the_first_search(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = engine_of(archive)
+    semantic = for_engine(engine)
+    warmed: list[bool] = []
+    monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 3)
+    monkeypatch.setattr(semantic, "warm", lambda: warmed.append(True) or True)
+    engine._semantic_worker = Periodic("semantic", lambda: None, 60.0)  # woken, never started
+    assert engine._semantic_step() == 3
+    assert warmed == []  # still embedding: the batch itself loads the model
+    monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 0)
+    assert engine._semantic_step() == 0
+    assert warmed == [True]
+
+
+def test_warm_loads_once_and_not_when_disabled(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    semantic = for_engine(engine_of(archive))
+    loads: list[int] = []
+
+    class Stub:
+        loaded = False
+
+        def load(self) -> None:
+            loads.append(1)
+            self.loaded = True
+
+    stub = Stub()
+    monkeypatch.setattr(semantic, "embedder", lambda: stub)
+    assert semantic.warm() is True and semantic.warm() is False
+    assert loads == [1]
+    monkeypatch.setattr(
+        semantic, "settings", dataclasses.replace(semantic.settings, semantic_retrieval=False)
+    )
+    stub.loaded = False
+    assert semantic.warm() is False and loads == [1]

@@ -143,6 +143,18 @@ class Semantic:
             self.store, self.reader, max_windows, embedder=self.embedder(), mode=self.mode
         )
 
+    def warm(self) -> bool:
+        """Load the embedding model now if it is not loaded (the daemon's worker calls this
+        when it has nothing to embed, so the first explicit search does not pay 1–3 s for the
+        load). Returns whether it loaded anything; raises a categorized ModelUnavailable."""
+        if not self.settings.semantic_retrieval:
+            return False
+        embedder = self.embedder()
+        if embedder.loaded:
+            return False
+        embedder.load()
+        return True
+
     def status(self) -> dict[str, Any]:
         body = handler.status(self.store)
         body["enabled"] = self.settings.semantic_retrieval
