@@ -41,12 +41,22 @@ _METHODS: dict[str, Handler] = {}
 _OUTPUT_BOUNDS: dict[str, int] = {}
 
 
-def method(name: str, *, output_bytes: int = 1 * MiB) -> Callable[[Handler], Handler]:
-    """Register an engine method with the output bound the daemon reserves for it."""
+#: Methods that do not count as foreground activity: cheap status reads a UI polls, which must
+#: not hold off the idle-time work (the quiet-time merge) for as long as a window stays open.
+_PASSIVE: set[str] = set()
+
+
+def method(
+    name: str, *, output_bytes: int = 1 * MiB, passive: bool = False
+) -> Callable[[Handler], Handler]:
+    """Register an engine method with the output bound the daemon reserves for it; a
+    ``passive`` method leaves :meth:`Engine.quiet_for` running."""
 
     def wrap(fn: Handler) -> Handler:
         _METHODS[name] = fn
         _OUTPUT_BOUNDS[name] = output_bytes
+        if passive:
+            _PASSIVE.add(name)
         return fn
 
     return wrap
@@ -126,6 +136,8 @@ class Engine:
             raise InvalidInput(f"unknown method {name!r}")
         if not isinstance(params, dict):
             raise InvalidInput("params must be an object")
+        if name in _PASSIVE:
+            return handler(self, params, emit, cancel)
         with self._foreground_lock:
             self._foreground += 1
         try:
@@ -482,7 +494,7 @@ def _index_run(
     return maintenance.status(engine.store, engine.indexer)
 
 
-@method("index.status")
+@method("index.status", passive=True)
 def _index_status(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:

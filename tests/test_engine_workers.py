@@ -164,3 +164,14 @@ def test_warm_loads_once_and_not_when_disabled(
     )
     stub.loaded = False
     assert semantic.warm() is False and loads == [1]
+
+
+def test_status_polling_is_not_foreground_activity(archive: Archive) -> None:
+    engine = engine_of(archive)
+    engine.call("sessions", {}, lambda _e: None, threading.Event())
+    time.sleep(0.05)
+    before = engine.quiet_for()
+    engine.call("index.status", {}, lambda _e: None, threading.Event())  # what a UI polls
+    assert engine.quiet_for() >= before
+    engine.call("sessions", {}, lambda _e: None, threading.Event())
+    assert engine.quiet_for() < before
