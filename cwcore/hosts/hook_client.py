@@ -15,7 +15,8 @@ imports only the standard library's C-backed modules (``json``, ``struct``, ``st
 ``_socket``) and nothing from cwcore: the socket location (:func:`socket_path`) and the framing
 (:func:`frame`, :func:`read_frame`) are restated here from :mod:`cwcore.daemon.paths` and
 :mod:`cwcore.daemon.protocol`, and ``tests/hints/test_hook_client.py`` checks that both
-agree with those modules. The rare paths — no ``CW_HOME`` or ``XDG_RUNTIME_DIR`` in the
+agree with those modules; without ``CW_HOME`` the home comes from ``platformdirs``, as
+:func:`cwcore.config.default_home` gets it. The rare paths — no ``XDG_RUNTIME_DIR`` in the
 environment, a socket directory failing the safety check, no daemon listening — defer to the full
 modules (the last one starts the daemon as the full client does and retries once).
 ``CW_HOOK_TIMEOUT_S`` bounds the whole exchange (default 10 s); ``CW_DEBUG=1`` reports
@@ -93,15 +94,23 @@ def _private_dir(path: str) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
+def _default_home() -> str:
+    """The home without ``CW_HOME``: the same call as :func:`cwcore.config.default_home`,
+    without importing cwcore.config (TOML, dataclasses), which costs more than the rest."""
+    import platformdirs
+
+    return str(platformdirs.user_data_dir("cw", appauthor=False))
+
+
 def socket_path() -> str:
     """The daemon socket of ``CW_HOME``, as :func:`cwcore.daemon.paths.daemon_paths` names it.
 
     Raises :class:`~cwcore.errors.UnsafeSocket` (through the full module) when the socket
     directory fails the safety check.
     """
-    home = os.environ.get("CW_HOME")
+    home = os.environ.get("CW_HOME") or _default_home()
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if home and runtime and os.path.isdir(runtime):
+    if runtime and os.path.isdir(runtime):
         resolved = os.path.realpath(os.path.expanduser(home))
         directory = os.path.join(runtime, f"cw-{os.getuid()}")
         if _private_dir(directory):

@@ -143,6 +143,9 @@ def test_lean_socket_path_and_framing_match_the_full_modules(
         # Then the quick path computes the same file.
         lean = hook_client.socket_path()
         assert os.path.normpath(lean) == str(daemon_paths().socket)
+        monkeypatch.delenv("CW_HOME")  # the default home, from platformdirs as config gets it
+        monkeypatch.setenv("XDG_DATA_HOME", str(cw_home.parent / "xdg-data"))
+        assert hook_client.socket_path() == str(daemon_paths().socket)
         os.chmod(runtime / f"cw-{os.getuid()}", 0o755)  # unsafe: the full check must refuse it
         with pytest.raises(Exception, match="0700"):
             hook_client.socket_path()
