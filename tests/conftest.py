@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cwcore.api import Archive
+from cwcore.semantic import models
+from cwcore.semantic.embedder import Embedder
 
 FIXED_NOW = "2026-11-20T12:00:00Z"
 
@@ -27,3 +30,28 @@ def cw_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def archive(cw_home: Path) -> Iterator[Archive]:
     with Archive.open(cw_home, embedded=True) as arch:
         yield arch
+
+
+@pytest.fixture(scope="session")
+def minilm_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("minilm-home")
+    models.install_minilm(home)
+    return home
+
+
+@pytest.fixture(scope="session")
+def minilm(minilm_home: Path) -> Iterator[Embedder]:
+    """The real model, loaded once with the network unavailable."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+
+        def refuse(*args: object, **kwargs: object) -> None:
+            raise OSError("network access attempted during an offline model load")
+
+        mp.setattr(socket.socket, "connect", refuse)
+        mp.setattr(socket.socket, "connect_ex", refuse)
+        embedder = Embedder.for_home(minilm_home)
+        embedder.load()
+        embedder.embed(["warm up"])
+    yield embedder
+    embedder.close()

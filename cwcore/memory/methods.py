@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from cwcore.engine import Emit, Engine, method
 from cwcore.errors import CwError, InvalidInput, NotFound
-from cwcore.memory import injection, records
+from cwcore.memory import injection, rank, records
 from cwcore.store import codec, keys
 from cwcore.store.admission import day_bucket
 
@@ -141,4 +142,27 @@ def _context(
         project=project,
         cwd=_opt(params, "cwd"),
         daily_log=log,
+        semantic=semantic_ranker(engine),
     )
+
+
+def semantic_ranker(engine: Engine) -> rank.SemanticRanker | None:
+    """Memory records by meaning (spec 002's hybrid ranking) with the engine's embedding model;
+    None when ``semanticRetrieval`` is off. A failing model raises inside :func:`rank.rank`,
+    which then ranks by FTS alone."""
+    if not engine.settings.semantic_retrieval:
+        return None
+    from cwcore.semantic.runtime import for_engine
+
+    semantic = for_engine(engine)
+
+    def by_meaning(prompt: str, pool: Sequence[dict[str, Any]]) -> list[tuple[str, float]]:
+        scores = semantic.similarity(prompt, [rank.record_text(r) for r in pool])
+        found = [
+            (str(r["id"]), float(s))
+            for r, s in zip(pool, scores, strict=True)
+            if s >= rank.SEMANTIC_MIN
+        ]
+        return sorted(found, key=lambda x: (-x[1], x[0]))
+
+    return by_meaning

@@ -6,10 +6,12 @@ Tiers:
   over the records that passed the pipeline (Lucene idf, k1 = 1.2, b = 0.75, the repository
   tokenizer, stopwords dropped from the query). A record matching no query term scores 0 and is
   not relevant.
-* **Hybrid** (hook, not wired yet): when a semantic ranker is configured, FTS and semantic rank
-  orders combine by weighted Reciprocal Rank Fusion — weight :data:`FTS_WEIGHT` (0.45) for FTS,
-  :data:`SEMANTIC_WEIGHT` (0.55) for semantic, ``k`` = :data:`RRF_K` (60). Pass
-  ``semantic=callable(prompt, records) -> [(id, score)]`` to :func:`rank`.
+* **Hybrid** (the default when ``semanticRetrieval`` is on): FTS and semantic rank orders
+  combine by weighted Reciprocal Rank Fusion — weight :data:`FTS_WEIGHT` (0.45) for FTS,
+  :data:`SEMANTIC_WEIGHT` (0.55) for semantic, ``k`` = :data:`RRF_K` (60). The semantic order
+  (``semantic=callable(prompt, records) -> [(id, score)]``, see
+  ``cwcore.memory.methods.semantic_ranker``) holds the records whose statement and tags score at
+  least :data:`SEMANTIC_MIN` against the prompt. If it fails, FTS ranks alone.
 * **Term matching** fallback when FTS fails: the number of distinct query terms a record holds.
 """
 
@@ -27,6 +29,9 @@ from cwcore.index.tokenize import tokens
 FTS_WEIGHT = 0.45
 SEMANTIC_WEIGHT = 0.55
 RRF_K = 60
+#: Lowest calibrated semantic score of a relevant record: the "moderate" band's floor, so a
+#: record unrelated to the prompt is not selected just because semantic ranking orders them all.
+SEMANTIC_MIN = 0.5
 K1 = 1.2
 B = 0.75
 
@@ -45,6 +50,11 @@ def query_terms(prompt: str) -> list[str]:
     terms = list(dict.fromkeys(tokens(prompt)))
     topical = [t for t in terms if t not in STOPWORDS and len(t) > 1]
     return topical
+
+
+def record_text(record: dict[str, Any]) -> str:
+    """What ranking reads of a record: its statement and tags."""
+    return " ".join([record.get("statement", ""), *record.get("tags", [])])
 
 
 def record_terms(record: dict[str, Any]) -> list[str]:

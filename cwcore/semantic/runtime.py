@@ -114,6 +114,17 @@ class Semantic:
         wids, cosines = self.index().search(vector, k, only_wids)
         return SemanticHits(wids, cosines, calibrate(cosines).astype(np.float32))
 
+    def similarity(self, query: str, texts: list[str]) -> np.ndarray:
+        """Calibrated semantic scores in (0, 1) of ``texts`` against ``query`` (the same
+        calibration as window hits), embedded on the query thread. Raises a categorized
+        ModelUnavailable; ``disabled`` when semanticRetrieval is off."""
+        if not self.settings.semantic_retrieval:
+            raise errors.unavailable(errors.DISABLED, "semanticRetrieval is off")
+        if not texts:
+            return np.zeros(0, dtype=np.float64)
+        vectors = self.embedder().embed([query, *texts], batch=False)
+        return np.asarray(calibrate(vectors[1:] @ vectors[0]), dtype=np.float64)
+
     def rerank(
         self,
         query: str,

@@ -16,6 +16,7 @@ from cwcore.clock import iso, parse_time
 from cwcore.errors import Conflict, InvalidInput, NotFound
 from cwcore.memory import injection, processors, rank
 from cwcore.memory.injection import build, trivial
+from cwcore.semantic.embedder import Embedder
 from cwtui.cli import app
 from tests.conftest import FIXED_NOW
 from tests.helpers import write_jsonl
@@ -353,3 +354,25 @@ def test_memory_cli(archive: Archive) -> None:
     assert shown.exit_code == 0 and "no memory block" in shown.stdout
     bad = runner.invoke(app, ["memory", "add", "x", "--layer", "L9", "--json"])
     assert bad.exit_code == 2
+
+
+def test_context_ranks_by_meaning_too(
+    archive: Archive, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cwcore.semantic import runtime
+
+    semantic = runtime.for_engine(archive._transport.engine)  # type: ignore[attr-defined]
+    semantic._embedder = minilm  # the packaged model, loaded once per test session
+    archive.memory_add("Always run the database migrations before deploying", layer="L2")
+    archive.memory_add("Use tabs for indentation in Go files", layer="L2")
+    prompt = "how should we ship schema changes to production?"  # no word in common
+    body = archive.memory_context(prompt)
+    assert body["ranking"]["mode"] == "hybrid"
+    assert "database migrations" in body["block"]
+    assert "indentation" not in body["block"]  # unrelated: below the semantic floor
+
+    monkeypatch.setattr(semantic, "similarity", lambda *_a: 1 / 0)  # a failing model
+    fallback = archive.memory_context(prompt)
+    assert fallback["ranking"]["mode"] == "fts" and "database migrations" not in (
+        fallback["block"] or ""
+    )

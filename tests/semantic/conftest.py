@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import socket
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import pytest
 
 from cwcore.api import Archive
 from cwcore.semantic import models
-from cwcore.semantic.embedder import DIM, Embedder, clip
+from cwcore.semantic.embedder import DIM, clip
 from cwcore.store.keys import digest16
 from tests.helpers import write_jsonl
 
@@ -95,31 +94,6 @@ class FakeEmbedder:
 @pytest.fixture
 def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder()
-
-
-@pytest.fixture(scope="session")
-def minilm_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    home = tmp_path_factory.mktemp("minilm-home")
-    models.install_minilm(home)
-    return home
-
-
-@pytest.fixture(scope="session")
-def minilm(minilm_home: Path) -> Iterator[Embedder]:
-    """The real model, loaded once with the network unavailable."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-
-        def refuse(*args: object, **kwargs: object) -> None:
-            raise OSError("network access attempted during an offline model load")
-
-        mp.setattr(socket.socket, "connect", refuse)
-        mp.setattr(socket.socket, "connect_ex", refuse)
-        embedder = Embedder.for_home(minilm_home)
-        embedder.load()
-        embedder.embed(["warm up"])
-    yield embedder
-    embedder.close()
 
 
 def build_cross_encoder(folder: Path) -> Path:
