@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from textual.app import App
+from textual.message import Message
 
 from cwcore.api import Archive, EmbeddedTransport
 from cwcore.errors import CwError
@@ -87,3 +88,12 @@ def error_text(exc: BaseException) -> str:
     if isinstance(exc, CwError):
         return exc.message
     return f"{type(exc).__name__}: {exc}"
+
+
+class CallFailed(Message):
+    """A screen's background call failed; ``text`` is the one-line error to show. Each screen
+    subclasses it as its own ``Failed`` so Textual routes it to ``on_<screen>_failed``."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text

@@ -22,7 +22,7 @@ from textual.widgets import Footer, Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.common import ArchiveHandle, CallFailed, archive_handle, error_text
 from cwtui.screens.supersede import SupersedeScreen
 from cwtui.widgets.hits import when
 
@@ -106,10 +106,8 @@ class DocumentScreen(Screen[None]):
             super().__init__()
             self.doc = doc
 
-    class Failed(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+    class Failed(CallFailed):
+        pass
 
     def __init__(self, document_id: str) -> None:
         super().__init__()

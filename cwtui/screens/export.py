@@ -22,7 +22,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.common import ArchiveHandle, CallFailed, archive_handle, error_text
 
 FORMATS = ("md", "jsonl")
 
@@ -48,10 +48,8 @@ class ExportScreen(ModalScreen[Path | None]):
             self.path = path
             self.size = size
 
-    class Failed(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+    class Failed(CallFailed):
+        pass
 
     def __init__(self, session_id: str) -> None:
         super().__init__()

@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.common import ArchiveHandle, CallFailed, archive_handle, error_text
 
 
 class ForgetScreen(ModalScreen[dict[str, Any] | None]):
@@ -39,10 +39,8 @@ class ForgetScreen(ModalScreen[dict[str, Any] | None]):
             super().__init__()
             self.report = report
 
-    class Failed(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+    class Failed(CallFailed):
+        pass
 
     def __init__(self, session_id: str, detail: str = "") -> None:
         super().__init__()

@@ -35,7 +35,7 @@ from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
 from cwtui import semantic_status
-from cwtui.screens.common import ArchiveHandle, archive_handle, error_text, is_embedded
+from cwtui.screens.common import ArchiveHandle, CallFailed, archive_handle, error_text, is_embedded
 
 BAR_WIDTH = 24
 BAR = "━"
@@ -171,10 +171,8 @@ class IndexScreen(Screen[None]):
             self.status, self.counts = status, counts
             self.daemon, self.daemon_error = daemon, daemon_error
 
-    class Failed(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+    class Failed(CallFailed):
+        pass
 
     class Progress(Message):
         def __init__(self, done: int, total: int) -> None:

@@ -29,7 +29,7 @@ from textual.widgets import Footer, Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.common import ArchiveHandle, CallFailed, archive_handle, error_text
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.supersede import SupersedeScreen
 from cwtui.widgets.hits import HIGHLIGHT, when
@@ -236,10 +236,8 @@ class RecallScreen(Screen[None]):
             super().__init__()
             self.body = body
 
-    class Failed(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+    class Failed(CallFailed):
+        pass
 
     def __init__(
         self,
