@@ -37,6 +37,16 @@ def row_ids(screen: SessionsScreen) -> list[str]:
     return [str(key.value) for key in screen.query_one(SessionsTable).rows]
 
 
+async def open_index(pilot: Any) -> IndexScreen:
+    """Start on the sessions screen, then switch to the index view (key 3)."""
+    await settle(pilot)
+    await pilot.press("3")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, IndexScreen)
+    return screen
+
+
 async def test_index_view_shows_generation_handlers_outbox_and_daemon(
     filled_home: Path, app_for: AppFactory
 ) -> None:
@@ -44,11 +54,7 @@ async def test_index_view_shows_generation_handlers_outbox_and_daemon(
         status = archive.index_status()
     app = app_for(filled_home)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("3")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, IndexScreen)
+        screen = await open_index(pilot)
         summary = plain(screen.query_one("#index-summary", Static))
         assert f"Generation {status['generation']}" in summary
         assert f"{status['documents']} documents indexed in {status['windows']} windows" in summary
@@ -91,11 +97,7 @@ async def test_index_view_shows_embedding_progress_live(
     monkeypatch.setattr(IndexScreen, "LIVE_INTERVAL", 0.05)
     app = app_for(filled_home)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("3")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, IndexScreen)
+        screen = await open_index(pilot)
         semantic = plain(screen.query_one("#index-semantic", Static))
         assert f"Semantic  2 / {total} windows embedded" in semantic
         assert f"{total - 2} pending" in semantic
