@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -40,3 +50,33 @@ def conversation(
             }
         )
     return rows
+
+
+@contextlib.contextmanager
+def real_daemon_env(
+    cw_home: Path, monkeypatch: pytest.MonkeyPatch, **extra: str
+) -> Iterator[dict[str, str]]:
+    """The environment of a process that talks to a real daemon of ``cw_home`` (no
+    CW_EMBEDDED, a short private runtime directory, the default service, ``extra`` variables);
+    the daemon it started is stopped (TERM, then KILL) and the directory removed after."""
+    from cwcore.daemon.client import wait_for_exit
+    from cwcore.daemon.paths import daemon_paths
+    from cwcore.daemon.runner import read_pid
+
+    runtime = Path(tempfile.mkdtemp(prefix="cwt", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.delenv("CW_DAEMON_SERVICE", raising=False)
+    env = {k: v for k, v in os.environ.items() if k != "CW_EMBEDDED"}
+    env.update(PYTHONPATH=str(REPO), **extra)
+    try:
+        yield env
+    finally:
+        pid = read_pid(daemon_paths(cw_home).pidfile)
+        if pid and not wait_for_exit(pid, 0):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            if not wait_for_exit(pid, 10):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                wait_for_exit(pid, 5)
+        shutil.rmtree(runtime, ignore_errors=True)

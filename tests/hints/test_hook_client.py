@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -18,32 +16,19 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
-from cwcore.daemon.client import wait_for_exit
 from cwcore.daemon.paths import daemon_paths
-from cwcore.daemon.runner import read_pid
 from cwcore.hints import render
 from cwcore.hosts.hook_client import parse_payload
+from tests.helpers import real_daemon_env
 from tests.hints.helpers import load, row
 
-REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("typer", "rich", "textual", "numpy", "cwcore.engine", "cwcore.api", "rocksdict")
 
 
 @pytest.fixture
 def daemon_env(cw_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    runtime = Path(tempfile.mkdtemp(prefix="cwh", dir="/tmp"))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    monkeypatch.setenv("CW_DAEMON_GRACE_SECONDS", "20")
-    monkeypatch.delenv("CW_DAEMON_SERVICE", raising=False)
-    env = {k: v for k, v in os.environ.items() if k != "CW_EMBEDDED"}
-    env["PYTHONPATH"] = str(REPO)
-    yield env
-    pid = read_pid(daemon_paths(cw_home).pidfile)
-    if pid:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        wait_for_exit(pid, 5)
-    shutil.rmtree(runtime, ignore_errors=True)
+    with real_daemon_env(cw_home, monkeypatch, CW_DAEMON_GRACE_SECONDS="20") as env:
+        yield env
 
 
 def run_client(env: dict[str, str], payload: Any, timeout: float = 60) -> tuple[str, float]:

@@ -4,14 +4,9 @@ the daemon)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shlex
-import shutil
-import signal
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,13 +14,8 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
-from cwcore.daemon.client import wait_for_exit
-from cwcore.daemon.paths import daemon_paths
-from cwcore.daemon.runner import read_pid
 from cwcore.hosts import hooks
-from tests.helpers import write_jsonl
-
-REPO = Path(__file__).parents[2]
+from tests.helpers import real_daemon_env, write_jsonl
 
 
 def row(session: str, mid: str, role: str, text: str, minute: int, **extra: Any) -> dict:
@@ -54,20 +44,11 @@ LIVE = [
 
 @pytest.fixture
 def daemon_env(cw_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    """The environment a host gives its hooks: no CW_EMBEDDED (the daemon owns the store), a
-    short private runtime dir for the socket; the daemon the hooks start is stopped after."""
-    runtime = Path(tempfile.mkdtemp(prefix="cwh", dir="/tmp"))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    env = {k: v for k, v in os.environ.items() if k != "CW_EMBEDDED"}
-    env.update(PYTHONPATH=str(REPO), CW_DAEMON_GRACE_SECONDS="5", CW_HOOK_TIMEOUT_S="30")
-    yield env
-    pid = read_pid(daemon_paths(cw_home).pidfile)
-    if pid and not wait_for_exit(pid, 0):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        if not wait_for_exit(pid, 10):
-            os.kill(pid, signal.SIGKILL)
-    shutil.rmtree(runtime, ignore_errors=True)
+    """The environment a host gives its hooks: the daemon the hooks start is stopped after."""
+    with real_daemon_env(
+        cw_home, monkeypatch, CW_DAEMON_GRACE_SECONDS="5", CW_HOOK_TIMEOUT_S="30"
+    ) as env:
+        yield env
 
 
 def run_hook(command: str, payload: dict[str, Any], env: dict[str, str]) -> str:

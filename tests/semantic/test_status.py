@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,16 +13,13 @@ import pytest
 from typer.testing import CliRunner
 
 from cwcore.api import Archive
-from cwcore.daemon.client import wait_for_exit
 from cwcore.daemon.paths import daemon_paths
 from cwcore.daemon.runner import read_pid
 from cwcore.semantic import index as handler
 from cwcore.store.rocks import Store
 from cwtui.cli import app
-from tests.helpers import write_jsonl
+from tests.helpers import real_daemon_env, write_jsonl
 from tests.semantic.conftest import FakeEmbedder, engine_of, topic_rows
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _semantic(archive: Archive) -> dict[str, Any]:
@@ -113,30 +105,12 @@ def test_cli_index_status_shows_progress(topics: Archive, fake_embedder: FakeEmb
 
 @pytest.fixture
 def daemon_env(cw_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    runtime = Path(tempfile.mkdtemp(prefix="cws", dir="/tmp"))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    monkeypatch.setenv("CW_DAEMON_GRACE_SECONDS", "20")
-    monkeypatch.delenv("CW_DAEMON_SERVICE", raising=False)
-    env = {k: v for k, v in os.environ.items() if k != "CW_EMBEDDED"}
-    env["PYTHONPATH"] = str(REPO)
     # The daemon's own embedding worker stays off: it would replace the fake vectors with
     # MiniLM's while the test reads them.
-    env["CW_SEMANTIC_RETRIEVAL"] = "false"
-    yield env
-    with contextlib.suppress(Exception):
-        subprocess.run(
-            [sys.executable, "-m", "cwtui.cli", "daemon", "stop"],
-            env=env,
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-    pid = read_pid(daemon_paths(cw_home).pidfile)
-    if pid:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        wait_for_exit(pid, 5)
-    shutil.rmtree(runtime, ignore_errors=True)
+    with real_daemon_env(
+        cw_home, monkeypatch, CW_DAEMON_GRACE_SECONDS="20", CW_SEMANTIC_RETRIEVAL="false"
+    ) as env:
+        yield env
 
 
 def test_index_status_through_the_daemon(
