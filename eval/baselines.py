@@ -27,11 +27,13 @@ class Unit:
 
 
 def stopwords() -> set[str]:
-    """The grammar words cw's explicit search drops from a query (shared, so no baseline gets a
-    different notion of a content word than cw)."""
-    from cwcore.hints.stopwords import GRAMMAR
+    """cw's full English and Italian stopword list (grammar, workflow and acknowledgement words):
+    the baselines drop these from a query. It is longer than the grammar list cw's own search
+    drops, and it scored FTS5 higher on both LongMemEval (recall_all@5 0.926 against 0.905) and
+    the agent logs (hit@1 0.673 against 0.653), so the baselines get the stronger setting."""
+    from cwcore.hints.stopwords import STOPWORDS
 
-    return set(GRAMMAR)
+    return set(STOPWORDS)
 
 
 def query_terms(query: str, stop: set[str]) -> list[str]:
