@@ -188,6 +188,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
     # 2 + 3. lexical (skipped for exact-looking input the exact lookup answered)
     lexical: list[Candidate] = []
     expanded: list[str] = []
+    idfs: dict[str, float] = {}
     weak_lexical = not exact
     run_lexical = bool(query) and not (exact_looking and exact)
     terms = all_terms if run_lexical else []
@@ -319,7 +320,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
         if len(hits) >= req.limit:
             break
 
-    results = _materialize(ctx, req, hits, int(gen["n"]), terms + expanded)
+    results = _materialize(ctx, req, hits, int(gen["n"]), terms + expanded, idfs)
     status = "ok"
     if not results:
         status = "empty"
@@ -350,6 +351,7 @@ def _materialize(
     hits: list[tuple[Candidate, dict[str, Any], dict[str, Any]]],
     generation: int,
     search_terms: list[str],
+    idfs: dict[str, float],
 ) -> list[dict[str, Any]]:
     if not hits:
         return []
@@ -373,7 +375,7 @@ def _materialize(
         else:
             # All hits share one compiled pattern of the search's terms.
             spans = term_spans(text, search_terms or cand.matched_terms)
-        snippet, highlights = make_snippet(text, spans)
+        snippet, highlights = make_snippet(text, spans, weights=idfs)
         first = spans[0] if spans else (0, 0)
         match_start = record["byteStart"] + len(text[: first[0]].encode("utf-8", "surrogatepass"))
         match_end = record["byteStart"] + len(text[: first[1]].encode("utf-8", "surrogatepass"))
