@@ -15,6 +15,7 @@ never adds words of its own to them.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterable, Mapping
@@ -69,26 +70,27 @@ def densest(
     """The extent of the best group of spans that fits in ``width`` characters: the group
     (spans from one start onwards that end within ``width``) with the largest sum of its
     distinct terms' weights (a term's weight from ``weights`` by folded text, else 1); ties go
-    to the earliest. None without spans."""
+    to the earliest. None without spans. One sliding pass over the sorted spans."""
     if not spans:
         return None
     ordered = sorted(spans)
     keys = [fold(text[s:e]) for s, e in ordered]
-    best: tuple[float, int, int] | None = None  # (score, first, last)
+    weight = [(weights or {}).get(k, 1.0) for k in keys]
+    counts: dict[str, int] = {}
+    best = (-1.0, 0, 0)  # (score, first, last)
+    score = 0.0
+    j = 0  # next span not yet in the group
     for i, (start, _) in enumerate(ordered):
-        seen: set[str] = set()
-        score = 0.0
-        last = i
-        for j in range(i, len(ordered)):
-            if ordered[j][1] - start > width:
-                break
-            last = j
-            if keys[j] not in seen:
-                seen.add(keys[j])
-                score += (weights or {}).get(keys[j], 1.0)
-        if best is None or score > best[0] + 1e-9:
-            best = (score, i, last)
-    assert best is not None
+        while j < len(ordered) and (j == i or ordered[j][1] - start <= width):
+            counts[keys[j]] = counts.get(keys[j], 0) + 1
+            if counts[keys[j]] == 1:
+                score += weight[j]
+            j += 1
+        if score > best[0] + 1e-9:
+            best = (score, i, j - 1)
+        counts[keys[i]] -= 1
+        if not counts[keys[i]]:
+            score -= weight[i]
     return ordered[best[1]][0], ordered[best[2]][1]
 
 
@@ -121,51 +123,98 @@ def make_snippet(
     for s, e in spans:
         if s < lo or e > hi:
             continue
-        a, b = where[s - lo], where[e - lo]
+        a, b = where(s - lo), where(e - lo)
         if b > a:
             highlights.append([a + shift, b + shift])
     return prefix + body + suffix, highlights
 
 
 _ESCAPES = {"n": " ", "t": " ", "r": " ", '"': '"', "\\": "\\", "/": "/", "b": "", "f": ""}
-_HEX = frozenset("0123456789abcdefABCDEF")
+# What readable() rewrites: a JSON escape (a \uXXXX code or one of _ESCAPES) or a run of white
+# space. Everything between two matches is copied as it is.
+_REWRITE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|[ntr"\\/bf])|\s*[^\S ]\s*| {2,}')
 
 
-def readable(text: str) -> tuple[str, list[int]]:
-    """``text`` with white-space runs as one space, JSON escapes decoded and the ends trimmed,
-    plus ``where``: for each offset ``i`` of ``text`` (and ``len(text)``), the offset in the
-    result where that character's output begins (so spans map onto the result)."""
+def _replacement(token: str) -> str:
+    if token[0] != "\\":
+        return " "
+    if token[1] != "u":
+        return _ESCAPES[token[1]]
+    code = int(token[2:], 16)
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    char = chr(code)
+    return " " if char.isspace() else char
+
+
+class OffsetMap:
+    """Maps offsets of a source text onto the text :func:`readable` made of it."""
+
+    def __init__(self, starts: list[int], outs: list[int], copied: list[bool], size: int) -> None:
+        self._starts, self._outs, self._copied, self._size = starts, outs, copied, size
+
+    def __call__(self, pos: int) -> int:
+        i = bisect.bisect_right(self._starts, pos) - 1
+        if i < 0:
+            return 0
+        out = self._outs[i] + (pos - self._starts[i] if self._copied[i] else 0)
+        return min(out, self._size)
+
+
+def readable(text: str) -> tuple[str, OffsetMap]:
+    """``text`` with white-space runs as one space, JSON escapes decoded and the end trimmed,
+    plus the map from each offset of ``text`` (``0 … len(text)``) to where that character's
+    output begins in the result (so spans map onto it)."""
     out: list[str] = []
-    where = [0] * (len(text) + 1)
-    size = 0
-    i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        piece = ch
-        step = 1
-        if ch == "\\" and i + 1 < n:
-            nxt = text[i + 1]
-            if nxt in _ESCAPES:
-                piece, step = _ESCAPES[nxt], 2
-            elif nxt == "u" and i + 6 <= n and all(c in _HEX for c in text[i + 2 : i + 6]):
-                code = int(text[i + 2 : i + 6], 16)
-                piece = " " if chr(code).isspace() else chr(code)
-                if 0xD800 <= code <= 0xDFFF:
-                    piece = "\ufffd"
-                step = 6
-        if piece.isspace():
-            piece = "" if (not out or out[-1] == " ") else " "
-        for k in range(step):
-            where[i + k] = size
+    starts: list[int] = []
+    outs: list[int] = []
+    copied: list[bool] = []
+    size = 0  # length of the output so far
+    pos = 0  # next unread offset of text
+    last_space = True  # no space at the start
+    for m in _REWRITE.finditer(text):
+        start, end = m.span()
+        if start > pos and last_space and text[pos] == " ":
+            # A single space right after a rewritten one: dropped (white space stays one space).
+            starts.append(pos)
+            outs.append(size)
+            copied.append(False)
+            pos += 1
+        if start > pos:
+            starts.append(pos)
+            outs.append(size)
+            copied.append(True)
+            out.append(text[pos:start])
+            size += start - pos
+            last_space = text[start - 1] == " "
+        piece = _replacement(m.group())
+        if piece == " ":
+            piece = "" if last_space else " "
+            last_space = True
+        elif piece:
+            last_space = False
+        starts.append(start)
+        outs.append(size)
+        copied.append(False)
         if piece:
             out.append(piece)
             size += len(piece)
-        i += step
-    where[n] = size
-    # Trim a trailing space; a leading one cannot occur (spaces are never first).
-    if out and out[-1] == " ":
-        out.pop()
-        size -= 1
-        where = [min(w, size) for w in where]
-    return "".join(out), where
+        pos = end
+    if pos < len(text) and last_space and text[pos] == " ":
+        starts.append(pos)
+        outs.append(size)
+        copied.append(False)
+        pos += 1
+    if pos < len(text):
+        starts.append(pos)
+        outs.append(size)
+        copied.append(True)
+        out.append(text[pos:])
+        size += len(text) - pos
+    starts.append(len(text))
+    outs.append(size)
+    copied.append(False)
+    body = "".join(out)
+    if body.endswith(" "):
+        body = body[:-1]
+    return body, OffsetMap(starts, outs, copied, len(body))
