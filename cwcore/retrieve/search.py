@@ -384,6 +384,7 @@ def _materialize(
                 record["project"],
                 record["session"],
                 req.scope,
+                str(manifest["digest"]),
             )
         )
         hit: dict[str, Any] = {
