@@ -18,7 +18,7 @@ from typing import Any
 
 import platformdirs
 
-from cwcore.errors import InvalidInput
+from cwcore.errors import InvalidInput, excerpt
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,9 @@ def _coerce(name: str, kind: Any, raw: Any) -> Any:
             return float(raw)
         return str(raw)
     except (TypeError, ValueError):
-        raise InvalidInput(f"setting {name}: cannot read {raw!r} as {kind.__name__}") from None
+        raise InvalidInput(
+            f"setting {name}: cannot read {excerpt(raw)} as {kind.__name__}"
+        ) from None
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 import cwcore
 from cwcore import browse, config
-from cwcore.errors import InvalidInput, ModelUnavailable
+from cwcore.errors import InvalidInput, ModelUnavailable, excerpt
 from cwcore.importers import pipeline
 from cwcore.index import maintenance
 from cwcore.index.worker import IndexWorker
@@ -133,7 +133,7 @@ class Engine:
     ) -> dict[str, Any]:
         handler = _METHODS.get(name)
         if handler is None:
-            raise InvalidInput(f"unknown method {name!r}")
+            raise InvalidInput(f"unknown method {excerpt(name)}")
         if not isinstance(params, dict):
             raise InvalidInput("params must be an object")
         if name in _PASSIVE:

@@ -54,6 +54,7 @@ from cwcore.errors import (
     DaemonError,
     InvalidInput,
     ProtocolError,
+    excerpt,
 )
 
 log = logging.getLogger("cwcore.daemon")
@@ -409,15 +410,15 @@ class Server:
                 if running is not None:
                     running.cancel.set()
                 continue
-            raise ProtocolError(f"unexpected {kind!r} frame after the handshake")
+            raise ProtocolError(f"unexpected {excerpt(kind)} frame after the handshake")
 
     async def _handshake(self, conn: Connection, hello: dict[str, Any]) -> None:
         if hello["type"] != "hello":
-            raise ProtocolError(f"expected a hello frame, got {hello['type']!r}")
+            raise ProtocolError(f"expected a hello frame, got {excerpt(hello['type'])}")
         version = hello.get("protocol")
         if version != protocol.PROTOCOL_VERSION:
             raise ProtocolError(
-                f"unsupported protocol version {version!r}; "
+                f"unsupported protocol version {excerpt(version)}; "
                 f"this daemon speaks version {protocol.PROTOCOL_VERSION}",
                 supported=[protocol.PROTOCOL_VERSION],
             )
@@ -509,7 +510,7 @@ class Server:
     @staticmethod
     def _check_same_method(rid: str, known: str, method: str) -> None:
         if known != method:
-            raise InvalidInput(f"request id {rid!r} was already used for {known!r}")
+            raise InvalidInput(f"request id {excerpt(rid)} was already used for {excerpt(known)}")
 
     async def _send_reserved(self, conn: Connection, frame: bytes) -> None:
         """Send an already materialized frame under an output reservation of its size."""

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cwcore.errors import Conflict, InvalidInput
+from cwcore.errors import Conflict, InvalidInput, excerpt
 
 HOSTS = ("claude-code", "codex", "pi")
 HINT_MODULE = "cwcore.hosts.hook_client"
@@ -101,7 +101,7 @@ class Commands:
 
 def _check_host(host: str) -> None:
     if host not in HOSTS:
-        raise InvalidInput(f"unknown host {host!r}: one of {', '.join(HOSTS)}")
+        raise InvalidInput(f"unknown host {excerpt(host)}: one of {', '.join(HOSTS)}")
 
 
 def default_path(host: str, home: Path | None = None) -> Path:

@@ -117,13 +117,17 @@ class Admission:
         if not spec.project:
             raise InvalidInput(f"document {spec.document_id}: project is empty")
         if spec.kind not in ("turn", "tool-result", "decision", "markdown", "note"):
-            raise InvalidInput(f"document {spec.document_id}: unknown kind {spec.kind!r}")
+            raise InvalidInput(f"document {spec.document_id}: unknown kind {excerpt(spec.kind)}")
         for part in spec.parts:
             if part.role not in ROLES:
-                raise InvalidInput(f"document {spec.document_id}: unknown role {part.role!r}")
+                raise InvalidInput(
+                    f"document {spec.document_id}: unknown role {excerpt(part.role)}"
+                )
             role, _, mid = part.message_key.partition(":")
             if role != part.role:
-                raise InvalidInput(f"messageKey {part.message_key!r} does not start with its role")
+                raise InvalidInput(
+                    f"messageKey {excerpt(part.message_key)} does not start with its role"
+                )
             keys.check_id(mid, "source message id")
             keys.check_id(part.message_key, "messageKey")
         if spec.subject_key is not None:
@@ -422,7 +426,7 @@ class Admission:
                 subject_holder = codec.decode_record(raw, "subject")["documentId"]
                 if subject_holder not in (spec.document_id, spec.supersedes):
                     raise Conflict(
-                        f"subjectKey {spec.subject_key!r} is held by {subject_holder}; "
+                        f"subjectKey {excerpt(spec.subject_key)} is held by {subject_holder}; "
                         f"admit with supersedes={subject_holder} to replace it"
                     )
         target: dict[str, Any] | None = None
