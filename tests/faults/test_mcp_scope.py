@@ -20,7 +20,8 @@ import pytest
 from mcp import Client
 
 from cwcore.api import Archive
-from cwcore.errors import MAX_MESSAGE_CHARS
+
+MAX_MESSAGE_CHARS = 4096  # cwcore.errors.MAX_MESSAGE_CHARS
 from cwcore.hosts.mcp_server import GATHER, RECALL, SEARCH, SUPERSEDE, Binding, build_server
 from tests.helpers import write_jsonl
 
