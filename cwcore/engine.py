@@ -309,9 +309,6 @@ class Engine:
         }
         return self.compaction
 
-    def idle(self) -> bool:
-        return not any(w.busy for w in self._workers) and self.indexer.depth() == 0
-
     def close(self) -> None:
         for worker in self._workers:
             worker.stop()

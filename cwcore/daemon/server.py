@@ -20,8 +20,10 @@ Limits (spec 003, "System boundary"; sizes in bytes, times in seconds — see :c
   the same answer without re-running a write;
 * shutdown drains in-flight calls for at most 10 s, then sets their cancel flags.
 
-Lifecycle: once no connection, no running request and ``Service.idle()`` hold for the grace
-period (``daemonGraceSeconds``), the server stops; any connection resets the countdown.
+Lifecycle: once no connection and no running request hold for the grace period
+(``daemonGraceSeconds``), the server stops; any connection resets the countdown. Background work
+(indexing, embedding) is not a client: it never holds the daemon past its grace, and it resumes
+from its durable cursors at the next start.
 """
 
 from __future__ import annotations
@@ -316,30 +318,18 @@ class Server:
                 self._quiet.clear()
 
     async def _grace_loop(self) -> None:
-        """Stop after ``grace_s`` with no connection, no request and an idle service.
+        """Stop after ``grace_s`` with no connection and no request.
 
-        The countdown starts at the later of the last activity and the first tick that saw the
-        service idle; a tick of at most 1 s keeps the error small without a busy loop.
+        Pending background work does not count: a daemon nobody uses exits on time, and its
+        workers carry on from their durable cursors when a client starts it again. A tick of at
+        most 1 s keeps the error small without a busy loop.
         """
         tick = max(0.05, min(1.0, self.limits.grace_s / 4))
-        idle_since: float | None = None
         while not self.stopping:
             await asyncio.sleep(tick)
             if self.connections or self.in_flight or self.running:
-                idle_since = None
                 continue
-            try:
-                idle = bool(self.service.idle())
-            except Exception:
-                log.exception("service.idle() failed; treating the service as busy")
-                idle = False
-            if not idle:
-                idle_since = None
-                continue
-            now = time.monotonic()
-            if idle_since is None:
-                idle_since = now
-            if now - max(idle_since, self._last_active) >= self.limits.grace_s:
+            if time.monotonic() - self._last_active >= self.limits.grace_s:
                 self.request_stop(f"idle for {self.limits.grace_s:g}s")
                 return
 

@@ -20,10 +20,10 @@ import pytest
 from mcp import Client
 
 from cwcore.api import Archive
-
-MAX_MESSAGE_CHARS = 4096  # cwcore.errors.MAX_MESSAGE_CHARS
 from cwcore.hosts.mcp_server import GATHER, RECALL, SEARCH, SUPERSEDE, Binding, build_server
 from tests.helpers import write_jsonl
+
+MAX_MESSAGE_CHARS = 4096  # cwcore.errors.MAX_MESSAGE_CHARS (absent before the fix)
 
 A, B = "alpha", "beta project"
 #: Everything of B that must never reach a client bound to A (texts, session ids, project).
