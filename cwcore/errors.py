@@ -20,15 +20,17 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     """``value`` quoted for an error message (``repr`` style), cut to about ``limit``
     characters: a longer value ends in an ellipsis and states its full length, e.g.
     ``'aaaa…' (20971520 characters)``. Non-strings are shown by their ``repr``."""
-    text = value if isinstance(value, str) else repr(value)
-    head = text[:limit]
+    if not isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+    head = value[:limit]
     shown = repr(head)
     if len(shown) > 2 * limit:  # escapes (control characters, lone surrogates) lengthen it
-        head = text[: max(1, limit // 8)]
+        head = value[: max(1, limit // 8)]
         shown = repr(head)
-    if len(head) == len(text):
+    if len(head) == len(value):
         return shown
-    return f"{shown[:-1]}…{shown[-1]} ({len(text)} characters)"
+    return f"{shown[:-1]}…{shown[-1]} ({len(value)} characters)"
 
 
 def _bounded(message: str) -> str:
