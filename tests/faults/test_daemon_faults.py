@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +11,9 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
+from cwcore.daemon import protocol
 from cwcore.daemon.client import Client, connect, wait_for_exit
+from cwcore.daemon.paths import daemon_paths
 from tests.helpers import REPO, conversation, real_daemon_env, write_jsonl
 
 SLOW_ENGINE = "tests.faults.slow_engine:make_service"
@@ -59,3 +62,63 @@ def test_idle_grace_is_kept_while_embedding_is_pending(
         with connect(cw_home) as client:  # the next start carries on from the cursor
             assert client.pid != pid
             _until(lambda: _semantic(client)["cursor"] > left["cursor"], 60, "embedding to resume")
+
+
+def _big_session(path: Path, turns: int = 12, chars: int = 700_000) -> Path:
+    """One session whose transcript (``show``) is about ``turns * chars`` bytes."""
+    rows = []
+    for i in range(turns):
+        words = " ".join(f"w{(i * 7919 + j) % 5000}" for j in range(chars // 6))
+        rows.append({"session": "big", "id": f"u{i}", "role": "user", "text": words})
+        rows.append({"session": "big", "id": f"a{i}", "role": "assistant", "text": f"ok {i}"})
+    return write_jsonl(path, rows)
+
+
+def _stalled_reader(home: Path, method: str, params: dict[str, Any]) -> socket.socket:
+    """A raw client that sends one request for a large result and never reads the answer. The
+    request is padded to a full frame, so two of them fill the daemon-wide input budget too."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(30)
+    sock.connect(str(daemon_paths(home).socket))
+    protocol.send(sock, protocol.hello(frozenset(), frozenset()))
+    assert protocol.recv(sock)["type"] == "welcome"
+    rid = f"stall-{id(sock)}"
+    bare = len(protocol.encode(protocol.request(rid, method, {**params, "pad": ""})))
+    pad = "p" * (protocol.MAX_FRAME + protocol.HEADER_BYTES - bare)
+    frame = protocol.encode(protocol.request(rid, method, {**params, "pad": pad}))
+    assert len(frame) == protocol.MAX_FRAME + protocol.HEADER_BYTES
+    sock.sendall(frame)
+    return sock
+
+
+def test_two_readers_that_stop_reading_do_not_stall_the_others(
+    cw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([_big_session(tmp_path / "big.jsonl")])
+    with real_daemon_env(cw_home, monkeypatch):
+        monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "false")  # nothing else competes
+        with connect(cw_home) as probe:
+            stalled = [_stalled_reader(cw_home, "show", {"session": "big"}) for _ in range(2)]
+            try:
+                # Both large answers are materialized and held for their silent peers.
+                _until(
+                    lambda: (
+                        probe.call("daemon.status", timeout=10)["output_reserved_bytes"]
+                        >= 2 * 8_000_000
+                    ),
+                    60,
+                    "both large answers to be waiting on their readers",
+                )
+                began = time.monotonic()
+                with connect(cw_home, autostart=False) as third:
+                    assert third.call("daemon.ping", timeout=10)["pong"]
+                    status = third.call("daemon.status", timeout=10)
+                    listed = third.call("sessions", {"limit": 5}, timeout=10)
+                assert time.monotonic() - began < 5.0
+                assert status["connections"] >= 3
+                assert [s["sessionId"] for s in listed["sessions"]] == ["big"]
+            finally:
+                for sock in stalled:
+                    sock.close()
