@@ -52,6 +52,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cwcore import config
 from cwcore.config import Settings
 from cwcore.daemon import protocol
 from cwcore.daemon.budget import Budget, Reservation
@@ -225,8 +226,17 @@ class Connection:
 class Server:
     """Serves one :class:`Service` on an already bound, listening socket until stopped."""
 
-    def __init__(self, service: Service, paths: DaemonPaths, limits: Limits, factory: str) -> None:
+    def __init__(
+        self,
+        service: Service,
+        paths: DaemonPaths,
+        limits: Limits,
+        factory: str,
+        settings: dict[str, str] | None = None,
+    ) -> None:
         self.service = service
+        #: The fingerprint of the settings this daemon runs with (cwcore.config.fingerprint).
+        self.settings = settings or {}
         self.paths = paths
         self.limits = limits
         self.factory = factory
@@ -430,9 +440,16 @@ class Server:
         required = hello.get("required") or []
         if not isinstance(required, list) or not all(isinstance(c, str) for c in required):
             raise ProtocolError("hello.required must be a list of strings")
+        theirs = hello.get("settings")
+        if theirs is not None and not (
+            isinstance(theirs, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in theirs.items())
+        ):
+            raise ProtocolError("hello.settings must be an object of strings")
         capabilities = frozenset(self.service.capabilities)
         missing = frozenset(required) - capabilities
-        welcome = protocol.welcome(capabilities, self.service.build, self.pid, missing)
+        differ = None if theirs is None else config.differing(theirs, self.settings)
+        welcome = protocol.welcome(capabilities, self.service.build, self.pid, missing, differ)
         if not await conn.send(protocol.encode(welcome)):
             raise ConnectionResetError("peer left during the handshake")
 

@@ -616,6 +616,9 @@ def _write(path: Path, text: str | None) -> None:
 def session_end(payload_text: str) -> None:
     """Import the transcript a host's session-end payload names (``cw sync`` without one)."""
     from cwcore.api import Archive
+    from cwcore.daemon import client
+
+    client.settings_notice = None  # a host may show a hook's stderr to the user
 
     try:
         payload = json.loads(payload_text) if payload_text.strip() else {}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -122,3 +125,43 @@ def test_two_readers_that_stop_reading_do_not_stall_the_others(
             finally:
                 for sock in stalled:
                     sock.close()
+
+
+def _cw(env: dict[str, str], *args: str, stdin: bytes = b"", module: str = "cwtui.cli") -> str:
+    """Run a client process; returns its stderr (it must succeed)."""
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr.decode()
+
+
+WARNING = "cw: the running daemon uses other settings ({}): cw daemon restart"
+
+
+def test_a_client_with_other_settings_is_told_once(
+    cw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = write_jsonl(tmp_path / "s.jsonl", conversation("s1", 2))
+    with real_daemon_env(cw_home, monkeypatch, CW_DAEMON_GRACE_SECONDS="60") as env:
+        # The first client starts the daemon with its settings (the fixed test clock).
+        assert _cw(env, "import", str(source), "--json") == ""
+        assert _cw(env, "sessions") == ""  # the same settings: no line
+        other_clock = {**env, "CW_NOW": "2027-01-01T00:00:00Z"}
+        assert _cw(other_clock, "sessions").splitlines() == [WARNING.format("now")]
+        # One line per process, however many connections it opens.
+        assert _cw(other_clock, "search", "parseConfig", "--json").splitlines() == [
+            WARNING.format("now")
+        ]
+        both = {**other_clock, "CW_LEASE_MINUTES": "5"}
+        assert _cw(both, "sessions").splitlines() == [WARNING.format("leaseMinutes, now")]
+        # Hooks stay silent: a host may show their stderr to the user.
+        prompt = json.dumps({"session": "s1", "message": "where is parseConfig?"}).encode()
+        assert _cw(other_clock, stdin=prompt, module="cwcore.hosts.hook_client") == ""
+        payload = json.dumps({"transcript_path": str(source)}).encode()
+        assert _cw(other_clock, "session-end", stdin=payload, module="cwcore.hosts.hooks") == ""
