@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Protocol
 
-from cwcore.errors import UnknownFormat
+from cwcore.errors import UnknownFormat, excerpt
 from cwcore.model import FileParse
 
 #: How many leading lines ``sniff`` receives.
@@ -52,7 +52,9 @@ def get(name: str) -> Importer:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise UnknownFormat(f"unknown format {name!r}; known: {', '.join(formats())}") from None
+        raise UnknownFormat(
+            f"unknown format {excerpt(name)}; known: {', '.join(formats())}"
+        ) from None
 
 
 def read_head(path: Path, lines: int = SNIFF_LINES) -> list[bytes]:

@@ -396,6 +396,7 @@ def _materialize(
                 record["project"],
                 record["session"],
                 req.scope,
+                str(manifest["digest"]),
             )
         )
         hit: dict[str, Any] = {
