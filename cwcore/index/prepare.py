@@ -120,7 +120,9 @@ def prepare(
         for p in parts
     ]
     tokens = tokens_with_offsets(text)
-    windows, truncated = cut(text, tokens, window_tokens, window_overlap)
+    windows, truncated = cut(
+        text, tokens, window_tokens, window_overlap, max_unique=fields.MAX_UNIQUE_TERMS
+    )
     outcomes: dict[str, str] = {}
 
     starts = [w.start for w in windows]
