@@ -21,7 +21,7 @@ from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.errors import NotFound
 from cwcore.importers.pipeline import ImportSummary
-from cwtui.output import console, emit_json, err_console, guard
+from cwtui.output import console, emit_json, err_console, guard, shown_id
 
 app = typer.Typer(
     name="cw",
@@ -243,9 +243,9 @@ def sessions(
         table = Table("session", "project", "agent", "started", "msgs", "turns", "tools")
         for r in rows:
             table.add_row(
-                r.sessionId,
-                r.project,
-                r.agent,
+                shown_id(r.sessionId),
+                shown_id(r.project),
+                shown_id(r.agent),
                 (r.started or "")[:16].replace("T", " "),
                 str(r.messages),
                 str(r.turns),

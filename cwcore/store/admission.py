@@ -125,7 +125,7 @@ class Admission:
             if role != part.role:
                 raise InvalidInput(f"messageKey {part.message_key!r} does not start with its role")
             keys.check_id(mid, "source message id")
-            keys.check_id(part.message_key, "messageKey")
+            keys.check_id(part.message_key, "messageKey", keys.MAX_MESSAGE_KEY_BYTES)
         if spec.subject_key is not None:
             keys.check_id(spec.subject_key, "subjectKey")
         if spec.supersedes is not None:
