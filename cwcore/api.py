@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from cwcore import config
+from cwcore import config, large_results
 from cwcore.browse import SessionInfo
 from cwcore.importers.pipeline import ImportSummary
 
@@ -100,8 +100,10 @@ class Archive:
     def call(
         self, method: str, params: dict[str, Any] | None = None, on_event: OnEvent | None = None
     ) -> dict[str, Any]:
-        """The raw method table (for methods without a typed wrapper yet)."""
-        return self._transport.call(method, params or {}, on_event)
+        """The raw method table (for methods without a typed wrapper yet). A result too large
+        for one frame arrives in parts (:mod:`cwcore.large_results`) and is joined here."""
+        collector = large_results.Collector(on_event)
+        return collector.result(self._transport.call(method, params or {}, collector))
 
     # -- typed methods ------------------------------------------------------------------------
 

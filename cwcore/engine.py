@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import cwcore
-from cwcore import browse, config
+from cwcore import browse, config, large_results
 from cwcore.errors import InvalidInput, ModelUnavailable
 from cwcore.importers import pipeline
 from cwcore.index import maintenance
@@ -379,6 +379,7 @@ def _doctor(
     if problems and repair:
         session_order.rebuild(engine.store)
         repaired, problems = True, session_order.verify(engine.store)
+    index = maintenance.verify(engine.store)
     counts = engine.store.meta_get("counts") or {}
     sizes = {
         family: engine.store.property_int("rocksdb.estimate-live-data-size", family)
@@ -404,7 +405,14 @@ def _doctor(
                 "problems": len(problems),
                 "examples": problems[:5],
                 "repaired": repaired,
-            }
+            },
+            # The same check as ``cw index verify``: doctor is unhealthy whenever verify fails.
+            "index": {
+                "ok": bool(index["ok"]),
+                "checked": int(index["checked"]),
+                "problems": len(index["problems"]),
+                "examples": index["problems"][:5],
+            },
         },
     }
 
@@ -431,12 +439,13 @@ def _show(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     session = required_str(params, "session")
-    return browse.transcript(
+    body = browse.transcript(
         engine.reader,
         session,
         include_all=bool(params.get("all", False)),
         include_superseded=bool(params.get("includeSuperseded", False)),
     )
+    return large_results.send(body, emit)
 
 
 @method("export", output_bytes=16 * MiB)
@@ -445,7 +454,7 @@ def _export(
 ) -> dict[str, Any]:
     session = required_str(params, "session")
     fmt = param_str(params, "format", "md") or "md"
-    return {"text": browse.export_session(engine.reader, session, fmt)}
+    return large_results.send({"text": browse.export_session(engine.reader, session, fmt)}, emit)
 
 
 @method("forget")
@@ -596,9 +605,10 @@ def _show_document(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     target = required_str(params, "documentId")
-    return browse.show_document(
+    body = browse.show_document(
         engine.reader, target, include_superseded=bool(params.get("includeSuperseded", False))
     )
+    return large_results.send(body, emit)
 
 
 @method("gather", output_bytes=4 * MiB)

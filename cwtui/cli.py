@@ -185,6 +185,11 @@ def doctor(
         else:
             state = f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
         table.add_row("session order", state)
+        index = report["checks"]["index"]
+        if index["ok"]:
+            table.add_row("index", f"[green]ok[/] ({index['checked']:,} ordinal(s))")
+        else:
+            table.add_row("index", f"[red]{index['problems']} problem(s)[/]: see cw index verify")
         console.print(table)
         if not healthy:
             raise typer.Exit(1)

@@ -238,6 +238,10 @@ def read_document(store: Store, document_id: str, max_bytes: int = 1024 * 1024) 
         "historical": True,
         "label": LABEL,
     }
+    metadata = manifest.get("metadata") or {}
+    for name in ("split", "continues"):
+        if metadata.get(name):
+            body[name] = metadata[name]  # a piece of a cut message: where the others are
     if int(manifest["bytes"]) <= max_bytes:
         body["text"] = reader.text(manifest)
         body["sourceKeys"] = [p["key"] for p in manifest["parts"]]

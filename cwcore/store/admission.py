@@ -514,6 +514,8 @@ class Admission:
             "documents", keys.DOC_HEAD.encode(spec.document_id), codec.encode_record(new_head)
         )
         for part in spec.parts:
+            if part.piece is not None and part.piece[0] > 0:
+                continue  # a cut message is found at, and counted with, its first piece
             mkey = keys.MESSAGE_DOC.encode(spec.session_id, part.message_key)
             first = (
                 part.message_key not in seen_messages and self.store.get("documents", mkey) is None
@@ -590,6 +592,8 @@ class Admission:
                 entry["tool"] = part.tool_name
             if part.lines:
                 entry["lines"] = list(part.lines)
+            if part.piece is not None:
+                entry["piece"] = list(part.piece)
             parts.append(entry)
             offset += len(data)
         if new_chunks:

@@ -189,3 +189,162 @@ def test_nul_in_an_id_is_a_line_error_and_the_rest_imports(tmp_path: Path, archi
     summary = archive.import_paths([path])
     assert sorted((e.line, "NUL" in e.reason) for e in summary.errors) == [(2, True), (3, True)]
     assert [m["text"] for m in archive.show("s/ok")["messages"]] == ["kept"]
+
+
+# -- a message larger than one admission (item 1) -----------------------------------------------
+
+MiB = 1024 * 1024
+#: 9 UTF-8 bytes of 2-, 3- and 4-byte characters: no cut at the byte budget lands on a boundary.
+WIDE = "é€🙂"
+
+
+def wide_text(size: int, tail: str = "") -> str:
+    """About ``size`` UTF-8 bytes of multi-byte characters (no JSON escapes), then ``tail``."""
+    return WIDE * (size // len(WIDE.encode())) + tail
+
+
+def engine_of(archive: Archive) -> Any:
+    return archive._transport.engine  # type: ignore[attr-defined]
+
+
+def parsed_session(session: str, *messages: tuple[str, str, str]) -> Any:
+    """A parsed cw-jsonl session of ``(id, role, text)`` messages (user messages open turns)."""
+    from cwcore.model import Message, ParsedSession, SourceEvent
+
+    kinds = {"user": "text", "assistant": "text", "tool": "tool-result"}
+    built = tuple(
+        Message(mid, role, kinds[role], text, lines=(n,), real_user=role == "user")  # type: ignore[arg-type]
+        for n, (mid, role, text) in enumerate(messages, start=1)
+    )
+    events = tuple(SourceEvent(m.lines[0], m.message_id.encode(), True, m.role) for m in built)
+    return ParsedSession(session, "cw-jsonl", "default", events, built)
+
+
+def admit_parsed(archive: Archive, parsed: Any) -> list[Any]:
+    from cwcore.importers.documents import build_documents, session_spec
+
+    engine = engine_of(archive)
+    result = engine.admission.admit(session_spec(parsed), parsed.events, build_documents(parsed))
+    assert result.rejected == []
+    engine.after_admission(len(result.acks))
+    return list(result.acks)
+
+
+@pytest.mark.parametrize("size", [int(8.5 * MiB), 20 * MiB])
+def test_cut_pieces_rejoin_exactly_with_distinct_ids(size: int) -> None:
+    from cwcore.importers.documents import build_documents, cut_text
+    from cwcore.store.limits import MAX_SOURCE_BYTES, document_text
+
+    text = wide_text(size, tail="\nlast line")
+    budget = MAX_SOURCE_BYTES - 1024
+    pieces = cut_text(text, budget)
+    assert "".join(pieces) == text  # the old cut dropped the bytes of a split character
+    assert all(len(p.encode()) <= budget for p in pieces) and len(pieces) == -(-size // budget)
+
+    parsed = parsed_session(
+        "s", ("u1", "user", "q"), ("a1", "assistant", text), ("t1", "tool", text)
+    )
+    docs = build_documents(parsed)
+    assert docs == build_documents(parsed)  # deterministic: a re-import is a no-op
+    ids = [d.document_id for d in docs]
+    assert len(set(ids)) == len(ids)
+    # The turn holds both cut messages; the tool output also has tool-result documents.
+    for kind, key in (("turn", "assistant:a1"), ("turn", "tool:t1"), ("tool-result", "tool:t1")):
+        holders = [
+            d
+            for d in docs
+            if d.kind == kind and (d.metadata.get("split") or {}).get("messageKey") == key
+        ]
+        assert [d.metadata["split"]["piece"] for d in holders] == list(range(len(pieces)))
+        assert {tuple(d.metadata["split"]["documents"]) for d in holders} == {
+            tuple(d.document_id for d in holders)
+        }
+        joined = "".join(p.text for d in holders for p in d.parts if p.message_key == key)
+        assert joined == text
+        assert all(len(document_text(d).encode()) <= MAX_SOURCE_BYTES for d in holders)
+        assert all(d.metadata.get("continues") for d in holders[1:])
+
+
+def test_a_key_like_a_piece_id_never_collides() -> None:
+    from cwcore.importers.documents import build_documents
+
+    big = wide_text(9 * MiB)
+    parsed = parsed_session(
+        "s", ("m", "user", big), ("m#1", "user", "a message whose key looks like a piece")
+    )
+    ids = [d.document_id for d in build_documents(parsed)]
+    assert len(set(ids)) == len(ids) == 3
+
+
+@pytest.mark.parametrize("size", [int(8.5 * MiB), 20 * MiB])
+def test_an_oversize_message_reads_back_byte_identical(archive: Archive, size: int) -> None:
+    text = wide_text(size, tail=" end")
+    parsed = parsed_session(
+        "big/s", ("u1", "user", "what is in the log?"), ("a1", "assistant", text)
+    )
+    acks = admit_parsed(archive, parsed)
+    ids = [a.document_id for a in acks]
+    assert len(set(ids)) == len(ids) == 1 + -(-size // (8 * MiB - 1024))
+    assert all(a.version == 1 for a in acks)
+
+    body = archive.show("big/s")  # over one frame for 20 MiB: it arrives in parts
+    assert [m["messageKey"] for m in body["messages"]] == ["user:u1", "assistant:a1"]
+    assert body["messages"][1]["text"] == text
+    assert body["messages"][1]["split"]["documentIds"] == ids[1:]
+    assert body["session"]["messages"] == 2
+
+    rows = [json.loads(line) for line in archive.export("big/s", "jsonl").split("\n") if line]
+    assert [r["text"] for r in rows] == ["what is in the log?", text]
+    assert f"\n{text}\n" in archive.export("big/s", "md")
+
+    pieces = [archive.show_document(d)["versions"][0] for d in ids[1:]]
+    assert "".join(v["text"] for v in pieces) == text
+    assert [v["split"]["piece"] for v in pieces] == list(range(len(pieces)))
+    read = archive.call("recall", {"locator": ids[-1]})  # a direct read of the last piece
+    assert read["split"]["documents"] == ids[1:] and read["continues"] == ids[0]
+
+    assert archive.index_verify()["ok"]
+    assert archive.doctor()["checks"]["index"]["ok"]
+    assert all(not a.new for a in admit_parsed(archive, parsed))  # re-admission: no-op
+
+
+def test_the_issue_repro_imports_two_documents_and_verifies(
+    tmp_path: Path, archive: Archive
+) -> None:
+    # The reported case: one cw-jsonl line whose text is 8,388,808 bytes.
+    text = "x" * 8_388_808
+    path = one_line_session(tmp_path / "big.jsonl", "s1", "m1", text)
+    acks: list[dict[str, Any]] = []
+    summary = archive.import_paths([path], on_event=acks.append)
+    assert summary.errors == [] and summary.imported == 2
+    assert len({a["documentId"] for a in acks if a.get("type") == "ack"}) == 2
+    assert archive.show("s1")["messages"][0]["text"] == text
+    assert archive.index_verify()["ok"]
+    again = archive.import_paths([path])
+    assert (again.imported, again.skipped) == (0, 2)
+
+
+def test_doctor_fails_whenever_index_verify_fails(cw_home: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cwcore.store import codec
+    from cwtui.cli import app
+
+    runner = CliRunner()
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([one_line_session(tmp_path / "s.jsonl", "s", "m", "hello")])
+    assert runner.invoke(app, ["doctor", "--json"]).exit_code == 0
+    with Archive.open(cw_home, embedded=True) as archive:
+        # An ordinal whose document version is gone: what the overwritten split left behind.
+        store = engine_of(archive).store
+        batch = store.batch()
+        ref = codec.encode_record({"documentId": "t-0", "version": 1})
+        batch.put("ordinals", keys.ORDINAL.encode(99), ref)
+        store.commit(batch)
+        assert not archive.index_verify()["ok"]
+    report = runner.invoke(app, ["doctor", "--json"])
+    assert report.exit_code == 1
+    check = json.loads(report.stdout)["checks"]["index"]
+    assert check["ok"] is False and check["problems"] == 1 and "ordinal 99" in check["examples"][0]
+    table = runner.invoke(app, ["doctor"])
+    assert table.exit_code == 1 and "cw index verify" in table.stdout
