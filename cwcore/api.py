@@ -28,6 +28,9 @@ class Transport(Protocol):
 
     def close(self) -> None: ...
 
+    @property
+    def notices(self) -> list[str]: ...
+
 
 class EmbeddedTransport:
     """The engine in this process (tests, ``CW_EMBEDDED=1``, and the daemon itself)."""
@@ -44,6 +47,10 @@ class EmbeddedTransport:
 
     def close(self) -> None:
         self.engine.close()
+
+    @property
+    def notices(self) -> list[str]:
+        return list(self.engine.notices)
 
 
 class DaemonTransport:
@@ -63,6 +70,10 @@ class DaemonTransport:
     def close(self) -> None:
         self.client.close()
 
+    @property
+    def notices(self) -> list[str]:
+        return list(self.client.notices)
+
 
 def _embedded_by_default() -> bool:
     return os.environ.get("CW_EMBEDDED", "").lower() in ("1", "true", "yes")
@@ -70,6 +81,10 @@ def _embedded_by_default() -> bool:
 
 class Archive:
     """Typed access to one store. Use as a context manager or call :meth:`close`."""
+
+    #: Called with each notice of opening the store (permissions tightened), if set: a face
+    #: that has a user to tell sets it once (the CLI prints to stderr).
+    notice_sink: Callable[[str], None] | None = None
 
     def __init__(self, transport: Transport, home: Path) -> None:
         self._transport = transport
@@ -81,6 +96,10 @@ class Archive:
         if embedded is None:
             embedded = _embedded_by_default()
         transport: Transport = EmbeddedTransport(home) if embedded else DaemonTransport(home)
+        sink = cls.notice_sink
+        if sink is not None:
+            for text in transport.notices:
+                sink(text)
         return cls(transport, home)
 
     @property

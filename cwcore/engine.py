@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import cwcore
-from cwcore import browse, config, large_results
+from cwcore import browse, clock, config, large_results, private
 from cwcore.errors import InvalidInput, ModelUnavailable
 from cwcore.importers import pipeline
 from cwcore.index import maintenance
@@ -106,9 +106,19 @@ class Engine:
     def __init__(self, home: Path) -> None:
         load_method_modules()
         self.home = home
-        home.mkdir(parents=True, exist_ok=True)
-        self.settings, _ = config.load(home)
-        self.store = Store(store_path(home), sync=self.settings.durable_sync)
+        #: One-line notices of the open (permissions tightened), for the face to show once.
+        self.notices: list[str] = []
+        private.hold()  # RocksDB creates files from its own threads while the store is open
+        self._private = True
+        try:
+            home.mkdir(parents=True, exist_ok=True)
+            self.permissions = private.tighten(home)
+            self.settings, _ = config.load(home)
+            self.store = Store(store_path(home), sync=self.settings.durable_sync)
+        except BaseException:
+            self._release_private()
+            raise
+        self._record_permissions()
         self.admission = Admission(self.store)
         self.reader = Reader(self.store)
         self.retention = Retention(self.store)
@@ -312,10 +322,37 @@ class Engine:
     def idle(self) -> bool:
         return not any(w.busy for w in self._workers) and self.indexer.depth() == 0
 
+    def _record_permissions(self) -> None:
+        """Log and keep (for ``cw doctor``) what the open's permission walk changed."""
+        done = self.permissions
+        if done.changed:
+            text = private.notice(self.home, done.changed)
+            self.notices.append(text)
+            log.info("%s", text)  # the daemon's log; faces show ``notices`` themselves
+            batch = self.store.batch()
+            record = {"tightened": done.changed, "at": clock.iso(clock.now())}
+            self.store.meta_put(batch, "permissions", record)
+            self.store.commit(batch)
+        if done.refused:
+            log.warning(
+                "cw: %d path(s) under %s stay readable by others (cannot change them): %s",
+                done.refused,
+                self.home,
+                ", ".join(done.examples),
+            )
+
+    def _release_private(self) -> None:
+        if self._private:
+            self._private = False
+            private.release()
+
     def close(self) -> None:
         for worker in self._workers:
             worker.stop()
-        self.store.close()
+        try:
+            self.store.close()
+        finally:
+            self._release_private()
 
 
 def make_service(home: Path) -> Engine:
@@ -379,7 +416,8 @@ def _doctor(
     if problems and repair:
         session_order.rebuild(engine.store)
         repaired, problems = True, session_order.verify(engine.store)
-    index = maintenance.verify(engine.store)
+    with engine.indexer.paused():  # a page in flight has markers beyond the published view
+        index = maintenance.verify(engine.store)
     counts = engine.store.meta_get("counts") or {}
     sizes = {
         family: engine.store.property_int("rocksdb.estimate-live-data-size", family)
@@ -400,6 +438,7 @@ def _doctor(
         },
         "projects": sorted(engine.reader.projects()),
         "checks": {
+            "permissions": _permissions_check(engine),
             "sessionOrder": {
                 "ok": not problems,
                 "problems": len(problems),
@@ -414,6 +453,20 @@ def _doctor(
                 "examples": index["problems"][:5],
             },
         },
+    }
+
+
+def _permissions_check(engine: Engine) -> dict[str, Any]:
+    """Nothing under CW_HOME is open to group or others; when an open last had to tighten
+    modes, how many paths and when (that open also logged a notice)."""
+    loose = private.loose(engine.home)
+    last = engine.store.meta_get("permissions") or {}
+    return {
+        "ok": not loose,
+        "loose": len(loose),
+        "examples": loose[: private.EXAMPLES],
+        "tightened": int(last.get("tightened", 0)),
+        "tightenedAt": last.get("at"),
     }
 
 
@@ -514,7 +567,8 @@ def _index_status(
 def _index_verify(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    return maintenance.verify(engine.store)
+    with engine.indexer.paused():  # a page in flight has markers beyond the published view
+        return maintenance.verify(engine.store)
 
 
 @method("index.rebuild")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -42,6 +43,14 @@ for _info in pkgutil.iter_modules(commands_pkg.__path__):
         _module.register(app)
     elif isinstance(getattr(_module, "app", None), typer.Typer):
         app.add_typer(_module.app, name=getattr(_module, "NAME", _info.name))
+
+
+def _notice(text: str) -> None:
+    err_console.print(text, markup=False, soft_wrap=True)
+
+
+# Every command that opens the store shows its notices (permissions tightened) on stderr.
+Archive.notice_sink = _notice
 
 
 def open_archive() -> Archive:
@@ -185,6 +194,16 @@ def doctor(
         else:
             state = f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
         table.add_row("session order", state)
+        perms = report["checks"]["permissions"]
+        if perms["ok"]:
+            state = "[green]ok[/] (owner only)"
+            if perms["tightened"]:
+                state += f", {perms['tightened']} path(s) tightened {perms['tightenedAt'] or ''}"
+        else:
+            state = f"[red]{perms['loose']} path(s) readable by others[/]: " + escape(
+                ", ".join(perms["examples"])
+            )
+        table.add_row("permissions", state)
         index = report["checks"]["index"]
         if index["ok"]:
             table.add_row("index", f"[green]ok[/] ({index['checked']:,} ordinal(s))")

@@ -348,3 +348,52 @@ def test_doctor_fails_whenever_index_verify_fails(cw_home: Path, tmp_path: Path)
     assert check["ok"] is False and check["problems"] == 1 and "ordinal 99" in check["examples"][0]
     table = runner.invoke(app, ["doctor"])
     assert table.exit_code == 1 and "cw index verify" in table.stdout
+
+
+def test_oversize_messages_through_the_cli_and_a_real_daemon(
+    tmp_path: Path, cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.helpers import real_daemon_env
+
+    # The reported size (8,388,808 bytes) in multi-byte characters, then a session whose
+    # export is over one 16 MiB frame (five messages of 4 MiB): it must arrive in parts.
+    big = wide_text(8_388_808, tail="!" * (8_388_808 % len(WIDE.encode())))
+    assert len(big.encode()) == 8_388_808
+    rows = [{"session": "conv/big", "id": "m1", "role": "user", "text": big}]
+    rows += [
+        {"session": "conv/long", "id": f"m{i}", "role": "user", "text": wide_text(4 * MiB, str(i))}
+        for i in range(5)
+    ]
+    source = tmp_path / "big.jsonl"
+    source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    with real_daemon_env(cw_home, monkeypatch) as env:
+        imported = cli(cw_home, "import", str(source), "--json", env=env)
+        assert imported.returncode == 0, imported.stderr
+        lines = [json.loads(line) for line in imported.stdout.splitlines()]
+        big_acks = [a["documentId"] for a in lines[:-1] if a.get("sessionId") == "conv/big"]
+        assert len(big_acks) == len(set(big_acks)) == 2
+        assert lines[-1]["errors"] == [] and lines[-1]["imported"] == 7
+
+        for session in ("conv/big", "conv/long"):
+            exported = cli(cw_home, "export", session, "--format", "jsonl", env=env)
+            assert exported.returncode == 0, exported.stderr
+            back = [json.loads(line) for line in exported.stdout.split(b"\n") if line]
+            assert [r["text"] for r in back] == [r["text"] for r in rows if r["session"] == session]
+        md = cli(cw_home, "export", "conv/big", "--format", "md", env=env)
+        assert md.returncode == 0 and f"\n{big}\n".encode() in md.stdout
+        shown = cli(cw_home, "show", "conv/big", "--json", env=env)
+        assert shown.returncode == 0, shown.stderr
+        assert [m["text"] for m in json.loads(shown.stdout)["messages"]] == [big]
+        pieces = [
+            json.loads(cli(cw_home, "show", d, "--json", env=env).stdout)["versions"][0]["text"]
+            for d in big_acks
+        ]
+        assert "".join(pieces) == big
+
+        verify = cli(cw_home, "index", "verify", "--json", env=env)
+        assert verify.returncode == 0, verify.stdout
+        doctor = cli(cw_home, "doctor", "--json", env=env)
+        assert doctor.returncode == 0 and json.loads(doctor.stdout)["checks"]["index"]["ok"]
+        again = cli(cw_home, "import", str(source), "--json", env=env)
+        summary = json.loads(again.stdout.splitlines()[-1])
+        assert (summary["imported"], summary["skipped"]) == (0, 7)
