@@ -324,6 +324,25 @@ def test_the_issue_repro_imports_two_documents_and_verifies(
     assert (again.imported, again.skipped) == (0, 2)
 
 
+def test_a_result_over_one_frame_travels_in_parts() -> None:
+    from cwcore import large_results
+    from cwcore.errors import DaemonError
+
+    body = {"text": 'é€🙂"\\\n' * 1000, "n": 1}
+    events: list[dict[str, Any]] = []
+    sent = large_results.send(body, events.append, inline_chars=100)
+    assert sent == {"resultParts": len(events)} and len(events) == 1
+    forwarded: list[dict[str, Any]] = []
+    collector = large_results.Collector(forwarded.append)
+    collector({"type": "progress", "done": 1})
+    for event in events:
+        collector(event)
+    assert collector.result(sent) == body and forwarded == [{"type": "progress", "done": 1}]
+    assert large_results.send(body, events.append) is body  # small: inline, nothing emitted
+    with pytest.raises(DaemonError, match="0 of 1 parts"):
+        large_results.Collector().result(sent)  # a replay after a reconnect has no parts
+
+
 def test_doctor_fails_whenever_index_verify_fails(cw_home: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -397,3 +416,120 @@ def test_oversize_messages_through_the_cli_and_a_real_daemon(
         again = cli(cw_home, "import", str(source), "--json", env=env)
         summary = json.loads(again.stdout.splitlines()[-1])
         assert (summary["imported"], summary["skipped"]) == (0, 7)
+
+
+# -- the store is its owner's only (item 5) -------------------------------------------------------
+
+
+def loose_paths(home: Path) -> list[str]:
+    """Every path under ``home`` (itself included, links aside) with a group or other bit."""
+    found = []
+    for root, _dirs, files in os.walk(home):
+        for path in [root, *(os.path.join(root, f) for f in files)]:
+            if not os.path.islink(path) and os.lstat(path).st_mode & 0o077:
+                found.append(f"{path} {os.lstat(path).st_mode & 0o777:o}")
+    return found
+
+
+@pytest.fixture
+def open_umask() -> Any:
+    """The process umask of a typical user (022) for the test, restored after."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_a_fresh_store_is_owner_only(cw_home: Path, tmp_path: Path, open_umask: None) -> None:
+    from cwcore.recall.locator import load_key
+
+    source = write_rows(tmp_path / "s.jsonl", [("s", f"m{i}", "text " * 40) for i in range(20)])
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([source])
+        archive.search({"query": "text"})  # creates the locator key
+        engine_of(archive).store.flush()  # a new SST besides the WAL, LOG and MANIFEST
+        names = {p.name for p in (cw_home / "store").iterdir()}
+        assert any(n.endswith(".sst") for n in names) and any(n.endswith(".log") for n in names)
+        assert {"LOG", "CURRENT"} <= names and any(n.startswith("MANIFEST") for n in names)
+        assert (cw_home / "locator.key").exists()
+        assert loose_paths(cw_home) == []
+        assert archive.doctor()["checks"]["permissions"] == {
+            "ok": True, "loose": 0, "examples": [], "tightened": 0, "tightenedAt": None
+        }  # fmt: skip
+    assert os.umask(0o022) == 0o022  # closing the embedded store restored the caller's umask
+    assert load_key(cw_home) == load_key(cw_home)
+
+
+def write_rows(path: Path, rows: list[tuple[str, str, str]]) -> Path:
+    body = [{"session": s, "id": m, "role": "user", "text": t} for s, m, t in rows]
+    path.write_text("".join(json.dumps(r) + "\n" for r in body), encoding="utf-8")
+    return path
+
+
+def test_an_open_store_tightens_an_old_one_and_says_so_once(
+    cw_home: Path, tmp_path: Path, open_umask: None
+) -> None:
+    source = write_rows(tmp_path / "s.jsonl", [("s", "m1", "hello world")])
+    assert cli(cw_home, "import", str(source)).returncode == 0
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not cw's")
+    outside.chmod(0o644)
+    (cw_home / "link").symlink_to(outside)  # a link in CW_HOME is neither followed nor changed
+    for root, _dirs, files in os.walk(cw_home):  # what a store made by an older cw looks like
+        os.chmod(root, 0o755)
+        for name in files:
+            if name != "link":
+                os.chmod(os.path.join(root, name), 0o644)
+    before = len(loose_paths(cw_home))
+    assert before > 5
+
+    first = cli(cw_home, "sessions", "--json")
+    assert first.returncode == 0, first.stderr
+    notices = [line for line in first.stderr.decode().splitlines() if "tightened" in line]
+    assert notices == [
+        f"cw: tightened permissions of {before} file(s) and folder(s) under {cw_home} "
+        "(now owner only)"
+    ]
+    assert loose_paths(cw_home) == []
+    assert outside.stat().st_mode & 0o777 == 0o644
+    second = cli(cw_home, "sessions", "--json")
+    assert b"tightened" not in second.stderr  # only when something changed
+    doctor = json.loads(cli(cw_home, "doctor", "--json").stdout)["checks"]["permissions"]
+    assert doctor["ok"] and doctor["tightened"] == before and doctor["tightenedAt"]
+
+
+def test_doctor_fails_on_a_path_others_can_read(cw_home: Path, tmp_path: Path) -> None:
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([write_rows(tmp_path / "s.jsonl", [("s", "m1", "hello")])])
+        leak = cw_home / "notes.txt"
+        leak.write_text("copied in while the store was open")
+        leak.chmod(0o644)
+        check = archive.doctor()["checks"]["permissions"]
+    assert not check["ok"] and check["loose"] == 1 and str(leak) in check["examples"][0]
+
+
+def test_a_daemon_keeps_the_store_owner_only(
+    cw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.helpers import real_daemon_env
+
+    source = write_rows(tmp_path / "s.jsonl", [("s", f"m{i}", "needle " * 50) for i in range(50)])
+    cw_home.mkdir()
+    cw_home.chmod(0o755)
+    (cw_home / "config.toml").write_text("")
+    (cw_home / "config.toml").chmod(0o644)
+    with real_daemon_env(cw_home, monkeypatch) as env:
+        # The client and so the daemon it starts inherit a umask of 022.
+        run_env = {**env, "CW_HOME": str(cw_home)}
+        proc = subprocess.run(
+            [sys.executable, "-m", "cwtui.cli", "import", str(source)],
+            env=run_env, capture_output=True, timeout=300, umask=0o022,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert b"tightened permissions of 2 file(s) and folder(s)" in proc.stderr
+        found = subprocess.run(
+            [sys.executable, "-m", "cwtui.cli", "search", "needle", "--json"],
+            env=run_env, capture_output=True, timeout=300, umask=0o022,
+        )  # fmt: skip
+        assert found.returncode == 0, found.stderr
+        assert (cw_home / "daemon.log").exists() and (cw_home / "locator.key").exists()
+        assert loose_paths(cw_home) == []
