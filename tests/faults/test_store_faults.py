@@ -533,3 +533,20 @@ def test_a_daemon_keeps_the_store_owner_only(
         assert found.returncode == 0, found.stderr
         assert (cw_home / "daemon.log").exists() and (cw_home / "locator.key").exists()
         assert loose_paths(cw_home) == []
+
+
+def test_faces_treat_ids_as_text() -> None:
+    from textual.widgets._data_table import default_cell_formatter
+
+    from cwcore.browse import SessionInfo
+    from cwtui.output import shown_id
+    from cwtui.screens.export import default_path
+    from cwtui.widgets.sessions_table import row_cells
+
+    row = SessionInfo("x[/]y [red]z", "p[/]", "a[b]", None, None, 1, 1, 0, None, title="[/] t")
+    rendered = [default_cell_formatter(cell) for cell in row_cells(row)]  # no MarkupError
+    assert str(rendered[0]) == "x[/]y [red]z" and str(rendered[-1]) == "[/] t"
+    assert shown_id("\x1b[31mred\tx[/]") == "\\x1b[31mred\\x09x\\[/]"
+    # A file name made from an id is sanitized where it is made, never in the key layer.
+    assert default_path("conv-50/session_30", "md") == "./conv-50_session_30.md"
+    assert "/" not in default_path("../../etc/passwd", "jsonl")[2:]
