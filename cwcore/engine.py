@@ -418,6 +418,12 @@ def _doctor(
         repaired, problems = True, session_order.verify(engine.store)
     with engine.indexer.paused():  # a page in flight has markers beyond the published view
         index = maintenance.verify(engine.store)
+    retired = 0
+    if not index["ok"] and repair:
+        retired = maintenance.retire_orphans(engine.store)
+        engine.after_admission(retired)  # the retirements reach the index like any other
+        with engine.indexer.paused():
+            index = maintenance.verify(engine.store)
     counts = engine.store.meta_get("counts") or {}
     sizes = {
         family: engine.store.property_int("rocksdb.estimate-live-data-size", family)
@@ -451,6 +457,7 @@ def _doctor(
                 "checked": int(index["checked"]),
                 "problems": len(index["problems"]),
                 "examples": index["problems"][:5],
+                "retired": retired,
             },
         },
     }

@@ -169,7 +169,12 @@ def watch(
 def doctor(
     as_json: JsonOpt = False,
     repair: Annotated[
-        bool, typer.Option("--repair", help="Rebuild the session-order index if it is stale.")
+        bool,
+        typer.Option(
+            "--repair",
+            help="Rebuild a stale session-order index; retire ordinals whose version was "
+            "overwritten.",
+        ),
     ] = False,
 ) -> None:
     """Store location, version, sizes, record counts and consistency checks."""
@@ -206,7 +211,10 @@ def doctor(
         table.add_row("permissions", state)
         index = report["checks"]["index"]
         if index["ok"]:
-            table.add_row("index", f"[green]ok[/] ({index['checked']:,} ordinal(s))")
+            state = f"[green]ok[/] ({index['checked']:,} ordinal(s))"
+            if index["retired"]:
+                state += f", {index['retired']} overwritten ordinal(s) retired"
+            table.add_row("index", state)
         else:
             table.add_row("index", f"[red]{index['problems']} problem(s)[/]: see cw index verify")
         console.print(table)

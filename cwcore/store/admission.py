@@ -152,11 +152,17 @@ class Admission:
             raise InvalidInput(f"session {session.session_id}: project is empty")
         result = AdmitResult()
         valid: list[DocumentSpec] = []
+        ids: set[str] = set()
         for spec in documents:
             try:
                 self.validate(spec)
                 if spec.session_id != session.session_id:
                     raise InvalidInput(f"document {spec.document_id} belongs to another session")
+                if spec.document_id in ids:
+                    # Both would get the same version and the second manifest would replace
+                    # the first inside the batch: refuse the second instead of losing the first.
+                    raise InvalidInput(f"document {spec.document_id} appears twice in one batch")
+                ids.add(spec.document_id)
             except CwError as exc:
                 result.rejected.append(Rejected(spec.document_id, exc))
                 continue

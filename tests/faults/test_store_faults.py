@@ -550,3 +550,54 @@ def test_faces_treat_ids_as_text() -> None:
     # A file name made from an id is sanitized where it is made, never in the key layer.
     assert default_path("conv-50/session_30", "md") == "./conv-50_session_30.md"
     assert "/" not in default_path("../../etc/passwd", "jsonl")[2:]
+
+
+def test_one_batch_never_holds_one_document_id_twice(tmp_path: Path) -> None:
+    from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
+    from cwcore.store.admission import Admission
+    from cwcore.store.reader import Reader
+    from cwcore.store.rocks import Store
+
+    def doc(text: str) -> DocumentSpec:
+        part = DocumentPart("user:m1", "user", "text", text)
+        return DocumentSpec("t-same", "turn", "s", "p", "cw-jsonl", (part,), starts_turn=True)
+
+    with Store(tmp_path / "db") as store:
+        result = Admission(store).admit(SessionSpec("s", "p", "cw-jsonl"), (), [doc("a"), doc("b")])
+        assert [a.document_id for a in result.acks] == ["t-same"]
+        assert [r.error.code for r in result.rejected] == ["invalid-input"]
+        assert "twice" in result.rejected[0].error.message
+        assert Reader(store).text(Reader(store).manifest("t-same")) == "a"  # the first is kept
+
+
+def test_doctor_repair_retires_an_ordinal_left_by_the_overwrite(
+    cw_home: Path, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from cwcore.store import codec
+    from cwtui.cli import app
+
+    with Archive.open(cw_home, embedded=True) as archive:
+        summary = archive.import_paths([one_line_session(tmp_path / "s.jsonl", "s", "m", "hi")])
+        doc_id = archive.show("s")["messages"][0]["documentId"]
+        # What the old split left: a second ordinal naming a version whose manifest is another's.
+        store = engine_of(archive).store
+        batch = store.batch()
+        ref = codec.encode_record({"documentId": doc_id, "version": 1})
+        batch.put("ordinals", keys.ORDINAL.encode(7), ref)
+        store.commit(batch)
+        assert summary.imported == 1 and not archive.index_verify()["ok"]
+    runner = CliRunner()
+    assert runner.invoke(app, ["doctor"]).exit_code == 1
+    repaired = runner.invoke(app, ["doctor", "--repair", "--json"])
+    assert repaired.exit_code == 0, repaired.stdout
+    assert json.loads(repaired.stdout)["checks"]["index"] == {
+        "ok": True, "checked": 2, "problems": 0, "examples": [], "retired": 1
+    }  # fmt: skip
+    assert runner.invoke(app, ["index", "verify"]).exit_code == 0
+    again = json.loads(runner.invoke(app, ["doctor", "--json"]).stdout)["checks"]["index"]
+    assert again["ok"] and again["retired"] == 0
+    with Archive.open(cw_home, embedded=True) as archive:
+        assert [m["text"] for m in archive.show("s")["messages"]] == ["hi"]
+        assert archive.search({"query": "hi"})["results"]
