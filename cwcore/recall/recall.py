@@ -181,6 +181,9 @@ def _materialize(
     }
     if manifest["kind"] == "tool-result" and manifest.get("parent"):
         body["parentTurn"] = _header(reader, manifest["parent"])
+    split = (manifest.get("metadata") or {}).get("split")
+    if split:
+        body["split"] = split  # a piece of a cut message: every piece's document, in order
     return body
 
 

@@ -302,6 +302,10 @@ def test_an_oversize_message_reads_back_byte_identical(archive: Archive, size: i
     assert [v["split"]["piece"] for v in pieces] == list(range(len(pieces)))
     read = archive.call("recall", {"locator": ids[-1]})  # a direct read of the last piece
     assert read["split"]["documents"] == ids[1:] and read["continues"] == ids[0]
+    hits = archive.search({"query": "end"})["results"]  # the last word: in the last piece
+    assert [h["documentId"] for h in hits] == [ids[-1]]
+    recalled = archive.recall(hits[0]["locator"])  # and it says where the rest of it is
+    assert recalled["status"] == "resolved" and recalled["split"]["documents"] == ids[1:]
 
     assert archive.index_verify()["ok"]
     assert archive.doctor()["checks"]["index"]["ok"]
