@@ -444,7 +444,7 @@ def _doctor(
         },
         "projects": sorted(engine.reader.projects()),
         "checks": {
-            "permissions": _permissions_check(engine),
+            "permissions": private.check(engine.home, engine.store.meta_get("permissions")),
             "sessionOrder": {
                 "ok": not problems,
                 "problems": len(problems),
@@ -460,20 +460,6 @@ def _doctor(
                 "retired": retired,
             },
         },
-    }
-
-
-def _permissions_check(engine: Engine) -> dict[str, Any]:
-    """Nothing under CW_HOME is open to group or others; when an open last had to tighten
-    modes, how many paths and when (that open also logged a notice)."""
-    loose = private.loose(engine.home)
-    last = engine.store.meta_get("permissions") or {}
-    return {
-        "ok": not loose,
-        "loose": len(loose),
-        "examples": loose[: private.EXAMPLES],
-        "tightened": int(last.get("tightened", 0)),
-        "tightenedAt": last.get("at"),
     }
 
 

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: Bits nobody but the owner may have on anything under CW_HOME.
 LOOSE = 0o077
@@ -127,6 +128,20 @@ def tighten(home: Path) -> Tightened:
             if len(examples) < EXAMPLES:
                 examples.append(f"{path} ({mode:04o})")
     return Tightened(changed, refused, tuple(examples))
+
+
+def check(home: Path, last: dict[str, Any] | None) -> dict[str, Any]:
+    """``cw doctor``'s permissions check: nothing under ``home`` open to group or others, and
+    ``last`` (the record an open that tightened modes kept: ``{"tightened", "at"}``)."""
+    found = loose(home)
+    last = last or {}
+    return {
+        "ok": not found,
+        "loose": len(found),
+        "examples": found[:EXAMPLES],
+        "tightened": int(last.get("tightened", 0)),
+        "tightenedAt": last.get("at"),
+    }
 
 
 def loose(home: Path) -> list[str]:
