@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from cwcore import config
+from cwcore import config, large_results
 from cwcore.browse import SessionInfo
 from cwcore.importers.pipeline import ImportSummary
 
@@ -27,6 +27,9 @@ class Transport(Protocol):
     ) -> dict[str, Any]: ...
 
     def close(self) -> None: ...
+
+    @property
+    def notices(self) -> list[str]: ...
 
 
 class EmbeddedTransport:
@@ -44,6 +47,10 @@ class EmbeddedTransport:
 
     def close(self) -> None:
         self.engine.close()
+
+    @property
+    def notices(self) -> list[str]:
+        return list(self.engine.notices)
 
 
 class DaemonTransport:
@@ -63,6 +70,10 @@ class DaemonTransport:
     def close(self) -> None:
         self.client.close()
 
+    @property
+    def notices(self) -> list[str]:
+        return list(self.client.notices)
+
 
 def _embedded_by_default() -> bool:
     return os.environ.get("CW_EMBEDDED", "").lower() in ("1", "true", "yes")
@@ -70,6 +81,10 @@ def _embedded_by_default() -> bool:
 
 class Archive:
     """Typed access to one store. Use as a context manager or call :meth:`close`."""
+
+    #: Called with each notice of opening the store (permissions tightened), if set: a face
+    #: that has a user to tell sets it once (the CLI prints to stderr).
+    notice_sink: Callable[[str], None] | None = None
 
     def __init__(self, transport: Transport, home: Path) -> None:
         self._transport = transport
@@ -81,6 +96,10 @@ class Archive:
         if embedded is None:
             embedded = _embedded_by_default()
         transport: Transport = EmbeddedTransport(home) if embedded else DaemonTransport(home)
+        sink = cls.notice_sink
+        if sink is not None:
+            for text in transport.notices:
+                sink(text)
         return cls(transport, home)
 
     @property
@@ -100,8 +119,10 @@ class Archive:
     def call(
         self, method: str, params: dict[str, Any] | None = None, on_event: OnEvent | None = None
     ) -> dict[str, Any]:
-        """The raw method table (for methods without a typed wrapper yet)."""
-        return self._transport.call(method, params or {}, on_event)
+        """The raw method table (for methods without a typed wrapper yet). A result too large
+        for one frame arrives in parts (:mod:`cwcore.large_results`) and is joined here."""
+        collector = large_results.Collector(on_event)
+        return collector.result(self._transport.call(method, params or {}, collector))
 
     # -- typed methods ------------------------------------------------------------------------
 

@@ -124,7 +124,8 @@ def transcript(
 
     With ``include_all``, metadata events (lines that carry no conversation) are listed too.
     Each message: ``{"documentId", "messageKey", "role", "kind", "text", "timestamp", "tool",
-    "lines"}``.
+    "lines"}``; a message cut over several documents is joined back into one, with
+    ``split: {"pieces", "documentIds"}`` naming its documents in order.
     """
     record = reader.find_session(session)
     session_id = record["id"]
@@ -143,6 +144,8 @@ def transcript(
             }
         )
         for part, text in reader.part_texts(manifest):
+            if _continues_piece(messages, part, head["documentId"], text):
+                continue
             messages.append(
                 {
                     "documentId": head["documentId"],
@@ -156,6 +159,14 @@ def transcript(
                     "superseded": head.get("state", "live") != "live",
                 }
             )
+            if "piece" in part:
+                messages[-1]["split"] = {
+                    "pieces": int(part["piece"][1]),
+                    "documentIds": [head["documentId"]],
+                }
+                messages[-1]["_piece"] = int(part["piece"][0])
+    for message in messages:
+        message.pop("_piece", None)
     body: dict[str, Any] = {
         "session": SessionInfo.from_record(record).to_json(),
         "documents": documents,
@@ -174,6 +185,25 @@ def transcript(
             if not e.conversational
         ]
     return body
+
+
+def _continues_piece(
+    messages: list[dict[str, Any]], part: dict[str, Any], document_id: str, text: str
+) -> bool:
+    """Join piece ``i`` of a cut message to the message built from pieces ``0..i-1`` (True), so
+    a transcript shows the message whole, exactly as admitted. A piece whose predecessor is
+    missing (retention forgot that document) starts a message of its own, marked by ``split``:
+    ``documentIds`` then lists fewer documents than ``pieces``."""
+    piece = part.get("piece")
+    if not piece or not int(piece[0]) or not messages:
+        return False
+    last = messages[-1]
+    if last["messageKey"] != part["key"] or last.get("_piece") != int(piece[0]) - 1:
+        return False
+    last["text"] += text
+    last["_piece"] = int(piece[0])
+    last["split"]["documentIds"].append(document_id)
+    return True
 
 
 def export_session(reader: Reader, session: str, fmt: str) -> str:
@@ -236,7 +266,9 @@ def show_document(
     reader: Reader, document_id: str, *, include_superseded: bool = False
 ) -> dict[str, Any]:
     """A document's text and provenance; superseded versions only with ``include_superseded``
-    (the audit view: the old source stays readable until retention removes it)."""
+    (the audit view: the old source stays readable until retention removes it). A version that
+    holds a piece of a cut message carries its ``split`` metadata (message key, piece, count and
+    every piece's document in order): joining those documents' pieces gives the message."""
     from cwcore.store import codec, keys
 
     head = reader.head(document_id)
@@ -261,6 +293,9 @@ def show_document(
                 "text": reader.text(manifest),
             }
         )
+        split = (manifest.get("metadata") or {}).get("split")
+        if split:
+            out[-1]["split"] = split  # a piece of a cut message: which, and where the others are
     return {
         "documentId": document_id,
         "state": head.get("state", "live"),

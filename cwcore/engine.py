@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import cwcore
-from cwcore import browse, config
+from cwcore import browse, clock, config, large_results, private
 from cwcore.errors import InvalidInput, ModelUnavailable, excerpt
 from cwcore.importers import pipeline
 from cwcore.index import maintenance
@@ -106,9 +106,19 @@ class Engine:
     def __init__(self, home: Path) -> None:
         load_method_modules()
         self.home = home
-        home.mkdir(parents=True, exist_ok=True)
-        self.settings, _ = config.load(home)
-        self.store = Store(store_path(home), sync=self.settings.durable_sync)
+        #: One-line notices of the open (permissions tightened), for the face to show once.
+        self.notices: list[str] = []
+        private.hold()  # RocksDB creates files from its own threads while the store is open
+        self._private = True
+        try:
+            home.mkdir(parents=True, exist_ok=True)
+            self.permissions = private.tighten(home)
+            self.settings, _ = config.load(home)
+            self.store = Store(store_path(home), sync=self.settings.durable_sync)
+        except BaseException:
+            self._release_private()
+            raise
+        self._record_permissions()
         self.admission = Admission(self.store)
         self.reader = Reader(self.store)
         self.retention = Retention(self.store)
@@ -309,10 +319,37 @@ class Engine:
         }
         return self.compaction
 
+    def _record_permissions(self) -> None:
+        """Log and keep (for ``cw doctor``) what the open's permission walk changed."""
+        done = self.permissions
+        if done.changed:
+            text = private.notice(self.home, done.changed)
+            self.notices.append(text)
+            log.info("%s", text)  # the daemon's log; faces show ``notices`` themselves
+            batch = self.store.batch()
+            record = {"tightened": done.changed, "at": clock.iso(clock.now())}
+            self.store.meta_put(batch, "permissions", record)
+            self.store.commit(batch)
+        if done.refused:
+            log.warning(
+                "cw: %d path(s) under %s stay readable by others (cannot change them): %s",
+                done.refused,
+                self.home,
+                ", ".join(done.examples),
+            )
+
+    def _release_private(self) -> None:
+        if self._private:
+            self._private = False
+            private.release()
+
     def close(self) -> None:
         for worker in self._workers:
             worker.stop()
-        self.store.close()
+        try:
+            self.store.close()
+        finally:
+            self._release_private()
 
 
 def make_service(home: Path) -> Engine:
@@ -376,6 +413,14 @@ def _doctor(
     if problems and repair:
         session_order.rebuild(engine.store)
         repaired, problems = True, session_order.verify(engine.store)
+    with engine.indexer.paused():  # a page in flight has markers beyond the published view
+        index = maintenance.verify(engine.store)
+    retired = 0
+    if not index["ok"] and repair:
+        retired = maintenance.retire_orphans(engine.store)
+        engine.after_admission(retired)  # the retirements reach the index like any other
+        with engine.indexer.paused():
+            index = maintenance.verify(engine.store)
     counts = engine.store.meta_get("counts") or {}
     sizes = {
         family: engine.store.property_int("rocksdb.estimate-live-data-size", family)
@@ -396,12 +441,21 @@ def _doctor(
         },
         "projects": sorted(engine.reader.projects()),
         "checks": {
+            "permissions": private.check(engine.home, engine.store.meta_get("permissions")),
             "sessionOrder": {
                 "ok": not problems,
                 "problems": len(problems),
                 "examples": problems[:5],
                 "repaired": repaired,
-            }
+            },
+            # The same check as ``cw index verify``: doctor is unhealthy whenever verify fails.
+            "index": {
+                "ok": bool(index["ok"]),
+                "checked": int(index["checked"]),
+                "problems": len(index["problems"]),
+                "examples": index["problems"][:5],
+                "retired": retired,
+            },
         },
     }
 
@@ -423,26 +477,27 @@ def _sessions(
     )
 
 
-@method("show", output_bytes=16 * MiB)
+@method("show", output_bytes=large_results.MAX_INLINE_BYTES)
 def _show(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     session = required_str(params, "session")
-    return browse.transcript(
+    body = browse.transcript(
         engine.reader,
         session,
         include_all=bool(params.get("all", False)),
         include_superseded=bool(params.get("includeSuperseded", False)),
     )
+    return large_results.send(body, emit)
 
 
-@method("export", output_bytes=16 * MiB)
+@method("export", output_bytes=large_results.MAX_INLINE_BYTES)
 def _export(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     session = required_str(params, "session")
     fmt = param_str(params, "format", "md") or "md"
-    return {"text": browse.export_session(engine.reader, session, fmt)}
+    return large_results.send({"text": browse.export_session(engine.reader, session, fmt)}, emit)
 
 
 @method("forget")
@@ -502,7 +557,8 @@ def _index_status(
 def _index_verify(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    return maintenance.verify(engine.store)
+    with engine.indexer.paused():  # a page in flight has markers beyond the published view
+        return maintenance.verify(engine.store)
 
 
 @method("index.rebuild")
@@ -580,14 +636,15 @@ def _supersede(
     return result
 
 
-@method("show.document", output_bytes=16 * MiB)
+@method("show.document", output_bytes=large_results.MAX_INLINE_BYTES)
 def _show_document(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     target = required_str(params, "documentId")
-    return browse.show_document(
+    body = browse.show_document(
         engine.reader, target, include_superseded=bool(params.get("includeSuperseded", False))
     )
+    return large_results.send(body, emit)
 
 
 @method("gather", output_bytes=4 * MiB)

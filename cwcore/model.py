@@ -101,7 +101,11 @@ class FileParse:
 
 @dataclass(frozen=True)
 class DocumentPart:
-    """One message's share of a document: its key, role, kind and searchable text."""
+    """One message's share of a document: its key, role, kind and searchable text.
+
+    ``piece`` is ``(index, count)`` when the message was too large for one document and this
+    part holds only piece ``index`` (0-based) of ``count`` consecutive pieces of its text.
+    """
 
     message_key: str
     role: Role
@@ -110,6 +114,7 @@ class DocumentPart:
     timestamp: str | None = None
     tool_name: str | None = None
     lines: tuple[int, ...] = ()
+    piece: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

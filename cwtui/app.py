@@ -74,7 +74,9 @@ class CwApp(App[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The central net for what a worker did not expect: a notification, never a crash."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.notify(error_text(event.worker.error), title="Error", severity="error")
+            self.notify(
+                error_text(event.worker.error), title="Error", severity="error", markup=False
+            )
 
     def on_unmount(self) -> None:
         # A worker may still be inside a call; closing waits (briefly) for it to finish.

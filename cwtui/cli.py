@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -21,7 +22,7 @@ from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.errors import NotFound
 from cwcore.importers.pipeline import ImportSummary
-from cwtui.output import console, emit_json, err_console, guard
+from cwtui.output import console, emit_json, err_console, guard, shown_id
 
 app = typer.Typer(
     name="cw",
@@ -42,6 +43,14 @@ for _info in pkgutil.iter_modules(commands_pkg.__path__):
         _module.register(app)
     elif isinstance(getattr(_module, "app", None), typer.Typer):
         app.add_typer(_module.app, name=getattr(_module, "NAME", _info.name))
+
+
+def _notice(text: str) -> None:
+    err_console.print(text, markup=False, soft_wrap=True)
+
+
+# Every command that opens the store shows its notices (permissions tightened) on stderr.
+Archive.notice_sink = _notice
 
 
 def open_archive() -> Archive:
@@ -160,7 +169,12 @@ def watch(
 def doctor(
     as_json: JsonOpt = False,
     repair: Annotated[
-        bool, typer.Option("--repair", help="Rebuild the session-order index if it is stale.")
+        bool,
+        typer.Option(
+            "--repair",
+            help="Rebuild a stale session-order index; retire ordinals whose version was "
+            "overwritten.",
+        ),
     ] = False,
 ) -> None:
     """Store location, version, sizes, record counts and consistency checks."""
@@ -185,6 +199,24 @@ def doctor(
         else:
             state = f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
         table.add_row("session order", state)
+        perms = report["checks"]["permissions"]
+        if perms["ok"]:
+            state = "[green]ok[/] (owner only)"
+            if perms["tightened"]:
+                state += f", {perms['tightened']} path(s) tightened {perms['tightenedAt'] or ''}"
+        else:
+            state = f"[red]{perms['loose']} path(s) readable by others[/]: " + escape(
+                ", ".join(perms["examples"])
+            )
+        table.add_row("permissions", state)
+        index = report["checks"]["index"]
+        if index["ok"]:
+            state = f"[green]ok[/] ({index['checked']:,} ordinal(s))"
+            if index["retired"]:
+                state += f", {index['retired']} overwritten ordinal(s) retired"
+            table.add_row("index", state)
+        else:
+            table.add_row("index", f"[red]{index['problems']} problem(s)[/]: see cw index verify")
         console.print(table)
         if not healthy:
             raise typer.Exit(1)
@@ -243,9 +275,9 @@ def sessions(
         table = Table("session", "project", "agent", "started", "msgs", "turns", "tools")
         for r in rows:
             table.add_row(
-                r.sessionId,
-                r.project,
-                r.agent,
+                shown_id(r.sessionId),
+                shown_id(r.project),
+                shown_id(r.agent),
                 (r.started or "")[:16].replace("T", " "),
                 str(r.messages),
                 str(r.turns),

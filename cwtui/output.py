@@ -18,11 +18,22 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from cwcore.errors import CwError
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
+
+
+def shown_id(value: str) -> str:
+    """An id as Rich markup for people: ids are data, so a ``[`` is not markup and a control
+    character (an escape sequence in a hostile log) is shown as ``\\xNN``, never sent to the
+    terminal."""
+    visible = "".join(
+        f"\\x{ord(ch):02x}" if ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 else ch for ch in value
+    )
+    return escape(visible)
 
 
 def emit_json(body: Any) -> None:

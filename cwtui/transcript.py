@@ -7,6 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from cwtui.output import shown_id
+
 FOLD_LINES = 12
 
 _ROLE_STYLE = {
@@ -31,7 +33,8 @@ def _fold(text: str, limit: int = FOLD_LINES) -> str:
 def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = True) -> None:
     info = body["session"]
     console.print(
-        f"[bold]{escape(info['sessionId'])}[/]  {escape(info['project'])} · {info['agent']} · "
+        f"[bold]{shown_id(info['sessionId'])}[/]  {shown_id(info['project'])} · "
+        f"{shown_id(info['agent'])} · "
         f"{(info['started'] or '')[:19].replace('T', ' ')} · {info['messages']} messages, "
         f"{info['turns']} turns, {info['toolCalls']} tool calls"
     )
@@ -67,7 +70,7 @@ def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = Tr
             label = m["role"]
         mark = " [red](superseded)[/]" if m.get("superseded") else ""
         console.print(
-            f"\n[{style}]{escape(label)}[/] [dim]{stamp}  {escape(m['messageKey'])}[/]{mark}"
+            f"\n[{style}]{escape(label)}[/] [dim]{stamp}  {shown_id(m['messageKey'])}[/]{mark}"
         )
         text = m["text"]
         if fold and m["kind"] in ("tool-call", "tool-result"):
@@ -83,8 +86,8 @@ def render_document(console: Console, doc: dict[str, Any]) -> None:
         mark += f" by {escape(doc['supersededBy'])}"
     mark += ")[/]" if state != "live" else ""
     console.print(
-        f"[bold]{escape(doc['documentId'])}[/] {doc['kind']} · session {escape(doc['session'])}"
-        f" · {escape(doc['project'])}{mark}"
+        f"[bold]{escape(doc['documentId'])}[/] {doc['kind']} · session {shown_id(doc['session'])}"
+        f" · {shown_id(doc['project'])}{mark}"
     )
     for version in doc["versions"]:
         sup = version.get("superseded")

@@ -162,13 +162,20 @@ def test_limit_annotation_text(store: Store) -> None:
     _rejected(store, doc("d1", part("a", text), annotations=twice), LimitExceeded, "annotated text")
 
 
-@pytest.mark.parametrize("bad_id", ["a/b", "nul\x00", "", "\ud800"])
+@pytest.mark.parametrize("bad_id", ["nul\x00", "", "\ud800"])
 def test_unsafe_document_ids(store: Store, bad_id: str) -> None:
     _rejected(store, doc(bad_id, part("a", "x")), UnsafeKey, "document id")
 
 
 def test_unsafe_message_id(store: Store) -> None:
-    _rejected(store, doc("d1", part("a/b", "x")), UnsafeKey, "separator")
+    _rejected(store, doc("d1", part("a\x00b", "x")), UnsafeKey, "NUL")
+
+
+def test_message_id_with_slash_is_data(store: Store) -> None:
+    ack = Admission(store).admit_one(SESSION, doc("d1", part("conv-50/m 1", "x")))
+    assert ack.new
+    longest = "i" * keys.MAX_ID_BYTES  # a full-length id still fits behind its role prefix
+    assert Admission(store).admit_one(SESSION, doc("d2", part(longest, "y"))).new
 
 
 def test_bad_role_prefix(store: Store) -> None:

@@ -4,7 +4,9 @@ Without ``--foreground`` the process forks: the child starts a new session, send
 streams to ``CW_HOME/daemon.log`` and serves; the parent waits until the child reports over a pipe
 that it listens (exit 0), that another daemon already serves the store (exit 0), or that it failed
 (the error on stderr, the error's exit code). A launcher (the client's autostart) therefore needs
-no polling: it waits for this short-lived parent. The default service factory is
+no polling: it waits for this short-lived parent. Notices of the service's open (permissions it
+tightened) come before the outcome, one ``notice TEXT`` line each, and the parent writes them to
+its stderr. The default service factory is
 ``CW_DAEMON_SERVICE`` or ``cwcore.engine:make_service``.
 """
 
@@ -40,6 +42,14 @@ class PipeReporter:
             os.write(self.fd, line.encode("utf-8", "replace")[:4000])
             os.close(self.fd)
         self.fd = None
+
+    def notice(self, text: str) -> None:
+        """A line the launching client shows its user (the log alone may go unread)."""
+        if self.fd is None:
+            return
+        line = "notice " + " ".join(text.split()) + "\n"
+        with contextlib.suppress(OSError):
+            os.write(self.fd, line.encode("utf-8", "replace")[:4000])
 
     def ok(self) -> None:
         self._send(f"ok {os.getpid()}\n")
@@ -87,7 +97,11 @@ def _wait_for_child(fd: int) -> int:
             break
         chunks.append(chunk)
     os.close(fd)
-    line = b"".join(chunks).decode("utf-8", "replace").strip()
+    lines = b"".join(chunks).decode("utf-8", "replace").strip().splitlines() or [""]
+    for notice in lines[:-1]:
+        if notice.startswith("notice "):
+            sys.stderr.write(notice.removeprefix("notice ") + "\n")
+    line = lines[-1]
     if line.startswith(("ok", "running")):
         return 0
     if line.startswith("error "):
@@ -100,6 +114,9 @@ def _wait_for_child(fd: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
+    # Everything this process creates under CW_HOME (its log, RocksDB's files from background
+    # threads) is the owner's only: the umask is the one control over files RocksDB makes.
+    os.umask(0o077)
     home = resolve_home(args.home)
     try:
         home.mkdir(parents=True, exist_ok=True)

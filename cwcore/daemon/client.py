@@ -158,6 +158,8 @@ class Client:
         self.timeout = timeout
         self.start_timeout = start_timeout
         self.welcome: dict[str, Any] | None = None
+        #: Notices of a daemon this client started (permissions it tightened), for the face.
+        self.notices: list[str] = []
         self._sock: socket.socket | None = None
         self._lock = threading.RLock()
         self._settings = _fingerprint(self.paths.home)
@@ -320,6 +322,8 @@ class Client:
         if proc.returncode != 0:
             message = err.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
             raise DaemonError(f"the cw daemon failed to start: {message}" + self._tail())
+        # A started daemon's launcher prints only the notices of its open (see cwcore.daemon).
+        self.notices += [line for line in err.decode("utf-8", "replace").splitlines() if line]
 
     def _replace(self, sock: socket.socket, welcome: dict[str, Any]) -> None:
         """Ask a daemon lacking capabilities to drain and exit; a new one is started after."""

@@ -49,6 +49,8 @@ LOG_ROTATE_BYTES = 1024 * 1024
 class Reporter(Protocol):
     """How a starting daemon tells its launcher the outcome (once)."""
 
+    def notice(self, text: str) -> None: ...
+
     def ok(self) -> None: ...
 
     def already_running(self) -> None: ...
@@ -182,6 +184,8 @@ def run_daemon(home: Path, factory_spec: str, reporter: Reporter) -> int:
         factory = load_factory(factory_spec)
         log.info("opening service %s for %s", factory_spec, paths.home)
         service = factory(paths.home)
+        for text in getattr(service, "notices", ()):
+            reporter.notice(text)
         try:
             sock = bind_socket(paths.socket)
             st = os.stat(paths.socket)

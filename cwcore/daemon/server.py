@@ -484,9 +484,9 @@ class Server:
     async def _request(self, conn: Connection, message: dict[str, Any], size: int) -> None:
         """Serve one request frame.
 
-        Its input reservation (``size``) is released as soon as the parsed body is no longer
-        needed — when the call returned, or at once for a replayed or built-in answer — so a
-        peer that does not read its answers holds no input budget. The body travels in a
+        Its input reservation (``size``) is released once the body is parsed and handed to its
+        call — or at once for a replayed or built-in answer — so a peer that does not read its
+        answers holds no input budget. The body travels in a
         one-item list that the call takes it from, so no frame of this chain keeps it alive.
         """
         held = [size]
@@ -622,10 +622,14 @@ class Server:
                             running.cancel,
                         )
                         del params  # the worker holds the body until the call returns
+                        # The input budget bounds bytes not yet parsed; this body is parsed and
+                        # now belongs to the call (the in-flight limit bounds those). Releasing
+                        # it here keeps a call that streams parts to a peer that stopped
+                        # reading from holding input that other connections need.
+                        release_input()
                         frame, cacheable = await call
                     finally:
                         self.in_flight -= 1
-                release_input()
                 if cacheable:
                     self.replay.put(rid, method, frame)
                 running.done.set_result(frame)

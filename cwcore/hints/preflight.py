@@ -32,7 +32,7 @@ from cwcore.index import derived
 from cwcore.retrieve.candidates import Visible
 from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS, SearchRequest
 from cwcore.retrieve.scope import Scope
-from cwcore.store.keys import check_id
+from cwcore.store.keys import MAX_MESSAGE_KEY_BYTES, check_id
 
 log = logging.getLogger("cw.hints")
 
@@ -76,7 +76,7 @@ def parse(params: dict[str, Any]) -> PreflightRequest:
         key = default_message_key(message)
     elif not isinstance(key, str):
         raise InvalidInput("messageKey must be a string")
-    check_id(key, "messageKey")
+    check_id(key, "messageKey", MAX_MESSAGE_KEY_BYTES)
     visible = params.get("excludeVisibleSourceKeys") or []
     if not isinstance(visible, list):
         raise InvalidInput("excludeVisibleSourceKeys must be a list of strings")

@@ -589,16 +589,25 @@ def apply(change: Change) -> None:
         return
     if change.backup is not None:
         copy_file, copy_text = change.backup
-        _write(copy_file, copy_text)
+        _write(copy_file, copy_text, owner_only=True)
     _write(change.path, change.after)
 
 
-def _write(path: Path, text: str | None) -> None:
+def _write(path: Path, text: str | None, *, owner_only: bool = False) -> None:
+    """Replace ``path`` atomically, keeping its mode; ``owner_only`` (a copy kept under CW_HOME)
+    makes it and any folder created for it the owner's alone, as everything there is."""
     if text is None:
         path.unlink(missing_ok=True)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    if owner_only:
+        from cwcore import private
+
+        with private.owner_only():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        mode = 0o600
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

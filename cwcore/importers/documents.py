@@ -16,10 +16,18 @@ and the first message key, so a grown turn keeps its id and gets a new version.
 Continuation metadata (absent on ordinary turns, so their content digest is unchanged):
 ``continues`` (size split: the turn's first document), ``branchOf`` (the document holding the
 branch point), ``sidechain`` (True), ``offBranch`` (True: every message was rewound).
+
+A message larger than one admission (8 MiB of text) is cut at character boundaries into pieces
+that concatenate to exactly its text; each piece is one part of its own document, marked
+``piece = (index, count)`` in the manifest. A document that begins with piece ``i > 0`` takes its
+id from the message key and ``i`` (:func:`run_document_id`), so no two pieces share an id or a
+version, and every document holding a piece has ``split`` metadata: ``{"messageKey", "piece",
+"pieces", "documents"}`` (the pieces' documents in order). Readers join the pieces back.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,32 +150,50 @@ def group_turns(
     return [turn.messages for turn in _turns(messages, off_branch)]
 
 
+def cut_text(text: str, budget: int) -> list[str]:
+    """``text`` in pieces of at most ``budget`` UTF-8 bytes whose concatenation is ``text``.
+
+    A piece ends after a newline when one lies in the last quarter of its room, else at the last
+    character boundary that fits: no byte is dropped or split, so the pieces reassemble exactly.
+    One piece (``[text]``) when it already fits.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= budget:
+        return [text]
+    pieces: list[str] = []
+    pos = 0
+    while len(data) - pos > budget:
+        end = pos + budget
+        newline = data.rfind(b"\n", end - budget // 4, end)
+        if newline != -1:
+            end = newline + 1
+        else:
+            while (data[end] & 0xC0) == 0x80:  # a continuation byte: back to its lead byte
+                end -= 1
+        pieces.append(data[pos:end].decode("utf-8", "surrogatepass"))
+        pos = end
+    pieces.append(data[pos:].decode("utf-8", "surrogatepass"))
+    return pieces
+
+
 def _fit(parts: list[DocumentPart], budget: int) -> Iterator[list[DocumentPart]]:
     """Cut parts into runs within the per-document reference and byte limits.
 
-    A single part above the byte limit is cut into pieces that each fit (the pieces share the
-    message key: one message spread over consecutive documents).
+    A single part above the byte limit is cut (:func:`cut_text`) into pieces that each carry
+    ``piece = (index, count)``: one message spread over consecutive documents. Every piece but
+    the last fills a document on its own, so a document holds at most one piece, and a piece
+    other than the first always opens its document.
     """
     run: list[DocumentPart] = []
     size = 0
     for part in parts:
-        data = part.text.encode("utf-8", "surrogatepass")
+        texts = cut_text(part.text, budget)
         pieces = [part]
-        if len(data) > budget:
-            pieces = []
-            for start in range(0, len(data), budget):
-                text = data[start : start + budget].decode("utf-8", "ignore")
-                pieces.append(
-                    DocumentPart(
-                        part.message_key,
-                        part.role,
-                        part.kind,
-                        text,
-                        part.timestamp,
-                        part.tool_name,
-                        part.lines,
-                    )
-                )
+        if len(texts) > 1:
+            pieces = [
+                dataclasses.replace(part, text=text, piece=(index, len(texts)))
+                for index, text in enumerate(texts)
+            ]
         for piece in pieces:
             piece_size = len(piece.text.encode("utf-8", "surrogatepass")) + _SEP
             if run and (len(run) >= MAX_SOURCE_REFS or size + piece_size > budget):
@@ -177,6 +203,39 @@ def _fit(parts: list[DocumentPart], budget: int) -> Iterator[list[DocumentPart]]
             size += piece_size
     if run:
         yield run
+
+
+def run_document_id(prefix: str, session_id: str, run: list[DocumentPart]) -> str:
+    """The id of the document holding ``run``: from its first message key, and for a run that
+    begins inside a message (piece ``i`` > 0) from that key and ``i`` too. The digest frames
+    its inputs, so a piece id never equals the id of a message whose key merely looks similar
+    (``user:m1`` piece 1 is not ``user:m1#1``)."""
+    first = run[0]
+    if first.piece is None or first.piece[0] == 0:
+        return document_id(prefix, session_id, first.message_key)
+    digest = digest16(session_id, first.message_key, "piece", str(first.piece[0]))
+    return f"{prefix}-{digest.hex()[:16]}"
+
+
+def _split_metadata(runs: list[list[DocumentPart]], ids: list[str]) -> dict[int, dict[str, Any]]:
+    """``split`` metadata per run index for the runs that hold a piece of a cut message:
+    the message key, this piece's index, the piece count, and every piece's document in order."""
+    holders: dict[str, list[tuple[int, int, int]]] = {}  # key -> (run, piece, count)
+    for number, run in enumerate(runs):
+        for part in run:
+            if part.piece is not None:
+                holders.setdefault(part.message_key, []).append((number, *part.piece))
+    out: dict[int, dict[str, Any]] = {}
+    for key, held in holders.items():
+        documents = [ids[number] for number, _, _ in held]
+        for number, piece, count in held:
+            out[number] = {
+                "messageKey": key,
+                "piece": piece,
+                "pieces": count,
+                "documents": documents,
+            }
+    return out
 
 
 def build_documents(
@@ -204,12 +263,16 @@ def build_documents(
         # A turn opens at a real user message; the session's first run of other messages is
         # its preamble turn. Branches, sidechains and size splits continue existing turns.
         opens = bool(turn) and (turn[0].real_user or (number == 0 and not turn_spec.why))
-        for index, run in enumerate(_fit(parts, byte_budget)):
-            doc_id = document_id("t", parsed.session_id, run[0].message_key)
+        runs = list(_fit(parts, byte_budget))
+        ids = [run_document_id("t", parsed.session_id, run) for run in runs]
+        splits = _split_metadata(runs, ids)
+        for index, (run, doc_id) in enumerate(zip(runs, ids, strict=True)):
             first_of_turn = first_of_turn or doc_id
             metadata = dict(extra)
             if index:
                 metadata["continues"] = first_of_turn
+            if index in splits:
+                metadata["split"] = splits[index]
             docs.append(
                 DocumentSpec(
                     document_id=doc_id,
@@ -231,11 +294,16 @@ def build_documents(
                 continue
             if len(message.text.encode("utf-8", "surrogatepass")) < tool_result_document_bytes:
                 continue
-            for piece, run in enumerate(_fit([part_of(message)], byte_budget)):
-                suffix = "" if piece == 0 else f"#{piece}"
+            runs = list(_fit([part_of(message)], byte_budget))
+            ids = [run_document_id("r", parsed.session_id, run) for run in runs]
+            splits = _split_metadata(runs, ids)
+            for piece, (run, doc_id) in enumerate(zip(runs, ids, strict=True)):
+                metadata = {"continues": ids[0]} if piece else {}
+                if piece in splits:
+                    metadata["split"] = splits[piece]
                 docs.append(
                     DocumentSpec(
-                        document_id=document_id("r", parsed.session_id, message.key + suffix),
+                        document_id=doc_id,
                         kind="tool-result",
                         session_id=parsed.session_id,
                         project=parsed.project,
@@ -244,6 +312,7 @@ def build_documents(
                         created=message.timestamp,
                         title=message.tool_name,
                         parent_document=first_of_turn,
+                        metadata=metadata,
                     )
                 )
     return docs

@@ -85,8 +85,12 @@ def verify(store: Store) -> dict[str, Any]:
             problem(f"ordinal {ordinal}: {exc}")
             continue
         if int(manifest["ordinal"]) != ordinal:
+            stone = reader.tombstone(ordinal)
+            if stone is not None and stone.get("retired") == OVERWRITTEN:
+                continue  # a repaired orphan (see retire_orphans): retired, nothing to index
             problem(
                 f"ordinal {ordinal}: manifest of {ref['documentId']} says {manifest['ordinal']}"
+                " (overwritten; cw doctor --repair retires it)"
             )
         if store.get("scopes", keys.SESSION_DOC.encode(manifest["session"], ordinal)) is None:
             problem(f"ordinal {ordinal}: no membership in session {manifest['session']}")
@@ -121,6 +125,55 @@ def verify(store: Store) -> dict[str, Any]:
         "problems": problems,
         "generation": int(gen["n"]),
     }
+
+
+#: Tombstone reason of an ordinal whose document version was written twice in one batch (the
+#: split of a message over 8 MiB before it had distinct ids): its own manifest is gone.
+OVERWRITTEN = "overwritten"
+
+
+def orphaned_ordinals(store: Store) -> list[tuple[int, dict[str, Any]]]:
+    """Ordinals whose ``(document, version)`` manifest names another ordinal: the version was
+    admitted twice in one batch and the second manifest replaced the first. Canonical text of
+    the first is gone (re-importing its source restores the message); the ordinal is a dangling
+    identity that only a retirement can make consistent again."""
+    reader = Reader(store)
+    found = []
+    for key, value in store.scan("ordinals", keys.ORDINAL.prefix()):
+        ordinal = int(keys.ORDINAL.decode(key)[0])
+        ref = codec.decode_record(value, "ordinal")
+        try:
+            manifest = reader.manifest(ref["documentId"], int(ref["version"]))
+        except CwError:
+            continue
+        if int(manifest["ordinal"]) == ordinal:
+            continue
+        stone = reader.tombstone(ordinal)
+        if stone is None or stone.get("retired") != OVERWRITTEN:
+            found.append((ordinal, ref))
+    return found
+
+
+def retire_orphans(store: Store) -> int:
+    """Tombstone every orphaned ordinal (``retired: "overwritten"``) and queue its retirement
+    for the indexer, in one batch; returns how many. Ordinals are never reused, so the identity
+    stays retired; nothing canonical is rewritten."""
+    with store.lock:
+        orphans = orphaned_ordinals(store)
+        if not orphans:
+            return 0
+        now = clock.iso(clock.now())
+        counters = store.meta_get("counters") or {"ordinal": 0, "outbox": 0}
+        batch = store.batch()
+        for ordinal, ref in orphans:
+            record = {**ref, "retired": OVERWRITTEN, "at": now}
+            batch.put("ordinals", keys.TOMBSTONE.encode(ordinal), codec.encode_record(record))
+            counters["outbox"] = int(counters["outbox"]) + 1
+            entry = {"op": "retire", "ordinal": ordinal, "reason": OVERWRITTEN, "at": now, **ref}
+            batch.put("outbox", keys.OUTBOX.encode(counters["outbox"]), codec.encode_record(entry))
+        store.meta_put(batch, "counters", counters)
+        store.commit(batch)
+    return len(orphans)
 
 
 def rebuild(store: Store, worker: IndexWorker) -> dict[str, Any]:

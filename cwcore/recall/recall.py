@@ -236,6 +236,9 @@ def _materialize(
     }
     if manifest["kind"] == "tool-result" and manifest.get("parent"):
         body["parentTurn"] = _header(reader, manifest["parent"])
+    split = (manifest.get("metadata") or {}).get("split")
+    if split:
+        body["split"] = split  # a piece of a cut message: every piece's document, in order
     return body
 
 
@@ -292,6 +295,10 @@ def read_document(
         "historical": True,
         "label": LABEL,
     }
+    metadata = manifest.get("metadata") or {}
+    for name in ("split", "continues"):
+        if metadata.get(name):
+            body[name] = metadata[name]  # a piece of a cut message: where the others are
     if int(manifest["bytes"]) <= max_bytes:
         body["text"] = reader.text(manifest)
         body["sourceKeys"] = [p["key"] for p in manifest["parts"]]

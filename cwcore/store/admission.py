@@ -129,7 +129,7 @@ class Admission:
                     f"messageKey {excerpt(part.message_key)} does not start with its role"
                 )
             keys.check_id(mid, "source message id")
-            keys.check_id(part.message_key, "messageKey")
+            keys.check_id(part.message_key, "messageKey", keys.MAX_MESSAGE_KEY_BYTES)
         if spec.subject_key is not None:
             keys.check_id(spec.subject_key, "subjectKey")
         if spec.supersedes is not None:
@@ -156,11 +156,17 @@ class Admission:
             raise InvalidInput(f"session {session.session_id}: project is empty")
         result = AdmitResult()
         valid: list[DocumentSpec] = []
+        ids: set[str] = set()
         for spec in documents:
             try:
                 self.validate(spec)
                 if spec.session_id != session.session_id:
                     raise InvalidInput(f"document {spec.document_id} belongs to another session")
+                if spec.document_id in ids:
+                    # Both would get the same version and the second manifest would replace
+                    # the first inside the batch: refuse the second instead of losing the first.
+                    raise InvalidInput(f"document {spec.document_id} appears twice in one batch")
+                ids.add(spec.document_id)
             except CwError as exc:
                 result.rejected.append(Rejected(spec.document_id, exc))
                 continue
@@ -523,6 +529,8 @@ class Admission:
             "documents", keys.DOC_HEAD.encode(spec.document_id), codec.encode_record(new_head)
         )
         for part in spec.parts:
+            if part.piece is not None and part.piece[0] > 0:
+                continue  # a cut message is found at, and counted with, its first piece
             mkey = keys.MESSAGE_DOC.encode(spec.session_id, part.message_key)
             first = (
                 part.message_key not in seen_messages and self.store.get("documents", mkey) is None
@@ -599,6 +607,8 @@ class Admission:
                 entry["tool"] = part.tool_name
             if part.lines:
                 entry["lines"] = list(part.lines)
+            if part.piece is not None:
+                entry["piece"] = list(part.piece)
             parts.append(entry)
             offset += len(data)
         if new_chunks:

@@ -12,7 +12,8 @@ A key is ``tag (1 byte) | layout version (1 byte) | fields``. Each field has a f
   Python's string order (code points), field by field; a forward scan yields largest first.
   The field may be empty and is not an id (no :func:`check_id`); at most :data:`MAX_ID_BYTES`.
 
-Every string that enters a key passes :func:`check_id` first; persisted keys are at most
+Every string that enters a key passes :func:`check_id` first (ids are data: any non-empty valid
+Unicode without NUL fits, since the length prefix marks the field's end); persisted keys are at most
 :data:`MAX_PERSISTED_KEY` encoded bytes and any key handed to a point read at most
 :data:`MAX_READ_KEY`. Both limits come from spec 003 ("Keyspace design").
 """
@@ -22,7 +23,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import struct
-import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,33 +35,42 @@ MAX_ID_BYTES = 512
 FieldType = Literal["str", "u32", "u64", "h16", "desc"]
 Value = str | int | bytes
 
-_FORBIDDEN = frozenset("/\\")
+#: A messageKey is ``<role>:<source message id>``: room for the longest role prefix.
+MAX_MESSAGE_KEY_BYTES = MAX_ID_BYTES + len("assistant:")
+#: The longest string a ``str`` key field holds (a messageKey); ids are checked against their
+#: own limit before they get here.
+MAX_FIELD_BYTES = MAX_MESSAGE_KEY_BYTES
+#: How much of a refused value an error message quotes.
+_ECHO_CHARS = 80
 
 
-def check_id(value: object, what: str = "id") -> str:
-    """Return ``value`` if it is safe inside a key, else raise :class:`UnsafeKey`.
+def check_id(value: object, what: str = "id", limit: int = MAX_ID_BYTES) -> str:
+    """Return ``value`` if it can be an id inside a key, else raise :class:`UnsafeKey`.
 
-    Safe: a non-empty ``str`` of valid Unicode (no lone surrogates), at most
-    :data:`MAX_ID_BYTES` UTF-8 bytes, with no control characters (including NUL), no path
-    separators (``/``, ``\\``), and no leading or trailing white space.
+    Ids are data, never paths or shell words: a key stores each string behind its u16 length,
+    so no character can cross a field boundary. Accepted: a non-empty ``str`` of valid Unicode
+    (no lone surrogates) of at most ``limit`` UTF-8 bytes (default :data:`MAX_ID_BYTES`) that
+    holds no NUL. Everything else is data: ``/``, ``\\``, other control characters, leading or
+    trailing white space, any script. NUL is refused because it cannot round-trip through C
+    string APIs, terminals or many JSON consumers. Code that turns an id into a file name must
+    sanitize it there.
     """
     if not isinstance(value, str):
         raise UnsafeKey(f"{what} must be a string, got {type(value).__name__}")
     if not value:
         raise UnsafeKey(f"{what} is empty")
+    if len(value) > limit:  # every character is at least one byte: too long before encoding
+        raise UnsafeKey(f"{what} is over {limit} bytes; the limit is {limit}")
     try:
         encoded = value.encode("utf-8")
     except UnicodeEncodeError:
-        raise UnsafeKey(f"{what} is not valid Unicode: {excerpt(value)}") from None
-    if len(encoded) > MAX_ID_BYTES:
-        raise UnsafeKey(f"{what} is {len(encoded)} bytes; the limit is {MAX_ID_BYTES}")
-    if value != value.strip():
-        raise UnsafeKey(f"{what} has leading or trailing white space: {excerpt(value)}")
-    for ch in value:
-        if ch in _FORBIDDEN:
-            raise UnsafeKey(f"{what} contains a separator {ch!r}: {excerpt(value)}")
-        if unicodedata.category(ch) in ("Cc", "Cs"):
-            raise UnsafeKey(f"{what} contains a control character {ch!r}: {excerpt(value)}")
+        raise UnsafeKey(
+            f"{what} is not valid Unicode (a lone surrogate): {excerpt(value, _ECHO_CHARS)}"
+        ) from None
+    if len(encoded) > limit:
+        raise UnsafeKey(f"{what} is {len(encoded)} bytes; the limit is {limit}")
+    if "\x00" in value:
+        raise UnsafeKey(f"{what} contains NUL (U+0000): {excerpt(value, _ECHO_CHARS)}")
     return value
 
 
@@ -165,7 +174,7 @@ def _encode_field(name: str, kind: FieldType, value: Value) -> bytes:
     if kind == "desc":
         return _encode_desc(name, value)
     if kind == "str":
-        text = check_id(value, f"{name} key field")
+        text = check_id(value, f"{name} key field", MAX_FIELD_BYTES)
         data = text.encode("utf-8")
         return struct.pack(">H", len(data)) + data
     if kind in ("u32", "u64"):

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from cwcore.api import Archive
 from cwcore.errors import CwError, InvalidInput
-from cwtui.output import console, emit_json, guard
+from cwtui.output import console, emit_json, guard, shown_id
 
 BAND_STYLE = {"high": "bold green", "moderate": "yellow", "some": "cyan", "low": "dim"}
 
@@ -43,7 +43,7 @@ def render(body: dict[str, Any]) -> None:
             f"[{BAND_STYLE[band]}]{band}[/]",
             f"{hit['score']:.2f}",
             hit["matchType"],
-            f"{escape(src['sessionId'][:13])}\n{when}\n[dim]{escape(hit['documentId'])}[/]",
+            f"{shown_id(src['sessionId'][:13])}\n{when}\n[dim]{escape(hit['documentId'])}[/]",
             _highlight(hit["snippet"], hit.get("highlights", [])),
         )
     console.print(table)

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -59,7 +60,7 @@ class ExportScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="export-dialog", classes="dialog"):
-            yield Label(f"Export session {self.session_id}", classes="dialog-title")
+            yield Label(Text(f"Export session {self.session_id}"), classes="dialog-title")
             with RadioSet(id="export-format"):
                 yield RadioButton("Markdown (.md)", value=True, id="fmt-md")
                 yield RadioButton("cw-jsonl (.jsonl)", id="fmt-jsonl")
@@ -90,7 +91,11 @@ class ExportScreen(ModalScreen[Path | None]):
         path = Path(raw).expanduser()
         if path.exists() and self._confirm_overwrite != path:
             self._confirm_overwrite = path
-            self.notify(f"{path} exists; press Export again to replace it.", severity="warning")
+            self.notify(
+                f"{path} exists; press Export again to replace it.",
+                severity="warning",
+                markup=False,
+            )
             return
         self.query_one("#export-go", Button).disabled = True
         self._export(archive_handle(self.app), self.session_id, self._fmt, path)
@@ -114,9 +119,11 @@ class ExportScreen(ModalScreen[Path | None]):
         self.post_message(self.Done(path, len(data)))
 
     def on_export_screen_done(self, message: Done) -> None:
-        self.app.notify(f"Exported {self.session_id} to {message.path} ({message.size:,} bytes)")
+        self.app.notify(
+            f"Exported {self.session_id} to {message.path} ({message.size:,} bytes)", markup=False
+        )
         self.dismiss(message.path)
 
     def on_export_screen_failed(self, message: Failed) -> None:
         self.query_one("#export-go", Button).disabled = False
-        self.notify(f"Export failed: {message.text}", severity="error")
+        self.notify(f"Export failed: {message.text}", severity="error", markup=False)

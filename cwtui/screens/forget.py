@@ -49,7 +49,7 @@ class ForgetScreen(ModalScreen[dict[str, Any] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="forget-dialog", classes="dialog"):
-            yield Label(f"Forget session {self.session_id}?", classes="dialog-title")
+            yield Label(Text(f"Forget session {self.session_id}?"), classes="dialog-title")
             if self.detail:
                 yield Static(Text(self.detail, "italic"), id="forget-detail")
             yield Static(
@@ -94,9 +94,10 @@ class ForgetScreen(ModalScreen[dict[str, Any] | None]):
             f"Forgot {self.session_id}: {report.get('documents', 0)} document(s), "
             f"{report.get('versions', 0)} version(s), {report.get('events', 0)} event(s).",
             title="Forget",
+            markup=False,
         )
         self.dismiss(report)
 
     def on_forget_screen_failed(self, message: Failed) -> None:
         self.query_one("#forget-go", Button).disabled = False
-        self.notify(f"Forget failed: {message.text}", severity="error")
+        self.notify(f"Forget failed: {message.text}", severity="error", markup=False)

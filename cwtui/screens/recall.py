@@ -316,7 +316,7 @@ class RecallScreen(Screen[None]):
         self.query_one("#recall-header", Static).update(
             Text(f"Recall failed: {message.text}", "bold red")
         )
-        self.notify(message.text, title="Recall", severity="error")
+        self.notify(message.text, title="Recall", severity="error", markup=False)
 
     # -- actions -------------------------------------------------------------------------------
 

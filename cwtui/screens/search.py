@@ -334,7 +334,7 @@ class SearchScreen(Screen[None]):
         self._focus_results_on_answer = False
         self._set_status(Text("search failed", "bold red"))
         self._clear_results(f"Search failed: {message.text}", error=True)
-        self.notify(message.text, title="Search", severity="error")
+        self.notify(message.text, title="Search", severity="error", markup=False)
 
     # -- presentation --------------------------------------------------------------------------
 

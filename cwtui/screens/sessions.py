@@ -294,7 +294,7 @@ class SessionsScreen(Screen[None]):
             self._show_empty(text, error=True)
             self._set_status("")
         else:
-            self.notify(message.text, title="Loading sessions", severity="error")
+            self.notify(message.text, title="Loading sessions", severity="error", markup=False)
 
     def on_sessions_screen_overview_updated(self, message: OverviewUpdated) -> None:
         self.overview = message.overview
@@ -369,7 +369,7 @@ class SessionsScreen(Screen[None]):
         try:
             since = parse_since(event.value, clock.now())
         except InvalidInput as exc:
-            self.notify(exc.message, title="Since", severity="error")
+            self.notify(exc.message, title="Since", severity="error", markup=False)
             return
         self._apply(since=since)
         self.query_one(SessionsTable).focus()

@@ -143,4 +143,4 @@ class SupersedeScreen(ModalScreen[dict[str, Any] | None]):
 
     def on_supersede_screen_failed(self, message: Failed) -> None:
         self.query_one("#supersede-go", Button).disabled = False
-        self.notify(f"Supersede failed: {message.text}", severity="error")
+        self.notify(f"Supersede failed: {message.text}", severity="error", markup=False)

@@ -321,7 +321,7 @@ class TranscriptScreen(Screen[None]):
             return
         position = resolve_jump(self.query_one(TranscriptView).entries, wanted)
         if position is None:
-            self.notify(f"No message {wanted!r} in this session.", severity="warning")
+            self.notify(f"No message {wanted!r} in this session.", severity="warning", markup=False)
             return
         await self._go(position)
 

@@ -43,16 +43,17 @@ def _when(stamp: str | None) -> str:
 
 
 def row_cells(row: SessionInfo) -> tuple[str | Text, ...]:
-    """How one session reads in the table (numbers right-aligned)."""
+    """How one session reads in the table (numbers right-aligned). Ids, names and titles are
+    data, so they go in as :class:`Text`: a ``[`` in one is not markup."""
     return (
-        _clip(row.sessionId, ID_CHARS),
-        row.project,
-        row.agent,
+        Text(_clip(row.sessionId, ID_CHARS)),
+        Text(row.project),
+        Text(row.agent),
         _when(row.started),
         Text(str(row.messages), justify="right"),
         Text(str(row.turns), justify="right"),
         Text(str(row.toolCalls), justify="right"),
-        _clip(" ".join((row.title or "").split()), TITLE_CHARS),
+        Text(_clip(" ".join((row.title or "").split()), TITLE_CHARS)),
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from cwcore import large_results
 from cwcore.api import Archive
 from cwcore.daemon import protocol
 from cwcore.daemon.client import Client, connect, wait_for_exit
@@ -105,11 +106,12 @@ def test_two_readers_that_stop_reading_do_not_stall_the_others(
         with connect(cw_home) as probe:
             stalled = [_stalled_reader(cw_home, "show", {"session": "big"}) for _ in range(2)]
             try:
-                # Both large answers are materialized and held for their silent peers.
+                # Both large answers stream their parts to silent peers and wait on them.
                 _until(
                     lambda: (
-                        probe.call("daemon.status", timeout=10)["output_reserved_bytes"]
-                        >= 2 * 8_000_000
+                        probe.call("daemon.status", timeout=10)["running_requests"] >= 2
+                        and probe.call("daemon.status", timeout=10)["output_reserved_bytes"]
+                        >= 2 * large_results.MAX_INLINE_BYTES
                     ),
                     60,
                     "both large answers to be waiting on their readers",

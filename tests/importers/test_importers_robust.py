@@ -66,7 +66,7 @@ def test_bad_lines_are_problems_and_the_rest_imports(tmp_path: Path, case: str) 
             "claude-code",
             {
                 "type": "user",
-                "uuid": "a/b",
+                "uuid": "a\u0000b",
                 "sessionId": "S",
                 "message": {"role": "user", "content": "x"},
             },
@@ -76,7 +76,7 @@ def test_bad_lines_are_problems_and_the_rest_imports(tmp_path: Path, case: str) 
             "pi",
             {
                 "type": "message",
-                "id": "../etc",
+                "id": "../etc\u0000",
                 "parentId": None,
                 "message": {"role": "user", "content": "x"},
             },
