@@ -120,7 +120,7 @@ def list_sessions(
 def transcript(
     reader: Reader, session: str, *, include_all: bool = False, include_superseded: bool = False
 ) -> dict[str, Any]:
-    """A session as ordered messages from its live turn documents.
+    """A session as ordered messages from its live documents, in order of first admission.
 
     With ``include_all``, metadata events (lines that carry no conversation) are listed too.
     Each message: ``{"documentId", "messageKey", "role", "kind", "text", "timestamp", "tool",
@@ -131,8 +131,9 @@ def transcript(
     session_id = record["id"]
     messages: list[dict[str, Any]] = []
     documents = []
+    shown: set[str] = set()  # message keys already in the transcript
     for head in reader.session_heads(session_id, include_superseded=include_superseded):
-        if head["kind"] not in ("turn", "decision", "note", "markdown"):
+        if head["kind"] not in ("turn", "tool-result", "decision", "note", "markdown"):
             continue
         manifest = reader.manifest(head["documentId"], head["version"])
         documents.append(
@@ -146,6 +147,11 @@ def transcript(
         for part, text in reader.part_texts(manifest):
             if _continues_piece(messages, part, head["documentId"], text):
                 continue
+            if part["key"] in shown and "piece" not in part:
+                # A store written before turns were cut into small documents keeps a large
+                # tool output both in its turn and in a tool-result document: show it once.
+                continue
+            shown.add(part["key"])
             messages.append(
                 {
                     "documentId": head["documentId"],

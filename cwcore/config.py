@@ -76,9 +76,12 @@ class Settings:
     hint_active_tokens: int = field(
         default=640, metadata={"doc": "Hint budget across active user-message keys."}
     )
-    tool_result_document_bytes: int = field(
-        default=4096,
-        metadata={"doc": "Tool outputs at least this large also become tool-result documents."},
+    segment_bytes: int = field(
+        default=8192,
+        metadata={
+            "doc": "Text bytes one stored document packs from consecutive messages of a turn; "
+            "a larger message is a document of its own (a tool output: a tool-result document)."
+        },
     )
     retention_session_days: float = field(
         default=0.0,

@@ -5,19 +5,24 @@ messages before the first real user message form a preamble turn. A turn is a CH
 joins the turn whose last message is its parent, so branches never mix (see
 :func:`group_turns`). A message that does not continue any turn's chain starts a continuation
 document linked to the turn it comes from: a branch (pi trees, Claude rewinds), a sidechain
-(Claude subagent messages) or an off-branch run (Gemini ``$rewindTo``). A turn larger than one
-admission allows (256 messages, 8 MiB) continues in further turn documents. A tool output of at
-least ``tool_result_document_bytes`` also becomes its own ``tool-result`` document linked to its
-turn; both reference the same content-addressed chunks, so the payload is stored once.
+(Claude subagent messages) or an off-branch run (Gemini ``$rewindTo``).
 
-Document ids are deterministic: ``t-`` or ``r-`` plus 16 hex digits of a digest of the session id
-and the first message key, so a grown turn keeps its id and gets a new version.
+A turn is stored as a run of small documents (:func:`segments`): consecutive messages packed
+while the document holds at most ``segment_bytes`` (8 KiB) of text, and each larger message on
+its own — a tool output as a ``tool-result`` document, anything else as a ``turn`` document —
+cut into pieces of at most :data:`PIECE_BYTES` (32 KiB) when it is larger still. Every message is
+in exactly one document. The turn's first document opens the turn; the others carry
+``continues`` (the turn's first document) and name it as their parent, so a hit, its recall and
+the transcript know their turn.
 
-Continuation metadata (absent on ordinary turns, so their content digest is unchanged):
-``continues`` (size split: the turn's first document), ``branchOf`` (the document holding the
-branch point), ``sidechain`` (True), ``offBranch`` (True: every message was rewound).
+Document ids are deterministic: ``t-`` (turn) or ``r-`` (tool result) plus 16 hex digits of a
+digest of the session id and the document's first message key, so a grown last document keeps
+its id and gets a new version.
 
-A message larger than one admission (8 MiB of text) is cut at character boundaries into pieces
+Metadata: ``layout`` (2, :data:`LAYOUT`); on continuations ``continues`` (the turn's first document), ``branchOf`` (the document holding the branch point),
+``sidechain`` (True), ``offBranch`` (True: every message was rewound).
+
+A message larger than :data:`PIECE_BYTES` is cut at character boundaries into pieces
 that concatenate to exactly its text; each piece is one part of its own document, marked
 ``piece = (index, count)`` in the manifest. A document that begins with piece ``i > 0`` takes its
 id from the message key and ``i`` (:func:`run_document_id`), so no two pieces share an id or a
@@ -35,9 +40,21 @@ from typing import Any
 from cwcore.index.structure import detect
 from cwcore.model import DocumentPart, DocumentSpec, Message, ParsedSession, SessionSpec
 from cwcore.store.keys import digest16
-from cwcore.store.limits import MAX_SOURCE_BYTES, MAX_SOURCE_REFS, PART_SEPARATOR
+from cwcore.store.limits import CHUNK_BYTES, MAX_SOURCE_BYTES, MAX_SOURCE_REFS, PART_SEPARATOR
 
 _SEP = len(PART_SEPARATOR)
+#: Bytes of text a document packs from consecutive small messages; a larger message is a
+#: document of its own. Small documents keep every index handler inside its bounded work (no
+#: window drops terms, the exact handler keeps every anchor), give one search hit per source
+#: location rather than one per long agentic turn, and stay under the 64 KiB foreground
+#: publication bound. Chosen with ``make eval`` (docs/evaluation.md, "Document size").
+SEGMENT_BYTES = 8192
+#: The document layout this module writes (``metadata.layout``): 2 since turns are cut into small
+#: documents with every message in exactly one of them. Documents without it were cut whole.
+LAYOUT = 2
+#: A message larger than this is cut into pieces of at most this many bytes, one document each
+#: (at line ends where it can): one physical chunk.
+PIECE_BYTES = CHUNK_BYTES
 
 
 def document_id(prefix: str, session_id: str, message_key: str) -> str:
@@ -238,20 +255,50 @@ def _split_metadata(runs: list[list[DocumentPart]], ids: list[str]) -> dict[int,
     return out
 
 
+def segments(
+    parts: list[DocumentPart], segment_bytes: int, piece_bytes: int
+) -> Iterator[list[DocumentPart]]:
+    """A turn's parts as document runs, in order: consecutive small parts packed while the run
+    stays within ``segment_bytes`` (and 256 parts); a part larger than ``segment_bytes`` alone,
+    cut into pieces of at most ``piece_bytes`` (one document each).
+
+    Packing is greedy from the turn's first message, so messages appended to a growing turn
+    never move earlier messages into another run: only the last run grows (a new version,
+    ``extended``) and new runs follow it."""
+    run: list[DocumentPart] = []
+    size = 0
+    for part in parts:
+        length = len(part.text.encode("utf-8", "surrogatepass"))
+        if length > segment_bytes:
+            if run:
+                yield run
+                run, size = [], 0
+            yield from _fit([part], piece_bytes)
+            continue
+        if run and (len(run) >= MAX_SOURCE_REFS or size + _SEP + length > segment_bytes):
+            yield run
+            run, size = [], 0
+        run.append(part)
+        size += length + _SEP
+    if run:
+        yield run
+
+
 def build_documents(
     parsed: ParsedSession,
     *,
-    tool_result_document_bytes: int = 4096,
-    byte_budget: int = MAX_SOURCE_BYTES - 1024,
+    segment_bytes: int = SEGMENT_BYTES,
+    piece_bytes: int = PIECE_BYTES,
 ) -> list[DocumentSpec]:
-    """All documents of a parsed session, in source order (turn first, then its tool results)."""
+    """All documents of a parsed session, in source order (see the module docstring)."""
     docs: list[DocumentSpec] = []
     off = set(parsed.metadata.get("off_branch", ()))
     first_docs: list[str] = []  # each turn's first document id
+    piece_bytes = min(piece_bytes, MAX_SOURCE_BYTES - 1024)
+    segment_bytes = min(segment_bytes, piece_bytes)
     for number, turn_spec in enumerate(_turns(parsed.messages, off)):
         turn = turn_spec.messages
         parts = [part_of(m) for m in turn]
-        first_of_turn: str | None = None
         linked = first_docs[turn_spec.link] if turn_spec.link is not None else None
         extra: dict[str, Any] = {}
         if turn_spec.why == "branch":
@@ -263,12 +310,16 @@ def build_documents(
         # A turn opens at a real user message; the session's first run of other messages is
         # its preamble turn. Branches, sidechains and size splits continue existing turns.
         opens = bool(turn) and (turn[0].real_user or (number == 0 and not turn_spec.why))
-        runs = list(_fit(parts, byte_budget))
-        ids = [run_document_id("t", parsed.session_id, run) for run in runs]
+        runs = list(segments(parts, segment_bytes, piece_bytes))
+        kinds = ["tool-result" if _tool_output(run) else "turn" for run in runs]
+        ids = [
+            run_document_id("r" if kind == "tool-result" else "t", parsed.session_id, run)
+            for run, kind in zip(runs, kinds, strict=True)
+        ]
         splits = _split_metadata(runs, ids)
-        for index, (run, doc_id) in enumerate(zip(runs, ids, strict=True)):
-            first_of_turn = first_of_turn or doc_id
-            metadata = dict(extra)
+        first_of_turn = ids[0] if ids else ""
+        for index, (run, doc_id, kind) in enumerate(zip(runs, ids, kinds, strict=True)):
+            metadata = {"layout": LAYOUT, **extra}
             if index:
                 metadata["continues"] = first_of_turn
             if index in splits:
@@ -276,43 +327,23 @@ def build_documents(
             docs.append(
                 DocumentSpec(
                     document_id=doc_id,
-                    kind="turn",
+                    kind=kind,
                     session_id=parsed.session_id,
                     project=parsed.project,
                     agent=parsed.agent,
                     parts=tuple(run),
                     created=next((p.timestamp for p in run if p.timestamp), None),
+                    title=run[0].tool_name if kind == "tool-result" else None,
                     parent_document=first_of_turn if index else linked,
                     metadata=metadata,
-                    annotations=tuple(detect(run)),
+                    annotations=tuple(detect(run)) if kind == "turn" else (),
                     starts_turn=opens and index == 0,
                 )
             )
-        first_docs.append(first_of_turn or "")
-        for message in turn:
-            if message.kind != "tool-result":
-                continue
-            if len(message.text.encode("utf-8", "surrogatepass")) < tool_result_document_bytes:
-                continue
-            runs = list(_fit([part_of(message)], byte_budget))
-            ids = [run_document_id("r", parsed.session_id, run) for run in runs]
-            splits = _split_metadata(runs, ids)
-            for piece, (run, doc_id) in enumerate(zip(runs, ids, strict=True)):
-                metadata = {"continues": ids[0]} if piece else {}
-                if piece in splits:
-                    metadata["split"] = splits[piece]
-                docs.append(
-                    DocumentSpec(
-                        document_id=doc_id,
-                        kind="tool-result",
-                        session_id=parsed.session_id,
-                        project=parsed.project,
-                        agent=parsed.agent,
-                        parts=tuple(run),
-                        created=message.timestamp,
-                        title=message.tool_name,
-                        parent_document=first_of_turn,
-                        metadata=metadata,
-                    )
-                )
+        first_docs.append(first_of_turn)
     return docs
+
+
+def _tool_output(run: list[DocumentPart]) -> bool:
+    """A run holding one tool output on its own (or a piece of one) is a tool-result document."""
+    return len(run) == 1 and run[0].kind == "tool-result"

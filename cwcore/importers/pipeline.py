@@ -182,7 +182,7 @@ def _admit_session(
     path: str,
     emit: Emit,
 ) -> None:
-    docs = build_documents(parsed, tool_result_document_bytes=settings.tool_result_document_bytes)
+    docs = build_documents(parsed, segment_bytes=settings.segment_bytes)
     spec = session_spec(parsed)
     summary.sessions += 1
     summary.messages += len(parsed.messages)

@@ -200,10 +200,15 @@ class IndexWorker:
         self, batch: Batch, manifest: dict[str, Any], ordinal: int, first: int, prepared: Prepared
     ) -> None:
         doc_id, version = manifest["documentId"], int(manifest["version"])
-        continues = (manifest.get("metadata") or {}).get("continues")
+        metadata = manifest.get("metadata") or {}
+        continues = metadata.get("continues")
         turn_id = (
             manifest.get("parent") if manifest["kind"] == "tool-result" else continues
         ) or doc_id
+        # Before turns were cut into small documents (layout 2), a large tool output was kept
+        # in its turn's text as well as in its own tool-result document: such a document is an
+        # alias of part of its turn, and search shows one of the two.
+        alias = manifest["kind"] == "tool-result" and not metadata.get("layout")
         for window, keys_ in zip(prepared.windows, prepared.window_keys, strict=True):
             batch.put(
                 "windows",
@@ -226,6 +231,7 @@ class IndexWorker:
                         "kind": manifest["kind"],
                         "created": manifest["created"],
                         "turn": turn_id,
+                        **({"alias": True} if alias else {}),
                     }
                 ),
             )

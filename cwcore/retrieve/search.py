@@ -308,14 +308,17 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
     seen_docs: set[str] = set()
     for cand, trace in ordered:
         record = records[cand.wid]
-        # One hit per turn: a tool-result document shares its payload chunks with its turn
-        # (aliases of the same canonical text), and continuations belong to their first part.
-        turn = record.get("turn") or record["documentId"]
-        if record["documentId"] in seen_docs or turn in seen_docs:
+        # One hit per document. A tool-result document of the old layout repeats part of its
+        # turn's text (an alias of the same canonical chunks): it and its turn count as one.
+        doc = record["documentId"]
+        alias = record["turn"] if record.get("alias") else None
+        if doc in seen_docs or (alias and alias in seen_docs):
             continue
         if any(_overlap(record, other) >= 0.8 for _, _, other in hits):
             continue
-        seen_docs.update((record["documentId"], turn))
+        seen_docs.add(doc)
+        if alias:
+            seen_docs.add(alias)
         hits.append((cand, trace, record))
         if len(hits) >= req.limit:
             break

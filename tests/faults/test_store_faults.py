@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cwcore.api import Archive
+from cwcore.importers.documents import PIECE_BYTES
 from cwcore.store import keys
 from tests.helpers import REPO
 
@@ -232,14 +233,13 @@ def admit_parsed(archive: Archive, parsed: Any) -> list[Any]:
 
 @pytest.mark.parametrize("size", [int(8.5 * MiB), 20 * MiB])
 def test_cut_pieces_rejoin_exactly_with_distinct_ids(size: int) -> None:
-    from cwcore.importers.documents import build_documents, cut_text
+    from cwcore.importers.documents import PIECE_BYTES, build_documents, cut_text
     from cwcore.store.limits import MAX_SOURCE_BYTES, document_text
 
     text = wide_text(size, tail="\nlast line")
-    budget = MAX_SOURCE_BYTES - 1024
-    pieces = cut_text(text, budget)
+    pieces = cut_text(text, PIECE_BYTES)
     assert "".join(pieces) == text  # the old cut dropped the bytes of a split character
-    assert all(len(p.encode()) <= budget for p in pieces) and len(pieces) == -(-size // budget)
+    assert all(len(p.encode()) <= PIECE_BYTES for p in pieces)
 
     parsed = parsed_session(
         "s", ("u1", "user", "q"), ("a1", "assistant", text), ("t1", "tool", text)
@@ -248,13 +248,10 @@ def test_cut_pieces_rejoin_exactly_with_distinct_ids(size: int) -> None:
     assert docs == build_documents(parsed)  # deterministic: a re-import is a no-op
     ids = [d.document_id for d in docs]
     assert len(set(ids)) == len(ids)
-    # The turn holds both cut messages; the tool output also has tool-result documents.
-    for kind, key in (("turn", "assistant:a1"), ("turn", "tool:t1"), ("tool-result", "tool:t1")):
-        holders = [
-            d
-            for d in docs
-            if d.kind == kind and (d.metadata.get("split") or {}).get("messageKey") == key
-        ]
+    # Each cut message is in its own run of documents, and nowhere else.
+    for kind, key in (("turn", "assistant:a1"), ("tool-result", "tool:t1")):
+        holders = [d for d in docs if any(p.message_key == key for p in d.parts)]
+        assert {d.kind for d in holders} == {kind}
         assert [d.metadata["split"]["piece"] for d in holders] == list(range(len(pieces)))
         assert {tuple(d.metadata["split"]["documents"]) for d in holders} == {
             tuple(d.document_id for d in holders)
@@ -262,7 +259,7 @@ def test_cut_pieces_rejoin_exactly_with_distinct_ids(size: int) -> None:
         joined = "".join(p.text for d in holders for p in d.parts if p.message_key == key)
         assert joined == text
         assert all(len(document_text(d).encode()) <= MAX_SOURCE_BYTES for d in holders)
-        assert all(d.metadata.get("continues") for d in holders[1:])
+        assert all(d.metadata.get("continues") == ids[0] for d in holders)
 
 
 def test_a_key_like_a_piece_id_never_collides() -> None:
@@ -272,7 +269,7 @@ def test_a_key_like_a_piece_id_never_collides() -> None:
     parsed = parsed_session(
         "s", ("m", "user", big), ("m#1", "user", "a message whose key looks like a piece")
     )
-    ids = [d.document_id for d in build_documents(parsed)]
+    ids = [d.document_id for d in build_documents(parsed, piece_bytes=5 * MiB)]
     assert len(set(ids)) == len(ids) == 3
 
 
@@ -284,7 +281,9 @@ def test_an_oversize_message_reads_back_byte_identical(archive: Archive, size: i
     )
     acks = admit_parsed(archive, parsed)
     ids = [a.document_id for a in acks]
-    assert len(set(ids)) == len(ids) == 1 + -(-size // (8 * MiB - 1024))
+    from cwcore.importers.documents import PIECE_BYTES, cut_text
+
+    assert len(set(ids)) == len(ids) == 1 + len(cut_text(text, PIECE_BYTES))
     assert all(a.version == 1 for a in acks)
 
     body = archive.show("big/s")  # over one frame for 20 MiB: it arrives in parts
@@ -316,16 +315,19 @@ def test_the_issue_repro_imports_two_documents_and_verifies(
     tmp_path: Path, archive: Archive
 ) -> None:
     # The reported case: one cw-jsonl line whose text is 8,388,808 bytes.
+    from cwcore.importers.documents import PIECE_BYTES
+
     text = "x" * 8_388_808
+    pieces = -(-len(text) // PIECE_BYTES)
     path = one_line_session(tmp_path / "big.jsonl", "s1", "m1", text)
     acks: list[dict[str, Any]] = []
     summary = archive.import_paths([path], on_event=acks.append)
-    assert summary.errors == [] and summary.imported == 2
-    assert len({a["documentId"] for a in acks if a.get("type") == "ack"}) == 2
+    assert summary.errors == [] and summary.imported == pieces
+    assert len({a["documentId"] for a in acks if a.get("type") == "ack"}) == pieces
     assert archive.show("s1")["messages"][0]["text"] == text
     assert archive.index_verify()["ok"]
     again = archive.import_paths([path])
-    assert (again.imported, again.skipped) == (0, 2)
+    assert (again.imported, again.skipped) == (0, pieces)
 
 
 def test_a_result_over_one_frame_travels_in_parts() -> None:
@@ -394,8 +396,9 @@ def test_oversize_messages_through_the_cli_and_a_real_daemon(
         assert imported.returncode == 0, imported.stderr
         lines = [json.loads(line) for line in imported.stdout.splitlines()]
         big_acks = [a["documentId"] for a in lines[:-1] if a.get("sessionId") == "conv/big"]
-        assert len(big_acks) == len(set(big_acks)) == 2
-        assert lines[-1]["errors"] == [] and lines[-1]["imported"] == 7
+        total = len(lines) - 1
+        assert len(big_acks) == len(set(big_acks)) == -(-len(big.encode()) // PIECE_BYTES)
+        assert lines[-1]["errors"] == [] and lines[-1]["imported"] == total
 
         for session in ("conv/big", "conv/long"):
             exported = cli(cw_home, "export", session, "--format", "jsonl", env=env)
@@ -419,7 +422,7 @@ def test_oversize_messages_through_the_cli_and_a_real_daemon(
         assert doctor.returncode == 0 and json.loads(doctor.stdout)["checks"]["index"]["ok"]
         again = cli(cw_home, "import", str(source), "--json", env=env)
         summary = json.loads(again.stdout.splitlines()[-1])
-        assert (summary["imported"], summary["skipped"]) == (0, 7)
+        assert (summary["imported"], summary["skipped"]) == (0, total)
 
 
 # -- the store is its owner's only (item 5) -------------------------------------------------------
