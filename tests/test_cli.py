@@ -43,7 +43,7 @@ def test_malformed_line_reported_rest_imported(tmp_path: Path) -> None:
     summary = lines(out)[-1]
     assert code == 0 and summary["imported"] == 1
     assert [(e["line"], e["reason"][:12]) for e in summary["errors"]] == [
-        (2, "invalid JSON"),
+        (2, "not JSON: Ex"),
         (3, "missing fiel"),
     ]
 
