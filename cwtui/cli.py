@@ -9,17 +9,20 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import cwtui.commands as commands_pkg
 from cwcore import config as cwconfig
 from cwcore.api import Archive
-from cwcore.errors import NotFound
+from cwcore.errors import ImportErrors, NotFound
 from cwcore.importers.pipeline import ImportSummary
 from cwtui.output import console, emit_json, err_console, guard
 
@@ -78,32 +81,64 @@ def import_(
                     else None
                 ),
             )
-            emit_json(summary.to_json())
         else:
-            with Progress(
-                TextColumn("[bold]importing[/]"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[file]}"),
-                TimeElapsedColumn(),
-                console=err_console,
-                transient=True,
-            ) as progress:
-                task = progress.add_task("import", total=None, file="")
-
-                def on_event(event: dict[str, Any]) -> None:
-                    if event.get("type") == "progress":
-                        name = Path(str(event["file"])).name
-                        progress.update(
-                            task, completed=event["files"], total=event["total"], file=name
-                        )
-                    elif event.get("type") == "notice":
-                        progress.console.print(f"[dim]{event['message']}[/]", markup=True)
-
+            with _progress() as on_event:
                 summary = archive.import_paths(paths, fmt=fmt, project=project, on_event=on_event)
-            _print_summary(summary)
-        if any(p.line is None for p in summary.errors):
-            raise typer.Exit(2)
+        _finish(summary, as_json)
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A progress bar on stderr while importing (only on a terminal: elsewhere it would leave a
+    blank line behind), and the event handler that drives it and prints notices."""
+    if not err_console.is_terminal:
+
+        def quiet(event: dict[str, Any]) -> None:
+            if event.get("type") == "notice":
+                err_console.print(event["message"], markup=False, soft_wrap=True)
+
+        yield quiet
+        return
+    with Progress(
+        TextColumn("[bold]importing[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[file]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("import", total=None, file="")
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == "progress":
+                name = Path(str(event["file"])).name
+                progress.update(task, completed=event["files"], total=event["total"], file=name)
+            elif event.get("type") == "notice":
+                progress.console.print(f"[dim]{escape(event['message'])}[/]", markup=True)
+
+        yield on_event
+
+
+def _finish(summary: ImportSummary, as_json: bool) -> None:
+    """Print the whole summary, then exit with ``import-errors`` when anything was rejected:
+    with ``--json`` the summary line itself carries the error object."""
+    failure = None
+    if summary.error_count:
+        files = summary.file_errors
+        failure = ImportErrors(
+            f"{summary.error_count - files:,} line(s) and {files:,} file(s) rejected; "
+            "everything else was imported"
+        )
+    if as_json:
+        body = summary.to_json()
+        if failure is not None:
+            body["error"] = {"code": failure.code, "message": failure.message}
+        emit_json(body)
+    else:
+        _print_summary(summary)
+    if failure is not None:
+        raise typer.Exit(failure.exit_code)
 
 
 def _print_summary(summary: ImportSummary) -> None:
@@ -114,6 +149,10 @@ def _print_summary(summary: ImportSummary) -> None:
     for problem in summary.errors:
         where = f"{problem.path}:{problem.line}" if problem.line else problem.path
         err_console.print(f"{where}: {problem.reason}", markup=False, soft_wrap=True)
+    if summary.errors_truncated:
+        err_console.print(
+            f"… and {summary.errors_truncated:,} more problem(s) not listed", soft_wrap=True
+        )
 
 
 @app.command()
@@ -126,10 +165,7 @@ def sync(
     """Import what is new from the standard agent locations (~/.claude, ~/.codex, ~/.pi, …)."""
     with guard(as_json), open_archive() as archive:
         summary = archive.sync(since=since, home=str(Path.home()))
-        if as_json:
-            emit_json(summary.to_json())
-        else:
-            _print_summary(summary)
+        _finish(summary, as_json)
 
 
 @app.command()
