@@ -78,6 +78,7 @@ class Archive:
     @classmethod
     def open(cls, home: Path | None = None, *, embedded: bool | None = None) -> Archive:
         home = (home or config.default_home()).expanduser().resolve()
+        config.check_home(home)
         if embedded is None:
             embedded = _embedded_by_default()
         transport: Transport = EmbeddedTransport(home) if embedded else DaemonTransport(home)

@@ -24,10 +24,11 @@ from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.errors import ImportErrors, NotFound
 from cwcore.importers.pipeline import ImportSummary
-from cwtui.output import console, emit_json, err_console, guard
+from cwtui.output import CwGroup, console, emit_json, err_console, guard
 
 app = typer.Typer(
     name="cw",
+    cls=CwGroup,
     help="A local archive and retrieval engine for coding-agent conversation history.",
     no_args_is_help=True,
     add_completion=False,
