@@ -7,6 +7,7 @@ import sys
 from cwcore.api import Archive
 from cwcore.errors import CwError
 
+
 def tui() -> None:
     """Browse the archive in the terminal UI."""
     # Open before starting the UI: a store or daemon problem is one clear line on stderr, not a
