@@ -22,7 +22,7 @@ from rich.table import Table
 import cwtui.commands as commands_pkg
 from cwcore import config as cwconfig
 from cwcore.api import Archive
-from cwcore.errors import ImportErrors, NotFound
+from cwcore.errors import ImportErrors, InvalidInput, NotFound
 from cwcore.importers.pipeline import ImportSummary
 from cwtui.output import CwGroup, console, emit_json, err_console, guard
 
@@ -349,21 +349,47 @@ def forget(
 ) -> None:
     """Remove a session or document for good: canonical records and derived entries.
 
-    Ordinals are tombstoned, never reused. Asks for confirmation on a terminal unless --yes.
+    Ordinals are tombstoned, never reused. On a terminal it names what it found (a unique prefix
+    of a session id is accepted there) and asks; --yes skips the question and takes only an
+    exact id. Without a terminal, --yes is required.
     """
     with guard(as_json):
-        if not yes and not as_json and sys.stdin.isatty():
-            typer.confirm(f"Forget {target} permanently?", abort=True)
+        if not yes and not sys.stdin.isatty():
+            raise InvalidInput("forget asks for confirmation on a terminal: pass --yes to skip it")
         with open_archive() as archive:
-            report = archive.forget(target)
+            found = archive.forget_target(target, prefix=not yes)
+            what = _describe(found)
+            if not yes and not typer.confirm(f"Forget {what} permanently?", err=True):
+                if as_json:
+                    emit_json({"target": found, "forgotten": False})
+                else:
+                    err_console.print("nothing forgotten")
+                return
+            if yes and not as_json:
+                err_console.print(f"forgetting {what}", markup=False, soft_wrap=True)
+            report = archive.forget(found["id"])
         if as_json:
             emit_json(report)
             return
         console.print(
             f"forgot {report['sessions']} session(s), {report['documents']} document(s) "
             f"({report['versions']} version(s)), {report['events']} event(s), "
-            f"{report['chunks']} chunk(s); {report['tombstoned']} ordinal(s) tombstoned"
+            f"{report['chunks']} chunk(s); {report['tombstoned']} ordinal(s) tombstoned",
+            soft_wrap=True,
         )
+
+
+def _describe(found: dict[str, Any]) -> str:
+    """``session ID (project P, N document(s), M message(s))`` or ``document ID (...)``."""
+    if found["kind"] == "session":
+        return (
+            f"session {found['id']} (project {found['project']}, {found['documents']} "
+            f"document(s), {found['messages']} message(s))"
+        )
+    return (
+        f"document {found['id']} (session {found['session']}, project {found['project']}, "
+        f"{found['messages']} message(s))"
+    )
 
 
 @app.command("tui")
