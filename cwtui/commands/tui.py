@@ -20,4 +20,7 @@ def tui() -> None:
 
     from cwtui.app import make_app  # Textual loads only for this command
 
-    make_app(lambda: archive).run()
+    app = make_app(lambda: archive)
+    app.run()
+    if app.return_code:  # Textual printed a traceback: the exit status must say so too
+        raise SystemExit(app.return_code)
