@@ -147,6 +147,10 @@ def _print_summary(summary: ImportSummary) -> None:
         f"{summary.files} file(s), {summary.sessions} session(s), {summary.messages} "
         f"message(s): {summary.imported} document(s) imported, {summary.skipped} unchanged"
     )
+    _print_errors(summary)
+
+
+def _print_errors(summary: ImportSummary) -> None:
     for problem in summary.errors:
         where = f"{problem.path}:{problem.line}" if problem.line else problem.path
         err_console.print(f"{where}: {problem.reason}", markup=False, soft_wrap=True)
@@ -176,9 +180,14 @@ def watch(
     """Follow the standard agent locations and import new lines as they settle (Ctrl-C stops)."""
     from cwcore.importers.sync import watch as follow
 
-    with guard(False), open_archive() as archive:
+    with guard(False):
+        if not interval > 0:
+            raise InvalidInput("--interval must be a positive number of seconds")
+        archive = open_archive()
+    with guard(False), archive:
         console.print(
-            "watching ~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions, ~/.gemini/tmp"
+            "watching ~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions, ~/.gemini/tmp",
+            soft_wrap=True,
         )
 
         def on_sync(summary: ImportSummary) -> None:
@@ -186,6 +195,7 @@ def watch(
                 console.print(
                     f"imported {summary.imported} document(s) from {summary.files} file(s)"
                 )
+            _print_errors(summary)
 
         try:
             follow(lambda: archive.sync(home=str(Path.home())), interval=interval, on_sync=on_sync)
@@ -310,7 +320,8 @@ def show(
     from cwtui.transcript import render_document, render_transcript
 
     with guard(as_json), open_archive() as archive:
-        if session.startswith(("t-", "r-", "d-", "m-", "n-")):
+        doc_like = session.startswith(("t-", "r-", "d-", "m-", "n-"))
+        if doc_like:
             try:
                 doc = archive.show_document(session, include_superseded=include_superseded)
             except NotFound:
@@ -321,7 +332,14 @@ def show(
                 else:
                     render_document(console, doc)
                 return
-        body = archive.show(session, include_all=show_all, include_superseded=include_superseded)
+        try:
+            body = archive.show(
+                session, include_all=show_all, include_superseded=include_superseded
+            )
+        except NotFound as exc:
+            if not doc_like:
+                raise
+            raise NotFound(f"no document or session {session!r}") from exc
         if as_json:
             emit_json(body)
             return
