@@ -377,7 +377,7 @@ def forget(
         with open_archive() as archive:
             found = archive.forget_target(target, prefix=not yes)
             what = _describe(found)
-            if not yes and not typer.confirm(f"Forget {what} permanently?", err=True):
+            if not yes and not _confirm(f"Forget {what} permanently?"):
                 if as_json:
                     emit_json({"target": found, "forgotten": False})
                 else:
@@ -395,6 +395,14 @@ def forget(
             f"{report['chunks']} chunk(s); {report['tombstoned']} ordinal(s) tombstoned",
             soft_wrap=True,
         )
+
+
+def _confirm(question: str) -> bool:
+    """Ask on stderr, read one answer from stdin (a terminal); only y or yes agrees. Unlike
+    ``typer.confirm``, nothing is written to stdout, which stays clean for ``--json``."""
+    sys.stderr.write(f"{question} [y/N]: ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 def _describe(found: dict[str, Any]) -> str:

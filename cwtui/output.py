@@ -75,6 +75,7 @@ class CwGroup(TyperGroup):
         **extra: Any,
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
+        prog_name = prog_name or self.name or "cw"  # also under ``python -m cwtui.cli``
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except NoArgsIsHelpError:

@@ -23,14 +23,7 @@ from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.transcript import TranscriptScreen
-from tests.tui.conftest import (  # noqa: F401 - fixtures
-    SIZE,
-    AppFactory,
-    anyio_backend,
-    app_for,
-    filled_home,
-    settle,
-)
+from tests.tui.conftest import SIZE, AppFactory, settle
 
 pytestmark = pytest.mark.anyio
 
