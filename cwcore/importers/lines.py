@@ -73,20 +73,22 @@ def read_head(path: Path, lines: int = SNIFF_LINES, budget: int = SNIFF_BYTES) -
     """The first ``lines`` complete lines of ``path`` (``\\r\\n`` stripped) found in its first
     ``budget`` bytes. Reads in small blocks and stops as soon as it has them; a line the budget
     cuts off is left out, so at most ``budget`` bytes are read or held."""
-    chunks: list[bytes] = []
-    newlines = read = 0
-    at_end = False
+    out: list[bytes] = []
+    pending = bytearray()  # the line being read
+    left = budget
     with path.open("rb") as fh:
-        while newlines < lines and read < budget:
-            chunk = fh.read(min(HEAD_BLOCK_BYTES, budget - read))
+        while len(out) < lines and left > 0:
+            chunk = fh.read(min(HEAD_BLOCK_BYTES, left))
             if not chunk:
-                at_end = True
+                if pending:
+                    out.append(bytes(pending).rstrip(b"\r"))  # a last line without newline
                 break
-            chunks.append(chunk)
-            newlines += chunk.count(b"\n")
-            read += len(chunk)
-    pieces = b"".join(chunks).split(b"\n")
-    if at_end and not pieces[-1]:
-        pieces.pop()  # the file ended with a newline
-    complete = pieces if at_end else pieces[:-1]  # the last piece ends at the budget or block
-    return [p.rstrip(b"\r") for p in complete[:lines]]
+            left -= len(chunk)
+            start = 0
+            while len(out) < lines and (end := chunk.find(b"\n", start)) >= 0:
+                pending += chunk[start:end]
+                out.append(bytes(pending).rstrip(b"\r"))
+                pending.clear()
+                start = end + 1
+            pending += chunk[start:]
+    return out
