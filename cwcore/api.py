@@ -209,7 +209,9 @@ class Archive:
         session_ids: Sequence[str] = (),
         project: str | None = None,
     ) -> dict[str, Any]:
-        """Materialize the source around a located hit; ``status`` says if it resolved."""
+        """Materialize the source around a located hit (or read a document by id); ``status``
+        says if it resolved. ``project`` confines it to that project: anything outside answers
+        as if it did not exist."""
         params: dict[str, Any] = {
             "locator": locator,
             "neighbors": neighbors,
@@ -231,9 +233,17 @@ class Archive:
         by: str | None = None,
         reason: str | None = None,
         subject_key: str | None = None,
+        project: str | None = None,
     ) -> dict[str, Any]:
+        """Retire a reversed decision; ``project`` confines it (and ``by``) to that project:
+        another project's document is ``not-found``, as if it did not exist."""
         params: dict[str, Any] = {"documentId": document_id}
-        for name, value in (("by", by), ("reason", reason), ("subjectKey", subject_key)):
+        for name, value in (
+            ("by", by),
+            ("reason", reason),
+            ("subjectKey", subject_key),
+            ("project", project),
+        ):
             if value is not None:
                 params[name] = value
         return self.call("supersede", params)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from cwcore.clock import parse_time
-from cwcore.errors import InvalidInput, UnsafeKey
+from cwcore.errors import InvalidInput, UnsafeKey, excerpt
 from cwcore.store import session_order
 from cwcore.store.reader import Reader
 
@@ -73,7 +73,7 @@ def _cursor_decode(cursor: str) -> tuple[str, str]:
         started, session_id = json.loads(raw)
         return str(started), str(session_id)
     except (ValueError, TypeError):
-        raise InvalidInput(f"not a cursor from cw sessions: {cursor!r}") from None
+        raise InvalidInput(f"not a cursor from cw sessions: {excerpt(cursor)}") from None
 
 
 def list_sessions(
@@ -100,7 +100,7 @@ def list_sessions(
         try:
             session_order.order_key(*after)
         except UnsafeKey:
-            raise InvalidInput(f"not a cursor from cw sessions: {cursor!r}") from None
+            raise InvalidInput(f"not a cursor from cw sessions: {excerpt(cursor)}") from None
     ids: list[str] = []
     for entry in session_order.scan(reader.store, after, project=project):
         if agent is not None and entry.agent != agent:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-from cwcore.errors import InvalidInput
+from cwcore.errors import InvalidInput, excerpt
 
 
 def parse_time(text: str) -> datetime:
@@ -20,7 +20,7 @@ def parse_time(text: str) -> datetime:
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise InvalidInput(f"not an ISO-8601 date or time: {text!r}") from None
+        raise InvalidInput(f"not an ISO-8601 date or time: {excerpt(text)}") from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)

@@ -9,6 +9,8 @@ Every duration of the spec is a setting here, in the unit its name states.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import re
 import tomllib
@@ -18,7 +20,7 @@ from typing import Any
 
 import platformdirs
 
-from cwcore.errors import InvalidInput, StoreError
+from cwcore.errors import InvalidInput, StoreError, excerpt
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,9 @@ def _coerce(name: str, kind: Any, raw: Any) -> Any:
             return float(raw)
         return str(raw)
     except (TypeError, ValueError):
-        raise InvalidInput(f"setting {name}: cannot read {raw!r} as {kind.__name__}") from None
+        raise InvalidInput(
+            f"setting {name}: cannot read {excerpt(raw)} as {kind.__name__}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -197,3 +201,29 @@ def load(home: Path) -> tuple[Settings, list[SettingValue]]:
     if settings.semantic_policy not in ("auto", "always", "never"):
         raise InvalidInput("setting semanticPolicy must be auto, always or never")
     return settings, report
+
+
+#: The name :func:`fingerprint` gives the engine's clock (``CW_NOW``; unset: the system clock).
+NOW = "now"
+
+
+def fingerprint(settings: Settings) -> dict[str, str]:
+    """What a client and the daemon compare to tell whether the daemon runs with the settings
+    the client would use: a short digest of each setting's effective value (every setting here
+    is applied by the daemon; client-only variables such as ``CW_EMBEDDED`` or ``CW_PROJECT``
+    are not settings) and of :data:`NOW`, the fixed clock ``CW_NOW``. Digests, not values, go
+    on the wire."""
+
+    def digest(value: Any) -> str:
+        raw = json.dumps(value, sort_keys=True).encode("utf-8")
+        return hashlib.blake2b(raw, digest_size=6).hexdigest()
+
+    out = {camel(f.name): digest(getattr(settings, f.name)) for f in dataclasses.fields(settings)}
+    out[NOW] = digest(os.environ.get("CW_NOW") or None)
+    return out
+
+
+def differing(client: dict[str, str], daemon: dict[str, str]) -> list[str]:
+    """Names both fingerprints know whose digests differ, sorted (a setting only one side
+    knows comes from another cw version and is not reported)."""
+    return sorted(name for name in client.keys() & daemon.keys() if client[name] != daemon[name])

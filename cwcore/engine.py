@@ -17,7 +17,7 @@ from typing import Any
 
 import cwcore
 from cwcore import browse, config
-from cwcore.errors import InvalidInput, ModelUnavailable
+from cwcore.errors import InvalidInput, ModelUnavailable, excerpt
 from cwcore.importers import pipeline
 from cwcore.index import maintenance
 from cwcore.index.worker import IndexWorker
@@ -133,7 +133,7 @@ class Engine:
     ) -> dict[str, Any]:
         handler = _METHODS.get(name)
         if handler is None:
-            raise InvalidInput(f"unknown method {name!r}")
+            raise InvalidInput(f"unknown method {excerpt(name)}")
         if not isinstance(params, dict):
             raise InvalidInput("params must be an object")
         if name in _PASSIVE:
@@ -308,9 +308,6 @@ class Engine:
             "sampled_at": time.time(),
         }
         return self.compaction
-
-    def idle(self) -> bool:
-        return not any(w.busy for w in self._workers) and self.indexer.depth() == 0
 
     def close(self) -> None:
         for worker in self._workers:
@@ -549,7 +546,9 @@ def _search(
 def _recall(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    from cwcore.recall.recall import recall
+    """Recall a locator or a document id; ``project`` (optional) is the caller's authenticated
+    project, which nothing outside of is read or revealed."""
+    from cwcore.recall.recall import Caller, recall
     from cwcore.retrieve.search import record_recall
 
     locator = required_str(params, "locator")
@@ -560,28 +559,15 @@ def _recall(
     if not isinstance(neighbors, int) or not isinstance(max_tokens, int):
         raise InvalidInput("neighbors and maxTokens must be integers")
     ctx = engine.search_context()
-    if not locator.startswith("cwl1."):
-        from cwcore.errors import UnsafeKey
-        from cwcore.recall.recall import read_document
-        from cwcore.store.keys import DOC_HEAD
-
-        try:
-            stored = engine.store.get("documents", DOC_HEAD.encode(locator))
-        except UnsafeKey:
-            stored = None  # not a document id: recall answers locator-invalid below
-        if stored is not None:
-            # A direct document id: the full source when small, else a chunk table of contents.
-            return read_document(engine.store, locator)
     body = recall(
         engine.store,
         ctx.signer,
         locator,
         neighbors=neighbors,
         max_tokens=max_tokens,
-        session_ids=session_ids,
-        project=param_str(params, "project"),
+        caller=Caller(param_str(params, "project"), tuple(session_ids)),
     )
-    if body["status"] == "resolved":
+    if body["status"] == "resolved" and "range" in body:  # a located hit, not a direct read
         head = engine.reader.head(body["documentId"])
         record_recall(engine.store, int(head["ordinal"]))
     return body
@@ -591,12 +577,15 @@ def _recall(
 def _supersede(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
+    """Supersede a document; with ``project`` (the caller's authenticated project) a document
+    or replacement of another project answers ``not-found``, exactly as a missing one."""
     target = required_str(params, "documentId")
     result = engine.admission.supersede(
         target,
         by=param_str(params, "by"),
         reason=param_str(params, "reason"),
         subject_key=param_str(params, "subjectKey"),
+        project=param_str(params, "project"),
     )
     engine.after_admission(1)
     return result

@@ -9,14 +9,45 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+#: Characters of a user's value an error message may quote (:func:`excerpt`).
+EXCERPT_CHARS = 200
+#: Longest message an error keeps, characters: a backstop behind :func:`excerpt`, so that no
+#: input, however it reaches a message, comes back whole (a 20 MiB query stays a short error).
+MAX_MESSAGE_CHARS = 4096
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``value`` quoted for an error message (``repr`` style), cut to about ``limit``
+    characters: a longer value ends in an ellipsis and states its full length, e.g.
+    ``'aaaa…' (20971520 characters)``. Non-strings are shown by their ``repr``."""
+    if not isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+    head = value[:limit]
+    shown = repr(head)
+    if len(shown) > 2 * limit:  # escapes (control characters, lone surrogates) lengthen it
+        head = value[: max(1, limit // 8)]
+        shown = repr(head)
+    if len(head) == len(value):
+        return shown
+    return f"{shown[:-1]}…{shown[-1]} ({len(value)} characters)"
+
+
+def _bounded(message: str) -> str:
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS]}… (message cut from {len(message)} characters)"
+
 
 class CwError(Exception):
-    """Base of every error cw reports to a user or a client."""
+    """Base of every error cw reports to a user or a client. The message is bounded to
+    :data:`MAX_MESSAGE_CHARS`; sites that quote user input use :func:`excerpt`."""
 
     code: ClassVar[str] = "internal"
     exit_code: ClassVar[int] = 1
 
     def __init__(self, message: str, **details: Any) -> None:
+        message = _bounded(str(message))
         super().__init__(message)
         self.message = message
         self.details = details

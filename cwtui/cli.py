@@ -22,7 +22,7 @@ from rich.table import Table
 import cwtui.commands as commands_pkg
 from cwcore import config as cwconfig
 from cwcore.api import Archive
-from cwcore.errors import ImportErrors, InvalidInput, NotFound
+from cwcore.errors import ImportErrors, InvalidInput, NotFound, excerpt
 from cwcore.importers.pipeline import ImportSummary
 from cwtui.output import CwGroup, console, emit_json, err_console, guard
 
@@ -339,7 +339,7 @@ def show(
         except NotFound as exc:
             if not doc_like:
                 raise
-            raise NotFound(f"no document or session {session!r}") from exc
+            raise NotFound(f"no document or session {excerpt(session)}") from exc
         if as_json:
             emit_json(body)
             return

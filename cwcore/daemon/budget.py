@@ -58,3 +58,37 @@ class Budget:
             waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
+
+
+class Reservation:
+    """Bytes held together in a connection's budget and the daemon-wide budget of the same kind.
+
+    :meth:`take` reserves from the connection first, so a connection waits for its own traffic
+    before it competes with others; :meth:`shrink` gives back what a materialized answer turned
+    out not to need; :meth:`release` gives back the rest.
+    """
+
+    def __init__(self, local: Budget, shared: Budget) -> None:
+        self.local = local
+        self.shared = shared
+        self.bytes = 0
+
+    async def take(self, n: int, timeout: float | None = None) -> None:
+        await self.local.acquire(n)
+        try:
+            await self.shared.acquire(n, timeout)
+        except BaseException:
+            self.local.release(n)
+            raise
+        self.bytes += n
+
+    def shrink(self, n: int) -> None:
+        """Keep at most ``n`` bytes reserved."""
+        if n < self.bytes:
+            extra = self.bytes - n
+            self.bytes = n
+            self.shared.release(extra)
+            self.local.release(extra)
+
+    def release(self) -> None:
+        self.shrink(0)

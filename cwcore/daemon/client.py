@@ -10,6 +10,12 @@ Contract:
 * The handshake sends the client's required capabilities. A daemon missing any of them is asked
   to stop and a new one is started once; a daemon of a different build with the required
   capabilities keeps serving.
+* The handshake also sends the fingerprint of the settings this client would run with
+  (:func:`cwcore.config.fingerprint`: ``config.toml``, ``CW_*``, ``CW_NOW``). A running daemon
+  keeps the settings it started with; when they differ the welcome names them and the client
+  reports it through :data:`settings_notice` — by default one line on stderr, once per process
+  (``cw: the running daemon uses other settings (NAMES): cw daemon restart``) — and carries on.
+  Hooks set it to None: a host may show a hook's stderr to the user.
 * :meth:`Client.call` sends one request and returns its result, passing each intermediate event
   to ``on_event``. Errors come back as typed :class:`~cwcore.errors.CwError`. When the connection
   is lost (daemon killed, restarted, stopping) the client reconnects — autostarting if needed —
@@ -36,7 +42,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
-from cwcore import errors
+from cwcore import config, errors
 from cwcore.daemon import protocol
 from cwcore.daemon.paths import DaemonPaths, check_private_dir, daemon_paths
 from cwcore.daemon.service import DEFAULT_SERVICE
@@ -52,6 +58,35 @@ RETRIES = 2
 STOP_WAIT_S = 20.0
 
 OnEvent = Callable[[dict[str, Any]], None]
+
+
+def warn_settings_once(names: list[str]) -> None:
+    """The default :data:`settings_notice`: one line on stderr, once per process."""
+    global _settings_warned
+    if _settings_warned:
+        return
+    _settings_warned = True
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(
+            f"cw: the running daemon uses other settings ({', '.join(names)}): cw daemon restart\n"
+        )
+        sys.stderr.flush()
+
+
+_settings_warned = False
+#: Called with the names of the settings the running daemon does not share with this client
+#: (None: say nothing). Faces that must stay silent on stderr (hooks) set it to None.
+settings_notice: Callable[[list[str]], None] | None = warn_settings_once
+
+
+def _fingerprint(home: Path) -> dict[str, str] | None:
+    """The settings fingerprint of this client for ``home``; None when they cannot be read
+    (the command reports a broken config.toml itself)."""
+    try:
+        settings, _ = config.load(home)
+    except CwError:
+        return None
+    return config.fingerprint(settings)
 
 
 class DaemonNotRunning(DaemonError):
@@ -125,6 +160,7 @@ class Client:
         self.welcome: dict[str, Any] | None = None
         self._sock: socket.socket | None = None
         self._lock = threading.RLock()
+        self._settings = _fingerprint(self.paths.home)
 
     @classmethod
     def connect(
@@ -217,6 +253,9 @@ class Client:
                 continue
             self._sock = sock
             self.welcome = welcome
+            differ = welcome.get("settingsDiffer")
+            if differ and isinstance(differ, list) and settings_notice is not None:
+                settings_notice([str(name)[:64] for name in differ[:16]])
             return
         raise DaemonError(f"could not connect to the cw daemon at {self.paths.socket}")
 
@@ -237,7 +276,8 @@ class Client:
 
     def _handshake(self, sock: socket.socket) -> dict[str, Any]:
         try:
-            protocol.send(sock, protocol.hello(frozenset(), self.required))
+            hello = protocol.hello(frozenset(), self.required, self._settings)
+            protocol.send(sock, hello)
             reply = protocol.recv(sock)
         except TimeoutError:
             raise DaemonError(

@@ -6,9 +6,11 @@ bytes of UTF-8 JSON encoding one object with a string ``type``. The encoded body
 
 Messages (``id`` is the client's request id, a string of 1..128 printable characters)::
 
-    client → daemon  {"type": "hello", "protocol": 1, "capabilities": [...], "required": [...]}
+    client → daemon  {"type": "hello", "protocol": 1, "capabilities": [...], "required": [...],
+                      "settings"?: {name: digest}}      # cwcore.config.fingerprint
     daemon → client  {"type": "welcome", "protocol": 1, "capabilities": [...], "build": str,
-                      "pid": int, "missing": [...]}            # missing = required − capabilities
+                      "pid": int, "missing": [...],      # missing = required − capabilities
+                      "settingsDiffer"?: [name, ...]}    # only when the hello had settings
     client → daemon  {"type": "request", "id": str, "method": str, "params": {...}}
     client → daemon  {"type": "cancel", "id": str}             # best effort; sets the cancel flag
     daemon → client  {"type": "event", "id": str, "event": {...}}     # zero or more, then one of:
@@ -78,19 +80,30 @@ def valid_request_id(value: Any) -> bool:
 # -- message constructors ---------------------------------------------------------------------
 
 
-def hello(capabilities: frozenset[str], required: frozenset[str]) -> dict[str, Any]:
-    return {
+def hello(
+    capabilities: frozenset[str],
+    required: frozenset[str],
+    settings: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    message: dict[str, Any] = {
         "type": "hello",
         "protocol": PROTOCOL_VERSION,
         "capabilities": sorted(capabilities),
         "required": sorted(required),
     }
+    if settings is not None:
+        message["settings"] = settings
+    return message
 
 
 def welcome(
-    capabilities: frozenset[str], build: str, pid: int, missing: frozenset[str]
+    capabilities: frozenset[str],
+    build: str,
+    pid: int,
+    missing: frozenset[str],
+    settings_differ: list[str] | None = None,
 ) -> dict[str, Any]:
-    return {
+    message: dict[str, Any] = {
         "type": "welcome",
         "protocol": PROTOCOL_VERSION,
         "capabilities": sorted(capabilities),
@@ -98,6 +111,9 @@ def welcome(
         "pid": pid,
         "missing": sorted(missing),
     }
+    if settings_differ is not None:
+        message["settingsDiffer"] = settings_differ
+    return message
 
 
 def request(request_id: str, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -188,7 +188,8 @@ def run_daemon(home: Path, factory_spec: str, reporter: Reporter) -> int:
             try:
                 lock.write_pid()
                 service.start_workers()
-                server = Server(service, paths, limits, factory_spec)
+                fingerprint = config.fingerprint(settings)
+                server = Server(service, paths, limits, factory_spec, fingerprint)
                 asyncio.run(server.serve(sock, on_listening=reporter.ok))
             finally:
                 with contextlib.suppress(OSError):

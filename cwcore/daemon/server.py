@@ -10,8 +10,16 @@ Limits (spec 003, "System boundary"; sizes in bytes, times in seconds — see :c
   read or parsed: at most 32 MiB per connection (further reading pauses) and 32 MiB daemon-wide
   (a frame that cannot get budget within 10 s gets ``busy`` and the connection closes);
 * before dispatch a request reserves its output bound (``Service.max_output_bytes``, at most one
-  frame plus its header) per connection (one full frame) and daemon-wide (two full frames); the
-  reservation is held until the result is written — or dropped because the peer left;
+  frame plus its header) per connection (one full frame) and daemon-wide (two full frames). Once
+  the answer is materialized the reservation shrinks to the frame's size, and a frame of at most
+  64 KiB moves to the small-response lane; what is left is held until the frame is written — or
+  dropped because the peer left. A peer that does not read therefore holds only the bytes of its
+  own answer, and pauses only its own connection;
+* the small-response lane: 64 KiB per connection, 16 × 64 KiB daemon-wide, so a connection's
+  small answer (built-ins such as ``daemon.status``, replays, small results) never waits for
+  another connection's output;
+* a request's input reservation is released once its call has returned (its parsed body is no
+  longer held), not when its answer is written;
 * at most 8 service calls run at once, at most 8 requests are pipelined per connection;
 * events are written with backpressure: ``emit`` blocks its worker until the socket drains,
   a peer that does not read for 30 s is dropped;
@@ -20,8 +28,10 @@ Limits (spec 003, "System boundary"; sizes in bytes, times in seconds — see :c
   the same answer without re-running a write;
 * shutdown drains in-flight calls for at most 10 s, then sets their cancel flags.
 
-Lifecycle: once no connection, no running request and ``Service.idle()`` hold for the grace
-period (``daemonGraceSeconds``), the server stops; any connection resets the countdown.
+Lifecycle: once no connection and no running request hold for the grace period
+(``daemonGraceSeconds``), the server stops; any connection resets the countdown. Background work
+(indexing, embedding) is not a client: it never holds the daemon past its grace, and it resumes
+from its durable cursors at the next start.
 """
 
 from __future__ import annotations
@@ -42,9 +52,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cwcore import config
 from cwcore.config import Settings
 from cwcore.daemon import protocol
-from cwcore.daemon.budget import Budget
+from cwcore.daemon.budget import Budget, Reservation
 from cwcore.daemon.paths import DaemonPaths
 from cwcore.daemon.protocol import HEADER_BYTES, MAX_FRAME
 from cwcore.daemon.service import Service, bind_request_id, unbind_request_id
@@ -54,6 +65,7 @@ from cwcore.errors import (
     DaemonError,
     InvalidInput,
     ProtocolError,
+    excerpt,
 )
 
 log = logging.getLogger("cwcore.daemon")
@@ -78,6 +90,8 @@ class Limits:
     input_wait_s: float = 10.0
     output_per_connection: int = FULL_FRAME
     output_total: int = 2 * FULL_FRAME
+    #: The small-response lane per connection (daemon-wide: ``max_connections`` times this).
+    small_output_per_connection: int = 64 * 1024
     max_in_flight: int = 8
     pipeline_per_connection: int = 8
     replay_entries: int = 256
@@ -169,6 +183,7 @@ class Connection:
         self.writer = writer
         self.input = Budget(limits.input_per_connection, "per-connection input")
         self.output = Budget(limits.output_per_connection, "per-connection output")
+        self.small = Budget(limits.small_output_per_connection, "per-connection small output")
         self.pipeline = asyncio.Semaphore(limits.pipeline_per_connection)
         self.write_lock = asyncio.Lock()
         self.closed = False
@@ -211,8 +226,17 @@ class Connection:
 class Server:
     """Serves one :class:`Service` on an already bound, listening socket until stopped."""
 
-    def __init__(self, service: Service, paths: DaemonPaths, limits: Limits, factory: str) -> None:
+    def __init__(
+        self,
+        service: Service,
+        paths: DaemonPaths,
+        limits: Limits,
+        factory: str,
+        settings: dict[str, str] | None = None,
+    ) -> None:
         self.service = service
+        #: The fingerprint of the settings this daemon runs with (cwcore.config.fingerprint).
+        self.settings = settings or {}
         self.paths = paths
         self.limits = limits
         self.factory = factory
@@ -223,6 +247,9 @@ class Server:
         self.in_flight = 0
         self.input = Budget(limits.input_total, "daemon-wide input")
         self.output = Budget(limits.output_total, "daemon-wide output")
+        self.small_output = Budget(
+            limits.max_connections * limits.small_output_per_connection, "daemon-wide small output"
+        )
         self.replay = ReplayCache(limits.replay_entries, limits.replay_bytes)
         self.running: dict[str, Running] = {}
         self.stopping = False
@@ -315,30 +342,18 @@ class Server:
                 self._quiet.clear()
 
     async def _grace_loop(self) -> None:
-        """Stop after ``grace_s`` with no connection, no request and an idle service.
+        """Stop after ``grace_s`` with no connection and no request.
 
-        The countdown starts at the later of the last activity and the first tick that saw the
-        service idle; a tick of at most 1 s keeps the error small without a busy loop.
+        Pending background work does not count: a daemon nobody uses exits on time, and its
+        workers carry on from their durable cursors when a client starts it again. A tick of at
+        most 1 s keeps the error small without a busy loop.
         """
         tick = max(0.05, min(1.0, self.limits.grace_s / 4))
-        idle_since: float | None = None
         while not self.stopping:
             await asyncio.sleep(tick)
             if self.connections or self.in_flight or self.running:
-                idle_since = None
                 continue
-            try:
-                idle = bool(self.service.idle())
-            except Exception:
-                log.exception("service.idle() failed; treating the service as busy")
-                idle = False
-            if not idle:
-                idle_since = None
-                continue
-            now = time.monotonic()
-            if idle_since is None:
-                idle_since = now
-            if now - max(idle_since, self._last_active) >= self.limits.grace_s:
+            if time.monotonic() - self._last_active >= self.limits.grace_s:
                 self.request_stop(f"idle for {self.limits.grace_s:g}s")
                 return
 
@@ -398,6 +413,7 @@ class Server:
             kind = message["type"]
             if kind == "request":
                 task = asyncio.create_task(self._request(conn, message, size))
+                del message  # the task owns the request now (see _request)
                 conn.tasks.add(task)
                 task.add_done_callback(conn.tasks.discard)
                 task.add_done_callback(lambda _t: conn.pipeline.release())
@@ -409,24 +425,31 @@ class Server:
                 if running is not None:
                     running.cancel.set()
                 continue
-            raise ProtocolError(f"unexpected {kind!r} frame after the handshake")
+            raise ProtocolError(f"unexpected {excerpt(kind)} frame after the handshake")
 
     async def _handshake(self, conn: Connection, hello: dict[str, Any]) -> None:
         if hello["type"] != "hello":
-            raise ProtocolError(f"expected a hello frame, got {hello['type']!r}")
+            raise ProtocolError(f"expected a hello frame, got {excerpt(hello['type'])}")
         version = hello.get("protocol")
         if version != protocol.PROTOCOL_VERSION:
             raise ProtocolError(
-                f"unsupported protocol version {version!r}; "
+                f"unsupported protocol version {excerpt(version)}; "
                 f"this daemon speaks version {protocol.PROTOCOL_VERSION}",
                 supported=[protocol.PROTOCOL_VERSION],
             )
         required = hello.get("required") or []
         if not isinstance(required, list) or not all(isinstance(c, str) for c in required):
             raise ProtocolError("hello.required must be a list of strings")
+        theirs = hello.get("settings")
+        if theirs is not None and not (
+            isinstance(theirs, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in theirs.items())
+        ):
+            raise ProtocolError("hello.settings must be an object of strings")
         capabilities = frozenset(self.service.capabilities)
         missing = frozenset(required) - capabilities
-        welcome = protocol.welcome(capabilities, self.service.build, self.pid, missing)
+        differ = None if theirs is None else config.differing(theirs, self.settings)
+        welcome = protocol.welcome(capabilities, self.service.build, self.pid, missing, differ)
         if not await conn.send(protocol.encode(welcome)):
             raise ConnectionResetError("peer left during the handshake")
 
@@ -459,114 +482,157 @@ class Server:
     # -- requests -------------------------------------------------------------------------------
 
     async def _request(self, conn: Connection, message: dict[str, Any], size: int) -> None:
-        """Serve one request frame; its input reservation is released when it is answered."""
+        """Serve one request frame.
+
+        Its input reservation (``size``) is released as soon as the parsed body is no longer
+        needed — when the call returned, or at once for a replayed or built-in answer — so a
+        peer that does not read its answers holds no input budget. The body travels in a
+        one-item list that the call takes it from, so no frame of this chain keeps it alive.
+        """
+        held = [size]
+
+        def release_input() -> None:
+            if held:
+                conn.release_input(held.pop())
+
         rid = message.get("id")
+        method = message.get("method")
+        body = [message.get("params", {})]
+        del message
         try:
             if not protocol.valid_request_id(rid):
                 raise ProtocolError(
                     f"request id must be a printable string of 1..{protocol.MAX_REQUEST_ID} chars"
                 )
             assert isinstance(rid, str)
-            method = message.get("method")
-            params = message.get("params", {})
             if not isinstance(method, str) or not method:
                 raise InvalidInput("request method must be a non-empty string")
-            if not isinstance(params, dict):
+            if not isinstance(body[0], dict):
                 raise InvalidInput("request params must be an object")
-            await self._dispatch(conn, rid, method, params)
+            await self._dispatch(conn, rid, method, body, release_input)
         except CwError as err:
+            release_input()
             answer_id = rid if protocol.valid_request_id(rid) else None
             await conn.send(protocol.encode(protocol.error(answer_id, err)))
         except Exception as exc:
-            log.exception("request %r failed in the server", rid)
+            release_input()
+            log.exception("request %s failed in the server", excerpt(rid))
             answer_id = rid if protocol.valid_request_id(rid) else None
             failure = CwError(f"internal daemon error: {type(exc).__name__}: {exc}")
             await conn.send(protocol.encode(protocol.error(answer_id, failure)))
         finally:
-            conn.release_input(size)
+            release_input()
 
     async def _dispatch(
-        self, conn: Connection, rid: str, method: str, params: dict[str, Any]
+        self,
+        conn: Connection,
+        rid: str,
+        method: str,
+        body: list[dict[str, Any]],
+        release_input: Callable[[], None],
     ) -> None:
         cached = self.replay.get(rid)
         if cached is not None:
+            body.clear()
+            release_input()
             self._check_same_method(rid, cached[0], method)
             await self._send_reserved(conn, cached[1])
             return
         running = self.running.get(rid)
         if running is not None:
+            body.clear()
+            release_input()
             self._check_same_method(rid, running.method, method)
             frame = await asyncio.shield(running.done)
             await self._send_reserved(conn, frame)
             return
         if method in BUILTINS:
+            body.clear()
+            release_input()
             await self._builtin(conn, rid, method)
             return
         if self.stopping:
             raise DaemonError("the daemon is stopping; reconnect and retry", retry=True)
-        await self._execute(conn, rid, method, params)
+        await self._execute(conn, rid, method, body, release_input)
 
     @staticmethod
     def _check_same_method(rid: str, known: str, method: str) -> None:
         if known != method:
-            raise InvalidInput(f"request id {rid!r} was already used for {known!r}")
+            raise InvalidInput(f"request id {excerpt(rid)} was already used for {excerpt(known)}")
+
+    def _lane(self, conn: Connection, size: int) -> Reservation:
+        """Where an answer of ``size`` bytes is reserved: the small-response lane or the
+        full-frame budgets."""
+        if size <= self.limits.small_output_per_connection:
+            return Reservation(conn.small, self.small_output)
+        return Reservation(conn.output, self.output)
 
     async def _send_reserved(self, conn: Connection, frame: bytes) -> None:
         """Send an already materialized frame under an output reservation of its size."""
-        await conn.output.acquire(len(frame))
+        hold = self._lane(conn, len(frame))
+        await hold.take(len(frame))
         try:
-            await self.output.acquire(len(frame))
-            try:
-                await conn.send(frame)
-            finally:
-                self.output.release(len(frame))
+            await conn.send(frame)
         finally:
-            conn.output.release(len(frame))
+            hold.release()
+
+    async def _settle(self, conn: Connection, hold: Reservation, size: int) -> Reservation:
+        """Trade a call's pre-dispatch reservation for what its materialized frame needs."""
+        hold.shrink(size)
+        if size > self.limits.small_output_per_connection:
+            return hold
+        small = self._lane(conn, size)
+        await small.take(size)  # waits only for this connection's own small answers
+        hold.release()
+        return small
 
     async def _execute(
-        self, conn: Connection, rid: str, method: str, params: dict[str, Any]
+        self,
+        conn: Connection,
+        rid: str,
+        method: str,
+        body: list[dict[str, Any]],
+        release_input: Callable[[], None],
     ) -> None:
         """Reserve output, run the call in the pool, record the outcome, answer the peer."""
         assert self._loop is not None and self._slots is not None
+        params = body.pop()
         bound = min(int(self.service.max_output_bytes(method, params)), MAX_FRAME) + HEADER_BYTES
         bound = max(bound, 4096)  # room for an error frame whatever the service declared
         running = Running(method, threading.Event(), self._loop.create_future())
         self.running[rid] = running
         self._touch()
-        frame = b""
-        cacheable = False
+        hold = Reservation(conn.output, self.output)
         try:
-            await conn.output.acquire(bound)
+            await hold.take(bound)
             try:
-                await self.output.acquire(bound)
-                try:
-                    async with self._slots:
-                        if self.stopping:
-                            raise DaemonError(
-                                "the daemon is stopping; reconnect and retry", retry=True
-                            )
-                        self.in_flight += 1
-                        try:
-                            frame, cacheable = await self._loop.run_in_executor(
-                                self._pool,
-                                self._invoke,
-                                conn,
-                                rid,
-                                method,
-                                params,
-                                bound,
-                                running.cancel,
-                            )
-                        finally:
-                            self.in_flight -= 1
-                    if cacheable:
-                        self.replay.put(rid, method, frame)
-                    running.done.set_result(frame)
-                    await conn.send(frame)  # still under the reservation: covers socket buffering
-                finally:
-                    self.output.release(bound)
+                async with self._slots:
+                    if self.stopping:
+                        raise DaemonError("the daemon is stopping; reconnect and retry", retry=True)
+                    self.in_flight += 1
+                    try:
+                        call = self._loop.run_in_executor(
+                            self._pool,
+                            self._invoke,
+                            conn,
+                            rid,
+                            method,
+                            params,
+                            bound,
+                            running.cancel,
+                        )
+                        del params  # the worker holds the body until the call returns
+                        frame, cacheable = await call
+                    finally:
+                        self.in_flight -= 1
+                release_input()
+                if cacheable:
+                    self.replay.put(rid, method, frame)
+                running.done.set_result(frame)
+                hold = await self._settle(conn, hold, len(frame))
+                await conn.send(frame)  # still under the reservation: covers socket buffering
             finally:
-                conn.output.release(bound)
+                hold.release()
         except CwError as err:
             if not running.done.done():
                 running.done.set_result(protocol.encode(protocol.error(rid, err)))
@@ -666,6 +732,7 @@ class Server:
             "replay_entries": len(self.replay),
             "input_reserved_bytes": self.input.used,
             "output_reserved_bytes": self.output.used,
+            "small_output_reserved_bytes": self.small_output.used,
             "grace_s": self.limits.grace_s,
             "stopping": self.stopping,
             "service": extra,

@@ -35,9 +35,9 @@ class Service(Protocol):
     * ``max_output_bytes`` is the request's output bound in bytes, reserved before dispatch; the
       server clamps it to one frame (16 MiB). It runs on the event loop: it must not block.
     * ``status`` returns extra fields for ``daemon status`` (runs in a helper thread).
-    * ``start_workers`` starts background work once, after the socket listens.
-    * ``idle`` is True when background work has nothing pending; it runs on the event loop and
-      must be cheap. The idle grace only counts down while it is True.
+    * ``start_workers`` starts background work once, after the socket listens. Background work
+      never keeps the daemon alive: the idle grace counts only clients, so the work must be
+      resumable at the next start (durable cursors, an outbox).
     * ``close`` stops the workers and closes the store; it is called once, at exit.
     """
 
@@ -53,8 +53,6 @@ class Service(Protocol):
     def status(self) -> dict[str, Any]: ...
 
     def start_workers(self) -> None: ...
-
-    def idle(self) -> bool: ...
 
     def close(self) -> None: ...
 

@@ -44,7 +44,8 @@ from cwcore.clock import parse_time
 from cwcore.hints.lineage import DURABLE_KINDS, Allowed, exact_wids
 from cwcore.hints.query import Query
 from cwcore.index.tokenize import fold, tokens_with_offsets
-from cwcore.retrieve.lexical import Visible, lexical_candidates
+from cwcore.retrieve.candidates import Visible
+from cwcore.retrieve.lexical import lexical_candidates
 from cwcore.store.reader import Reader
 
 #: Windows read and verified per preflight (the best by the preliminary order).

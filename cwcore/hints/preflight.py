@@ -29,7 +29,7 @@ from cwcore.hints.lineage import allowed_rows
 from cwcore.hints.query import Query, extract
 from cwcore.hints.tokens import estimate
 from cwcore.index import derived
-from cwcore.retrieve.lexical import Visible
+from cwcore.retrieve.candidates import Visible
 from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS, SearchRequest
 from cwcore.retrieve.scope import Scope
 from cwcore.store.keys import check_id

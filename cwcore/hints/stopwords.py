@@ -36,6 +36,9 @@ such than that the their theirs them themselves then there these they this those
 thus to too under until up upon us very was wasn we well were weren what whatever when where
 whether which while who whom whose why will with within without won would wouldn yet you your
 yours yourself yourselves s t ll re ve d m
+"""
+
+_EN_CHAT = """
 ok okay k kk yes yeah yep yup sure thanks thank thx ty cool great nice good fine perfect awesome
 alright right got understood sounds done agreed gotcha indeed hello hi hey please pls lgtm
 excellent wonderful amazing brilliant exactly correct true false
@@ -62,6 +65,9 @@ piu poi puo qua quale quali qualche quando quanto quella quelle quelli quello qu
 questi questo qui se sei si sia siamo sono sta stai stanno stato su sua sue sugli sui sul sulla
 sulle sullo suo suoi te ti tra tu tua tue tuo tuoi tutta tutte tutti tutto un una uno vi voi
 vostra vostro gia sempre mai molto poco adesso ora dopo prima senza solo volta volte
+"""
+
+_IT_CHAT = """
 grazie mille perfetto perfetta ottimo ottima benissimo bravo brava bene va vabbe vabbene certo
 certamente ok si esatto esatta giusto giusta capito chiaro fatto fatta fatti accordo daccordo
 posso puoi possiamo potete potresti potrei vorrei voglio vuoi devo devi dobbiamo bisogna serve
@@ -80,7 +86,11 @@ ancora oggi ieri domani subito poi tanto troppo bisogno
 funziona funzionano funzionare rotto rotta
 """
 
-STOPWORDS: frozenset[str] = frozenset(fold(w) for w in (_EN + _IT).split())
+STOPWORDS: frozenset[str] = frozenset(fold(w) for w in (_EN + _EN_CHAT + _IT + _IT_CHAT).split())
+#: Grammar alone (articles, pronouns, auxiliaries, prepositions, conjunctions, common adverbs):
+#: what explicit search drops from a query. Workflow words such as ``error``, ``fail`` or
+#: ``first`` carry meaning in a search for something specific, so they stay.
+GRAMMAR: frozenset[str] = frozenset(fold(w) for w in (_EN + _IT).split())
 
 
 def is_stopword(term: str) -> bool:

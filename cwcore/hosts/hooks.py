@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cwcore.errors import Conflict, InvalidInput
+from cwcore.errors import Conflict, InvalidInput, excerpt
 
 HOSTS = ("claude-code", "codex", "pi")
 HINT_MODULE = "cwcore.hosts.hook_client"
@@ -101,7 +101,7 @@ class Commands:
 
 def _check_host(host: str) -> None:
     if host not in HOSTS:
-        raise InvalidInput(f"unknown host {host!r}: one of {', '.join(HOSTS)}")
+        raise InvalidInput(f"unknown host {excerpt(host)}: one of {', '.join(HOSTS)}")
 
 
 def default_path(host: str, home: Path | None = None) -> Path:
@@ -616,6 +616,9 @@ def _write(path: Path, text: str | None) -> None:
 def session_end(payload_text: str) -> None:
     """Import the transcript a host's session-end payload names (``cw sync`` without one)."""
     from cwcore.api import Archive
+    from cwcore.daemon import client
+
+    client.settings_notice = None  # a host may show a hook's stderr to the user
 
     try:
         payload = json.loads(payload_text) if payload_text.strip() else {}

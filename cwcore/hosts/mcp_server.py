@@ -7,11 +7,15 @@ optionally one session (``--session`` or ``CW_SESSION``), and no tool reaches be
 - ``context_window_search`` / ``context_window_gather`` always search the bound project; scope
   ``all`` narrows to it, and scope ``session`` means the bound session and its verified lineage
   (without a bound session it is refused).
-- ``context_window_recall`` passes the bound project, so a locator of another project answers
-  ``locator-invalid``; with a bound session, the session lineage used for session-scoped locators is
-  the bound session's, whatever the caller sends.
-- ``context_window_supersede`` refuses a document (or ``by`` replacement) of another project, as if
-  it did not exist.
+- ``context_window_recall`` passes the bound project to the engine's recall, which checks it
+  before reading any source: a locator or document id of another project answers exactly as one
+  that does not exist (``locator-invalid``, whatever its target's state); with a bound session,
+  the session lineage used for session-scoped locators is the bound session's, whatever the
+  caller sends.
+- ``context_window_supersede`` passes the bound project too: a document (or ``by`` replacement)
+  of another project is ``not-found``, as if it did not exist.
+
+Error messages quote a caller's values only as a short excerpt (:func:`cwcore.errors.excerpt`).
 
 Results are the engine's JSON (bands, match types, locators) plus the historical label, returned
 both as one text block of JSON — archived text stays quoted data inside JSON strings — and as
@@ -40,7 +44,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from cwcore.api import Archive
-from cwcore.errors import CwError, InvalidInput, NotFound
+from cwcore.errors import EXCERPT_CHARS, CwError, InvalidInput, excerpt
+from cwcore.recall.locator import NOT_VALID_HERE
 from cwcore.recall.recall import LABEL
 from cwcore.retrieve.request import (
     MAX_EXCLUDED_KEYS,
@@ -283,12 +288,29 @@ def tool_definitions() -> list[types.Tool]:
     ]
 
 
+def _schema_message(error: jsonschema.ValidationError) -> str:
+    """What is wrong, without echoing the value whole (jsonschema quotes it entirely)."""
+    value, limit = error.instance, error.validator_value
+    if error.validator in ("maxLength", "minLength") and isinstance(value, str):
+        return f"is {len(value)} characters; the {error.validator} is {limit}"
+    if error.validator in ("maxItems", "minItems") and isinstance(value, list):
+        return f"has {len(value)} items; the {error.validator} is {limit}"
+    if error.validator == "additionalProperties" and isinstance(value, dict):
+        extra = sorted(set(value) - set(error.schema.get("properties", {})))
+        return "unknown argument(s): " + ", ".join(excerpt(k, 64) for k in extra[:8])
+    if len(error.message) <= EXCERPT_CHARS:
+        return error.message
+    return f"{excerpt(value, 64)} does not satisfy {error.validator} {excerpt(limit, 64)}"
+
+
 def _validate(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     validator = jsonschema.Draft202012Validator(SCHEMAS[name])
     error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     if error is not None:
-        where = ".".join(str(p) for p in error.absolute_path) or "arguments"
-        raise InvalidInput(f"{name}: {where}: {error.message}")
+        where = ".".join(
+            excerpt(p, 64) if isinstance(p, str) else str(p) for p in error.absolute_path
+        )
+        raise InvalidInput(f"{name}: {where or 'arguments'}: {_schema_message(error)}")
     return arguments
 
 
@@ -353,22 +375,12 @@ class BoundTools:
             session_ids=sessions,
             project=self.binding.project,
         )
-        if body.get("status") == "resolved" and body.get("project") != self.binding.project:
-            return {"status": "locator-invalid", "message": "the locator is of another project"}
+        # The engine enforces the binding before it reads; this is the boundary's second lock.
+        if body.get("project", self.binding.project) != self.binding.project:
+            return {"status": "locator-invalid", "message": NOT_VALID_HERE}
         return body
 
-    def _check_owned(self, document_id: str) -> None:
-        try:
-            shown = self.archive.show_document(document_id, include_superseded=True)
-        except NotFound:
-            shown = {}
-        if shown.get("project") != self.binding.project:
-            raise NotFound(f"no document {document_id!r} in project {self.binding.project!r}")
-
     def supersede(self, args: dict[str, Any]) -> dict[str, Any]:
-        self._check_owned(args["documentId"])
-        if args.get("by"):
-            self._check_owned(args["by"])
         if args.get("subjectKey") and not args.get("by"):
             raise InvalidInput("subjectKey needs by (the new holder of the key)")
         return self.archive.supersede(
@@ -376,6 +388,7 @@ class BoundTools:
             by=args.get("by"),
             reason=args.get("reason"),
             subject_key=args.get("subjectKey"),
+            project=self.binding.project,
         )
 
 
@@ -434,14 +447,18 @@ def build_server(
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in SCHEMAS:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}")
+            raise MCPError(
+                code=types.INVALID_PARAMS, message=f"unknown tool {excerpt(params.name)}"
+            )
         arguments = dict(params.arguments or {})
         try:
             payload = await anyio.to_thread.run_sync(run_tool, params.name, arguments)
         except CwError as exc:
             return error_result(exc.code, exc.message)
         except Exception as exc:  # the server outlives any one bad call
-            return error_result("internal", f"internal error: {type(exc).__name__}: {exc}")
+            return error_result(
+                "internal", f"internal error: {type(exc).__name__}: {excerpt(str(exc))}"
+            )
         return types.CallToolResult(content=_text(payload), structured_content=payload)
 
     from cwcore import __version__

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Protocol
 
-from cwcore.errors import UnknownFormat
+from cwcore.errors import UnknownFormat, excerpt
 from cwcore.importers.lines import read_head
 from cwcore.model import FileParse
 
@@ -59,7 +59,9 @@ def get(name: str) -> Importer:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise UnknownFormat(f"unknown format {name!r}; known: {', '.join(formats())}") from None
+        raise UnknownFormat(
+            f"unknown format {excerpt(name)}; known: {', '.join(formats())}"
+        ) from None
 
 
 def detect(path: Path) -> Importer | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.clock import iso, parse_time
-from cwcore.errors import CwError
+from cwcore.errors import CwError, excerpt
 from cwcore.importers.lines import Overlong, iter_lines
 from cwcore.model import Message
 from cwcore.store.keys import check_id
@@ -101,7 +101,7 @@ class Sink:
     def add(self, message: Message) -> bool:
         if message.message_id in self.ids:
             line = message.lines[0] if message.lines else 0
-            self.problems.append((line, f"duplicate message id {message.message_id!r}"))
+            self.problems.append((line, f"duplicate message id {excerpt(message.message_id)}"))
             return False
         self.ids.add(message.message_id)
         self.messages.append(message)

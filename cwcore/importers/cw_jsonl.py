@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.clock import iso, parse_time
-from cwcore.errors import CwError
+from cwcore.errors import CwError, excerpt
 from cwcore.importers.base import json_lines, register
 from cwcore.importers.common import jsonl_records
 from cwcore.model import ROLES, FileParse, Message, ParsedSession, SourceEvent
@@ -37,10 +37,10 @@ class _Session:
 def _message(obj: dict[str, Any], line: int) -> Message:
     for name in ("session", "id", "role", "text"):
         if name not in obj:
-            raise ValueError(f"missing field {name!r}")
+            raise ValueError(f"missing field {excerpt(name)}")
     role = obj["role"]
     if role not in ROLES:
-        raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, got {excerpt(role)}")
     if not isinstance(obj["text"], str):
         raise ValueError("text must be a string")
     message_id = check_id(obj["id"], "id")
@@ -114,7 +114,7 @@ class CwJsonlImporter:
                     else None,
                 )
             if message.message_id in state.seen:
-                problems.append((number, f"duplicate id {message.message_id!r} in session"))
+                problems.append((number, f"duplicate id {excerpt(message.message_id)} in session"))
                 continue
             state.seen.add(message.message_id)
             state.events.append(SourceEvent(number, raw, True, message.role))

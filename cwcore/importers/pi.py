@@ -28,7 +28,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from cwcore.errors import NotFound
+from cwcore.errors import NotFound, excerpt
 from cwcore.importers.base import json_lines, register
 from cwcore.importers.common import (
     DEFAULT_PROJECT,
@@ -322,7 +322,7 @@ def branch_path(parsed: ParsedSession, leaf_id: str) -> list[Message]:
     by_id = {m.message_id: m for m in parsed.messages}
     target = leaf_id if leaf_id in by_id else parsed.metadata.get("entry_tail", {}).get(leaf_id)
     if target not in by_id:
-        raise NotFound(f"session {parsed.session_id} has no entry {leaf_id!r}")
+        raise NotFound(f"session {parsed.session_id} has no entry {excerpt(leaf_id)}")
     if all(m.parent_id is None for m in parsed.messages):
         out = []
         for message in parsed.messages:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.config import Settings
-from cwcore.errors import CwError, UnknownFormat
+from cwcore.errors import CwError, UnknownFormat, excerpt
 from cwcore.importers import base
 from cwcore.importers.documents import build_documents, session_spec
 from cwcore.importers.summary import ImportProblem, ImportSummary
@@ -189,4 +189,6 @@ def _admit_session(
 
 def check_format(fmt: str) -> None:
     if fmt != "auto" and fmt not in base.formats():
-        raise UnknownFormat(f"unknown format {fmt!r}; known: auto, {', '.join(base.formats())}")
+        raise UnknownFormat(
+            f"unknown format {excerpt(fmt)}; known: auto, {', '.join(base.formats())}"
+        )

@@ -120,7 +120,9 @@ def prepare(
         for p in parts
     ]
     tokens = tokens_with_offsets(text)
-    windows, truncated = cut(text, tokens, window_tokens, window_overlap)
+    windows, truncated = cut(
+        text, tokens, window_tokens, window_overlap, max_unique=fields.MAX_UNIQUE_TERMS
+    )
     outcomes: dict[str, str] = {}
 
     starts = [w.start for w in windows]
@@ -165,23 +167,24 @@ def prepare(
     bm25_partial = truncated or any(t.partial for t in terms)
     outcomes["bm25"] = "partial" if bm25_partial else "complete"
 
-    # Exact: rank the most specific anchors, publish at most 1,000 postings.
+    # Exact: rank the most specific anchors, publish at most 1,000 postings. A posting names
+    # a window, so one per (value, window) — its first occurrence there — is all a lookup needs:
+    # repeats of a symbol in one window would only spend the cap.
     found = anchor_mod.ranked(anchor_mod.with_path_suffixes(anchor_mod.extract(text)))
+    exact_partial = len(found) > MAX_ANCHORS_RANKED
     found = found[:MAX_ANCHORS_RANKED]
-    exact_partial = len(found) > MAX_EXACT_POSTINGS
-    kept = found[:MAX_EXACT_POSTINGS]
-    bytes_at = byte_offsets(text, [x for a in kept for x in (a.start, a.end)])
+    placed: dict[tuple[str, int], anchor_mod.Anchor] = {}
+    for a in found:
+        key = (a.value, _window_of(starts, a.start))
+        if key not in placed or a.start < placed[key].start:
+            placed[key] = a
+    order = list(placed.items())  # in rank order: dicts keep their first insertion
+    exact_partial = exact_partial or len(order) > MAX_EXACT_POSTINGS
+    kept = order[:MAX_EXACT_POSTINGS]
+    bytes_at = byte_offsets(text, [x for _, a in kept for x in (a.start, a.end)])
     exact = [
-        ExactPosting(
-            a.value,
-            a.kind,
-            _window_of(starts, a.start),
-            a.start,
-            a.end,
-            bytes_at[a.start],
-            bytes_at[a.end],
-        )
-        for a in kept
+        ExactPosting(a.value, a.kind, window, a.start, a.end, bytes_at[a.start], bytes_at[a.end])
+        for (_, window), a in kept
     ]
     outcomes["exact"] = "partial" if exact_partial else "complete"
 

@@ -1,9 +1,12 @@
 """Search windows: token ranges of a document, derived per index generation.
 
-A document of at most ``window_tokens`` tokens is one window; a longer one is cut into windows of
-``window_tokens`` tokens overlapping by ``window_overlap`` of that (spec 003: about 900 tokens,
-15 percent). Windows reference the document's text by character and UTF-8 byte offsets; they
-never copy payload bytes. At most :data:`MAX_WINDOWS` windows are kept per document.
+A window holds at most ``window_tokens`` tokens (about 900) and at most ``max_unique`` distinct
+terms (the BM25 analysis cap of 256 unique terms a window): text dense in distinct terms (code,
+paths, tables) gets shorter windows, so every term of it stays findable and no window has to drop
+terms. A document that fits both bounds is one window; a longer one is cut into windows that
+overlap by ``window_overlap`` (15 percent) of the previous window's tokens. Windows reference the
+document's text by character and UTF-8 byte offsets; they never copy payload bytes. At most
+:data:`MAX_WINDOWS` windows are kept per document.
 """
 
 from __future__ import annotations
@@ -49,33 +52,49 @@ def byte_offsets(text: str, char_positions: Sequence[int]) -> dict[int, int]:
 
 
 def cut(
-    text: str, tokens: Sequence[Token], size: int = 900, overlap: float = 0.15
+    text: str,
+    tokens: Sequence[Token],
+    size: int = 900,
+    overlap: float = 0.15,
+    max_unique: int | None = None,
 ) -> tuple[list[Window], bool]:
     """Windows of ``text`` given its tokens; returns ``(windows, truncated)``.
 
     ``truncated`` is True when the document needed more than :data:`MAX_WINDOWS` windows and the
-    tail was not windowed (the handler then reports ``partial``).
+    tail was not windowed (the handler then reports ``partial``). ``max_unique``: the most
+    distinct terms a window may hold (None: no bound).
     """
     size = max(16, size)
-    step = max(1, size - int(size * overlap))
     n = len(tokens)
     spans: list[tuple[int, int, int, int]] = []  # first token, last token, start, end
-    if n <= size:
-        spans.append((0, n, 0, len(text)))
-    else:
-        first = 0
-        while first < n and len(spans) < MAX_WINDOWS:
-            last = min(n, first + size)
-            start = 0 if first == 0 else tokens[first][1]
-            end = len(text) if last == n else tokens[last - 1][2]
-            spans.append((first, last, start, end))
-            if last == n:
-                break
-            first += step
-    truncated = bool(spans) and spans[-1][1] < n
+    first = 0
+    while True:
+        last = _window_end(tokens, first, size, max_unique)
+        start = 0 if first == 0 else tokens[first][1]
+        end = len(text) if last == n else tokens[last - 1][2]
+        spans.append((first, last, start, end))
+        if last >= n or len(spans) >= MAX_WINDOWS:
+            break
+        first = max(first + 1, last - int((last - first) * overlap))
+    truncated = spans[-1][1] < n
     offsets = sorted({p for _, _, s, e in spans for p in (s, e)})
     byte_at = byte_offsets(text, offsets)
     windows = [
         Window(i, f, last, s, e, byte_at[s], byte_at[e]) for i, (f, last, s, e) in enumerate(spans)
     ]
     return windows, truncated
+
+
+def _window_end(tokens: Sequence[Token], first: int, size: int, max_unique: int | None) -> int:
+    """Exclusive end of the window starting at token ``first``."""
+    limit = min(len(tokens), first + size)
+    if max_unique is None or limit - first <= max_unique:
+        return limit  # fewer tokens than the unique-term bound: it cannot bind
+    seen: set[str] = set()
+    for i in range(first, limit):
+        term = tokens[i][0]
+        if term not in seen:
+            if len(seen) >= max_unique:
+                return i
+            seen.add(term)
+    return limit

@@ -1,12 +1,11 @@
 """Lexical evidence for Markdown paragraphs the search windows do not cover.
 
 The BM25 index (:mod:`cwcore.index.windows`, :mod:`cwcore.index.fields`) cuts a document into
-windows of ``window_tokens`` tokens that overlap by ``window_overlap`` (900 and 15 %: window
-``n`` starts at token ``n × 765``), and keeps at most 256 unique terms and 16,000 occurrences
-per window; at most 4,096 windows per document. So an occurrence of a term can be *uncovered*:
-its term was dropped from every window containing it (a long, varied window — CJK text emits a
-character and a bigram per character, so a Chinese window passes 256 unique terms quickly), or
-it lies past the last window. A query for such a term would not find the paragraph.
+windows of at most ``window_tokens`` tokens and 256 distinct terms that overlap by
+``window_overlap`` (900 and 15 %), and keeps at most 4,096 windows per document. A window keeps
+every term it holds, so an occurrence of a term is *uncovered* when it lies past the last
+window (or, defensively, when an analysis cap dropped its term from every window holding it).
+A query for such a term would not find the paragraph through the windows.
 
 This module re-runs the index's own analysis (the same tokenizer, :func:`~cwcore.index.windows.cut`
 and :func:`~cwcore.index.fields.analyze` with the store's window settings) when a Markdown
@@ -96,7 +95,9 @@ def covered_mask(
     toks: list[Token], text: str, window_tokens: int, overlap: float
 ) -> tuple[bytearray, int, bool]:
     """1 for each token occurrence some window indexes, as the index itself analyzes them."""
-    windows, truncated = cut(text, toks, window_tokens, overlap)
+    windows, truncated = cut(
+        text, toks, window_tokens, overlap, max_unique=index_fields.MAX_UNIQUE_TERMS
+    )
     spans = [index_fields.PartSpan(0, len(text), "system", "text")]
     analyzed = index_fields.analyze(
         toks, windows, spans, [], kind="markdown", decision_candidate=False

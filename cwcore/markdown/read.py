@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cwcore.errors import InvalidInput, NotFound
+from cwcore.errors import InvalidInput, NotFound, excerpt
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.hits import evidence_id
 from cwcore.markdown.limits import RESULT_CHARS, clamp_chars
@@ -30,12 +30,12 @@ def parse_entry(entry: str) -> tuple[str, int | None, tuple[int, int] | None]:
     """``DOC``, ``DOC#md:S:E``, optionally ``DOC@vN…`` → (document id, version, range)."""
     if entry.startswith("md:"):
         raise InvalidInput(
-            f"{entry!r} names no document: qualify it as <documentId>#{entry} "
+            f"{excerpt(entry)} names no document: qualify it as <documentId>#{entry} "
             "(the evidenceId of a search hit)"
         )
     m = _ENTRY.match(entry.strip())
     if m is None:
-        raise InvalidInput(f"{entry!r} is not an entry id (DOC or DOC#md:START:END)")
+        raise InvalidInput(f"{excerpt(entry)} is not an entry id (DOC or DOC#md:START:END)")
     version = int(m["version"]) if m["version"] else None
     span = (int(m["start"]), int(m["end"])) if m["start"] is not None else None
     return m["doc"], version, span
@@ -52,9 +52,9 @@ def resolve_document(reader: Reader, name: str) -> str:
     if len(matches) == 1:
         return str(matches[0]["documentId"])
     if not matches:
-        raise NotFound(f"no document or imported Markdown file {name!r}")
+        raise NotFound(f"no document or imported Markdown file {excerpt(name)}")
     listed = ", ".join(f"{m['documentId']} ({m['path']})" for m in matches[:MAX_CANDIDATES])
-    raise InvalidInput(f"{name!r} names several Markdown documents: {listed}")
+    raise InvalidInput(f"{excerpt(name)} names several Markdown documents: {listed}")
 
 
 def _load(
@@ -133,11 +133,11 @@ def read_entry(reader: Reader, entry: str, *, max_chars: object = None) -> dict[
 def parse_lines(value: str) -> tuple[int, int]:
     m = _LINES.match(value)
     if m is None:
-        raise InvalidInput(f"--lines takes A-B (one-based, inclusive), got {value!r}")
+        raise InvalidInput(f"--lines takes A-B (one-based, inclusive), got {excerpt(value)}")
     first = int(m.group(1))
     last = int(m.group(2)) if m.group(2) else first
     if first < 1 or last < first:
-        raise InvalidInput(f"--lines {value!r}: lines are one-based and A <= B")
+        raise InvalidInput(f"--lines {excerpt(value)}: lines are one-based and A <= B")
     return first, last
 
 
@@ -168,14 +168,14 @@ def find_heading(structure: Structure, wanted: str) -> Heading:
     if matches:
         listed = "; ".join(heading_label(h) for h in matches[:MAX_CANDIDATES])
         raise InvalidInput(
-            f"heading {wanted!r} is ambiguous ({len(matches)} matches): {listed}. "
+            f"heading {excerpt(wanted)} is ambiguous ({len(matches)} matches): {listed}. "
             "Name it by its path, e.g. 'Parent > Child'."
         )
     pool = structure.headings
     listed = "; ".join(heading_label(h) for h in pool[:MAX_CANDIDATES])
     more = f" (and {len(pool) - MAX_CANDIDATES} more)" if len(pool) > MAX_CANDIDATES else ""
     raise InvalidInput(
-        f"no heading {wanted!r}; "
+        f"no heading {excerpt(wanted)}; "
         + (f"candidates: {listed}{more}" if listed else "the document has no headings")
     )
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cwcore import clock
-from cwcore.errors import Conflict, InvalidInput, LimitExceeded, NotFound
+from cwcore.errors import Conflict, InvalidInput, LimitExceeded, NotFound, excerpt
 from cwcore.store import codec
 from cwcore.store.keys import KeyLayout
 from cwcore.store.rocks import Store
@@ -104,7 +104,7 @@ def get(store: Store, record_id: str) -> dict[str, Any]:
         raise InvalidInput("a memory record id is required")
     raw = store.get(FAMILY, MEMORY.encode(record_id))
     if raw is None:
-        raise NotFound(f"no memory record {record_id!r}")
+        raise NotFound(f"no memory record {excerpt(record_id)}")
     return codec.decode_record(raw, "memory record")
 
 

@@ -1,10 +1,18 @@
 """Locators: opaque, versioned, HMAC-signed pointers to one search hit, and their leases.
 
-A locator binds document id, version, logical window, match range, index generation, lease,
-project, session and the scope that created it (spec 000 "Recall request"). It is
-``cwl1.<payload>.<mac>``: base64url JSON and the first 16 bytes of HMAC-SHA256 under a per-store
-key (``CW_HOME/locator.key``, created 0600). Agents never build offsets themselves; a tampered or
-foreign locator fails verification and recall answers ``locator-invalid``.
+A locator binds document id, version, the version's content digest, logical window, match range,
+index generation, lease, project, session and the scope that created it (spec 000 "Recall
+request"). It is ``cwl2.<payload>.<mac>``: base64url JSON and the first 16 bytes of HMAC-SHA256
+of ``cwl2.`` plus the payload under a per-store key (``CW_HOME/locator.key``, created 0600).
+Agents never build offsets themselves; a tampered or foreign locator fails verification and
+recall answers ``locator-invalid``.
+
+The content digest (``h``) is the manifest's: a document id and version can name other bytes
+after ``cw forget`` and a re-import (versions restart at 1), and recall must then answer
+``expired``, never the new text. Locators of the first format (``cwl1``, no digest, MAC over the
+payload alone) are still verified: recall accepts one only while its document version was
+published no later than the index generation the locator names (see
+:func:`cwcore.recall.recall.recall`).
 
 Each search creates one lease (default 30 minutes, setting ``leaseMinutes``) that its locators
 name; recall past it answers ``lease-expired``.
@@ -28,13 +36,25 @@ from cwcore.store import codec
 from cwcore.store.keys import KeyLayout
 from cwcore.store.rocks import Store
 
-PREFIX = "cwl1"
+PREFIX = "cwl2"
+#: The first format: no content digest, MAC over the payload alone (verified, never issued).
+PREFIX_V1 = "cwl1"
+PREFIXES = (PREFIX, PREFIX_V1)
 MAX_LOCATOR_CHARS = 4096
 LEASE = KeyLayout("lease", 0xB0, ("str",))
 
 
 class LocatorInvalid(InvalidInput):
     code = "locator-invalid"
+
+
+#: The one answer for a well-formed locator this caller may not use: a bad signature (tampered,
+#: another store) and a locator of another project or session read the same, so an answer never
+#: tells whether the target of a foreign locator exists.
+NOT_VALID_HERE = (
+    "the locator is not valid here: tampered, from another store, or outside the caller's "
+    "project or session"
+)
 
 
 @dataclass(frozen=True)
@@ -50,9 +70,11 @@ class Locator:
     project: str
     session: str
     scope: str  # "session" | "project" | "all"
+    #: The version's content digest (manifest ``digest``, hex); "" for a ``cwl1`` locator.
+    digest: str = ""
 
     def payload(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "d": self.document_id,
             "v": self.version,
             "w": self.window,
@@ -64,6 +86,14 @@ class Locator:
             "s": self.session,
             "sc": self.scope,
         }
+        if self.digest:
+            body["h"] = self.digest
+        return body
+
+
+def is_locator(text: str) -> bool:
+    """Whether ``text`` has a locator's shape (any known format prefix), valid or not."""
+    return text.strip().startswith(tuple(p + "." for p in PREFIXES))
 
 
 def _b64(data: bytes) -> str:
@@ -93,10 +123,16 @@ class Signer:
     def __init__(self, key: bytes) -> None:
         self._key = key
 
-    def _mac(self, payload: bytes) -> bytes:
-        return hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
+    def _mac(self, payload: bytes, prefix: str = PREFIX) -> bytes:
+        # The format prefix is authenticated too (the first format's was not), so a payload
+        # cannot be presented under another format than the one it was signed for.
+        signed = payload if prefix == PREFIX_V1 else f"{prefix}.".encode() + payload
+        return hmac.new(self._key, signed, hashlib.sha256).digest()[:16]
 
     def sign(self, loc: Locator) -> str:
+        """A ``cwl2`` locator; ``loc.digest`` must name the version's content."""
+        if not loc.digest:
+            raise ValueError("a locator binds its version's content digest")
         payload = json.dumps(loc.payload(), separators=(",", ":"), sort_keys=True).encode()
         return f"{PREFIX}.{_b64(payload)}.{_b64(self._mac(payload))}"
 
@@ -105,16 +141,19 @@ class Signer:
         if not isinstance(text, str) or len(text) > MAX_LOCATOR_CHARS:
             raise LocatorInvalid("not a cw locator")
         parts = text.strip().split(".")
-        if len(parts) != 3 or parts[0] != PREFIX:
+        if len(parts) != 3 or parts[0] not in PREFIXES:
             raise LocatorInvalid("not a cw locator (or from an unknown version)")
         try:
             payload, mac = _unb64(parts[1]), _unb64(parts[2])
         except (ValueError, TypeError):
             raise LocatorInvalid("locator is not valid base64") from None
-        if not hmac.compare_digest(mac, self._mac(payload)):
-            raise LocatorInvalid("locator signature does not match this store")
+        if not hmac.compare_digest(mac, self._mac(payload, parts[0])):
+            raise LocatorInvalid(NOT_VALID_HERE)
         try:
             p = json.loads(payload)
+            digest = "" if parts[0] == PREFIX_V1 else str(p["h"])
+            if parts[0] == PREFIX and not digest:
+                raise ValueError("no content digest")
             return Locator(
                 document_id=str(p["d"]),
                 version=int(p["v"]),
@@ -127,6 +166,7 @@ class Signer:
                 project=str(p["p"]),
                 session=str(p["s"]),
                 scope=str(p["sc"]),
+                digest=digest,
             )
         except (ValueError, KeyError, TypeError, IndexError):
             raise LocatorInvalid("locator payload is malformed") from None

@@ -1,26 +1,42 @@
 """Recall: materialize the exact source around one located hit (spec 000 "Recall").
 
-Status first: ``locator-invalid`` (tampered, foreign, or out of the caller's scope),
-``lease-expired`` (the search lease ran out), ``expired`` (retention removed the source),
-``missing`` (no such document version), ``superseded`` (a newer version or an explicit correction
-replaced it — recall never substitutes the replacement), else ``resolved``.
+Every recall runs for a :class:`Caller`: the project it is authenticated to (None for the store
+owner's own CLI, which reaches every project) and, for session-scoped locators, its verified
+sessions. The caller's scope is checked first, from the locator's signed fields or the document's
+head, before any byte of source is read; a target outside it answers exactly like one that does
+not exist (no status, text or metadata of it), so an answer is never an existence oracle.
+
+Status first: ``locator-invalid`` (tampered, foreign, or out of the caller's scope; and a
+document id that names no document the caller may read), ``lease-expired`` (the search lease ran
+out), ``expired`` (retention or forget removed the source — also when the id and version now
+hold other content, after a forget and a re-import), ``missing`` (no such document version),
+``superseded`` (a newer version or an explicit correction replaced it — recall never substitutes
+the replacement), else ``resolved``.
 
 What a resolved recall returns depends on the hit (the spec's table): a turn gives the complete
 exchange when its manifest is at most 64 KiB, else the matching window with bounded neighbours;
 a tool result gives its window, neighbours and the parent turn's header; a structural or decision
 hit gives the exact message and its turn. Only chunks intersecting the returned range are read.
-When neighbours do not fit ``maxTokens``, continuation locators point at the rest.
+When neighbours do not fit ``maxTokens``, continuation locators point at the rest. A direct
+document id gives the full source when small, else a chunk table of contents.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from cwcore.errors import InvalidInput, NotFound
+from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
 from cwcore.hints.tokens import estimate
 from cwcore.index import derived
-from cwcore.recall.locator import Locator, LocatorInvalid, Signer, lease_expired
+from cwcore.recall.locator import (
+    NOT_VALID_HERE,
+    Locator,
+    LocatorInvalid,
+    Signer,
+    is_locator,
+    lease_expired,
+)
 from cwcore.retrieve.scope import lineage
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
@@ -35,41 +51,52 @@ LABEL = (
 )
 
 
+@dataclass(frozen=True)
+class Caller:
+    """Whom a recall answers. ``project`` None reaches every project (the store owner's CLI);
+    a project-bound caller (the MCP server) reaches that project only. ``sessions`` are the
+    caller's verified sessions: a session-scoped locator resolves only when its session is in
+    their lineage."""
+
+    project: str | None = None
+    sessions: tuple[str, ...] = ()
+
+
 def _status(status: str, message: str) -> dict[str, Any]:
     return {"status": status, "message": message}
 
 
-def _check_scope(
-    reader: Reader, loc: Locator, project: str | None, session_ids: Sequence[str]
-) -> None:
-    if project is not None and loc.project != project:
-        raise LocatorInvalid("the locator belongs to another project")
+def _check_scope(reader: Reader, loc: Locator, caller: Caller) -> None:
+    if caller.project is not None and loc.project != caller.project:
+        raise LocatorInvalid(NOT_VALID_HERE)
     if loc.scope == "session":
         allowed: set[str] = set()
-        for session in session_ids:
+        for session in caller.sessions:
             allowed.update(lineage(reader, session))
         if loc.session not in allowed:
-            raise LocatorInvalid("a session-scoped locator needs its session in sessionIds")
+            raise LocatorInvalid(NOT_VALID_HERE)
 
 
 def recall(
     store: Store,
     signer: Signer,
-    locator: str,
+    target: str,
     *,
     neighbors: int = 1,
     max_tokens: int = 3000,
-    session_ids: Sequence[str] = (),
-    project: str | None = None,
+    caller: Caller = Caller(),
 ) -> dict[str, Any]:
+    """Recall ``target`` — a locator, or a document id for a direct read — for ``caller``."""
     if not 0 <= neighbors <= MAX_NEIGHBORS:
         raise InvalidInput(f"neighbors must be from 0 to {MAX_NEIGHBORS}")
     if not 1 <= max_tokens <= MAX_TOKENS:
         raise InvalidInput(f"maxTokens must be from 1 to {MAX_TOKENS}")
     reader = Reader(store)
+    if not is_locator(target):
+        return read_document(store, target, caller=caller)
     try:
-        loc = signer.verify(locator)
-        _check_scope(reader, loc, project, session_ids)
+        loc = signer.verify(target)
+        _check_scope(reader, loc, caller)
     except LocatorInvalid as exc:
         return _status("locator-invalid", exc.message)
     if lease_expired(loc):
@@ -82,15 +109,43 @@ def recall(
         manifest = reader.manifest(loc.document_id, loc.version)
     except NotFound:
         return _status("missing", f"{loc.document_id} v{loc.version} does not exist")
+    if not _same_content(store, loc, manifest):
+        return _status("expired", "the source this locator named was removed; search again")
     tomb = reader.tombstone(int(manifest["ordinal"]))
     if tomb is not None or head.get("state") != "live" or int(head["version"]) != loc.version:
         reason = (tomb or {}).get("reason") or head.get("state")
         body = _status("superseded", f"this version was superseded ({reason}); search again")
-        body["supersededBy"] = head.get("supersededBy") or (
+        replacement = head.get("supersededBy") or (
             loc.document_id if int(head["version"]) != loc.version else None
         )
+        body["supersededBy"] = _visible(reader, replacement, caller)
         return body
+    # Continuations of a first-format locator are issued in the current one.
+    loc = replace(loc, digest=str(manifest["digest"]))
     return _materialize(store, reader, signer, loc, manifest, neighbors, max_tokens)
+
+
+def _same_content(store: Store, loc: Locator, manifest: dict[str, Any]) -> bool:
+    """Whether ``manifest`` is the version the locator was made for. A ``cwl2`` locator names
+    the content digest. A ``cwl1`` one names only the index generation of its search: the
+    version it saw was published at or before that generation (a version admitted later — a
+    re-import after a forget reuses version numbers — was published after it, or not yet)."""
+    if loc.digest:
+        return bool(manifest.get("digest") == loc.digest)
+    mark = derived.marker(store, int(manifest["ordinal"]))
+    return mark is not None and int(mark.get("generation", 0)) <= loc.generation
+
+
+def _visible(reader: Reader, document_id: str | None, caller: Caller) -> str | None:
+    """``document_id`` when the caller may know of it (a replacement may sit in another
+    project), else None."""
+    if document_id is None or caller.project is None:
+        return document_id
+    try:
+        head = reader.head(document_id)
+    except (NotFound, UnsafeKey):
+        return None
+    return document_id if head.get("project") == caller.project else None
 
 
 def _windows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
@@ -185,19 +240,7 @@ def _materialize(
 
 
 def _moved(loc: Locator, byte_pos: int) -> Locator:
-    return Locator(
-        loc.document_id,
-        loc.version,
-        loc.window,
-        byte_pos,
-        byte_pos + 1,
-        loc.generation,
-        loc.lease,
-        loc.lease_expires_ms,
-        loc.project,
-        loc.session,
-        loc.scope,
-    )
+    return replace(loc, start=byte_pos, end=byte_pos + 1)
 
 
 def _header(reader: Reader, document_id: str) -> dict[str, Any] | None:
@@ -220,11 +263,22 @@ def _header(reader: Reader, document_id: str) -> dict[str, Any] | None:
     }
 
 
-def read_document(store: Store, document_id: str, max_bytes: int = 1024 * 1024) -> dict[str, Any]:
+def read_document(
+    store: Store, document_id: str, max_bytes: int = 1024 * 1024, *, caller: Caller = Caller()
+) -> dict[str, Any]:
     """Direct document read: the full source when at most 1 MiB, else a chunk table of contents
-    (at most 256 occurrences and 16 source keys; no payload is fetched)."""
+    (at most 256 occurrences and 16 source keys; no payload is fetched). A document the caller
+    may not read (another project's, in any state) answers as one that does not exist."""
     reader = Reader(store)
-    head = reader.head(document_id)
+    try:
+        head = reader.head(document_id)
+    except (NotFound, UnsafeKey):
+        head = None
+    if head is None or (caller.project is not None and head.get("project") != caller.project):
+        return _status(
+            "locator-invalid",
+            f"not a cw locator, and no document {excerpt(document_id)} is within reach",
+        )
     manifest = reader.manifest(document_id, int(head["version"]))
     body: dict[str, Any] = {
         "status": "resolved" if head.get("state") == "live" else "superseded",

@@ -15,7 +15,7 @@ from cwcore.hints.stopwords import STOPWORDS
 from cwcore.index import bm25
 from cwcore.index.postings import PostingIndex
 from cwcore.index.tokenize import tokens
-from cwcore.retrieve.lexical import Candidate, Visible
+from cwcore.retrieve.candidates import Candidate, Visible
 from cwcore.store.reader import Reader
 
 MAX_TERMS = 8

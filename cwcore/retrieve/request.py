@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from cwcore.clock import parse_time
-from cwcore.errors import InvalidInput, LimitExceeded
+from cwcore.errors import InvalidInput, LimitExceeded, excerpt
 from cwcore.model import DOCUMENT_KINDS, ROLES
 
 RELATIONS = ("question", "request", "correction", "answer", "decision")
@@ -94,7 +94,9 @@ def parse_request(body: dict[str, Any], *, default_policy: str = DEFAULT_POLICY)
         raise InvalidInput("a search request must be a JSON object")
     unknown = sorted(set(body) - _KNOWN)
     if unknown:
-        raise InvalidInput(f"unknown request field(s): {', '.join(unknown)}")
+        shown = ", ".join(excerpt(name, 64) for name in unknown[:8])
+        more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
+        raise InvalidInput(f"unknown request field(s): {shown}{more}")
     query = _opt_str(body, "query")
     if query is not None:
         query = query.strip() or None

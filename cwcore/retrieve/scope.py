@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cwcore.clock import parse_time
-from cwcore.errors import InvalidInput, NotFound
+from cwcore.errors import InvalidInput, NotFound, excerpt
 from cwcore.retrieve.request import SearchRequest
 from cwcore.store.reader import Reader
 
@@ -65,7 +65,7 @@ def resolve(reader: Reader, req: SearchRequest) -> Scope:
         try:
             project = req.project or reader.session(req.sessions[0])["project"]
         except NotFound:
-            raise NotFound(f"no session {req.sessions[0]!r}") from None
+            raise NotFound(f"no session {excerpt(req.sessions[0])}") from None
         return Scope(frozenset(allowed), project, req)
     if req.scope == "project":
         project = req.project

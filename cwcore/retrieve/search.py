@@ -25,15 +25,9 @@ from cwcore.index import derived
 from cwcore.index.postings import PostingIndex
 from cwcore.recall.locator import Locator, Signer, create_lease
 from cwcore.retrieve import bands, expand
-from cwcore.retrieve.lexical import (
-    Candidate,
-    Visible,
-    exact_candidates,
-    lexical_candidates,
-    query_terms,
-    scope_wids,
-    structural_candidates,
-)
+from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
+from cwcore.retrieve.exact import anchor_stats, exact_tier
+from cwcore.retrieve.lexical import lexical_candidates, query_terms, structural_candidates
 from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.scope import resolve
 from cwcore.retrieve.snippets import literal_spans, make_snippet, term_spans
@@ -42,6 +36,7 @@ from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
 LITERAL_CHECK = 30  # lexical candidates checked for a verbatim exact-looking query
+FETCH_PER_HIT = 4  # lexical windows fetched per requested hit (several windows share a document)
 WEAK_SCORE = 0.5
 WEAK_COVERAGE = 0.6
 IMPORTANCE_CAP = 1.15
@@ -154,6 +149,10 @@ def _literal_matches(
     return found
 
 
+def _fetch_depth(limit: int) -> int:
+    return max(limit * FETCH_PER_HIT, limit + 40)
+
+
 def _overlap(a: dict[str, Any], b: dict[str, Any]) -> float:
     if a["documentId"] != b["documentId"]:
         return 0.0
@@ -176,18 +175,28 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
     if exact_looking and not any(a.start == 0 and a.end == len(query) for a in found_anchors):
         stripped = query.strip("\"'`")
         found_anchors = [anchor_mod.Anchor(0, len(stripped), stripped, "quoted"), *found_anchors]
-    exact = exact_candidates(ctx.store, visible, found_anchors) if found_anchors else []
+    only = scope_wids(ctx.store, ctx.reader, scope.sessions) if query else None
+    all_terms = query_terms(query, req.expansion_terms) if query else []
+    n_scope = len(only) if only is not None else ctx.postings.manifest().live_docs
+    anchor_info = anchor_stats(ctx.store, visible, found_anchors, n_scope) if found_anchors else []
+    exact = exact_tier(ctx.postings, anchor_info, all_terms, only)
     stages["exact"] = len(exact)
+    stages["anchors"] = [
+        {"value": a.anchor.value[:80], "df": a.df, "specific": a.specific} for a in anchor_info
+    ]
 
     # 2 + 3. lexical (skipped for exact-looking input the exact lookup answered)
     lexical: list[Candidate] = []
     expanded: list[str] = []
+    idfs: dict[str, float] = {}
     weak_lexical = not exact
     run_lexical = bool(query) and not (exact_looking and exact)
-    terms = query_terms(query, req.expansion_terms) if run_lexical else []
+    terms = all_terms if run_lexical else []
     if terms:
-        only = scope_wids(ctx.store, ctx.reader, scope.sessions)
-        lexical, idfs = lexical_candidates(ctx.postings, visible, terms, k=req.limit, only=only)
+        # Enough windows to fill ``limit`` distinct documents after the one-hit-per-document
+        # collapse; deepened below when the collapse leaves the page short.
+        fetch = _fetch_depth(req.limit)
+        lexical, idfs = lexical_candidates(ctx.postings, visible, terms, k=fetch, only=only)
         if exact_looking and not exact:
             # The literal was not an indexed anchor on its own (e.g. part of a longer error
             # line): windows that contain it verbatim still belong to the exact tier.
@@ -208,10 +217,12 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
                     ctx.postings,
                     visible,
                     terms + expanded,
-                    k=req.limit,
+                    k=fetch,
                     scored_terms=terms,
                     only=only,
                 )
+        in_exact = {e.wid for e in exact}
+        lexical = [c for c in lexical if c.wid not in in_exact]
         stages["lexical"] = len(lexical)
         stages["expanded"] = expanded
 
@@ -309,7 +320,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
         if len(hits) >= req.limit:
             break
 
-    results = _materialize(ctx, req, hits, int(gen["n"]), terms + expanded)
+    results = _materialize(ctx, req, hits, int(gen["n"]), terms + expanded, idfs)
     status = "ok"
     if not results:
         status = "empty"
@@ -340,6 +351,7 @@ def _materialize(
     hits: list[tuple[Candidate, dict[str, Any], dict[str, Any]]],
     generation: int,
     search_terms: list[str],
+    idfs: dict[str, float],
 ) -> list[dict[str, Any]]:
     if not hits:
         return []
@@ -363,7 +375,7 @@ def _materialize(
         else:
             # All hits share one compiled pattern of the search's terms.
             spans = term_spans(text, search_terms or cand.matched_terms)
-        snippet, highlights = make_snippet(text, spans)
+        snippet, highlights = make_snippet(text, spans, weights=idfs)
         first = spans[0] if spans else (0, 0)
         match_start = record["byteStart"] + len(text[: first[0]].encode("utf-8", "surrogatepass"))
         match_end = record["byteStart"] + len(text[: first[1]].encode("utf-8", "surrogatepass"))
@@ -384,6 +396,7 @@ def _materialize(
                 record["project"],
                 record["session"],
                 req.scope,
+                str(manifest["digest"]),
             )
         )
         hit: dict[str, Any] = {

@@ -1,24 +1,34 @@
 """Match-centred snippets with highlight spans.
 
-A snippet is a slice of a window's text of about :data:`SNIPPET_CHARS` characters centred on the
-first match, widened to word boundaries, with ``…`` where it was cut. Highlights are
-``[start, end]`` character offsets into the snippet. Snippets are archived text: faces quote them
-as data and label them historical; the retriever never adds words of its own to them.
+A snippet is a slice of a window's text of about :data:`SNIPPET_CHARS` characters placed where
+the matches are densest: of every slice that starts at a match, the one holding the most
+distinct matched terms, each weighted by its IDF (so a rare query term outweighs a common one,
+and one term repeated ten times counts once). It is widened to word boundaries, with ``…``
+where it was cut. Highlights are ``[start, end]`` character offsets into the snippet.
+
+Snippets are for reading in a list: runs of white space (newlines, tabs) become one space, and
+the escapes of JSON text that tool payloads carry (``\\n``, ``\\t``, ``\\"``, ``\\\\``, ``\\/``,
+``\\uXXXX``) read as the characters they stand for. Recall still returns the exact bytes.
+Snippets are archived text: faces quote them as data and label them historical; the retriever
+never adds words of its own to them.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from cwcore.index.tokenize import fold, tokens_with_offsets
 
 SNIPPET_CHARS = 280
 ELLIPSIS = "…"
 
+Span = tuple[int, int]
 
-def term_spans(text: str, terms: Iterable[str], limit: int = 64) -> list[tuple[int, int]]:
+
+def term_spans(text: str, terms: Iterable[str], limit: int = 64) -> list[Span]:
     """Character spans in ``text`` where any of the search ``terms`` occurs as a word.
 
     A case-insensitive word-bounded regex finds them without tokenizing the whole window (the
@@ -43,9 +53,9 @@ def _pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"(?<![^\W_])(?:" + body + r")(?![^\W_])", re.I)
 
 
-def literal_spans(text: str, values: Iterable[str]) -> list[tuple[int, int]]:
+def literal_spans(text: str, values: Iterable[str]) -> list[Span]:
     """Character spans of literal (case-sensitive) occurrences of ``values``."""
-    spans: list[tuple[int, int]] = []
+    spans: list[Span] = []
     for value in values:
         start = text.find(value)
         while start != -1 and len(spans) < 64:
@@ -54,15 +64,49 @@ def literal_spans(text: str, values: Iterable[str]) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
+def densest(
+    text: str, spans: list[Span], width: int, weights: Mapping[str, float] | None = None
+) -> Span | None:
+    """The extent of the best group of spans that fits in ``width`` characters: the group
+    (spans from one start onwards that end within ``width``) with the largest sum of its
+    distinct terms' weights (a term's weight from ``weights`` by folded text, else 1); ties go
+    to the earliest. None without spans. One sliding pass over the sorted spans."""
+    if not spans:
+        return None
+    ordered = sorted(spans)
+    keys = [fold(text[s:e]) for s, e in ordered]
+    weight = [(weights or {}).get(k, 1.0) for k in keys]
+    counts: dict[str, int] = {}
+    best = (-1.0, 0, 0)  # (score, first, last)
+    score = 0.0
+    j = 0  # next span not yet in the group
+    for i, (start, _) in enumerate(ordered):
+        while j < len(ordered) and (j == i or ordered[j][1] - start <= width):
+            counts[keys[j]] = counts.get(keys[j], 0) + 1
+            if counts[keys[j]] == 1:
+                score += weight[j]
+            j += 1
+        if score > best[0] + 1e-9:
+            best = (score, i, j - 1)
+        counts[keys[i]] -= 1
+        if not counts[keys[i]]:
+            score -= weight[i]
+    return ordered[best[1]][0], ordered[best[2]][1]
+
+
 def make_snippet(
-    text: str, spans: list[tuple[int, int]], width: int = SNIPPET_CHARS
+    text: str,
+    spans: list[Span],
+    width: int = SNIPPET_CHARS,
+    weights: Mapping[str, float] | None = None,
 ) -> tuple[str, list[list[int]]]:
-    """``(snippet, highlights)`` centred on the first span (or the text's start)."""
+    """``(snippet, highlights)`` around the densest matches (or the text's start)."""
     spans = sorted(spans)
     if len(text) <= width:
         lo, hi = 0, len(text)
     else:
-        centre = (spans[0][0] + spans[0][1]) // 2 if spans else 0
+        group = densest(text, spans, width, weights)
+        centre = (group[0] + group[1]) // 2 if group else 0
         lo = max(0, min(centre - width // 2, len(text) - width))
         hi = min(len(text), lo + width)
         if lo > 0:
@@ -71,12 +115,106 @@ def make_snippet(
         if hi < len(text):
             space = text.find(" ", hi - 1, min(len(text), hi + 20))
             hi = space if space != -1 else hi
-    body = text[lo:hi].strip()
-    offset = lo + (len(text[lo:hi]) - len(text[lo:hi].lstrip()))
+    body, where = readable(text[lo:hi])
     prefix = ELLIPSIS if lo > 0 else ""
     suffix = ELLIPSIS if hi < len(text) else ""
-    shift = len(prefix) - offset
-    highlights = [
-        [s + shift, e + shift] for s, e in spans if s >= offset and e <= offset + len(body)
-    ]
+    shift = len(prefix)
+    highlights = []
+    for s, e in spans:
+        if s < lo or e > hi:
+            continue
+        a, b = where(s - lo), where(e - lo)
+        if b > a:
+            highlights.append([a + shift, b + shift])
     return prefix + body + suffix, highlights
+
+
+_ESCAPES = {"n": " ", "t": " ", "r": " ", '"': '"', "\\": "\\", "/": "/", "b": "", "f": ""}
+# What readable() rewrites: a JSON escape (a \uXXXX code or one of _ESCAPES) or a run of white
+# space. Everything between two matches is copied as it is.
+_REWRITE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|[ntr"\\/bf])|\s*[^\S ]\s*| {2,}')
+
+
+def _replacement(token: str) -> str:
+    if token[0] != "\\":
+        return " "
+    if token[1] != "u":
+        return _ESCAPES[token[1]]
+    code = int(token[2:], 16)
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    char = chr(code)
+    return " " if char.isspace() else char
+
+
+class OffsetMap:
+    """Maps offsets of a source text onto the text :func:`readable` made of it."""
+
+    def __init__(self, starts: list[int], outs: list[int], copied: list[bool], size: int) -> None:
+        self._starts, self._outs, self._copied, self._size = starts, outs, copied, size
+
+    def __call__(self, pos: int) -> int:
+        i = bisect.bisect_right(self._starts, pos) - 1
+        if i < 0:
+            return 0
+        out = self._outs[i] + (pos - self._starts[i] if self._copied[i] else 0)
+        return min(out, self._size)
+
+
+def readable(text: str) -> tuple[str, OffsetMap]:
+    """``text`` with white-space runs as one space, JSON escapes decoded and the end trimmed,
+    plus the map from each offset of ``text`` (``0 … len(text)``) to where that character's
+    output begins in the result (so spans map onto it)."""
+    out: list[str] = []
+    starts: list[int] = []
+    outs: list[int] = []
+    copied: list[bool] = []
+    size = 0  # length of the output so far
+    pos = 0  # next unread offset of text
+    last_space = True  # no space at the start
+    for m in _REWRITE.finditer(text):
+        start, end = m.span()
+        if start > pos and last_space and text[pos] == " ":
+            # A single space right after a rewritten one: dropped (white space stays one space).
+            starts.append(pos)
+            outs.append(size)
+            copied.append(False)
+            pos += 1
+        if start > pos:
+            starts.append(pos)
+            outs.append(size)
+            copied.append(True)
+            out.append(text[pos:start])
+            size += start - pos
+            last_space = text[start - 1] == " "
+        piece = _replacement(m.group())
+        if piece == " ":
+            piece = "" if last_space else " "
+            last_space = True
+        elif piece:
+            last_space = False
+        starts.append(start)
+        outs.append(size)
+        copied.append(False)
+        if piece:
+            out.append(piece)
+            size += len(piece)
+        pos = end
+    if pos < len(text) and last_space and text[pos] == " ":
+        starts.append(pos)
+        outs.append(size)
+        copied.append(False)
+        pos += 1
+    if pos < len(text):
+        starts.append(pos)
+        outs.append(size)
+        copied.append(True)
+        out.append(text[pos:])
+        size += len(text) - pos
+    starts.append(len(text))
+    outs.append(size)
+    copied.append(False)
+    body = "".join(out)
+    if body.endswith(" "):
+        body = body[:-1]
+    return body, OffsetMap(starts, outs, copied, len(body))

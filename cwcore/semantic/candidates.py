@@ -22,7 +22,7 @@ import numpy as np
 
 from cwcore.errors import ModelUnavailable
 from cwcore.index import derived
-from cwcore.retrieve.lexical import Candidate, Visible
+from cwcore.retrieve.candidates import Candidate, Visible
 from cwcore.retrieve.scope import Scope
 from cwcore.semantic import errors
 from cwcore.semantic.runtime import Semantic

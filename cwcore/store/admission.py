@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from cwcore import clock
-from cwcore.errors import Conflict, CwError, InvalidInput, NotFound
+from cwcore.errors import Conflict, CwError, InvalidInput, NotFound, excerpt
 from cwcore.model import ROLES, DocumentSpec, SessionSpec, SourceEvent
 from cwcore.store import codec, keys, session_order
 from cwcore.store.limits import CHUNK_BYTES, PART_SEPARATOR, check_document
@@ -117,13 +117,17 @@ class Admission:
         if not spec.project:
             raise InvalidInput(f"document {spec.document_id}: project is empty")
         if spec.kind not in ("turn", "tool-result", "decision", "markdown", "note"):
-            raise InvalidInput(f"document {spec.document_id}: unknown kind {spec.kind!r}")
+            raise InvalidInput(f"document {spec.document_id}: unknown kind {excerpt(spec.kind)}")
         for part in spec.parts:
             if part.role not in ROLES:
-                raise InvalidInput(f"document {spec.document_id}: unknown role {part.role!r}")
+                raise InvalidInput(
+                    f"document {spec.document_id}: unknown role {excerpt(part.role)}"
+                )
             role, _, mid = part.message_key.partition(":")
             if role != part.role:
-                raise InvalidInput(f"messageKey {part.message_key!r} does not start with its role")
+                raise InvalidInput(
+                    f"messageKey {excerpt(part.message_key)} does not start with its role"
+                )
             keys.check_id(mid, "source message id")
             keys.check_id(part.message_key, "messageKey")
         if spec.subject_key is not None:
@@ -223,18 +227,23 @@ class Admission:
         by: str | None = None,
         reason: str | None = None,
         subject_key: str | None = None,
+        project: str | None = None,
     ) -> dict[str, Any]:
         """Retire a live document from search, keeping it auditable (spec 000 "Explicit
         supersession"): an append-only record, a tombstone on its ordinal, its head marked
-        ``superseded``, and a ``retire`` outbox entry. ``by`` names the replacement."""
+        ``superseded``, and a ``retire`` outbox entry. ``by`` names the replacement.
+
+        ``project`` is the caller's authenticated project (None: any). A document or
+        replacement of another project raises the same :class:`NotFound` as a missing one,
+        before its state is looked at."""
         keys.check_id(document_id, "document id")
         if subject_key is not None:
             keys.check_id(subject_key, "subjectKey")
         with self.store.lock:
             raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
-            if raw is None:
-                raise NotFound(f"no document {document_id!r}")
-            head = codec.decode_record(raw, "document head")
+            head = codec.decode_record(raw, "document head") if raw is not None else None
+            if head is None or (project is not None and head.get("project") != project):
+                raise NotFound(f"no document {excerpt(document_id)}")
             if head.get("state") != "live":
                 raise Conflict(f"{document_id} is already {head.get('state')}")
             by_version = 0
@@ -243,9 +252,9 @@ class Admission:
                 if by == document_id:
                     raise InvalidInput("a document cannot supersede itself")
                 by_raw = self.store.get("documents", keys.DOC_HEAD.encode(by))
-                if by_raw is None:
-                    raise NotFound(f"no replacement document {by!r}")
-                by_head = codec.decode_record(by_raw, "document head")
+                by_head = codec.decode_record(by_raw, "document head") if by_raw else None
+                if by_head is None or (project is not None and by_head.get("project") != project):
+                    raise NotFound(f"no replacement document {excerpt(by)}")
                 if by_head.get("state") != "live":
                     raise Conflict(f"the replacement {by} is not live ({by_head.get('state')})")
                 by_version = int(by_head["version"])
@@ -417,7 +426,7 @@ class Admission:
                 subject_holder = codec.decode_record(raw, "subject")["documentId"]
                 if subject_holder not in (spec.document_id, spec.supersedes):
                     raise Conflict(
-                        f"subjectKey {spec.subject_key!r} is held by {subject_holder}; "
+                        f"subjectKey {excerpt(spec.subject_key)} is held by {subject_holder}; "
                         f"admit with supersedes={subject_holder} to replace it"
                     )
         target: dict[str, Any] | None = None

@@ -26,7 +26,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from cwcore.errors import UnsafeKey
+from cwcore.errors import UnsafeKey, excerpt
 
 MAX_PERSISTED_KEY = 2047
 MAX_READ_KEY = 4096
@@ -52,16 +52,16 @@ def check_id(value: object, what: str = "id") -> str:
     try:
         encoded = value.encode("utf-8")
     except UnicodeEncodeError:
-        raise UnsafeKey(f"{what} is not valid Unicode: {value!r}") from None
+        raise UnsafeKey(f"{what} is not valid Unicode: {excerpt(value)}") from None
     if len(encoded) > MAX_ID_BYTES:
         raise UnsafeKey(f"{what} is {len(encoded)} bytes; the limit is {MAX_ID_BYTES}")
     if value != value.strip():
-        raise UnsafeKey(f"{what} has leading or trailing white space: {value!r}")
+        raise UnsafeKey(f"{what} has leading or trailing white space: {excerpt(value)}")
     for ch in value:
         if ch in _FORBIDDEN:
-            raise UnsafeKey(f"{what} contains a separator {ch!r}: {value!r}")
+            raise UnsafeKey(f"{what} contains a separator {ch!r}: {excerpt(value)}")
         if unicodedata.category(ch) in ("Cc", "Cs"):
-            raise UnsafeKey(f"{what} contains a control character {ch!r}: {value!r}")
+            raise UnsafeKey(f"{what} contains a control character {ch!r}: {excerpt(value)}")
     return value
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cwcore.errors import CorruptRecord, NotFound
+from cwcore.errors import CorruptRecord, NotFound, excerpt
 from cwcore.store import codec, keys
 from cwcore.store.limits import PART_SEPARATOR
 from cwcore.store.rocks import Store
@@ -40,7 +40,7 @@ class Reader:
         keys.check_id(session_id, "session id")
         raw = self.store.get("scopes", keys.SESSION.encode(session_id))
         if raw is None:
-            raise NotFound(f"no session {session_id!r}")
+            raise NotFound(f"no session {excerpt(session_id)}")
         return codec.decode_record(raw, "session")
 
     def find_session(self, prefix: str) -> dict[str, Any]:
@@ -58,9 +58,9 @@ class Reader:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise NotFound(f"no session {prefix!r}")
+            raise NotFound(f"no session {excerpt(prefix)}")
         ids = ", ".join(sorted(m["id"] for m in matches)[:5])
-        raise NotFound(f"session prefix {prefix!r} is ambiguous: {ids}")
+        raise NotFound(f"session prefix {excerpt(prefix)} is ambiguous: {ids}")
 
     def sessions(self) -> Iterator[dict[str, Any]]:
         for _, value in self.store.scan("scopes", keys.SESSION.prefix()):
@@ -72,7 +72,7 @@ class Reader:
         out = []
         for session_id, raw in zip(session_ids, raws, strict=True):
             if raw is None:
-                raise CorruptRecord(f"session {session_id!r} is indexed but has no record")
+                raise CorruptRecord(f"session {excerpt(session_id)} is indexed but has no record")
             out.append(codec.decode_record(raw, "session"))
         return out
 
@@ -114,7 +114,7 @@ class Reader:
         keys.check_id(document_id, "document id")
         raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
         if raw is None:
-            raise NotFound(f"no document {document_id!r}")
+            raise NotFound(f"no document {excerpt(document_id)}")
         return codec.decode_record(raw, "document head")
 
     def manifest(self, document_id: str, version: int | None = None) -> dict[str, Any]:
@@ -122,7 +122,7 @@ class Reader:
             version = int(self.head(document_id)["version"])
         raw = self.store.get("documents", keys.DOC_VERSION.encode(document_id, version))
         if raw is None:
-            raise NotFound(f"no document {document_id!r} version {version}")
+            raise NotFound(f"no document {excerpt(document_id)} version {version}")
         return codec.decode_record(raw, "manifest")
 
     def versions(self, document_id: str) -> list[int]:

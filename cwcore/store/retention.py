@@ -15,7 +15,7 @@ from typing import Any
 
 from cwcore import clock
 from cwcore.config import Settings
-from cwcore.errors import NotFound
+from cwcore.errors import NotFound, excerpt
 from cwcore.store import codec, keys, session_order
 from cwcore.store.admission import day_bucket, project_digest
 from cwcore.store.reader import Reader
@@ -108,12 +108,12 @@ class Retention:
         )
 
     def _missing(self, target: str) -> str:
-        message = f"no session or document {target!r}"
+        message = f"no session or document {excerpt(target)}"
         try:
             longer = self.reader.find_session(target)["id"]
         except NotFound:
             return message
-        return f"{message} ({longer!r} starts with it: give the full id to forget that one)"
+        return f"{message} ({excerpt(longer)} starts with it: give the full id to forget that one)"
 
     def forget(self, target: str) -> ForgetReport:
         """Forget the session or document whose id is exactly ``target`` (never a prefix:

@@ -3,8 +3,7 @@
 It lives on the daemon's PYTHONPATH (this folder), never imported by pytest itself. Methods:
 ``echo``, ``sleep`` (cancellable), ``stream`` (N events), ``big`` (N bytes of output, with an
 optional declared ``bound``), ``write`` (idempotent by request id, recorded in files under
-CW_HOME so it survives ``kill -9``), ``fail`` (a bug), ``invalid`` (a CwError), ``busy``
-(background work pending for N seconds: ``idle()`` is False), ``pid``.
+CW_HOME so it survives ``kill -9``), ``fail`` (a bug), ``invalid`` (a CwError), ``pid``.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ class FakeService:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.calls = 0
-        self.busy_until = 0.0
         self.lock = threading.Lock()
         (home / "opened").write_text(str(os.getpid()))
 
@@ -66,9 +64,6 @@ class FakeService:
             raise RuntimeError("boom")
         if method == "invalid":
             raise InvalidInput("bad parameter", field="x")
-        if method == "busy":
-            self.busy_until = time.monotonic() + float(params.get("seconds", 1.0))
-            return {"busy": True}
         raise InvalidInput(f"unknown method {method!r}")
 
     def _write(self, request_id: str, delay: float) -> dict[str, Any]:
@@ -99,9 +94,6 @@ class FakeService:
 
     def start_workers(self) -> None:
         (self.home / "workers").write_text("started")
-
-    def idle(self) -> bool:
-        return time.monotonic() >= self.busy_until
 
     def close(self) -> None:
         (self.home / "closed").write_text(str(os.getpid()))

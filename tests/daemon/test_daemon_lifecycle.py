@@ -37,19 +37,6 @@ def test_grace_expiry_exits_and_a_reconnect_cancels_it(
     assert control.status(env.home) is None
 
 
-def test_grace_only_counts_down_while_the_service_is_idle(
-    env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("CW_DAEMON_GRACE_SECONDS", "0.5")
-    with connect(env.home) as client:
-        pid = client.pid
-        assert pid is not None
-        client.call("busy", {"seconds": 1.5})
-    time.sleep(1.2)
-    assert alive(pid), "grace expired while background work was pending"
-    assert wait_for_exit(pid, 5)
-
-
 def test_stop_drains_in_flight_requests(env: DaemonEnv) -> None:
     client = connect(env.home)
     pid = client.pid

@@ -71,6 +71,7 @@ def test_handshake_timeout_defaults_to_five_seconds(monkeypatch: pytest.MonkeyPa
     assert limits.max_frame == 16 * 1024 * 1024
     assert limits.input_per_connection == limits.input_total == 32 * 1024 * 1024
     assert limits.output_total == 2 * (16 * 1024 * 1024 + 4)
+    assert limits.small_output_per_connection == 64 * 1024
     assert limits.grace_s == 300.0
 
 

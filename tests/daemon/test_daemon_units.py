@@ -14,7 +14,7 @@ import pytest
 from daemon_helpers import DaemonEnv
 
 from cwcore.daemon import protocol
-from cwcore.daemon.budget import Budget
+from cwcore.daemon.budget import Budget, Reservation
 from cwcore.daemon.client import connect
 from cwcore.daemon.paths import MAX_SOCKET_PATH, daemon_paths, store_hash
 from cwcore.daemon.server import FULL_FRAME, ReplayCache
@@ -62,6 +62,27 @@ def test_budget_waits_for_release_and_times_out_busy() -> None:
         return order
 
     assert asyncio.run(scenario()) == ["release", "late acquired"]
+
+
+def test_reservation_takes_both_budgets_shrinks_and_releases() -> None:
+    async def scenario() -> None:
+        local, shared = Budget(100, "local"), Budget(150, "shared")
+        hold = Reservation(local, shared)
+        await hold.take(90)
+        assert (local.used, shared.used) == (90, 90)
+        other = Reservation(Budget(100, "other local"), shared)
+        with pytest.raises(Busy):  # the shared budget is what a second connection waits for
+            await other.take(70, timeout=0.05)
+        assert other.local.used == 0  # a failed take gives its local part back
+        hold.shrink(20)  # the materialized answer needs only 20 bytes
+        await other.take(70, timeout=0.05)
+        assert (local.used, shared.used) == (20, 90)
+        hold.shrink(50)  # never grows
+        hold.release()
+        other.release()
+        assert (local.used, shared.used, other.local.used) == (0, 0, 0)
+
+    asyncio.run(scenario())
 
 
 def test_replay_cache_is_bounded_by_count_and_bytes() -> None:

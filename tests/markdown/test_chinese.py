@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cwcore.api import Archive
+from cwcore.index import windows as index_windows
 from cwcore.index.tokenize import tokens_with_offsets
 from cwcore.markdown import evidence
 from cwcore.markdown import fingerprint as fp
@@ -65,7 +68,27 @@ def long_chinese() -> str:
     return "".join(out) * 2
 
 
-def test_chinese_bigrams_the_windows_dropped_are_evidence(archive: Archive, tmp_path: Path) -> None:
+def test_chinese_windows_keep_every_bigram(archive: Archive, tmp_path: Path) -> None:
+    # A character and a bigram per character: Chinese text reaches 256 distinct terms fast, so
+    # its windows are short, and every bigram stays findable through them.
+    text = long_chinese()
+    root = tmp_path / "notes"
+    write(root / "笔记.md", text)
+    archive.import_paths([root], fmt="markdown")
+    doc = fp.document_id(root, "笔记.md")
+    toks = tokens_with_offsets(text)
+    mask, windows, truncated = evidence.covered_mask(toks, text, 900, 0.15)
+    assert windows >= 2 and not truncated and all(mask)
+    bigrams = sorted({t for t, _, _ in toks if len(t) == 2})
+    for bigram in bigrams[:: max(1, len(bigrams) // 8)]:
+        hits = archive.search({"query": bigram})["results"]
+        assert hits and hits[0]["documentId"] == doc and bigram in hits[0]["matchedTerms"]
+
+
+def test_chinese_bigrams_past_the_window_cap_are_evidence(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_windows, "MAX_WINDOWS", 2)
     text = long_chinese()
     root = tmp_path / "notes"
     write(root / "笔记.md", text)
@@ -77,9 +100,9 @@ def test_chinese_bigrams_the_windows_dropped_are_evidence(archive: Archive, tmp_
     dropped = sorted(
         {t for i, (t, _, _) in enumerate(toks) if not mask[i] and t not in covered and len(t) == 2}
     )
-    assert windows >= 2 and dropped, "Chinese windows should overflow 256 unique terms"
+    assert windows == 2 and dropped, "the text should run past two windows"
     for bigram in dropped[:5]:
-        # the window index can match only the bigram's single characters...
+        # the window index has no posting for the bigram...
         for h in archive.search({"query": bigram})["results"]:
             assert bigram not in h["matchedTerms"]
         # ...the paragraph holding the bigram literal is still lexical evidence, with its
@@ -91,6 +114,3 @@ def test_chinese_bigrams_the_windows_dropped_are_evidence(archive: Archive, tmp_
         assert text[md["start"] : md["end"]] == hit["snippet"]
         section = analyze(text).section_at(md["start"])
         assert section is not None and hit["headingPath"] == list(section.path)
-        # a sentence holding the bigram finds the document through the windows as well
-        sentence = next(s for s in CHINESE if bigram in s)
-        assert doc in [h["documentId"] for h in archive.search({"query": sentence})["results"]]

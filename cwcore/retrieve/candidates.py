@@ -1,0 +1,77 @@
+"""What every retrieval mode produces and filters through: :class:`Candidate` (one window's
+evidence in one mode) and :class:`Visible` (generation visibility, tombstones and scope, with
+the window records loaded once per search)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cwcore.index import derived
+from cwcore.retrieve.scope import Scope
+from cwcore.store import keys
+from cwcore.store.reader import Reader
+from cwcore.store.rocks import Store
+
+
+@dataclass
+class Candidate:
+    """One window's evidence in one mode."""
+
+    wid: int
+    mode: str  # "exact" | "structural" | "lexical"
+    score: float  # calibrated, [0, 1]
+    raw: float  # the mode's own raw score
+    match_type: str
+    matched_terms: list[str] = field(default_factory=list)
+    expanded_terms: list[str] = field(default_factory=list)
+    literals: list[str] = field(default_factory=list)  # exact values to highlight
+    spans: list[tuple[int, int]] = field(default_factory=list)  # char spans (relations)
+    reranked: bool = False  # the cross-encoder scored it (not necessarily moved it)
+    window: dict | None = None
+    order: tuple[float, ...] = ()  # the key the candidate's tier sorts by (higher first)
+
+
+class Visible:
+    """Loads window records once and applies generation visibility, tombstones and scope."""
+
+    def __init__(self, store: Store, reader: Reader, scope: Scope, max_wid: int) -> None:
+        self.store, self.reader, self.scope, self.max_wid = store, reader, scope, max_wid
+        self.records: dict[int, dict | None] = {}
+
+    def filter(self, wids: Iterable[int]) -> list[int]:
+        wanted = [w for w in dict.fromkeys(wids) if 0 < w <= self.max_wid]
+        missing = [w for w in wanted if w not in self.records]
+        if missing:
+            for wid, record in zip(
+                missing, derived.window_records(self.store, missing), strict=True
+            ):
+                self.records[wid] = record
+            ordinals = sorted({r["ordinal"] for w in missing if (r := self.records[w])})
+            found = self.store.get_many("ordinals", [keys.TOMBSTONE.encode(o) for o in ordinals])
+            dead = {o for o, t in zip(ordinals, found, strict=True) if t is not None}
+            for wid in missing:
+                record = self.records[wid]
+                if record is not None and record["ordinal"] in dead:
+                    self.records[wid] = None
+        return [w for w in wanted if (r := self.records[w]) is not None and self.scope.admits(r)]
+
+
+MAX_SCOPE_SESSIONS = 2_000
+
+
+def scope_wids(store: Store, reader: Reader, sessions: frozenset[str] | None) -> np.ndarray | None:
+    """Sorted window ids of the scope's sessions, so BM25 scores only them (branch isolation and
+    session scope apply before any top-k limit). None when the scope is not session-bounded."""
+    if sessions is None or len(sessions) > MAX_SCOPE_SESSIONS:
+        return None
+    ranges = [
+        np.arange(first, first + count, dtype=np.uint32)
+        for session in sorted(sessions)
+        for first, count in derived.session_wid_ranges(store, session)
+    ]
+    if not ranges:
+        return np.empty(0, dtype=np.uint32)
+    return np.unique(np.concatenate(ranges))

@@ -1,0 +1,104 @@
+"""``python -m eval`` (``make eval``): every dev set, every system, in one run.
+
+Sets (each skipped with a notice when its data is absent):
+
+* ``agent-logs`` — 49 hand-checked queries over seven real Claude Code, Codex and pi logs
+  (``data/agent-logs-queries``): hit@1, hit@5, hit@10, MRR, per kind;
+* ``longmemeval`` — the 95 non-abstention questions of the LongMemEval_S dev subset, each within
+  its haystack: session recall_all@5 and NDCG@10, recall_any@5, turn recall@10, per type;
+* ``demo`` — the project's own queries over its demo archive (``eval/sets/demo``).
+
+Systems: cw's default search and its lexical-only, hybrid (``semanticPolicy: always``) and
+``auto`` runs, cw's semantic mode alone, and the baselines SQLite FTS5, bm25s, MiniLM dense and
+RRF(FTS5, dense) over the same units. Results: one table per set on stdout, JSON in
+``eval/results/<set>.json``, all tables in ``eval/results/tables.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from eval import common
+
+
+def table(report: dict[str, Any]) -> str:
+    """The set's overall and per-kind rows as Markdown, systems as rows."""
+    metrics = [m for m in next(iter(report["overall"].values())) if m != "n"]
+    head = "| system | " + " | ".join(metrics) + " | p50 ms |"
+    rule = "|---" * (len(metrics) + 2) + "|"
+    out = [f"### {report['set']} ({report['queries']} queries)", "", head, rule]
+    for system in report["systems"]:
+        row = report["overall"][system]
+        lat = report["latency"].get(system, {}).get("p50_ms", "")
+        out.append(f"| {system} | " + " | ".join(f"{row[m]:.3f}" for m in metrics) + f" | {lat} |")
+    for kind, rows in report["by_kind"].items():
+        n = next(iter(rows.values())).get("n", "")
+        out += [
+            "",
+            f"{report['set']} — {kind} ({n})",
+            "",
+            head.replace(" p50 ms |", ""),
+            "|---" * (len(metrics) + 1) + "|",
+        ]
+        for system in report["systems"]:
+            row = rows[system]
+            out.append(f"| {system} | " + " | ".join(f"{row[m]:.3f}" for m in metrics) + " |")
+    status = report.get("retrieval_status", {})
+    if status:
+        out += [
+            "",
+            "retrieval_status: "
+            + "; ".join(f"{s} {dict(sorted(v.items()))}" for s, v in status.items()),
+        ]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval", description=__doc__)
+    parser.add_argument("--sets", default="agent-logs,longmemeval,demo")
+    parser.add_argument("--systems", default="", help="comma-separated names (default: all)")
+    parser.add_argument("--lexical", action="store_true", help="no embeddings: lexical systems")
+    parser.add_argument("--questions", type=int, default=0, help="LongMemEval: first N only")
+    args = parser.parse_args(argv)
+    common.fix_clock()
+    os.environ.setdefault("CW_EMBEDDED", "1")
+    from eval import data as lme_data
+    from eval import lines, lme
+
+    systems = [s for s in args.systems.split(",") if s]
+    cache = None if args.lexical else common.vector_cache()
+    reports = []
+    for name in [s for s in args.sets.split(",") if s]:
+        if name in ("agent-logs", "demo"):
+            line_set = lines.AGENT_LOGS if name == "agent-logs" else lines.DEMO
+            if not line_set.available():
+                print(f"eval: {name}: {line_set.queries} is not present; skipped", file=sys.stderr)
+                continue
+            report = lines.evaluate(
+                line_set, cache=cache, semantic=not args.lexical, systems=systems
+            )
+        elif name == "longmemeval":
+            if not lme_data.available():
+                print("eval: longmemeval: the data is not present; skipped", file=sys.stderr)
+                continue
+            report = lme.evaluate(
+                cache=cache, questions=args.questions, semantic=not args.lexical, systems=systems
+            )
+        else:
+            parser.error(f"unknown set {name!r}")
+        report["load_average"] = round(os.getloadavg()[0], 2)
+        reports.append(report)
+        common.RESULTS.mkdir(parents=True, exist_ok=True)
+        (common.RESULTS / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
+        print(table(report), flush=True)
+    if reports:
+        (common.RESULTS / "tables.md").write_text("\n".join(table(r) for r in reports))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,131 @@
+"""What every evaluation set shares: logging, the fixed clock, embedding a store's windows
+(vectors cached by content digest in ``eval/.cache/``), cw's semantic mode on its own, band
+statistics and latency percentiles."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+CACHE = ROOT / ".cache"
+RESULTS = ROOT / "results"
+#: Every set runs at this instant, so recency and age limits never depend on the day it ran.
+NOW = "2026-11-20T12:00:00Z"
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def fix_clock() -> None:
+    os.environ.setdefault("CW_NOW", NOW)
+
+
+def vector_cache() -> Any:
+    from eval.cache import SqliteVectorCache
+
+    return SqliteVectorCache(CACHE / "vectors.sqlite")
+
+
+def embed_all(engine: Any, cache: Any, mode: str | None = None) -> dict[str, Any]:
+    """Run cw's semantic index handler until every published window has its vectors."""
+    from cwcore.semantic.embedder import Embedder
+    from cwcore.semantic.index import DEFAULT_MODE, embed_pending, prepare, status
+
+    mode = mode or DEFAULT_MODE
+    embedder = Embedder.for_home(engine.home)
+    prepare(engine.store, embedder, mode)
+    started = last = time.perf_counter()
+    done = 0
+    while True:
+        n = embed_pending(
+            engine.store, engine.reader, 256, embedder=embedder, mode=mode, cache=cache
+        )
+        if n == 0:
+            break
+        done += n
+        if time.perf_counter() - last > 30:
+            last = time.perf_counter()
+            st = status(engine.store)
+            log(f"embedding ({mode}): {st['cursor']}/{st['maxWid']} windows")
+    return {
+        "mode": mode,
+        "windows": done,
+        "computed": embedder.computed,
+        "seconds": round(time.perf_counter() - started, 1),
+        "model": embedder.model_id,
+    }
+
+
+class SemanticOnly:
+    """cw's semantic mode alone: the query embedding against the window vectors, one hit (the
+    best window) per document, the window's calibrated cosine as its score."""
+
+    def __init__(self, engine: Any) -> None:
+        from cwcore.semantic.embedder import Embedder
+        from cwcore.semantic.search import SemanticIndex
+
+        self.index = SemanticIndex(engine.store)
+        self.index.refresh()
+        self.embedder = Embedder.for_home(engine.home)
+        self.store = engine.store
+
+    def search(self, query: str, k: int, only_wids: np.ndarray | None = None) -> list[int]:
+        """Best window ids, one per document."""
+        from cwcore.index import derived
+
+        qvec = self.embedder.embed_query(query)
+        wids, _ = self.index.search(qvec, 8 * k, only_wids)
+        out: list[int] = []
+        docs: set[str] = set()
+        records = derived.window_records(self.store, [int(w) for w in wids])
+        for wid, rec in zip(wids, records, strict=True):
+            if rec is None or rec["documentId"] in docs:
+                continue
+            docs.add(rec["documentId"])
+            out.append(int(wid))
+            if len(out) >= k:
+                break
+        return out
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    if not ordered:
+        return {}
+    return {
+        "p50_ms": round(statistics.median(ordered), 2),
+        "p95_ms": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
+    }
+
+
+class BandStats:
+    """Per band: hits seen in the top 10 and how many were relevant (the band's precision)."""
+
+    def __init__(self) -> None:
+        self.cells: dict[str, dict[str, list[int]]] = defaultdict(
+            lambda: defaultdict(lambda: [0, 0])
+        )
+
+    def add(self, system: str, band: str, relevant: bool) -> None:
+        cell = self.cells[system][band]
+        cell[0] += 1
+        cell[1] += int(relevant)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            system: {
+                band: {"hits": c[0], "relevant": c[1], "precision": round(c[1] / c[0], 3)}
+                for band, c in sorted(cells.items())
+                if c[0]
+            }
+            for system, cells in self.cells.items()
+        }

@@ -1,0 +1,106 @@
+"""The exact tier: specific anchors form it, common ones do not; within it the rest of the query
+decides; the page fills to ``limit`` distinct documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cwcore.api import Archive
+from cwcore.retrieve import exact
+from tests.helpers import write_jsonl
+
+
+def _session(sid: str, texts: list[str], project: str = "p") -> list[dict]:
+    rows = []
+    for i, text in enumerate(texts):
+        rows.append(
+            {
+                "session": sid,
+                "id": f"m{i}",
+                "role": "user",  # every message its own turn: one document per message
+                "text": text,
+                "project": project,
+                "timestamp": f"2026-11-10T{10 + i // 60:02d}:{i % 60:02d}:00Z",
+            }
+        )
+    return rows
+
+
+def _search(archive: Archive, query: str, **extra: object) -> list[dict]:
+    body = {"query": query, "semanticPolicy": "never", "limit": 10, **extra}
+    return archive.search(body)["results"]
+
+
+def test_the_rest_of_the_query_orders_windows_that_share_an_anchor(
+    archive: Archive, tmp_path: Path
+) -> None:
+    texts = [f"note {i}: renderFrame is called here" for i in range(6)]
+    texts.insert(3, "the lint error says func renderFrame is unused and should be removed")
+    texts += [f"filler text about weather number {i}" for i in range(40)]
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _session("s", texts))])
+    hits = _search(archive, "lint error: renderFrame is unused")
+    assert hits[0]["matchType"] == "exact-symbol"
+    assert "unused" in hits[0]["snippet"]
+    # The windows that only name the anchor follow it, still in the exact tier.
+    assert [h["score_metadata"]["tier"] for h in hits[:7]] == [0] * 7
+
+
+def test_a_common_anchor_forms_no_tier(archive: Archive, tmp_path: Path) -> None:
+    # "GitHub" is a camel-case word, so an anchor, but it is in every other message: weak
+    # evidence. The message that matches the rest of the query must come first.
+    texts = [f"pushed branch {i} to GitHub and opened a page" for i in range(30)]
+    texts += [f"unrelated chatter about lunch {i}" for i in range(30)]
+    texts.append("the review comments listed open pull requests waiting for approval")
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _session("s", texts))])
+    hits = _search(archive, "which pull requests were open on GitHub for review")
+    assert "pull requests" in hits[0]["snippet"]
+    assert hits[0]["matchType"] == "lexical"
+
+
+def test_a_rare_anchor_outranks_lexical_evidence(archive: Archive, tmp_path: Path) -> None:
+    texts = [f"pushed branch {i} to the remote" for i in range(30)]
+    texts.append("ParseRetryAfter returns the delay in seconds")
+    texts.append("the retry delay parse step returns seconds of delay for retry parse")
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _session("s", texts))])
+    hits = _search(archive, "ParseRetryAfter retry delay parse")
+    assert hits[0]["matchType"] == "exact-symbol"
+    assert hits[0]["band"] == "high"
+    assert hits[1]["matchType"] == "lexical"
+
+
+def test_specificity_and_score_follow_document_frequency() -> None:
+    from cwcore.index.anchors import Anchor
+
+    class _Visible:
+        def filter(self, wids: list[int]) -> list[int]:
+            return wids
+
+    class _Store:
+        def __init__(self, postings: dict[str, list[int]]) -> None:
+            self.postings = postings
+
+        def scan(self, family: str, prefix: bytes, reverse: bool, limit: int):
+            from cwcore.index import derived
+
+            for value, wids in self.postings.items():
+                if derived.EXACT.prefix(derived.anchor_digest(value)) == prefix:
+                    for w in wids[:limit]:
+                        yield derived.EXACT.encode(derived.anchor_digest(value), w, 0), b""
+
+    store = _Store({"rareThing": [7], "commonThing": list(range(1, 201))})
+    anchors = [Anchor(0, 9, "rareThing", "symbol"), Anchor(10, 21, "commonThing", "symbol")]
+    stats = {s.anchor.value: s for s in exact.anchor_stats(store, _Visible(), anchors, 1000)}
+    assert stats["rareThing"].specific and stats["rareThing"].specificity == 1.0
+    assert stats["commonThing"].df == 200 and not stats["commonThing"].specific
+    assert 0 < stats["commonThing"].specificity < 0.3
+
+
+def test_limit_fills_with_distinct_documents(archive: Archive, tmp_path: Path) -> None:
+    # One long document matches in many windows; 29 short ones match once. The page must
+    # still hold `limit` distinct documents.
+    long_text = " ".join(f"kestrel paragraph {i} with more words here." for i in range(2000))
+    rows = _session("s", [long_text] + [f"kestrel note {i}" for i in range(29)])
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
+    hits = _search(archive, "kestrel", limit=25)
+    assert len(hits) == 25
+    assert len({h["documentId"] for h in hits}) == 25

@@ -1,0 +1,49 @@
+"""Snippets sit where the matches are densest and read cleanly; highlights stay on the terms."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cwcore.retrieve.snippets import make_snippet, readable, term_spans
+
+
+def _highlighted(snippet: str, highlights: list[list[int]]) -> list[str]:
+    return [snippet[a:b] for a, b in highlights]
+
+
+def test_snippet_goes_to_the_rare_terms_not_the_first_match() -> None:
+    text = "git " + "filler " * 100 + "sync.Once guards the lazy init of the pool " + "x " * 200
+    spans = term_spans(text, ["git", "sync", "once", "pool"])
+    weights = {"git": 0.2, "sync": 3.0, "once": 3.0, "pool": 2.0}
+    snippet, highlights = make_snippet(text, spans, weights=weights)
+    assert "sync.Once guards" in snippet
+    assert {"sync", "Once", "pool"} <= set(_highlighted(snippet, highlights))
+
+
+def test_json_escapes_and_white_space_read_cleanly() -> None:
+    text = '{"command": "git commit -m \\"fix: retry\\"\\n\\tdone", "path": "a\\/b"}\n\n  next'
+    snippet, highlights = make_snippet(text, term_spans(text, ["retry"]))
+    assert snippet == '{"command": "git commit -m "fix: retry" done", "path": "a/b"} next'
+    assert _highlighted(snippet, highlights) == ["retry"]
+
+
+def test_unicode_escape_decodes() -> None:
+    assert readable("caf\\u00e9 \\ud83d")[0] == "café \ufffd"
+
+
+@given(st.text(max_size=300))
+def test_readable_maps_every_offset_monotonically(text: str) -> None:
+    out, where = readable(text)
+    mapped = [where(i) for i in range(len(text) + 1)]
+    assert mapped == sorted(mapped)
+    assert all(0 <= w <= len(out) for w in mapped)
+    assert "  " not in out and not out.endswith(" ") and "\n" not in out
+
+
+@given(st.text(alphabet='ab \n\\"', max_size=400), st.sampled_from(["a", "b", "ab"]))
+def test_highlights_always_cover_the_term(text: str, term: str) -> None:
+    snippet, highlights = make_snippet(text, term_spans(text, [term]), width=60)
+    for a, b in highlights:
+        assert 0 <= a < b <= len(snippet)
+        assert snippet[a:b].lower() == term
