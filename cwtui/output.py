@@ -82,8 +82,8 @@ class CwGroup(TyperGroup):
             code = 2  # Typer printed the help while building this error
         except ClickException as exc:
             code = _usage_failure(exc, as_json="--json" in argv)
-        except typer.Abort:
-            code = _exit_code(fail("interrupted", "aborted", 1, "--json" in argv))
+        except typer.Abort:  # a prompt ended by EOF or Ctrl-C: as an interrupt
+            code = _exit_code(fail("interrupted", "interrupted", 130, "--json" in argv))
         except Exception as exc:  # outside any command's guard: still no traceback for users
             if os.environ.get("CW_DEBUG"):
                 traceback.print_exc()
