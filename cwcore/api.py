@@ -93,6 +93,7 @@ class Archive:
     @classmethod
     def open(cls, home: Path | None = None, *, embedded: bool | None = None) -> Archive:
         home = (home or config.default_home()).expanduser().resolve()
+        config.check_home(home)
         if embedded is None:
             embedded = _embedded_by_default()
         transport: Transport = EmbeddedTransport(home) if embedded else DaemonTransport(home)
@@ -177,8 +178,15 @@ class Archive:
         return str(self.call("export", {"session": session, "format": fmt})["text"])
 
     def forget(self, target: str) -> dict[str, Any]:
-        """Remove a session or document for good; returns counts of what was removed."""
+        """Remove the session or document whose id is exactly ``target`` for good; returns
+        what was removed (``target``, then counts)."""
         return self.call("forget", {"target": target})
+
+    def forget_target(self, target: str, *, prefix: bool = False) -> dict[str, Any]:
+        """What ``forget`` would remove, without removing it: ``{"kind", "id", "project",
+        "session", "documents", "messages"}``. ``prefix`` also accepts a unique session id
+        prefix (for a confirmation that names the full id)."""
+        return self.call("forget.resolve", {"target": target, "prefix": prefix})
 
     def sync(
         self, *, since: str | None = None, home: str | None = None, on_event: OnEvent | None = None

@@ -20,7 +20,7 @@ from typing import Any
 
 import platformdirs
 
-from cwcore.errors import InvalidInput, excerpt
+from cwcore.errors import InvalidInput, StoreError, excerpt
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,20 @@ def default_home() -> Path:
     if configured:
         return Path(configured).expanduser()
     return Path(platformdirs.user_data_dir("cw", appauthor=False))
+
+
+def check_home(home: Path) -> None:
+    """Raise :class:`~cwcore.errors.StoreError` unless ``home`` is a directory or can be created
+    as one: a ``CW_HOME`` naming a file (or a path under one) is said in plain words, before
+    anything tries to create the store there."""
+    label = "CW_HOME" if os.environ.get("CW_HOME") else "the store directory"
+    if home.exists() and not home.is_dir():
+        raise StoreError(f"{label} {home} is not a directory")
+    for parent in home.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise StoreError(f"{label} {home} cannot be created: {parent} is not a directory")
+            return
 
 
 _TRUE = {"1", "true", "yes", "on"}

@@ -508,6 +508,17 @@ def _forget(
     return engine.retention.forget(target).to_json()
 
 
+@method("forget.resolve")
+def _forget_resolve(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    target = required_str(params, "target", "a session or document id")
+    prefix = params.get("prefix", False)
+    if not isinstance(prefix, bool):
+        raise InvalidInput("prefix must be a boolean")
+    return engine.retention.resolve(target, prefix=prefix).to_json()
+
+
 @method("sync")
 def _sync(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event

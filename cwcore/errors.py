@@ -85,6 +85,13 @@ class UnknownFormat(InvalidInput):
     code = "unknown-format"
 
 
+class ImportErrors(InvalidInput):
+    """An import or sync rejected some lines or files; everything else was imported and its
+    summary lists what was rejected."""
+
+    code = "import-errors"
+
+
 class NotFound(CwError):
     """A session, document, locator target or other named thing does not exist."""
 

@@ -8,13 +8,18 @@ registry in :mod:`cwtui.screens` (one Textual mode each); the command palette of
 
 Errors never crash the app: expected ones (:class:`~cwcore.errors.CwError`) are turned into
 messages by the worker that met them; anything else a worker raises lands in
-:meth:`CwApp.on_worker_state_changed` and becomes an error notification.
+:meth:`CwApp.on_worker_state_changed` and becomes an error notification. Screens derive from
+:class:`~cwtui.screens.common.LiveScreen`, which drops a worker's late result once its screen is
+gone; once the app starts to exit, input is dropped. Should a handler still raise, Textual prints
+the traceback and ``cw tui`` exits 1.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich.console import RenderableType
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker, WorkerState
@@ -62,6 +67,20 @@ class CwApp(App[None]):
     def __init__(self, archive_factory: ArchiveFactory) -> None:
         super().__init__()
         self.archive_handle = ArchiveHandle(archive_factory)
+        #: Set when the app starts to exit: from then on keys and clicks are dropped (a key
+        #: typed right after ``q`` must not open a dialog on a screen that is being removed).
+        self.exiting = False
+
+    def exit(
+        self, result: None = None, return_code: int = 0, message: RenderableType | None = None
+    ) -> None:
+        self.exiting = True
+        super().exit(result, return_code, message)
+
+    async def on_event(self, event: events.Event) -> None:
+        if self.exiting and isinstance(event, events.InputEvent):
+            return
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         self.switch_mode(DEFAULT_MODE)

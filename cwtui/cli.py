@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,12 +22,13 @@ from rich.table import Table
 import cwtui.commands as commands_pkg
 from cwcore import config as cwconfig
 from cwcore.api import Archive
-from cwcore.errors import NotFound
+from cwcore.errors import ImportErrors, InvalidInput, NotFound, excerpt
 from cwcore.importers.pipeline import ImportSummary
-from cwtui.output import console, emit_json, err_console, guard, shown_id
+from cwtui.output import CwGroup, console, emit_json, err_console, guard, shown_id
 
 app = typer.Typer(
     name="cw",
+    cls=CwGroup,
     help="A local archive and retrieval engine for coding-agent conversation history.",
     no_args_is_help=True,
     add_completion=False,
@@ -87,32 +90,64 @@ def import_(
                     else None
                 ),
             )
-            emit_json(summary.to_json())
         else:
-            with Progress(
-                TextColumn("[bold]importing[/]"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[file]}"),
-                TimeElapsedColumn(),
-                console=err_console,
-                transient=True,
-            ) as progress:
-                task = progress.add_task("import", total=None, file="")
-
-                def on_event(event: dict[str, Any]) -> None:
-                    if event.get("type") == "progress":
-                        name = Path(str(event["file"])).name
-                        progress.update(
-                            task, completed=event["files"], total=event["total"], file=name
-                        )
-                    elif event.get("type") == "notice":
-                        progress.console.print(f"[dim]{event['message']}[/]", markup=True)
-
+            with _progress() as on_event:
                 summary = archive.import_paths(paths, fmt=fmt, project=project, on_event=on_event)
-            _print_summary(summary)
-        if any(p.line is None for p in summary.errors):
-            raise typer.Exit(2)
+        _finish(summary, as_json)
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A progress bar on stderr while importing (only on a terminal: elsewhere it would leave a
+    blank line behind), and the event handler that drives it and prints notices."""
+    if not err_console.is_terminal:
+
+        def quiet(event: dict[str, Any]) -> None:
+            if event.get("type") == "notice":
+                err_console.print(event["message"], markup=False, soft_wrap=True)
+
+        yield quiet
+        return
+    with Progress(
+        TextColumn("[bold]importing[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[file]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("import", total=None, file="")
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == "progress":
+                name = Path(str(event["file"])).name
+                progress.update(task, completed=event["files"], total=event["total"], file=name)
+            elif event.get("type") == "notice":
+                progress.console.print(f"[dim]{escape(event['message'])}[/]", markup=True)
+
+        yield on_event
+
+
+def _finish(summary: ImportSummary, as_json: bool) -> None:
+    """Print the whole summary, then exit with ``import-errors`` when anything was rejected:
+    with ``--json`` the summary line itself carries the error object."""
+    failure = None
+    if summary.error_count:
+        files = summary.file_errors
+        failure = ImportErrors(
+            f"{summary.error_count - files:,} line(s) and {files:,} file(s) rejected; "
+            "everything else was imported"
+        )
+    if as_json:
+        body = summary.to_json()
+        if failure is not None:
+            body["error"] = {"code": failure.code, "message": failure.message}
+        emit_json(body)
+    else:
+        _print_summary(summary)
+    if failure is not None:
+        raise typer.Exit(failure.exit_code)
 
 
 def _print_summary(summary: ImportSummary) -> None:
@@ -120,9 +155,17 @@ def _print_summary(summary: ImportSummary) -> None:
         f"{summary.files} file(s), {summary.sessions} session(s), {summary.messages} "
         f"message(s): {summary.imported} document(s) imported, {summary.skipped} unchanged"
     )
+    _print_errors(summary)
+
+
+def _print_errors(summary: ImportSummary) -> None:
     for problem in summary.errors:
         where = f"{problem.path}:{problem.line}" if problem.line else problem.path
         err_console.print(f"{where}: {problem.reason}", markup=False, soft_wrap=True)
+    if summary.errors_truncated:
+        err_console.print(
+            f"… and {summary.errors_truncated:,} more problem(s) not listed", soft_wrap=True
+        )
 
 
 @app.command()
@@ -135,10 +178,7 @@ def sync(
     """Import what is new from the standard agent locations (~/.claude, ~/.codex, ~/.pi, …)."""
     with guard(as_json), open_archive() as archive:
         summary = archive.sync(since=since, home=str(Path.home()))
-        if as_json:
-            emit_json(summary.to_json())
-        else:
-            _print_summary(summary)
+        _finish(summary, as_json)
 
 
 @app.command()
@@ -148,9 +188,14 @@ def watch(
     """Follow the standard agent locations and import new lines as they settle (Ctrl-C stops)."""
     from cwcore.importers.sync import watch as follow
 
-    with guard(False), open_archive() as archive:
+    with guard(False):
+        if not interval > 0:
+            raise InvalidInput("--interval must be a positive number of seconds")
+        archive = open_archive()
+    with guard(False), archive:
         console.print(
-            "watching ~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions, ~/.gemini/tmp"
+            "watching ~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions, ~/.gemini/tmp",
+            soft_wrap=True,
         )
 
         def on_sync(summary: ImportSummary) -> None:
@@ -158,6 +203,7 @@ def watch(
                 console.print(
                     f"imported {summary.imported} document(s) from {summary.files} file(s)"
                 )
+            _print_errors(summary)
 
         try:
             follow(lambda: archive.sync(home=str(Path.home())), interval=interval, on_sync=on_sync)
@@ -305,7 +351,8 @@ def show(
     from cwtui.transcript import render_document, render_transcript
 
     with guard(as_json), open_archive() as archive:
-        if session.startswith(("t-", "r-", "d-", "m-", "n-")):
+        doc_like = session.startswith(("t-", "r-", "d-", "m-", "n-"))
+        if doc_like:
             try:
                 doc = archive.show_document(session, include_superseded=include_superseded)
             except NotFound:
@@ -316,7 +363,14 @@ def show(
                 else:
                     render_document(console, doc)
                 return
-        body = archive.show(session, include_all=show_all, include_superseded=include_superseded)
+        try:
+            body = archive.show(
+                session, include_all=show_all, include_superseded=include_superseded
+            )
+        except NotFound as exc:
+            if not doc_like:
+                raise
+            raise NotFound(f"no document or session {excerpt(session)}") from exc
         if as_json:
             emit_json(body)
             return
@@ -344,21 +398,55 @@ def forget(
 ) -> None:
     """Remove a session or document for good: canonical records and derived entries.
 
-    Ordinals are tombstoned, never reused. Asks for confirmation on a terminal unless --yes.
+    Ordinals are tombstoned, never reused. On a terminal it names what it found (a unique prefix
+    of a session id is accepted there) and asks; --yes skips the question and takes only an
+    exact id. Without a terminal, --yes is required.
     """
     with guard(as_json):
-        if not yes and not as_json and sys.stdin.isatty():
-            typer.confirm(f"Forget {target} permanently?", abort=True)
+        if not yes and not sys.stdin.isatty():
+            raise InvalidInput("forget asks for confirmation on a terminal: pass --yes to skip it")
         with open_archive() as archive:
-            report = archive.forget(target)
+            found = archive.forget_target(target, prefix=not yes)
+            what = _describe(found)
+            if not yes and not _confirm(f"Forget {what} permanently?"):
+                if as_json:
+                    emit_json({"target": found, "forgotten": False})
+                else:
+                    err_console.print("nothing forgotten")
+                return
+            if yes and not as_json:
+                err_console.print(f"forgetting {what}", markup=False, soft_wrap=True)
+            report = archive.forget(found["id"])
         if as_json:
             emit_json(report)
             return
         console.print(
             f"forgot {report['sessions']} session(s), {report['documents']} document(s) "
             f"({report['versions']} version(s)), {report['events']} event(s), "
-            f"{report['chunks']} chunk(s); {report['tombstoned']} ordinal(s) tombstoned"
+            f"{report['chunks']} chunk(s); {report['tombstoned']} ordinal(s) tombstoned",
+            soft_wrap=True,
         )
+
+
+def _confirm(question: str) -> bool:
+    """Ask on stderr, read one answer from stdin (a terminal); only y or yes agrees. Unlike
+    ``typer.confirm``, nothing is written to stdout, which stays clean for ``--json``."""
+    sys.stderr.write(f"{question} [y/N]: ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _describe(found: dict[str, Any]) -> str:
+    """``session ID (project P, N document(s), M message(s))`` or ``document ID (...)``."""
+    if found["kind"] == "session":
+        return (
+            f"session {found['id']} (project {found['project']}, {found['documents']} "
+            f"document(s), {found['messages']} message(s))"
+        )
+    return (
+        f"document {found['id']} (session {found['session']}, project {found['project']}, "
+        f"{found['messages']} message(s))"
+    )
 
 
 @app.command("tui")

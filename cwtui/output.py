@@ -3,7 +3,9 @@
 Every command runs inside :func:`guard`: a :class:`~cwcore.errors.CwError` becomes one line on
 stderr (or ``{"error": {"code", "message"}}`` on stdout under ``--json``) and the error's exit
 code; an unexpected exception becomes one line too, never a traceback (set ``CW_DEBUG=1`` to see
-it).
+it). :class:`CwGroup`, the root command's class, does the same for what fails before a command
+runs: a bad option, a missing argument or an unknown command is ``invalid-input`` (exit 2), in one
+line, instead of Typer's framed usage box.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from cwcore.errors import CwError
+# Typer bundles its own copy of click; its usage errors come from there, not from ``click``.
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer.core import TyperGroup
+
+from cwcore.errors import CwError, InvalidInput
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -66,3 +72,47 @@ def guard(as_json: bool = False) -> Iterator[None]:
         if os.environ.get("CW_DEBUG"):
             traceback.print_exc()
         raise fail("internal", f"internal error: {type(exc).__name__}: {exc}", 1, as_json) from None
+
+
+class CwGroup(TyperGroup):
+    """The ``cw`` root command: parses and runs as Typer does, but reports usage errors itself."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: list[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        prog_name = prog_name or self.name or "cw"  # also under ``python -m cwtui.cli``
+        try:
+            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError:
+            code = 2  # Typer printed the help while building this error
+        except ClickException as exc:
+            code = _usage_failure(exc, as_json="--json" in argv)
+        except typer.Abort:  # a prompt ended by EOF or Ctrl-C: as an interrupt
+            code = _exit_code(fail("interrupted", "interrupted", 130, "--json" in argv))
+        except Exception as exc:  # outside any command's guard: still no traceback for users
+            if os.environ.get("CW_DEBUG"):
+                traceback.print_exc()
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            code = _exit_code(fail("internal", message, 1, "--json" in argv))
+        code = code if isinstance(code, int) else 0  # a command's return value is not a status
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _usage_failure(exc: ClickException, as_json: bool) -> int:
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "cw"
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    failure = InvalidInput(f"{message} (see '{where} --help')")
+    return _exit_code(fail(failure.code, failure.message, failure.exit_code, as_json))
+
+
+def _exit_code(exit_: typer.Exit) -> int:
+    return int(exit_.exit_code)

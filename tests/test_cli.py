@@ -41,9 +41,10 @@ def test_malformed_line_reported_rest_imported(tmp_path: Path) -> None:
     src.write_text(f"{good}\n{{broken\n" + json.dumps({"session": "s1", "id": "x"}) + "\n")
     code, out, _ = run("import", str(src), "--format", "cw-jsonl", "--json")
     summary = lines(out)[-1]
-    assert code == 0 and summary["imported"] == 1
+    assert code == 2 and summary["imported"] == 1  # reported, and the exit code says so
+    assert summary["error"]["code"] == "import-errors"
     assert [(e["line"], e["reason"][:12]) for e in summary["errors"]] == [
-        (2, "invalid JSON"),
+        (2, "not JSON: Ex"),
         (3, "missing fiel"),
     ]
 

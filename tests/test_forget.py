@@ -61,7 +61,7 @@ def test_forget_cli(tmp_path: Path) -> None:
     runner = CliRunner()
     write_jsonl(tmp_path / "a.jsonl", conversation("s1", 2) + conversation("s2", 1))
     runner.invoke(app, ["import", str(tmp_path / "a.jsonl")])
-    result = runner.invoke(app, ["forget", "s1", "--json"])
+    result = runner.invoke(app, ["forget", "s1", "--yes", "--json"])
     assert result.exit_code == 0
     assert json.loads(result.stdout)["documents"] == 2
     listed = json.loads(runner.invoke(app, ["sessions", "--json"]).stdout)

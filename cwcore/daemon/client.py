@@ -300,6 +300,9 @@ class Client:
 
     def _spawn(self) -> None:
         """Start a daemon and wait for its launcher to report (see ``cwcore.daemon.__main__``)."""
+        from cwcore.config import check_home
+
+        check_home(self.paths.home)  # a CW_HOME that is a file: say so, not the launcher's errno
         cmd = [
             sys.executable, "-m", "cwcore.daemon",
             "--home", str(self.paths.home), "--service", self.service,

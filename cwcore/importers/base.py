@@ -1,8 +1,9 @@
 """The importer registry: one module per source format, each behind a small Protocol.
 
 Adding a format is adding a module that defines an :class:`Importer` and calls :func:`register`.
-``sniff`` looks at the first lines of a file and answers whether the format is its own; ``parse``
-returns the sessions of a file. Importers never touch the store: they return
+``sniff`` looks at the first lines of a file (:func:`~cwcore.importers.lines.read_head`: a bounded
+head) and answers whether the format is its own; ``accepts`` is the looser check for a format the
+user forced; ``parse`` returns the sessions of a file. Importers never touch the store: they return
 :class:`~cwcore.model.ParsedSession` values and report malformed lines as ``problems``.
 """
 
@@ -13,10 +14,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cwcore.errors import UnknownFormat, excerpt
+from cwcore.importers.lines import read_head
 from cwcore.model import FileParse
 
-#: How many leading lines ``sniff`` receives.
-SNIFF_LINES = 20
+__all__ = ["Importer", "detect", "formats", "get", "json_lines", "read_head", "register"]
 
 
 class Importer(Protocol):
@@ -25,6 +26,12 @@ class Importer(Protocol):
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         """True when the file (its path and first lines) is in this format."""
+        ...
+
+    def accepts(self, path: Path, head: list[bytes]) -> bool:
+        """Whether a file given with ``--format`` (this format forced) looks like this format at
+        all: cheap, from the head alone, and never stricter than ``sniff``. A forced format that
+        the file does not match is an error, never an import of nothing."""
         ...
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
@@ -57,16 +64,6 @@ def get(name: str) -> Importer:
         ) from None
 
 
-def read_head(path: Path, lines: int = SNIFF_LINES) -> list[bytes]:
-    out: list[bytes] = []
-    with path.open("rb") as fh:
-        for raw in fh:
-            out.append(raw.rstrip(b"\r\n"))
-            if len(out) >= lines:
-                break
-    return out
-
-
 def detect(path: Path) -> Importer | None:
     """The first importer whose ``sniff`` accepts the file, or None."""
     _load_builtin()
@@ -82,14 +79,15 @@ def detect(path: Path) -> Importer | None:
 
 
 def json_lines(head: list[bytes]) -> list[dict[str, Any]]:
-    """Decode the head lines that are JSON objects (sniffers share this)."""
+    """Decode the head lines that are JSON objects (sniffers share this); a line that is not
+    one, nested too deeply included, is left out."""
     out = []
     for raw in head:
         if not raw.strip():
             continue
         try:
             value = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             out.append(value)
@@ -113,5 +111,5 @@ def _load_builtin() -> None:
     import cwcore.importers as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name not in ("base", "documents", "pipeline", "scrub", "sync"):
+        if info.name not in ("base", "documents", "lines", "pipeline", "scrub", "sync"):
             importlib.import_module(f"cwcore.importers.{info.name}")

@@ -102,6 +102,9 @@ class ClaudeCodeImporter:
                 return True
         return False
 
+    def accepts(self, path: Path, head: list[bytes]) -> bool:
+        return self.sniff(path, head)  # sniffing already needs only one line of the format
+
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         lines, problems = read_jsonl(path)
         kept: list[Line] = []

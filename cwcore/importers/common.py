@@ -3,7 +3,8 @@
 Contracts every importer relies on:
 
 * :func:`read_jsonl` never raises for a bad line. A blank line is skipped silently; a line that is
-  not a JSON object (including a truncated last line or invalid UTF-8) becomes a
+  not a JSON object (including a truncated last line, invalid UTF-8, JSON nested deeper than the
+  parser's recursion limit, or a line over :data:`~cwcore.store.limits.MAX_LINE_BYTES`) becomes a
   ``(line, reason)`` problem and is skipped, and the rest of the file is read.
 * :class:`Sink` keeps source message ids unique within a session: a second message with an id
   already used is refused and reported as a problem instead of silently shadowing the first.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 from cwcore.clock import iso, parse_time
 from cwcore.errors import CwError, excerpt
+from cwcore.importers.lines import Overlong, iter_lines
 from cwcore.model import Message
 from cwcore.store.keys import check_id
 
@@ -43,17 +45,28 @@ def read_jsonl(path: Path) -> tuple[list[Line], list[tuple[int, str]]]:
     """Every JSON-object line of ``path`` and the problems of the others (see module doc)."""
     lines: list[Line] = []
     problems: list[tuple[int, str]] = []
+    for number, raw, obj, reason in jsonl_records(path):
+        if obj is None:
+            problems.append((number, reason))
+        else:
+            lines.append(Line(number, raw, obj))
+    return lines, problems
+
+
+def jsonl_records(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any] | None, str]]:
+    """``(number, raw, object, "")`` for each JSON-object line of ``path``, ``(number, raw,
+    None, reason)`` for any other non-blank line. Lines over the line limit are read in bounded
+    blocks and never held (their ``raw`` is empty)."""
     with path.open("rb") as fh:
-        for number, raw_line in enumerate(fh, start=1):
-            raw = raw_line.rstrip(b"\r\n")
+        for number, line in iter_lines(fh):
+            if isinstance(line, Overlong):
+                yield number, b"", None, line.reason()
+                continue
+            raw = line.rstrip(b"\r")
             if not raw.strip():
                 continue
             obj, reason = decode_object(raw)
-            if obj is None:
-                problems.append((number, reason))
-                continue
-            lines.append(Line(number, raw, obj))
-    return lines, problems
+            yield number, raw, obj, reason
 
 
 def decode_object(raw: bytes) -> tuple[dict[str, Any] | None, str]:

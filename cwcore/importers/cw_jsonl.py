@@ -16,6 +16,7 @@ from typing import Any
 from cwcore.clock import iso, parse_time
 from cwcore.errors import CwError, excerpt
 from cwcore.importers.base import json_lines, register
+from cwcore.importers.common import jsonl_records
 from cwcore.model import ROLES, FileParse, Message, ParsedSession, SourceEvent
 from cwcore.store.keys import check_id
 
@@ -83,52 +84,41 @@ class CwJsonlImporter:
         objs = json_lines(head)
         return bool(objs) and all({"session", "id", "role", "text"} <= set(o) for o in objs)
 
+    def accepts(self, path: Path, head: list[bytes]) -> bool:
+        return any({"session", "id", "role"} <= set(o) for o in json_lines(head))
+
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         sessions: dict[str, _Session] = {}
         problems: list[tuple[int, str]] = []
-        with path.open("rb") as fh:
-            for number, raw_line in enumerate(fh, start=1):
-                raw = raw_line.rstrip(b"\r\n")
-                if not raw.strip():
-                    continue
-                try:
-                    try:
-                        obj = json.loads(raw)
-                    except ValueError as exc:
-                        raise ValueError(f"invalid JSON: {exc}") from None
-                    if not isinstance(obj, dict):
-                        raise ValueError("not a JSON object")
-                    message = _message(obj, number)
-                    session_id = check_id(obj["session"], "session")
-                except (ValueError, CwError) as exc:
-                    reason = exc.message if isinstance(exc, CwError) else str(exc)
-                    problems.append((number, reason))
-                    continue
-                state = sessions.get(session_id)
-                if state is None:
-                    line_project = obj.get("project")
-                    state = sessions[session_id] = _Session(
-                        session_id=session_id,
-                        project=project
-                        or (
-                            line_project if isinstance(line_project, str) and line_project else None
-                        )
-                        or DEFAULT_PROJECT,
-                        agent=str(obj["agent"])
-                        if isinstance(obj.get("agent"), str)
-                        else self.agent,
-                        parent_session=obj.get("parent_session")
-                        if isinstance(obj.get("parent_session"), str)
-                        else None,
-                    )
-                if message.message_id in state.seen:
-                    problems.append(
-                        (number, f"duplicate id {excerpt(message.message_id)} in session")
-                    )
-                    continue
-                state.seen.add(message.message_id)
-                state.events.append(SourceEvent(number, raw, True, message.role))
-                state.messages.append(message)
+        for number, raw, obj, reason in jsonl_records(path):
+            if obj is None:
+                problems.append((number, reason))
+                continue
+            try:
+                message = _message(obj, number)
+                session_id = check_id(obj["session"], "session")
+            except (ValueError, CwError) as exc:
+                problems.append((number, exc.message if isinstance(exc, CwError) else str(exc)))
+                continue
+            state = sessions.get(session_id)
+            if state is None:
+                line_project = obj.get("project")
+                state = sessions[session_id] = _Session(
+                    session_id=session_id,
+                    project=project
+                    or (line_project if isinstance(line_project, str) and line_project else None)
+                    or DEFAULT_PROJECT,
+                    agent=str(obj["agent"]) if isinstance(obj.get("agent"), str) else self.agent,
+                    parent_session=obj.get("parent_session")
+                    if isinstance(obj.get("parent_session"), str)
+                    else None,
+                )
+            if message.message_id in state.seen:
+                problems.append((number, f"duplicate id {excerpt(message.message_id)} in session"))
+                continue
+            state.seen.add(message.message_id)
+            state.events.append(SourceEvent(number, raw, True, message.role))
+            state.messages.append(message)
         parsed = []
         for state in sessions.values():
             stamps = [m.timestamp for m in state.messages if m.timestamp]

@@ -19,8 +19,9 @@ Document ids are deterministic: ``t-`` (turn) or ``r-`` (tool result) plus 16 he
 digest of the session id and the document's first message key, so a grown last document keeps
 its id and gets a new version.
 
-Metadata: ``layout`` (2, :data:`LAYOUT`); on continuations ``continues`` (the turn's first document), ``branchOf`` (the document holding the branch point),
-``sidechain`` (True), ``offBranch`` (True: every message was rewound).
+Metadata: ``layout`` (2, :data:`LAYOUT`); on continuations ``continues`` (the turn's first
+document), ``branchOf`` (the document holding the branch point), ``sidechain`` (True), ``offBranch``
+(True: every message was rewound).
 
 A message larger than :data:`PIECE_BYTES` is cut at character boundaries into pieces
 that concatenate to exactly its text; each piece is one part of its own document, marked

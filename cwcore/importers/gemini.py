@@ -42,10 +42,10 @@ from cwcore.importers.common import (
     Line,
     Sink,
     canonical_json,
-    decode_object,
     native_id,
     norm_time,
     project_from_cwd,
+    read_jsonl,
     thinking_record,
     tool_call_text,
 )
@@ -224,13 +224,15 @@ class GeminiImporter:
                 return True
         return False
 
+    def accepts(self, path: Path, head: list[bytes]) -> bool:
+        return self.sniff(path, head)  # sniffing already needs only one line of the format
+
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         log = UpsertLog()
         events: list[SourceEvent] = []
         problems: list[tuple[int, str]] = []
-        raw = path.read_bytes()
         if path.suffix == ".json":  # the legacy single-object file
-            records, header, problems = read_legacy(raw)
+            records, header, problems = read_legacy(path.read_bytes())
             if header:
                 log.meta.update({k: v for k, v in header.items() if k != "messages"})
                 head = json.dumps(log.meta, ensure_ascii=False, separators=(",", ":"))
@@ -239,16 +241,7 @@ class GeminiImporter:
                 )
             lines = records
         else:
-            lines = []
-            for number, raw_line in enumerate(raw.split(b"\n"), start=1):
-                data = raw_line.rstrip(b"\r")
-                if not data.strip():
-                    continue
-                obj, reason = decode_object(data)
-                if obj is None:
-                    problems.append((number, reason))
-                else:
-                    lines.append(Line(number, data, obj))
+            lines, problems = read_jsonl(path)
         kept: list[Line] = []
         for line in lines:
             reason = log.accept(line.number, line.obj)

@@ -43,6 +43,9 @@ class MarkdownImporter:
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         return path.suffix.lower() in SUFFIXES
 
+    def accepts(self, path: Path, head: list[bytes]) -> bool:
+        return True  # any text file named with --format markdown is read as Markdown
+
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         sink = _DEFERRED.get()
         if sink is not None:

@@ -250,6 +250,9 @@ class PiImporter:
             for o in objs
         )
 
+    def accepts(self, path: Path, head: list[bytes]) -> bool:
+        return self.sniff(path, head)  # sniffing already needs only one line of the format
+
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         lines, problems = read_jsonl(path)
         reader = _Reader()

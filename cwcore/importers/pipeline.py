@@ -8,7 +8,6 @@ acknowledged document (after its batch committed), ``{"type": "progress", "file"
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,11 @@ from cwcore.config import Settings
 from cwcore.errors import CwError, UnknownFormat, excerpt
 from cwcore.importers import base
 from cwcore.importers.documents import build_documents, session_spec
+from cwcore.importers.summary import ImportProblem, ImportSummary
 from cwcore.model import ParsedSession
 from cwcore.store.admission import Admission
+
+__all__ = ["BATCH_DOCUMENTS", "ImportProblem", "ImportSummary", "check_format", "import_paths"]
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -26,52 +28,6 @@ Emit = Callable[[dict[str, Any]], None]
 BATCH_DOCUMENTS = 256
 
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv"}
-
-
-@dataclass(frozen=True)
-class ImportProblem:
-    path: str
-    line: int | None
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "reason": self.reason}
-
-
-@dataclass
-class ImportSummary:
-    """The BRIEF's summary object: files read, documents imported / skipped (unchanged), errors."""
-
-    files: int = 0
-    imported: int = 0
-    skipped: int = 0
-    sessions: int = 0
-    messages: int = 0
-    errors: list[ImportProblem] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "files": self.files,
-            "imported": self.imported,
-            "skipped": self.skipped,
-            "sessions": self.sessions,
-            "messages": self.messages,
-            "errors": [e.to_json() for e in self.errors],
-            "notices": list(self.notices),
-        }
-
-    @classmethod
-    def from_json(cls, body: dict[str, Any]) -> ImportSummary:
-        return cls(
-            files=int(body.get("files", 0)),
-            imported=int(body.get("imported", 0)),
-            skipped=int(body.get("skipped", 0)),
-            sessions=int(body.get("sessions", 0)),
-            messages=int(body.get("messages", 0)),
-            errors=[ImportProblem(e["path"], e.get("line"), e["reason"]) for e in body["errors"]],
-            notices=list(body.get("notices", [])),
-        )
 
 
 def _walk(path: Path) -> Iterator[Path]:
@@ -87,45 +43,66 @@ def _walk(path: Path) -> Iterator[Path]:
 def plan(
     paths: Iterable[str | Path], fmt: str, summary: ImportSummary, emit: Emit
 ) -> list[tuple[Path, base.Importer]]:
-    """Resolve paths to ``(file, importer)`` pairs; record errors and notices in ``summary``."""
+    """Resolve paths to ``(file, importer)`` pairs; record errors and notices in ``summary``.
+
+    Raises :class:`UnknownFormat` when a file named explicitly does not look like a forced
+    ``fmt`` at all, before anything is read further or written.
+    """
     forced = None if fmt == "auto" else base.get(fmt)
     work: list[tuple[Path, base.Importer]] = []
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
             for file in _walk(path):
-                importer = forced or _detect(file)
+                importer = _detect(file) if forced is None else _accepting(forced, file)
                 if importer is not None and forced is None and importer.name == "markdown":
                     # Folders of session logs often hold READMEs and notes: Markdown joins an
                     # automatic folder import only when asked for (--format markdown).
                     importer = None
                 if importer is None:
-                    note = f"skipped {file}: not a session log"
-                    summary.notices.append(note)
+                    what = "not a session log" if forced is None else f"not a {fmt} log"
+                    note = f"skipped {file}: {what}"
+                    summary.notice(note)
                     emit({"type": "notice", "message": note})
                     continue
                 work.append((file, importer))
             continue
         if not path.exists():
-            summary.errors.append(ImportProblem(str(path), None, "no such file or directory"))
+            summary.error(str(path), None, "no such file or directory")
             continue
         try:
-            importer = forced or base.detect(path)
+            if forced is not None:
+                if not forced.accepts(path, base.read_head(path)):
+                    raise UnknownFormat(_mismatch(path, forced))
+                importer = forced
+            else:
+                importer = base.detect(path)
         except OSError as exc:
-            summary.errors.append(ImportProblem(str(path), None, f"cannot read: {exc.strerror}"))
+            summary.error(str(path), None, f"cannot read: {exc.strerror or exc}")
             continue
         if importer is None:
-            summary.errors.append(
-                ImportProblem(str(path), None, "not a recognized session log (try --format)")
-            )
+            summary.error(str(path), None, "not a recognized session log (try --format)")
             continue
         work.append((path, importer))
     return work
 
 
+def _mismatch(path: Path, forced: base.Importer) -> str:
+    detected = _detect(path)
+    looks = f"it looks like {detected.name}" if detected else "cw does not recognize it"
+    return f"{path} is not a {forced.name} log ({looks}); nothing was imported"
+
+
 def _detect(file: Path) -> base.Importer | None:
     try:
         return base.detect(file)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _accepting(importer: base.Importer, file: Path) -> base.Importer | None:
+    try:
+        return importer if importer.accepts(file, base.read_head(file)) else None
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -148,7 +125,9 @@ def import_paths(
     emit: Emit = lambda event: None,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> ImportSummary:
-    """Import files and folders. Never raises for a bad file or line: they become ``errors``."""
+    """Import files and folders. Never raises for a bad file or line: they become ``errors``,
+    and the other files still import. Raises :class:`UnknownFormat` for an unknown ``fmt`` or
+    an explicitly named file that does not look like a forced ``fmt``, before any work."""
     summary = ImportSummary()
     if fmt != "auto":
         base.get(fmt)  # an unknown --format is the caller's error, raised before any work
@@ -161,13 +140,16 @@ def import_paths(
         try:
             parsed_file = importer.parse(path, project=project)
         except CwError as exc:
-            summary.errors.append(ImportProblem(str(path), None, exc.message))
+            summary.error(str(path), None, exc.message)
             continue
         except (OSError, UnicodeDecodeError) as exc:
-            summary.errors.append(ImportProblem(str(path), None, f"cannot read: {exc}"))
+            summary.error(str(path), None, f"cannot read: {exc}")
+            continue
+        except Exception as exc:  # one hostile file must not stop the import of the others
+            summary.error(str(path), None, f"cannot import: {type(exc).__name__}: {exc}")
             continue
         for line, reason in parsed_file.problems:
-            summary.errors.append(ImportProblem(str(path), line, reason))
+            summary.error(str(path), line, reason)
         for parsed in parsed_file.sessions:
             _admit_session(admission, _scrub(parsed, settings), settings, summary, str(path), emit)
         emit({"type": "progress", "file": str(path), "files": index, "total": total})
@@ -192,13 +174,11 @@ def _admit_session(
         try:
             result = admission.admit(spec, events, group)
         except CwError as exc:
-            summary.errors.append(
-                ImportProblem(path, None, f"session {parsed.session_id}: {exc.message}")
-            )
+            summary.error(path, None, f"session {parsed.session_id}: {exc.message}")
             return
         events = ()
         for rejected in result.rejected:
-            summary.errors.append(ImportProblem(path, None, rejected.error.message))
+            summary.error(path, None, rejected.error.message)
         for ack in result.acks:
             if ack.new:
                 summary.imported += 1

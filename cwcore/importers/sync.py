@@ -18,6 +18,7 @@ from typing import Any
 
 from cwcore import clock
 from cwcore.config import Settings
+from cwcore.errors import CwError
 from cwcore.importers import base
 from cwcore.importers.pipeline import Emit, ImportSummary, import_paths
 from cwcore.store.admission import Admission
@@ -72,21 +73,23 @@ def sync(
             signature = [stat.st_size, stat.st_mtime]
             if seen.get(str(path)) == signature:
                 continue
-            importer = base.detect(path) if fmt == "gemini" else base.get(fmt)
-            if importer is None or not importer.sniff(path, base.read_head(path)):
-                continue
+            try:
+                importer = base.detect(path) if fmt == "gemini" else base.get(fmt)
+                if importer is None or not importer.sniff(path, base.read_head(path)):
+                    continue
+            except OSError:
+                continue  # vanished or unreadable since the walk: the next sync sees it again
             changed.append((importer.name, path, signature))
     for index, (fmt, path, signature) in enumerate(changed, start=1):
         if cancelled():
             break
-        summary = import_paths(admission, [path], fmt=fmt, settings=settings)
-        total.files += summary.files
-        total.imported += summary.imported
-        total.skipped += summary.skipped
-        total.sessions += summary.sessions
-        total.messages += summary.messages
-        total.errors += summary.errors
-        if not any(e.line is None for e in summary.errors):
+        try:
+            summary = import_paths(admission, [path], fmt=fmt, settings=settings)
+        except CwError as exc:  # e.g. rewritten in another format since it was sniffed
+            total.error(str(path), None, exc.message)
+            continue
+        total.absorb(summary)
+        if not summary.file_errors:
             seen[str(path)] = signature
         emit({"type": "progress", "file": str(path), "files": index, "total": len(changed)})
     with store.lock:

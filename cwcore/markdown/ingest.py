@@ -36,7 +36,7 @@ from typing import Any
 from cwcore import clock
 from cwcore.config import Settings
 from cwcore.errors import CwError
-from cwcore.importers.pipeline import ImportProblem, ImportSummary
+from cwcore.importers.pipeline import ImportSummary
 from cwcore.markdown import evidence
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.parse import Structure, analyze
@@ -269,7 +269,7 @@ def import_root(
                     f"{root.path}: already imported as project {record['project']!r}; "
                     f"--project {project!r} ignored"
                 )
-                summary.notices.append(note)
+                summary.notice(note)
                 ctx.emit({"type": "notice", "message": note})
             name = record["project"]
         spec = SessionSpec(
@@ -289,11 +289,9 @@ def import_root(
             try:
                 imported += _import_file(ctx, root.path, file, spec, record, summary)
             except CwError as exc:
-                summary.errors.append(ImportProblem(str(file), None, exc.message))
+                summary.error(str(file), None, exc.message)
             except OSError as exc:
-                summary.errors.append(
-                    ImportProblem(str(file), None, f"cannot read: {exc.strerror or exc}")
-                )
+                summary.error(str(file), None, f"cannot read: {exc.strerror or exc}")
             record = record or fp.get(ctx.store, fp.MD_ROOT, session)
     return imported
 
@@ -311,16 +309,15 @@ def _import_file(
         relative.encode("utf-8")
         str(file).encode("utf-8")
     except UnicodeEncodeError:
-        summary.errors.append(ImportProblem(str(file), None, "the path is not valid UTF-8"))
+        summary.error(str(file), None, "the path is not valid UTF-8")
         return 0
     document = fp.document_id(root, relative)
-    raw = file.read_bytes()
+    # One byte past the limit is enough to refuse: an oversized file is never read whole.
+    with file.open("rb") as fh:
+        raw = fh.read(MAX_SOURCE_BYTES + 1)
     if len(raw) > MAX_SOURCE_BYTES:
-        summary.errors.append(
-            ImportProblem(
-                str(file), None, f"{len(raw)} bytes; a document holds at most {MAX_SOURCE_BYTES}"
-            )
-        )
+        size = max(file.stat().st_size, len(raw))
+        summary.error(str(file), None, f"{size} bytes; a document holds at most {MAX_SOURCE_BYTES}")
         return 0
     sha = fp.raw_hash(raw)
     print_ = fp.fingerprint(sha, document, session.project, ctx.settings)
@@ -330,7 +327,7 @@ def _import_file(
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        summary.errors.append(ImportProblem(str(file), None, f"not UTF-8 text (byte {exc.start})"))
+        summary.error(str(file), None, f"not UTF-8 text (byte {exc.start})")
         return 0
     text, redactions = _scrub(text, ctx.settings)
     spec, structure = build_document(
@@ -345,7 +342,7 @@ def _import_file(
     summary.messages += 1
     result = ctx.admission.admit(session, (), [spec])
     for rejected in result.rejected:
-        summary.errors.append(ImportProblem(str(file), None, rejected.error.message))
+        summary.error(str(file), None, rejected.error.message)
     if not result.acks:
         return 0
     ack = result.acks[0]
@@ -420,12 +417,12 @@ def import_markdown(ctx: Context, paths: Sequence[str], project: str | None) -> 
                     files.append(file)
                 else:
                     note = f"skipped {file}: not a Markdown file"
-                    summary.notices.append(note)
+                    summary.notice(note)
                     ctx.emit({"type": "notice", "message": note})
         elif path.is_file():
             files.append(path)
         else:
-            summary.errors.append(ImportProblem(str(path), None, "no such file or directory"))
+            summary.error(str(path), None, "no such file or directory")
     files = list(dict.fromkeys(files))
     total = len(files)
     done = 0
@@ -461,9 +458,6 @@ def import_deferred(
 
 def merge(body: dict[str, Any], extra: ImportSummary) -> dict[str, Any]:
     """Add a Markdown summary into the pipeline's summary object (JSON form)."""
-    out = dict(body)
-    for name in ("files", "imported", "skipped", "sessions", "messages"):
-        out[name] = int(out.get(name, 0)) + getattr(extra, name)
-    out["errors"] = list(out.get("errors", [])) + [e.to_json() for e in extra.errors]
-    out["notices"] = list(out.get("notices", [])) + list(extra.notices)
-    return out
+    out = ImportSummary.from_json(body)
+    out.absorb(extra)
+    return out.to_json()

@@ -12,6 +12,10 @@ MiB = 1024 * 1024
 
 MAX_SOURCE_BYTES = 8 * MiB  # UTF-8 source text of one canonical admission
 MAX_METADATA_BYTES = 1 * MiB  # encoded metadata JSON
+#: Longest source line an importer reads, bytes (newline excluded): one admission's worth of text
+#: plus its metadata and JSON overhead. A longer line is rejected as a ``file:line`` problem and
+#: skipped in bounded blocks, never held in memory.
+MAX_LINE_BYTES = MAX_SOURCE_BYTES + MAX_METADATA_BYTES
 MAX_METADATA_DEPTH = 32  # nesting of metadata JSON
 MAX_SOURCE_REFS = 256  # source-message references per document
 MAX_SOURCE_REF_BYTES = 1 * MiB  # total bytes of those ids

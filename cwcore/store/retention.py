@@ -15,11 +15,34 @@ from typing import Any
 
 from cwcore import clock
 from cwcore.config import Settings
-from cwcore.errors import NotFound
+from cwcore.errors import NotFound, excerpt
 from cwcore.store import codec, keys, session_order
 from cwcore.store.admission import day_bucket, project_digest
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Batch, Store
+
+
+@dataclass(frozen=True)
+class ForgetTarget:
+    """What a forget would remove, resolved from what the user typed (nothing removed yet):
+    ``kind`` ``session`` or ``document``, its full ``id``, and what goes with it."""
+
+    kind: str
+    id: str
+    project: str
+    session: str  # the session itself, or the session a document belongs to
+    documents: int
+    messages: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "id": self.id,
+            "project": self.project,
+            "session": self.session,
+            "documents": self.documents,
+            "messages": self.messages,
+        }
 
 
 @dataclass
@@ -33,9 +56,11 @@ class ForgetReport:
     chunks: int = 0
     tombstoned: int = 0
     skipped_pinned: list[str] = field(default_factory=list)
+    target: ForgetTarget | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "target": None if self.target is None else self.target.to_json(),
             "sessions": self.sessions,
             "documents": self.documents,
             "versions": self.versions,
@@ -51,19 +76,61 @@ class Retention:
         self.store = store
         self.reader = Reader(store)
 
-    def forget(self, target: str) -> ForgetReport:
-        """Forget a session (by id or unique prefix) or a document id."""
+    def resolve(self, target: str, *, prefix: bool = False) -> ForgetTarget:
+        """The session or document ``target`` names: an exact document id or session id, or —
+        only with ``prefix`` — a unique session id prefix of at least four characters. Raises
+        :class:`NotFound` otherwise; without ``prefix`` the message says when a prefix would
+        have matched, so a second forget of an id never reaches a longer one."""
         try:
             head = self.reader.head(target)
         except NotFound:
             head = None
         if head is not None:
-            report = ForgetReport()
+            manifest = self.reader.manifest(target, int(head["version"]))
+            parts = manifest.get("parts") or ()
+            return ForgetTarget(
+                "document", target, manifest["project"], manifest["session"], 1, len(parts)
+            )
+        try:
+            record = self.reader.session(target)
+        except NotFound:
+            if prefix:
+                record = self.reader.find_session(target)
+            else:
+                raise NotFound(self._missing(target)) from None
+        return ForgetTarget(
+            "session",
+            record["id"],
+            record["project"],
+            record["id"],
+            int(record.get("documents", 0)),
+            int(record.get("messages", 0)),
+        )
+
+    def _missing(self, target: str) -> str:
+        message = f"no session or document {excerpt(target)}"
+        try:
+            longer = self.reader.find_session(target)["id"]
+        except NotFound:
+            return message
+        return f"{message} ({excerpt(longer)} starts with it: give the full id to forget that one)"
+
+    def forget(self, target: str) -> ForgetReport:
+        """Forget the session or document whose id is exactly ``target`` (never a prefix:
+        :meth:`resolve` first). Raises :class:`NotFound` when there is none."""
+        found = self.resolve(target)
+        report = ForgetReport()
+        if found.kind == "document":
             with self.store.lock:
+                try:
+                    head = self.reader.head(found.id)
+                except NotFound:
+                    raise NotFound(self._missing(target)) from None
                 self._forget_document(head, report)
-            return report
-        session = self.reader.find_session(target)
-        return self.forget_session(session["id"])
+        else:
+            report = self.forget_session(found.id)
+        report.target = found
+        return report
 
     def forget_session(self, session_id: str, *, keep_pinned: bool = False) -> ForgetReport:
         report = ForgetReport()

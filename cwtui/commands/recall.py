@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from cwcore.api import Archive
-from cwcore.errors import InvalidInput
+from cwcore.errors import InvalidInput, NotFound
 from cwtui.output import console, emit_json, guard
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
@@ -37,21 +37,47 @@ def recall(
             )
         if as_json:
             emit_json(body)
-            return
-        if body["status"] != "resolved":
-            console.print(f"[bold red]{body['status']}[/]: {escape(body.get('message', ''))}")
-            raise typer.Exit(3)
-        console.print(
-            f"[bold]{body['documentId']}[/] v{body['version']} · {body['kind']} · session "
-            f"{escape(body['session'])} · {body['created'][:19]} · {body['tokens']} tokens"
-        )
-        console.print(f"[dim]{escape(body['label'])}[/]")
-        if body.get("parentTurn"):
-            console.print(f"[dim]turn: {escape(body['parentTurn']['text'][:200])}[/]")
+        else:
+            _render(body)
+        code = recall_exit_code(str(body["status"]))
+        if code:
+            raise typer.Exit(code)
+
+
+def recall_exit_code(status: str) -> int:
+    """The exit status of a recall answer, the same with and without ``--json``: 0 when
+    ``resolved``, 2 (as ``invalid-input``) for ``locator-invalid``, 3 (as ``not-found``) for
+    ``expired``, ``superseded``, ``missing`` and ``lease-expired``."""
+    if status == "resolved":
+        return 0
+    return InvalidInput.exit_code if status == "locator-invalid" else NotFound.exit_code
+
+
+def _render(body: dict[str, Any]) -> None:
+    """A recall answer for people: a locator's window (with ``tokens`` and ``continuation``) or
+    a direct document read (with ``bytes``; a large document has a chunk list, not text)."""
+    if "text" not in body and "chunks" not in body:
+        console.print(f"[bold red]{body['status']}[/]: {escape(body.get('message', ''))}")
+        return
+    size = f"{body['tokens']} tokens" if "tokens" in body else f"{body.get('bytes', 0):,} bytes"
+    state = "" if body["status"] == "resolved" else f"[bold red]{body['status']}[/] · "
+    console.print(
+        f"{state}[bold]{body['documentId']}[/] v{body['version']} · {body['kind']} · session "
+        f"{escape(body['session'])} · {body['created'][:19]} · {size}"
+    )
+    console.print(f"[dim]{escape(body['label'])}[/]")
+    if body.get("parentTurn"):
+        console.print(f"[dim]turn: {escape(body['parentTurn']['text'][:200])}[/]")
+    if "text" in body:
         console.print(escape(body["text"]), soft_wrap=True)
-        cont = body["continuation"]
-        if cont["before"] or cont["after"]:
-            console.print("[dim]more: cw recall --json shows continuation locators[/]")
+    else:
+        console.print(
+            f"[dim]{len(body['chunks'])} chunk(s); too large to print here: "
+            f"cw show {body['documentId']}[/]"
+        )
+    cont = body.get("continuation") or {}
+    if cont.get("before") or cont.get("after"):
+        console.print("[dim]more: cw recall --json shows continuation locators[/]")
 
 
 def gather(

@@ -7,9 +7,6 @@ import sys
 from cwcore.api import Archive
 from cwcore.errors import CwError
 
-#: Exit status when the archive cannot be opened (the daemon error class of docs/cli.md).
-EXIT_CANNOT_OPEN = 6
-
 
 def tui() -> None:
     """Browse the archive in the terminal UI."""
@@ -19,8 +16,11 @@ def tui() -> None:
         archive = Archive.open()
     except CwError as exc:
         print(f"cw: cannot open the archive: {exc.message}", file=sys.stderr)
-        raise SystemExit(EXIT_CANNOT_OPEN) from None
+        raise SystemExit(exc.exit_code) from None
 
     from cwtui.app import make_app  # Textual loads only for this command
 
-    make_app(lambda: archive).run()
+    app = make_app(lambda: archive)
+    app.run()
+    if app.return_code:  # Textual printed a traceback: the exit status must say so too
+        raise SystemExit(app.return_code)

@@ -1,9 +1,15 @@
-"""Plumbing every screen shares: the archive handle and how errors read.
+"""Plumbing every screen shares: the archive handle, how errors read, and screen lifetimes.
 
 The TUI never opens the store itself. It holds one :class:`ArchiveHandle` (created by
 :func:`cwtui.app.make_app` from an archive factory) and calls the :class:`~cwcore.api.Archive`
 facade through it, always from thread workers: opening may start the daemon, and every call is a
-round trip, so none of it may run on the event loop (STYLE item 9).
+round trip, so none of it may run on the event loop.
+
+A worker can outlive its screen: the user presses Esc while a transcript loads, or quits while
+an export runs. Every screen derives from :class:`LiveScreen` and every message a worker posts
+back derives from :class:`CallDone` (failures from :class:`CallFailed`): once a screen has left
+the app's screen stacks (popped, dismissed, or the app is exiting) its workers are cancelled and
+their late messages are dropped unhandled, and keys reach it only while it is mounted and live.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 
 from textual.app import App
 from textual.message import Message
+from textual.screen import Screen
 
 from cwcore.api import Archive, EmbeddedTransport
 from cwcore.errors import CwError
@@ -90,10 +97,62 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-class CallFailed(Message):
+class CallDone(Message):
+    """Base of every message a screen's thread worker posts back to its screen (results,
+    progress, failures): :class:`LiveScreen` drops these once the screen is gone."""
+
+
+class CallFailed(CallDone):
     """A screen's background call failed; ``text`` is the one-line error to show. Each screen
     subclasses it as its own ``Failed`` so Textual routes it to ``on_<screen>_failed``."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
         self.text = text
+
+
+def screen_is_live(screen: Screen[Any]) -> bool:
+    """Whether ``screen`` is still in one of the app's screen stacks (any mode's) and the app is
+    not exiting. A popped or dismissed screen leaves its stack at once, before Textual starts
+    removing its widgets, so this turns False before any of them is gone."""
+    app = screen.app
+    if getattr(app, "exiting", False):
+        return False
+    for mode in {app.current_mode, *getattr(app, "MODES", {})}:
+        try:
+            if screen in app.get_screen_stack(mode):
+                return True
+        except KeyError:  # a mode that was never shown has no stack yet
+            continue
+    return False
+
+
+class LiveScreen(Screen[Any]):
+    """The base of every cw screen; a modal lists it after ``ModalScreen`` (Textual inherits
+    CSS along the first base only, and a modal needs ``ModalScreen``'s see-through background).
+
+    Contract: a :class:`CallDone` message reaches its handler only while :func:`screen_is_live`;
+    otherwise it is dropped and the screen's workers are cancelled (a cancelled thread worker's
+    result is never shown). Bindings run only once the screen is mounted and while it is live: a
+    key in the same burst as the one that opened the screen (Enter then Esc) is ignored rather
+    than removing the screen while Textual is still mounting its widgets. Subclasses that
+    override :meth:`check_action` call ``super().check_action`` first.
+    """
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.is_mounted and screen_is_live(self)
+
+    def on_mount(self) -> None:
+        # The footer asked check_action while the screen was mounting (every binding then off):
+        # ask again once it is mounted.
+        self.call_after_refresh(self.refresh_bindings)
+
+    async def _on_message(self, message: Message) -> None:
+        if isinstance(message, CallDone) and not screen_is_live(self):
+            self.workers.cancel_node(self)
+            return  # a late result for a screen that is gone: nothing is left to show it on
+        await super()._on_message(message)
+
+    def on_screen_suspend(self) -> None:
+        if not screen_is_live(self):
+            self.workers.cancel_node(self)

@@ -16,13 +16,18 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, CallFailed, archive_handle, error_text
+from cwtui.screens.common import (
+    ArchiveHandle,
+    CallDone,
+    CallFailed,
+    LiveScreen,
+    archive_handle,
+    error_text,
+)
 from cwtui.screens.supersede import SupersedeScreen
 from cwtui.widgets.hits import when
 
@@ -70,7 +75,7 @@ def version_block(version: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-class DocumentScreen(Screen[None]):
+class DocumentScreen(LiveScreen):
     """A document and its versions, including superseded ones."""
 
     SUB_TITLE = "Document"
@@ -101,7 +106,7 @@ class DocumentScreen(Screen[None]):
         Binding("r", "reload", "Reload", show=False, id="cw.document.reload", tooltip="Reload"),
     ]
 
-    class Loaded(Message):
+    class Loaded(CallDone):
         def __init__(self, doc: dict[str, Any]) -> None:
             super().__init__()
             self.doc = doc
@@ -159,6 +164,8 @@ class DocumentScreen(Screen[None]):
         self.query_one("#document-versions", Static).update(text)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not super().check_action(action, parameters):
+            return False
         if action == "supersede" and (self.doc is None or self.doc.get("state") != "live"):
             return None  # shown greyed out: only a live document can be superseded
         return True

@@ -17,13 +17,19 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, CallFailed, archive_handle, error_text
+from cwtui.screens.common import (
+    ArchiveHandle,
+    CallDone,
+    CallFailed,
+    LiveScreen,
+    archive_handle,
+    error_text,
+)
 
 FORMATS = ("md", "jsonl")
 
@@ -34,7 +40,7 @@ def default_path(session_id: str, fmt: str) -> str:
     return f"./{safe}.{fmt}"
 
 
-class ExportScreen(ModalScreen[Path | None]):
+class ExportScreen(ModalScreen[Path | None], LiveScreen):
     """Export one session as Markdown or cw-jsonl to a file the user names."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -43,7 +49,7 @@ class ExportScreen(ModalScreen[Path | None]):
         ),
     ]
 
-    class Done(Message):
+    class Done(CallDone):
         def __init__(self, path: Path, size: int) -> None:
             super().__init__()
             self.path = path

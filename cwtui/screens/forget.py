@@ -17,15 +17,21 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, CallFailed, archive_handle, error_text
+from cwtui.screens.common import (
+    ArchiveHandle,
+    CallDone,
+    CallFailed,
+    LiveScreen,
+    archive_handle,
+    error_text,
+)
 
 
-class ForgetScreen(ModalScreen[dict[str, Any] | None]):
+class ForgetScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
     """Confirm forgetting one session."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -34,7 +40,7 @@ class ForgetScreen(ModalScreen[dict[str, Any] | None]):
         ),
     ]
 
-    class Done(Message):
+    class Done(CallDone):
         def __init__(self, report: dict[str, Any]) -> None:
             super().__init__()
             self.report = report

@@ -16,6 +16,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Label, Static
 
+from cwtui.screens.common import LiveScreen
+
 #: Characters of an action's description the table shows (the rest is in the palette).
 ACTION_CHARS = 72
 
@@ -31,7 +33,7 @@ class KeyHelp:
     binding_id: str
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(ModalScreen[None], LiveScreen):
     """A table of keys: key, what it does, and the binding id (for a keymap file)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

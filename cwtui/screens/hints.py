@@ -25,14 +25,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.prompt import PromptScreen
 from cwtui.widgets.hints import budget_text, detail_text, row_cells
 
@@ -63,7 +61,7 @@ def sessions_screen_selection(app: Any) -> str | None:
     return None
 
 
-class HintsScreen(Screen[None]):
+class HintsScreen(LiveScreen):
     """Frozen preflight hints per session: outcomes, exact bytes, diagnostics, the budget."""
 
     SUB_TITLE = "Hints"
@@ -117,17 +115,17 @@ class HintsScreen(Screen[None]):
         ),
     ]
 
-    class SessionsLoaded(Message):
+    class SessionsLoaded(CallDone):
         def __init__(self, sessions: dict[str, Any], counts: dict[str, int]) -> None:
             super().__init__()
             self.sessions, self.counts = sessions, counts
 
-    class HintsLoaded(Message):
+    class HintsLoaded(CallDone):
         def __init__(self, generation: int, session: str, body: dict[str, Any]) -> None:
             super().__init__()
             self.generation, self.session, self.body = generation, session, body
 
-    class Failed(Message):
+    class Failed(CallDone):
         def __init__(self, generation: int | None, text: str) -> None:
             super().__init__()
             self.generation, self.text = generation, text
@@ -308,6 +306,8 @@ class HintsScreen(Screen[None]):
     # -- actions -------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not super().check_action(action, parameters):
+            return False
         if action == "copy_hint":
             return True if self.current and self.current.get("hint") else None
         return True

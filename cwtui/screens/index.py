@@ -28,14 +28,20 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
 from cwtui import semantic_status
-from cwtui.screens.common import ArchiveHandle, CallFailed, archive_handle, error_text, is_embedded
+from cwtui.screens.common import (
+    ArchiveHandle,
+    CallDone,
+    CallFailed,
+    LiveScreen,
+    archive_handle,
+    error_text,
+    is_embedded,
+)
 
 BAR_WIDTH = 24
 BAR = "━"
@@ -139,7 +145,7 @@ def daemon_text(daemon: dict[str, Any] | None, error: str | None) -> Text:
     return text
 
 
-class IndexScreen(Screen[None]):
+class IndexScreen(LiveScreen):
     """Index generation, handler outcomes, the outbox and the daemon, refreshed live."""
 
     SUB_TITLE = "Index"
@@ -159,7 +165,7 @@ class IndexScreen(Screen[None]):
         ),
     ]
 
-    class Loaded(Message):
+    class Loaded(CallDone):
         def __init__(
             self,
             status: dict[str, Any],
@@ -174,12 +180,12 @@ class IndexScreen(Screen[None]):
     class Failed(CallFailed):
         pass
 
-    class Progress(Message):
+    class Progress(CallDone):
         def __init__(self, done: int, total: int) -> None:
             super().__init__()
             self.done, self.total = done, total
 
-    class RunFinished(Message):
+    class RunFinished(CallDone):
         def __init__(self, status: dict[str, Any] | None, error: str | None) -> None:
             super().__init__()
             self.status, self.error = status, error

@@ -15,8 +15,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from cwtui.screens.common import LiveScreen
 
-class JumpScreen(ModalScreen[str | None]):
+
+class JumpScreen(ModalScreen[str | None], LiveScreen):
     """Ask for a message number or key."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

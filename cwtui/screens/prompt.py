@@ -15,8 +15,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from cwtui.screens.common import LiveScreen
 
-class PromptScreen(ModalScreen[str | None]):
+
+class PromptScreen(ModalScreen[str | None], LiveScreen):
     """Ask for one value."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -23,13 +23,18 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, CallFailed, archive_handle, error_text
+from cwtui.screens.common import (
+    ArchiveHandle,
+    CallDone,
+    CallFailed,
+    LiveScreen,
+    archive_handle,
+    error_text,
+)
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.supersede import SupersedeScreen
 from cwtui.widgets.hits import HIGHLIGHT, when
@@ -159,7 +164,7 @@ def part_view(part: dict[str, Any], terms: list[str]) -> Static:
     return Static(Text.assemble(header, "\n", body), classes=classes)
 
 
-class RecallScreen(Screen[None]):
+class RecallScreen(LiveScreen):
     """The exact source behind a locator."""
 
     SUB_TITLE = "Recall"
@@ -231,7 +236,7 @@ class RecallScreen(Screen[None]):
         Binding("r", "reload", "Reload", show=False, id="cw.recall.reload", tooltip="Recall again"),
     ]
 
-    class Loaded(Message):
+    class Loaded(CallDone):
         def __init__(self, body: dict[str, Any]) -> None:
             super().__init__()
             self.body = body
@@ -324,6 +329,8 @@ class RecallScreen(Screen[None]):
         return ((self.body or {}).get("continuation") or {}).get(side)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not super().check_action(action, parameters):
+            return False
         resolved = (self.body or {}).get("status") == "resolved"
         if action == "continue":
             return True if parameters and self._continuation(str(parameters[0])) else None

@@ -28,14 +28,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
 from cwcore import config
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.prompt import PromptScreen
 from cwtui.screens.recall import RecallScreen
@@ -88,7 +86,7 @@ class QueryInput(Input):
     ]
 
 
-class SearchScreen(Screen[None]):
+class SearchScreen(LiveScreen):
     """Search the archive as you type; recall, open, copy or supersede what you find."""
 
     SUB_TITLE = "Search"
@@ -176,17 +174,17 @@ class SearchScreen(Screen[None]):
         ),
     ]
 
-    class Results(Message):
+    class Results(CallDone):
         def __init__(self, generation: int, request: dict[str, Any], body: dict[str, Any]) -> None:
             super().__init__()
             self.generation, self.request, self.body = generation, request, body
 
-    class Failed(Message):
+    class Failed(CallDone):
         def __init__(self, generation: int, text: str) -> None:
             super().__init__()
             self.generation, self.text = generation, text
 
-    class Probed(Message):
+    class Probed(CallDone):
         def __init__(self, counts: dict[str, Any]) -> None:
             super().__init__()
             self.counts = counts
@@ -487,6 +485,8 @@ class SearchScreen(Screen[None]):
         return self.query_one(ResultsList).current if self.hits else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not super().check_action(action, parameters):
+            return False
         if action in ("open_transcript", "copy_snippet", "copy_locator", "supersede", "document"):
             return True if self.hits else None  # greyed out until there is a result
         return True

@@ -27,15 +27,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 from textual.worker import get_current_worker
 
 from cwcore import clock
 from cwcore.browse import SessionInfo
 from cwcore.errors import CwError, InvalidInput
-from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
 from cwtui.widgets.projects import Overview, ProjectList, ProjectTally
@@ -72,7 +70,7 @@ class Filters:
         return any((self.project, self.agent, self.since))
 
 
-class SessionsScreen(Screen[None]):
+class SessionsScreen(LiveScreen):
     """Projects with activity, and a lazily paged, filterable table of sessions."""
 
     SUB_TITLE = "Sessions"
@@ -142,7 +140,7 @@ class SessionsScreen(Screen[None]):
         ),
     ]
 
-    class PageLoaded(Message):
+    class PageLoaded(CallDone):
         def __init__(
             self, generation: int, first: bool, rows: list[SessionInfo], next_cursor: str | None
         ) -> None:
@@ -154,17 +152,17 @@ class SessionsScreen(Screen[None]):
                 next_cursor,
             )
 
-    class PageFailed(Message):
+    class PageFailed(CallDone):
         def __init__(self, generation: int, first: bool, text: str) -> None:
             super().__init__()
             self.generation, self.first, self.text = generation, first, text
 
-    class OverviewFailed(Message):
+    class OverviewFailed(CallDone):
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
 
-    class OverviewUpdated(Message):
+    class OverviewUpdated(CallDone):
         def __init__(self, overview: Overview) -> None:
             super().__init__()
             self.overview = overview

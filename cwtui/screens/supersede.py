@@ -17,12 +17,18 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.common import (
+    ArchiveHandle,
+    CallDone,
+    CallFailed,
+    LiveScreen,
+    archive_handle,
+    error_text,
+)
 
 EXPLAIN = (
     "Superseding retires this document from search and recall. It is not deleted: "
@@ -30,7 +36,7 @@ EXPLAIN = (
 )
 
 
-class SupersedeScreen(ModalScreen[dict[str, Any] | None]):
+class SupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
     """Confirm superseding one document, with a reason, replacement and subject key."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -43,15 +49,13 @@ class SupersedeScreen(ModalScreen[dict[str, Any] | None]):
         ),
     ]
 
-    class Done(Message):
+    class Done(CallDone):
         def __init__(self, result: dict[str, Any]) -> None:
             super().__init__()
             self.result = result
 
-    class Failed(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+    class Failed(CallFailed):
+        pass
 
     def __init__(self, document_id: str, summary: str = "") -> None:
         super().__init__()

@@ -15,14 +15,19 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
-from cwtui.screens.common import ArchiveHandle, archive_handle, error_text
+from cwtui.screens.common import (
+    ArchiveHandle,
+    CallDone,
+    CallFailed,
+    LiveScreen,
+    archive_handle,
+    error_text,
+)
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.jump import JumpScreen
@@ -75,7 +80,7 @@ def is_user_prompt(entry: Entry) -> bool:
     return entry.kind == "message" and entry.data["role"] == "user" and entry.data["kind"] == "text"
 
 
-class TranscriptScreen(Screen[None]):
+class TranscriptScreen(LiveScreen):
     """A session's messages; thinking hidden until toggled, metadata events on request."""
 
     SUB_TITLE = "Transcript"
@@ -164,15 +169,13 @@ class TranscriptScreen(Screen[None]):
     show_superseded: reactive[bool] = reactive(False)
     tools_expanded: reactive[bool] = reactive(False)
 
-    class Loaded(Message):
+    class Loaded(CallDone):
         def __init__(self, body: dict[str, Any]) -> None:
             super().__init__()
             self.body = body
 
-    class Failed(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+    class Failed(CallFailed):
+        pass
 
     def __init__(
         self, session_id: str, *, focus_key: str | None = None, superseded: bool = False

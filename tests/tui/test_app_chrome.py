@@ -115,7 +115,7 @@ def test_tui_reports_an_archive_that_cannot_open(
     monkeypatch.setattr(tui_command.Archive, "open", locked)
     with pytest.raises(SystemExit) as exit_info:
         tui_command.tui()
-    assert exit_info.value.code == 6
+    assert exit_info.value.code == 5  # the exit code of store-locked, as for every command
     assert capsys.readouterr().err == (
         "cw: cannot open the archive: another process holds the store lock\n"
     )

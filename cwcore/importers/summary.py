@@ -1,0 +1,130 @@
+"""The summary an import returns: counts, and the problems and notices it met, bounded.
+
+An import of hostile input can meet millions of bad lines. The summary must still reach the user
+in one response (the daemon's import result is at most 1 MiB), so it lists at most
+:data:`MAX_LISTED` errors and notices each, within :data:`MAX_LISTED_BYTES` of text each, and
+counts the rest (``errors_truncated``, ``notices_truncated``). A reason is cut to
+:data:`MAX_REASON_CHARS`, so a reason never echoes a whole hostile value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Errors (and, separately, notices) listed in a summary; the rest are only counted.
+MAX_LISTED = 1000
+#: Text (paths, reasons, notices) listed per list, in characters.
+MAX_LISTED_BYTES = 256 * 1024
+#: Longest reason or notice kept, in characters.
+MAX_REASON_CHARS = 500
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_REASON_CHARS:
+        return text
+    return text[: MAX_REASON_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """A rejected line (``line`` 1-based) or file (``line`` None) and why."""
+
+    path: str
+    line: int | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "reason": self.reason}
+
+
+@dataclass
+class ImportSummary:
+    """The BRIEF's summary object: files read, documents imported / skipped (unchanged), errors.
+
+    Add problems with :meth:`error` and notices with :meth:`notice`; ``errors`` and ``notices``
+    hold the listed ones, ``errors_truncated`` / ``notices_truncated`` count the others.
+    """
+
+    files: int = 0
+    imported: int = 0
+    skipped: int = 0
+    sessions: int = 0
+    messages: int = 0
+    errors: list[ImportProblem] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    errors_truncated: int = 0
+    notices_truncated: int = 0
+    _file_errors: int = field(default=0, repr=False, compare=False)
+    _error_chars: int = field(default=0, repr=False, compare=False)
+    _notice_chars: int = field(default=0, repr=False, compare=False)
+
+    @property
+    def error_count(self) -> int:
+        """Every problem met, listed or not."""
+        return len(self.errors) + self.errors_truncated
+
+    @property
+    def file_errors(self) -> int:
+        """Problems with a whole file (``line`` None), listed or not, met by this summary."""
+        return self._file_errors
+
+    def error(self, path: str, line: int | None, reason: str) -> None:
+        if line is None:
+            self._file_errors += 1
+        problem = ImportProblem(path, line, _cap(reason))
+        size = len(problem.path) + len(problem.reason)
+        if len(self.errors) < MAX_LISTED and self._error_chars + size <= MAX_LISTED_BYTES:
+            self.errors.append(problem)
+            self._error_chars += size
+        else:
+            self.errors_truncated += 1
+
+    def notice(self, message: str) -> None:
+        message = _cap(message)
+        if len(self.notices) < MAX_LISTED and self._notice_chars + len(message) <= MAX_LISTED_BYTES:
+            self.notices.append(message)
+            self._notice_chars += len(message)
+        else:
+            self.notices_truncated += 1
+
+    def absorb(self, other: ImportSummary) -> None:
+        """Add ``other``'s counts, problems and notices to this summary (still bounded)."""
+        for name in ("files", "imported", "skipped", "sessions", "messages"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for problem in other.errors:
+            self.error(problem.path, problem.line, problem.reason)
+        self.errors_truncated += other.errors_truncated
+        for note in other.notices:
+            self.notice(note)
+        self.notices_truncated += other.notices_truncated
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "imported": self.imported,
+            "skipped": self.skipped,
+            "sessions": self.sessions,
+            "messages": self.messages,
+            "errors": [e.to_json() for e in self.errors],
+            "errors_truncated": self.errors_truncated,
+            "notices": list(self.notices),
+            "notices_truncated": self.notices_truncated,
+        }
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> ImportSummary:
+        summary = cls(
+            files=int(body.get("files", 0)),
+            imported=int(body.get("imported", 0)),
+            skipped=int(body.get("skipped", 0)),
+            sessions=int(body.get("sessions", 0)),
+            messages=int(body.get("messages", 0)),
+        )
+        for e in body.get("errors", []):
+            summary.error(e["path"], e.get("line"), e["reason"])
+        for note in body.get("notices", []):
+            summary.notice(note)
+        summary.errors_truncated += int(body.get("errors_truncated", 0))
+        summary.notices_truncated += int(body.get("notices_truncated", 0))
+        return summary
