@@ -284,6 +284,8 @@ def _decide(
         **retrieved.counts,
     }
     diag["counts"] = counts
+    if retrieved.warnings:
+        diag["warnings"] = retrieved.warnings
     diag["retrieved"] = [ev.diagnostic() for ev in retrieved.ranked]
     diag["excluded"] = [ev.diagnostic() for ev in retrieved.excluded]
     decision = gate.decide(query, retrieved.ranked)

@@ -391,3 +391,30 @@ def test_no_embeddings_reranker_or_expansion(
     monkeypatch.setattr(search, "_importance", boom)
     monkeypatch.setattr(search, "search", boom)
     assert pf(arch, "remember heartbeats garbage collection?")["outcome"] == "excerpt"
+
+
+def test_lexical_failure_keeps_the_exact_hits_and_warns(
+    arch: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("bm25 segment unreadable")
+
+    monkeypatch.setattr(cand_mod, "lexical_candidates", broken)
+    body = pf(arch, "what did we decide about REAP_DRAIN last time?")
+    assert body["outcome"] == "excerpt", body["diagnostics"]
+    assert "REAP_DRAIN" in (render.quoted_content(body["hint"]) or "")
+    diag = body["diagnostics"]
+    assert diag["warnings"] == ["lexical-failed:RuntimeError"]
+    assert diag["counts"]["lexical"] == 0 and diag["counts"]["exact"] >= 1
+
+
+def test_exact_failure_disables_the_call(arch: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("exact postings unreadable")
+
+    monkeypatch.setattr(cand_mod, "exact_wids", broken)
+    body = pf(arch, "what did we decide about REAP_DRAIN last time?")
+    assert body["outcome"] == "failed" and body["hint"] is None
+    assert body["diagnostics"]["reason"] == "failed"
+    again = pf(arch, "what did we decide about REAP_DRAIN last time?")
+    assert again["frozen"] and again["outcome"] == "failed"
