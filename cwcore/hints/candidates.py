@@ -370,10 +370,11 @@ def score(
     else:
         ev.match_type = "lexical"
     ev.strong = is_strong(bool(ev.literal_units), len(ev.matched_units), ev.coverage, ev.max_idf)
+    # Short on purpose: the excerpt hint shows it, and every token of framing is budget.
     reasons = []
     if ev.literal_units:
-        reasons.append(f"exact {best} match")
-    reasons.append(f"{len(ev.matched_units)}/{len(units)} query units")
+        reasons.append(f"exact {best}")
+    reasons.append(f"{len(ev.matched_units)}/{len(units)} units")
     ev.reason = ", ".join(reasons)
 
 

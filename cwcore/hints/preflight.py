@@ -345,6 +345,8 @@ def _decide(
             timestamp=top.timestamp,
             role=top.role,
             tool=top.tool,
+            score=top.score,
+            reason=top.reason,
             budget=available,
         )
         if hint is None:

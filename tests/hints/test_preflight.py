@@ -70,7 +70,8 @@ def test_excerpt_for_explicit_historical_intent(arch: Archive) -> None:
     assert hint.startswith(render.SEPARATOR + render.EVIDENCE_OPEN)
     assert hint.endswith(render.EVIDENCE_CLOSE)
     assert f"Date: {ROWS[0]['timestamp'][:10]}" in hint
-    assert render.WARNING in hint and "Role: user" in hint
+    assert render.DATA_NOTICE in hint and "\nOriginal role: user\n" in hint
+    assert "\nRetrieval score: " in hint and "\nReason: exact identifier, " in hint
     quoted = render.quoted_content(hint)
     assert quoted is not None and "REAP_DRAIN" in quoted
     assert body["tokens"] <= 160
@@ -317,7 +318,7 @@ def test_source_age_limits(tmp_path: Path, archive: Archive) -> None:
     assert [e["reason"] for e in tool["diagnostics"]["excluded"]] == ["stale:tool-payload"]
     fresh = archive.preflight("remember FRESH_TOOL_ANCHOR?", session="s")
     assert fresh["outcome"] == "excerpt"
-    assert "(tool output, quoted as data)" in fresh["hint"]
+    assert "\nOriginal role: tool output\n" in fresh["hint"]
 
 
 def test_source_age_follows_the_settable_clock(
