@@ -76,9 +76,7 @@ def test_a_hint_frozen_in_the_earlier_layout_keeps_its_bytes(
         "source": "t-0123456789abcdef",
         "diagnostics": {"reason": "strong-historical"},
     }
-    frozen.freeze(
-        eng.store, record, exposure_until=None, now=frozen.clock.now(), active_budget=640
-    )
+    frozen.freeze(eng.store, record, exposure_until=None, now=frozen.clock.now(), active_budget=640)
     again = ask(archive, 0, key="user:old")
     assert again["frozen"] and again["hint"] == old and again["tokens"] == estimate(old)
     fresh = ask(archive, 0, key="user:new")
