@@ -82,11 +82,15 @@ class Settings:
     )
     retention_session_days: float = field(
         default=0.0,
-        metadata={"doc": "Expire session documents after this many days (0 keeps all)."},
+        metadata={
+            "doc": "Expire agent sessions this many days after their last activity (0 keeps all)."
+        },
     )
     retention_markdown_days: float = field(
         default=0.0,
-        metadata={"doc": "Expire markdown documents after this many days (0 keeps all)."},
+        metadata={
+            "doc": "Expire Markdown documents this many days after their import (0 keeps all)."
+        },
     )
     scrub_secrets: bool = field(
         default=True, metadata={"doc": "Replace API keys, tokens and passwords at import."}

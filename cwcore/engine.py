@@ -220,10 +220,13 @@ class Engine:
         """Bounded maintenance: retention by archive kind, expired search leases, hint
         exposures past their cooldown and abandoned sessions' hint records."""
         from cwcore.hints import frozen
-        from cwcore.recall.locator import expire_leases
+        from cwcore.recall.locator import expire_leases, leased_documents
 
-        report = self.retention.expire(self.settings).to_json()
-        report["leases"] = expire_leases(self.store)
+        leases = expire_leases(self.store)
+        report = self.retention.expire(
+            self.settings, protected=leased_documents(self.store)
+        ).to_json()
+        report["leases"] = leases
         report["hints"] = frozen.maintain(self.store, self.settings)
         return report
 
