@@ -203,10 +203,12 @@ class Engine:
 
     def _index_step(self) -> int:
         """One page of indexing; more pending work wakes the worker again at once, an idle
-        worker merges BM25 segments; retryable failures back off (50 ms doubling to 5 s)."""
+        worker merges BM25 segments; retryable failures back off (50 ms doubling to 5 s). The
+        backoff is a wakeable wait: an admission (which wakes the worker) retries at once, and
+        shutdown cancels it."""
         done = self.indexer.step()
         if self.indexer.backoff:
-            time.sleep(self.indexer.backoff)
+            self._index_worker.pause(self.indexer.backoff)
         if done or self.indexer.backoff:
             self._index_busy_at = time.monotonic()
             self._index_worker.wake()
