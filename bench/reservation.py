@@ -120,7 +120,7 @@ def run() -> dict[str, Any]:
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for mode in ("declared", "full-frame"):
         body = result[mode]
         idle, busy = body["preflight_idle"], body["preflight_during_imports"]

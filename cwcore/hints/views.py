@@ -129,7 +129,7 @@ def manifest(record: dict[str, Any]) -> dict[str, Any]:
 def retrieved(record: dict[str, Any]) -> dict[str, Any]:
     """Local excerpts, candidates, counts, planner exclusions, token use and latency."""
     diag = record.get("diagnostics") or {}
-    hint = record.get("hint")
+    hint = str(record.get("hint") or "")
     is_marker = bool(hint) and record["outcome"] == "marker"
     return {
         **_head(record),
