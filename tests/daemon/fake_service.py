@@ -3,7 +3,8 @@
 It lives on the daemon's PYTHONPATH (this folder), never imported by pytest itself. Methods:
 ``echo``, ``sleep`` (cancellable), ``hold`` (until the file ``CW_HOME/release`` exists),
 ``stream`` (N events), ``big`` (N bytes of output, with an optional declared ``bound``),
-``write`` (idempotent by request id, recorded in files under CW_HOME so it survives ``kill -9``), ``fail`` (a bug), ``invalid`` (a CwError), ``pid``.
+``write`` (idempotent by request id, recorded in files under CW_HOME so it survives
+``kill -9``), ``fail`` (a bug), ``invalid`` (a CwError), ``pid``.
 """
 
 from __future__ import annotations
