@@ -44,7 +44,10 @@ class Settings:
     reranker_model: str = field(
         default="Xenova/ms-marco-MiniLM-L-6-v2", metadata={"doc": "Cross-encoder model name."}
     )
-    reranker_model_revision: str = field(default="", metadata={"doc": "Pinned model revision."})
+    reranker_model_revision: str = field(
+        default="",
+        metadata={"doc": "Pinned model revision (empty: the content digest recorded at install)."},
+    )
     reranker_model_cache_path: str = field(
         default="", metadata={"doc": "Reranker folder (default CW_HOME/models/reranker)."}
     )
