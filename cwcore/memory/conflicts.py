@@ -30,7 +30,21 @@ OPPOSITE = {"avoid_pattern": "prefer_pattern", "prefer_pattern": "avoid_pattern"
 #: Words that state a rule's direction, not its subject.
 CUE_WORDS = frozenset(
     fold(w)
-    for w in ["avoid", "avoids", "avoided", "avoiding", "prefer", "prefers", "preferred", "preferring", "never", "always", "dont", "instead", "rather"]
+    for w in [
+        "avoid",
+        "avoids",
+        "avoided",
+        "avoiding",
+        "prefer",
+        "prefers",
+        "preferred",
+        "preferring",
+        "never",
+        "always",
+        "dont",
+        "instead",
+        "rather",
+    ]
 )
 EVIDENCE_STATUSES = ("active", "contested")
 
