@@ -19,6 +19,7 @@ BENCHES = [
     "semantic",
     "preflight",
     "tui",
+    "reservation",
 ]
 
 

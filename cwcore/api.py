@@ -300,11 +300,27 @@ class Archive:
             params["hintBudgetTokens"] = hint_budget_tokens
         return self.call("preflight", params)
 
-    def hints(self, *, session: str | None = None, limit: int = 1000) -> dict[str, Any]:
-        """Frozen hints per user message, with their diagnostics and each session's budget."""
+    def hints(
+        self,
+        *,
+        session: str | None = None,
+        limit: int = 1000,
+        view: str | None = None,
+        everything: bool = False,
+        message_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Frozen hints per user message, with their diagnostics and each session's budget;
+        with ``view`` (``retrieved``, ``manifest``, ``included``, ``excluded``) that view of
+        them instead (``everything``: the excluded view lists filtered rows too)."""
         params: dict[str, Any] = {"limit": limit}
         if session is not None:
             params["session"] = session
+        if view is not None:
+            params["view"] = view
+        if everything:
+            params["all"] = True
+        if message_key is not None:
+            params["messageKey"] = message_key
         return self.call("hints", params)
 
     def hints_rotate(self, session: str, active: Sequence[str]) -> dict[str, Any]:

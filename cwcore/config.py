@@ -44,7 +44,10 @@ class Settings:
     reranker_model: str = field(
         default="Xenova/ms-marco-MiniLM-L-6-v2", metadata={"doc": "Cross-encoder model name."}
     )
-    reranker_model_revision: str = field(default="", metadata={"doc": "Pinned model revision."})
+    reranker_model_revision: str = field(
+        default="",
+        metadata={"doc": "Pinned model revision (empty: the content digest recorded at install)."},
+    )
     reranker_model_cache_path: str = field(
         default="", metadata={"doc": "Reranker folder (default CW_HOME/models/reranker)."}
     )
@@ -85,11 +88,15 @@ class Settings:
     )
     retention_session_days: float = field(
         default=0.0,
-        metadata={"doc": "Expire session documents after this many days (0 keeps all)."},
+        metadata={
+            "doc": "Expire agent sessions this many days after their last activity (0 keeps all)."
+        },
     )
     retention_markdown_days: float = field(
         default=0.0,
-        metadata={"doc": "Expire markdown documents after this many days (0 keeps all)."},
+        metadata={
+            "doc": "Expire Markdown documents this many days after their import (0 keeps all)."
+        },
     )
     scrub_secrets: bool = field(
         default=True, metadata={"doc": "Replace API keys, tokens and passwords at import."}

@@ -213,10 +213,12 @@ class Engine:
 
     def _index_step(self) -> int:
         """One page of indexing; more pending work wakes the worker again at once, an idle
-        worker merges BM25 segments; retryable failures back off (50 ms doubling to 5 s)."""
+        worker merges BM25 segments; retryable failures back off (50 ms doubling to 5 s). The
+        backoff is a wakeable wait: an admission (which wakes the worker) retries at once, and
+        shutdown cancels it."""
         done = self.indexer.step()
         if self.indexer.backoff:
-            time.sleep(self.indexer.backoff)
+            self._index_worker.pause(self.indexer.backoff)
         if done or self.indexer.backoff:
             self._index_busy_at = time.monotonic()
             self._index_worker.wake()
@@ -230,10 +232,13 @@ class Engine:
         """Bounded maintenance: retention by archive kind, expired search leases, hint
         exposures past their cooldown and abandoned sessions' hint records."""
         from cwcore.hints import frozen
-        from cwcore.recall.locator import expire_leases
+        from cwcore.recall.locator import expire_leases, leased_documents
 
-        report = self.retention.expire(self.settings).to_json()
-        report["leases"] = expire_leases(self.store)
+        leases = expire_leases(self.store)
+        report = self.retention.expire(
+            self.settings, protected=leased_documents(self.store)
+        ).to_json()
+        report["leases"] = leases
         report["hints"] = frozen.maintain(self.store, self.settings)
         return report
 

@@ -1,7 +1,8 @@
 """Background workers inside the daemon: small periodic threads with a stop signal.
 
 Each worker runs its ``step`` at an interval (or when woken), records its last outcome for
-``daemon status``, and never hot-loops: a failure is logged and retried after the interval.
+``daemon status``, and never hot-loops: a failure is logged and retried after the interval. A
+step that backs off waits with :meth:`Periodic.pause`, which a wake or a stop cuts short.
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ class Periodic:
 
     def wake(self) -> None:
         self._wake.set()
+
+    def pause(self, seconds: float) -> bool:
+        """Wait inside a step for at most ``seconds`` (a retry backoff). Returns True as soon as
+        :meth:`wake` (new work may let the retry succeed) or :meth:`stop` (shutdown cancels the
+        wait) is called, False when the time ran out. Call it from the worker's own step only:
+        the wake stays set, so the loop runs the next step at once."""
+        return self._wake.wait(seconds)
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()

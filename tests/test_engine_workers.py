@@ -175,3 +175,52 @@ def test_status_polling_is_not_foreground_activity(archive: Archive) -> None:
     assert engine.quiet_for() >= before
     engine.call("sessions", {}, lambda _e: None, threading.Event())
     assert engine.quiet_for() < before
+
+
+def _backing_off_index_worker(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Any, list[float], threading.Event]:
+    """The engine's real index step on a worker whose every page fails with a 5 s backoff;
+    returns the engine, the times steps ran and an event set after each (failed) step."""
+    engine = engine_of(archive)
+    steps: list[float] = []
+    stepped = threading.Event()
+
+    def failing_step() -> int:
+        steps.append(time.monotonic())
+        engine.indexer.backoff = 5.0  # the longest retry wait
+        stepped.set()
+        return 0
+
+    monkeypatch.setattr(engine.indexer, "step", failing_step)
+    worker = Periodic("index", engine._index_step, 60.0)
+    engine._index_worker = worker
+    engine._workers = [worker]
+    worker.start()
+    assert stepped.wait(10), "the worker never ran its step"
+    return engine, steps, stepped
+
+
+def test_an_admission_wakes_a_backing_off_index_worker(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine, steps, stepped = _backing_off_index_worker(archive, monkeypatch)
+    stepped.clear()
+    woken = time.monotonic()
+    engine._index_worker.wake()  # what an admission does
+    try:
+        assert stepped.wait(10)
+        assert steps[1] - woken < 2.0  # well within the 5 s backoff
+    finally:
+        engine._index_worker.stop()
+
+
+def test_shutdown_cancels_a_backoff_at_once(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine, steps, _ = _backing_off_index_worker(archive, monkeypatch)
+    began = time.monotonic()
+    engine._index_worker.stop(timeout=10)
+    assert time.monotonic() - began < 2.0  # well within the 5 s backoff
+    assert not engine._index_worker._thread.is_alive()
+    assert len(steps) == 1

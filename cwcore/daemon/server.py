@@ -10,7 +10,9 @@ Limits (spec 003, "System boundary"; sizes in bytes, times in seconds — see :c
   read or parsed: at most 32 MiB per connection (further reading pauses) and 32 MiB daemon-wide
   (a frame that cannot get budget within 10 s gets ``busy`` and the connection closes);
 * before dispatch a request reserves its output bound (``Service.max_output_bytes``, at most one
-  frame plus its header) per connection (one full frame) and daemon-wide (two full frames). Once
+  frame plus its header; deliberately not a full frame each, which would admit two calls at a
+  time daemon-wide — measured in docs/daemon.md) per connection (one full frame) and daemon-wide
+  (two full frames). Once
   the answer is materialized the reservation shrinks to the frame's size, and a frame of at most
   64 KiB moves to the small-response lane; what is left is held until the frame is written — or
   dropped because the peer left. A peer that does not read therefore holds only the bytes of its

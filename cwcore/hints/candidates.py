@@ -7,6 +7,9 @@ alone. Steps:
 1. Case-sensitive literal lookups for each identifier and phrase of the query (exact postings)
    and one BM25 query over the query's terms, both restricted to the allowed rows
    (:mod:`cwcore.hints.lineage`: lineage, age, kind and visibility filters before any limit).
+   The exact lookups are authoritative: if they fail, the whole preflight fails (``failed``,
+   no hint). If BM25 fails, its rows are lost but the exact rows stay (a hint may still come
+   from them) and the diagnostics record a ``lexical-failed:<error type>`` warning.
 2. The best rows by a cheap preliminary order are read (at most :data:`VERIFY` windows) and
    their matches verified in the text: literals case-sensitively on identifier boundaries, terms
    on word boundaries with Latin accent folding — a keyword prefix inside a longer word is no
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,6 +51,8 @@ from cwcore.index.tokenize import fold, tokens_with_offsets
 from cwcore.retrieve.candidates import Visible
 from cwcore.retrieve.lexical import lexical_candidates
 from cwcore.store.reader import Reader
+
+log = logging.getLogger("cw.hints")
 
 #: Windows read and verified per preflight (the best by the preliminary order).
 VERIFY = 8
@@ -143,12 +149,14 @@ class Evidence:
 
 @dataclass
 class Retrieved:
-    """Ranked eligible rows and the excluded ones, with counts for diagnostics."""
+    """Ranked eligible rows and the excluded ones, with counts for diagnostics; ``warnings``
+    names a stage that failed without failing the call (``lexical-failed:<error type>``)."""
 
     ranked: list[Evidence]
     excluded: list[Evidence]
     counts: dict[str, int]
     max_score: float
+    warnings: list[str] = field(default_factory=list)
 
 
 def gather(
@@ -157,8 +165,13 @@ def gather(
     visible: Visible,
     query: Query,
     allowed: Allowed,
+    warnings: list[str] | None = None,
 ) -> tuple[dict[int, Evidence], dict[str, float], int]:
-    """Exact and BM25 rows of the allowed set; returns ``(rows by wid, idf by term, N)``."""
+    """Exact and BM25 rows of the allowed set; returns ``(rows by wid, idf by term, N)``.
+
+    The exact lookups are authoritative: their failure propagates, and the caller fails the
+    whole call. A failing BM25 stage only loses its own rows: the exact rows are kept and
+    ``lexical-failed:<error type>`` is appended to ``warnings``."""
     rows: dict[int, Evidence] = {}
     if not len(allowed.wids):
         return rows, {}, 0
@@ -172,16 +185,23 @@ def gather(
             rows.setdefault(wid, Evidence(wid, record)).exact_units.add(i)
     idfs: dict[str, float] = {}
     terms = query.terms
-    if terms:
+    if not terms:
+        return rows, idfs, 0
+    try:
         found, idfs = lexical_candidates(index, visible, terms, k=LEXICAL_K, only=allowed.wids)
-        for cand in found:
-            record = visible.records.get(cand.wid)
-            if record is None:
-                continue
-            ev = rows.setdefault(cand.wid, Evidence(cand.wid, record))
-            ev.bm25_terms.update(cand.matched_terms)
-            ev.bm25_raw = cand.raw
-    n_docs = int(index.manifest().live_docs) if terms else 0
+        n_docs = int(index.manifest().live_docs)
+    except Exception as exc:  # BM25 is a second opinion: its failure keeps the exact rows
+        log.warning("preflight lexical stage failed: %s", type(exc).__name__)
+        if warnings is not None:
+            warnings.append(f"lexical-failed:{type(exc).__name__}")
+        return rows, {}, 0
+    for cand in found:
+        record = visible.records.get(cand.wid)
+        if record is None:
+            continue
+        ev = rows.setdefault(cand.wid, Evidence(cand.wid, record))
+        ev.bm25_terms.update(cand.matched_terms)
+        ev.bm25_raw = cand.raw
     return rows, idfs, n_docs
 
 
@@ -350,10 +370,11 @@ def score(
     else:
         ev.match_type = "lexical"
     ev.strong = is_strong(bool(ev.literal_units), len(ev.matched_units), ev.coverage, ev.max_idf)
+    # Short on purpose: the excerpt hint shows it, and every token of framing is budget.
     reasons = []
     if ev.literal_units:
-        reasons.append(f"exact {best} match")
-    reasons.append(f"{len(ev.matched_units)}/{len(units)} query units")
+        reasons.append(f"exact {best}")
+    reasons.append(f"{len(ev.matched_units)}/{len(units)} units")
     ev.reason = ", ".join(reasons)
 
 
@@ -400,7 +421,8 @@ def retrieve(
     suppressed: Callable[[Evidence], str | None] = lambda ev: None,
 ) -> Retrieved:
     """Candidates of the query, verified and ranked (see the module docstring)."""
-    rows, idfs, n_docs = gather(store, index, visible, query, allowed)
+    warnings: list[str] = []
+    rows, idfs, n_docs = gather(store, index, visible, query, allowed, warnings)
     counts = {
         "exact": sum(1 for r in rows.values() if r.exact_units),
         "lexical": sum(1 for r in rows.values() if r.bm25_terms),
@@ -459,4 +481,4 @@ def retrieve(
     for ev in ranked[max_results:]:
         ev.excluded = "max-results"
         excluded.append(ev)
-    return Retrieved(ranked[:max_results], excluded, counts, top)
+    return Retrieved(ranked[:max_results], excluded, counts, top, warnings)

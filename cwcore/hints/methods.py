@@ -9,7 +9,7 @@ from typing import Any
 from cwcore import clock
 from cwcore.engine import Emit, Engine, method
 from cwcore.errors import InvalidInput, LimitExceeded
-from cwcore.hints import frozen
+from cwcore.hints import frozen, views
 from cwcore.hints.preflight import preflight
 from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS
 from cwcore.store.keys import check_id
@@ -40,12 +40,36 @@ def _hints(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     """Frozen decisions per user message (bytes, tokens, hashes, generation, outcome and the
-    diagnostics kept with them), and each listed session's active budget."""
+    diagnostics kept with them), and each listed session's active budget. With ``view``
+    (``retrieved``, ``manifest``, ``included``, ``excluded``; ``all`` widens ``excluded``) the
+    answer is that view of the same decisions instead (:mod:`cwcore.hints.views`).
+    ``messageKey`` keeps the decisions of that user-message key only."""
     session = _session(params, required=False)
     limit = params.get("limit", 1_000)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LISTING:
         raise InvalidInput(f"limit must be an integer from 1 to {MAX_LISTING}")
-    rows = frozen.listing(engine.store, session, limit)
+    name = params.get("view")
+    if name is not None and not isinstance(name, str):
+        raise InvalidInput("view must be a string")
+    everything = params.get("all", False)
+    if not isinstance(everything, bool):
+        raise InvalidInput("all must be true or false")
+    message_key = params.get("messageKey")
+    if message_key is not None and not isinstance(message_key, str):
+        raise InvalidInput("messageKey must be a string")
+    if session is not None and message_key:
+        found = frozen.frozen(engine.store, session, check_id(message_key, "messageKey"))
+        rows = [found] if found is not None else []
+    else:
+        rows = frozen.listing(engine.store, session, limit)
+        if message_key:
+            rows = [r for r in rows if r["messageKey"] == message_key]
+    if name is not None:
+        body = views.view(name, rows, everything=everything)
+        body["truncated"] = len(rows) >= limit
+        return body
+    if everything:
+        raise InvalidInput("all applies to the excluded view only")
     hints = [
         {
             "session": r["session"],

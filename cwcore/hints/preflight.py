@@ -284,6 +284,8 @@ def _decide(
         **retrieved.counts,
     }
     diag["counts"] = counts
+    if retrieved.warnings:
+        diag["warnings"] = retrieved.warnings
     diag["retrieved"] = [ev.diagnostic() for ev in retrieved.ranked]
     diag["excluded"] = [ev.diagnostic() for ev in retrieved.excluded]
     decision = gate.decide(query, retrieved.ranked)
@@ -343,6 +345,8 @@ def _decide(
             timestamp=top.timestamp,
             role=top.role,
             tool=top.tool,
+            score=top.score,
+            reason=top.reason,
             budget=available,
         )
         if hint is None:

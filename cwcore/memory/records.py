@@ -9,7 +9,8 @@ A record (field names as spec 002 writes them)::
      "correction", "created": iso, "updated": iso, "supersedes": id|null,
      "superseded_by": id|null, "history": [{"at", "op", "reason"}]}
 
-Statuses: ``active``, ``contested`` (conflicting evidence or an explicit ``contest``),
+Statuses: ``active``, ``contested`` (conflicting evidence — :mod:`cwcore.memory.conflicts` — or
+an explicit ``contest``),
 ``deprecated``, ``superseded`` (a newer record replaced it), ``deleted``. Only active records are
 injected; contested ones may appear as warnings. Records are never physically removed by these
 operations: a status change is a new value of the record with a history entry.
@@ -26,6 +27,7 @@ from typing import Any
 
 from cwcore import clock
 from cwcore.errors import Conflict, InvalidInput, LimitExceeded, NotFound, excerpt
+from cwcore.memory import conflicts
 from cwcore.store import codec
 from cwcore.store.keys import KeyLayout
 from cwcore.store.rocks import Store
@@ -119,7 +121,11 @@ def _put(store: Store, batch: Any, record: dict[str, Any]) -> None:
 
 
 def add(store: Store, params: dict[str, Any]) -> dict[str, Any]:
-    """Validate and store a new record (active). ``supersedes`` marks that record superseded."""
+    """Validate and store a new record (active). ``supersedes`` marks that record superseded.
+
+    Conflicting evidence (:mod:`cwcore.memory.conflicts`) makes the new record and the records it
+    conflicts with ``contested``, in the same batch: those named in ``contradicts``, and those
+    of opposite polarity on the same pattern."""
     statement = _clean(params.get("statement"), "statement", MAX_STATEMENT)
     confidence = params.get("confidence", DEFAULT_CONFIDENCE)
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
@@ -136,6 +142,7 @@ def add(store: Store, params: dict[str, Any]) -> dict[str, Any]:
     if profile is not None:
         profile = _clean(profile, "profileId", MAX_TAG)
     record_id = params.get("id")
+    contradicts = _list(params.get("contradicts"), "contradicts", MAX_PHRASES, MAX_TAG)
     now = clock.iso(clock.now())
     with store.lock:
         meta_key = MEMORY_META.encode("counters")
@@ -192,11 +199,47 @@ def add(store: Store, params: dict[str, Any]) -> dict[str, Any]:
                 }
             )
             _put(store, batch, old)
+        for other in _conflicting(store, record, contradicts, old_id):
+            _contest(other, record_id, now)
+            _contest(record, other["id"], now)
+            _put(store, batch, other)
         _put(store, batch, record)
         counters.update({"seq": seq, "records": int(counters.get("records", 0)) + 1})
         batch.put(FAMILY, meta_key, codec.encode_record(counters))
         store.commit(batch)
     return record
+
+
+def _conflicting(
+    store: Store, record: dict[str, Any], contradicts: list[str], superseded: str | None
+) -> list[dict[str, Any]]:
+    """The records a new one conflicts with: the explicit links first (each must be evidence
+    still: active or contested), then opposite polarity on the same pattern."""
+    found: dict[str, dict[str, Any]] = {}
+    for other_id in contradicts:
+        if other_id == record["id"] or other_id == superseded:
+            raise InvalidInput(f"a record cannot contradict {excerpt(other_id)}: it replaces it")
+        other = get(store, other_id)
+        if other["status"] not in conflicts.EVIDENCE_STATUSES:
+            raise Conflict(f"memory record {other_id} is {other['status']}")
+        found[other_id] = other
+    for other in conflicts.opposing(record, scan(store)):
+        if other["id"] != superseded:
+            found.setdefault(other["id"], other)
+    return list(found.values())
+
+
+def _contest(record: dict[str, Any], other_id: str, now: str) -> None:
+    record.update(
+        {
+            "status": "contested",
+            "updated": now,
+            "history": [
+                *record.get("history", []),
+                {"at": now, "op": "contest", "reason": conflicts.reason(other_id)},
+            ],
+        }
+    )
 
 
 def set_status(store: Store, record_id: str, status: str, reason: str | None) -> dict[str, Any]:

@@ -15,7 +15,8 @@ published no later than the index generation the locator names (see
 :func:`cwcore.recall.recall.recall`).
 
 Each search creates one lease (default 30 minutes, setting ``leaseMinutes``) that its locators
-name; recall past it answers ``lease-expired``.
+name; recall past it answers ``lease-expired``. While it runs, retention keeps the documents it
+names (:func:`leased_documents`), so it never turns a valid locator into ``expired``.
 """
 
 from __future__ import annotations
@@ -184,6 +185,17 @@ def create_lease(store: Store, minutes: float, documents: list[str]) -> tuple[st
     )
     store.commit(batch)
     return lease, expires
+
+
+def leased_documents(store: Store) -> frozenset[str]:
+    """Document ids named by a lease that has not expired: retention keeps them."""
+    now = clock.epoch_ms(clock.now())
+    out: set[str] = set()
+    for _, value in store.scan("leases", LEASE.prefix()):
+        lease = codec.decode_record(value, "lease")
+        if int(lease["expires"]) >= now:
+            out.update(str(d) for d in lease.get("documents") or [])
+    return frozenset(out)
 
 
 def lease_expired(loc: Locator) -> bool:

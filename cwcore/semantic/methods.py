@@ -23,10 +23,12 @@ def _reranker_status(engine: Engine) -> dict[str, Any]:
     folder = models.reranker_dir(engine.home, settings.reranker_model_cache_path)
     body = models.folder_status(folder)
     body["enabled"] = settings.reranker_enabled
-    body["pinned"] = {
-        "model": settings.reranker_model,
-        "revision": settings.reranker_model_revision,
-    }
+    # The pin: rerankerModelRevision when set, else the content digest recorded at install.
+    revision, source = settings.reranker_model_revision, "rerankerModelRevision"
+    if not revision:
+        revision = str(body.get("contentDigest") or "")
+        source = "content digest recorded at install" if revision else "none"
+    body["pinned"] = {"model": settings.reranker_model, "revision": revision, "source": source}
     if body["installed"]:
         reranker = runtime.for_engine(engine).reranker()
         body["loaded"] = reranker.available

@@ -7,7 +7,8 @@
   slower and no better). Nothing is downloaded: both sources are installed Python packages.
   :func:`ensure_minilm` assembles it on first use, so ``cw models install`` is optional.
 * ``reranker/`` — a cross-encoder (``model.onnx`` + tokenizer files) copied from a local folder
-  by ``cw models install-reranker --from DIR``, the only way one is installed.
+  by ``cw models install-reranker --from DIR``, the only way one is installed. Its revision is
+  the one given at install or, by default, the folder's content digest (:func:`content_digest`).
 
 Each folder holds ``cw-model.json``: what was installed, from where, the files' sizes and the
 ONNX file's sha256. Folders are assembled in a temporary sibling and renamed into place, so a
@@ -63,6 +64,16 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def content_digest(folder: Path) -> str:
+    """``sha256:`` and the SHA-256 of every file of ``folder`` but the manifest — one line of
+    name, NUL and the file's own SHA-256 each, in name order: the revision of a folder's content,
+    whatever its files are called upstream."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.iterdir() if p.is_file() and p.name != MANIFEST):
+        h.update(f"{path.name}\0{sha256_file(path)}\n".encode())
+    return "sha256:" + h.hexdigest()
 
 
 def read_manifest(folder: Path) -> dict[str, Any] | None:
@@ -179,10 +190,15 @@ def install_reranker(
         for n in (*TOKENIZER_FILES, "vocab.txt", LICENSE_FILE, "README.md"):
             if (source / n).is_file():
                 shutil.copyfile(source / n, build / n)
+        digest = content_digest(build)
         body: dict[str, Any] = {
             "kind": "reranker",
             "model": name,
-            "revision": revision,
+            # Without an explicit revision the folder's content is the revision: loading then
+            # verifies the files still hash to it, so the model scoring searches is the one
+            # installed, byte for byte.
+            "revision": revision or digest,
+            "contentDigest": digest,
             "source": str(source.resolve()),
             "sha256": sha256_file(build / MODEL_FILE),
             "installed": clock.iso(clock.now()),

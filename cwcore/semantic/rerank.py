@@ -6,7 +6,8 @@ A cross-encoder folder (``model.onnx`` + tokenizer files, e.g. an export of
 fastembed's ``TextCrossEncoder.add_custom_model`` and loads it from that folder, offline.
 
 :meth:`Reranker.rerank` returns one relevance score per candidate, or ``None`` whenever the model
-is not installed, is pinned to another name/revision, fails to load, raises, or does not answer
+is not installed, is pinned to another name/revision, its files no longer hash to the content
+digest recorded at install (the default pin), fails to load, raises, or does not answer
 within the timeout: reranking refines an order, it never fails a search. ``strict=True`` raises
 the categorized :class:`~cwcore.errors.ModelUnavailable` instead. Inference runs on one worker
 thread. Candidates are cut to about 256 model tokens centred on their match
@@ -88,6 +89,14 @@ class Reranker:
                 errors.MODEL_MISSING,
                 f"the installed reranker is {manifest.get('model')}@{manifest.get('revision')}, "
                 f"not the pinned {name}@{revision}",
+            )
+            return self
+        recorded = manifest.get("contentDigest")
+        if recorded and models.content_digest(cache_path) != recorded:
+            self.error = errors.unavailable(
+                errors.MODEL_MISSING,
+                f"the reranker files at {cache_path} changed since they were installed as "
+                f"{recorded}: reinstall it (cw models install-reranker --from DIR)",
             )
             return self
         future: Future[Any] = self._pool.submit(self._load)

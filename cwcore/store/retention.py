@@ -21,6 +21,10 @@ from cwcore.store.admission import day_bucket, project_digest
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Batch, Store
 
+#: The agent of Markdown roots' synthetic sessions (``cwcore.markdown.ingest.AGENT``): their
+#: documents expire by ``retentionMarkdownDays``, never by the session age.
+MARKDOWN_AGENT = "markdown"
+
 
 @dataclass(frozen=True)
 class ForgetTarget:
@@ -57,6 +61,17 @@ class ForgetReport:
     tombstoned: int = 0
     skipped_pinned: list[str] = field(default_factory=list)
     target: ForgetTarget | None = None
+    skipped_leased: list[str] = field(default_factory=list)
+
+    def add(self, other: ForgetReport) -> None:
+        self.sessions += other.sessions
+        self.documents += other.documents
+        self.versions += other.versions
+        self.events += other.events
+        self.chunks += other.chunks
+        self.tombstoned += other.tombstoned
+        self.skipped_pinned += other.skipped_pinned
+        self.skipped_leased += other.skipped_leased
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +83,7 @@ class ForgetReport:
             "chunks": self.chunks,
             "tombstoned": self.tombstoned,
             "skippedPinned": self.skipped_pinned,
+            "skippedLeased": self.skipped_leased,
         }
 
 
@@ -132,7 +148,16 @@ class Retention:
         report.target = found
         return report
 
-    def forget_session(self, session_id: str, *, keep_pinned: bool = False) -> ForgetReport:
+    def forget_session(
+        self,
+        session_id: str,
+        *,
+        keep_pinned: bool = False,
+        protected: frozenset[str] = frozenset(),
+    ) -> ForgetReport:
+        """Forget a session and its documents. With ``keep_pinned``, pinned documents stay;
+        documents in ``protected`` (named by a live search lease) stay too. A session keeping
+        any document is itself kept."""
         report = ForgetReport()
         with self.store.lock:
             record = self.reader.session(session_id)
@@ -146,11 +171,14 @@ class Retention:
                     head = self.reader.head(doc_id)
                 except NotFound:
                     continue
+                if doc_id in protected:
+                    report.skipped_leased.append(doc_id)
+                    continue
                 if keep_pinned and self._pinned(head):
                     report.skipped_pinned.append(doc_id)
                     continue
                 self._forget_document(head, report)
-            if report.skipped_pinned:
+            if report.skipped_pinned or report.skipped_leased:
                 return report
             batch = self.store.batch()
             for key, _ in self.store.scan("events", keys.EVENT.prefix(session_id)):
@@ -280,24 +308,63 @@ class Retention:
                 dropped += 1
         return dropped
 
-    def expire(self, settings: Settings, now: datetime | None = None) -> ForgetReport:
-        """Forget sessions whose last activity is older than ``retentionSessionDays`` (0 keeps
-        everything). Sessions holding a pinned document are kept."""
+    def expire(
+        self,
+        settings: Settings,
+        now: datetime | None = None,
+        *,
+        protected: frozenset[str] = frozenset(),
+    ) -> ForgetReport:
+        """Retention by archive kind; a setting of 0 days keeps that kind forever.
+
+        * Agent sessions: a session whose last activity is older than ``retentionSessionDays``
+          is forgotten with its documents. Markdown roots are not agent sessions: they never
+          expire by this age.
+        * Markdown documents: a document whose current version was imported more than
+          ``retentionMarkdownDays`` ago is forgotten (an unchanged re-import writes nothing, so
+          it does not renew the age; a changed file does, and an import after the expiry
+          brings the file back). The root's session stays.
+
+        Pinned documents are kept, and so are documents in ``protected`` — those a live search
+        lease names, so a locator still valid between search and recall never resolves to
+        ``expired`` because retention ran in between. A session keeping one is kept too."""
         total = ForgetReport()
-        days = settings.retention_session_days
-        if days <= 0:
+        now = now or clock.now()
+        session_days = settings.retention_session_days
+        markdown_days = settings.retention_markdown_days
+        if session_days <= 0 and markdown_days <= 0:
             return total
-        cutoff = (now or clock.now()) - timedelta(days=days)
+        session_cutoff = now - timedelta(days=session_days)
+        markdown_cutoff = now - timedelta(days=markdown_days)
         for record in list(self.reader.sessions()):
-            last = record.get("ended") or record.get("started") or record.get("created")
-            if not last or clock.parse_time(last) >= cutoff:
+            if record.get("agent") == MARKDOWN_AGENT:
+                if markdown_days > 0:
+                    total.add(self._expire_markdown(record["id"], markdown_cutoff, protected))
                 continue
-            report = self.forget_session(record["id"], keep_pinned=True)
-            total.sessions += report.sessions
-            total.documents += report.documents
-            total.versions += report.versions
-            total.events += report.events
-            total.chunks += report.chunks
-            total.tombstoned += report.tombstoned
-            total.skipped_pinned += report.skipped_pinned
+            if session_days <= 0:
+                continue
+            last = record.get("ended") or record.get("started") or record.get("created")
+            if not last or clock.parse_time(last) >= session_cutoff:
+                continue
+            total.add(self.forget_session(record["id"], keep_pinned=True, protected=protected))
         return total
+
+    def _expire_markdown(
+        self, session_id: str, cutoff: datetime, protected: frozenset[str]
+    ) -> ForgetReport:
+        """Forget the Markdown documents of one root imported before ``cutoff``."""
+        report = ForgetReport()
+        with self.store.lock:
+            for head in self.reader.session_heads(session_id, include_superseded=True):
+                manifest = self.reader.manifest(head["documentId"], int(head["version"]))
+                imported = manifest.get("admitted") or manifest.get("created")
+                if not imported or clock.parse_time(imported) >= cutoff:
+                    continue
+                if head["documentId"] in protected:
+                    report.skipped_leased.append(head["documentId"])
+                    continue
+                if manifest.get("pinned"):
+                    report.skipped_pinned.append(head["documentId"])
+                    continue
+                self._forget_document(head, report)
+        return report

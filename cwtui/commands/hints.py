@@ -110,6 +110,163 @@ def _render(body: dict[str, Any]) -> None:
         )
 
 
+SessionOpt = Annotated[str | None, typer.Option("--session", help="Only this session.")]
+KeyOpt = Annotated[str | None, typer.Option("--message-key", help="Only this user-message key.")]
+
+
+def _view(
+    name: str, session: str | None, message_key: str | None, as_json: bool, everything: bool
+) -> None:
+    with guard(as_json), Archive.open() as archive:
+        body = archive.hints(
+            session=session, view=name, everything=everything, message_key=message_key
+        )
+        if as_json:
+            emit_json(body)
+            return
+        if not body["decisions"]:
+            console.print("[dim]no frozen hints.[/]")
+            return
+        _VIEW_RENDERERS[name](body["decisions"])
+
+
+def _heading(d: dict[str, Any]) -> str:
+    return (
+        f"[bold]{escape(d['session'])}[/] · {escape(d['messageKey'])} · "
+        f"{d['outcome']} ({escape(str(d.get('reason') or '-'))})"
+    )
+
+
+def _render_retrieved(decisions: list[dict[str, Any]]) -> None:
+    for d in decisions:
+        console.print(_heading(d))
+        if d["excerpt"] is not None:
+            console.print(f"  excerpt: {escape(d['excerpt'])}", soft_wrap=True)
+        if d["markerPhrases"] is not None:
+            phrases = ", ".join(escape(p) for p in d["markerPhrases"])
+            console.print(f"  marker phrases (the user's own words): {phrases}")
+        counts = d["counts"]
+        if counts:
+            console.print(
+                f"  {counts.get('candidates', 0)} candidates · {counts.get('verified', 0)} "
+                f"verified · {counts.get('dedup', 0)} dedup · {counts.get('branch', 0)} branch "
+                f"rows · {counts.get('alternateBranch', 0)} alternate-branch"
+            )
+        for i, c in enumerate(d["candidates"], 1):
+            console.print(
+                f"  {i}. {escape(c['id'])} score {c['score']} · tier {c['tier']} · "
+                f"{c['matchType']} · {c['matchedUnits']} units · coverage {c['coverage']}"
+                + (" · strong" if c.get("strong") else ""),
+                soft_wrap=True,
+            )
+        for e in d["exclusions"]:
+            console.print(f"  - {escape(e['id'])}: {escape(e['reason'])}", soft_wrap=True)
+        budget = d.get("budget") or {}
+        used = f"  {d['tokens']} tokens"
+        if budget:
+            used += f" of {budget.get('available')} available (message {budget.get('message')})"
+        if d.get("latencyMs") is not None:
+            used += f" · {d['latencyMs']:.1f} ms"
+        console.print(used)
+        for w in d["warnings"]:
+            console.print(f"  [yellow]warning[/] {escape(w)}")
+
+
+def _render_manifest(decisions: list[dict[str, Any]]) -> None:
+    for d in decisions:
+        console.print(_heading(d))
+        if not d["entries"]:
+            console.print("  [dim]no retrieval entries[/]")
+        for e in d["entries"]:
+            state = "included" if e["included"] else "excluded"
+            score = "-" if e["score"] is None else e["score"]
+            console.print(
+                f"  {e['kind']} {escape(e['id'])} · {state} · "
+                f"{escape(str(e['classification'] or '-'))} · score {score} · "
+                f"{e['tokens']} tokens · group {escape(str(e['group']))} · "
+                f"{escape(str(e['reason'] or '-'))}",
+                soft_wrap=True,
+            )
+        console.print(
+            f"  retrievedEventIds: {escape(', '.join(d['retrievedEventIds']) or '-')}",
+            soft_wrap=True,
+        )
+
+
+def _render_items(decisions: list[dict[str, Any]], key: str) -> None:
+    shown = 0
+    for d in decisions:
+        if not d[key]:
+            continue
+        console.print(_heading(d))
+        for item in d[key]:
+            shown += 1
+            detail = [f"score {item.get('score', '-')}"]
+            if key == "included":
+                detail += [
+                    str(item.get("classification") or "-"),
+                    f"{item.get('tokens', 0)} tokens",
+                    f"priority {item.get('priority', '-')}",
+                    f"group {item.get('group') or '-'}",
+                ]
+            else:
+                detail.insert(0, f"{item['stage']} stage")
+            reason = escape(str(item.get("reason") or "-"))
+            console.print(
+                f"  {escape(item['id'])}: {reason} · {escape(' · '.join(detail))}",
+                soft_wrap=True,
+            )
+    if not shown:
+        console.print(f"[dim]nothing {key}.[/]")
+
+
+_VIEW_RENDERERS = {
+    "retrieved": _render_retrieved,
+    "manifest": _render_manifest,
+    "included": lambda ds: _render_items(ds, "included"),
+    "excluded": lambda ds: _render_items(ds, "excluded"),
+}
+
+
+@app.command("retrieved")
+def retrieved(
+    session: SessionOpt = None, message_key: KeyOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Per decision: the quoted excerpt (or marker phrases), ranked candidates, candidate /
+    dedup / branch counts, planner exclusions, token use and latency."""
+    _view("retrieved", session, message_key, as_json, False)
+
+
+@app.command("manifest")
+def manifest(
+    session: SessionOpt = None, message_key: KeyOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Context-manifest entries (selected and privacy-excluded evidence) and retrievedEventIds."""
+    _view("manifest", session, message_key, as_json, False)
+
+
+@app.command("included")
+def included(
+    session: SessionOpt = None, message_key: KeyOpt = None, as_json: JsonOpt = False
+) -> None:
+    """The evidence that entered the context, with classification, score, tokens and group."""
+    _view("included", session, message_key, as_json, False)
+
+
+@app.command("excluded")
+def excluded(
+    session: SessionOpt = None,
+    message_key: KeyOpt = None,
+    everything: Annotated[
+        bool,
+        typer.Option("--all", help="Also the rows filtered before ranking (stale, unverified…)."),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evidence left out after ranking, with reasons (duplicate, suppressed, privacy, budget…)."""
+    _view("excluded", session, message_key, as_json, everything)
+
+
 @app.command("rotate")
 def rotate(
     session: Annotated[str, typer.Option("--session", help="The session.")],

@@ -54,9 +54,15 @@ def add(
     supersedes: Annotated[
         str | None, typer.Option("--supersedes", help="The record this one replaces.")
     ] = None,
+    contradicts: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--contradicts", help="A record this one's evidence contradicts (repeatable)."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add an active memory record."""
+    """Add an active memory record (contested when it conflicts with existing evidence)."""
     with guard(as_json), Archive.open() as archive:
         fields: dict[str, Any] = {
             "confidence": confidence,
@@ -73,11 +79,16 @@ def add(
         ):
             if value is not None:
                 fields[name] = value
+        if contradicts:
+            fields["contradicts"] = contradicts
         record = archive.memory_add(statement, **fields)
         if as_json:
             emit_json(record)
-        else:
-            console.print(_line(record))
+            return
+        console.print(_line(record))
+        for entry in record.get("history", []):
+            if entry.get("op") == "contest":
+                console.print(f"[yellow]contested[/]: {escape(str(entry.get('reason')))}")
 
 
 @app.command("list")

@@ -38,6 +38,12 @@ def _render_model(title: str, body: dict[str, Any]) -> None:
     for key in ("model", "revision", "variant", "source", "path", "sha256", "installed_at"):
         if body.get(key):
             table.add_row(key, str(body[key]))
+    pinned = body.get("pinned")
+    if isinstance(pinned, dict):
+        table.add_row(
+            "pinned revision",
+            f"{pinned.get('revision') or '-'} ({pinned.get('source', 'none')})",
+        )
     if "bytes" in body:
         table.add_row("size", _size(body["bytes"]))
     test = body.get("selfTest")

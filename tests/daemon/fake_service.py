@@ -1,9 +1,10 @@
 """A test Service the daemon under test loads with ``--service fake_service:make_service``.
 
 It lives on the daemon's PYTHONPATH (this folder), never imported by pytest itself. Methods:
-``echo``, ``sleep`` (cancellable), ``stream`` (N events), ``big`` (N bytes of output, with an
-optional declared ``bound``), ``write`` (idempotent by request id, recorded in files under
-CW_HOME so it survives ``kill -9``), ``fail`` (a bug), ``invalid`` (a CwError), ``pid``.
+``echo``, ``sleep`` (cancellable), ``hold`` (until the file ``CW_HOME/release`` exists),
+``stream`` (N events), ``big`` (N bytes of output, with an optional declared ``bound``),
+``write`` (idempotent by request id, recorded in files under CW_HOME so it survives
+``kill -9``), ``fail`` (a bug), ``invalid`` (a CwError), ``pid``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ class FakeService:
         if method == "sleep":
             cancelled = cancel.wait(float(params.get("seconds", 1.0)))
             return {"slept": True, "cancelled": cancelled}
+        if method == "hold":
+            deadline = time.monotonic() + float(params.get("seconds", 30.0))
+            while not (self.home / "release").exists() and time.monotonic() < deadline:
+                if cancel.wait(0.01):
+                    break
+            return {"held": True}
         if method == "stream":
             count = int(params.get("count", 3))
             delay = float(params.get("delay", 0.0))

@@ -137,3 +137,38 @@ def test_output_reservations_allow_two_full_frames_daemon_wide(env: DaemonEnv) -
     assert len(results) == 3
     assert max(peak) == 2 * FULL_FRAME  # never more than two full frames reserved
     assert time.monotonic() - began >= 0.95  # the third call ran after one of the first two
+
+
+def test_each_call_reserves_its_declared_output_bound(env: DaemonEnv) -> None:
+    """The output reserved before dispatch is the method's declared bound, not a full frame:
+    eight calls declaring 1 MiB run at once (a full frame each would admit two at a time),
+    within the daemon-wide budget of two full frames."""
+    with connect(env.home) as warm:
+        warm.call("daemon.ping")
+    bound = 1024 * 1024
+    results: list[dict[str, Any]] = []
+
+    def call() -> None:
+        with connect(env.home) as client:
+            results.append(client.call("hold", {"bound": bound}, timeout=60))
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    status: dict[str, Any] = {}
+    try:
+        with connect(env.home) as observer:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                status = observer.call("daemon.status")
+                if status["in_flight"] == 8:
+                    break
+                time.sleep(0.02)
+    finally:
+        (env.home / "release").write_text("go")
+        for thread in threads:
+            thread.join(30)
+    assert status["in_flight"] == 8, status
+    assert status["output_reserved_bytes"] == 8 * (bound + protocol.HEADER_BYTES)
+    assert status["output_reserved_bytes"] <= 2 * FULL_FRAME
+    assert len(results) == 8 and all(r["held"] for r in results)

@@ -42,3 +42,146 @@ def test_preflight_hints_and_rotate(tmp_path: Path, archive: Archive) -> None:
     assert "u:1" in rotated["dropped"] and rotated["activeTokens"] == 0
     bad = runner.invoke(app, ["preflight", "x", "--session", "s", "--max-results", "0", "--json"])
     assert bad.exit_code == 2 and json.loads(bad.stdout)["error"]["code"] == "invalid-input"
+
+
+VIEW_ROWS = [
+    row("s", "u1", "user", "REAP_DRAIN keeps the reaper from draining the pool"),
+    row("s", "a1", "assistant", "ok", minute=1),
+    # Identical text once more: kept once, the copy is a duplicate.
+    row("s", "u2", "user", "REAP_DRAIN keeps the reaper from draining the pool", minute=2),
+    row("s", "a2", "assistant", "ok", minute=3),
+    # A tool payload older than its 7-day source-age limit: dropped before ranking.
+    row("s", "u3", "user", "run the build", days=8),
+    row("s", "t3", "tool", "REAP_DRAIN failed in the build log", days=8, minute=1,
+        tool_call_id="c1"),
+]  # fmt: skip
+
+
+def _views_archive(tmp_path: Path, archive: Archive) -> dict[str, Any]:
+    load(archive, tmp_path, VIEW_ROWS)
+    archive.close()
+    return _json(["preflight", "remember REAP_DRAIN?", "--session", "s", "--message-key", "u:1"])
+
+
+def test_hints_retrieved_view(tmp_path: Path, archive: Archive) -> None:
+    shown = _views_archive(tmp_path, archive)
+    assert shown["outcome"] == "excerpt", shown["diagnostics"]
+    body = _json(["hints", "retrieved", "--session", "s"])
+    assert body["view"] == "retrieved"
+    (d,) = body["decisions"]
+    assert d["messageKey"] == "u:1" and d["outcome"] == "excerpt"
+    assert d["excerpt"] and "REAP_DRAIN" in d["excerpt"] and d["markerPhrases"] is None
+    assert d["counts"]["dedup"] == 1 and d["counts"]["candidates"] >= 2
+    assert "branch" in d["counts"] and d["tokens"] == shown["tokens"]
+    assert d["candidates"][0]["id"] == shown["diagnostics"]["included"][0]["id"]
+    assert d["budget"]["message"] == 160 and d["latencyMs"] is not None
+    # Planner exclusions only: the duplicate (rank) and the stale row (filter) are not here.
+    assert all(e["stage"] == "planner" for e in d["exclusions"])
+    text = runner.invoke(app, ["hints", "retrieved", "--session", "s"])
+    assert text.exit_code == 0 and "excerpt: " in text.stdout and "1 dedup" in text.stdout
+
+
+def test_hints_manifest_view_lists_source_ids_without_text(
+    tmp_path: Path, archive: Archive
+) -> None:
+    shown = _views_archive(tmp_path, archive)
+    body = _json(["hints", "manifest", "--session", "s", "--message-key", "u:1"])
+    (d,) = body["decisions"]
+    (entry,) = d["entries"]
+    assert entry["kind"] == "retrieval" and entry["included"] is True
+    assert entry["classification"] == "historical-evidence"
+    assert entry["tokens"] == shown["tokens"] and entry["group"] == "u:1"
+    assert d["retrievedEventIds"] == [entry["id"]]
+    document, _, key = entry["id"].partition("#")
+    assert document.startswith("t-") and key  # canonical source id: document and message key
+    assert "draining" not in json.dumps(d)  # no retrieved text in the manifest
+    text = runner.invoke(app, ["hints", "manifest", "--session", "s"])
+    assert text.exit_code == 0 and "retrievedEventIds" in text.stdout
+
+
+def test_hints_included_view(tmp_path: Path, archive: Archive) -> None:
+    shown = _views_archive(tmp_path, archive)
+    _json(["preflight", "ok thanks", "--session", "s", "--message-key", "u:2"])
+    body = _json(["hints", "included", "--session", "s"])
+    by_key = {d["messageKey"]: d for d in body["decisions"]}
+    assert by_key["u:2"]["included"] == [] and by_key["u:2"]["outcome"] == "no-query"
+    (item,) = by_key["u:1"]["included"]
+    assert item == shown["diagnostics"]["included"][0] and item["priority"] == 85
+    text = runner.invoke(app, ["hints", "included"])
+    assert text.exit_code == 0 and "historical-evidence" in text.stdout
+
+
+def test_hints_excluded_view_and_all(tmp_path: Path, archive: Archive) -> None:
+    _views_archive(tmp_path, archive)
+    body = _json(["hints", "excluded", "--session", "s"])
+    assert body["view"] == "excluded" and body["all"] is False
+    (d,) = body["decisions"]
+    reasons = {(e["stage"], e["reason"]) for e in d["excluded"]}
+    assert ("rank", "duplicate") in reasons
+    assert not any(stage == "filter" for stage, _ in reasons)
+    wide = _json(["hints", "excluded", "--session", "s", "--all"])
+    assert wide["all"] is True
+    reasons = {(e["stage"], e["reason"]) for e in wide["decisions"][0]["excluded"]}
+    assert ("rank", "duplicate") in reasons and ("filter", "stale:tool-payload") in reasons
+    text = runner.invoke(app, ["hints", "excluded", "--all"])
+    assert text.exit_code == 0 and "duplicate" in text.stdout and "stale" in text.stdout
+    bad = runner.invoke(app, ["hints", "--json"], catch_exceptions=False)
+    assert bad.exit_code == 0
+
+
+def test_hints_views_of_privacy_and_withdrawn_decisions() -> None:
+    """The manifest keeps privacy-excluded evidence (id, classification, reason only); a hint
+    withdrawn at freezing (active budget) is excluded, not included."""
+    from cwcore.hints import views
+
+    cand = {"id": "t-1#user:u1", "score": 142.0, "tier": 0}
+    runner_up = {"id": "t-2#user:u2", "score": 90.0, "tier": 2}
+    private = {
+        "session": "s",
+        "messageKey": "k1",
+        "outcome": "none",
+        "reason": "privacy",
+        "hint": None,
+        "diagnostics": {
+            "retrieved": [runner_up],
+            "included": [],
+            "excluded": [
+                {"id": "t-1#user:u1", "classification": "confidential", "reason": "privacy:HR"}
+            ],
+        },
+    }
+    body = views.view("manifest", [private])["decisions"][0]
+    assert body["retrievedEventIds"] == ["t-1#user:u1"]
+    assert body["entries"][0]["included"] is False
+    assert body["entries"][0]["classification"] == "confidential"
+    left = views.view("excluded", [private])["decisions"][0]["excluded"]
+    assert [(e["id"], e["reason"]) for e in left] == [
+        ("t-1#user:u1", "privacy:HR"),
+        ("t-2#user:u2", views.BEHIND_SHOWN),
+    ]
+    withdrawn = {
+        "session": "s",
+        "messageKey": "k2",
+        "outcome": "none",
+        "reason": "active-budget",
+        "hint": None,
+        "diagnostics": {"retrieved": [cand], "included": [{**cand, "tokens": 150}]},
+    }
+    assert views.view("included", [withdrawn])["decisions"][0]["included"] == []
+    left = views.view("excluded", [withdrawn])["decisions"][0]["excluded"]
+    assert [(e["id"], e["reason"]) for e in left] == [("t-1#user:u1", "active-budget")]
+    assert views.view("manifest", [withdrawn])["decisions"][0]["retrievedEventIds"] == []
+
+
+def test_hints_view_requests_are_validated(archive: Archive) -> None:
+    import pytest
+
+    from cwcore.errors import InvalidInput
+
+    with pytest.raises(InvalidInput):
+        archive.hints(view="everything")
+    with pytest.raises(InvalidInput):
+        archive.hints(view="manifest", everything=True)
+    with pytest.raises(InvalidInput):
+        archive.hints(everything=True)
+    assert archive.hints(view="included")["decisions"] == []

@@ -70,7 +70,8 @@ def test_excerpt_for_explicit_historical_intent(arch: Archive) -> None:
     assert hint.startswith(render.SEPARATOR + render.EVIDENCE_OPEN)
     assert hint.endswith(render.EVIDENCE_CLOSE)
     assert f"Date: {ROWS[0]['timestamp'][:10]}" in hint
-    assert render.WARNING in hint and "Role: user" in hint
+    assert render.DATA_NOTICE in hint and "\nOriginal role: user\n" in hint
+    assert "\nRetrieval score: " in hint and "\nReason: exact identifier, " in hint
     quoted = render.quoted_content(hint)
     assert quoted is not None and "REAP_DRAIN" in quoted
     assert body["tokens"] <= 160
@@ -317,7 +318,7 @@ def test_source_age_limits(tmp_path: Path, archive: Archive) -> None:
     assert [e["reason"] for e in tool["diagnostics"]["excluded"]] == ["stale:tool-payload"]
     fresh = archive.preflight("remember FRESH_TOOL_ANCHOR?", session="s")
     assert fresh["outcome"] == "excerpt"
-    assert "(tool output, quoted as data)" in fresh["hint"]
+    assert "\nOriginal role: tool output\n" in fresh["hint"]
 
 
 def test_source_age_follows_the_settable_clock(
@@ -391,3 +392,30 @@ def test_no_embeddings_reranker_or_expansion(
     monkeypatch.setattr(search, "_importance", boom)
     monkeypatch.setattr(search, "search", boom)
     assert pf(arch, "remember heartbeats garbage collection?")["outcome"] == "excerpt"
+
+
+def test_lexical_failure_keeps_the_exact_hits_and_warns(
+    arch: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("bm25 segment unreadable")
+
+    monkeypatch.setattr(cand_mod, "lexical_candidates", broken)
+    body = pf(arch, "what did we decide about REAP_DRAIN last time?")
+    assert body["outcome"] == "excerpt", body["diagnostics"]
+    assert "REAP_DRAIN" in (render.quoted_content(body["hint"]) or "")
+    diag = body["diagnostics"]
+    assert diag["warnings"] == ["lexical-failed:RuntimeError"]
+    assert diag["counts"]["lexical"] == 0 and diag["counts"]["exact"] >= 1
+
+
+def test_exact_failure_disables_the_call(arch: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("exact postings unreadable")
+
+    monkeypatch.setattr(cand_mod, "exact_wids", broken)
+    body = pf(arch, "what did we decide about REAP_DRAIN last time?")
+    assert body["outcome"] == "failed" and body["hint"] is None
+    assert body["diagnostics"]["reason"] == "failed"
+    again = pf(arch, "what did we decide about REAP_DRAIN last time?")
+    assert again["frozen"] and again["outcome"] == "failed"

@@ -376,3 +376,82 @@ def test_context_ranks_by_meaning_too(
     assert fallback["ranking"]["mode"] == "fts" and "database migrations" not in (
         fallback["block"] or ""
     )
+
+
+def test_opposite_polarity_on_the_same_pattern_contests_both(archive: Archive) -> None:
+    avoid = archive.memory_add(
+        "Avoid mocking the database in tests",
+        ruleType="avoid_pattern", layer="L2", confidence=0.95, scope="project:alpha",
+    )  # fmt: skip
+    prompt = "should we mock the database in tests or use mocking at all?"
+    before = archive.memory_context(prompt, project="alpha", dailyLog=False)
+    assert "⚠️ AVOID: [conf 0.95] Avoid mocking the database in tests" in before["block"]
+    prefer = archive.memory_add(
+        "Prefer mocking the database in tests!",
+        ruleType="prefer_pattern", layer="L2", confidence=0.9, scope="project:alpha",
+    )  # fmt: skip
+    assert prefer["status"] == "contested"
+    assert prefer["history"][-1] == {
+        "at": prefer["updated"],
+        "op": "contest",
+        "reason": f"conflicting evidence: {avoid['id']}",
+    }
+    old = archive.memory_show(avoid["id"])
+    assert old["status"] == "contested"
+    assert old["history"][-1]["reason"] == f"conflicting evidence: {prefer['id']}"
+    body = archive.memory_context(prompt, project="alpha", dailyLog=False)
+    assert "Hard Rules" not in body["sections"]  # contested records are never hard rules
+    assert set(body["sections"]["Contested Memory"]) == {avoid["id"], prefer["id"]}
+    assert "⚠️ CONTESTED: [" + avoid["id"] in body["block"]
+
+
+def test_only_the_same_pattern_scope_and_opposite_polarity_conflict(archive: Archive) -> None:
+    base = archive.memory_add(
+        "Avoid global mutable state", ruleType="avoid_pattern", scope="project:alpha"
+    )
+    same_polarity = archive.memory_add(
+        "Never use global mutable state", ruleType="avoid_pattern", scope="project:alpha"
+    )
+    other_scope = archive.memory_add(
+        "Prefer global mutable state", ruleType="prefer_pattern", scope="project:beta"
+    )
+    other_pattern = archive.memory_add(
+        "Prefer global immutable state", ruleType="prefer_pattern", scope="project:alpha"
+    )
+    no_rule = archive.memory_add("Prefer global mutable state", scope="project:alpha")
+    for record in (same_polarity, other_scope, other_pattern, no_rule):
+        assert record["status"] == "active", record
+    assert archive.memory_show(base["id"])["status"] == "active"
+    # Replacing a record is not contradicting it (and a deprecated record is no evidence).
+    archive.memory_deprecate(same_polarity["id"])
+    replaced = archive.memory_add(
+        "Prefer global mutable state",
+        ruleType="prefer_pattern", scope="project:alpha", supersedes=base["id"],
+    )  # fmt: skip
+    assert replaced["status"] == "active"
+    assert archive.memory_show(base["id"])["status"] == "superseded"
+
+
+def test_an_explicit_conflicting_link_contests_both(archive: Archive) -> None:
+    first = archive.memory_add("Workers use threads", layer="L2", confidence=0.9)
+    second = archive.memory_add("Workers use processes", contradicts=[first["id"]])
+    assert second["status"] == "contested"
+    assert archive.memory_show(first["id"])["status"] == "contested"
+    with pytest.raises(NotFound):
+        archive.memory_add("x", contradicts=["mem_missing"])
+    archive.memory_deprecate(first["id"])
+    with pytest.raises(Conflict):
+        archive.memory_add("y", contradicts=[first["id"]])
+
+
+def test_memory_cli_reports_conflicting_evidence(archive: Archive) -> None:
+    archive.close()
+    runner = CliRunner()
+    first = runner.invoke(app, ["memory", "add", "Workers use threads", "--json"])
+    first_id = json.loads(first.stdout)["id"]
+    shown = runner.invoke(
+        app, ["memory", "add", "Workers use processes", "--contradicts", first_id]
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "[contested]" in shown.stdout
+    assert f"contested: conflicting evidence: {first_id}" in shown.stdout

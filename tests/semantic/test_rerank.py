@@ -143,3 +143,47 @@ def test_search_without_a_reranker_keeps_the_fused_order(topics: Archive) -> Non
         h["documentId"] for h in without["results"]
     ]
     assert not any(h["reranked"] for h in with_rerank["results"])
+
+
+def test_the_default_pin_is_the_content_digest_recorded_at_install(
+    cross_encoder_dir: Path, cw_home: Path
+) -> None:
+    runner = CliRunner()
+    installed = runner.invoke(
+        app, ["models", "install-reranker", "--from", str(cross_encoder_dir), "--json"]
+    )
+    assert installed.exit_code == 0, installed.output
+    body = json.loads(installed.output.strip().splitlines()[-1])
+    folder = cw_home / "models" / "reranker"
+    digest = models.content_digest(folder)
+    assert digest.startswith("sha256:") and len(digest) == len("sha256:") + 64
+    assert body["revision"] == body["contentDigest"] == digest and body["loaded"] is True
+    status = runner.invoke(app, ["models", "status", "--no-self-test", "--json"])
+    reranker = json.loads(status.output.strip().splitlines()[-1])["reranker"]
+    assert reranker["revision"] == digest and reranker["loaded"] is True
+    assert reranker["pinned"] == {
+        "model": "Xenova/ms-marco-MiniLM-L-6-v2",
+        "revision": digest,
+        "source": "content digest recorded at install",
+    }
+    human = runner.invoke(app, ["models", "status", "--no-self-test"], env={"COLUMNS": "200"})
+    assert human.exit_code == 0 and "pinned revision" in human.output
+    assert digest in human.output
+    # Files changed after the install no longer match the pin: the reranker is not used.
+    (folder / "tokenizer_config.json").write_text("{}", encoding="utf-8")
+    reranker = Reranker.load(folder)
+    assert not reranker.available and reranker.error is not None
+    assert errors.category(reranker.error) == errors.MODEL_MISSING
+    assert "changed since they were installed" in reranker.error.message
+
+
+def test_an_explicit_revision_is_the_pin(
+    cross_encoder_dir: Path, cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CW_RERANKER_MODEL_REVISION", "v1-abc")
+    with Archive.open(cw_home, embedded=True) as archive:
+        body = archive.call("models.install_reranker", {"from": str(cross_encoder_dir)})
+        assert body["revision"] == "v1-abc" and body["contentDigest"].startswith("sha256:")
+        status = archive.call("models.status", {"selfTest": False})["reranker"]
+        assert status["pinned"]["revision"] == "v1-abc"
+        assert status["pinned"]["source"] == "rerankerModelRevision"
