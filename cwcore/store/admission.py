@@ -537,7 +537,10 @@ class Admission:
             )
             if spec.kind == "turn" or first:
                 batch.put("documents", mkey, codec.encode_record({"documentId": spec.document_id}))
-            if first and spec.kind == "turn":
+            # Each message is counted once, in the first document that holds it: a turn or, in
+            # the small-document layout, a tool-result document of its own. (An old-layout
+            # tool-result document repeats a message its turn already counted.)
+            if first:
                 seen_messages.add(part.message_key)
                 counts["messages"] += 1
                 session["messages"] = int(session.get("messages", 0)) + 1

@@ -118,7 +118,7 @@ def test_pi_turns_never_mix_branches() -> None:
     docs = [d for d in build_documents(session) if d.kind == "turn"]
     regenerated = next(d for d in docs if d.parts[0].message_key == "assistant:e14")
     first_try = next(d for d in docs if d.parts[0].message_key == "user:e12")
-    assert regenerated.metadata == {"branchOf": first_try.document_id}
+    assert regenerated.metadata == {"branchOf": first_try.document_id, "layout": 2}
     assert regenerated.parent_document == first_try.document_id
 
 
@@ -310,7 +310,7 @@ def test_claude_subagent_transcript(tmp_path: Path) -> None:
     assert (session.session_id, session.lineage) == ("agent-a1b2", ("MAIN",))
     assert not any(m.real_user for m in session.messages)
     docs = build_documents(session)
-    assert [d.metadata for d in docs] == [{"sidechain": True}]
+    assert [d.metadata for d in docs] == [{"sidechain": True, "layout": 2}]
 
 
 def test_project_names(tmp_path: Path) -> None:
