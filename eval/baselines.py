@@ -162,7 +162,13 @@ def embedder_functions(home: Any, cache: Any) -> tuple[Callable[..., Any], Calla
     embedder = Embedder.for_home(home)
 
     def embed(texts: list[str]) -> np.ndarray:
-        return np.asarray(embedder.embed(texts, cache=cache), dtype=np.float32)
+        # In slices, so each model call stays well inside its timeout and what was computed is
+        # cached even if a later slice fails.
+        parts = [
+            np.asarray(embedder.embed(texts[i : i + 128], cache=cache, timeout=3600), np.float32)
+            for i in range(0, len(texts), 128)
+        ]
+        return np.concatenate(parts) if parts else np.zeros((0, 384), np.float32)
 
     def embed_query(text: str) -> np.ndarray:
         return np.asarray(embedder.embed_query(text), dtype=np.float32)
