@@ -44,9 +44,7 @@ def gather(ctx: SearchContext, req: SearchRequest, around: int = 1) -> dict[str,
                 if h["kind"] in ("turn", "tool-result", "decision")
             ]
         turns = cache[session]
-        index = next(
-            (i for i, h in enumerate(turns) if h["documentId"] == hit["documentId"]), None
-        )
+        index = next((i for i, h in enumerate(turns) if h["documentId"] == hit["documentId"]), None)
         before: list[dict[str, Any]] = []
         after: list[dict[str, Any]] = []
         if index is not None and around:

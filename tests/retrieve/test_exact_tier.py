@@ -104,3 +104,11 @@ def test_limit_fills_with_distinct_documents(archive: Archive, tmp_path: Path) -
     hits = _search(archive, "kestrel", limit=25)
     assert len(hits) == 25
     assert len({h["documentId"] for h in hits}) == 25
+
+
+def test_the_same_text_in_two_sessions_is_one_hit(archive: Archive, tmp_path: Path) -> None:
+    text = "the lease renewal now uses a monotonic deadline instead of wall-clock time"
+    rows = _session("s1", [text, "unrelated chatter"]) + _session("s2", [text, "more chatter"])
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
+    hits = _search(archive, "monotonic deadline lease renewal")
+    assert len([h for h in hits if "monotonic" in h["snippet"]]) == 1
