@@ -266,7 +266,7 @@ def evaluate(
                     covered = [coverage.of_hit(h) for h in resp["results"]]
                     metrics[name] = hit_at(covered, q.expected)
                     for h, c in zip(resp["results"], covered, strict=True):
-                        bands.add(name, h["band"], bool(c & q.expected))
+                        bands.add(name, h["band"], bool(c & q.expected), h["matchType"])
                     tops[name] = [
                         f"{h['band']} {h['score']:.2f} {h['matchType']} {h['documentId']}"
                         for h in resp["results"][:3]

@@ -137,7 +137,8 @@ def evaluate(
                     statuses[name][resp.get("retrieval_status", "?")] += 1
                     runs[name] = [h["documentId"] for h in resp["results"]]
                     for h in resp["results"][:10]:
-                        bands.add(name, h["band"], h["source"]["sessionId"] in ev)
+                        relevant = h["source"]["sessionId"] in ev
+                        bands.add(name, h["band"], relevant, h["matchType"])
                 if sem_only is not None:
                     t = time.perf_counter()
                     wids = sem_only.search(q.question, TOP, corpus.haystack_wids(q.haystack))
