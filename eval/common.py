@@ -108,17 +108,23 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 class BandStats:
-    """Per band: hits seen in the top 10 and how many were relevant (the band's precision)."""
+    """Per band: hits seen in the top 10 and how many were relevant (the band's precision),
+    for each system and, under ``<system>/<mode>``, for each mode (exact, structural,
+    lexical, semantic) of the hits."""
 
     def __init__(self) -> None:
         self.cells: dict[str, dict[str, list[int]]] = defaultdict(
             lambda: defaultdict(lambda: [0, 0])
         )
 
-    def add(self, system: str, band: str, relevant: bool) -> None:
-        cell = self.cells[system][band]
-        cell[0] += 1
-        cell[1] += int(relevant)
+    def add(self, system: str, band: str, relevant: bool, match_type: str = "") -> None:
+        names = [system]
+        if match_type:
+            names.append(f"{system}/{match_type.split('-')[0]}")
+        for name in names:
+            cell = self.cells[name][band]
+            cell[0] += 1
+            cell[1] += int(relevant)
 
     def to_json(self) -> dict[str, Any]:
         return {
