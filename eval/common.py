@@ -80,21 +80,45 @@ class SemanticOnly:
 
     def search(self, query: str, k: int, only_wids: np.ndarray | None = None) -> list[int]:
         """Best window ids, one per document."""
+        return [w for w, _ in self.search_scored(query, k, only_wids)]
+
+    def search_scored(
+        self, query: str, k: int, only_wids: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """``(window id, cosine)`` of the best window of each of the ``k`` best documents."""
         from cwcore.index import derived
 
         qvec = self.embedder.embed_query(query)
-        wids, _ = self.index.search(qvec, 8 * k, only_wids)
-        out: list[int] = []
+        wids, cosines = self.index.search(qvec, 8 * k, only_wids)
+        out: list[tuple[int, float]] = []
         docs: set[str] = set()
         records = derived.window_records(self.store, [int(w) for w in wids])
-        for wid, rec in zip(wids, records, strict=True):
+        for wid, cos, rec in zip(wids, cosines, records, strict=True):
             if rec is None or rec["documentId"] in docs:
                 continue
             docs.add(rec["documentId"])
-            out.append(int(wid))
+            out.append((int(wid), float(cos)))
             if len(out) >= k:
                 break
         return out
+
+
+def fit_logistic(xs: list[float], ys: list[int]) -> dict[str, float]:
+    """P(relevant | x) = sigmoid(slope · (x − midpoint)), fit by Newton's method."""
+    x = np.array(xs, dtype=np.float64)
+    y = np.array(ys, dtype=np.float64)
+    w = np.zeros(2)
+    design = np.stack([x, np.ones_like(x)], axis=1)
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(design @ w)))
+        grad = design.T @ (y - p)
+        hess = design.T @ (design * (p * (1 - p))[:, None]) + 1e-6 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        w += step
+        if np.abs(step).max() < 1e-8:
+            break
+    a, b = float(w[0]), float(w[1])
+    return {"slope": round(a, 3), "midpoint": round(-b / a, 4) if a else float("nan"), "n": len(xs)}
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:

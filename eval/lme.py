@@ -126,6 +126,7 @@ def evaluate(
             timings: dict[str, list[float]] = defaultdict(list)
             statuses: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
             bands = BandStats()
+            calibration: list[tuple[float, int]] = []  # (cosine, relevant) of semantic hits
             for n, q in enumerate(qs, 1):
                 ev, ev_turns = set(q.evidence), set(q.evidence_turns)
                 runs: dict[str, list[str]] = {}
@@ -141,9 +142,14 @@ def evaluate(
                         bands.add(name, h["band"], relevant, h["matchType"])
                 if sem_only is not None:
                     t = time.perf_counter()
-                    wids = sem_only.search(q.question, TOP, corpus.haystack_wids(q.haystack))
+                    scored = sem_only.search_scored(
+                        q.question, TOP, corpus.haystack_wids(q.haystack)
+                    )
                     timings["cw-semantic"].append((time.perf_counter() - t) * 1000)
-                    runs["cw-semantic"] = [corpus.wid_doc[w] for w in wids]
+                    runs["cw-semantic"] = [corpus.wid_doc[w] for w, _ in scored]
+                    for w, cos in scored[:10]:
+                        relevant = corpus.doc_session[corpus.wid_doc[w]] in ev
+                        calibration.append((cos, int(relevant)))
                 for name, system in base.items():
                     t = time.perf_counter()
                     runs[name] = system.search(q.question, TOP, q.haystack)
@@ -191,5 +197,6 @@ def evaluate(
         },
         "embedding": embedding,
         "bands": bands.to_json(),
+        "semantic_calibration": calibration,
         "per_query": per_q,
     }
