@@ -121,6 +121,16 @@ def main(argv: list[str] | None = None) -> int:
         suffix = f"-{args.tag}" if args.tag else ""
         (common.RESULTS / f"{name}{suffix}.json").write_text(json.dumps(report, indent=1) + "\n")
         print(table(report), flush=True)
+    pooled = [pair for r in reports for pair in r.get("semantic_calibration") or []]
+    if pooled:
+        fits = {
+            r["set"]: common.fit_logistic(*zip(*r["semantic_calibration"], strict=True))
+            for r in reports
+            if r.get("semantic_calibration")
+        }
+        fits["pooled"] = common.fit_logistic(*zip(*pooled, strict=True))
+        print("semantic calibration, P(relevant | cosine) per set and pooled:", fits, flush=True)
+        (common.RESULTS / "calibration.json").write_text(json.dumps(fits, indent=1) + "\n")
     if reports:
         suffix = f"-{args.tag}" if args.tag else ""
         (common.RESULTS / f"tables{suffix}.md").write_text("\n".join(table(r) for r in reports))
