@@ -49,11 +49,14 @@ from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
 LITERAL_CHECK = 30  # lexical candidates checked for a verbatim exact-looking query
-FETCH_PER_HIT = 4  # windows fetched per requested hit (several windows share a document)
+FETCH_PER_HIT = 4  # windows fetched per requested hit (several windows share a document)...
+FETCH_EXTRA = 40  # ...and at least this many more
 DEEPER = 4  # how much deeper each further round looks
 MAX_ROUNDS = 3
 WEAK_SCORE = 0.5
 WEAK_COVERAGE = 0.6
+#: The RM3/Bo1 requery after a weak first pass (a switch for measuring it; see evaluation.md).
+EXPANSION = True
 
 
 @dataclass
@@ -122,7 +125,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
     outcome: SemanticOutcome | None = None
     ranked: list[Ranked] = []
     for _ in range(MAX_ROUNDS):
-        fetch = depth * max(req.limit * FETCH_PER_HIT, req.limit + 40)
+        fetch = depth * max(req.limit * FETCH_PER_HIT, req.limit + FETCH_EXTRA)
         lex = _lexical(ctx, plan, visible, exact, fetch, stages)
         top_tier = exact or lex.literal
         outcome = _semantic(ctx, req, plan, visible, bool(top_tier), lex.weak, depth, stages)
@@ -198,7 +201,7 @@ def _lexical(
         or sum(idfs.get(t, 0) for t in top.matched_terms) / (sum(idfs.values()) or 1)
         < WEAK_COVERAGE
     )
-    if out.weak and cands:
+    if out.weak and cands and EXPANSION:
         out.expanded = expand.rm3_terms(ctx.reader, ctx.postings, visible, cands, plan.terms)
         if out.expanded:
             cands, _ = lexical_candidates(
