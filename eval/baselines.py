@@ -159,7 +159,7 @@ def embedder_functions(home: Any, cache: Any) -> tuple[Callable[..., Any], Calla
     """cw's installed MiniLM as two plain functions, vectors cached by content digest."""
     from cwcore.semantic.embedder import Embedder
 
-    embedder = Embedder.for_home(home)
+    embedder = Embedder.for_home(home, background=False)
 
     def embed(texts: list[str]) -> np.ndarray:
         # In slices, so each model call stays well inside its timeout and what was computed is

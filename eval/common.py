@@ -41,7 +41,7 @@ def embed_all(engine: Any, cache: Any, mode: str | None = None) -> dict[str, Any
     from cwcore.semantic.index import DEFAULT_MODE, embed_pending, prepare, status
 
     mode = mode or DEFAULT_MODE
-    embedder = Embedder.for_home(engine.home)
+    embedder = Embedder.for_home(engine.home, background=False)
     prepare(engine.store, embedder, mode)
     started = last = time.perf_counter()
     done = 0
