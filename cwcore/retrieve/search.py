@@ -57,6 +57,8 @@ WEAK_SCORE = 0.5
 WEAK_COVERAGE = 0.6
 #: The RM3/Bo1 requery after a weak first pass (a switch for measuring it; see evaluation.md).
 EXPANSION = True
+#: Query weight of an expansion term in the requery (the user's own terms weigh 1).
+EXPANSION_WEIGHT = 1.0
 
 
 @dataclass
@@ -211,6 +213,7 @@ def _lexical(
                 k=fetch,
                 scored_terms=plan.terms,
                 only=plan.only,
+                weights={t: EXPANSION_WEIGHT for t in out.expanded},
             )
     taken = literal | {e.wid for e in exact}
     out.candidates = [c for c in cands if c.wid not in taken]
