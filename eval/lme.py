@@ -163,7 +163,20 @@ def evaluate(
                     )
                     for name, docs in runs.items()
                 }
-                per_q.append({"qid": q.qid, "kind": q.qtype, "metrics": metrics})
+                sessions = {
+                    name: list(dict.fromkeys(corpus.doc_session[d] for d in docs))[:10]
+                    for name, docs in runs.items()
+                }
+                per_q.append(
+                    {
+                        "qid": q.qid,
+                        "kind": q.qtype,
+                        "question": q.question,
+                        "evidence": sorted(ev),
+                        "metrics": metrics,
+                        "sessions": sessions,
+                    }
+                )
                 if n % 25 == 0:
                     log(f"longmemeval: {n}/{len(qs)} questions")
         finally:
