@@ -121,7 +121,7 @@ def evaluate(
                 if on("cw-semantic"):
                     sem_only = SemanticOnly(engine)
             base = {k: v for k, v in base.items() if on(k)}
-            cw_runs = [(n, x) for n, x in CW_SYSTEMS if on(n) and (semantic or n == "cw-lexical")]
+            cw_runs = [(n, x) for n, x in CW_SYSTEMS if on(n) and (semantic or "lexical" in n)]
             per_q: list[dict[str, Any]] = []
             timings: dict[str, list[float]] = defaultdict(list)
             statuses: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))

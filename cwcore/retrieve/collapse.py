@@ -38,3 +38,18 @@ def collapse(ordered: Iterable[Ranked]) -> list[Ranked]:
             texts.add(digest)
         kept.append(item)
     return kept
+
+
+def by_session(ranked: list[Ranked]) -> list[Ranked]:
+    """One hit per session, its best-ranked, in the order of those best hits: the answer to a
+    "which session" question. Summing each session's hits (``1 / (k + rank)`` over all of them)
+    was measured and ranked the LongMemEval sessions worse (recall_all@5 0.926 → 0.916 at
+    k = 5, 0.895 at k = 20): a session with one strong hit beats one with many weak ones."""
+    seen: set[str] = set()
+    out = []
+    for item in ranked:
+        session = item.record["session"]
+        if session not in seen:
+            seen.add(session)
+            out.append(item)
+    return out

@@ -35,7 +35,7 @@ from cwcore.index.postings import PostingIndex
 from cwcore.recall.locator import Signer
 from cwcore.retrieve import expand
 from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
-from cwcore.retrieve.collapse import collapse
+from cwcore.retrieve.collapse import by_session, collapse
 from cwcore.retrieve.exact import anchor_stats, exact_tier
 from cwcore.retrieve.fusion import fuse_tier
 from cwcore.retrieve.importance import importance
@@ -52,13 +52,16 @@ LITERAL_CHECK = 30  # lexical candidates checked for a verbatim exact-looking qu
 FETCH_PER_HIT = 4  # windows fetched per requested hit (several windows share a document)...
 FETCH_EXTRA = 40  # ...and at least this many more
 DEEPER = 4  # how much deeper each further round looks
+SESSION_DEPTH = 5  # documents gathered per wanted session when hits are grouped by session
 MAX_ROUNDS = 3
 WEAK_SCORE = 0.5
 WEAK_COVERAGE = 0.6
 #: The RM3/Bo1 requery after a weak first pass (a switch for measuring it; see evaluation.md).
 EXPANSION = True
-#: Query weight of an expansion term in the requery (the user's own terms weigh 1).
+#: Query weight of an expansion term in the requery (the user's own terms weigh 1)...
 EXPANSION_WEIGHT = 1.0
+#: ...times its feedback score relative to the best expansion term's.
+PROPORTIONAL = False
 
 
 @dataclass
@@ -122,25 +125,29 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         {"value": s.anchor.value[:80], "df": s.df, "specific": s.specific} for s in stats
     ]
 
+    # Grouped by session, a page of ``limit`` sessions is drawn from more documents.
+    want = req.limit * (SESSION_DEPTH if req.group == "session" else 1)
     depth = 1
     lex = LexicalPass()
     outcome: SemanticOutcome | None = None
     ranked: list[Ranked] = []
     for _ in range(MAX_ROUNDS):
-        fetch = depth * max(req.limit * FETCH_PER_HIT, req.limit + FETCH_EXTRA)
+        fetch = depth * max(want * FETCH_PER_HIT, want + FETCH_EXTRA)
         lex = _lexical(ctx, plan, visible, exact, fetch, stages)
         top_tier = exact or lex.literal
-        outcome = _semantic(ctx, req, plan, visible, bool(top_tier), lex.weak, depth, stages)
+        outcome = _semantic(ctx, req, plan, visible, bool(top_tier), lex.weak, want * depth, stages)
         structural = _structural(ctx, req, plan, visible, lex, stages)
         lexical = lex.candidates if plan.text else []
         semantic = outcome.candidates if outcome is not None else []
         ranked = collapse(_fuse(ctx, visible, top_tier, structural, lexical, semantic))
         more = lex.saturated or bool(outcome is not None and outcome.saturated)
-        if len(ranked) >= req.limit or not more:
+        if len(ranked) >= want or not more:
             break
         depth *= DEEPER
     if req.rerank and ctx.semantic is not None and plan.text:
         ranked = rerank_tier(ctx, plan.text, plan.terms + lex.expanded, ranked, stages, req.strict)
+    if req.group == "session":
+        ranked = by_session(ranked)
     hits = materialize(
         ctx.store,
         ctx.reader,
@@ -204,7 +211,8 @@ def _lexical(
         < WEAK_COVERAGE
     )
     if out.weak and cands and EXPANSION:
-        out.expanded = expand.rm3_terms(ctx.reader, ctx.postings, visible, cands, plan.terms)
+        weighted = expand.rm3_weighted(ctx.reader, ctx.postings, visible, cands, plan.terms)
+        out.expanded = [term for term, _ in weighted]
         if out.expanded:
             cands, _ = lexical_candidates(
                 ctx.postings,
@@ -213,7 +221,7 @@ def _lexical(
                 k=fetch,
                 scored_terms=plan.terms,
                 only=plan.only,
-                weights={t: EXPANSION_WEIGHT for t in out.expanded},
+                weights={t: EXPANSION_WEIGHT * (w if PROPORTIONAL else 1.0) for t, w in weighted},
             )
     taken = literal | {e.wid for e in exact}
     out.candidates = [c for c in cands if c.wid not in taken]
@@ -229,7 +237,7 @@ def _semantic(
     visible: Visible,
     answered: bool,
     weak: bool,
-    depth: int,
+    k: int,
     stages: dict[str, Any],
 ) -> SemanticOutcome | None:
     """The embedding mode when the policy asks for it (never for exact-looking input the exact
@@ -246,7 +254,7 @@ def _semantic(
         ctx.semantic,
         visible,
         plan.text,
-        req.limit * depth,
+        k,
         policy=req.semantic_policy,
         weak=weak,
         strict=req.strict,
