@@ -223,7 +223,7 @@ def _lexical(
                 k=fetch,
                 scored_terms=plan.terms,
                 only=plan.only,
-                weights={t: EXPANSION_WEIGHT * (w if PROPORTIONAL else 1.0) for t, w in weighted},
+                weights={t: EXPANSION_WEIGHT * w for t, w in weighted},
             )
     taken = literal | {e.wid for e in exact}
     out.candidates = [c for c in cands if c.wid not in taken]
