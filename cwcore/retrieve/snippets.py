@@ -38,12 +38,26 @@ def term_spans(text: str, terms: Iterable[str], limit: int = 64) -> list[Span]:
     wanted = tuple(sorted({fold(t) for t in terms}, key=lambda t: (-len(t), t)))
     if not wanted:
         return []
+    if text.isascii():
+        # Most windows are ASCII: lowering keeps every offset, and a case-sensitive pattern
+        # with ASCII word boundaries runs about twice as fast as the Unicode, case-folding one.
+        plain = tuple(t for t in wanted if t.isascii())
+        if not plain:
+            return []
+        found = _ascii_pattern(plain).finditer(text.lower())
+        return [m.span() for _, m in zip(range(limit), found, strict=False)]
     pattern = _pattern(wanted)
     spans = [m.span() for _, m in zip(range(limit), pattern.finditer(text), strict=False)]
     if spans:
         return spans
     folded = set(wanted)
     return [(s, e) for term, s, e in tokens_with_offsets(text) if term in folded][:limit]
+
+
+@functools.lru_cache(maxsize=256)
+def _ascii_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
+    body = "|".join(map(re.escape, terms))
+    return re.compile(r"(?<![A-Za-z0-9_])(?:" + body + r")(?![A-Za-z0-9_])")
 
 
 @functools.lru_cache(maxsize=256)

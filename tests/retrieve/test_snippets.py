@@ -47,3 +47,15 @@ def test_highlights_always_cover_the_term(text: str, term: str) -> None:
     for a, b in highlights:
         assert 0 <= a < b <= len(snippet)
         assert snippet[a:b].lower() == term
+
+
+@given(
+    st.text(alphabet="abAB_ 1.-", max_size=200),
+    st.lists(st.sampled_from(["ab", "a", "b1", "ab_b", "ba"]), min_size=1, max_size=3),
+)
+def test_ascii_spans_equal_the_general_pattern(text: str, terms: list[str]) -> None:
+    from cwcore.retrieve.snippets import _pattern
+
+    wanted = tuple(sorted(set(terms), key=lambda t: (-len(t), t)))
+    general = [m.span() for _, m in zip(range(64), _pattern(wanted).finditer(text), strict=False)]
+    assert term_spans(text, terms) == general
