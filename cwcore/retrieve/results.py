@@ -16,7 +16,7 @@ from typing import Any
 from cwcore.recall.locator import Locator, Signer, create_lease
 from cwcore.retrieve import bands
 from cwcore.retrieve.candidates import Candidate
-from cwcore.retrieve.snippets import literal_spans, make_snippet, term_spans
+from cwcore.retrieve.snippets import fit_snippet, literal_spans, make_snippet, term_spans
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
@@ -150,11 +150,15 @@ def materialize(
     scope: str,
     search_terms: list[str],
     idfs: dict[str, float],
+    budget_tokens: int | None = None,
 ) -> tuple[SearchHit, ...]:
     """Snippets, locators (one lease for the page) and provenance for the final hits. Each
-    window's text is read once."""
+    window's text is read once. ``budget_tokens`` (the request's ``hintBudgetTokens``) bounds
+    the page's snippets together, by the conservative token estimator: each hit's snippet gets
+    an equal share and is narrowed until it fits."""
     if not ranked:
         return ()
+    share = None if budget_tokens is None else budget_tokens // len(ranked)
     lease, expires = create_lease(store, lease_minutes, [r.record["documentId"] for r in ranked])
     scores = [r.cand.score for r in ranked]
     hits = []
@@ -173,7 +177,10 @@ def materialize(
             ]
         else:
             spans = term_spans(text, search_terms or cand.matched_terms)
-        snippet, highlights = make_snippet(text, spans, weights=idfs)
+        if share is None:
+            snippet, highlights = make_snippet(text, spans, weights=idfs)
+        else:
+            snippet, highlights = fit_snippet(text, spans, share, weights=idfs)
         first = spans[0] if spans else (0, 0)
         match_start = record["byteStart"] + len(text[: first[0]].encode("utf-8", "surrogatepass"))
         match_end = record["byteStart"] + len(text[: first[1]].encode("utf-8", "surrogatepass"))

@@ -160,6 +160,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         scope=req.scope,
         search_terms=plan.terms + lex.expanded,
         idfs=lex.idfs,
+        budget_tokens=req.hint_budget_tokens,
     )
     failure = outcome.failure if outcome is not None else None
     if not hits:
