@@ -169,6 +169,9 @@ def _materialize(
     total = int(manifest["bytes"])
     if manifest["kind"] in ("turn", "decision", "note") and total <= WHOLE_TURN_BYTES:
         ranges = [(0, total)]
+    elif loc.window < 0:
+        # Evidence past the document's windows (a Markdown paragraph): the match range itself.
+        ranges = [(max(0, loc.start), min(total, max(loc.end, loc.start + 1)))]
     elif windows:
         centre = min(max(loc.window, 0), len(windows) - 1)
         lo, hi = max(0, centre - neighbors), min(len(windows), centre + neighbors + 1)

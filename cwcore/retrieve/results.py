@@ -120,12 +120,14 @@ class SearchResponse:
     timing_ms: float
     stages: dict[str, Any]
     semantic_failure: str | None = None
+    #: Markdown evidence hits that filled a short page (JSON already; see retrieve/evidence.py).
+    evidence: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {
             "query": self.query,
             "relation": self.relation,
-            "results": [h.to_json() for h in self.results],
+            "results": [h.to_json() for h in self.results] + list(self.evidence),
             "retrieval_status": self.retrieval_status,
             "semantic_search_used": self.semantic_search_used,
             "generation": self.generation,
@@ -134,7 +136,7 @@ class SearchResponse:
         }
         if self.semantic_failure:
             body["semantic_failure"] = self.semantic_failure
-        if not self.results:
+        if not self.results and not self.evidence:
             body["advice"] = EMPTY_ADVICE
         return body
 

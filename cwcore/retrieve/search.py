@@ -33,6 +33,7 @@ from cwcore.index import anchors as anchor_mod
 from cwcore.index import derived
 from cwcore.index.postings import PostingIndex
 from cwcore.recall.locator import Signer
+from cwcore.retrieve import evidence as markdown_evidence
 from cwcore.retrieve import expand
 from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
 from cwcore.retrieve.collapse import by_session, collapse
@@ -162,8 +163,22 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         idfs=lex.idfs,
         budget_tokens=req.hint_budget_tokens,
     )
+    evidence: list[dict[str, Any]] = []
+    if len(hits) < req.limit and markdown_evidence.applies(req):
+        evidence = markdown_evidence.evidence_hits(
+            ctx.store,
+            ctx.reader,
+            ctx.signer,
+            ctx.lease_minutes,
+            req,
+            scope,
+            req.limit - len(hits),
+            int(gen["n"]),
+            {h.document_id for h in hits},
+        )
+        stages["markdownEvidence"] = len(evidence)
     failure = outcome.failure if outcome is not None else None
-    if not hits:
+    if not hits and not evidence:
         status = "empty"
     elif failure:
         status = "lexical_fallback"
@@ -181,6 +196,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         timing_ms=round((time.perf_counter() - started) * 1000, 3),
         stages=stages,
         semantic_failure=failure,
+        evidence=tuple(evidence),
     )
 
 
