@@ -110,8 +110,7 @@ def search(
         str | None,
         typer.Option(
             "--group",
-            help="session: one hit per session (which session talked about it?); "
-            "default document.",
+            help="session: one hit per session (which session talked about it?); default document.",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The contract object on stdout.")] = False,
