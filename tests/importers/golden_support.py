@@ -48,7 +48,7 @@ def snapshot(path: Path) -> dict[str, Any]:
     parsed = importer.parse(path)
     sessions = []
     for s in parsed.sessions:
-        docs = build_documents(s, tool_result_document_bytes=48)
+        docs = build_documents(s, segment_bytes=160)
         sessions.append(
             {
                 "session_id": s.session_id,
