@@ -58,7 +58,9 @@ CLAUDE_HOST = (
 )
 
 
-def count_claude(lines: list[dict[str, Any]]) -> dict[str, int]:
+def count_claude(lines: list[dict[str, Any]], *, subagent: bool = False) -> dict[str, int]:
+    """The main session's counts (``progress`` lines are not its messages); with ``subagent``,
+    a sub-agent's lines, whose user text never is a real user message."""
     flags: list[bool] = []
     tools = 0
     groups_with_text: set[str] = set()
@@ -86,8 +88,25 @@ def count_claude(lines: list[dict[str, Any]]) -> dict[str, int]:
                 row.get(f)
                 for f in ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
             )
-            flags.append(not host and not text.lstrip().startswith(CLAUDE_HOST))
+            real = not host and not text.lstrip().startswith(CLAUDE_HOST)
+            flags.append(real and not subagent)
     return tally(flags, tools)
+
+
+def count_claude_agents(lines: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """agentId -> counts of the sub-agent messages nested in ``agent_progress`` lines (a
+    message repeated on several lines once)."""
+    nested: dict[str, list[dict[str, Any]]] = {}
+    seen: set[str] = set()
+    for row in lines:
+        data = row.get("data") or {}
+        if row.get("type") != "progress" or data.get("type") != "agent_progress":
+            continue
+        if data["message"]["uuid"] in seen:
+            continue
+        seen.add(data["message"]["uuid"])
+        nested.setdefault(data["agentId"], []).append(data["message"])
+    return {agent: count_claude(msgs, subagent=True) for agent, msgs in nested.items()}
 
 
 CODEX_HOST = (
@@ -179,9 +198,14 @@ def test_counts_match_an_independent_count(path: Path) -> None:
     assert importer is not None
     result = importer.parse(path)
     assert result.problems == ()
-    [session] = result.sessions
+    session, *children = result.sessions
     expected = COUNTERS[importer.name](rows(path))
     assert session_counts(session) == expected
+    agents = count_claude_agents(rows(path)) if importer.name == "claude-code" else {}
+    assert {c.session_id: session_counts(c) for c in children} == {
+        f"{session.session_id}/agent-{agent}": counts for agent, counts in agents.items()
+    }
     # every document is admissible as built (ids, roles, limits)
-    for doc in build_documents(session):
-        Admission.validate(doc)
+    for parsed in result.sessions:
+        for doc in build_documents(parsed):
+            Admission.validate(doc)

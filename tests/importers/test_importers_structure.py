@@ -118,14 +118,15 @@ def test_pi_turns_never_mix_branches() -> None:
     docs = [d for d in build_documents(session) if d.kind == "turn"]
     regenerated = next(d for d in docs if d.parts[0].message_key == "assistant:e14")
     first_try = next(d for d in docs if d.parts[0].message_key == "user:e12")
-    assert regenerated.metadata == {"branchOf": first_try.document_id}
+    assert regenerated.metadata == {"branchOf": first_try.document_id, "layout": 2}
     assert regenerated.parent_document == first_try.document_id
 
 
 def test_pi_v1_is_one_linear_branch() -> None:
     session = parse(PI1)
     assert latest_leaf(session) == "L9"
-    assert ids(branch_path(session, "L9")) == ids(session.messages)
+    talk = [m for m in session.messages if m.kind != "thinking"]
+    assert ids(branch_path(session, "L9")) == ids(talk)
 
 
 def test_pi_parent_session_from_path_or_id(tmp_path: Path) -> None:
@@ -229,11 +230,29 @@ def _claude(uuid: str, parent: str | None, kind: str, content: Any, **kw: Any) -
 def test_claude_structure() -> None:
     session = parse(CLAUDE)
     by_id = {m.message_id: m for m in session.messages}
-    # one assistant message for the lines sharing message.id msg_A; thinking is not a message
+    # one assistant message for the lines sharing message.id msg_A; its thinking is a message
+    # of kind thinking before it, following the prompt without joining the chain
     assert by_id["a-0001"].text == "Let me look at the test and run it."
     assert by_id["a-0001"].lines == (8, 9)
     assert "a-0002" not in by_id
-    assert session.metadata["thinking"][0]["message"] == "assistant:a-0001"
+    thought = by_id["a-0001#thinking1"]
+    assert (thought.kind, thought.text, thought.parent_id) == (
+        "thinking",
+        "Probably timezone dependent.",
+        "u-0004",
+    )
+    assert by_id["a-0001"].parent_id == "u-0004"
+    assert ids(session.messages).index("a-0001#thinking1") < ids(session.messages).index("a-0001")
+    [holder] = [d for d in build_documents(session) if d.asides]
+    assert [(a.after, a.part.message_key) for a in holder.asides] == [
+        (
+            holder.parts.index(next(p for p in holder.parts if p.message_key == "user:u-0004")),
+            "assistant:a-0001#thinking1",
+        )
+    ]
+    assert "Probably timezone" not in "".join(
+        p.text for d in build_documents(session) for p in d.parts
+    )
     # several results on one line: uuid#n, tool names from their calls
     assert [(by_id[i].tool_name, by_id[i].is_error) for i in ("r-0001#1", "r-0001#2")] == [
         ("Read", False),
@@ -306,11 +325,14 @@ def test_claude_subagent_transcript(tmp_path: Path) -> None:
             isSidechain=True,
         ),
     ]
-    session = parse(write(tmp_path / "subagents" / "agent-a1b2.jsonl", rows))
-    assert (session.session_id, session.lineage) == ("agent-a1b2", ("MAIN",))
-    assert not any(m.real_user for m in session.messages)
+    session = parse(write(tmp_path / "MAIN" / "subagents" / "agent-a1b2.jsonl", rows))
+    # the sub-agent's session, named after its parent; its own lines are its main thread
+    assert (session.session_id, session.lineage) == ("MAIN/agent-a1b2", ("MAIN",))
+    assert session.parent_session == "MAIN"
+    assert not any(m.real_user or m.sidechain for m in session.messages)
     docs = build_documents(session)
-    assert [d.metadata for d in docs] == [{"sidechain": True}]
+    assert [(d.metadata, d.starts_turn) for d in docs] == [({"layout": 2}, True)]
+    assert session_counts(session) == {"messages": 2, "turns": 1, "toolCalls": 0}
 
 
 def test_project_names(tmp_path: Path) -> None:
