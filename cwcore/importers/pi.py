@@ -352,7 +352,8 @@ def branch_path(parsed: ParsedSession, leaf_id: str) -> list[Message]:
     """The branch ending at ``leaf_id``: messages from the root to the leaf, following
     ``parent_id``. ``leaf_id`` may name a message or a pi entry that is not one (its branch
     ends at the message that entry follows). A session without any parent links is linear:
-    its branch is every message up to the leaf. Raises NotFound for an unknown leaf."""
+    its branch is every message up to the leaf. Thinking is on no branch. Raises NotFound
+    for an unknown leaf."""
     by_id = {m.message_id: m for m in parsed.messages if m.kind != "thinking"}
     target = leaf_id if leaf_id in by_id else parsed.metadata.get("entry_tail", {}).get(leaf_id)
     if target not in by_id:
