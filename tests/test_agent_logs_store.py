@@ -2,8 +2,8 @@
 
 `cw import <agent-logs> --format auto` imports the 7 logs with no error and a notice for
 SOURCES.md; `cw sessions --json` lists their 7 sessions and the 5 sub-agent sessions they carry,
-whose counts equal an independent count of each file; importing again adds nothing; a log imported without its last exchange and then in full
-adds exactly that exchange.
+whose counts equal an independent count of each file; importing again adds nothing; a log
+imported without its last exchange and then in full adds exactly that exchange.
 """
 
 from __future__ import annotations

@@ -198,7 +198,8 @@ class _Reader:
                 stamp,
                 tool_name=name,
                 tool_call_id=call_id,
-                tool_input=None if value is None else canonical_json(value),
+                # A free-form input (a patch) is the text itself; only an object is an input.
+                tool_input=canonical_json(value) if isinstance(value, dict) else None,
             )
         elif kind in _OUTPUTS:
             call_id = payload.get("call_id")

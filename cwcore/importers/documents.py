@@ -90,12 +90,15 @@ def session_spec(parsed: ParsedSession) -> SessionSpec:
 
 def session_title(parsed: ParsedSession) -> str | None:
     """The session's title: the format's own (summary, custom title, session name) when it has
-    one, else the first line of the first real user message — or, in a session without one (a
-    sub-agent's), of its first user text — cut to :data:`TITLE_CHARS` characters."""
+    one, else the first line of the first real user message that is not a bare slash command —
+    or, in a session without one (a sub-agent's), of its first user text — cut to
+    :data:`TITLE_CHARS` characters."""
     if parsed.title and parsed.title.strip():
         return parsed.title.strip()
     users = [m for m in parsed.messages if m.role == "user" and m.kind == "text"]
-    first = next((m for m in users if m.real_user), users[0] if users else None)
+    # A bare slash command ("/mode") says what the user did, not what the session is about.
+    said = [m for m in users if not _command(m.text)] or users
+    first = next((m for m in said if m.real_user), said[0] if said else None)
     if first is None:
         return None
     line = next((ln.strip() for ln in first.text.splitlines() if ln.strip()), "")
@@ -103,6 +106,11 @@ def session_title(parsed: ParsedSession) -> str | None:
     if len(line) > TITLE_CHARS:
         line = line[: TITLE_CHARS - 1].rstrip() + "…"
     return line or None
+
+
+def _command(text: str) -> bool:
+    words = text.split()
+    return len(words) == 1 and words[0].startswith("/")
 
 
 def session_counts(parsed: ParsedSession) -> dict[str, int]:

@@ -23,6 +23,9 @@ TEXT_PREFIX = 60
 CASES: dict[str, str] = {
     "claude_code/c1a0de00-0000-4000-8000-000000000001.jsonl": "claude-code",
     "claude_code/c1a0de00-0000-4000-8000-0000000000ff.jsonl": "claude-code",
+    "claude_code/c1a0de00-0000-4000-8000-0000000000a9.jsonl": "claude-code",
+    "claude_code/c1a0de00-0000-4000-8000-0000000000b7.jsonl": "claude-code",
+    "claude_code/c1a0de00-0000-4000-8000-0000000000b7/subagents/agent-b7f00d1.jsonl": "claude-code",
     "codex/rollout-2026-03-01T10-00-00-0194a0b0-0000-7000-8000-00000000c0de.jsonl": "codex",
     "codex/rollout-2026-03-01T10-05-00-0194a0b0-0000-7000-8000-0000000000bb.jsonl": "codex",
     "codex/rollout-2026-03-01T11-00-00-0194a0b0-0000-7000-8000-0000000000ee.jsonl": "codex",
