@@ -90,3 +90,13 @@ def test_exact_error_and_path_come_first_and_recall_is_exact() -> None:
         recalled = cw("recall", top["locator"])[0]
         assert recalled["status"] == "resolved"
         assert literal in recalled["text"]
+
+
+def test_a_search_finds_what_only_a_sub_agent_saw() -> None:
+    cw("import", str(LOGS))
+    body = cw("search", "undefined: checkDisabledGuard (typecheck)")[0]
+    top = body["results"][0]["source"]
+    assert top["sessionId"] == "70c88cff-cb35-404f-a974-2a08bab4e4bc/agent-ae66507"
+    shown = cw("show", top["sessionId"])[0]["messages"]
+    lines = {n for m in shown if m["messageKey"] in top["messageKeys"] for n in m["lines"]}
+    assert 123 in lines

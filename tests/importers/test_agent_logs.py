@@ -209,3 +209,29 @@ def test_counts_match_an_independent_count(path: Path) -> None:
     for parsed in result.sessions:
         for doc in build_documents(parsed):
             Admission.validate(doc)
+
+
+def test_sub_agent_progress_lines_are_the_sub_agents_messages_with_their_lines() -> None:
+    # dev-19's only answer is a sub-agent's tool result, on a progress line of the parent
+    path = LOGS / "claude_code/70c88cff-cb35-404f-a974-2a08bab4e4bc.jsonl"
+    line = json.loads(path.read_text(encoding="utf-8").splitlines()[122])
+    assert line["type"] == "progress" and line["data"]["type"] == "agent_progress"
+    parent, *children = base.get("claude-code").parse(path).sessions
+    [child] = children
+    assert child.session_id == f"{parent.session_id}/agent-{line['data']['agentId']}"
+    assert child.parent_tool_call == f"assistant:{line['parentToolUseID']}"
+    [holder] = [m for m in child.messages if 123 in m.lines]
+    assert "undefined: checkDisabledGuard (typecheck)" in holder.text
+    assert all(123 not in m.lines for m in parent.messages)
+    task = next(m for m in parent.messages if m.tool_call_id == line["parentToolUseID"])
+    assert task.subagent == child.session_id
+    # every agent_progress line of 07d86da7 (lines 22-45 and the rest) is in its sub-agent
+    path = LOGS / "claude_code/07d86da7-2e39-4276-a0d5-7b46a85b8750.jsonl"
+    progress = {
+        n
+        for n, row in enumerate(rows(path), start=1)
+        if row.get("type") == "progress" and row["data"].get("type") == "agent_progress"
+    }
+    parent, child = base.get("claude-code").parse(path).sessions
+    assert {23, 24, 45} <= progress
+    assert progress == {n for m in child.messages for n in m.lines}
