@@ -140,8 +140,8 @@ def transcript(
 
     With ``include_all``, metadata events (lines that carry no conversation) are listed too.
     Each message: ``{"documentId", "messageKey", "role", "kind", "text", "timestamp", "tool",
-    "lines", "superseded"}`` plus, when set, ``parent``, ``toolCallId``, ``toolInput``,
-    ``meta``, ``isError``, ``model``, ``usage`` and ``subagent`` (``{"sessionId", "messages"}``:
+    "lines", "superseded"}`` plus, when set, ``parent``, ``toolCallId``, ``inputIsText`` or
+    ``toolInput``, ``meta``, ``isError``, ``model``, ``usage`` and ``subagent`` (``{"sessionId", "messages"}``:
     the sub-agent a tool call started, ``messages`` None when that session is not in the
     store). Thinking (kind ``thinking``) is listed where it happened; faces hide it by default.
     A message cut over several documents is joined back into one, with ``split: {"pieces",
@@ -192,7 +192,7 @@ def transcript(
     for message in messages:
         message.pop("_piece", None)
         entry = message.pop("_entry")
-        message.update(message_fields(entry, message["text"]))
+        message.update(message_fields(entry))
         if "subagent" in message:
             child = message["subagent"]
             message["subagent"] = {"sessionId": child, "messages": children.get(child)}
@@ -346,7 +346,7 @@ def _jsonl_row(info: dict[str, Any], m: dict[str, Any], *, first: bool) -> dict[
         row["tool_name"] = m["tool"]
     if m.get("toolCallId"):
         row["tool_call_id"] = m["toolCallId"]
-    tool_input = _json_object(m.get("toolInput"))
+    tool_input = _json_object(m["text"] if m.get("inputIsText") else m.get("toolInput"))
     if tool_input is not None:
         row["tool_input"] = tool_input
     if m.get("meta"):

@@ -67,17 +67,18 @@ def models_of(entries: Iterable[dict[str, Any]]) -> list[str]:
     return out
 
 
-def message_fields(entry: dict[str, Any], text: str) -> dict[str, Any]:
-    """A transcript message's optional fields from its manifest entry and (joined) text:
-    ``parent``, ``toolCallId``, ``toolInput`` (JSON text), ``meta``, ``isError``, ``model``,
-    ``usage``, ``subagent`` — each only when set."""
+def message_fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """A transcript message's optional fields from its manifest entry: ``parent``,
+    ``toolCallId``, ``inputIsText`` (the tool input is the message text: not repeated) or
+    ``toolInput`` (its JSON text), ``meta``, ``isError``, ``model``, ``usage``, ``subagent`` —
+    each only when set."""
     out: dict[str, Any] = {}
     if entry.get("parent"):
         out["parent"] = entry["parent"]
     if entry.get("call"):
         out["toolCallId"] = entry["call"]
     if entry.get("input") == 1:
-        out["toolInput"] = text
+        out["inputIsText"] = True
     elif isinstance(entry.get("input"), str):
         out["toolInput"] = entry["input"]
     for name, key in (("meta", "meta"), ("error", "isError")):

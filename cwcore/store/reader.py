@@ -183,6 +183,8 @@ class Reader:
     def aside_texts(self, manifest: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
         """The messages kept with a document outside its text (thinking), each with its text."""
         asides = manifest.get("asides") or []
+        if not asides:
+            return []
         wanted = [bytes.fromhex(d) for a in asides for d, _, _ in a["chunks"]]
         payloads = iter(self.store.get_many("chunks", [keys.CHUNK.encode(h) for h in wanted]))
         out = []

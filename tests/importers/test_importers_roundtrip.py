@@ -40,6 +40,7 @@ MESSAGE_FIELDS = (
     "isError",
     "parent",
     "toolCallId",
+    "inputIsText",
     "toolInput",
     "model",
     "usage",

@@ -175,7 +175,8 @@ THINKING_ROWS = [
 def test_thinking_is_kept_shown_on_request_and_never_searched_or_counted(
     tmp_path: Path, archive: Archive
 ) -> None:
-    archive.import_paths([write_jsonl(tmp_path / "S-THINK.jsonl", THINKING_ROWS)])
+    summary = archive.import_paths([write_jsonl(tmp_path / "S-THINK.jsonl", THINKING_ROWS)])
+    assert summary.messages == 2
     body = archive.show("S-THINK")
     assert [(m["messageKey"], m["kind"]) for m in body["messages"]] == [
         ("user:u1", "text"),
