@@ -141,11 +141,11 @@ def transcript(
     With ``include_all``, metadata events (lines that carry no conversation) are listed too.
     Each message: ``{"documentId", "messageKey", "role", "kind", "text", "timestamp", "tool",
     "lines", "superseded"}`` plus, when set, ``parent``, ``toolCallId``, ``inputIsText`` or
-    ``toolInput``, ``meta``, ``isError``, ``model``, ``usage`` and ``subagent`` (``{"sessionId", "messages"}``:
-    the sub-agent a tool call started, ``messages`` None when that session is not in the
-    store). Thinking (kind ``thinking``) is listed where it happened; faces hide it by default.
-    A message cut over several documents is joined back into one, with ``split: {"pieces",
-    "documentIds"}`` naming its documents in order.
+    ``toolInput``, ``meta``, ``isError``, ``model``, ``usage`` and ``subagent``
+    (``{"sessionId", "messages"}``: the sub-agent a tool call started, ``messages`` None when
+    that session is not in the store). Thinking (kind ``thinking``) is listed where it
+    happened; faces hide it by default. A message cut over several documents is joined back
+    into one, with ``split: {"pieces", "documentIds"}`` naming its documents in order.
     """
     record = reader.find_session(session)
     session_id = record["id"]

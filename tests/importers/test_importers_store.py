@@ -155,7 +155,7 @@ THINKING_ROWS = [
         [
             {
                 "type": "thinking",
-                "thinking": "ZORBLAX_THINK_ANCHOR lives in src/secret_thoughts.py; maybe mention it",
+                "thinking": "ZORBLAX_THINK_ANCHOR is in src/secret_thoughts.py; maybe mention it",
             }
         ],
         id="msg_1",
