@@ -9,6 +9,7 @@ from typing import Any
 
 from cwcore.clock import parse_time
 from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
+from cwcore.importers.documents import prompt_title
 from cwcore.model import Usage
 from cwcore.store import session_order
 from cwcore.store.parts import message_fields
@@ -283,8 +284,15 @@ def export_session(reader: Reader, session: str, fmt: str) -> str:
     body = transcript(reader, session)
     info = body["session"]
     if fmt == "jsonl":
+        users = [
+            (m["text"], not m.get("meta"))
+            for m in body["messages"]
+            if m["role"] == "user" and m["kind"] == "text"
+        ]
+        # A title an import would derive again is not written.
+        title = info.get("title") if info.get("title") != prompt_title(users) else None
         lines = [
-            json.dumps(_jsonl_row(info, m, first=index == 0), ensure_ascii=False)
+            json.dumps(_jsonl_row(info, m, first=index == 0, title=title), ensure_ascii=False)
             for index, m in enumerate(body["messages"])
         ]
         return "\n".join(lines) + ("\n" if lines else "")
@@ -317,8 +325,11 @@ def export_session(reader: Reader, session: str, fmt: str) -> str:
     return "\n".join(out)
 
 
-def _jsonl_row(info: dict[str, Any], m: dict[str, Any], *, first: bool) -> dict[str, Any]:
-    """One cw-jsonl line for transcript message ``m`` of session ``info``."""
+def _jsonl_row(
+    info: dict[str, Any], m: dict[str, Any], *, first: bool, title: str | None
+) -> dict[str, Any]:
+    """One cw-jsonl line for transcript message ``m`` of session ``info``; the session's first
+    line carries ``title`` (a title an import would not derive again) and the sub-agent link."""
     row: dict[str, Any] = {
         "session": info["sessionId"],
         "id": m["messageKey"].split(":", 1)[1],
@@ -336,8 +347,8 @@ def _jsonl_row(info: dict[str, Any], m: dict[str, Any], *, first: bool) -> dict[
     row["agent"] = info["agent"]
     if info["parent"]:
         row["parent_session"] = info["parent"]
-    if first and info.get("title"):
-        row["title"] = info["title"]
+    if first and title:
+        row["title"] = title
     if first and info.get("parentToolCall"):
         row["parent_tool_call"] = info["parentToolCall"]
     if m.get("parent"):

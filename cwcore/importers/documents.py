@@ -95,13 +95,21 @@ def session_title(parsed: ParsedSession) -> str | None:
     :data:`TITLE_CHARS` characters."""
     if parsed.title and parsed.title.strip():
         return parsed.title.strip()
-    users = [m for m in parsed.messages if m.role == "user" and m.kind == "text"]
+    users = [
+        (m.text, m.real_user) for m in parsed.messages if m.role == "user" and m.kind == "text"
+    ]
+    return prompt_title(users)
+
+
+def prompt_title(users: list[tuple[str, bool]]) -> str | None:
+    """The derived title from a session's user text messages, in order, as ``(text, real)``
+    (see :func:`session_title`)."""
     # A bare slash command ("/mode") says what the user did, not what the session is about.
-    said = [m for m in users if not _command(m.text)] or users
-    first = next((m for m in said if m.real_user), said[0] if said else None)
+    said = [u for u in users if not _command(u[0])] or users
+    first = next((u for u in said if u[1]), said[0] if said else None)
     if first is None:
         return None
-    line = next((ln.strip() for ln in first.text.splitlines() if ln.strip()), "")
+    line = next((ln.strip() for ln in first[0].splitlines() if ln.strip()), "")
     line = " ".join(line.split())
     if len(line) > TITLE_CHARS:
         line = line[: TITLE_CHARS - 1].rstrip() + "…"
