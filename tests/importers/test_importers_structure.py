@@ -13,7 +13,7 @@ from cwcore.errors import NotFound
 from cwcore.importers import base
 from cwcore.importers.documents import build_documents, group_turns, session_counts
 from cwcore.importers.pi import branch_path, latest_leaf
-from cwcore.model import Message, ParsedSession
+from cwcore.model import Message, ParsedSession, Usage
 from tests.importers.golden_support import FIXTURES
 
 PI3 = FIXTURES / "pi/2026-02-01T09-00-00-000Z_5e55a1b2-0000-4000-8000-0000000000a3.jsonl"
@@ -377,3 +377,114 @@ def test_group_turns_rules() -> None:
     assert [ids(t) for t in group_turns(side)] == [["u1", "a1", "a2"], ["s1", "s2"]]
     off = (msg("u1", real=True), msg("a1", "u1"), msg("a2", "a1"))
     assert [ids(t) for t in group_turns(off, off_branch={"a2"})] == [["u1", "a1"], ["a2"]]
+
+
+def _codex(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": "2026-03-01T10:00:00Z", "type": kind, "payload": payload}
+
+
+def _tokens(total_in: int, cached: int, out: int) -> dict[str, Any]:
+    usage = {"input_tokens": total_in, "cached_input_tokens": cached, "output_tokens": out}
+    return _codex("event_msg", {"type": "token_count", "info": {"total_token_usage": usage}})
+
+
+def test_codex_usage_is_the_growth_of_the_total_on_the_response_before_it(
+    tmp_path: Path,
+) -> None:
+    sid = "0194a0b0-0000-7000-8000-00000000abcd"
+    say = {"type": "message", "role": "assistant", "content": [{"type": "output_text"}]}
+    rows = [
+        _codex("session_meta", {"id": sid, "cwd": "/w/app"}),
+        _codex("turn_context", {"cwd": "/w/app", "model": "gpt-5-codex"}),
+        _codex(
+            "response_item",
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "fix it"}],
+            },
+        ),
+        _codex(
+            "response_item",
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": "Look at the parser first."}],
+            },
+        ),
+        _codex("response_item", {**say, "content": [{"type": "output_text", "text": "one"}]}),
+        _tokens(1000, 600, 50),
+        _tokens(1000, 600, 50),  # Codex repeats an event: it adds nothing
+        _codex("response_item", {**say, "content": [{"type": "output_text", "text": "two"}]}),
+        _tokens(2500, 1800, 80),
+        _codex("event_msg", {"type": "thread_name_updated", "thread_name": "Parser fix"}),
+    ]
+    session = parse(write(tmp_path / f"rollout-2026-03-01T10-00-00-{sid}.jsonl", rows), "codex")
+    by_id = {m.message_id: m for m in session.messages}
+    assert (by_id["L4"].kind, by_id["L4"].text) == ("thinking", "Look at the parser first.")
+    assert by_id["L5"].usage == Usage(input=400, output=50, cache_read=600)
+    assert by_id["L5"].model == "gpt-5-codex"
+    assert by_id["L8"].usage == Usage(input=300, output=30, cache_read=1200)
+    assert session.title == "Parser fix"
+    assert session_counts(session)["messages"] == 3  # thinking is not counted
+
+
+def test_gemini_tokens_count_cached_apart_and_thoughts_as_output(tmp_path: Path) -> None:
+    rows = [
+        {"sessionId": "g-s", "projectHash": "ab" * 32, "startTime": "2026-03-02T10:00:00Z"},
+        {"id": "g1", "timestamp": "2026-03-02T10:00:01Z", "type": "user", "content": "hi"},
+        {
+            "id": "g2",
+            "timestamp": "2026-03-02T10:00:02Z",
+            "type": "gemini",
+            "content": [{"text": "Weighing it", "thought": True}, {"text": "Hello"}],
+            "thoughts": [{"subject": "Greeting", "description": "Say hello back"}],
+            "tokens": {"input": 900, "output": 12, "cached": 700, "thoughts": 30, "total": 942},
+            "model": "gemini-2.5-pro",
+        },
+    ]
+    session = parse(write(tmp_path / "chats" / "session-2026-03-02T10-00-g.jsonl", rows))
+    assert [(m.message_id, m.kind, m.text) for m in session.messages] == [
+        ("g1", "text", "hi"),
+        ("g2#thinking1", "thinking", "Greeting: Say hello back"),
+        ("g2#thinking2", "thinking", "Weighing it"),
+        ("g2", "text", "Hello"),
+    ]
+    reply = session.messages[-1]
+    assert (reply.model, reply.usage) == (
+        "gemini-2.5-pro",
+        Usage(input=200, output=42, cache_read=700),
+    )
+
+
+def test_pi_thinking_and_usage(tmp_path: Path) -> None:
+    rows = [
+        {"type": "session", "version": 3, "id": "pi-s", "timestamp": "2026-02-01T09:00:00Z"},
+        {
+            "type": "message",
+            "id": "e1",
+            "parentId": None,
+            "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        },
+        {
+            "type": "message",
+            "id": "e2",
+            "parentId": "e1",
+            "message": {
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "usage": {"input": 3, "output": 191, "cacheRead": 0, "cacheWrite": 1684},
+                "content": [
+                    {"type": "thinking", "thinking": "A greeting."},
+                    {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}},
+                ],
+            },
+        },
+    ]
+    session = parse(write(tmp_path / "2026-02-01T09-00-00-000Z_pi-s.jsonl", rows), "pi")
+    by_id = {m.message_id: m for m in session.messages}
+    assert (by_id["e2#thinking1"].kind, by_id["e2#thinking1"].parent_id) == ("thinking", "e1")
+    assert by_id["c1"].parent_id == "e1"  # thinking joins no chain
+    assert (by_id["c1"].model, by_id["c1"].usage) == (
+        "claude-sonnet-4-5",
+        Usage(input=3, output=191, cache_write=1684),
+    )
