@@ -287,3 +287,21 @@ def test_a_tool_output_in_its_own_document_is_counted(tmp_path: Path, archive: A
     assert "tool-result" in kinds  # the output is a document of its own
     row = sessions(archive)["s"]
     assert (row["messages"], row["turns"], row["toolCalls"]) == (4, 1, 1)
+
+
+def test_sync_finds_sub_agent_transcripts_and_a_second_sync_adds_nothing(
+    tmp_path: Path, archive: Archive
+) -> None:
+    home = tmp_path / "user"
+    project = home / ".claude" / "projects" / "-home-dev-src-api"
+    project.mkdir(parents=True)
+    shutil.copy(CLAUDE / f"{OWN}.jsonl", project)
+    shutil.copytree(CLAUDE / OWN, project / OWN)
+    first = archive.sync(home=str(home))
+    assert first.errors == [] and first.files == 2  # the parent and its sub-agent's transcript
+    assert {s: r["messages"] for s, r in sessions(archive).items()} == {
+        OWN: 4,
+        f"{OWN}/agent-b7f00d1": 4,
+    }
+    again = archive.sync(home=str(home))
+    assert (again.files, again.imported) == (0, 0)
