@@ -305,3 +305,25 @@ def test_sync_finds_sub_agent_transcripts_and_a_second_sync_adds_nothing(
     }
     again = archive.sync(home=str(home))
     assert (again.files, again.imported) == (0, 0)
+
+
+def test_thinking_of_a_live_turn_stays_in_place_as_the_turn_grows(
+    tmp_path: Path, archive: Archive
+) -> None:
+    path = write_jsonl(tmp_path / "S-THINK.jsonl", THINKING_ROWS[:2])  # the answer not yet written
+    archive.import_paths([path])
+    early = archive.show("S-THINK")["messages"]
+    assert [m["messageKey"] for m in early] == ["user:u1", "assistant:a1#thinking1"]
+    write_jsonl(path, THINKING_ROWS)
+    grown = archive.import_paths([path])
+    assert grown.imported == 1
+    body = archive.show("S-THINK", include_superseded=True)
+    assert [m["messageKey"] for m in archive.show("S-THINK")["messages"]] == [
+        "user:u1",
+        "assistant:a1#thinking1",
+        "assistant:a1",
+    ]
+    assert [(d["version"], d["state"]) for d in body["documents"]] == [
+        (1, "superseded"),
+        (2, "live"),
+    ]
