@@ -317,13 +317,10 @@ def test_thinking_of_a_live_turn_stays_in_place_as_the_turn_grows(
     write_jsonl(path, THINKING_ROWS)
     grown = archive.import_paths([path])
     assert grown.imported == 1
-    body = archive.show("S-THINK", include_superseded=True)
-    assert [m["messageKey"] for m in archive.show("S-THINK")["messages"]] == [
+    body = archive.show("S-THINK")
+    assert [m["messageKey"] for m in body["messages"]] == [
         "user:u1",
         "assistant:a1#thinking1",
         "assistant:a1",
     ]
-    assert [(d["version"], d["state"]) for d in body["documents"]] == [
-        (1, "superseded"),
-        (2, "live"),
-    ]
+    assert [(d["version"], d["state"]) for d in body["documents"]] == [(2, "live")]
