@@ -41,9 +41,10 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# LongMemEval_S dev-set retrieval evaluation (skips when the data is absent); see eval/README.md.
+# Retrieval quality on every dev set (agent-log queries, LongMemEval_S, the demo set), each
+# skipped when its data is absent; see eval/README.md.
 eval: $(STAMP)
-	$(BIN)/python -m eval.longmemeval
+	$(BIN)/python -m eval
 
 clean:
 	rm -rf $(VENV) .cw-demo bench/results

@@ -597,7 +597,7 @@ def _search(
     from cwcore.retrieve.search import search
 
     request = parse_request(params, default_policy=engine.settings.semantic_policy)
-    response = search(engine.search_context(), request)
+    response = search(engine.search_context(), request).to_json()
     if request.id is not None:
         response["id"] = request.id
     return response
@@ -610,7 +610,7 @@ def _recall(
     """Recall a locator or a document id; ``project`` (optional) is the caller's authenticated
     project, which nothing outside of is read or revealed."""
     from cwcore.recall.recall import Caller, recall
-    from cwcore.retrieve.search import record_recall
+    from cwcore.retrieve.importance import record_recall
 
     locator = required_str(params, "locator")
     session_ids = params.get("sessionIds") or []

@@ -57,18 +57,42 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _override(item: str) -> None:
+    """``module.NAME=VALUE``: import the module and set the constant (an experiment knob)."""
+    import ast
+    import importlib
+
+    target, _, value = item.partition("=")
+    module_name, _, name = target.rpartition(".")
+    module = importlib.import_module(module_name)
+    if not hasattr(module, name):
+        raise SystemExit(f"eval: {module_name} has no {name}")
+    setattr(module, name, ast.literal_eval(value))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval", description=__doc__)
     parser.add_argument("--sets", default="agent-logs,longmemeval,demo")
     parser.add_argument("--systems", default="", help="comma-separated names (default: all)")
     parser.add_argument("--lexical", action="store_true", help="no embeddings: lexical systems")
     parser.add_argument("--questions", type=int, default=0, help="LongMemEval: first N only")
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="MODULE.NAME=VALUE",
+        help="set a module constant for this run (a Python literal), to measure an alternative; "
+        "e.g. cwcore.retrieve.fusion.RRF_K=30",
+    )
+    parser.add_argument("--tag", default="", help="suffix of the result file names")
     args = parser.parse_args(argv)
     common.fix_clock()
     os.environ.setdefault("CW_EMBEDDED", "1")
     from eval import data as lme_data
     from eval import lines, lme
 
+    for item in args.override:
+        _override(item)
     systems = [s for s in args.systems.split(",") if s]
     cache = None if args.lexical else common.vector_cache()
     reports = []
@@ -93,10 +117,23 @@ def main(argv: list[str] | None = None) -> int:
         report["load_average"] = round(os.getloadavg()[0], 2)
         reports.append(report)
         common.RESULTS.mkdir(parents=True, exist_ok=True)
-        (common.RESULTS / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
+        report["overrides"] = list(args.override)
+        suffix = f"-{args.tag}" if args.tag else ""
+        (common.RESULTS / f"{name}{suffix}.json").write_text(json.dumps(report, indent=1) + "\n")
         print(table(report), flush=True)
+    pooled = [pair for r in reports for pair in r.get("semantic_calibration") or []]
+    if pooled:
+        fits = {
+            r["set"]: common.fit_logistic(*zip(*r["semantic_calibration"], strict=True))
+            for r in reports
+            if r.get("semantic_calibration")
+        }
+        fits["pooled"] = common.fit_logistic(*zip(*pooled, strict=True))
+        print("semantic calibration, P(relevant | cosine) per set and pooled:", fits, flush=True)
+        (common.RESULTS / "calibration.json").write_text(json.dumps(fits, indent=1) + "\n")
     if reports:
-        (common.RESULTS / "tables.md").write_text("\n".join(table(r) for r in reports))
+        suffix = f"-{args.tag}" if args.tag else ""
+        (common.RESULTS / f"tables{suffix}.md").write_text("\n".join(table(r) for r in reports))
     return 0
 
 

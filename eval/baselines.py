@@ -159,10 +159,16 @@ def embedder_functions(home: Any, cache: Any) -> tuple[Callable[..., Any], Calla
     """cw's installed MiniLM as two plain functions, vectors cached by content digest."""
     from cwcore.semantic.embedder import Embedder
 
-    embedder = Embedder.for_home(home)
+    embedder = Embedder.for_home(home, background=False)
 
     def embed(texts: list[str]) -> np.ndarray:
-        return np.asarray(embedder.embed(texts, cache=cache), dtype=np.float32)
+        # In slices, so each model call stays well inside its timeout and what was computed is
+        # cached even if a later slice fails.
+        parts = [
+            np.asarray(embedder.embed(texts[i : i + 128], cache=cache, timeout=3600), np.float32)
+            for i in range(0, len(texts), 128)
+        ]
+        return np.concatenate(parts) if parts else np.zeros((0, 384), np.float32)
 
     def embed_query(text: str) -> np.ndarray:
         return np.asarray(embedder.embed_query(text), dtype=np.float32)

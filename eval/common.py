@@ -41,7 +41,7 @@ def embed_all(engine: Any, cache: Any, mode: str | None = None) -> dict[str, Any
     from cwcore.semantic.index import DEFAULT_MODE, embed_pending, prepare, status
 
     mode = mode or DEFAULT_MODE
-    embedder = Embedder.for_home(engine.home)
+    embedder = Embedder.for_home(engine.home, background=False)
     prepare(engine.store, embedder, mode)
     started = last = time.perf_counter()
     done = 0
@@ -80,21 +80,45 @@ class SemanticOnly:
 
     def search(self, query: str, k: int, only_wids: np.ndarray | None = None) -> list[int]:
         """Best window ids, one per document."""
+        return [w for w, _ in self.search_scored(query, k, only_wids)]
+
+    def search_scored(
+        self, query: str, k: int, only_wids: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """``(window id, cosine)`` of the best window of each of the ``k`` best documents."""
         from cwcore.index import derived
 
         qvec = self.embedder.embed_query(query)
-        wids, _ = self.index.search(qvec, 8 * k, only_wids)
-        out: list[int] = []
+        wids, cosines = self.index.search(qvec, 8 * k, only_wids)
+        out: list[tuple[int, float]] = []
         docs: set[str] = set()
         records = derived.window_records(self.store, [int(w) for w in wids])
-        for wid, rec in zip(wids, records, strict=True):
+        for wid, cos, rec in zip(wids, cosines, records, strict=True):
             if rec is None or rec["documentId"] in docs:
                 continue
             docs.add(rec["documentId"])
-            out.append(int(wid))
+            out.append((int(wid), float(cos)))
             if len(out) >= k:
                 break
         return out
+
+
+def fit_logistic(xs: list[float], ys: list[int]) -> dict[str, float]:
+    """P(relevant | x) = sigmoid(slope · (x − midpoint)), fit by Newton's method."""
+    x = np.array(xs, dtype=np.float64)
+    y = np.array(ys, dtype=np.float64)
+    w = np.zeros(2)
+    design = np.stack([x, np.ones_like(x)], axis=1)
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(design @ w)))
+        grad = design.T @ (y - p)
+        hess = design.T @ (design * (p * (1 - p))[:, None]) + 1e-6 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        w += step
+        if np.abs(step).max() < 1e-8:
+            break
+    a, b = float(w[0]), float(w[1])
+    return {"slope": round(a, 3), "midpoint": round(-b / a, 4) if a else float("nan"), "n": len(xs)}
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:
@@ -108,17 +132,23 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 class BandStats:
-    """Per band: hits seen in the top 10 and how many were relevant (the band's precision)."""
+    """Per band: hits seen in the top 10 and how many were relevant (the band's precision),
+    for each system and, under ``<system>/<mode>``, for each mode (exact, structural,
+    lexical, semantic) of the hits."""
 
     def __init__(self) -> None:
         self.cells: dict[str, dict[str, list[int]]] = defaultdict(
             lambda: defaultdict(lambda: [0, 0])
         )
 
-    def add(self, system: str, band: str, relevant: bool) -> None:
-        cell = self.cells[system][band]
-        cell[0] += 1
-        cell[1] += int(relevant)
+    def add(self, system: str, band: str, relevant: bool, match_type: str = "") -> None:
+        names = [system]
+        if match_type:
+            names.append(f"{system}/{match_type.split('-')[0]}")
+        for name in names:
+            cell = self.cells[name][band]
+            cell[0] += 1
+            cell[1] += int(relevant)
 
     def to_json(self) -> dict[str, Any]:
         return {

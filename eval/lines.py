@@ -255,6 +255,7 @@ def evaluate(
             timings: dict[str, list[float]] = defaultdict(list)
             statuses: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
             bands = BandStats()
+            calibration: list[tuple[float, int]] = []  # (cosine, relevant) of semantic hits
             for q in qs:
                 metrics: dict[str, dict[str, float]] = {}
                 tops: dict[str, list[str]] = {}
@@ -266,16 +267,19 @@ def evaluate(
                     covered = [coverage.of_hit(h) for h in resp["results"]]
                     metrics[name] = hit_at(covered, q.expected)
                     for h, c in zip(resp["results"], covered, strict=True):
-                        bands.add(name, h["band"], bool(c & q.expected))
+                        bands.add(name, h["band"], bool(c & q.expected), h["matchType"])
                     tops[name] = [
                         f"{h['band']} {h['score']:.2f} {h['matchType']} {h['documentId']}"
                         for h in resp["results"][:3]
                     ]
                 if sem_only is not None:
                     t = time.perf_counter()
-                    wids = sem_only.search(q.query, TOP)
+                    scored = sem_only.search_scored(q.query, TOP)
                     timings["cw-semantic"].append((time.perf_counter() - t) * 1000)
-                    metrics["cw-semantic"] = hit_at([coverage.of_wid(w) for w in wids], q.expected)
+                    covered = [coverage.of_wid(w) for w, _ in scored]
+                    metrics["cw-semantic"] = hit_at(covered, q.expected)
+                    for (_, cos), c in zip(scored, covered, strict=True):
+                        calibration.append((cos, int(bool(c & q.expected))))
                 for name, system in base.items():
                     t = time.perf_counter()
                     uids = system.search(q.query, TOP)
@@ -315,6 +319,7 @@ def evaluate(
             },
             "embedding": embedding,
             "bands": bands.to_json(),
+            "semantic_calibration": calibration,
             "per_query": per_q,
         }
     )

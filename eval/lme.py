@@ -121,11 +121,12 @@ def evaluate(
                 if on("cw-semantic"):
                     sem_only = SemanticOnly(engine)
             base = {k: v for k, v in base.items() if on(k)}
-            cw_runs = [(n, x) for n, x in CW_SYSTEMS if on(n) and (semantic or n == "cw-lexical")]
+            cw_runs = [(n, x) for n, x in CW_SYSTEMS if on(n) and (semantic or "lexical" in n)]
             per_q: list[dict[str, Any]] = []
             timings: dict[str, list[float]] = defaultdict(list)
             statuses: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
             bands = BandStats()
+            calibration: list[tuple[float, int]] = []  # (cosine, relevant) of semantic hits
             for n, q in enumerate(qs, 1):
                 ev, ev_turns = set(q.evidence), set(q.evidence_turns)
                 runs: dict[str, list[str]] = {}
@@ -137,12 +138,18 @@ def evaluate(
                     statuses[name][resp.get("retrieval_status", "?")] += 1
                     runs[name] = [h["documentId"] for h in resp["results"]]
                     for h in resp["results"][:10]:
-                        bands.add(name, h["band"], h["source"]["sessionId"] in ev)
+                        relevant = h["source"]["sessionId"] in ev
+                        bands.add(name, h["band"], relevant, h["matchType"])
                 if sem_only is not None:
                     t = time.perf_counter()
-                    wids = sem_only.search(q.question, TOP, corpus.haystack_wids(q.haystack))
+                    scored = sem_only.search_scored(
+                        q.question, TOP, corpus.haystack_wids(q.haystack)
+                    )
                     timings["cw-semantic"].append((time.perf_counter() - t) * 1000)
-                    runs["cw-semantic"] = [corpus.wid_doc[w] for w in wids]
+                    runs["cw-semantic"] = [corpus.wid_doc[w] for w, _ in scored]
+                    for w, cos in scored[:10]:
+                        relevant = corpus.doc_session[corpus.wid_doc[w]] in ev
+                        calibration.append((cos, int(relevant)))
                 for name, system in base.items():
                     t = time.perf_counter()
                     runs[name] = system.search(q.question, TOP, q.haystack)
@@ -156,7 +163,20 @@ def evaluate(
                     )
                     for name, docs in runs.items()
                 }
-                per_q.append({"qid": q.qid, "kind": q.qtype, "metrics": metrics})
+                sessions = {
+                    name: list(dict.fromkeys(corpus.doc_session[d] for d in docs))[:10]
+                    for name, docs in runs.items()
+                }
+                per_q.append(
+                    {
+                        "qid": q.qid,
+                        "kind": q.qtype,
+                        "question": q.question,
+                        "evidence": sorted(ev),
+                        "metrics": metrics,
+                        "sessions": sessions,
+                    }
+                )
                 if n % 25 == 0:
                     log(f"longmemeval: {n}/{len(qs)} questions")
         finally:
@@ -190,5 +210,6 @@ def evaluate(
         },
         "embedding": embedding,
         "bands": bands.to_json(),
+        "semantic_calibration": calibration,
         "per_query": per_q,
     }

@@ -326,7 +326,7 @@ def test_recall_feedback_counter(arch: Archive) -> None:
     hit = search(arch, query="REAP_DRAIN")["results"][0]
     arch.recall(hit["locator"])
     engine = arch._transport.engine  # type: ignore[attr-defined]
-    from cwcore.retrieve.search import _importance
+    from cwcore.retrieve.importance import importance as _importance
 
     ordinal = engine.reader.head(hit["documentId"])["ordinal"]
     assert 1.0 < _importance(engine.store, [ordinal])[ordinal] <= 1.15

@@ -352,7 +352,7 @@ class BoundTools:
         body["results"] = [
             h for h in body.get("results", []) if h["source"]["project"] == self.binding.project
         ]
-        return {"label": LABEL, "historical": True, **body}
+        return {"label": LABEL, "historical": True, **cap_results(body)}
 
     def search(self, args: dict[str, Any]) -> dict[str, Any]:
         request = {k: v for k, v in args.items() if v is not None}
@@ -390,6 +390,35 @@ class BoundTools:
             subject_key=args.get("subjectKey"),
             project=self.binding.project,
         )
+
+
+#: A tool result holds at most this many hits and this many characters of hit JSON (the agent's
+#: context is the budget): hits past either bound are dropped, best first kept, and the answer
+#: says how many were left out.
+MAX_TOOL_HITS = 20
+MAX_TOOL_CHARS = 64_000
+
+
+def cap_results(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with at most :data:`MAX_TOOL_HITS` results whose JSON totals at most
+    :data:`MAX_TOOL_CHARS` characters (a single oversized first hit keeps its place, its
+    neighbour lists cut, so an answer is never empty for size alone)."""
+    results = list(body.get("results", []))
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for hit in results[:MAX_TOOL_HITS]:
+        size = len(json.dumps(hit, ensure_ascii=False))
+        if kept and used + size > MAX_TOOL_CHARS:
+            break
+        if not kept and size > MAX_TOOL_CHARS:
+            hit = {**hit, "before": [], "after": []} if "before" in hit else hit
+            size = len(json.dumps(hit, ensure_ascii=False))
+        kept.append(hit)
+        used += size
+    out = {**body, "results": kept}
+    if len(kept) < len(results):
+        out["truncated"] = {"shown": len(kept), "dropped": len(results) - len(kept)}
+    return out
 
 
 # -- MCP wiring -----------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ match only the common terms.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -190,7 +190,7 @@ class _Sparse:
         where, tf, dl, retired_seen = reader.lookup(plan, self.ordinals, query.retired)
         df = query.live_df(plan, retired_seen)
         if df and len(where):
-            self._accumulate(where, term_scores(query.idf(df), tf, dl, query.avgdl), bit)
+            self._accumulate(where, term_scores(query.idf(df, plan), tf, dl, query.avgdl), bit)
         return df
 
     def _accumulate(self, where: npt.NDArray[np.intp], scores: F64Array, bit: np.uint64) -> None:
@@ -251,7 +251,7 @@ class _Dense:
         df = query.live_df(plan, retired_seen)
         if not df:
             return df
-        weight = query.idf(df)
+        weight = query.idf(df, plan)
         for view in views:
             rel = view.ordinals.astype(np.intp) - self.base
             at = np.flatnonzero(self.member[rel])
@@ -300,12 +300,15 @@ class _Query:
     n_docs: int
     avgdl: float
     retired: U32Array
+    weights: Mapping[str, float] = field(default_factory=dict)
 
     def live_df(self, plan: TermPlan, retired_seen: int) -> int:
         return min(max(plan.df - retired_seen, 0), self.n_docs)
 
-    def idf(self, df: int) -> float:
-        return float(idf(df, self.n_docs))
+    def idf(self, df: int, plan: TermPlan | None = None) -> float:
+        """The term's idf, times its query weight (1 unless the caller weighted it)."""
+        weight = self.weights.get(plan.term, 1.0) if plan is not None else 1.0
+        return float(idf(df, self.n_docs)) * weight
 
 
 def search(
@@ -316,8 +319,12 @@ def search(
     dead: Dead = None,
     only: U32Array | None = None,
     budget: int = DEFAULT_BUDGET,
+    weights: Mapping[str, float] | None = None,
 ) -> Hits:
     """The top ``k`` documents for ``terms`` (duplicates ignored; OR semantics).
+
+    ``weights``: a query weight per term (default 1) multiplying its contribution, as RM3
+    weights expansion terms below the user's own.
 
     ``dead``: ordinals never returned — a boolean mask indexed by ordinal (ordinals past its end
     are live) or a collection of ordinals; it hides hits but does not change N, avgdl or df
@@ -327,7 +334,7 @@ def search(
     """
     for _ in range(_RETRIES):
         try:
-            return _search_once(reader, terms, k, dead, only, budget)
+            return _search_once(reader, terms, k, dead, only, budget, weights or {})
         except ManifestChanged:
             continue
     raise StoreError("bm25: the index kept changing during a query; retry")
@@ -340,6 +347,7 @@ def _search_once(
     dead: Dead,
     only: U32Array | None,
     budget: int,
+    weights: Mapping[str, float],
 ) -> Hits:
     snap = reader.snapshot()
     manifest = snap.manifest
@@ -355,12 +363,13 @@ def _search_once(
     retired = snap.retired
     hider = _Hider(dead, retired)
     bounds = [
-        _upper_bound(plans[i].df - len(retired), plans[i].max_tf, plans[i].min_dl, n_docs, avgdl)
+        weights.get(plans[i].term, 1.0)
+        * _upper_bound(plans[i].df - len(retired), plans[i].max_tf, plans[i].min_dl, n_docs, avgdl)
         for i in present
     ]
     remaining = np.cumsum(bounds[::-1])[::-1] if bounds else np.empty(0)
 
-    query = _Query(n_docs, avgdl, retired)
+    query = _Query(n_docs, avgdl, retired, weights)
     cands = _candidates(manifest, [plans[i] for i in present])
     if only is not None:
         scope = np.asarray(only, dtype=np.uint32)
@@ -405,7 +414,9 @@ def _search_once(
             )
         spent += len(postings.ordinals)
         cands.add(
-            postings.ordinals, term_scores(query.idf(df), postings.tf, postings.dl, avgdl), bit
+            postings.ordinals,
+            term_scores(query.idf(df, plan), postings.tf, postings.dl, avgdl),
+            bit,
         )
     reader.check(snap)
     ordinals, scores, counts, masks = cands.finish(k)

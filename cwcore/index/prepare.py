@@ -10,6 +10,7 @@ document; exact ranks at most 8,000 anchors and publishes at most 1,000 postings
 from __future__ import annotations
 
 import bisect
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,7 @@ class Prepared:
     importance: float
     outcomes: dict[str, str] = field(default_factory=dict)
     text_chars: int = 0
+    text_digests: list[str] = field(default_factory=list)  # per window, of its exact bytes
 
 
 def read_text(reader: Reader, manifest: dict[str, Any]) -> tuple[str, bytes]:
@@ -212,4 +214,10 @@ def prepare(
         importance=importance_v1(manifest, decision, chain_depth),
         outcomes=outcomes,
         text_chars=len(text),
+        # Identical text in two documents (a message imported twice, copied between sessions)
+        # is one source to search: equal digests collapse to one hit.
+        text_digests=[
+            hashlib.blake2b(data[w.byte_start : w.byte_end], digest_size=8).hexdigest()
+            for w in windows
+        ],
     )

@@ -209,7 +209,10 @@ class IndexWorker:
         # in its turn's text as well as in its own tool-result document: such a document is an
         # alias of part of its turn, and search shows one of the two.
         alias = manifest["kind"] == "tool-result" and not metadata.get("layout")
-        for window, keys_ in zip(prepared.windows, prepared.window_keys, strict=True):
+        digests = prepared.text_digests or [""] * len(prepared.windows)
+        for window, keys_, digest in zip(
+            prepared.windows, prepared.window_keys, digests, strict=True
+        ):
             batch.put(
                 "windows",
                 WINDOW.encode(first + window.index),
@@ -231,6 +234,7 @@ class IndexWorker:
                         "kind": manifest["kind"],
                         "created": manifest["created"],
                         "turn": turn_id,
+                        "textDigest": digest,
                         **({"alias": True} if alias else {}),
                     }
                 ),

@@ -1,8 +1,9 @@
 """Gather: anchor evidence from explicit search plus its chronological neighbours.
 
 Each anchor is a search hit (score, band, match type, locator); ``before``/``after`` hold the
-neighbouring live turns of the same session in order, as context: they carry no score or band
-(spec 000). Neighbour text is cut to :data:`NEIGHBOR_CHARS` characters.
+neighbouring live documents of the same session in order (the messages just before and after
+the hit: the rest of its turn, or the turns around it), as context: they carry no score or
+band. Neighbour text is cut to :data:`NEIGHBOR_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -31,18 +32,19 @@ def _neighbor(ctx: SearchContext, head: dict[str, Any]) -> dict[str, Any]:
 
 
 def gather(ctx: SearchContext, req: SearchRequest, around: int = 1) -> dict[str, Any]:
-    found = search(ctx, req)
+    found = search(ctx, req).to_json()
     evidence = []
     cache: dict[str, list[dict[str, Any]]] = {}
     for hit in found["results"]:
         session = hit["source"]["sessionId"]
         if session not in cache:
             cache[session] = [
-                h for h in ctx.reader.session_heads(session) if h["kind"] in ("turn", "decision")
+                h
+                for h in ctx.reader.session_heads(session)
+                if h["kind"] in ("turn", "tool-result", "decision")
             ]
         turns = cache[session]
-        turn_id = hit["source"]["turnId"]
-        index = next((i for i, h in enumerate(turns) if h["documentId"] == turn_id), None)
+        index = next((i for i, h in enumerate(turns) if h["documentId"] == hit["documentId"]), None)
         before: list[dict[str, Any]] = []
         after: list[dict[str, Any]] = []
         if index is not None and around:

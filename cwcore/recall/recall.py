@@ -169,6 +169,9 @@ def _materialize(
     total = int(manifest["bytes"])
     if manifest["kind"] in ("turn", "decision", "note") and total <= WHOLE_TURN_BYTES:
         ranges = [(0, total)]
+    elif loc.window < 0:
+        # Evidence past the document's windows (a Markdown paragraph): the match range itself.
+        ranges = [(max(0, loc.start), min(total, max(loc.end, loc.start + 1)))]
     elif windows:
         centre = min(max(loc.window, 0), len(windows) - 1)
         lo, hi = max(0, centre - neighbors), min(len(windows), centre + neighbors + 1)
@@ -239,7 +242,80 @@ def _materialize(
     split = (manifest.get("metadata") or {}).get("split")
     if split:
         body["split"] = split  # a piece of a cut message: every piece's document, in order
+    turn = turn_context(reader, manifest)
+    if turn is not None:
+        body["turn"] = turn
+        # The turn goes on in the documents around this one: where the returned text reaches
+        # an edge of its document, a continuation names the neighbouring document instead.
+        before, after = turn["before"], turn["after"]
+        if before and start == 0 and cont_before is None:
+            body["continuation"]["before"] = _neighbour(reader, signer, loc, before, last=True)
+        if after and end >= total and cont_after is None:
+            body["continuation"]["after"] = _neighbour(reader, signer, loc, after, last=False)
     return body
+
+
+#: Documents of a session read to find a turn's other documents (a turn longer than this is
+#: reached document by document through continuations).
+TURN_SCAN = 4_096
+
+
+def turn_context(reader: Reader, manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """For a document of a turn stored as several documents (layout 2): the turn's first
+    document, its documents in order, this one's position, and its neighbours. None for a
+    turn that is one document, and for documents of other kinds or layouts."""
+    meta = manifest.get("metadata") or {}
+    if meta.get("layout") != 2 or manifest["kind"] not in ("turn", "tool-result"):
+        return None
+    turn_id = meta.get("continues") or manifest["documentId"]
+    heads = reader.session_heads(manifest["session"])[:TURN_SCAN]
+    start = next((i for i, h in enumerate(heads) if h["documentId"] == turn_id), None)
+    if start is None:
+        return None
+    members = [turn_id]
+    for head in heads[start + 1 :]:
+        if head["kind"] not in ("turn", "tool-result"):
+            break
+        other = reader.manifest(head["documentId"], int(head["version"]))
+        if (other.get("metadata") or {}).get("continues") != turn_id:
+            break
+        members.append(head["documentId"])
+    if len(members) < 2 or manifest["documentId"] not in members:
+        return None
+    index = members.index(manifest["documentId"])
+    return {
+        "turnId": turn_id,
+        "documents": members,
+        "index": index,
+        "before": members[index - 1] if index else None,
+        "after": members[index + 1] if index + 1 < len(members) else None,
+    }
+
+
+def _neighbour(
+    reader: Reader, signer: Signer, loc: Locator, document_id: str, *, last: bool
+) -> str | None:
+    """A continuation locator at the near edge of a neighbouring document of the turn."""
+    try:
+        head = reader.head(document_id)
+        other = reader.manifest(document_id, int(head["version"]))
+    except NotFound:
+        return None
+    size = int(other["bytes"])
+    at = max(0, size - 1) if last else 0
+    windows = int((derived.marker(reader.store, int(other["ordinal"])) or {}).get("windows", 1))
+    window = max(0, windows - 1) if last else 0
+    return signer.sign(
+        replace(
+            loc,
+            document_id=document_id,
+            version=int(other["version"]),
+            window=window,
+            start=at,
+            end=min(size, at + 1),
+            digest=str(other["digest"]),
+        )
+    )
 
 
 def _moved(loc: Locator, byte_pos: int) -> Locator:

@@ -12,6 +12,7 @@ import numpy as np
 from cwcore.index import derived
 from cwcore.retrieve.scope import Scope
 from cwcore.store import keys
+from cwcore.store.admission import project_digest
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
@@ -59,12 +60,19 @@ class Visible:
         return [w for w in wanted if (r := self.records[w]) is not None and self.scope.admits(r)]
 
 
+#: A scope of more sessions than this is filtered per candidate instead of by window ids.
 MAX_SCOPE_SESSIONS = 2_000
 
 
-def scope_wids(store: Store, reader: Reader, sessions: frozenset[str] | None) -> np.ndarray | None:
-    """Sorted window ids of the scope's sessions, so BM25 scores only them (branch isolation and
-    session scope apply before any top-k limit). None when the scope is not session-bounded."""
+def scope_wids(store: Store, scope: Scope) -> np.ndarray | None:
+    """Sorted window ids of a narrow scope (named sessions and their lineage, or one project of
+    at most :data:`MAX_SCOPE_SESSIONS` sessions), so every mode scores only them: branch
+    isolation and scope apply before any top-k limit. None when the scope is wider."""
+    sessions = scope.sessions
+    if sessions is None and scope.project is not None:
+        prefix = keys.PROJECT_SESSION.prefix(project_digest(scope.project))
+        found = store.scan("scopes", prefix, limit=MAX_SCOPE_SESSIONS + 1)
+        sessions = frozenset(str(keys.PROJECT_SESSION.decode(k)[1]) for k, _ in found)
     if sessions is None or len(sessions) > MAX_SCOPE_SESSIONS:
         return None
     ranges = [

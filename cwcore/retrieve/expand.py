@@ -28,6 +28,14 @@ def rm3_terms(
     reader: Reader, index: PostingIndex, visible: Visible, top: list[Candidate], query: list[str]
 ) -> list[str]:
     """At most :data:`MAX_TERMS` expansion terms from the ``top`` windows, best first."""
+    return [term for term, _ in rm3_weighted(reader, index, visible, top, query)]
+
+
+def rm3_weighted(
+    reader: Reader, index: PostingIndex, visible: Visible, top: list[Candidate], query: list[str]
+) -> list[tuple[str, float]]:
+    """The expansion terms, best first, each with its relative weight in (0, 1]: its feedback
+    score over the best term's (frequency in the top windows × corpus IDF)."""
     counts: dict[str, float] = {}
     for cand in top[:TOP_WINDOWS]:
         record = visible.records.get(cand.wid)
@@ -55,4 +63,5 @@ def rm3_terms(
         if plan.df >= MIN_DF:
             scored.append((counts[plan.term] * float(bm25.idf(plan.df, n)), plan.term))
     scored.sort(key=lambda x: (-x[0], x[1]))
-    return [term for _, term in scored[:MAX_TERMS]]
+    best = scored[0][0] if scored else 1.0
+    return [(term, score / best) for score, term in scored[:MAX_TERMS]]

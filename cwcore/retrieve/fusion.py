@@ -60,3 +60,34 @@ def fuse(
         weight = rank_weight(min(entry.ranks.values()))
         entry.order = weight * (entry.rrf / best) + (1 - weight) * scores.get(entry.key, 0.0)
     return sorted(fused.values(), key=lambda f: (-f.order, min(f.ranks.values()), f.key))
+
+
+@dataclass
+class TierEntry:
+    key: str
+    order: float  # blended fusion value × prior: the sort key, never presented
+    fused: Fused
+    prior: float
+
+
+def fuse_tier(
+    lexical: Sequence[tuple[str, float]],
+    semantic: Sequence[tuple[str, float]],
+    prior: Mapping[str, float] | None = None,
+) -> list[TierEntry]:
+    """Order the union of ``lexical`` and ``semantic`` (each ``(key, calibrated score)``, best
+    first); ``prior`` maps keys to the importance multiplier (default 1)."""
+    scores: dict[str, float] = {}
+    for key, score in (*lexical, *semantic):
+        scores[key] = max(scores.get(key, 0.0), float(score))
+    rankings: dict[str, list[str]] = {}
+    if lexical:
+        rankings["lexical"] = [k for k, _ in lexical]
+    if semantic:
+        rankings["semantic"] = [k for k, _ in semantic]
+    out = []
+    for f in fuse(rankings, scores):
+        boost = (prior or {}).get(f.key, 1.0)
+        out.append(TierEntry(f.key, f.order * boost, f, boost))
+    out.sort(key=lambda e: (-e.order, min(e.fused.ranks.values()), e.key))
+    return out

@@ -55,6 +55,7 @@ def lexical_candidates(
     k: int,
     scored_terms: list[str] | None = None,
     only: np.ndarray | None = None,
+    weights: dict[str, float] | None = None,
 ) -> tuple[list[Candidate], dict[str, float]]:
     """BM25 over windows; returns calibrated candidates (best first) and each term's idf.
 
@@ -69,7 +70,7 @@ def lexical_candidates(
     # removes most hits triggers one deeper pass below.
     fetch = k + 10
     for attempt in range(2):
-        hits = bm25.search(reader, terms, k=fetch, only=only)
+        hits = bm25.search(reader, terms, k=fetch, only=only, weights=weights)
         idfs = {t: float(bm25.idf(df, hits.n_docs)) for t, df in hits.df.items()}
         for t in terms:
             idfs.setdefault(t, 0.0)

@@ -19,6 +19,7 @@ from cwcore.model import DOCUMENT_KINDS, ROLES
 RELATIONS = ("question", "request", "correction", "answer", "decision")
 SCOPES = ("session", "project", "all")
 POLICIES = ("auto", "always", "never")
+GROUPS = ("document", "session")
 #: The policy of a request that names none and of a caller without settings; the same as the
 #: ``semanticPolicy`` setting's default (chosen by ``make eval``; a test keeps them equal).
 DEFAULT_POLICY = "always"
@@ -47,6 +48,7 @@ _KNOWN = {
     "expansionTerms",
     "rerank",
     "strict",
+    "group",
 }
 
 
@@ -69,6 +71,7 @@ class SearchRequest:
     expansion_terms: tuple[str, ...] = ()
     rerank: bool = True
     strict: bool = False
+    group: str = "document"  # "session": one hit per session, sessions ranked by all their hits
     id: Any = None
 
 
@@ -140,6 +143,9 @@ def parse_request(body: dict[str, Any], *, default_policy: str = DEFAULT_POLICY)
         not isinstance(budget, int) or isinstance(budget, bool) or budget < 0
     ):
         raise InvalidInput("hintBudgetTokens must be a non-negative integer")
+    group = _opt_str(body, "group") or "document"
+    if group not in GROUPS:
+        raise InvalidInput(f"group must be one of {', '.join(GROUPS)}")
     since, until = _opt_str(body, "since"), _opt_str(body, "until")
     return SearchRequest(
         query=query,
@@ -159,5 +165,6 @@ def parse_request(body: dict[str, Any], *, default_policy: str = DEFAULT_POLICY)
         expansion_terms=tuple(expansion),
         rerank=bool(body.get("rerank", True)),
         strict=bool(body.get("strict", False)),
+        group=group,
         id=body.get("id"),
     )

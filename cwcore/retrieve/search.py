@@ -1,52 +1,70 @@
-"""Explicit search: tiers, expansion, fusion, collapse, hits (spec 000, spec 004, BRIEF §3).
+"""Explicit search: a :class:`~cwcore.retrieve.request.SearchRequest` in, a
+:class:`~cwcore.retrieve.results.SearchResponse` out, in typed stages:
 
-Order of work:
-
-1. Exact lookup first: the query's anchors (paths, symbols, errors, quoted strings, values).
-   Exact-looking input is not broken into OR terms unless the exact lookup found nothing.
-2. Structural candidates when a ``relation`` is asked for (ranked by the query if given).
-3. Lexical BM25 over windows; when that pass is weak (no exact candidate, and a low top score
-   or coverage) one RM3/Bo1 expansion requery with at most 8 terms from the top windows.
-4. Tiers never mix: exact above structural above lexical/semantic. Within the lexical tier,
-   RRF fusion with the blended normalized score and the importance prior (capped 1.15×) order
-   candidates; neither changes the presented score or band.
-5. One hit per document (its best window); exact duplicates and ≥ 80 % overlapping ranges
-   collapse; then the hits get snippets, locators (under one lease) and provenance.
+1. **Query**: the query's anchors (paths, symbols, errors, quoted strings, values), its terms
+   (grammar words dropped), and the scope's windows.
+2. **Exact tier** (:mod:`cwcore.retrieve.exact`): windows holding a specific anchor. Exact-looking
+   input (the whole query is one anchor) is not broken into OR terms unless the exact lookup
+   found nothing; then a verbatim check of the best lexical windows keeps the exact tier.
+3. **Lexical** BM25F over windows (:mod:`cwcore.retrieve.lexical`); when that pass is weak (no
+   exact candidate, and a low top score or coverage) one RM3/Bo1 expansion requery with at most
+   8 terms from the top windows (:mod:`cwcore.retrieve.expand`).
+4. **Semantic** (:mod:`cwcore.retrieve.semantic`, by ``semanticPolicy``) and **structural**
+   candidates when a ``relation`` is asked for.
+5. **Fusion** (:mod:`cwcore.retrieve.fusion`): tiers never mix — exact above structural above
+   lexical/semantic; within the lexical/semantic tier RRF with the importance prior orders the
+   candidates. Neither changes a presented score or band.
+6. **Collapse** (:mod:`cwcore.retrieve.collapse`): one hit per document, no copies; when the
+   page is short of ``limit`` and a mode had more to give, stages 3–6 run again deeper.
+7. **Rerank** the lexical/semantic tier's head with the installed cross-encoder (never across a
+   tier), then **materialize** the page (:mod:`cwcore.retrieve.results`): snippets, locators
+   under one lease, provenance.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from cwcore.index import anchors as anchor_mod
 from cwcore.index import derived
 from cwcore.index.postings import PostingIndex
-from cwcore.recall.locator import Locator, Signer, create_lease
-from cwcore.retrieve import bands, expand
+from cwcore.recall.locator import Signer
+from cwcore.retrieve import evidence as markdown_evidence
+from cwcore.retrieve import expand
 from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
+from cwcore.retrieve.collapse import by_session, collapse
 from cwcore.retrieve.exact import anchor_stats, exact_tier
+from cwcore.retrieve.fusion import fuse_tier
+from cwcore.retrieve.importance import importance
 from cwcore.retrieve.lexical import lexical_candidates, query_terms, structural_candidates
 from cwcore.retrieve.request import SearchRequest
+from cwcore.retrieve.rerank import rerank_tier
+from cwcore.retrieve.results import Ranked, SearchResponse, materialize
 from cwcore.retrieve.scope import resolve
-from cwcore.retrieve.snippets import literal_spans, make_snippet, term_spans
-from cwcore.store import keys
+from cwcore.retrieve.semantic import SemanticOutcome, semantic_tier
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
 LITERAL_CHECK = 30  # lexical candidates checked for a verbatim exact-looking query
-FETCH_PER_HIT = 4  # lexical windows fetched per requested hit (several windows share a document)
+FETCH_PER_HIT = 4  # windows fetched per requested hit (several windows share a document)...
+FETCH_EXTRA = 40  # ...and at least this many more
+DEEPER = 4  # how much deeper each further round looks
+SESSION_DEPTH = 5  # documents gathered per wanted session when hits are grouped by session
+MAX_ROUNDS = 3
 WEAK_SCORE = 0.5
 WEAK_COVERAGE = 0.6
-IMPORTANCE_CAP = 1.15
-TIER = {"exact": 0, "structural": 1, "lexical": 2, "semantic": 2}
-FEEDBACK = keys.KeyLayout("recall-feedback", 0xB1, ("u32",))
-
-EMPTY_ADVICE = (
-    "No archived evidence matched. Do not answer from memory as if it were found: check the "
-    "current files and state, try other words or a wider scope, or ask the user."
-)
+#: The RM3/Bo1 requery after a weak first pass (a switch for measuring it; see evaluation.md).
+EXPANSION = True
+#: Query weight of the best expansion term in the requery (the user's own terms weigh 1); the
+#: others weigh this times their feedback score relative to the best one's (RM3 interpolation).
+#: Chosen on every dev set (docs/evaluation.md, "Query expansion"): full weight drifted the
+#: agent-log and demo queries (hit@1 0.694 → 0.673, 0.775 → 0.725), no expansion lost
+#: LongMemEval's multi-session questions (recall_all@5 0.937 → 0.863).
+EXPANSION_WEIGHT = 0.5
 
 
 @dataclass
@@ -60,214 +78,245 @@ class SearchContext:
     rerank_candidates: int = 40
 
 
-def _importance(store: Store, ordinals: list[int]) -> dict[int, float]:
-    """The stored intrinsic prior times the live recall counter, capped at 1.15."""
-    # The namespace prefix is encoded once; a u32 field is 4 big-endian bytes.
-    base = derived.IMPORTANCE.prefix(derived.IMPORTANCE_NAMESPACE)
-    raws = store.get_many("importance", [base + o.to_bytes(4, "big") for o in ordinals])
-    counts = store.get_many("feedback", [FEEDBACK.encode(o) for o in ordinals])
-    out = {}
-    for ordinal, raw, count in zip(ordinals, raws, counts, strict=True):
-        prior = derived.unpack_float(raw) if raw else 1.0
-        recalled = int.from_bytes(count, "big") if count else 0
-        out[ordinal] = min(IMPORTANCE_CAP, prior * (1 + 0.02 * min(recalled, 5)))
-    return out
+@dataclass
+class QueryPlan:
+    """Stage 1: what the query is made of, within the request's scope."""
+
+    text: str
+    anchors: list[anchor_mod.Anchor]
+    exact_looking: bool
+    terms: list[str]  # every query term, grammar words dropped, plus expansionTerms
+    only: np.ndarray | None  # the scope's window ids when it is session-bounded
+    n_scope: int  # windows in the scope (for anchor specificity)
 
 
-def record_recall(store: Store, ordinal: int) -> None:
-    """The relevance-feedback log: one more recall of a searched document."""
-    key = FEEDBACK.encode(ordinal)
-    with store.lock:
-        raw = store.get("feedback", key)
-        count = (int.from_bytes(raw, "big") if raw else 0) + 1
-        batch = store.batch()
-        batch.put("feedback", key, count.to_bytes(8, "big"))
-        store.commit(batch)
+@dataclass
+class LexicalPass:
+    candidates: list[Candidate] = field(default_factory=list)
+    literal: list[Candidate] = field(default_factory=list)  # verbatim matches of the query
+    idfs: dict[str, float] = field(default_factory=dict)
+    expanded: list[str] = field(default_factory=list)
+    weak: bool = True  # no exact candidate and a weak first BM25 pass
+    saturated: bool = False  # BM25 returned as many windows as were asked for
 
 
-def _rerank(
-    ctx: SearchContext,
-    query: str,
-    terms: list[str],
-    entries: list[tuple[Candidate, Any]],  # (candidate, TierEntry), fused order
-    records: dict[int, dict[str, Any]],
-    stages: dict[str, Any],
-    strict: bool,
-) -> list[tuple[Candidate, Any]]:
-    """Reorder the fused tier's head by the cross-encoder; silently unchanged when it is not
-    installed or fails. Scored candidates get ``reranked``; presented scores never change."""
-    assert ctx.semantic is not None
-    head = entries[: ctx.rerank_candidates]
-    if len(head) < 2:
-        return entries
-    if not strict and not ctx.semantic.can_rerank():
-        stages["rerank"] = {"candidates": len(head), "used": False, "ms": 0.0}
-        return entries  # not installed or disabled: skip reading the candidates' text
-    texts: list[str] = []
-    spans: list[tuple[int, int]] = []
-    for cand, _ in head:
-        record = records[cand.wid]
-        manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
-        data = ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
-        text = data.decode("utf-8", "ignore")
-        texts.append(text)
-        # The model sees ~256 tokens centred on the match; a semantic-only hit has no term
-        # match and is read from its start.
-        found = term_spans(text, terms, limit=1)  # one compiled pattern for every candidate
-        spans.append(found[0] if found else (0, 0))
-    started = time.perf_counter()
-    scores = ctx.semantic.rerank(query, texts, spans, strict=strict)
-    stages["rerank"] = {
-        "candidates": len(head),
-        "used": scores is not None,
-        "ms": round((time.perf_counter() - started) * 1000, 2),
-    }
-    if scores is None:
-        return entries
-    for cand, _ in head:
-        cand.reranked = True
-    order = sorted(range(len(head)), key=lambda i: (-scores[i], i))  # stable on ties
-    return [head[i] for i in order] + entries[len(head) :]
+def plan_query(ctx: SearchContext, req: SearchRequest, visible: Visible) -> QueryPlan:
+    text = req.query or ""
+    anchors = anchor_mod.extract(text) if text else []
+    exact_looking = bool(text) and anchor_mod.is_exact_looking(text)
+    if exact_looking and not any(a.start == 0 and a.end == len(text) for a in anchors):
+        stripped = text.strip("\"'`")
+        anchors = [anchor_mod.Anchor(0, len(stripped), stripped, "quoted"), *anchors]
+    only = scope_wids(ctx.store, visible.scope) if text else None
+    terms = query_terms(text, req.expansion_terms) if text else []
+    n_scope = len(only) if only is not None else ctx.postings.manifest().live_docs
+    return QueryPlan(text, anchors, exact_looking, terms, only, n_scope)
 
 
-def _literal_matches(
-    ctx: SearchContext, visible: Visible, anchor: anchor_mod.Anchor, pool: list[Candidate]
-) -> list[Candidate]:
-    """Lexical candidates whose window text contains ``anchor`` verbatim (case-sensitive)."""
-    found = []
-    for cand in pool:
-        record = visible.records.get(cand.wid)
-        if record is None:
-            continue
-        manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
-        text = ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
-        if anchor.value.encode("utf-8", "surrogatepass") in text:
-            exact = Candidate(cand.wid, "exact", 1.0, 1.0, anchor.match_type)
-            exact.literals = [anchor.value]
-            exact.matched_terms = [anchor.value]
-            found.append(exact)
-    return found
-
-
-def _fetch_depth(limit: int) -> int:
-    return max(limit * FETCH_PER_HIT, limit + 40)
-
-
-def _overlap(a: dict[str, Any], b: dict[str, Any]) -> float:
-    if a["documentId"] != b["documentId"]:
-        return 0.0
-    lo, hi = max(a["byteStart"], b["byteStart"]), min(a["byteEnd"], b["byteEnd"])
-    shorter = min(a["byteEnd"] - a["byteStart"], b["byteEnd"] - b["byteStart"]) or 1
-    return max(0, hi - lo) / shorter
-
-
-def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
+def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
     started = time.perf_counter()
     gen = derived.generation(ctx.store)
     scope = resolve(ctx.reader, req)
     visible = Visible(ctx.store, ctx.reader, scope, int(gen.get("maxWid", 0)))
-    query = req.query or ""
+    plan = plan_query(ctx, req, visible)
     stages: dict[str, Any] = {}
 
-    # 1. exact
-    found_anchors = anchor_mod.extract(query) if query else []
-    exact_looking = bool(query) and anchor_mod.is_exact_looking(query)
-    if exact_looking and not any(a.start == 0 and a.end == len(query) for a in found_anchors):
-        stripped = query.strip("\"'`")
-        found_anchors = [anchor_mod.Anchor(0, len(stripped), stripped, "quoted"), *found_anchors]
-    only = scope_wids(ctx.store, ctx.reader, scope.sessions) if query else None
-    all_terms = query_terms(query, req.expansion_terms) if query else []
-    n_scope = len(only) if only is not None else ctx.postings.manifest().live_docs
-    anchor_info = anchor_stats(ctx.store, visible, found_anchors, n_scope) if found_anchors else []
-    exact = exact_tier(ctx.postings, anchor_info, all_terms, only)
+    stats = anchor_stats(ctx.store, visible, plan.anchors, plan.n_scope) if plan.anchors else []
+    exact = exact_tier(ctx.postings, stats, plan.terms, plan.only)
     stages["exact"] = len(exact)
     stages["anchors"] = [
-        {"value": a.anchor.value[:80], "df": a.df, "specific": a.specific} for a in anchor_info
+        {"value": s.anchor.value[:80], "df": s.df, "specific": s.specific} for s in stats
     ]
 
-    # 2 + 3. lexical (skipped for exact-looking input the exact lookup answered)
-    lexical: list[Candidate] = []
-    expanded: list[str] = []
-    idfs: dict[str, float] = {}
-    weak_lexical = not exact
-    run_lexical = bool(query) and not (exact_looking and exact)
-    terms = all_terms if run_lexical else []
-    if terms:
-        # Enough windows to fill ``limit`` distinct documents after the one-hit-per-document
-        # collapse; deepened below when the collapse leaves the page short.
-        fetch = _fetch_depth(req.limit)
-        lexical, idfs = lexical_candidates(ctx.postings, visible, terms, k=fetch, only=only)
-        if exact_looking and not exact:
-            # The literal was not an indexed anchor on its own (e.g. part of a longer error
-            # line): windows that contain it verbatim still belong to the exact tier.
-            exact = _literal_matches(ctx, visible, found_anchors[0], lexical[:LITERAL_CHECK])
-            stages["literal"] = len(exact)
-            lexical = [c for c in lexical if c.wid not in {e.wid for e in exact}]
-        top = lexical[0] if lexical else None
-        weak = weak_lexical = not exact and (
-            top is None
-            or top.score < WEAK_SCORE
-            or sum(idfs.get(t, 0) for t in top.matched_terms) / (sum(idfs.values()) or 1)
-            < WEAK_COVERAGE
+    # Grouped by session, a page of ``limit`` sessions is drawn from more documents.
+    want = req.limit * (SESSION_DEPTH if req.group == "session" else 1)
+    depth = 1
+    lex = LexicalPass()
+    outcome: SemanticOutcome | None = None
+    ranked: list[Ranked] = []
+    for _ in range(MAX_ROUNDS):
+        fetch = depth * max(want * FETCH_PER_HIT, want + FETCH_EXTRA)
+        lex = _lexical(ctx, plan, visible, exact, fetch, stages)
+        top_tier = exact or lex.literal
+        outcome = _semantic(ctx, req, plan, visible, bool(top_tier), lex.weak, want * depth, stages)
+        structural = _structural(ctx, req, plan, visible, lex, stages)
+        lexical = lex.candidates if plan.text else []
+        semantic = outcome.candidates if outcome is not None else []
+        ranked = collapse(_fuse(ctx, visible, top_tier, structural, lexical, semantic))
+        more = lex.saturated or bool(outcome is not None and outcome.saturated)
+        if len(ranked) >= want or not more:
+            break
+        depth *= DEEPER
+    if req.rerank and ctx.semantic is not None and plan.text:
+        ranked = rerank_tier(ctx, plan.text, plan.terms + lex.expanded, ranked, stages, req.strict)
+    if req.group == "session":
+        ranked = by_session(ranked)
+    hits = materialize(
+        ctx.store,
+        ctx.reader,
+        ctx.signer,
+        ctx.lease_minutes,
+        ranked[: req.limit],
+        generation=int(gen["n"]),
+        scope=req.scope,
+        search_terms=plan.terms + lex.expanded,
+        idfs=lex.idfs,
+        budget_tokens=req.hint_budget_tokens,
+    )
+    evidence: list[dict[str, Any]] = []
+    if len(hits) < req.limit and markdown_evidence.applies(req):
+        evidence = markdown_evidence.evidence_hits(
+            ctx.store,
+            ctx.reader,
+            ctx.signer,
+            ctx.lease_minutes,
+            req,
+            scope,
+            req.limit - len(hits),
+            int(gen["n"]),
+            {h.document_id for h in hits},
         )
-        if weak and lexical:
-            expanded = expand.rm3_terms(ctx.reader, ctx.postings, visible, lexical, terms)
-            if expanded:
-                lexical, _ = lexical_candidates(
-                    ctx.postings,
-                    visible,
-                    terms + expanded,
-                    k=fetch,
-                    scored_terms=terms,
-                    only=only,
-                )
-        in_exact = {e.wid for e in exact}
-        lexical = [c for c in lexical if c.wid not in in_exact]
-        stages["lexical"] = len(lexical)
-        stages["expanded"] = expanded
+        stages["markdownEvidence"] = len(evidence)
+    failure = outcome.failure if outcome is not None else None
+    if not hits and not evidence:
+        status = "empty"
+    elif failure:
+        status = "lexical_fallback"
+    elif not gen.get("complete", True):
+        status = "partial"
+    else:
+        status = "ok"
+    return SearchResponse(
+        query=req.query,
+        relation=req.relation,
+        results=hits,
+        retrieval_status=status,
+        semantic_search_used=bool(outcome and outcome.used),
+        generation=int(gen["n"]),
+        timing_ms=round((time.perf_counter() - started) * 1000, 3),
+        stages=stages,
+        semantic_failure=failure,
+        evidence=tuple(evidence),
+    )
 
-    # Semantic mode (policy auto: only after a weak lexical pass; never on preflight).
-    semantic: list[Candidate] = []
-    outcome = None
+
+def _lexical(
+    ctx: SearchContext,
+    plan: QueryPlan,
+    visible: Visible,
+    exact: list[Candidate],
+    fetch: int,
+    stages: dict[str, Any],
+) -> LexicalPass:
+    """BM25 (skipped for exact-looking input the exact lookup answered), then one expansion
+    requery when the first pass was weak."""
+    out = LexicalPass(weak=not exact)
+    if not plan.text or (plan.exact_looking and exact) or not plan.terms:
+        return out
+    cands, idfs = lexical_candidates(ctx.postings, visible, plan.terms, k=fetch, only=plan.only)
+    out.idfs = idfs
+    out.saturated = len(cands) >= fetch
+    if plan.exact_looking and not exact:
+        # The literal was not an indexed anchor on its own (e.g. part of a longer error line):
+        # windows that contain it verbatim still belong to the exact tier.
+        out.literal = _literal_matches(ctx, visible, plan.anchors[0], cands[:LITERAL_CHECK])
+        stages["literal"] = len(out.literal)
+    literal = {c.wid for c in out.literal}
+    top = next((c for c in cands if c.wid not in literal), None)
+    out.weak = not (exact or literal) and (
+        top is None
+        or top.score < WEAK_SCORE
+        or sum(idfs.get(t, 0) for t in top.matched_terms) / (sum(idfs.values()) or 1)
+        < WEAK_COVERAGE
+    )
+    if out.weak and cands and EXPANSION:
+        weighted = expand.rm3_weighted(ctx.reader, ctx.postings, visible, cands, plan.terms)
+        out.expanded = [term for term, _ in weighted]
+        if out.expanded:
+            cands, _ = lexical_candidates(
+                ctx.postings,
+                visible,
+                plan.terms + out.expanded,
+                k=fetch,
+                scored_terms=plan.terms,
+                only=plan.only,
+                weights={t: EXPANSION_WEIGHT * w for t, w in weighted},
+            )
+    taken = literal | {e.wid for e in exact}
+    out.candidates = [c for c in cands if c.wid not in taken]
+    stages["lexical"] = len(out.candidates)
+    stages["expanded"] = out.expanded
+    return out
+
+
+def _semantic(
+    ctx: SearchContext,
+    req: SearchRequest,
+    plan: QueryPlan,
+    visible: Visible,
+    answered: bool,
+    weak: bool,
+    k: int,
+    stages: dict[str, Any],
+) -> SemanticOutcome | None:
+    """The embedding mode when the policy asks for it (never for exact-looking input the exact
+    tier answered, nor before anything is embedded: no query embedding is paid for then)."""
     if (
-        ctx.semantic is not None
-        and query
-        and not (exact_looking and exact)
-        and req.semantic_policy != "never"
-        and ctx.semantic.index().rows > 0  # nothing embedded yet: no query embedding either
+        ctx.semantic is None
+        or not plan.text
+        or (plan.exact_looking and answered)
+        or req.semantic_policy == "never"
+        or ctx.semantic.index().rows == 0
     ):
-        from cwcore.semantic.candidates import semantic_tier
+        return None
+    outcome = semantic_tier(
+        ctx.semantic,
+        visible,
+        plan.text,
+        k,
+        policy=req.semantic_policy,
+        weak=weak,
+        strict=req.strict,
+    )
+    stages["semantic"] = outcome.trace()
+    return outcome
 
-        outcome = semantic_tier(
-            ctx.semantic,
-            visible,
-            query,
-            req.limit,
-            policy=req.semantic_policy,
-            weak=weak_lexical,
-            strict=req.strict,
-        )
-        semantic = outcome.candidates
-        stages["semantic"] = outcome.trace()
 
-    structural: list[Candidate] = []
-    if req.relation:
-        by_wid = {c.wid: c for c in lexical} if query else None
-        structural = structural_candidates(ctx.store, visible, req.relation, by_wid)
-        stages["structural"] = len(structural)
-        if not query:
-            lexical = []
+def _structural(
+    ctx: SearchContext,
+    req: SearchRequest,
+    plan: QueryPlan,
+    visible: Visible,
+    lex: LexicalPass,
+    stages: dict[str, Any],
+) -> list[Candidate]:
+    if not req.relation:
+        return []
+    by_wid = {c.wid: c for c in lex.candidates} if plan.text else None
+    found = structural_candidates(ctx.store, visible, req.relation, by_wid)
+    stages["structural"] = len(found)
+    return found
 
-    # 4. tiers, fusion within the lexical tier, importance prior (order only)
-    taken: set[int] = set()
-    ordered: list[tuple[Candidate, dict[str, Any]]] = []
+
+def _fuse(
+    ctx: SearchContext,
+    visible: Visible,
+    exact: list[Candidate],
+    structural: list[Candidate],
+    lexical: list[Candidate],
+    semantic: list[Candidate],
+) -> list[Ranked]:
+    """Every candidate in final tier order: exact, structural, then the lexical/semantic tier
+    ordered by RRF and the importance prior (order only: presented scores never change)."""
     # Every candidate passed Visible.filter, so its window record is loaded.
-    records: dict[int, dict[str, Any]] = {w: r for w, r in visible.records.items() if r is not None}
+    records = visible.records
+    out: list[Ranked] = []
+    taken: set[int] = set()
     for tier in (exact, structural):
         for cand in tier:
             if cand.wid not in taken:
                 taken.add(cand.wid)
-                ordered.append((cand, {}))
+                out.append(Ranked(cand, records[cand.wid] or {}))
     pool: dict[int, Candidate] = {}
     for cand in lexical + semantic:
         if cand.wid in taken:
@@ -277,216 +326,42 @@ def search(ctx: SearchContext, req: SearchRequest) -> dict[str, Any]:
             if best is not None:
                 cand.matched_terms = cand.matched_terms or best.matched_terms
             pool[cand.wid] = cand
-    if pool:
-        from cwcore.semantic.hybrid import fuse_tier
-
-        prior = _importance(ctx.store, sorted({records[w]["ordinal"] for w in pool}))
-        fused_tier = fuse_tier(
-            [(str(c.wid), c.score) for c in lexical if c.wid in pool],
-            [(str(c.wid), c.score) for c in semantic if c.wid in pool],
-            {str(w): prior.get(records[w]["ordinal"], 1.0) for w in pool},
-        )
-        entries = [(pool[int(e.key)], e) for e in fused_tier]
-        if req.rerank and ctx.semantic is not None and query:
-            entries = _rerank(ctx, query, terms + expanded, entries, records, stages, req.strict)
-        for cand, e in entries:
-            ordered.append(
-                (
-                    cand,
-                    {
-                        "rrf": round(e.fused.rrf, 6),
-                        "fused": round(e.fused.order, 6),
-                        "importance": round(e.prior, 4),
-                        "order": round(e.order, 6),
-                        "ranks": e.fused.ranks,
-                    },
-                )
-            )
-
-    # 5. one hit per document, overlap collapse, limit
-    hits: list[tuple[Candidate, dict[str, Any], dict[str, Any]]] = []
-    seen_docs: set[str] = set()
-    for cand, trace in ordered:
-        record = records[cand.wid]
-        # One hit per document. A tool-result document of the old layout repeats part of its
-        # turn's text (an alias of the same canonical chunks): it and its turn count as one.
-        doc = record["documentId"]
-        alias = record["turn"] if record.get("alias") else None
-        if doc in seen_docs or (alias and alias in seen_docs):
-            continue
-        if any(_overlap(record, other) >= 0.8 for _, _, other in hits):
-            continue
-        seen_docs.add(doc)
-        if alias:
-            seen_docs.add(alias)
-        hits.append((cand, trace, record))
-        if len(hits) >= req.limit:
-            break
-
-    results = _materialize(ctx, req, hits, int(gen["n"]), terms + expanded, idfs)
-    status = "ok"
-    if not results:
-        status = "empty"
-    elif outcome is not None and outcome.failure:
-        status = "lexical_fallback"
-    elif not gen.get("complete", True):
-        status = "partial"
-    response: dict[str, Any] = {
-        "query": req.query,
-        "relation": req.relation,
-        "results": results,
-        "retrieval_status": status,
-        "semantic_search_used": bool(outcome and outcome.used),
-        "generation": int(gen["n"]),
-        "timing_ms": round((time.perf_counter() - started) * 1000, 3),
-        "stages": stages,
-    }
-    if outcome is not None and outcome.failure:
-        response["semantic_failure"] = outcome.failure
-    if not results:
-        response["advice"] = EMPTY_ADVICE
-    return response
-
-
-def _materialize(
-    ctx: SearchContext,
-    req: SearchRequest,
-    hits: list[tuple[Candidate, dict[str, Any], dict[str, Any]]],
-    generation: int,
-    search_terms: list[str],
-    idfs: dict[str, float],
-) -> list[dict[str, Any]]:
-    if not hits:
-        return []
-    lease, expires = create_lease(
-        ctx.store, ctx.lease_minutes, [r["documentId"] for _, _, r in hits]
+    if not pool:
+        return out
+    ordinal = {w: int((records[w] or {})["ordinal"]) for w in pool}
+    prior = importance(ctx.store, sorted(set(ordinal.values())))
+    fused = fuse_tier(
+        [(str(c.wid), c.score) for c in lexical if c.wid in pool],
+        [(str(c.wid), c.score) for c in semantic if c.wid in pool],
+        {str(w): prior.get(o, 1.0) for w, o in ordinal.items()},
     )
-    scores = [c.score for c, _, _ in hits]
-    results = []
-    for i, (cand, trace, record) in enumerate(hits):
-        manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
-        data = ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
-        text = data.decode("utf-8", "surrogatepass")
-        if cand.literals:
-            spans = literal_spans(text, cand.literals)
-        elif cand.spans:
-            spans = [
-                (s - record["start"], e - record["start"])
-                for s, e in cand.spans
-                if record["start"] <= s < record["end"]
-            ]
-        else:
-            # All hits share one compiled pattern of the search's terms.
-            spans = term_spans(text, search_terms or cand.matched_terms)
-        snippet, highlights = make_snippet(text, spans, weights=idfs)
-        first = spans[0] if spans else (0, 0)
-        match_start = record["byteStart"] + len(text[: first[0]].encode("utf-8", "surrogatepass"))
-        match_end = record["byteStart"] + len(text[: first[1]].encode("utf-8", "surrogatepass"))
-        message_key = _message_at(manifest, match_start) or (
-            record["keys"][0] if record["keys"] else ""
-        )
-        others = [s for j, s in enumerate(scores) if j != i]
-        locator = ctx.signer.sign(
-            Locator(
-                record["documentId"],
-                int(record["version"]),
-                int(record["index"]),
-                match_start,
-                match_end,
-                generation,
-                lease,
-                expires,
-                record["project"],
-                record["session"],
-                req.scope,
-                str(manifest["digest"]),
-            )
-        )
-        hit: dict[str, Any] = {
-            "documentId": record["documentId"],
-            "version": int(record["version"]),
-            "kind": record["kind"],
-            "score": cand.score,
-            "band": bands.band(cand.score),
-            "matchType": cand.match_type,
-            "margin": round(max(0.0, cand.score - max(others, default=0.0)), 4),
-            "snippet": snippet,
-            "highlights": highlights,
-            "historical": True,
-            "superseded": False,
-            "locator": locator,
-            "reranked": cand.reranked,
-            "matchedTerms": cand.matched_terms,
-            "expandedTerms": cand.expanded_terms,
-            "score_metadata": _score_metadata(cand, trace),
-            "source": {
-                "sessionId": record["session"],
-                "turnId": record.get("turn") or record["documentId"],
-                "messageKey": message_key,
-                "messageKeys": record["keys"],
-                "project": record["project"],
-                "agent": record["agent"],
-                "timestamp": _timestamp(manifest, message_key) or record["created"],
-            },
+    for e in fused:
+        wid = int(e.key)
+        trace = {
+            "rrf": round(e.fused.rrf, 6),
+            "fused": round(e.fused.order, 6),
+            "importance": round(e.prior, 4),
+            "order": round(e.order, 6),
+            "ranks": e.fused.ranks,
         }
-        if record["kind"] == "markdown":
-            from cwcore.markdown.hits import markdown_fields
-
-            hit.update(markdown_fields(manifest, record, match_start))
-        results.append(hit)
-    return results
+        out.append(Ranked(pool[wid], records[wid] or {}, trace))
+    return out
 
 
-def _message_at(manifest: dict[str, Any], byte_pos: int) -> str | None:
-    for part in manifest["parts"]:
-        if part["start"] <= byte_pos < max(part["end"], part["start"] + 1):
-            return str(part["key"])
-    return None
-
-
-def _timestamp(manifest: dict[str, Any], key: str) -> str | None:
-    for part in manifest["parts"]:
-        if part["key"] == key:
-            return part.get("ts")
-    return None
-
-
-def _score_metadata(cand: Candidate, trace: dict[str, Any]) -> dict[str, Any]:
-    """Each stage's value with its type and direction (spec 004 ``score_metadata``)."""
-    raw_type = {
-        "exact": "anchor-coverage",
-        "lexical": "bm25f",
-        "structural": "bm25f",
-        "semantic": "cosine",
-    }[cand.mode]
-    stages = [
-        {
-            "stage": cand.mode,
-            "type": raw_type,
-            "direction": "higher-is-better",
-            "value": round(cand.raw, 6),
-        },
-        {
-            "stage": "calibrated",
-            "type": "calibrated-confidence",
-            "direction": "higher-is-better",
-            "value": cand.score,
-        },
-    ]
-    if trace:
-        stages += [
-            {
-                "stage": "fusion",
-                "type": "rrf-blend",
-                "direction": "higher-is-better",
-                "value": trace["fused"],
-                "ranks": trace["ranks"],
-            },
-            {
-                "stage": "importance",
-                "type": "multiplier",
-                "direction": "higher-is-better",
-                "value": trace["importance"],
-            },
-        ]
-    return {"mode": cand.mode, "tier": TIER[cand.mode], "presented": "calibrated", "stages": stages}
+def _literal_matches(
+    ctx: SearchContext, visible: Visible, anchor: anchor_mod.Anchor, pool: list[Candidate]
+) -> list[Candidate]:
+    """Lexical candidates whose window text contains ``anchor`` verbatim (case-sensitive)."""
+    found = []
+    needle = anchor.value.encode("utf-8", "surrogatepass")
+    for cand in pool:
+        record = visible.records.get(cand.wid)
+        if record is None:
+            continue
+        manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
+        if needle in ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"]):
+            exact = Candidate(cand.wid, "exact", 1.0, 1.0, anchor.match_type)
+            exact.literals = [anchor.value]
+            exact.matched_terms = [anchor.value]
+            found.append(exact)
+    return found

@@ -38,12 +38,26 @@ def term_spans(text: str, terms: Iterable[str], limit: int = 64) -> list[Span]:
     wanted = tuple(sorted({fold(t) for t in terms}, key=lambda t: (-len(t), t)))
     if not wanted:
         return []
+    if text.isascii():
+        # Most windows are ASCII: lowering keeps every offset, and a case-sensitive pattern
+        # with ASCII word boundaries runs about twice as fast as the Unicode, case-folding one.
+        plain = tuple(t for t in wanted if t.isascii())
+        if not plain:
+            return []
+        found = _ascii_pattern(plain).finditer(text.lower())
+        return [m.span() for _, m in zip(range(limit), found, strict=False)]
     pattern = _pattern(wanted)
     spans = [m.span() for _, m in zip(range(limit), pattern.finditer(text), strict=False)]
     if spans:
         return spans
     folded = set(wanted)
     return [(s, e) for term, s, e in tokens_with_offsets(text) if term in folded][:limit]
+
+
+@functools.lru_cache(maxsize=256)
+def _ascii_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
+    body = "|".join(map(re.escape, terms))
+    return re.compile(r"(?<![A-Za-z0-9])(?:" + body + r")(?![A-Za-z0-9])")
 
 
 @functools.lru_cache(maxsize=256)
@@ -127,6 +141,31 @@ def make_snippet(
         if b > a:
             highlights.append([a + shift, b + shift])
     return prefix + body + suffix, highlights
+
+
+def fit_snippet(
+    text: str,
+    spans: list[Span],
+    tokens: int,
+    weights: Mapping[str, float] | None = None,
+) -> tuple[str, list[list[int]]]:
+    """The widest snippet (at most :data:`SNIPPET_CHARS` characters) whose conservative token
+    estimate is at most ``tokens``; an empty snippet when even a few characters do not fit."""
+    from cwcore.hints.tokens import estimate
+
+    snippet, highlights = make_snippet(text, spans, weights=weights)
+    if estimate(snippet) <= tokens:
+        return snippet, highlights
+    lo, hi = 0, SNIPPET_CHARS  # the widest width known to fit, and one known not to
+    best: tuple[str, list[list[int]]] = ("", [])
+    while hi - lo > 4:
+        mid = (lo + hi) // 2
+        candidate = make_snippet(text, spans, width=mid, weights=weights)
+        if estimate(candidate[0]) <= tokens:
+            lo, best = mid, candidate
+        else:
+            hi = mid
+    return best
 
 
 _ESCAPES = {"n": " ", "t": " ", "r": " ", '"': '"', "\\": "\\", "/": "/", "b": "", "f": ""}

@@ -140,6 +140,7 @@ class Embedder:
         *,
         threads: int | None = None,
         cache: VectorCache | None = None,
+        background: bool = True,
     ) -> None:
         self.folder = folder
         self.manifest = manifest or models.read_manifest(folder) or {}
@@ -152,10 +153,13 @@ class Embedder:
         self._load_error: BaseException | None = None
         # Queries never wait behind a background batch: ONNX Runtime sessions run concurrently.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-embed-query")
-        # Batches are background work (the daemon's embedding worker, the eval): their thread
-        # runs at the lowest CPU priority, so requests are scheduled first.
+        # Batches are background work (the daemon's embedding worker): their thread runs at the
+        # lowest CPU priority, so requests are scheduled first. ``background=False`` (the
+        # evaluation, which waits for its batches) keeps the caller's priority.
         self._batch_pool = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="cw-embed-batch", initializer=lower_thread_priority
+            max_workers=1,
+            thread_name_prefix="cw-embed-batch",
+            initializer=lower_thread_priority if background else None,
         )
         self._load_lock = threading.Lock()
         self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()

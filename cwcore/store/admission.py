@@ -23,7 +23,7 @@ from cwcore.store.parts import extra_fields, models_of, usage_total
 from cwcore.store.rocks import Batch, Store
 
 MAX_ORDINAL = (1 << 32) - 1
-#: Document kinds whose parts are conversation messages (counted in their session).
+#: Document kinds whose parts are conversation messages (their usage sums into the session).
 MESSAGE_KINDS = ("turn", "tool-result")
 
 
@@ -589,9 +589,10 @@ class Admission:
             )
             if spec.kind == "turn" or first:
                 batch.put("documents", mkey, codec.encode_record({"documentId": spec.document_id}))
-            # Every message is in one turn or tool-result document (a store from before turns
-            # were cut also holds large tool outputs in their turn: the first admission counts).
-            if first and spec.kind in MESSAGE_KINDS:
+            # Each message is counted once, in the first document that holds it: a turn or, in
+            # the small-document layout, a tool-result document of its own. (An old-layout
+            # tool-result document repeats a message its turn already counted.)
+            if first:
                 seen_messages.add(part.message_key)
                 counts["messages"] += 1
                 session["messages"] = int(session.get("messages", 0)) + 1

@@ -3,6 +3,10 @@
 Structured records (manifests, session records, outbox entries) are canonical JSON (sorted keys,
 no white space) so one record has one serialization; events are a compact binary header followed
 by the verbatim source bytes. Decoding failures raise :class:`CorruptRecord`.
+
+Records are written by the standard library's encoder (the canonical bytes: content digests
+depend on them) and read by orjson, which parses the same JSON about three times faster: a search
+decodes dozens of window records and manifests.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 import json
 import struct
 from typing import Any
+
+import orjson
 
 from cwcore.errors import CorruptRecord
 
@@ -30,8 +36,8 @@ def decode_record(data: bytes | None, what: str = "record") -> dict[str, Any]:
     if not data or data[0] != RECORD_V1:
         raise CorruptRecord(f"{what}: unknown record version")
     try:
-        body = json.loads(data[1:])
-    except (ValueError, UnicodeDecodeError) as exc:
+        body = orjson.loads(memoryview(data)[1:])
+    except (orjson.JSONDecodeError, ValueError, UnicodeDecodeError) as exc:
         raise CorruptRecord(f"{what}: {exc}") from None
     if not isinstance(body, dict):
         raise CorruptRecord(f"{what}: not an object")

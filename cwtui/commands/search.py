@@ -106,6 +106,14 @@ def search(
     ] = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="Skip the cross-encoder.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail instead of degrading.")] = False,
+    group: Annotated[
+        str | None,
+        typer.Option(
+            "--group",
+            help="session: one hit per session (which session talked about it?); "
+            "default document.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The contract object on stdout.")] = False,
     batch: Annotated[
         Path | None, typer.Option("--batch", help="JSONL file of requests; one response per line.")
@@ -133,6 +141,7 @@ def search(
             ("role", role),
             ("kind", kind),
             ("relation", relation),
+            ("group", group),
         ):
             if value is not None:
                 request[name] = value

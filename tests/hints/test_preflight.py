@@ -384,12 +384,14 @@ def test_no_embeddings_reranker_or_expansion(
     arch: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from cwcore.retrieve import expand, search
+    from cwcore.retrieve import importance as prior
 
     def boom(*a: Any, **k: Any) -> Any:
         raise AssertionError("not on the preflight path")
 
     monkeypatch.setattr(expand, "rm3_terms", boom)
-    monkeypatch.setattr(search, "_importance", boom)
+    monkeypatch.setattr(prior, "importance", boom)
+    monkeypatch.setattr(search, "importance", boom)
     monkeypatch.setattr(search, "search", boom)
     assert pf(arch, "remember heartbeats garbage collection?")["outcome"] == "excerpt"
 

@@ -275,3 +275,30 @@ def test_decision_candidate_documents_are_boosted(store: Store) -> None:
         for d in ("t-decision", "t-plain")
     }
     assert importance["t-decision"] == pytest.approx(importance["t-plain"] + 0.05)
+
+
+def test_a_query_weight_scales_its_terms_contribution(store: Store) -> None:
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(30)]
+    notes = [
+        _note(f"n{i}", " ".join(rng.choice(vocab) for _ in range(rng.randint(5, 40))))
+        for i in range(60)
+    ]
+    Admission(store).admit(SESSION, (), notes)
+    worker = IndexWorker(store, Settings())
+    worker.drain()
+    reader = worker.bm25.reader()
+
+    def scores(terms: list[str], weights: dict[str, float] | None = None) -> dict[int, float]:
+        hits = bm25.search(reader, terms, k=1000, weights=weights)
+        return {int(o): float(s) for o, s in zip(hits.ordinals, hits.scores, strict=True)}
+
+    a, b = scores(["w1"]), scores(["w2"])
+    weighted = scores(["w1", "w2"], {"w2": 0.25})
+    assert weighted.keys() == a.keys() | b.keys()
+    for ordinal, score in weighted.items():
+        assert score == pytest.approx(a.get(ordinal, 0.0) + 0.25 * b.get(ordinal, 0.0))
+    # The top 5 under pruning equal the full ranking's head.
+    top = bm25.search(reader, ["w1", "w2"], k=5, weights={"w2": 0.25})
+    full = sorted(weighted.items(), key=lambda x: (-x[1], x[0]))[:5]
+    assert [int(o) for o in top.ordinals] == [o for o, _ in full]

@@ -145,8 +145,9 @@ def test_evidence_search_finds_what_the_windows_dropped(archive: Archive, tmp_pa
     archive.import_paths([root], fmt="markdown")
     doc = fp.document_id(root, "items.md")
     term = uncovered_term(text)
-    # the window index cannot find the term...
-    assert doc not in [h["documentId"] for h in archive.search({"query": term})["results"]]
+    # the window index cannot find the term (search finds it only through the evidence)...
+    found = archive.search({"query": term})["results"]
+    assert all(h["score_metadata"]["mode"] == "markdown-evidence" for h in found)
     # ...the evidence layer can, with exact Markdown fields
     body = archive.call("markdown.search", {"query": term})
     [hit] = body["results"]
@@ -203,3 +204,26 @@ def test_evidence_search_limits(archive: Archive, tmp_path: Path) -> None:
     for bad in (0, 21, "6"):
         with pytest.raises(Exception, match="limit"):
             archive.call("markdown.search", {"query": terms, "limit": bad})
+
+
+def test_cw_search_fills_a_short_page_with_evidence_and_recall_reads_it(
+    archive: Archive, tmp_path: Path
+) -> None:
+    root = tmp_path / "inventory"
+    text = varied()
+    write(root / "items.md", text)
+    archive.import_paths([root], fmt="markdown")
+    doc = fp.document_id(root, "items.md")
+    term = uncovered_term(text)
+    body = archive.search({"query": term, "semanticPolicy": "never"})
+    [hit] = body["results"]
+    assert hit["documentId"] == doc and hit["kind"] == "markdown" and term in hit["snippet"]
+    assert body["stages"]["markdownEvidence"] == 1 and body["retrieval_status"] != "empty"
+    for field in ("locator", "margin", "historical", "superseded", "reranked", "source"):
+        assert field in hit
+    recalled = archive.recall(hit["locator"], neighbors=0)
+    assert recalled["status"] == "resolved" and term in recalled["text"]
+    # A page the windows fill takes no evidence.
+    covered = text[: text.index("item00050")].split()[-1]
+    full = archive.search({"query": covered, "semanticPolicy": "never", "limit": 1})
+    assert full["stages"].get("markdownEvidence") is None

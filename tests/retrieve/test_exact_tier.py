@@ -104,3 +104,26 @@ def test_limit_fills_with_distinct_documents(archive: Archive, tmp_path: Path) -
     hits = _search(archive, "kestrel", limit=25)
     assert len(hits) == 25
     assert len({h["documentId"] for h in hits}) == 25
+
+
+def test_the_same_text_in_two_sessions_is_one_hit(archive: Archive, tmp_path: Path) -> None:
+    text = "the lease renewal now uses a monotonic deadline instead of wall-clock time"
+    rows = _session("s1", [text, "unrelated chatter"]) + _session("s2", [text, "more chatter"])
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
+    hits = _search(archive, "monotonic deadline lease renewal")
+    assert len([h for h in hits if "monotonic" in h["snippet"]]) == 1
+
+
+def test_grouped_by_session_one_hit_per_session(archive: Archive, tmp_path: Path) -> None:
+    rows = []
+    for s in range(4):
+        rows += _session(f"s{s}", [f"kestrel sighting number {i} in session {s}" for i in range(5)])
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
+    plain = _search(archive, "kestrel sighting", limit=10)
+    grouped = _search(archive, "kestrel sighting", limit=10, group="session")
+    assert len({h["source"]["sessionId"] for h in plain}) < len(plain)
+    sessions = [h["source"]["sessionId"] for h in grouped]
+    assert sorted(sessions) == ["s0", "s1", "s2", "s3"] and len(sessions) == 4
+    # Sessions come in the order of their best hit.
+    order = list(dict.fromkeys(h["source"]["sessionId"] for h in plain))
+    assert sessions[: len(order)] == order[: len(sessions)]

@@ -47,3 +47,42 @@ def test_highlights_always_cover_the_term(text: str, term: str) -> None:
     for a, b in highlights:
         assert 0 <= a < b <= len(snippet)
         assert snippet[a:b].lower() == term
+
+
+@given(
+    st.text(alphabet="abAB_ 1.-", max_size=200),
+    st.lists(st.sampled_from(["ab", "a", "b1", "ab_b", "ba"]), min_size=1, max_size=3),
+)
+def test_ascii_spans_equal_the_general_pattern(text: str, terms: list[str]) -> None:
+    from cwcore.retrieve.snippets import _pattern
+
+    wanted = tuple(sorted(set(terms), key=lambda t: (-len(t), t)))
+    general = [m.span() for _, m in zip(range(64), _pattern(wanted).finditer(text), strict=False)]
+    assert term_spans(text, terms) == general
+
+
+def test_hint_budget_tokens_bounds_the_pages_snippets(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from cwcore.api import Archive
+    from cwcore.hints.tokens import estimate
+    from tests.helpers import write_jsonl
+
+    rows = [
+        {
+            "session": "s",
+            "id": f"m{i}",
+            "role": "user",
+            "text": f"kestrel report {i} " + "word " * 80,
+        }
+        for i in range(5)
+    ]
+    with Archive.open(tmp_path / "home", embedded=True) as archive:
+        archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
+        base = {"query": "kestrel report", "semanticPolicy": "never", "limit": 5}
+        plain = archive.search(base)["results"]
+        for budget in (1, 20, 100):
+            hits = archive.search({**base, "hintBudgetTokens": budget})["results"]
+            assert sum(estimate(h["snippet"]) for h in hits) <= budget
+            assert [h["documentId"] for h in hits] == [h["documentId"] for h in plain]
+        wide = archive.search({**base, "hintBudgetTokens": 100})["results"]
+        assert all("kestrel" in h["snippet"] for h in wide)
+        assert all(len(w["snippet"]) < len(p["snippet"]) for w, p in zip(wide, plain, strict=True))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cwcore.semantic.hybrid import fuse_tier
+from cwcore.retrieve.fusion import fuse_tier
 
 
 def test_found_by_both_modes_ranks_first() -> None:

@@ -97,7 +97,7 @@ def _visible(archive: Archive, **request: object):
 def test_semantic_tier_policy_scope_and_fallback(
     topics: Archive, minilm: Embedder, tmp_path: Path
 ) -> None:
-    from cwcore.semantic.candidates import semantic_tier
+    from cwcore.retrieve.semantic import semantic_tier
 
     semantic = runtime.for_engine(engine_of(topics))
     semantic._embedder = minilm

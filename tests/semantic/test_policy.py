@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from cwcore.api import Archive
 from cwcore.config import Settings
-from cwcore.semantic import candidates
+from cwcore.retrieve import search as search_module
+from cwcore.retrieve.semantic import SemanticOutcome
 from cwcore.semantic import index as handler
-from cwcore.semantic.candidates import SemanticOutcome
 from cwtui.cli import app
 from tests.semantic.conftest import FakeEmbedder, engine_of
 
@@ -36,7 +36,7 @@ def policies(
         seen.append(policy)
         return SemanticOutcome()
 
-    monkeypatch.setattr(candidates, "semantic_tier", record)
+    monkeypatch.setattr(search_module, "semantic_tier", record)
     return seen
 
 

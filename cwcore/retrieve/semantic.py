@@ -1,13 +1,15 @@
-"""Semantic candidates for explicit search: policy, scope restriction, fallback category.
+"""The semantic mode's candidates for explicit search: policy, scope, fallback category.
 
-:func:`semantic_tier` is what :func:`cwcore.retrieve.search.search` calls once per request. It
-decides from ``semanticPolicy`` whether the embedding mode runs (``never``: no; ``always``: yes;
-``auto``: only when the lexical pass was weak or empty — spec 000's "conceptual miss after
-lexical retrieval"), embeds the query, searches the windows of the request's scope (the named
-sessions' or project's windows when the scope is narrow, every window otherwise), filters them
-through the same :class:`~cwcore.retrieve.lexical.Visible` as the other modes and returns
-calibrated :class:`~cwcore.retrieve.lexical.Candidate` values (``mode="semantic"``,
-``match_type="semantic"``, ``raw`` = cosine).
+:func:`semantic_tier` is what search calls once per round. It decides from ``semanticPolicy``
+whether the embedding mode runs (``never``: no; ``always``: yes; ``auto``: only when the
+lexical pass was weak or empty — a conceptual miss after lexical retrieval), embeds the query,
+searches the windows of the request's scope (the named sessions' or project's windows when the
+scope is narrow, every window otherwise), filters them through the same
+:class:`~cwcore.retrieve.candidates.Visible` as the other modes and returns calibrated
+:class:`~cwcore.retrieve.candidates.Candidate` values (``mode="semantic"``, ``raw`` = cosine).
+
+A query with no content word (punctuation, a format string, one letter) has no meaning to
+embed: the mode does not run for it, so it can never produce confident semantic hits.
 
 A failure never fails a non-strict search: the outcome carries the category for
 ``retrieval_status=lexical_fallback``. With ``strict`` the ModelUnavailable propagates.
@@ -15,21 +17,15 @@ A failure never fails a non-strict search: the outcome carries the category for
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from cwcore.errors import ModelUnavailable
-from cwcore.index import derived
-from cwcore.retrieve.candidates import Candidate, Visible
-from cwcore.retrieve.scope import Scope
+from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
+from cwcore.retrieve.lexical import query_terms
 from cwcore.semantic import errors
 from cwcore.semantic.runtime import Semantic
-from cwcore.store import keys
-from cwcore.store.admission import project_digest
-from cwcore.store.reader import Reader
-from cwcore.store.rocks import Store
 
 OVERFETCH = 4  # nearest windows fetched per wanted candidate, before scope filters
 
@@ -41,6 +37,7 @@ class SemanticOutcome:
     candidates: list[Candidate] = field(default_factory=list)
     used: bool = False  # the model ran and its candidates were considered
     failure: str | None = None  # category when it should have run and could not
+    saturated: bool = False  # as many candidates as were asked for: a deeper round may add
     ms: float = 0.0
 
     def trace(self) -> dict[str, Any]:
@@ -57,27 +54,10 @@ def should_run(policy: str, *, enabled: bool, weak: bool) -> bool:
     return policy == "always" or weak
 
 
-def session_wids(store: Store, reader: Reader, sessions: set[str] | frozenset[str]) -> np.ndarray:
-    """Every window id of the sessions' documents (from the applied markers)."""
-    ranges = [
-        np.arange(first, first + count, dtype=np.uint32)
-        for session in sorted(sessions)
-        for first, count in derived.session_wid_ranges(store, session)
-    ]
-    if not ranges:
-        return np.empty(0, dtype=np.uint32)
-    return np.unique(np.concatenate(ranges))
-
-
-def scope_wids(store: Store, reader: Reader, scope: Scope) -> np.ndarray | None:
-    """The windows a narrow scope can admit (None: no restriction worth computing)."""
-    if scope.sessions is not None:
-        return session_wids(store, reader, scope.sessions)
-    if scope.project is not None:
-        prefix = keys.PROJECT_SESSION.prefix(project_digest(scope.project))
-        sessions = {str(keys.PROJECT_SESSION.decode(k)[1]) for k, _ in store.scan("scopes", prefix)}
-        return session_wids(store, reader, sessions)
-    return None
+def has_content(query: str) -> bool:
+    """True when the query holds a word worth embedding: a term of two or more characters, or
+    a CJK character (one CJK character is a word)."""
+    return any(len(t) >= 2 or not t.isascii() for t in query_terms(query))
 
 
 def semantic_tier(
@@ -91,14 +71,14 @@ def semantic_tier(
     strict: bool = False,
 ) -> SemanticOutcome:
     """Run the embedding mode for one request if the policy says so (see module doc)."""
-    import time
-
     outcome = SemanticOutcome()
     if not query or not should_run(policy, enabled=semantic.settings.semantic_retrieval, weak=weak):
         return outcome
+    if not has_content(query):
+        return outcome
     started = time.perf_counter()
     try:
-        only = scope_wids(visible.store, visible.reader, visible.scope)
+        only = scope_wids(visible.store, visible.scope)
         if only is not None and not len(only):
             outcome.used = True
             return outcome
@@ -111,6 +91,7 @@ def semantic_tier(
                 )
             if len(outcome.candidates) >= k:
                 break
+        outcome.saturated = len(outcome.candidates) >= k
         outcome.used = True
     except ModelUnavailable as exc:
         if strict:

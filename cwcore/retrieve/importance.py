@@ -1,0 +1,41 @@
+"""The document importance prior at query time (explicit search and gather only).
+
+The stored intrinsic prior (``importance-v1``: decision candidate, pin, referenced-by count; see
+docs/indexing.md) times the live recall counter of the local relevance-feedback log (each recall
+of a searched document adds 2 %, at most five times), capped at 1.15×. It multiplies the fused
+order only: it reorders near-ties, never a strong relevance gap, and never a presented score.
+"""
+
+from __future__ import annotations
+
+from cwcore.index import derived
+from cwcore.store import keys
+from cwcore.store.rocks import Store
+
+IMPORTANCE_CAP = 1.15
+FEEDBACK = keys.KeyLayout("recall-feedback", 0xB1, ("u32",))
+
+
+def importance(store: Store, ordinals: list[int]) -> dict[int, float]:
+    """The prior of each ordinal: stored prior × live recall counter, capped at 1.15."""
+    # The namespace prefix is encoded once; a u32 field is 4 big-endian bytes.
+    base = derived.IMPORTANCE.prefix(derived.IMPORTANCE_NAMESPACE)
+    raws = store.get_many("importance", [base + o.to_bytes(4, "big") for o in ordinals])
+    counts = store.get_many("feedback", [FEEDBACK.encode(o) for o in ordinals])
+    out = {}
+    for ordinal, raw, count in zip(ordinals, raws, counts, strict=True):
+        prior = derived.unpack_float(raw) if raw else 1.0
+        recalled = int.from_bytes(count, "big") if count else 0
+        out[ordinal] = min(IMPORTANCE_CAP, prior * (1 + 0.02 * min(recalled, 5)))
+    return out
+
+
+def record_recall(store: Store, ordinal: int) -> None:
+    """The relevance-feedback log: one more recall of a searched document."""
+    key = FEEDBACK.encode(ordinal)
+    with store.lock:
+        raw = store.get("feedback", key)
+        count = (int.from_bytes(raw, "big") if raw else 0) + 1
+        batch = store.batch()
+        batch.put("feedback", key, count.to_bytes(8, "big"))
+        store.commit(batch)

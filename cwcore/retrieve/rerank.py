@@ -1,0 +1,62 @@
+"""The cross-encoder pass over the lexical/semantic tier (explicit search and gather only).
+
+The first ``rerank_candidates`` (40) candidates of the fused tier — distinct sources, after the
+collapse — are scored by the installed cross-encoder against the query, each seen as ~256 tokens
+centred on its first match (a semantic-only hit has no term match and is read from its start),
+and that head of the tier is reordered by the model's score. The exact and structural tiers
+never move, presented scores never change, and every scored candidate carries ``reranked``
+("scored", not "moved": a near-tie may leave it where it was). When no reranker is installed or
+it fails, the order is left as fused, silently (unless ``strict``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from cwcore.retrieve.results import TIER, Ranked
+from cwcore.retrieve.snippets import term_spans
+
+if TYPE_CHECKING:
+    from cwcore.retrieve.search import SearchContext
+
+
+def rerank_tier(
+    ctx: SearchContext,
+    query: str,
+    terms: list[str],
+    ranked: list[Ranked],
+    stages: dict[str, Any],
+    strict: bool,
+) -> list[Ranked]:
+    assert ctx.semantic is not None
+    start = next((i for i, r in enumerate(ranked) if TIER[r.cand.mode] == 2), len(ranked))
+    head = ranked[start : start + ctx.rerank_candidates]
+    if len(head) < 2:
+        return ranked
+    if not strict and not ctx.semantic.can_rerank():
+        stages["rerank"] = {"candidates": len(head), "used": False, "ms": 0.0}
+        return ranked  # not installed or disabled: skip reading the candidates' text
+    texts: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for item in head:
+        record = item.record
+        manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
+        data = ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
+        text = data.decode("utf-8", "ignore")
+        texts.append(text)
+        found = term_spans(text, terms, limit=1)  # one compiled pattern for every candidate
+        spans.append(found[0] if found else (0, 0))
+    started = time.perf_counter()
+    scores = ctx.semantic.rerank(query, texts, spans, strict=strict)
+    stages["rerank"] = {
+        "candidates": len(head),
+        "used": scores is not None,
+        "ms": round((time.perf_counter() - started) * 1000, 2),
+    }
+    if scores is None:
+        return ranked
+    for item in head:
+        item.cand.reranked = True
+    order = sorted(range(len(head)), key=lambda i: (-scores[i], i))  # stable on ties
+    return ranked[:start] + [head[i] for i in order] + ranked[start + len(head) :]
