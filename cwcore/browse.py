@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from cwcore.clock import parse_time
-from cwcore.errors import InvalidInput, UnsafeKey, excerpt
+from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
+from cwcore.importers.documents import prompt_title
+from cwcore.model import Usage
 from cwcore.store import session_order
+from cwcore.store.parts import message_fields
 from cwcore.store.reader import Reader
 
 MAX_LIMIT = 10_000
@@ -17,10 +20,15 @@ MAX_LIMIT = 10_000
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """One row of ``cw sessions`` (BRIEF §3 shape plus ``title``, ``documents``, ``resume``).
+    """One row of ``cw sessions``: the interface's fields plus ``title``, ``documents``,
+    ``resume``, ``parentToolCall``, ``tokens`` and ``models``.
 
-    ``messages`` counts conversational messages as the BRIEF defines them; ``turns`` counts
-    turn documents; timestamps are ISO-8601 UTC or None when the source had none.
+    ``messages`` counts conversational messages as the BRIEF defines them (never thinking);
+    ``turns`` counts turns; timestamps are ISO-8601 UTC or None when the source had none.
+    A sub-agent's session has its parent session in ``parent`` and the messageKey of the
+    parent's tool call that started it in ``parentToolCall``. ``tokens`` sums the token usage
+    of the session's messages (``{"input", "output", "cacheRead", "cacheWrite"}``, zeros when
+    the source records none); ``models`` lists the models that answered, in first-seen order.
     """
 
     sessionId: str
@@ -35,6 +43,9 @@ class SessionInfo:
     title: str | None = None
     documents: int = 0
     resume: str | None = None
+    parentToolCall: str | None = None
+    tokens: dict[str, int] = field(default_factory=lambda: Usage().to_json())
+    models: list[str] = field(default_factory=list)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> SessionInfo:
@@ -51,12 +62,18 @@ class SessionInfo:
             title=record.get("title"),
             documents=int(record.get("documents", 0)),
             resume=record.get("resume"),
+            parentToolCall=record.get("parentToolCall"),
+            tokens=(Usage.from_json(record.get("tokens")) or Usage()).to_json(),
+            models=list(record.get("models") or []),
         )
 
     def to_json(self) -> dict[str, Any]:
-        # Every field is a scalar: a plain dict, without asdict's recursive deep copy (a page of
-        # a thousand rows spent most of its time there).
-        return {name: getattr(self, name) for name in _SESSION_FIELDS}
+        # A plain dict, without asdict's recursive deep copy (a page of a thousand rows spent
+        # most of its time there); the two containers are copied shallowly.
+        out = {name: getattr(self, name) for name in _SESSION_FIELDS}
+        out["tokens"] = dict(self.tokens)
+        out["models"] = list(self.models)
+        return out
 
 
 _SESSION_FIELDS = tuple(f.name for f in fields(SessionInfo))
@@ -124,8 +141,12 @@ def transcript(
 
     With ``include_all``, metadata events (lines that carry no conversation) are listed too.
     Each message: ``{"documentId", "messageKey", "role", "kind", "text", "timestamp", "tool",
-    "lines"}``; a message cut over several documents is joined back into one, with
-    ``split: {"pieces", "documentIds"}`` naming its documents in order.
+    "lines", "superseded"}`` plus, when set, ``parent``, ``toolCallId``, ``inputIsText`` or
+    ``toolInput``, ``meta``, ``isError``, ``model``, ``usage`` and ``subagent``
+    (``{"sessionId", "messages"}``: the sub-agent a tool call started, ``messages`` None when
+    that session is not in the store). Thinking (kind ``thinking``) is listed where it
+    happened; faces hide it by default. A message cut over several documents is joined back
+    into one, with ``split: {"pieces", "documentIds"}`` naming its documents in order.
     """
     record = reader.find_session(session)
     session_id = record["id"]
@@ -144,35 +165,38 @@ def transcript(
                 "state": head.get("state", "live"),
             }
         )
-        for part, text in reader.part_texts(manifest):
+        superseded = head.get("state", "live") != "live"
+        asides: dict[int, list[tuple[dict[str, Any], str]]] = {}
+        for aside, text in reader.aside_texts(manifest):
+            asides.setdefault(int(aside["after"]), []).append((aside, text))
+        for aside, text in asides.get(-1, ()):
+            messages.append(_message(head["documentId"], aside, text, superseded))
+        for index, (part, text) in enumerate(reader.part_texts(manifest)):
             if _continues_piece(messages, part, head["documentId"], text):
-                continue
-            if part["key"] in shown and "piece" not in part:
+                pass
+            elif part["key"] in shown and "piece" not in part:
                 # A store written before turns were cut into small documents keeps a large
                 # tool output both in its turn and in a tool-result document: show it once.
                 continue
-            shown.add(part["key"])
-            messages.append(
-                {
-                    "documentId": head["documentId"],
-                    "messageKey": part["key"],
-                    "role": part["role"],
-                    "kind": part["kind"],
-                    "text": text,
-                    "timestamp": part.get("ts"),
-                    "tool": part.get("tool"),
-                    "lines": part.get("lines", []),
-                    "superseded": head.get("state", "live") != "live",
-                }
-            )
-            if "piece" in part:
-                messages[-1]["split"] = {
-                    "pieces": int(part["piece"][1]),
-                    "documentIds": [head["documentId"]],
-                }
-                messages[-1]["_piece"] = int(part["piece"][0])
+            else:
+                shown.add(part["key"])
+                messages.append(_message(head["documentId"], part, text, superseded))
+                if "piece" in part:
+                    messages[-1]["split"] = {
+                        "pieces": int(part["piece"][1]),
+                        "documentIds": [head["documentId"]],
+                    }
+                    messages[-1]["_piece"] = int(part["piece"][0])
+            for aside, aside_text in asides.get(index, ()):
+                messages.append(_message(head["documentId"], aside, aside_text, superseded))
+    children = _subagents(reader, messages)
     for message in messages:
         message.pop("_piece", None)
+        entry = message.pop("_entry")
+        message.update(message_fields(entry))
+        if "subagent" in message:
+            child = message["subagent"]
+            message["subagent"] = {"sessionId": child, "messages": children.get(child)}
     body: dict[str, Any] = {
         "session": SessionInfo.from_record(record).to_json(),
         "documents": documents,
@@ -191,6 +215,38 @@ def transcript(
             if not e.conversational
         ]
     return body
+
+
+def _message(
+    document_id: str, entry: dict[str, Any], text: str, superseded: bool
+) -> dict[str, Any]:
+    return {
+        "documentId": document_id,
+        "messageKey": entry["key"],
+        "role": entry["role"],
+        "kind": entry["kind"],
+        "text": text,
+        "timestamp": entry.get("ts"),
+        "tool": entry.get("tool"),
+        "lines": entry.get("lines", []),
+        "superseded": superseded,
+        "_entry": entry,
+    }
+
+
+def _subagents(reader: Reader, messages: list[dict[str, Any]]) -> dict[str, int | None]:
+    """The message count of each sub-agent session the messages' tool calls started (None for
+    one that is not in the store)."""
+    out: dict[str, int | None] = {}
+    for message in messages:
+        child = message["_entry"].get("subagent")
+        if not isinstance(child, str) or child in out:
+            continue
+        try:
+            out[child] = int(reader.session(child).get("messages", 0))
+        except NotFound:
+            out[child] = None
+    return out
 
 
 def _continues_piece(
@@ -213,31 +269,32 @@ def _continues_piece(
 
 
 def export_session(reader: Reader, session: str, fmt: str) -> str:
-    """A session as Markdown (for people) or cw-jsonl (the interchange format)."""
+    """A session as Markdown (for people) or cw-jsonl (the interchange format).
+
+    The cw-jsonl export is lossless for what cw keeps of a message: every optional field of the
+    format that the message has (``timestamp``, ``project``, ``agent``, ``parent``,
+    ``parent_session``, ``tool_name``, ``tool_call_id``, ``tool_input``) and cw's own optional
+    ones (``kind`` where the role does not imply it, ``meta`` for host-generated user text,
+    ``is_error``, ``model``, ``usage``, ``subagent``; ``title`` and ``parent_tool_call`` on the
+    session's first line), so importing it back gives the same sessions, turns and messages.
+    Thinking is exported (kind ``thinking``); the Markdown export leaves it out.
+    """
     if fmt not in ("md", "jsonl"):
         raise InvalidInput("--format must be md or jsonl")
     body = transcript(reader, session)
     info = body["session"]
     if fmt == "jsonl":
-        lines = []
-        for m in body["messages"]:
-            if m["kind"] == "thinking":
-                continue
-            row: dict[str, Any] = {
-                "session": info["sessionId"],
-                "id": m["messageKey"].split(":", 1)[1],
-                "role": m["role"],
-                "text": m["text"],
-            }
-            if m["timestamp"]:
-                row["timestamp"] = m["timestamp"]
-            row["project"] = info["project"]
-            row["agent"] = info["agent"]
-            if m["tool"]:
-                row["tool_name"] = m["tool"]
-            if info["parent"]:
-                row["parent_session"] = info["parent"]
-            lines.append(json.dumps(row, ensure_ascii=False))
+        users = [
+            (m["text"], not m.get("meta"))
+            for m in body["messages"]
+            if m["role"] == "user" and m["kind"] == "text"
+        ]
+        # A title an import would derive again is not written.
+        title = info.get("title") if info.get("title") != prompt_title(users) else None
+        lines = [
+            json.dumps(_jsonl_row(info, m, first=index == 0, title=title), ensure_ascii=False)
+            for index, m in enumerate(body["messages"])
+        ]
         return "\n".join(lines) + ("\n" if lines else "")
     out = [f"# Session {info['sessionId']}", ""]
     out.append(f"- project: {info['project']}")
@@ -266,6 +323,65 @@ def export_session(reader: Reader, session: str, fmt: str) -> str:
             out.append(m["text"])
         out.append("")
     return "\n".join(out)
+
+
+def _jsonl_row(
+    info: dict[str, Any], m: dict[str, Any], *, first: bool, title: str | None
+) -> dict[str, Any]:
+    """One cw-jsonl line for transcript message ``m`` of session ``info``; the session's first
+    line carries ``title`` (a title an import would not derive again) and the sub-agent link."""
+    row: dict[str, Any] = {
+        "session": info["sessionId"],
+        "id": m["messageKey"].split(":", 1)[1],
+        "role": m["role"],
+        "text": m["text"],
+    }
+    implied = {"tool": "tool-result"}.get(m["role"], "text")
+    if m["role"] == "assistant" and m["tool"]:
+        implied = "tool-call"
+    if m["kind"] != implied:
+        row["kind"] = m["kind"]
+    if m["timestamp"]:
+        row["timestamp"] = m["timestamp"]
+    row["project"] = info["project"]
+    row["agent"] = info["agent"]
+    if info["parent"]:
+        row["parent_session"] = info["parent"]
+    if first and title:
+        row["title"] = title
+    if first and info.get("parentToolCall"):
+        row["parent_tool_call"] = info["parentToolCall"]
+    if m.get("parent"):
+        row["parent"] = m["parent"]
+    if m["tool"]:
+        row["tool_name"] = m["tool"]
+    if m.get("toolCallId"):
+        row["tool_call_id"] = m["toolCallId"]
+    tool_input = _json_object(m["text"] if m.get("inputIsText") else m.get("toolInput"))
+    if tool_input is not None:
+        row["tool_input"] = tool_input
+    if m.get("meta"):
+        row["meta"] = True
+    if m.get("isError"):
+        row["is_error"] = True
+    if m.get("model"):
+        row["model"] = m["model"]
+    if m.get("usage"):
+        row["usage"] = m["usage"]
+    if m.get("subagent"):
+        row["subagent"] = m["subagent"]["sessionId"]
+    return row
+
+
+def _json_object(text: object) -> dict[str, Any] | None:
+    """``text`` decoded when it is the JSON of an object (cw-jsonl's ``tool_input`` is one)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def show_document(

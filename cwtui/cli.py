@@ -318,20 +318,37 @@ def sessions(
         if not rows:
             console.print("No sessions. Import some with `cw import PATH` or `cw sync`.")
             return
+        # The title needs room: it is a column from TITLE_WIDTH terminal columns up.
+        titled = console.width >= TITLE_WIDTH
         table = Table("session", "project", "agent", "started", "msgs", "turns", "tools")
+        if titled:
+            table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=48)
         for r in rows:
-            table.add_row(
-                shown_id(r.sessionId),
+            cells = [
+                shown_id(_short_session(r.sessionId, r.parent)),
                 shown_id(r.project),
                 shown_id(r.agent),
                 (r.started or "")[:16].replace("T", " "),
                 str(r.messages),
                 str(r.turns),
                 str(r.toolCalls),
-            )
+            ]
+            table.add_row(*cells, *([shown_id(r.title or "")] if titled else []))
         console.print(table)
         if next_cursor:
             console.print(f"[dim]more: cw sessions --cursor {next_cursor}[/]")
+
+
+#: Terminal width from which ``cw sessions`` shows the title column.
+TITLE_WIDTH = 120
+
+
+def _short_session(session_id: str, parent: str | None) -> str:
+    """A sub-agent's session id for a table: its parent's first 8 characters, then its own
+    part (``07d86da7…/agent-a325871``), so it stays told apart from its parent."""
+    if parent and session_id.startswith(parent + "/") and len(parent) > 9:
+        return f"{parent[:8]}…{session_id[len(parent) :]}"
+    return session_id
 
 
 @app.command()
@@ -344,10 +361,14 @@ def show(
         bool, typer.Option("--include-superseded", help="Include superseded documents (audit).")
     ] = False,
     full: Annotated[bool, typer.Option("--full", help="Do not fold long tool output.")] = False,
+    thinking: Annotated[
+        bool, typer.Option("--thinking", help="Show the model's thinking where the source has it.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """A session's transcript (roles, tool calls, tool output folded), or one document by id
-    (with --include-superseded, every version, for audit)."""
+    """A session's transcript (roles, tool calls, tool output folded, model and tokens per
+    response, a pointer to each sub-agent's session), or one document by id (with
+    --include-superseded, every version, for audit). --json always lists thinking."""
     from cwtui.transcript import render_document, render_transcript
 
     with guard(as_json), open_archive() as archive:
@@ -374,7 +395,7 @@ def show(
         if as_json:
             emit_json(body)
             return
-        render_transcript(console, body, fold=not full)
+        render_transcript(console, body, fold=not full, thinking=thinking)
 
 
 @app.command()

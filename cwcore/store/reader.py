@@ -57,6 +57,11 @@ class Reader:
         ]
         if len(matches) == 1:
             return matches[0]
+        # A sub-agent's id extends its parent's (``<parent>/agent-<id>``): a prefix that names
+        # a session names it, not the sub-agents that share its prefix.
+        roots = [m for m in matches if all(o["id"].startswith(m["id"]) for o in matches)]
+        if len(roots) == 1:
+            return roots[0]
         if not matches:
             raise NotFound(f"no session {excerpt(prefix)}")
         ids = ", ".join(sorted(m["id"] for m in matches)[:5])
@@ -174,6 +179,24 @@ class Reader:
             (part, data[part["start"] : part["end"]].decode("utf-8", "surrogatepass"))
             for part in manifest["parts"]
         ]
+
+    def aside_texts(self, manifest: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+        """The messages kept with a document outside its text (thinking), each with its text."""
+        asides = manifest.get("asides") or []
+        if not asides:
+            return []
+        wanted = [bytes.fromhex(d) for a in asides for d, _, _ in a["chunks"]]
+        payloads = iter(self.store.get_many("chunks", [keys.CHUNK.encode(h) for h in wanted]))
+        out = []
+        for aside in asides:
+            data = bytearray()
+            for digest, _, length in aside["chunks"]:
+                payload = next(payloads)
+                if payload is None or len(payload) != length:
+                    raise CorruptRecord(f"chunk {digest} of {manifest['documentId']} is missing")
+                data += payload
+            out.append((aside, bytes(data).decode("utf-8", "surrogatepass")))
+        return out
 
     # -- events -------------------------------------------------------------------------------
 

@@ -283,7 +283,7 @@ class Retention:
     ) -> set[bytes]:
         """Stage deletion of this version's owner references; return the digests it touched."""
         touched: set[bytes] = set()
-        for part in manifest["parts"]:
+        for part in [*manifest["parts"], *(manifest.get("asides") or [])]:
             for digest_hex, _, _ in part["chunks"]:
                 digest = bytes.fromhex(digest_hex)
                 owner_key = keys.CHUNK_OWNER.encode(digest, ordinal)
