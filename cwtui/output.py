@@ -35,7 +35,6 @@ from typer.core import TyperGroup
 from cwcore.errors import CwError, InvalidInput
 
 
-
 def silence_stdout() -> None:
     """After EPIPE: send what is left of stdout to ``/dev/null``, so neither a later write nor
     the interpreter's flush at exit raises (and prints "Exception ignored ...")."""
