@@ -243,7 +243,9 @@ def doctor(
         if order["ok"]:
             state = "[green]ok[/]" + (" (rebuilt)" if order["repaired"] else "")
         else:
-            state = f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
+            state = _unreadable(order) or (
+                f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
+            )
         table.add_row("session order", state)
         perms = report["checks"]["permissions"]
         if perms["ok"]:
@@ -255,6 +257,16 @@ def doctor(
                 ", ".join(perms["examples"])
             )
         table.add_row("permissions", state)
+        records = report["checks"]["records"]
+        if records["ok"]:
+            state = f"[green]ok[/] ({records['checked']:,} canonical record(s))"
+        else:
+            state = (
+                f"[red]{records['corrupt']} corrupt record(s)[/]: "
+                + escape("; ".join(records["examples"]))
+                + escape(f". {records['advice']}")
+            )
+        table.add_row("records", state)
         index = report["checks"]["index"]
         if index["ok"]:
             state = f"[green]ok[/] ({index['checked']:,} ordinal(s))"
@@ -262,10 +274,21 @@ def doctor(
                 state += f", {index['retired']} overwritten ordinal(s) retired"
             table.add_row("index", state)
         else:
-            table.add_row("index", f"[red]{index['problems']} problem(s)[/]: see cw index verify")
+            state = _unreadable(index) or (
+                f"[red]{index['problems']} problem(s)[/]: see cw index verify"
+            )
+            table.add_row("index", state)
         console.print(table)
         if not healthy:
             raise typer.Exit(1)
+
+
+def _unreadable(check: dict[str, Any]) -> str | None:
+    """A check that stopped at a corrupt record, as markup (None for other failures)."""
+    first = next(iter(check["examples"]), "")
+    if " is corrupt (" not in first:
+        return None
+    return f"[red]not checked[/]: {escape(first)}"
 
 
 @app.command("config")
@@ -439,8 +462,9 @@ def _confirm(question: str) -> bool:
 def _describe(found: dict[str, Any]) -> str:
     """``session ID (project P, N document(s), M message(s))`` or ``document ID (...)``."""
     if found["kind"] == "session":
+        project = "its record is corrupt" if found.get("corrupt") else f"project {found['project']}"
         return (
-            f"session {found['id']} (project {found['project']}, {found['documents']} "
+            f"session {found['id']} ({project}, {found['documents']} "
             f"document(s), {found['messages']} message(s))"
         )
     return (
