@@ -192,9 +192,8 @@ def test_retention_leaves_a_session_it_cannot_read(cw_home: Path, archived: dict
     with Archive.open(cw_home, embedded=True) as archive:
         engine = archive._transport.engine  # type: ignore[attr-defined]
         settings, _ = load(cw_home)
-        report = engine.retention.expire(
-            replace(settings, retention_session_days=1)
-        )  # every session is older than a day
+        # Every session is older than a day.
+        report = engine.retention.expire(replace(settings, retention_session_days=1))
         assert report.sessions == 1  # intact-2 expired; broken-1 stays, its age unknown
         with pytest.raises(CorruptRecord, match="session record of 'broken-1'"):
             archive.show("broken-1")
