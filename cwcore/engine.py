@@ -694,12 +694,8 @@ def _show_document(
 def _gather(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
+    from cwcore import precheck
     from cwcore.recall.gather import gather
-    from cwcore.retrieve.request import parse_request
 
-    params = dict(params)
-    around = params.pop("neighbors", 1)
-    request = parse_request({**params, "semanticPolicy": "always"})
-    if not isinstance(around, int) or not 0 <= around <= 8:
-        raise InvalidInput("neighbors must be from 0 to 8")
+    request, around = precheck.gather(params)
     return gather(engine.search_context(), request, around)

@@ -78,7 +78,10 @@ def import_(
     Re-importing a file admits only what is new. With --json, one line per acknowledged document
     as it commits, then a summary line.
     """
-    with guard(as_json), open_archive() as archive:
+    with guard(as_json):
+        Archive.check("import", {"format": fmt})
+        archive = open_archive()
+    with guard(as_json), archive:
         if as_json:
             summary = archive.import_paths(
                 paths,
@@ -331,10 +334,12 @@ def sessions(
     as_json: JsonOpt = False,
 ) -> None:
     """List sessions, newest first."""
-    with guard(as_json), open_archive() as archive:
-        rows, next_cursor = archive.sessions(
-            project=project, agent=agent, since=since, limit=limit, cursor=cursor
-        )
+    with guard(as_json):
+        Archive.check("sessions", {"limit": limit, "since": since, "cursor": cursor})
+        with open_archive() as archive:
+            rows, next_cursor = archive.sessions(
+                project=project, agent=agent, since=since, limit=limit, cursor=cursor
+            )
         if as_json:
             emit_json({"sessions": [r.to_json() for r in rows], "next_cursor": next_cursor})
             return
@@ -406,8 +411,10 @@ def export(
     fmt: Annotated[str, typer.Option("--format", help="md or jsonl (cw-jsonl).")] = "md",
 ) -> None:
     """Write a session as Markdown or cw-jsonl to stdout."""
-    with guard(False), open_archive() as archive:
-        text = archive.export(session, fmt)
+    with guard(False):
+        Archive.check("export", {"format": fmt})
+        with open_archive() as archive:
+            text = archive.export(session, fmt)
         typer.echo(text, nl=False)
 
 
