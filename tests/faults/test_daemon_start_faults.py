@@ -204,6 +204,9 @@ def test_two_starts_from_two_runtime_dirs_at_once_share_one_daemon(
             assert proc.returncode == 0, err
         pids = {json.loads(out)["pid"] for out, _ in outcomes}
         assert len(pids) == 1  # whichever came first serves both
+        # Stopped from the other side than the one whose pid file the teardown reads.
+        assert ok_json(cw(other, "daemon", "stop", "--json")) == {"stopped": True}
+        assert ok_json(cw(env, "daemon", "status", "--json"))["running"] is False
 
 
 def test_an_advertisement_is_checked_before_it_is_used(tmp_path: Path, cw_home: Path) -> None:
