@@ -103,6 +103,16 @@ class Archive:
                 sink(text)
         return cls(transport, home)
 
+    @staticmethod
+    def check(method: str, params: dict[str, Any]) -> None:
+        """Refuse now, without opening the store, a request the engine would certainly refuse
+        (a limit out of range, an unknown scope or relation, a date that does not parse): a
+        face calls it before :meth:`open`, so such a request creates no ``CW_HOME`` and starts
+        no daemon. The error is the one the engine would raise (:mod:`cwcore.precheck`)."""
+        from cwcore import precheck
+
+        precheck.check(method, params)
+
     @property
     def embedded(self) -> bool:
         """True when the store is open in this process (no daemon)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field, fields
+from datetime import datetime
 from typing import Any
 
 from cwcore.clock import parse_time
@@ -93,6 +94,24 @@ def _cursor_decode(cursor: str) -> tuple[str, str]:
         raise InvalidInput(f"not a cursor from cw sessions: {excerpt(cursor)}") from None
 
 
+def check_page(
+    *, limit: object = 50, since: str | None = None, cursor: str | None = None
+) -> tuple[datetime | None, tuple[str, str] | None]:
+    """The listing's own parameters, checked without the store: the ``since`` time and the
+    cursor's position. :class:`InvalidInput` for a limit out of range, a date that does not
+    parse, or a cursor ``cw sessions`` did not make."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"--limit must be between 1 and {MAX_LIMIT}")
+    since_dt = parse_time(since) if since else None
+    after = _cursor_decode(cursor) if cursor else None
+    if after is not None:
+        try:
+            session_order.order_key(*after)
+        except UnsafeKey:
+            raise InvalidInput(f"not a cursor from cw sessions: {excerpt(cursor)}") from None
+    return since_dt, after
+
+
 def list_sessions(
     reader: Reader,
     *,
@@ -109,15 +128,7 @@ def list_sessions(
     session records are read.
     Returns ``{"sessions": [...], "next_cursor": str | None}``.
     """
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInput(f"--limit must be between 1 and {MAX_LIMIT}")
-    since_dt = parse_time(since) if since else None
-    after = _cursor_decode(cursor) if cursor else None
-    if after is not None:
-        try:
-            session_order.order_key(*after)
-        except UnsafeKey:
-            raise InvalidInput(f"not a cursor from cw sessions: {excerpt(cursor)}") from None
+    since_dt, after = check_page(limit=limit, since=since, cursor=cursor)
     ids: list[str] = []
     for entry in session_order.scan(reader.store, after, project=project):
         if agent is not None and entry.agent != agent:
@@ -268,6 +279,11 @@ def _continues_piece(
     return True
 
 
+def check_export_format(fmt: object) -> None:
+    if fmt not in ("md", "jsonl"):
+        raise InvalidInput("--format must be md or jsonl")
+
+
 def export_session(reader: Reader, session: str, fmt: str) -> str:
     """A session as Markdown (for people) or cw-jsonl (the interchange format).
 
@@ -279,8 +295,7 @@ def export_session(reader: Reader, session: str, fmt: str) -> str:
     session's first line), so importing it back gives the same sessions, turns and messages.
     Thinking is exported (kind ``thinking``); the Markdown export leaves it out.
     """
-    if fmt not in ("md", "jsonl"):
-        raise InvalidInput("--format must be md or jsonl")
+    check_export_format(fmt)
     body = transcript(reader, session)
     info = body["session"]
     if fmt == "jsonl":

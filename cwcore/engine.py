@@ -17,7 +17,7 @@ from typing import Any
 
 import cwcore
 from cwcore import browse, clock, config, large_results, private
-from cwcore.errors import InvalidInput, ModelUnavailable, excerpt
+from cwcore.errors import CorruptRecord, InvalidInput, ModelUnavailable, excerpt
 from cwcore.importers import pipeline
 from cwcore.index import maintenance
 from cwcore.index.worker import IndexWorker
@@ -408,30 +408,26 @@ def _import(
 def _doctor(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    from cwcore.store import session_order
+    from cwcore.store import integrity, session_order
 
     repair = params.get("repair", False)
     if not isinstance(repair, bool):
         raise InvalidInput("repair must be a boolean")
-    problems = session_order.verify(engine.store)
-    repaired = False
-    if problems and repair:
-        session_order.rebuild(engine.store)
-        repaired, problems = True, session_order.verify(engine.store)
-    with engine.indexer.paused():  # a page in flight has markers beyond the published view
-        index = maintenance.verify(engine.store)
-    retired = 0
-    if not index["ok"] and repair:
-        retired = maintenance.retire_orphans(engine.store)
-        engine.after_admission(retired)  # the retirements reach the index like any other
-        with engine.indexer.paused():
-            index = maintenance.verify(engine.store)
+    # Every check runs whatever the others find: a record that does not decode fails the check
+    # that met it (and ``records`` names it) instead of the whole report.
+    records = integrity.check_records(engine.store)
+    order = _check(lambda: _session_order(engine, repair, session_order), repaired=False)
+    index = _check(lambda: _index(engine, repair), checked=0, retired=0)
     counts = engine.store.meta_get("counts") or {}
     sizes = {
         family: engine.store.property_int("rocksdb.estimate-live-data-size", family)
         for family in FAMILIES
     }
     sizes["disk"] = engine.store.size_on_disk()
+    try:
+        projects = sorted(engine.reader.projects())
+    except CorruptRecord:
+        projects = []  # a project record is named by the records check
     return {
         "store": str(engine.store.path),
         "version": cwcore.__version__,
@@ -444,24 +440,55 @@ def _doctor(
             "chunks": int(counts.get("chunks", 0)),
             "events": int(counts.get("events", 0)),
         },
-        "projects": sorted(engine.reader.projects()),
+        "projects": projects,
         "checks": {
             "permissions": private.check(engine.home, engine.store.meta_get("permissions")),
-            "sessionOrder": {
-                "ok": not problems,
-                "problems": len(problems),
-                "examples": problems[:5],
-                "repaired": repaired,
-            },
+            "records": records,
+            "sessionOrder": order,
             # The same check as ``cw index verify``: doctor is unhealthy whenever verify fails.
-            "index": {
-                "ok": bool(index["ok"]),
-                "checked": int(index["checked"]),
-                "problems": len(index["problems"]),
-                "examples": index["problems"][:5],
-                "retired": retired,
-            },
+            "index": index,
         },
+    }
+
+
+def _check(run: Callable[[], dict[str, Any]], **defaults: Any) -> dict[str, Any]:
+    """A check's report, or a failed one naming the corrupt record it could not read past
+    (``defaults`` fill the check's other fields)."""
+    try:
+        return run()
+    except CorruptRecord as exc:
+        return {"ok": False, "problems": 1, "examples": [exc.message], **defaults}
+
+
+def _session_order(engine: Engine, repair: bool, session_order: Any) -> dict[str, Any]:
+    problems = session_order.verify(engine.store)
+    repaired = False
+    if problems and repair:
+        session_order.rebuild(engine.store)
+        repaired, problems = True, session_order.verify(engine.store)
+    return {
+        "ok": not problems,
+        "problems": len(problems),
+        "examples": problems[:5],
+        "repaired": repaired,
+    }
+
+
+def _index(engine: Engine, repair: bool) -> dict[str, Any]:
+    with engine.indexer.paused():  # a page in flight has markers beyond the published view
+        index = maintenance.verify(engine.store)
+    retired = 0
+    if not index["ok"] and repair:
+        retired = maintenance.retire_orphans(engine.store)
+        engine.after_admission(retired)  # the retirements reach the index like any other
+        with engine.indexer.paused():
+            index = maintenance.verify(engine.store)
+    return {
+        "ok": bool(index["ok"]),
+        "checked": int(index["checked"]),
+        "problems": len(index["problems"]),
+        "examples": index["problems"][:5],
+        "retired": retired,
     }
 
 
@@ -667,12 +694,8 @@ def _show_document(
 def _gather(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
+    from cwcore import precheck
     from cwcore.recall.gather import gather
-    from cwcore.retrieve.request import parse_request
 
-    params = dict(params)
-    around = params.pop("neighbors", 1)
-    request = parse_request({**params, "semanticPolicy": "always"})
-    if not isinstance(around, int) or not 0 <= around <= 8:
-        raise InvalidInput("neighbors must be from 0 to 8")
+    request, around = precheck.gather(params)
     return gather(engine.search_context(), request, around)

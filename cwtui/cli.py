@@ -78,7 +78,10 @@ def import_(
     Re-importing a file admits only what is new. With --json, one line per acknowledged document
     as it commits, then a summary line.
     """
-    with guard(as_json), open_archive() as archive:
+    with guard(as_json):
+        Archive.check("import", {"format": fmt})
+        archive = open_archive()
+    with guard(as_json), archive:
         if as_json:
             summary = archive.import_paths(
                 paths,
@@ -243,7 +246,9 @@ def doctor(
         if order["ok"]:
             state = "[green]ok[/]" + (" (rebuilt)" if order["repaired"] else "")
         else:
-            state = f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
+            state = _unreadable(order) or (
+                f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
+            )
         table.add_row("session order", state)
         perms = report["checks"]["permissions"]
         if perms["ok"]:
@@ -255,6 +260,16 @@ def doctor(
                 ", ".join(perms["examples"])
             )
         table.add_row("permissions", state)
+        records = report["checks"]["records"]
+        if records["ok"]:
+            state = f"[green]ok[/] ({records['checked']:,} canonical record(s))"
+        else:
+            state = (
+                f"[red]{records['corrupt']} corrupt record(s)[/]: "
+                + escape("; ".join(records["examples"]))
+                + escape(f". {records['advice']}")
+            )
+        table.add_row("records", state)
         index = report["checks"]["index"]
         if index["ok"]:
             state = f"[green]ok[/] ({index['checked']:,} ordinal(s))"
@@ -262,10 +277,21 @@ def doctor(
                 state += f", {index['retired']} overwritten ordinal(s) retired"
             table.add_row("index", state)
         else:
-            table.add_row("index", f"[red]{index['problems']} problem(s)[/]: see cw index verify")
+            state = _unreadable(index) or (
+                f"[red]{index['problems']} problem(s)[/]: see cw index verify"
+            )
+            table.add_row("index", state)
         console.print(table)
         if not healthy:
             raise typer.Exit(1)
+
+
+def _unreadable(check: dict[str, Any]) -> str | None:
+    """A check that stopped at a corrupt record, as markup (None for other failures)."""
+    first = next(iter(check["examples"]), "")
+    if " is corrupt (" not in first:
+        return None
+    return f"[red]not checked[/]: {escape(first)}"
 
 
 @app.command("config")
@@ -308,10 +334,12 @@ def sessions(
     as_json: JsonOpt = False,
 ) -> None:
     """List sessions, newest first."""
-    with guard(as_json), open_archive() as archive:
-        rows, next_cursor = archive.sessions(
-            project=project, agent=agent, since=since, limit=limit, cursor=cursor
-        )
+    with guard(as_json):
+        Archive.check("sessions", {"limit": limit, "since": since, "cursor": cursor})
+        with open_archive() as archive:
+            rows, next_cursor = archive.sessions(
+                project=project, agent=agent, since=since, limit=limit, cursor=cursor
+            )
         if as_json:
             emit_json({"sessions": [r.to_json() for r in rows], "next_cursor": next_cursor})
             return
@@ -404,8 +432,10 @@ def export(
     fmt: Annotated[str, typer.Option("--format", help="md or jsonl (cw-jsonl).")] = "md",
 ) -> None:
     """Write a session as Markdown or cw-jsonl to stdout."""
-    with guard(False), open_archive() as archive:
-        text = archive.export(session, fmt)
+    with guard(False):
+        Archive.check("export", {"format": fmt})
+        with open_archive() as archive:
+            text = archive.export(session, fmt)
         typer.echo(text, nl=False)
 
 
@@ -460,8 +490,9 @@ def _confirm(question: str) -> bool:
 def _describe(found: dict[str, Any]) -> str:
     """``session ID (project P, N document(s), M message(s))`` or ``document ID (...)``."""
     if found["kind"] == "session":
+        project = "its record is corrupt" if found.get("corrupt") else f"project {found['project']}"
         return (
-            f"session {found['id']} (project {found['project']}, {found['documents']} "
+            f"session {found['id']} ({project}, {found['documents']} "
             f"document(s), {found['messages']} message(s))"
         )
     return (

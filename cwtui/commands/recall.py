@@ -31,6 +31,7 @@ def recall(
     with guard(as_json):
         if locator == "-":
             locator = sys.stdin.read().strip()
+        Archive.check("recall", {"neighbors": neighbors, "maxTokens": max_tokens})
         with Archive.open() as archive:
             body = archive.recall(
                 locator, neighbors=neighbors, max_tokens=max_tokens, session_ids=session or []
@@ -92,13 +93,15 @@ def gather(
     as_json: JsonOpt = False,
 ) -> None:
     """Search, then show each hit with the turns around it (context, not ranked)."""
-    with guard(as_json), Archive.open() as archive:
+    with guard(as_json):
         request: dict[str, Any] = {"query": query, "limit": limit, "scope": scope}
         if session:
             request["sessions"] = session
         if project:
             request["project"] = project
-        body = archive.gather(request, neighbors=neighbors)
+        Archive.check("gather", {**request, "neighbors": neighbors})
+        with Archive.open() as archive:
+            body = archive.gather(request, neighbors=neighbors)
         if as_json:
             emit_json(body)
             return
