@@ -167,11 +167,13 @@ class Archive:
         return [SessionInfo(**row) for row in body["sessions"]], body.get("next_cursor")
 
     def show(
-        self, session: str, *, include_all: bool = False, include_superseded: bool = False
+        self, session: str, *, include_all: bool = False, hide_superseded: bool = False
     ) -> dict[str, Any]:
+        """A session's transcript; superseded messages are listed (marked) unless
+        ``hide_superseded`` (see :func:`cwcore.browse.transcript`)."""
         return self.call(
             "show",
-            {"session": session, "all": include_all, "includeSuperseded": include_superseded},
+            {"session": session, "all": include_all, "hideSuperseded": hide_superseded},
         )
 
     def export(self, session: str, fmt: str = "md") -> str:
@@ -268,6 +270,19 @@ class Archive:
             if value is not None:
                 params[name] = value
         return self.call("supersede", params)
+
+    def unsupersede(
+        self, document_id: str, *, reason: str | None = None, project: str | None = None
+    ) -> dict[str, Any]:
+        """Undo the supersession of ``document_id``: it is searchable again, as a new version;
+        the audit view keeps both records. Returns ``{"documentId", "version", "state",
+        "restored", "reason", "at"}`` (``restored``: the version that had been superseded)."""
+        params: dict[str, Any] = {"documentId": document_id}
+        if reason is not None:
+            params["reason"] = reason
+        if project is not None:
+            params["project"] = project
+        return self.call("supersede.undo", params)
 
     def show_document(
         self, document_id: str, *, include_superseded: bool = False

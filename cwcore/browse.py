@@ -118,32 +118,47 @@ def list_sessions(
 
 
 def transcript(
-    reader: Reader, session: str, *, include_all: bool = False, include_superseded: bool = False
+    reader: Reader, session: str, *, include_all: bool = False, hide_superseded: bool = False
 ) -> dict[str, Any]:
-    """A session as ordered messages from its live documents, in order of first admission.
+    """A session as ordered messages from its documents, in order of first admission.
 
-    With ``include_all``, metadata events (lines that carry no conversation) are listed too.
+    A transcript shows what happened: the messages of superseded documents are listed too,
+    each marked ``superseded: true`` with ``supersession: {"reason", "by", "at"}`` (why, and the
+    replacing document when one was named). ``hide_superseded`` leaves them out instead and
+    counts them in ``hiddenSuperseded``. With ``include_all``, metadata events (lines that carry
+    no conversation) are listed too.
+
     Each message: ``{"documentId", "messageKey", "role", "kind", "text", "timestamp", "tool",
-    "lines"}``; a message cut over several documents is joined back into one, with
-    ``split: {"pieces", "documentIds"}`` naming its documents in order.
+    "lines", "superseded"}``; a message cut over several documents is joined back into one, with
+    ``split: {"pieces", "documentIds"}`` naming its documents in order. ``counts`` is
+    ``{"messages", "superseded", "hiddenSuperseded"}``: messages listed, how many of them are
+    superseded, and how many superseded ones were left out.
     """
     record = reader.find_session(session)
     session_id = record["id"]
     messages: list[dict[str, Any]] = []
     documents = []
     shown: set[str] = set()  # message keys already in the transcript
-    for head in reader.session_heads(session_id, include_superseded=include_superseded):
+    hidden = 0
+    for head in reader.session_heads(session_id, include_superseded=True):
         if head["kind"] not in ("turn", "tool-result", "decision", "note", "markdown"):
             continue
+        state = head.get("state", "live")
         manifest = reader.manifest(head["documentId"], head["version"])
+        if state != "live" and hide_superseded:
+            hidden += sum(
+                1 for part in manifest["parts"] if not part.get("piece") or not part["piece"][0]
+            )
+            continue
         documents.append(
             {
                 "documentId": head["documentId"],
                 "version": head["version"],
                 "kind": head["kind"],
-                "state": head.get("state", "live"),
+                "state": state,
             }
         )
+        supersession = _supersession(reader, head) if state != "live" else None
         for part, text in reader.part_texts(manifest):
             if _continues_piece(messages, part, head["documentId"], text):
                 continue
@@ -162,9 +177,11 @@ def transcript(
                     "timestamp": part.get("ts"),
                     "tool": part.get("tool"),
                     "lines": part.get("lines", []),
-                    "superseded": head.get("state", "live") != "live",
+                    "superseded": state != "live",
                 }
             )
+            if supersession is not None:
+                messages[-1]["supersession"] = supersession
             if "piece" in part:
                 messages[-1]["split"] = {
                     "pieces": int(part["piece"][1]),
@@ -177,6 +194,11 @@ def transcript(
         "session": SessionInfo.from_record(record).to_json(),
         "documents": documents,
         "messages": messages,
+        "counts": {
+            "messages": len(messages),
+            "superseded": sum(1 for m in messages if m["superseded"]),
+            "hiddenSuperseded": hidden,
+        },
     }
     if include_all:
         body["events"] = [
@@ -191,6 +213,22 @@ def transcript(
             if not e.conversational
         ]
     return body
+
+
+def _supersession(reader: Reader, head: dict[str, Any]) -> dict[str, Any]:
+    """Why a superseded head was retired: the reason and replacement of its supersession
+    record (the head's own fields when the record is gone)."""
+    from cwcore.store import codec, keys
+
+    raw = reader.store.get(
+        "supersession", keys.SUPERSESSION.encode(head["documentId"], int(head["version"]))
+    )
+    record = codec.decode_record(raw, "supersession") if raw else {}
+    return {
+        "reason": record.get("reason") or head.get("reason") or "superseded",
+        "by": record.get("by") or head.get("supersededBy") or None,
+        "at": record.get("at") or head.get("supersededAt"),
+    }
 
 
 def _continues_piece(
@@ -216,7 +254,7 @@ def export_session(reader: Reader, session: str, fmt: str) -> str:
     """A session as Markdown (for people) or cw-jsonl (the interchange format)."""
     if fmt not in ("md", "jsonl"):
         raise InvalidInput("--format must be md or jsonl")
-    body = transcript(reader, session)
+    body = transcript(reader, session, hide_superseded=True)
     info = body["session"]
     if fmt == "jsonl":
         lines = []
@@ -287,18 +325,27 @@ def show_document(
     out = []
     for version in versions:
         manifest = reader.manifest(document_id, version)
-        raw = reader.store.get("supersession", keys.SUPERSESSION.encode(document_id, version))
+        raw, undone = reader.store.get_many(
+            "supersession",
+            [
+                keys.SUPERSESSION.encode(document_id, version),
+                keys.UNSUPERSESSION.encode(document_id, version),
+            ],
+        )
         out.append(
             {
                 "version": version,
                 "current": version == int(head["version"]),
                 "superseded": codec.decode_record(raw) if raw else None,
+                "unsuperseded": codec.decode_record(undone) if undone else None,
                 "kind": manifest["kind"],
                 "created": manifest["created"],
                 "messageKeys": [p["key"] for p in manifest["parts"]],
                 "text": reader.text(manifest),
             }
         )
+        if manifest.get("restores"):
+            out[-1]["restores"] = manifest["restores"]  # an undone supersession brought it back
         split = (manifest.get("metadata") or {}).get("split")
         if split:
             out[-1]["split"] = split  # a piece of a cut message: which, and where the others are

@@ -487,11 +487,12 @@ def _show(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     session = required_str(params, "session")
+    if "hideSuperseded" in params:
+        hide = bool(params["hideSuperseded"])
+    else:  # the older parameter: superseded messages only when asked for
+        hide = not bool(params.get("includeSuperseded", True))
     body = browse.transcript(
-        engine.reader,
-        session,
-        include_all=bool(params.get("all", False)),
-        include_superseded=bool(params.get("includeSuperseded", False)),
+        engine.reader, session, include_all=bool(params.get("all", False)), hide_superseded=hide
     )
     return large_results.send(body, emit)
 
@@ -647,6 +648,20 @@ def _supersede(
         reason=param_str(params, "reason"),
         subject_key=param_str(params, "subjectKey"),
         project=param_str(params, "project"),
+    )
+    engine.after_admission(1)
+    return result
+
+
+@method("supersede.undo")
+def _supersede_undo(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """Undo a supersession (an appended unsupersession record; the document is live and
+    searchable again as a new version); ``project`` confines it as for ``supersede``."""
+    target = required_str(params, "documentId")
+    result = engine.admission.unsupersede(
+        target, reason=param_str(params, "reason"), project=param_str(params, "project")
     )
     engine.after_admission(1)
     return result

@@ -341,13 +341,20 @@ def show(
     ],
     show_all: Annotated[bool, typer.Option("--all", help="Include metadata lines.")] = False,
     include_superseded: Annotated[
-        bool, typer.Option("--include-superseded", help="Include superseded documents (audit).")
+        bool,
+        typer.Option(
+            "--include-superseded", help="A document: every version, superseded ones too (audit)."
+        ),
+    ] = False,
+    hide_superseded: Annotated[
+        bool,
+        typer.Option("--hide-superseded", help="A session: leave superseded messages out."),
     ] = False,
     full: Annotated[bool, typer.Option("--full", help="Do not fold long tool output.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """A session's transcript (roles, tool calls, tool output folded), or one document by id
-    (with --include-superseded, every version, for audit)."""
+    """A session's transcript (roles, tool calls, tool output folded; superseded messages marked),
+    or one document by id (with --include-superseded, every version, for audit)."""
     from cwtui.transcript import render_document, render_transcript
 
     with guard(as_json), open_archive() as archive:
@@ -364,9 +371,7 @@ def show(
                     render_document(console, doc)
                 return
         try:
-            body = archive.show(
-                session, include_all=show_all, include_superseded=include_superseded
-            )
+            body = archive.show(session, include_all=show_all, hide_superseded=hide_superseded)
         except NotFound as exc:
             if not doc_like:
                 raise
