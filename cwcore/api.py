@@ -153,18 +153,32 @@ class Archive:
         since: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        sort: str = "started",
+        ascending: bool = False,
+        match: str | None = None,
     ) -> tuple[list[SessionInfo], str | None]:
+        """A page of sessions and the cursor of the next (see
+        :func:`cwcore.browse.list_sessions` for ``sort``, ``ascending`` and ``match``)."""
         params: dict[str, Any] = {"limit": limit}
         for name, value in (
             ("project", project),
             ("agent", agent),
             ("since", since),
             ("cursor", cursor),
+            ("match", match),
         ):
             if value is not None:
                 params[name] = value
+        if sort != "started":
+            params["sort"] = sort
+        if ascending:
+            params["ascending"] = True
         body = self.call("sessions", params)
         return [SessionInfo(**row) for row in body["sessions"]], body.get("next_cursor")
+
+    def resolve_session(self, session: str) -> SessionInfo:
+        """The session an id or a unique prefix of 4+ characters names (NotFound otherwise)."""
+        return SessionInfo(**self.call("sessions.resolve", {"session": session})["session"])
 
     def show(
         self, session: str, *, include_all: bool = False, hide_superseded: bool = False

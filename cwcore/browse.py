@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any
 
 from cwcore.clock import parse_time
@@ -76,6 +78,13 @@ def _cursor_decode(cursor: str) -> tuple[str, str]:
         raise InvalidInput(f"not a cursor from cw sessions: {excerpt(cursor)}") from None
 
 
+#: Sort keys of a session listing. ``started`` walks the session-order index page by page;
+#: the others (and any ``match``) read every matching session record once per page.
+SORT_KEYS = ("started", "ended", "messages", "tools", "duration")
+#: Records read per multi-get on the sorted path.
+_SORT_READ = 1_000
+
+
 def list_sessions(
     reader: Reader,
     *,
@@ -84,17 +93,31 @@ def list_sessions(
     since: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    sort: str = "started",
+    ascending: bool = False,
+    match: str | None = None,
 ) -> dict[str, Any]:
-    """Sessions newest first (by start time, then id), filtered, one page at a time.
+    """Sessions, filtered, one page at a time: newest first by default.
 
-    Walks the ``session-order`` index (with a project, that project's part of it) from the
-    cursor, filtering on its summaries, and stops after ``limit + 1`` matches; only the page's
-    session records are read.
+    By start time (``sort="started"``, newest first) the listing walks the ``session-order``
+    index (with a project, that project's part of it) from the cursor, filtering on its
+    summaries, and stops after ``limit + 1`` matches; only the page's session records are read.
+    Another ``sort`` (``ended``, ``messages``, ``tools``, ``duration``: largest first), oldest
+    first (``ascending``), or a ``match`` (a case-insensitive substring of the session id or
+    title) read every session that passes the filters: a cost in the number of such sessions,
+    paid per page. Ties go newest first, then by id.
     Returns ``{"sessions": [...], "next_cursor": str | None}``.
     """
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"--limit must be between 1 and {MAX_LIMIT}")
+    if sort not in SORT_KEYS:
+        raise InvalidInput(f"sort must be one of {', '.join(SORT_KEYS)}")
     since_dt = parse_time(since) if since else None
+    match = match.strip() if match else None
+    if sort != "started" or ascending or match:
+        return _sorted_sessions(
+            reader, project, agent, since_dt, limit, cursor, sort, ascending, match or None
+        )
     after = _cursor_decode(cursor) if cursor else None
     if after is not None:
         try:
@@ -102,19 +125,105 @@ def list_sessions(
         except UnsafeKey:
             raise InvalidInput(f"not a cursor from cw sessions: {excerpt(cursor)}") from None
     ids: list[str] = []
-    for entry in session_order.scan(reader.store, after, project=project):
-        if agent is not None and entry.agent != agent:
-            continue
-        if since_dt is not None:
-            last = entry.ended or entry.started
-            if not last or parse_time(last) < since_dt:
-                continue
+    for entry in _filtered(reader, project, agent, since_dt, after):
         ids.append(entry.session_id)
         if len(ids) > limit:
             break
     page = [SessionInfo.from_record(record) for record in reader.sessions_by_id(ids[:limit])]
     next_cursor = _cursor_encode(page[-1]) if len(ids) > limit else None
     return {"sessions": [r.to_json() for r in page], "next_cursor": next_cursor}
+
+
+def _filtered(
+    reader: Reader,
+    project: str | None,
+    agent: str | None,
+    since: datetime | None,
+    after: tuple[str, str] | None = None,
+) -> Iterator[session_order.Entry]:
+    """The session-order entries that pass the project, agent and since filters, in order."""
+    for entry in session_order.scan(reader.store, after, project=project):
+        if agent is not None and entry.agent != agent:
+            continue
+        if since is not None:
+            last = entry.ended or entry.started
+            if not last or parse_time(last) < since:
+                continue
+        yield entry
+
+
+def _duration(row: SessionInfo) -> float:
+    if not row.started or not row.ended:
+        return -1.0
+    try:
+        return (parse_time(row.ended) - parse_time(row.started)).total_seconds()
+    except InvalidInput:
+        return -1.0
+
+
+_SORT_VALUE: dict[str, Callable[[SessionInfo], Any]] = {
+    "started": lambda r: r.started or "",
+    "ended": lambda r: r.ended or r.started or "",
+    "messages": lambda r: r.messages,
+    "tools": lambda r: r.toolCalls,
+    "duration": _duration,
+}
+
+
+def _sorted_sessions(
+    reader: Reader,
+    project: str | None,
+    agent: str | None,
+    since: datetime | None,
+    limit: int,
+    cursor: str | None,
+    sort: str,
+    ascending: bool,
+    match: str | None,
+) -> dict[str, Any]:
+    offset = _offset_decode(cursor, sort, ascending, match) if cursor else 0
+    wanted = match.casefold() if match else None
+    rows: list[SessionInfo] = []
+    ids = [entry.session_id for entry in _filtered(reader, project, agent, since)]
+    for start in range(0, len(ids), _SORT_READ):
+        for record in reader.sessions_by_id(ids[start : start + _SORT_READ]):
+            row = SessionInfo.from_record(record)
+            if wanted is not None and not (
+                wanted in row.sessionId.casefold() or wanted in (row.title or "").casefold()
+            ):
+                continue
+            rows.append(row)
+    # ``ids`` is newest first: a stable sort keeps that order among equal values.
+    value = _SORT_VALUE[sort]
+    rows.sort(key=value, reverse=not ascending)
+    page = rows[offset : offset + limit]
+    more = offset + limit < len(rows)
+    next_cursor = _offset_encode(offset + limit, sort, ascending, match) if more else None
+    return {"sessions": [r.to_json() for r in page], "next_cursor": next_cursor}
+
+
+def _offset_encode(offset: int, sort: str, ascending: bool, match: str | None) -> str:
+    raw = json.dumps({"offset": offset, "sort": sort, "asc": ascending, "match": match})
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _offset_decode(cursor: str, sort: str, ascending: bool, match: str | None) -> int:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        body = json.loads(raw)
+        offset = body["offset"]
+        same = (body["sort"], body["asc"], body["match"]) == (sort, ascending, match)
+    except (ValueError, TypeError, KeyError):
+        raise InvalidInput(f"not a cursor from cw sessions: {excerpt(cursor)}") from None
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0 or not same:
+        raise InvalidInput(f"not a cursor of this listing: {excerpt(cursor)}")
+    return offset
+
+
+def resolve_session(reader: Reader, session: str) -> SessionInfo:
+    """The session an id or a unique id prefix (4+ characters) names, as ``cw show`` resolves
+    it; :class:`~cwcore.errors.NotFound` when none or several match."""
+    return SessionInfo.from_record(reader.find_session(session))
 
 
 def transcript(

@@ -472,6 +472,9 @@ def _sessions(
     limit = params.get("limit", 50)
     if not isinstance(limit, int) or isinstance(limit, bool):
         raise InvalidInput("limit must be an integer")
+    ascending = params.get("ascending", False)
+    if not isinstance(ascending, bool):
+        raise InvalidInput("ascending must be a boolean")
     return browse.list_sessions(
         engine.reader,
         project=param_str(params, "project"),
@@ -479,7 +482,19 @@ def _sessions(
         since=param_str(params, "since"),
         limit=limit,
         cursor=param_str(params, "cursor"),
+        sort=param_str(params, "sort", "started") or "started",
+        ascending=ascending,
+        match=param_str(params, "match"),
     )
+
+
+@method("sessions.resolve")
+def _sessions_resolve(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The session an id or unique prefix names: ``{"session": <a sessions row>}``."""
+    session = required_str(params, "session", "a session id or unique prefix")
+    return {"session": browse.resolve_session(engine.reader, session).to_json()}
 
 
 @method("show", output_bytes=large_results.MAX_INLINE_BYTES)

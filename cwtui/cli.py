@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -305,12 +306,28 @@ def sessions(
     since: Annotated[str | None, typer.Option(help="Active on or after this ISO date.")] = None,
     limit: Annotated[int, typer.Option(help="Rows per page.")] = 50,
     cursor: Annotated[str | None, typer.Option(help="Continue from a previous page.")] = None,
+    sort: Annotated[
+        str, typer.Option(help="started, ended, messages, tools or duration (largest first).")
+    ] = "started",
+    ascending: Annotated[
+        bool, typer.Option("--asc", help="Smallest (oldest) first instead.")
+    ] = False,
+    match: Annotated[
+        str | None, typer.Option(help="Only sessions whose id or title contains this.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List sessions, newest first."""
+    """List sessions, newest first (or by --sort)."""
     with guard(as_json), open_archive() as archive:
         rows, next_cursor = archive.sessions(
-            project=project, agent=agent, since=since, limit=limit, cursor=cursor
+            project=project,
+            agent=agent,
+            since=since,
+            limit=limit,
+            cursor=cursor,
+            sort=sort,
+            ascending=ascending,
+            match=match,
         )
         if as_json:
             emit_json({"sessions": [r.to_json() for r in rows], "next_cursor": next_cursor})
@@ -331,7 +348,10 @@ def sessions(
             )
         console.print(table)
         if next_cursor:
-            console.print(f"[dim]more: cw sessions --cursor {next_cursor}[/]")
+            again = "" if sort == "started" else f" --sort {sort}"
+            again += " --asc" if ascending else ""
+            again += f" --match {shlex.quote(match)}" if match else ""
+            console.print(f"[dim]more: cw sessions{escape(again)} --cursor {next_cursor}[/]")
 
 
 @app.command()
