@@ -225,6 +225,11 @@ class Archive:
         params = {} if document is None else {"document": document}
         return self.call("index.status", params)
 
+    def index_partial(self, *, limit: int = 100, after: int = 0) -> dict[str, Any]:
+        """The documents with a partial or skipped handler outcome and the limits behind them
+        (see :func:`cwcore.index.maintenance.partial_documents`)."""
+        return self.call("index.partial", {"limit": limit, "after": after})
+
     def index_verify(self) -> dict[str, Any]:
         return self.call("index.verify")
 

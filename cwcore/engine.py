@@ -585,6 +585,17 @@ def _index_status(
     return maintenance.status(engine.store, engine.indexer, param_str(params, "document"))
 
 
+@method("index.partial", passive=True)
+def _index_partial(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    limit, after = params.get("limit", 100), params.get("after", 0)
+    for name, value in (("limit", limit), ("after", after)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidInput(f"{name} must be an integer")
+    return maintenance.partial_documents(engine.store, limit=limit, after=after)
+
+
 @method("index.verify", output_bytes=4 * MiB)
 def _index_verify(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
