@@ -189,10 +189,7 @@ class DocumentScreen(LiveScreen):
         versions = self.doc.get("versions") or []
         keys = next((v.get("messageKeys") for v in versions if v.get("current")), None) or []
         focus = keys[0] if keys else None
-        superseded = self.doc.get("state") != "live"
-        self.app.push_screen(
-            TranscriptScreen(str(self.doc["session"]), focus_key=focus, superseded=superseded)
-        )
+        self.app.push_screen(TranscriptScreen(str(self.doc["session"]), focus_key=focus))
 
     def action_copy_text(self) -> None:
         text = self._current_text()

@@ -520,11 +520,7 @@ class SearchScreen(LiveScreen):
             self.notify("This result has no session transcript.", severity="warning")
             return
         self.app.push_screen(
-            TranscriptScreen(
-                str(source["sessionId"]),
-                focus_key=source.get("messageKey"),
-                superseded=bool(hit.get("superseded")),
-            )
+            TranscriptScreen(str(source["sessionId"]), focus_key=source.get("messageKey"))
         )
 
     def action_copy_snippet(self) -> None:
