@@ -50,7 +50,7 @@ class CwApp(App[None]):
             id="cw.help",
             tooltip="Show the keys of this screen",
         ),
-        Binding("q", "quit", "Quit", id="cw.quit", tooltip="Quit cw"),
+        Binding("q,ctrl+q", "quit", "Quit", key_display="q ^q", id="cw.quit", tooltip="Quit cw"),
         *(
             Binding(
                 spec.key,

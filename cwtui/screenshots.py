@@ -29,7 +29,7 @@ SIZE = (140, 40)
 DEMO_NOW = "2026-11-20T12:00:00Z"
 #: The demo's story: the queue moved to RocksDB on 11-12 and back to SQLite on 11-15.
 QUERY = "why did we move the queue back to SQLite"
-DECISION_TEXT = "go with RocksDB"
+DECISION_TEXT = "use RocksDB (rocksdict)"
 REVERSAL_TEXT = "revert the RocksDB queue decision"
 #: Preflight messages frozen in the newest demo session for the hints screen: a historical cue
 #: about an identifier (a marker or an excerpt), an acknowledgement (no-query), a weak topic.
@@ -65,7 +65,7 @@ async def settle(pilot: Any) -> None:
     raise RuntimeError("workers never settled")
 
 
-async def drive(app: Any, out: Path) -> list[Path]:
+async def drive(app: Any, out: Path, size: tuple[int, int] = SIZE) -> list[Path]:
     """Walk through every screen and save an SVG of each; returns the files written."""
     from cwtui.screens.search import SearchScreen
 
@@ -77,14 +77,14 @@ async def drive(app: Any, out: Path) -> list[Path]:
         await pilot.pause()
         written.append(Path(app.save_screenshot(f"{name}.svg", str(out))))
 
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await shot(pilot, "sessions")
 
         # The newest session's transcript (the one that asks why the queue is on SQLite), at
         # its first prompt.
         await pilot.press("enter")
         await settle(pilot)
-        await pilot.press("n")
+        await pilot.press("right_square_bracket")
         await shot(pilot, "transcript")
         await pilot.press("escape")
 

@@ -16,7 +16,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
@@ -29,6 +29,7 @@ from cwtui.screens.common import (
     error_text,
 )
 from cwtui.screens.supersede import SupersedeScreen
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hits import when
 
 STATE_STYLES = {"live": "bold #0d1117 on #3fb950", "superseded": "bold #0d1117 on #d29922"}
@@ -125,7 +126,7 @@ class DocumentScreen(LiveScreen):
         yield Static(Text(self.document_id, "bold"), id="document-header")
         with VerticalScroll(id="document-body"):
             yield Static("Loading…", id="document-versions")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"Document {self.document_id}"

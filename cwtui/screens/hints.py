@@ -25,13 +25,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, OptionList, Static
+from textual.widgets import DataTable, Header, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
 from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.prompt import PromptScreen
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hints import budget_text, detail_text, row_cells
 
 EMPTY_SESSION = (
@@ -153,7 +154,7 @@ class HintsScreen(LiveScreen):
                 yield Static("", id="hints-empty")
                 with VerticalScroll(id="hints-detail-pane"):
                     yield Static("", id="hints-detail")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#hints-table", DataTable).add_columns(*COLUMNS)

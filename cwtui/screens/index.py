@@ -28,7 +28,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
@@ -42,6 +42,7 @@ from cwtui.screens.common import (
     error_text,
     is_embedded,
 )
+from cwtui.widgets.footer import KeysFooter
 
 BAR_WIDTH = 24
 BAR = "━"
@@ -217,7 +218,7 @@ class IndexScreen(LiveScreen):
             yield DataTable(id="index-handlers", cursor_type="none", zebra_stripes=True)
             yield Static("", id="index-faults")
             yield Static("", id="index-daemon")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#index-handlers", DataTable)

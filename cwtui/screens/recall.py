@@ -23,7 +23,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
@@ -37,6 +37,7 @@ from cwtui.screens.common import (
 )
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.supersede import SupersedeScreen
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hits import HIGHLIGHT, when
 
 MAX_NEIGHBORS = 8
@@ -266,7 +267,7 @@ class RecallScreen(LiveScreen):
         yield Static("Recalling…", id="recall-header")
         yield Static("", id="recall-label")
         yield VerticalScroll(id="recall-body")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"Recall {self.document_id or ''}".strip()

@@ -28,7 +28,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets import Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
 from cwcore import config
@@ -38,6 +38,7 @@ from cwtui.screens.document import DocumentScreen
 from cwtui.screens.prompt import PromptScreen
 from cwtui.screens.recall import RecallScreen
 from cwtui.screens.supersede import SupersedeScreen
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hits import preview, short_session
 from cwtui.widgets.results import ResultsList
 from cwtui.widgets.timeline import Timeline
@@ -220,7 +221,7 @@ class SearchScreen(LiveScreen):
             with VerticalScroll(id="preview-pane"):
                 yield Static("", id="preview")
         yield Timeline(id="timeline")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._show_empty(START)

@@ -27,7 +27,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import DataTable, Header, Input, Select, Static
 from textual.worker import get_current_worker
 
 from cwcore import clock
@@ -36,6 +36,7 @@ from cwcore.errors import CwError, InvalidInput
 from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.projects import Overview, ProjectList, ProjectTally
 from cwtui.widgets.sessions_table import SessionsTable
 
@@ -191,7 +192,7 @@ class SessionsScreen(LiveScreen):
                 yield SessionsTable(id="sessions")
                 yield Static("", id="empty-state")
                 yield Static("Loading…", id="sessions-status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#empty-state").display = False

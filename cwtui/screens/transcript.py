@@ -23,7 +23,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
@@ -41,11 +41,18 @@ from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.jump import JumpScreen
 from cwtui.widgets.findbar import FindBar
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.message import FOLDABLE, MessageView, found_spans, shown_text
 from cwtui.widgets.transcript_view import Entry, TranscriptView, build_entries
 
 #: Find stops counting here (a one-letter term in a long session).
 MAX_MATCHES = 10_000
+
+# Pairs of keys the footer shows as one entry ("n/N match").
+MATCH = Binding.Group("match")
+PROMPT = Binding.Group("prompt")
+MOVE = Binding.Group("message")
+OPEN = Binding.Group("open")
 
 
 def session_summary(info: dict[str, Any], counts: dict[str, Any] | None = None) -> Text:
@@ -143,6 +150,7 @@ class TranscriptScreen(LiveScreen):
             "n",
             "find_next(1)",
             "Next match",
+            group=MATCH,
             id="cw.transcript.find-next",
             tooltip="Go to the next match of the find",
         ),
@@ -151,6 +159,7 @@ class TranscriptScreen(LiveScreen):
             "find_next(-1)",
             "Prev match",
             key_display="N",
+            group=MATCH,
             id="cw.transcript.find-previous",
             tooltip="Go to the previous match of the find",
         ),
@@ -159,6 +168,7 @@ class TranscriptScreen(LiveScreen):
             "step_user(1)",
             "Next prompt",
             key_display="]",
+            group=PROMPT,
             id="cw.transcript.next-user",
             tooltip="Jump to the next user prompt",
         ),
@@ -167,6 +177,7 @@ class TranscriptScreen(LiveScreen):
             "step_user(-1)",
             "Prev prompt",
             key_display="[",
+            group=PROMPT,
             id="cw.transcript.previous-user",
             tooltip="Jump to the previous user prompt",
         ),
@@ -175,6 +186,7 @@ class TranscriptScreen(LiveScreen):
             "step_message(1)",
             "Next",
             key_display="j",
+            group=MOVE,
             id="cw.transcript.next-message",
             tooltip="Go to the next message",
         ),
@@ -183,6 +195,7 @@ class TranscriptScreen(LiveScreen):
             "step_message(-1)",
             "Prev",
             key_display="k",
+            group=MOVE,
             id="cw.transcript.previous-message",
             tooltip="Go to the previous message",
         ),
@@ -204,7 +217,7 @@ class TranscriptScreen(LiveScreen):
         Binding(
             "percent_sign",
             "pair",
-            "Call⇄result",
+            "Pair",
             key_display="%",
             id="cw.transcript.pair",
             tooltip="Go from a tool call to its result, or from a result to its call",
@@ -240,7 +253,7 @@ class TranscriptScreen(LiveScreen):
         Binding(
             "c",
             "copy",
-            "Copy…",
+            "Copy",
             id="cw.transcript.copy",
             tooltip="Copy the session id, message key, resume command or message text",
         ),
@@ -248,6 +261,7 @@ class TranscriptScreen(LiveScreen):
             "v",
             "view(False)",
             "Pager",
+            group=OPEN,
             id="cw.transcript.pager",
             tooltip="Open the current message (or tool output) in $PAGER",
         ),
@@ -256,6 +270,7 @@ class TranscriptScreen(LiveScreen):
             "view(True)",
             "Editor",
             key_display="E",
+            group=OPEN,
             id="cw.transcript.editor",
             tooltip="Open a copy of the current message in $EDITOR",
         ),
@@ -314,7 +329,7 @@ class TranscriptScreen(LiveScreen):
         yield Static("Loading…", id="transcript-state")
         yield TranscriptView(id="transcript")
         yield FindBar(id="find-bar")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"Transcript {self.session_id}"

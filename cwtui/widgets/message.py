@@ -158,14 +158,14 @@ class MessageView(Widget):
         Binding(
             "enter,space",
             "fold",
-            "Expand/collapse",
+            "Fold",
             id="cw.transcript.fold",
             tooltip="Expand or collapse this tool call or output",
         ),
         Binding(
             "plus,equals_sign",
             "more",
-            "More lines",
+            "More",
             key_display="+",
             id="cw.transcript.more-lines",
             tooltip=f"Show {FOLD_PAGE} more lines of this tool output",
