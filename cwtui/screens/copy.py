@@ -19,6 +19,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from cwtui.screens.common import LiveScreen
+from cwtui.widgets.nav import NavList
 
 PREVIEW_CHARS = 56
 
@@ -45,7 +46,7 @@ class CopyScreen(ModalScreen[str | None], LiveScreen):
                 options.append(
                     Option(Text.assemble((f"{n} ", "bold"), (label, "bold"), "  ", (shown, "dim")))
                 )
-            yield OptionList(*options, id="copy-options")
+            yield NavList(*options, id="copy-options")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()

@@ -34,6 +34,7 @@ from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_ha
 from cwtui.screens.prompt import PromptScreen
 from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hints import budget_text, detail_text, row_cells
+from cwtui.widgets.nav import NavList, NavTable
 
 EMPTY_SESSION = (
     "No frozen hints for this session yet — agents create them with `cw preflight` through "
@@ -147,10 +148,10 @@ class HintsScreen(LiveScreen):
         with Horizontal(id="hints-body"):
             with Vertical(id="hints-sessions-pane"):
                 yield Static("Sessions with hints", classes="pane-title")
-                yield OptionList(id="hints-sessions")
+                yield NavList(id="hints-sessions")
             with Vertical(id="hints-main"):
                 yield Static("Reading the frozen hints…", id="hints-budget")
-                yield DataTable(id="hints-table", cursor_type="row", zebra_stripes=True)
+                yield NavTable(id="hints-table", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="hints-empty")
                 with VerticalScroll(id="hints-detail-pane"):
                     yield Static("", id="hints-detail")

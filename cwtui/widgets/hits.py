@@ -193,3 +193,34 @@ def best_band(bands: Iterable[str]) -> str | None:
     """The highest of ``bands`` in :data:`BAND_ORDER` (None when empty)."""
     present = set(bands)
     return next((band for band in BAND_ORDER if band in present), None)
+
+
+#: Characters of each neighbouring turn the context shows.
+CONTEXT_CHARS = 300
+
+
+def _neighbour(item: dict[str, Any], side: str) -> Text:
+    text = " ".join(str(item.get("text", "")).split())
+    if len(text) > CONTEXT_CHARS:
+        text = text[: CONTEXT_CHARS - 1] + "…"
+    keys = item.get("messageKeys") or []
+    head = Text.assemble(
+        (f"{side} ", "bold cyan"),
+        (f"{when(item.get('created'))} · {item.get('kind', '?')}", "dim"),
+        (f" · {keys[0]}" if keys else "", "dim"),
+    )
+    return Text.assemble(head, "\n", (text, "dim"))
+
+
+def context_block(hit: dict[str, Any], body: RenderableType) -> Group:
+    """The preview with the hit's chronological neighbours around it (``gather``'s ``before``
+    and ``after``: context, never ranked — they carry no score)."""
+    before = [_neighbour(n, "before") for n in hit.get("before") or []]
+    after = [_neighbour(n, "after") for n in hit.get("after") or []]
+    parts: list[RenderableType] = [body, Rule("context (not ranked)", style="dim")]
+    if not before and not after:
+        parts.append(Text("no neighbouring turns in this session", "dim italic"))
+    parts += before
+    parts.append(Text("▶ the hit", "bold #e3b341"))
+    parts += after
+    return Group(*parts)
