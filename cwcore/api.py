@@ -268,6 +268,11 @@ class Archive:
         """Search hits with their chronological before/after neighbours (no score on those)."""
         return self.call("gather", {**request, "neighbors": neighbors})
 
+    def context(self, document_id: str, *, neighbors: int = 1) -> dict[str, Any]:
+        """The turns before and after ``document_id`` in its session (context, not ranked):
+        ``{"documentId", "session", "turn", "before", "after"}``."""
+        return self.call("context", {"documentId": document_id, "neighbors": neighbors})
+
     def supersede(
         self,
         document_id: str,

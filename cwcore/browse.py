@@ -467,3 +467,41 @@ def show_document(
         "kind": head["kind"],
         "versions": out,
     }
+
+
+MAX_CONTEXT = 8
+
+
+def document_context(reader: Reader, document_id: str, *, around: int = 1) -> dict[str, Any]:
+    """The turns before and after a document in its session, as ``gather`` gives them for a
+    hit (context: no score, no band): ``{"documentId", "session", "turn", "before", "after"}``.
+    A tool-result document is placed at its parent turn; ``around`` is 0 to 8 on each side.
+    Raises :class:`~cwcore.errors.NotFound` for a document that does not exist."""
+    from cwcore.recall.gather import neighbor
+
+    if not 0 <= around <= MAX_CONTEXT:
+        raise InvalidInput(f"neighbors must be from 0 to {MAX_CONTEXT}")
+    head = reader.head(document_id)
+    manifest = reader.manifest(document_id, int(head["version"]))
+    metadata = manifest.get("metadata") or {}
+    turn = (
+        manifest.get("parent") if manifest["kind"] == "tool-result" else metadata.get("continues")
+    ) or document_id
+    turns = [
+        h
+        for h in reader.session_heads(manifest["session"])
+        if h["kind"] in ("turn", "decision") or h["documentId"] == turn
+    ]
+    index = next((i for i, h in enumerate(turns) if h["documentId"] == turn), None)
+    before: list[dict[str, Any]] = []
+    after: list[dict[str, Any]] = []
+    if index is not None and around:
+        before = [neighbor(reader, h) for h in turns[max(0, index - around) : index]]
+        after = [neighbor(reader, h) for h in turns[index + 1 : index + 1 + around]]
+    return {
+        "documentId": document_id,
+        "session": manifest["session"],
+        "turn": turn,
+        "before": before,
+        "after": after,
+    }

@@ -704,6 +704,18 @@ def _show_document(
     return large_results.send(body, emit)
 
 
+@method("context")
+def _context(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The chronological neighbours of one document (``gather``'s context, for one anchor)."""
+    target = required_str(params, "documentId")
+    around = params.get("neighbors", 1)
+    if not isinstance(around, int) or isinstance(around, bool):
+        raise InvalidInput("neighbors must be an integer")
+    return browse.document_context(engine.reader, target, around=around)
+
+
 @method("gather", output_bytes=4 * MiB)
 def _gather(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event

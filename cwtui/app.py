@@ -42,8 +42,8 @@ class CwApp(App[None]):
     MODES: ClassVar[dict[str, Any]] = {spec.name: spec.factory for spec in MODE_SPECS}
     # Screen classes app.tcss lays out by: under 100 columns panes fold away or shrink, under
     # 32 rows the search timeline is one row of bars.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (App types it)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(

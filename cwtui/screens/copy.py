@@ -13,7 +13,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
@@ -37,7 +37,7 @@ class CopyScreen(ModalScreen[str | None], LiveScreen):
         self.choices = [(label, value) for label, value in choices if value]
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="copy-dialog", classes="dialog"):
+        with VerticalScroll(id="copy-dialog", classes="dialog"):
             yield Label("Copy to the clipboard", classes="dialog-title")
             options = []
             for n, (label, value) in enumerate(self.choices, start=1):

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
@@ -54,7 +54,7 @@ class ForgetScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
         self.detail = detail
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="forget-dialog", classes="dialog"):
+        with VerticalScroll(id="forget-dialog", classes="dialog"):
             yield Label(Text(f"Forget session {self.session_id}?"), classes="dialog-title")
             if self.detail:
                 yield Static(Text(self.detail, "italic"), id="forget-detail")

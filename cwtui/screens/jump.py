@@ -11,7 +11,7 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
@@ -30,10 +30,10 @@ class JumpScreen(ModalScreen[str | None], LiveScreen):
         self.count = count
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="jump-dialog", classes="dialog"):
+        with VerticalScroll(id="jump-dialog", classes="dialog"):
             yield Label("Jump to message", classes="dialog-title")
             hint = f"1–{self.count} or a message key (user:u3, u3)"
-            yield Input(placeholder=hint, id="jump-input")
+            yield Input(placeholder=hint, id="jump-input", compact=True)
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -12,7 +12,7 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
@@ -36,9 +36,11 @@ class PromptScreen(ModalScreen[str | None], LiveScreen):
         self.allow_empty = allow_empty
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="prompt-dialog", classes="dialog"):
+        with VerticalScroll(id="prompt-dialog", classes="dialog"):
             yield Label(self.title_text, classes="dialog-title")
-            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+            yield Input(
+                value=self.value, placeholder=self.placeholder, id="prompt-input", compact=True
+            )
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -40,6 +40,7 @@ from cwtui.screens.copy import CopyScreen
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.jump import JumpScreen
+from cwtui.screens.unsupersede import UnsupersedeScreen
 from cwtui.widgets.findbar import FindBar
 from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.message import FOLDABLE, MessageView, found_spans, shown_text
@@ -273,6 +274,14 @@ class TranscriptScreen(LiveScreen):
             group=OPEN,
             id="cw.transcript.editor",
             tooltip="Open a copy of the current message in $EDITOR",
+        ),
+        Binding(
+            "U",
+            "unsupersede",
+            "Undo",
+            key_display="U",
+            id="cw.transcript.unsupersede",
+            tooltip="Bring the current superseded message's document back into search",
         ),
         Binding(
             "e",
@@ -632,6 +641,28 @@ class TranscriptScreen(LiveScreen):
         problem = open_text(self.app, text, editor=editor, name=name)
         if problem:
             self.notify(problem, severity="error", markup=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not super().check_action(action, parameters):
+            return False
+        if action == "unsupersede":
+            counts = (self.body or {}).get("counts") or {}
+            return True if counts.get("superseded") else None
+        return True
+
+    def action_unsupersede(self) -> None:
+        message = self._current_message()
+        if message is None or not message.get("superseded"):
+            self.notify("Go to a superseded message first (g, j / k).", severity="warning")
+            return
+        document_id = str(message["documentId"])
+        self.app.push_screen(
+            UnsupersedeScreen(document_id, str(message.get("text", ""))[:300]), self._undone
+        )
+
+    def _undone(self, result: dict[str, Any] | None) -> None:
+        if result is not None:
+            self.action_reload()
 
     # -- the session ---------------------------------------------------------------------------
 

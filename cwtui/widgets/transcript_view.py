@@ -9,6 +9,7 @@ or, for a far one, a new window starting there.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,10 @@ class TranscriptView(VerticalScroll):
     everything in between, so opening a 1,000-message session at its last message costs one
     batch, not a thousand widgets. While entries above the window are not mounted, a line at the
     top says how many there are.
+
+    Every change of the window runs under one lock (a batch mounting in a worker never meets a
+    jump that restarts the window), and a jump's :meth:`land` holds batches off until its target
+    is on screen, then keeps it in place while batches mount above it.
     """
 
     class Edge(Message):
@@ -96,7 +101,6 @@ class TranscriptView(VerticalScroll):
     MARGIN = 20
     #: Entries outside the window past which a jump starts a new window.
     FAR = 60
-
     #: Refreshes a scroll waits for layout to catch up with what was just mounted.
     SETTLE_TRIES = 12
 
@@ -108,7 +112,9 @@ class TranscriptView(VerticalScroll):
         self._widgets: list[Widget] = []
         self._first = 0  # position of self._widgets[0]
         self._earlier: Static | None = None
-        self._busy = False
+        self._lock = asyncio.Lock()
+        self._mounting = False  # a batch worker is scheduled or running
+        self._holding = False  # a jump waits to land: no batch until it has
         #: What a jump asked to see and at which row of it: kept on screen while batches mount.
         self._anchor: tuple[Widget, int] | None = None
 
@@ -121,35 +127,36 @@ class TranscriptView(VerticalScroll):
         """The position of the first mounted entry."""
         return self._first
 
+    @property
+    def held(self) -> Widget | None:
+        """The entry a jump landed on, while it is held in place."""
+        return self._anchor[0] if self._anchor else None
+
     async def show(self, entries: list[Entry], start: int = 0, *, settle: bool = True) -> None:
         """Replace the transcript with ``entries`` and mount a batch from ``start``. With
         ``settle`` False the caller lands on an entry next (:meth:`land`), so nothing more is
         mounted until then."""
-        self._busy = True
         self._anchor = None
-        try:
+        self._holding = not settle
+        async with self._lock:
             self.entries = entries
             await self._restart(max(0, min(start, len(entries) - 1)))
             self.scroll_home(animate=False)
-            await self.reveal(min(self._first + self.BATCH, len(entries)) - 1)
-        finally:
-            self._busy = False
+            await self._reveal(min(self._first + self.BATCH, len(entries)) - 1)
         if settle:
             self.call_after_refresh(self._maybe_more)
-        else:
-            self._busy = True  # until land() has scrolled
 
     def land(self, widget: Widget, row: int = 0) -> None:
         """Scroll so that ``widget``'s row ``row`` is at the top of the view, once layout has
         placed it, and keep it there while batches mount around it (until the user scrolls).
-        Mounting is held off until then, so a batch above can never push the target away."""
+        Batches are held off until then, so one above can never push the target away."""
         self._anchor = (widget, row)
-        self._busy = True
+        self._holding = True
         self.call_after_refresh(self._land, 0)
 
     def _land(self, tries: int) -> None:
         if self._anchor is None or not self._anchor[0].is_attached:
-            self._busy = False
+            self._holding = False
             return
         widget, row = self._anchor
         y = widget.virtual_region.y + row
@@ -158,13 +165,8 @@ class TranscriptView(VerticalScroll):
             self.call_after_refresh(self._land, tries + 1)
             return
         self.scroll_to(y=y, animate=False, immediate=True)
-        self._busy = False
+        self._holding = False
         self.call_after_refresh(self._maybe_more)
-
-    @property
-    def held(self) -> Widget | None:
-        """The entry a jump landed on, while it is held in place."""
-        return self._anchor[0] if self._anchor else None
 
     async def _restart(self, start: int) -> None:
         """Drop every mounted entry; the window starts (empty) at ``start``."""
@@ -223,6 +225,10 @@ class TranscriptView(VerticalScroll):
         """Mount what it takes for ``position`` to be in the window and return its widget
         (None if out of range): the entries between the window and it, or — when it is more
         than :attr:`FAR` entries away — a new window starting at it."""
+        async with self._lock:
+            return await self._reveal(position)
+
+    async def _reveal(self, position: int) -> Widget | None:
         if position >= len(self.entries):
             position = len(self.entries) - 1
         if position < 0:
@@ -257,10 +263,11 @@ class TranscriptView(VerticalScroll):
 
     async def reveal_for_top(self, position: int) -> Widget | None:
         """Like :meth:`reveal`, plus a batch after ``position`` so it can scroll to the top."""
-        widget = await self.reveal(position)
-        if widget is not None:
-            await self.reveal(position + self.BATCH)
-        return widget
+        async with self._lock:
+            widget = await self._reveal(position)
+            if widget is not None:
+                await self._reveal(position + self.BATCH)
+            return widget
 
     def set_tools_expanded(self, expanded: bool) -> None:
         """Expand or collapse every tool message, now and in batches still to come."""
@@ -309,53 +316,56 @@ class TranscriptView(VerticalScroll):
     def _maybe_more(self) -> None:
         """Mount the next batch when the bottom is near (or the view is not yet full), or the
         previous one when the top is near and entries above are not mounted."""
-        if self._busy:
+        if self._mounting or self._holding:
             return
         if self._first + self.mounted < len(self.entries) and (
             self.scroll_y >= self.max_scroll_y - self.MARGIN
         ):
-            self._busy = True
+            self._mounting = True
             self.run_worker(self._more(), group="transcript-more")
         elif self._first > 0 and self.scroll_y <= self.MARGIN:
-            self._busy = True
+            self._mounting = True
             self.run_worker(self._less(), group="transcript-more")
 
     async def _more(self) -> None:
         try:
-            await self.reveal(self._first + self.mounted + self.BATCH - 1)
+            async with self._lock:
+                await self._reveal(self._first + self.mounted + self.BATCH - 1)
         finally:
-            self._busy = False
+            self._mounting = False
         self.call_after_refresh(self._maybe_more)
 
     async def _less(self) -> None:
         """Mount the batch above the window, keeping the entry on screen where it is (the
         jump's target when one is held, else the first mounted entry)."""
-        held = self._anchor[0] if self._anchor and self._anchor[0].is_attached else None
-        anchor = held or (self._widgets[0] if self._widgets else None)
-        if anchor is None:
-            self._busy = False
-            return
-        before = anchor.virtual_region.y
-        offset = before - self.scroll_y
-        count = self._first - max(0, self._first - self.BATCH)
         try:
-            await self._prepend(max(0, self._first - self.BATCH))
+            async with self._lock:
+                held = self._anchor[0] if self._anchor and self._anchor[0].is_attached else None
+                anchor = held or (self._widgets[0] if self._widgets else None)
+                if anchor is None or self._first <= 0:
+                    self._mounting = False
+                    return
+                before = anchor.virtual_region.y
+                offset = before - self.scroll_y
+                count = self._first - max(0, self._first - self.BATCH)
+                await self._prepend(max(0, self._first - self.BATCH))
         except Exception:
-            self._busy = False
+            self._mounting = False
             raise
 
         def settle(tries: int) -> None:
             if not anchor.is_attached:
-                self._busy = False
+                self._mounting = False
                 return
             # Layout places the new batch on a later refresh: until the anchor has moved down
             # by at least a row per entry mounted above it, its position is the old one.
             y = anchor.virtual_region.y
-            if (y < before + count or y - offset > self.max_scroll_y) and tries < self.SETTLE_TRIES:
+            stale = y < before + count or y - offset > self.max_scroll_y
+            if stale and tries < self.SETTLE_TRIES:
                 self.call_after_refresh(settle, tries + 1)
                 return
             self.scroll_to(y=y - offset, animate=False, immediate=True)
-            self._busy = False
+            self._mounting = False
             self.call_after_refresh(self._maybe_more)
 
         self.call_after_refresh(settle, 0)
