@@ -15,12 +15,12 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cwtui.screens.common import LiveScreen
+from cwtui.widgets.dialog import Dialog
 from cwtui.widgets.nav import NavList
 
 
@@ -74,7 +74,7 @@ class CandidatesScreen(ModalScreen[None], LiveScreen):
         self.rows = candidates(hint)
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="candidates-dialog", classes="dialog"):
+        with Dialog(id="candidates-dialog", classes="dialog"):
             yield Label(
                 f"Candidates of {self.hint.get('messageKey') or 'this message'}",
                 classes="dialog-title",
@@ -97,7 +97,10 @@ class CandidatesScreen(ModalScreen[None], LiveScreen):
             yield Static(Text("Enter recalls it · o opens its transcript · Esc closes", "dim"))
 
     def on_mount(self) -> None:
-        self.query_one(OptionList).focus()
+        listing = self.query_one(OptionList)
+        if self.rows:
+            listing.highlighted = 0
+        listing.focus()
 
     def _row(self) -> dict[str, Any] | None:
         index = self.query_one(OptionList).highlighted

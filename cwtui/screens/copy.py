@@ -13,12 +13,12 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from cwtui.screens.common import LiveScreen
+from cwtui.widgets.dialog import Dialog
 from cwtui.widgets.nav import NavList
 
 PREVIEW_CHARS = 56
@@ -37,7 +37,7 @@ class CopyScreen(ModalScreen[str | None], LiveScreen):
         self.choices = [(label, value) for label, value in choices if value]
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="copy-dialog", classes="dialog"):
+        with Dialog(id="copy-dialog", classes="dialog"):
             yield Label("Copy to the clipboard", classes="dialog-title")
             options = []
             for n, (label, value) in enumerate(self.choices, start=1):

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet
 from textual.worker import get_current_worker
@@ -30,6 +30,7 @@ from cwtui.screens.common import (
     archive_handle,
     error_text,
 )
+from cwtui.widgets.dialog import Dialog
 
 FORMATS = ("md", "jsonl")
 
@@ -74,7 +75,7 @@ class ExportScreen(ModalScreen[Path | None], LiveScreen):
         self._confirm_overwrite: Path | None = None
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="export-dialog", classes="dialog"):
+        with Dialog(id="export-dialog", classes="dialog"):
             yield Label(Text(f"Export session {self.session_id}"), classes="dialog-title")
             with RadioSet(id="export-format"):
                 yield MarkRadio("Markdown (.md)", value=True, id="fmt-md")

@@ -14,7 +14,6 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -29,6 +28,7 @@ from cwtui.screens.common import (
     archive_handle,
     error_text,
 )
+from cwtui.widgets.dialog import Dialog
 from cwtui.widgets.nav import NavList
 
 OUTCOME_STYLE = {"partial": "bold #d29922", "skipped": "bold #da3633"}
@@ -79,7 +79,7 @@ class PartialScreen(ModalScreen[None], LiveScreen):
         self.next: int | None = None
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="partial-dialog", classes="dialog"):
+        with Dialog(id="partial-dialog", classes="dialog"):
             yield Label("Documents behind PARTIAL", classes="dialog-title")
             yield Static("Reading the applied markers…", id="partial-state")
             yield NavList(id="partial-list")
@@ -117,6 +117,8 @@ class PartialScreen(ModalScreen[None], LiveScreen):
         )
         listing.display = bool(count)
         if count:
+            if listing.highlighted is None:
+                listing.highlighted = 0
             listing.focus()
 
     def on_partial_screen_failed(self, message: Failed) -> None:

@@ -12,11 +12,11 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from cwtui.screens.common import LiveScreen
+from cwtui.widgets.dialog import Dialog
 
 
 class PromptScreen(ModalScreen[str | None], LiveScreen):
@@ -36,7 +36,7 @@ class PromptScreen(ModalScreen[str | None], LiveScreen):
         self.allow_empty = allow_empty
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="prompt-dialog", classes="dialog"):
+        with Dialog(id="prompt-dialog", classes="dialog"):
             yield Label(self.title_text, classes="dialog-title")
             yield Input(
                 value=self.value, placeholder=self.placeholder, id="prompt-input", compact=True

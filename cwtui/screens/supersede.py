@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -29,6 +29,7 @@ from cwtui.screens.common import (
     archive_handle,
     error_text,
 )
+from cwtui.widgets.dialog import Dialog
 
 EXPLAIN = (
     "It leaves search and recall but is not deleted: transcripts and the audit view (d) still "
@@ -63,7 +64,7 @@ class SupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
         self.summary = " ".join(summary.split())
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="supersede-dialog", classes="dialog"):
+        with Dialog(id="supersede-dialog", classes="dialog"):
             yield Label(f"Supersede {self.document_id}?", classes="dialog-title")
             if self.summary:
                 clipped = self.summary if len(self.summary) <= 200 else self.summary[:199] + "…"

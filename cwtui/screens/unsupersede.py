@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -30,6 +30,7 @@ from cwtui.screens.common import (
     archive_handle,
     error_text,
 )
+from cwtui.widgets.dialog import Dialog
 
 EXPLAIN = (
     "It becomes searchable again, as a new version. Nothing is erased: the audit view (d) keeps "
@@ -58,7 +59,7 @@ class UnsupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
         self.summary = " ".join(summary.split())
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="unsupersede-dialog", classes="dialog"):
+        with Dialog(id="unsupersede-dialog", classes="dialog"):
             yield Label(f"Undo the supersession of {self.document_id}?", classes="dialog-title")
             if self.summary:
                 clipped = self.summary if len(self.summary) <= 200 else self.summary[:199] + "…"
