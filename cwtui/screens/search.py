@@ -434,17 +434,20 @@ class SearchScreen(LiveScreen):
             narrowed.append("a date range")
         what = f"“{query}”" if query else f"{self.relation} passages"
         head = f"No results for {what}"
-        head += f" in {', '.join(narrowed)}." if narrowed else "."
-        tries = ["other or fewer words", "checking the spelling"]
+        head += f" with {', '.join(narrowed)}." if narrowed else "."
+        also = []
         if self.scope != "all":
-            tries.append("a wider scope (F2)")
+            also.append("a wider scope (F2)")
         if self.relation:
-            tries.append("any relation (F4)")
+            also.append("any relation (F4)")
         if self.policy != "always":
-            tries.append("semantic: always (F3)")
+            also.append("semantic always (F3)")
         if narrowed:
-            tries.append("fewer filters (F5, or edit the query)")
-        return f"{head}\nTry {', '.join(tries[:-1])} or {tries[-1]}."
+            also.append("fewer filters (F5, or edit the query)")
+        tip = "Try other or fewer words, or check the spelling"
+        if also:
+            tip += "; or try " + ", ".join(also)
+        return f"{head}\n{tip}."
 
     def _status_text(self, request: dict[str, Any], body: dict[str, Any]) -> Text:
         n = len(self.hits)

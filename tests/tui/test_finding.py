@@ -95,7 +95,7 @@ async def test_standing_filters_stay_and_history_brings_a_search_back(
         await settle(pilot)
         assert last_request()["project"] == "delta" and not screen.hits
         empty = static_text(screen, "#search-empty")
-        assert empty.startswith("No results for “socket path” in project delta, agent")
+        assert empty.startswith("No results for “socket path” with project delta, agent")
         assert "fewer filters (F5" in empty and "agent" not in empty.split("\n")[1]
         await pilot.press("f5", *["backspace"] * 40, "enter")  # clear them
         await settle(pilot)

@@ -175,7 +175,10 @@ async def test_empty_archive(cw_home: Path, app_for: AppFactory) -> None:
         assert "No frozen hints yet" in _text(screen, "#hints-empty")
 
 
-def test_hints_snapshot(snap_compare: Any, hints_home: dict[str, Any], app_for: AppFactory) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
+def test_hints_snapshot(
+    snap_compare: Any, hints_home: dict[str, Any], app_for: AppFactory, size: tuple[int, int]
+) -> None:
     async def hints(pilot: Any) -> None:
         await settle(pilot)
         await pilot.press("4")
@@ -185,4 +188,4 @@ def test_hints_snapshot(snap_compare: Any, hints_home: dict[str, Any], app_for: 
         await pilot.press(*SESSION, "enter")
         await settle(pilot)
 
-    assert snap_compare(app_for(hints_home["home"]), terminal_size=SIZE, run_before=hints)
+    assert snap_compare(app_for(hints_home["home"]), terminal_size=size, run_before=hints)
