@@ -30,7 +30,7 @@ class FindBar(Horizontal):
     """``Find: [term]  3 / 12``."""
 
     DEFAULT_CSS = """
-    FindBar { height: 1; dock: bottom; display: none; padding: 0 1; background: $boost; }
+    FindBar { height: 1; display: none; padding: 0 1; background: $boost; }
     FindBar > .find-label { width: auto; text-style: bold; }
     FindBar > FindInput { width: 1fr; height: 1; border: none; padding: 0 1; }
     FindBar > #find-count { width: auto; color: $text-muted; }

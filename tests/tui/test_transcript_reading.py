@@ -13,6 +13,7 @@ from cwcore.api import Archive
 from cwtui.screens.copy import CopyScreen
 from cwtui.screens.search import SearchScreen
 from cwtui.screens.transcript import TranscriptScreen
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.message import FOLD_PAGE, MessageView
 from cwtui.widgets.transcript_view import TranscriptView
 from tests.tui.conftest import SIZE, AppFactory, settle, write_jsonl
@@ -186,6 +187,9 @@ async def test_find_reaches_into_folded_output_and_steps_through_matches(
         assert hit.key == "tool:m40" and hit.expanded and hit.limit >= LONG
         assert screen.matches == [(hit.position, LONG - 1)]
         assert "1 / 1" in str(screen.query_one("#find-count").render())
+        # The find bar is on screen, above the footer (both at the bottom once hid it).
+        bar, footer = screen.query_one("#find-bar"), screen.query_one(KeysFooter)
+        assert bar.region.height == 1 and bar.region.bottom <= footer.region.y
         await pilot.press("escape")  # closes find first …
         await pilot.pause()
         assert not screen.query_one("#find-bar").display and app.screen is screen
@@ -234,3 +238,65 @@ async def test_pager_copy_and_paired_calls(
         await pilot.press("c", "1")
         await pilot.pause()
         assert app.clipboard == "long"
+
+
+def titled_home(cw_home: Path) -> Path:
+    """Two sessions admitted with titles (as the importers set them from a summary or the
+    first real prompt), one with a thinking message, shaped as importers keep thinking."""
+    from cwcore.engine import Engine
+    from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
+
+    engine = Engine(cw_home)
+    try:
+        for sid, title, start in (
+            ("s-titled-1", "Fix the flaky lease renewal test", "2026-11-19T09:00:00Z"),
+            ("s-titled-2", "Why is the queue back on SQLite?", "2026-11-18T09:00:00Z"),
+        ):
+            session = SessionSpec(sid, "proj", "claude-code", started=start, title=title)
+            parts = (
+                DocumentPart("user:u1", "user", "text", f"{title} please", timestamp=start),
+                DocumentPart(
+                    "assistant:k1",
+                    "assistant",
+                    "thinking",
+                    "The lease clock should be monotonic, not wall time.",
+                    timestamp=start,
+                ),
+                DocumentPart("assistant:a1", "assistant", "text", "Done.", timestamp=start),
+            )
+            spec = DocumentSpec(
+                f"t-{sid}", "turn", sid, "proj", "claude-code", parts, starts_turn=True
+            )
+            engine.admission.admit(session, (), [spec])
+        engine.indexer.drain()
+    finally:
+        engine.close()
+    return cw_home
+
+
+async def test_titles_show_in_the_table_and_header_and_find_reaches_thinking(
+    cw_home: Path, app_for: AppFactory
+) -> None:
+    from cwtui.widgets.sessions_table import SessionsTable
+
+    app = app_for(titled_home(cw_home))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(SessionsTable)
+        titles = [str(table.get_row_at(n)[-1]) for n in range(table.row_count)]
+        assert titles == ["Fix the flaky lease renewal test", "Why is the queue back on SQLite?"]
+        await pilot.press("slash", *"queue", "enter")  # the / filter matches titles
+        await settle(pilot)
+        assert table.row_count == 1
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen)
+        assert "Why is the queue back on SQLite?" in str(
+            screen.query_one("#transcript-header").render()
+        )
+        thinking = next(v for v in screen.query(MessageView) if v.message["kind"] == "thinking")
+        assert not thinking.display  # hidden until t …
+        await pilot.press("slash", *"monotonic", "enter")  # … or until a find lands in it
+        await settle(pilot)
+        assert current(screen) is thinking and thinking.display and screen.show_thinking
