@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -94,6 +95,13 @@ def _cursor_decode(cursor: str) -> tuple[str, str]:
         raise InvalidInput(f"not a cursor from cw sessions: {excerpt(cursor)}") from None
 
 
+#: Sort keys of a session listing. ``started`` walks the session-order index page by page;
+#: the others (and any ``match``) read every matching session record once per page.
+SORT_KEYS = ("started", "ended", "messages", "tools", "duration")
+#: Records read per multi-get on the sorted path.
+_SORT_READ = 1_000
+
+
 def check_page(
     *, limit: object = 50, since: str | None = None, cursor: str | None = None
 ) -> tuple[datetime | None, tuple[str, str] | None]:
@@ -120,23 +128,32 @@ def list_sessions(
     since: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    sort: str = "started",
+    ascending: bool = False,
+    match: str | None = None,
 ) -> dict[str, Any]:
-    """Sessions newest first (by start time, then id), filtered, one page at a time.
+    """Sessions, filtered, one page at a time: newest first by default.
 
-    Walks the ``session-order`` index (with a project, that project's part of it) from the
-    cursor, filtering on its summaries, and stops after ``limit + 1`` matches; only the page's
-    session records are read.
+    By start time (``sort="started"``, newest first) the listing walks the ``session-order``
+    index (with a project, that project's part of it) from the cursor, filtering on its
+    summaries, and stops after ``limit + 1`` matches; only the page's session records are read.
+    Another ``sort`` (``ended``, ``messages``, ``tools``, ``duration``: largest first), oldest
+    first (``ascending``), or a ``match`` (a case-insensitive substring of the session id or
+    title) read every session that passes the filters: a cost in the number of such sessions,
+    paid per page. Ties go newest first, then by id.
     Returns ``{"sessions": [...], "next_cursor": str | None}``.
     """
+    if sort not in SORT_KEYS:
+        raise InvalidInput(f"sort must be one of {', '.join(SORT_KEYS)}")
+    match = match.strip() if match else None
+    if sort != "started" or ascending or match:
+        since_dt, _ = check_page(limit=limit, since=since)
+        return _sorted_sessions(
+            reader, project, agent, since_dt, limit, cursor, sort, ascending, match or None
+        )
     since_dt, after = check_page(limit=limit, since=since, cursor=cursor)
     ids: list[str] = []
-    for entry in session_order.scan(reader.store, after, project=project):
-        if agent is not None and entry.agent != agent:
-            continue
-        if since_dt is not None:
-            last = entry.ended or entry.started
-            if not last or parse_time(last) < since_dt:
-                continue
+    for entry in _filtered(reader, project, agent, since_dt, after):
         ids.append(entry.session_id)
         if len(ids) > limit:
             break
@@ -145,43 +162,150 @@ def list_sessions(
     return {"sessions": [r.to_json() for r in page], "next_cursor": next_cursor}
 
 
-def transcript(
-    reader: Reader, session: str, *, include_all: bool = False, include_superseded: bool = False
-) -> dict[str, Any]:
-    """A session as ordered messages from its live documents, in order of first admission.
+def _filtered(
+    reader: Reader,
+    project: str | None,
+    agent: str | None,
+    since: datetime | None,
+    after: tuple[str, str] | None = None,
+) -> Iterator[session_order.Entry]:
+    """The session-order entries that pass the project, agent and since filters, in order."""
+    for entry in session_order.scan(reader.store, after, project=project):
+        if agent is not None and entry.agent != agent:
+            continue
+        if since is not None:
+            last = entry.ended or entry.started
+            if not last or parse_time(last) < since:
+                continue
+        yield entry
 
-    With ``include_all``, metadata events (lines that carry no conversation) are listed too.
+
+def _duration(row: SessionInfo) -> float:
+    if not row.started or not row.ended:
+        return -1.0
+    try:
+        return (parse_time(row.ended) - parse_time(row.started)).total_seconds()
+    except InvalidInput:
+        return -1.0
+
+
+_SORT_VALUE: dict[str, Callable[[SessionInfo], Any]] = {
+    "started": lambda r: r.started or "",
+    "ended": lambda r: r.ended or r.started or "",
+    "messages": lambda r: r.messages,
+    "tools": lambda r: r.toolCalls,
+    "duration": _duration,
+}
+
+
+def _sorted_sessions(
+    reader: Reader,
+    project: str | None,
+    agent: str | None,
+    since: datetime | None,
+    limit: int,
+    cursor: str | None,
+    sort: str,
+    ascending: bool,
+    match: str | None,
+) -> dict[str, Any]:
+    offset = _offset_decode(cursor, sort, ascending, match) if cursor else 0
+    wanted = match.casefold() if match else None
+    rows: list[SessionInfo] = []
+    ids = [entry.session_id for entry in _filtered(reader, project, agent, since)]
+    for start in range(0, len(ids), _SORT_READ):
+        for record in reader.sessions_by_id(ids[start : start + _SORT_READ]):
+            row = SessionInfo.from_record(record)
+            if wanted is not None and not (
+                wanted in row.sessionId.casefold() or wanted in (row.title or "").casefold()
+            ):
+                continue
+            rows.append(row)
+    # ``ids`` is newest first: a stable sort keeps that order among equal values.
+    value = _SORT_VALUE[sort]
+    rows.sort(key=value, reverse=not ascending)
+    page = rows[offset : offset + limit]
+    more = offset + limit < len(rows)
+    next_cursor = _offset_encode(offset + limit, sort, ascending, match) if more else None
+    return {"sessions": [r.to_json() for r in page], "next_cursor": next_cursor}
+
+
+def _offset_encode(offset: int, sort: str, ascending: bool, match: str | None) -> str:
+    raw = json.dumps({"offset": offset, "sort": sort, "asc": ascending, "match": match})
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _offset_decode(cursor: str, sort: str, ascending: bool, match: str | None) -> int:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        body = json.loads(raw)
+        offset = body["offset"]
+        same = (body["sort"], body["asc"], body["match"]) == (sort, ascending, match)
+    except (ValueError, TypeError, KeyError):
+        raise InvalidInput(f"not a cursor from cw sessions: {excerpt(cursor)}") from None
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0 or not same:
+        raise InvalidInput(f"not a cursor of this listing: {excerpt(cursor)}")
+    return offset
+
+
+def resolve_session(reader: Reader, session: str) -> SessionInfo:
+    """The session an id or a unique id prefix (4+ characters) names, as ``cw show`` resolves
+    it; :class:`~cwcore.errors.NotFound` when none or several match."""
+    return SessionInfo.from_record(reader.find_session(session))
+
+
+def transcript(
+    reader: Reader, session: str, *, include_all: bool = False, hide_superseded: bool = False
+) -> dict[str, Any]:
+    """A session as ordered messages from its documents, in order of first admission.
+
+    A transcript shows what happened: the messages of superseded documents are listed too,
+    each marked ``superseded: true`` with ``supersession: {"reason", "by", "at"}`` (why, and the
+    replacing document when one was named). ``hide_superseded`` leaves them out instead and
+    counts them in ``hiddenSuperseded``. With ``include_all``, metadata events (lines that carry
+    no conversation) are listed too.
+
     Each message: ``{"documentId", "messageKey", "role", "kind", "text", "timestamp", "tool",
-    "lines", "superseded"}`` plus, when set, ``parent``, ``toolCallId``, ``inputIsText`` or
-    ``toolInput``, ``meta``, ``isError``, ``model``, ``usage`` and ``subagent``
-    (``{"sessionId", "messages"}``: the sub-agent a tool call started, ``messages`` None when
-    that session is not in the store). Thinking (kind ``thinking``) is listed where it
-    happened; faces hide it by default. A message cut over several documents is joined back
-    into one, with ``split: {"pieces", "documentIds"}`` naming its documents in order.
+    "lines", "superseded"}`` (and ``supersession`` on superseded ones) plus, when set,
+    ``parent``, ``toolCallId``, ``inputIsText`` or ``toolInput``, ``meta``, ``isError``,
+    ``model``, ``usage`` and ``subagent`` (``{"sessionId", "messages"}``: the sub-agent a tool
+    call started, ``messages`` None when that session is not in the store). Thinking (kind
+    ``thinking``) is listed where it happened; faces hide it by default. A message cut over
+    several documents is joined back into one, with ``split: {"pieces", "documentIds"}`` naming
+    its documents in order. ``counts`` is ``{"messages", "superseded", "hiddenSuperseded"}``:
+    messages listed, how many of them are superseded, and how many superseded ones were left
+    out.
     """
     record = reader.find_session(session)
     session_id = record["id"]
     messages: list[dict[str, Any]] = []
     documents = []
     shown: set[str] = set()  # message keys already in the transcript
-    for head in reader.session_heads(session_id, include_superseded=include_superseded):
+    hidden = 0
+    for head in reader.session_heads(session_id, include_superseded=True):
         if head["kind"] not in ("turn", "tool-result", "decision", "note", "markdown"):
             continue
+        state = head.get("state", "live")
         manifest = reader.manifest(head["documentId"], head["version"])
+        if state != "live" and hide_superseded:
+            hidden += sum(
+                1 for part in manifest["parts"] if not part.get("piece") or not part["piece"][0]
+            )
+            continue
         documents.append(
             {
                 "documentId": head["documentId"],
                 "version": head["version"],
                 "kind": head["kind"],
-                "state": head.get("state", "live"),
+                "state": state,
             }
         )
-        superseded = head.get("state", "live") != "live"
+        supersession = _supersession(reader, head) if state != "live" else None
         asides: dict[int, list[tuple[dict[str, Any], str]]] = {}
         for aside, text in reader.aside_texts(manifest):
             asides.setdefault(int(aside["after"]), []).append((aside, text))
         for aside, text in asides.get(-1, ()):
-            messages.append(_message(head["documentId"], aside, text, superseded))
+            messages.append(_message(head["documentId"], aside, text, supersession))
         for index, (part, text) in enumerate(reader.part_texts(manifest)):
             if _continues_piece(messages, part, head["documentId"], text):
                 pass
@@ -191,7 +315,7 @@ def transcript(
                 continue
             else:
                 shown.add(part["key"])
-                messages.append(_message(head["documentId"], part, text, superseded))
+                messages.append(_message(head["documentId"], part, text, supersession))
                 if "piece" in part:
                     messages[-1]["split"] = {
                         "pieces": int(part["piece"][1]),
@@ -199,7 +323,7 @@ def transcript(
                     }
                     messages[-1]["_piece"] = int(part["piece"][0])
             for aside, aside_text in asides.get(index, ()):
-                messages.append(_message(head["documentId"], aside, aside_text, superseded))
+                messages.append(_message(head["documentId"], aside, aside_text, supersession))
     children = _subagents(reader, messages)
     for message in messages:
         message.pop("_piece", None)
@@ -212,6 +336,11 @@ def transcript(
         "session": SessionInfo.from_record(record).to_json(),
         "documents": documents,
         "messages": messages,
+        "counts": {
+            "messages": len(messages),
+            "superseded": sum(1 for m in messages if m["superseded"]),
+            "hiddenSuperseded": hidden,
+        },
     }
     if include_all:
         body["events"] = [
@@ -229,9 +358,9 @@ def transcript(
 
 
 def _message(
-    document_id: str, entry: dict[str, Any], text: str, superseded: bool
+    document_id: str, entry: dict[str, Any], text: str, supersession: dict[str, Any] | None
 ) -> dict[str, Any]:
-    return {
+    message: dict[str, Any] = {
         "documentId": document_id,
         "messageKey": entry["key"],
         "role": entry["role"],
@@ -240,9 +369,12 @@ def _message(
         "timestamp": entry.get("ts"),
         "tool": entry.get("tool"),
         "lines": entry.get("lines", []),
-        "superseded": superseded,
+        "superseded": supersession is not None,
         "_entry": entry,
     }
+    if supersession is not None:
+        message["supersession"] = supersession
+    return message
 
 
 def _subagents(reader: Reader, messages: list[dict[str, Any]]) -> dict[str, int | None]:
@@ -258,6 +390,22 @@ def _subagents(reader: Reader, messages: list[dict[str, Any]]) -> dict[str, int 
         except NotFound:
             out[child] = None
     return out
+
+
+def _supersession(reader: Reader, head: dict[str, Any]) -> dict[str, Any]:
+    """Why a superseded head was retired: the reason and replacement of its supersession
+    record (the head's own fields when the record is gone)."""
+    from cwcore.store import codec, keys
+
+    raw = reader.store.get(
+        "supersession", keys.SUPERSESSION.encode(head["documentId"], int(head["version"]))
+    )
+    record = codec.decode_record(raw, "supersession") if raw else {}
+    return {
+        "reason": record.get("reason") or head.get("reason") or "superseded",
+        "by": record.get("by") or head.get("supersededBy") or None,
+        "at": record.get("at") or head.get("supersededAt"),
+    }
 
 
 def _continues_piece(
@@ -296,7 +444,7 @@ def export_session(reader: Reader, session: str, fmt: str) -> str:
     Thinking is exported (kind ``thinking``); the Markdown export leaves it out.
     """
     check_export_format(fmt)
-    body = transcript(reader, session)
+    body = transcript(reader, session, hide_superseded=True)
     info = body["session"]
     if fmt == "jsonl":
         users = [
@@ -418,18 +566,27 @@ def show_document(
     out = []
     for version in versions:
         manifest = reader.manifest(document_id, version)
-        raw = reader.store.get("supersession", keys.SUPERSESSION.encode(document_id, version))
+        raw, undone = reader.store.get_many(
+            "supersession",
+            [
+                keys.SUPERSESSION.encode(document_id, version),
+                keys.UNSUPERSESSION.encode(document_id, version),
+            ],
+        )
         out.append(
             {
                 "version": version,
                 "current": version == int(head["version"]),
                 "superseded": codec.decode_record(raw) if raw else None,
+                "unsuperseded": codec.decode_record(undone) if undone else None,
                 "kind": manifest["kind"],
                 "created": manifest["created"],
                 "messageKeys": [p["key"] for p in manifest["parts"]],
                 "text": reader.text(manifest),
             }
         )
+        if manifest.get("restores"):
+            out[-1]["restores"] = manifest["restores"]  # an undone supersession brought it back
         split = (manifest.get("metadata") or {}).get("split")
         if split:
             out[-1]["split"] = split  # a piece of a cut message: which, and where the others are
@@ -441,4 +598,42 @@ def show_document(
         "project": head["project"],
         "kind": head["kind"],
         "versions": out,
+    }
+
+
+MAX_CONTEXT = 8
+
+
+def document_context(reader: Reader, document_id: str, *, around: int = 1) -> dict[str, Any]:
+    """The turns before and after a document in its session, as ``gather`` gives them for a
+    hit (context: no score, no band): ``{"documentId", "session", "turn", "before", "after"}``.
+    A tool-result document is placed at its parent turn; ``around`` is 0 to 8 on each side.
+    Raises :class:`~cwcore.errors.NotFound` for a document that does not exist."""
+    from cwcore.recall.gather import neighbor
+
+    if not 0 <= around <= MAX_CONTEXT:
+        raise InvalidInput(f"neighbors must be from 0 to {MAX_CONTEXT}")
+    head = reader.head(document_id)
+    manifest = reader.manifest(document_id, int(head["version"]))
+    metadata = manifest.get("metadata") or {}
+    turn = (
+        manifest.get("parent") if manifest["kind"] == "tool-result" else metadata.get("continues")
+    ) or document_id
+    turns = [
+        h
+        for h in reader.session_heads(manifest["session"])
+        if h["kind"] in ("turn", "decision") or h["documentId"] == turn
+    ]
+    index = next((i for i, h in enumerate(turns) if h["documentId"] == turn), None)
+    before: list[dict[str, Any]] = []
+    after: list[dict[str, Any]] = []
+    if index is not None and around:
+        before = [neighbor(reader, h) for h in turns[max(0, index - around) : index]]
+        after = [neighbor(reader, h) for h in turns[index + 1 : index + 1 + around]]
+    return {
+        "documentId": document_id,
+        "session": manifest["session"],
+        "turn": turn,
+        "before": before,
+        "after": after,
     }

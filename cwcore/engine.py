@@ -499,6 +499,9 @@ def _sessions(
     limit = params.get("limit", 50)
     if not isinstance(limit, int) or isinstance(limit, bool):
         raise InvalidInput("limit must be an integer")
+    ascending = params.get("ascending", False)
+    if not isinstance(ascending, bool):
+        raise InvalidInput("ascending must be a boolean")
     return browse.list_sessions(
         engine.reader,
         project=param_str(params, "project"),
@@ -506,7 +509,19 @@ def _sessions(
         since=param_str(params, "since"),
         limit=limit,
         cursor=param_str(params, "cursor"),
+        sort=param_str(params, "sort", "started") or "started",
+        ascending=ascending,
+        match=param_str(params, "match"),
     )
+
+
+@method("sessions.resolve")
+def _sessions_resolve(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The session an id or unique prefix names: ``{"session": <a sessions row>}``."""
+    session = required_str(params, "session", "a session id or unique prefix")
+    return {"session": browse.resolve_session(engine.reader, session).to_json()}
 
 
 @method("show", output_bytes=large_results.MAX_INLINE_BYTES)
@@ -514,11 +529,12 @@ def _show(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     session = required_str(params, "session")
+    if "hideSuperseded" in params:
+        hide = bool(params["hideSuperseded"])
+    else:  # the older parameter: superseded messages only when asked for
+        hide = not bool(params.get("includeSuperseded", True))
     body = browse.transcript(
-        engine.reader,
-        session,
-        include_all=bool(params.get("all", False)),
-        include_superseded=bool(params.get("includeSuperseded", False)),
+        engine.reader, session, include_all=bool(params.get("all", False)), hide_superseded=hide
     )
     return large_results.send(body, emit)
 
@@ -594,6 +610,17 @@ def _index_status(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     return maintenance.status(engine.store, engine.indexer, param_str(params, "document"))
+
+
+@method("index.partial", passive=True)
+def _index_partial(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    limit, after = params.get("limit", 100), params.get("after", 0)
+    for name, value in (("limit", limit), ("after", after)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidInput(f"{name} must be an integer")
+    return maintenance.partial_documents(engine.store, limit=limit, after=after)
 
 
 @method("index.verify", output_bytes=4 * MiB)
@@ -679,6 +706,20 @@ def _supersede(
     return result
 
 
+@method("supersede.undo")
+def _supersede_undo(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """Undo a supersession (an appended unsupersession record; the document is live and
+    searchable again as a new version); ``project`` confines it as for ``supersede``."""
+    target = required_str(params, "documentId")
+    result = engine.admission.unsupersede(
+        target, reason=param_str(params, "reason"), project=param_str(params, "project")
+    )
+    engine.after_admission(1)
+    return result
+
+
 @method("show.document", output_bytes=large_results.MAX_INLINE_BYTES)
 def _show_document(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
@@ -688,6 +729,18 @@ def _show_document(
         engine.reader, target, include_superseded=bool(params.get("includeSuperseded", False))
     )
     return large_results.send(body, emit)
+
+
+@method("context")
+def _context(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The chronological neighbours of one document (``gather``'s context, for one anchor)."""
+    target = required_str(params, "documentId")
+    around = params.get("neighbors", 1)
+    if not isinstance(around, int) or isinstance(around, bool):
+        raise InvalidInput("neighbors must be an integer")
+    return browse.document_context(engine.reader, target, around=around)
 
 
 @method("gather", output_bytes=4 * MiB)

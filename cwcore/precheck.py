@@ -38,10 +38,18 @@ def gather(params: dict[str, Any]) -> tuple[Any, int]:
 
 
 def sessions(params: dict[str, Any]) -> None:
-    from cwcore.browse import check_page
+    """Limit, since, sort key and (on the default order) the cursor. A cursor of a sorted or
+    matched listing is an offset that only the listing itself can check."""
+    from cwcore.browse import SORT_KEYS, check_page
 
+    sort = params.get("sort", "started")
+    if sort not in SORT_KEYS:
+        raise InvalidInput(f"sort must be one of {', '.join(SORT_KEYS)}")
+    default_order = sort == "started" and not params.get("ascending") and not params.get("match")
     check_page(
-        limit=params.get("limit", 50), since=params.get("since"), cursor=params.get("cursor")
+        limit=params.get("limit", 50),
+        since=params.get("since"),
+        cursor=params.get("cursor") if default_order else None,
     )
 
 

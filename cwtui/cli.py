@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -331,14 +332,40 @@ def sessions(
     since: Annotated[str | None, typer.Option(help="Active on or after this ISO date.")] = None,
     limit: Annotated[int, typer.Option(help="Rows per page.")] = 50,
     cursor: Annotated[str | None, typer.Option(help="Continue from a previous page.")] = None,
+    sort: Annotated[
+        str, typer.Option(help="started, ended, messages, tools or duration (largest first).")
+    ] = "started",
+    ascending: Annotated[
+        bool, typer.Option("--asc", help="Smallest (oldest) first instead.")
+    ] = False,
+    match: Annotated[
+        str | None, typer.Option(help="Only sessions whose id or title contains this.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List sessions, newest first."""
+    """List sessions, newest first (or by --sort)."""
     with guard(as_json):
-        Archive.check("sessions", {"limit": limit, "since": since, "cursor": cursor})
+        Archive.check(
+            "sessions",
+            {
+                "limit": limit,
+                "since": since,
+                "cursor": cursor,
+                "sort": sort,
+                "ascending": ascending,
+                "match": match,
+            },
+        )
         with open_archive() as archive:
             rows, next_cursor = archive.sessions(
-                project=project, agent=agent, since=since, limit=limit, cursor=cursor
+                project=project,
+                agent=agent,
+                since=since,
+                limit=limit,
+                cursor=cursor,
+                sort=sort,
+                ascending=ascending,
+                match=match,
             )
         if as_json:
             emit_json({"sessions": [r.to_json() for r in rows], "next_cursor": next_cursor})
@@ -364,7 +391,10 @@ def sessions(
             table.add_row(*cells, *([shown_id(r.title or "")] if titled else []))
         console.print(table)
         if next_cursor:
-            console.print(f"[dim]more: cw sessions --cursor {next_cursor}[/]")
+            again = "" if sort == "started" else f" --sort {sort}"
+            again += " --asc" if ascending else ""
+            again += f" --match {shlex.quote(match)}" if match else ""
+            console.print(f"[dim]more: cw sessions{escape(again)} --cursor {next_cursor}[/]")
 
 
 #: Terminal width from which ``cw sessions`` shows the title column.
@@ -386,7 +416,14 @@ def show(
     ],
     show_all: Annotated[bool, typer.Option("--all", help="Include metadata lines.")] = False,
     include_superseded: Annotated[
-        bool, typer.Option("--include-superseded", help="Include superseded documents (audit).")
+        bool,
+        typer.Option(
+            "--include-superseded", help="A document: every version, superseded ones too (audit)."
+        ),
+    ] = False,
+    hide_superseded: Annotated[
+        bool,
+        typer.Option("--hide-superseded", help="A session: leave superseded messages out."),
     ] = False,
     full: Annotated[bool, typer.Option("--full", help="Do not fold long tool output.")] = False,
     thinking: Annotated[
@@ -395,8 +432,9 @@ def show(
     as_json: JsonOpt = False,
 ) -> None:
     """A session's transcript (roles, tool calls, tool output folded, model and tokens per
-    response, a pointer to each sub-agent's session), or one document by id (with
-    --include-superseded, every version, for audit). --json always lists thinking."""
+    response, a pointer to each sub-agent's session; superseded messages marked), or one
+    document by id (with --include-superseded, every version, for audit). --json always lists
+    thinking."""
     from cwtui.transcript import render_document, render_transcript
 
     with guard(as_json), open_archive() as archive:
@@ -413,9 +451,7 @@ def show(
                     render_document(console, doc)
                 return
         try:
-            body = archive.show(
-                session, include_all=show_all, include_superseded=include_superseded
-            )
+            body = archive.show(session, include_all=show_all, hide_superseded=hide_superseded)
         except NotFound as exc:
             if not doc_like:
                 raise

@@ -75,6 +75,17 @@ def render_transcript(
         console.print(f"[dim]{used}[/]")
     if info.get("resume"):
         console.print(f"[dim]resume: {escape(info['resume'])}[/]")
+    counts = body.get("counts") or {}
+    if counts.get("hiddenSuperseded"):
+        console.print(
+            f"[dim]{counts['hiddenSuperseded']} superseded message(s) hidden "
+            "(cw show without --hide-superseded lists them)[/]"
+        )
+    elif counts.get("superseded"):
+        console.print(
+            f"[dim]{counts['superseded']} superseded message(s), marked (--hide-superseded "
+            "leaves them out)[/]"
+        )
     items: list[tuple[int, int, Any]] = []
     for index, m in enumerate(body["messages"]):
         line = m["lines"][0] if m.get("lines") else 0
@@ -104,7 +115,13 @@ def render_transcript(
             style = "dim italic" if m["kind"] == "thinking" else style
         else:
             label = m["role"]
-        mark = " [red](superseded)[/]" if m.get("superseded") else ""
+        mark = ""
+        if m.get("superseded"):
+            why = m.get("supersession") or {}
+            mark = f" [red](superseded: {escape(str(why.get('reason') or 'superseded'))}"
+            if why.get("by"):
+                mark += f"; replaced by {shown_id(str(why['by']))}"
+            mark += ")[/]"
         used = usage_suffix(m.get("model"), m.get("usage"))
         used = f" [dim]· {used}[/]" if used else ""
         console.print(
@@ -139,5 +156,12 @@ def render_document(console: Console, doc: dict[str, Any]) -> None:
     for version in doc["versions"]:
         sup = version.get("superseded")
         note = f" — superseded ({escape(sup['reason'])})" if sup else ""
+        undone = version.get("unsuperseded")
+        if undone:
+            note += (
+                f" — supersession undone {escape(str(undone.get('at', ''))[:19])} "
+                f"({escape(str(undone.get('reason') or ''))}), restored as "
+                f"v{undone.get('restoredVersion')}"
+            )
         console.print(f"\n[bold]v{version['version']}[/] {version['created'][:19]}{note}")
         console.print(escape(version["text"]), soft_wrap=True)

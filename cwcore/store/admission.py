@@ -356,6 +356,130 @@ class Admission:
             "at": head["supersededAt"],
         }
 
+    def unsupersede(
+        self, document_id: str, *, reason: str | None = None, project: str | None = None
+    ) -> dict[str, Any]:
+        """Undo the supersession of a document: it becomes live and searchable again.
+
+        Append-only: the supersession record of the retired version stays as it is, and an
+        *unsupersession* record (reason, time, the restored version) is added beside it. The
+        retired version keeps its tombstone, so a locator made before the supersede still
+        answers ``superseded``; the document comes back as a new version (the same content,
+        parts and chunks, a new ordinal) that is indexed like any admission. A ``subjectKey``
+        the document held returns to it unless another live document holds it now
+        (:class:`Conflict`). ``project`` confines the call as in :meth:`supersede`."""
+        keys.check_id(document_id, "document id")
+        with self.store.lock:
+            raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
+            head = codec.decode_record(raw, "document head") if raw is not None else None
+            if head is None or (project is not None and head.get("project") != project):
+                raise NotFound(f"no document {excerpt(document_id)}")
+            if head.get("state") != "superseded":
+                raise Conflict(
+                    f"{document_id} is {head.get('state', 'live')}: there is no supersession "
+                    "to undo"
+                )
+            old_version = int(head["version"])
+            manifest = self._load_manifest(document_id, old_version)
+            pd = project_digest(head["project"])
+            subject = manifest.get("subjectKey")
+            if subject:
+                raw_holder = self.store.get("scopes", keys.SUBJECT_LIVE.encode(pd, subject))
+                holder = codec.decode_record(raw_holder, "subject") if raw_holder else None
+                if holder is not None and holder["documentId"] != document_id:
+                    held = self.store.get("documents", keys.DOC_HEAD.encode(holder["documentId"]))
+                    if held is not None and codec.decode_record(held).get("state") == "live":
+                        raise Conflict(
+                            f"subjectKey {excerpt(subject)} is held by {holder['documentId']} "
+                            "now; supersede it first"
+                        )
+            counters = self.store.meta_get("counters") or {"ordinal": 0, "outbox": 0}
+            if counters["ordinal"] >= MAX_ORDINAL:
+                raise Conflict("the store has used every document ordinal")
+            ordinal = counters["ordinal"] = int(counters["ordinal"]) + 1
+            version = old_version + 1
+            now = clock.now()
+            at = clock.iso(now)
+            batch = self.store.batch()
+            restored = {
+                **manifest,
+                "version": version,
+                "ordinal": ordinal,
+                "admitted": at,
+                "restores": {"version": old_version, "reason": reason, "at": at},
+            }
+            batch.put(
+                "documents",
+                keys.DOC_VERSION.encode(document_id, version),
+                codec.encode_record(restored),
+            )
+            batch.put(
+                "ordinals",
+                keys.ORDINAL.encode(ordinal),
+                codec.encode_record({"documentId": document_id, "version": version}),
+            )
+            batch.put(
+                "scopes",
+                keys.SESSION_DOC.encode(head["session"], ordinal),
+                codec.encode_record(
+                    {"documentId": document_id, "version": version, "kind": head["kind"]}
+                ),
+            )
+            for part in manifest["parts"]:
+                for digest_hex, _, _ in part["chunks"]:
+                    owner = keys.CHUNK_OWNER.encode(bytes.fromhex(digest_hex), ordinal)
+                    batch.put("chunks", owner, b"")
+            record = {
+                "documentId": document_id,
+                "version": old_version,
+                "restoredVersion": version,
+                "reason": reason or "unsuperseded",
+                "at": at,
+            }
+            batch.put(
+                "supersession",
+                keys.UNSUPERSESSION.encode(document_id, old_version),
+                codec.encode_record(record),
+            )
+            new_head = {
+                key: value
+                for key, value in head.items()
+                if key not in ("supersededBy", "supersededAt", "reason")
+            }
+            new_head.update(state="live", version=version, ordinal=ordinal, restoredAt=at)
+            batch.put("documents", keys.DOC_HEAD.encode(document_id), codec.encode_record(new_head))
+            if subject:
+                batch.put(
+                    "scopes",
+                    keys.SUBJECT_LIVE.encode(pd, subject),
+                    codec.encode_record({"documentId": document_id}),
+                )
+            counters["outbox"] = int(counters["outbox"]) + 1
+            batch.put(
+                "outbox",
+                keys.OUTBOX.encode(counters["outbox"]),
+                codec.encode_record(
+                    {
+                        "op": "index",
+                        "documentId": document_id,
+                        "version": version,
+                        "ordinal": ordinal,
+                        "at": at,
+                        "reason": "unsuperseded",
+                    }
+                ),
+            )
+            self.store.meta_put(batch, "counters", counters)
+            self.store.commit(batch)
+        return {
+            "documentId": document_id,
+            "version": version,
+            "state": "live",
+            "restored": old_version,
+            "reason": record["reason"],
+            "at": at,
+        }
+
     def _session_record(self, session: SessionSpec, now: datetime) -> tuple[dict[str, Any], bool]:
         raw = self.store.get("scopes", keys.SESSION.encode(session.session_id))
         if raw is not None:

@@ -298,6 +298,7 @@ class Retention:
             )
             batch.delete("scopes", keys.SESSION_DOC.encode(manifest["session"], ordinal))
             batch.delete("supersession", keys.SUPERSESSION.encode(doc_id, version))
+            batch.delete("supersession", keys.UNSUPERSESSION.encode(doc_id, version))
             for part in manifest["parts"]:
                 mkey = keys.MESSAGE_DOC.encode(manifest["session"], part["key"])
                 owner = self.store.get("documents", mkey)
