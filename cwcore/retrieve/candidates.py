@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -36,11 +37,27 @@ class Candidate:
 
 
 class Visible:
-    """Loads window records once and applies generation visibility, tombstones and scope."""
+    """Loads window records once and applies generation visibility, tombstones and scope; reads
+    each window's text at most once per search (:meth:`text`)."""
 
     def __init__(self, store: Store, reader: Reader, scope: Scope, max_wid: int) -> None:
         self.store, self.reader, self.scope, self.max_wid = store, reader, scope, max_wid
         self.records: dict[int, dict | None] = {}
+        self._texts: dict[int, tuple[dict[str, Any], str]] = {}
+
+    def text(self, wid: int) -> tuple[dict[str, Any], str]:
+        """The manifest of a loaded window's document version and the window's text. The
+        expansion, the verbatim check, the reranker and the page's snippets all read the same
+        few windows: one read and one decode each."""
+        found = self._texts.get(wid)
+        if found is None:
+            record = self.records[wid]
+            assert record is not None, "text() of a window that did not pass filter()"
+            manifest = self.reader.manifest(record["documentId"], int(record["version"]))
+            data = self.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
+            found = (manifest, data.decode("utf-8", "surrogatepass"))
+            self._texts[wid] = found
+        return found
 
     def filter(self, wids: Iterable[int]) -> list[int]:
         wanted = [w for w in dict.fromkeys(wids) if 0 < w <= self.max_wid]

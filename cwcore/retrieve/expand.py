@@ -38,13 +38,9 @@ def rm3_weighted(
     score over the best term's (frequency in the top windows × corpus IDF)."""
     counts: dict[str, float] = {}
     for cand in top[:TOP_WINDOWS]:
-        record = visible.records.get(cand.wid)
-        if record is None:
+        if visible.records.get(cand.wid) is None:
             continue
-        manifest = reader.manifest(record["documentId"], int(record["version"]))
-        text = reader.read_bytes(manifest, record["byteStart"], record["byteEnd"]).decode(
-            "utf-8", "surrogatepass"
-        )
+        _, text = visible.text(cand.wid)
         window_terms = [t for t in tokens(text) if len(t) > 2 and not t.isdigit()]
         total = len(window_terms) or 1
         for term, tf in Counter(window_terms).items():

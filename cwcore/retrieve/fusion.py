@@ -14,6 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 RRF_K = 60
+#: RRF credit per mode: a mode's ``1 / (k + rank)`` is multiplied by its weight.
+MODE_WEIGHTS: dict[str, float] = {"lexical": 1.0, "semantic": 1.0}
+#: Blend the rank credit with the candidates' calibrated scores (``rank_weight``); False orders
+#: by the weighted RRF credit alone.
+SCORE_BLEND = True
 
 
 def rank_weight(rank: int) -> float:
@@ -52,12 +57,12 @@ def fuse(
             entry = fused.setdefault(key, Fused(key, 0.0))
             if mode not in entry.ranks:
                 entry.ranks[mode] = rank
-                entry.rrf += 1.0 / (k + rank)
+                entry.rrf += MODE_WEIGHTS.get(mode, 1.0) / (k + rank)
     if not fused:
         return []
     best = max(f.rrf for f in fused.values())
     for entry in fused.values():
-        weight = rank_weight(min(entry.ranks.values()))
+        weight = rank_weight(min(entry.ranks.values())) if SCORE_BLEND else 1.0
         entry.order = weight * (entry.rrf / best) + (1 - weight) * scores.get(entry.key, 0.0)
     return sorted(fused.values(), key=lambda f: (-f.order, min(f.ranks.values()), f.key))
 

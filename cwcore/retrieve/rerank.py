@@ -18,11 +18,13 @@ from cwcore.retrieve.results import TIER, Ranked
 from cwcore.retrieve.snippets import term_spans
 
 if TYPE_CHECKING:
+    from cwcore.retrieve.candidates import Visible
     from cwcore.retrieve.search import SearchContext
 
 
 def rerank_tier(
     ctx: SearchContext,
+    visible: Visible,
     query: str,
     terms: list[str],
     ranked: list[Ranked],
@@ -40,10 +42,9 @@ def rerank_tier(
     texts: list[str] = []
     spans: list[tuple[int, int]] = []
     for item in head:
-        record = item.record
-        manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
-        data = ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
-        text = data.decode("utf-8", "ignore")
+        text = visible.text(item.cand.wid)[1]
+        if not text.isascii():  # the model's tokenizer takes no lone surrogates
+            text = text.encode("utf-8", "ignore").decode("utf-8")
         texts.append(text)
         found = term_spans(text, terms, limit=1)  # one compiled pattern for every candidate
         spans.append(found[0] if found else (0, 0))

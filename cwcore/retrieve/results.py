@@ -10,6 +10,7 @@ A hit's JSON is the contract of ``cw search --json`` (fields may be added, none 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,11 +154,14 @@ def materialize(
     search_terms: list[str],
     idfs: dict[str, float],
     budget_tokens: int | None = None,
+    texts: Callable[[int], tuple[dict[str, Any], str]] | None = None,
 ) -> tuple[SearchHit, ...]:
     """Snippets, locators (one lease for the page) and provenance for the final hits. Each
     window's text is read once. ``budget_tokens`` (the request's ``hintBudgetTokens``) bounds
     the page's snippets together, by the conservative token estimator: each hit's snippet gets
-    an equal share and is narrowed until it fits."""
+    an equal share and is narrowed until it fits. ``texts`` (the search's
+    :meth:`~cwcore.retrieve.candidates.Visible.text`) serves windows another stage already
+    read."""
     if not ranked:
         return ()
     share = None if budget_tokens is None else budget_tokens // len(ranked)
@@ -166,9 +170,12 @@ def materialize(
     hits = []
     for i, item in enumerate(ranked):
         cand, record = item.cand, item.record
-        manifest = reader.manifest(record["documentId"], int(record["version"]))
-        data = reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
-        text = data.decode("utf-8", "surrogatepass")
+        if texts is not None:
+            manifest, text = texts(cand.wid)
+        else:
+            manifest = reader.manifest(record["documentId"], int(record["version"]))
+            data = reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
+            text = data.decode("utf-8", "surrogatepass")
         if cand.literals:
             spans = literal_spans(text, cand.literals)
         elif cand.spans:

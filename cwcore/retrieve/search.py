@@ -148,7 +148,9 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
             break
         depth *= DEEPER
     if req.rerank and ctx.semantic is not None and plan.text:
-        ranked = rerank_tier(ctx, plan.text, plan.terms + lex.expanded, ranked, stages, req.strict)
+        ranked = rerank_tier(
+            ctx, visible, plan.text, plan.terms + lex.expanded, ranked, stages, req.strict
+        )
     if req.group == "session":
         ranked = by_session(ranked)
     hits = materialize(
@@ -162,6 +164,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         search_terms=plan.terms + lex.expanded,
         idfs=lex.idfs,
         budget_tokens=req.hint_budget_tokens,
+        texts=visible.text,
     )
     evidence: list[dict[str, Any]] = []
     if len(hits) < req.limit and markdown_evidence.applies(req):
@@ -354,13 +357,11 @@ def _literal_matches(
 ) -> list[Candidate]:
     """Lexical candidates whose window text contains ``anchor`` verbatim (case-sensitive)."""
     found = []
-    needle = anchor.value.encode("utf-8", "surrogatepass")
+    needle = anchor.value
     for cand in pool:
-        record = visible.records.get(cand.wid)
-        if record is None:
+        if visible.records.get(cand.wid) is None:
             continue
-        manifest = ctx.reader.manifest(record["documentId"], int(record["version"]))
-        if needle in ctx.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"]):
+        if needle in visible.text(cand.wid)[1]:
             exact = Candidate(cand.wid, "exact", 1.0, 1.0, anchor.match_type)
             exact.literals = [anchor.value]
             exact.matched_terms = [anchor.value]
