@@ -40,10 +40,11 @@ def _hints(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     """Frozen decisions per user message (bytes, tokens, hashes, generation, outcome and the
-    diagnostics kept with them), and each listed session's active budget. With ``view``
-    (``retrieved``, ``manifest``, ``included``, ``excluded``; ``all`` widens ``excluded``) the
-    answer is that view of the same decisions instead (:mod:`cwcore.hints.views`).
-    ``messageKey`` keeps the decisions of that user-message key only."""
+    diagnostics kept with them, and the memory selection of the same turn under ``memory``),
+    and each listed session's active budget. With ``view`` (``retrieved``, ``manifest``,
+    ``included``, ``excluded``; ``all`` widens ``excluded``) the answer is that view of the same
+    decisions instead (:mod:`cwcore.hints.views`); view ``memory`` lists the kept memory
+    selections (session start included). ``messageKey`` keeps that user-message key only."""
     session = _session(params, required=False)
     limit = params.get("limit", 1_000)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LISTING:
@@ -57,13 +58,15 @@ def _hints(
     message_key = params.get("messageKey")
     if message_key is not None and not isinstance(message_key, str):
         raise InvalidInput("messageKey must be a string")
-    if session is not None and message_key:
+    if name == "memory":
+        rows = frozen.memory_listing(engine.store, session, limit)
+    elif session is not None and message_key:
         found = frozen.frozen(engine.store, session, check_id(message_key, "messageKey"))
         rows = [found] if found is not None else []
     else:
         rows = frozen.listing(engine.store, session, limit)
-        if message_key:
-            rows = [r for r in rows if r["messageKey"] == message_key]
+    if message_key:
+        rows = [r for r in rows if r["messageKey"] == message_key]
     if name is not None:
         body = views.view(name, rows, everything=everything)
         body["truncated"] = len(rows) >= limit
@@ -83,6 +86,7 @@ def _hints(
             "generation": r.get("generation"),
             "createdAt": r.get("createdAt"),
             "diagnostics": r.get("diagnostics") or {},
+            "memory": frozen.memory_record(engine.store, r["session"], r["messageKey"]),
         }
         for r in rows
     ]
