@@ -103,6 +103,16 @@ class Archive:
                 sink(text)
         return cls(transport, home)
 
+    @staticmethod
+    def check(method: str, params: dict[str, Any]) -> None:
+        """Refuse now, without opening the store, a request the engine would certainly refuse
+        (a limit out of range, an unknown scope or relation, a date that does not parse): a
+        face calls it before :meth:`open`, so such a request creates no ``CW_HOME`` and starts
+        no daemon. The error is the one the engine would raise (:mod:`cwcore.precheck`)."""
+        from cwcore import precheck
+
+        precheck.check(method, params)
+
     @property
     def embedded(self) -> bool:
         """True when the store is open in this process (no daemon)."""
@@ -153,25 +163,41 @@ class Archive:
         since: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        sort: str = "started",
+        ascending: bool = False,
+        match: str | None = None,
     ) -> tuple[list[SessionInfo], str | None]:
+        """A page of sessions and the cursor of the next (see
+        :func:`cwcore.browse.list_sessions` for ``sort``, ``ascending`` and ``match``)."""
         params: dict[str, Any] = {"limit": limit}
         for name, value in (
             ("project", project),
             ("agent", agent),
             ("since", since),
             ("cursor", cursor),
+            ("match", match),
         ):
             if value is not None:
                 params[name] = value
+        if sort != "started":
+            params["sort"] = sort
+        if ascending:
+            params["ascending"] = True
         body = self.call("sessions", params)
         return [SessionInfo(**row) for row in body["sessions"]], body.get("next_cursor")
 
+    def resolve_session(self, session: str) -> SessionInfo:
+        """The session an id or a unique prefix of 4+ characters names (NotFound otherwise)."""
+        return SessionInfo(**self.call("sessions.resolve", {"session": session})["session"])
+
     def show(
-        self, session: str, *, include_all: bool = False, include_superseded: bool = False
+        self, session: str, *, include_all: bool = False, hide_superseded: bool = False
     ) -> dict[str, Any]:
+        """A session's transcript; superseded messages are listed (marked) unless
+        ``hide_superseded`` (see :func:`cwcore.browse.transcript`)."""
         return self.call(
             "show",
-            {"session": session, "all": include_all, "includeSuperseded": include_superseded},
+            {"session": session, "all": include_all, "hideSuperseded": hide_superseded},
         )
 
     def export(self, session: str, fmt: str = "md") -> str:
@@ -208,6 +234,11 @@ class Archive:
     def index_status(self, document: str | None = None) -> dict[str, Any]:
         params = {} if document is None else {"document": document}
         return self.call("index.status", params)
+
+    def index_partial(self, *, limit: int = 100, after: int = 0) -> dict[str, Any]:
+        """The documents with a partial or skipped handler outcome and the limits behind them
+        (see :func:`cwcore.index.maintenance.partial_documents`)."""
+        return self.call("index.partial", {"limit": limit, "after": after})
 
     def index_verify(self) -> dict[str, Any]:
         return self.call("index.verify")
@@ -247,6 +278,11 @@ class Archive:
         """Search hits with their chronological before/after neighbours (no score on those)."""
         return self.call("gather", {**request, "neighbors": neighbors})
 
+    def context(self, document_id: str, *, neighbors: int = 1) -> dict[str, Any]:
+        """The turns before and after ``document_id`` in its session (context, not ranked):
+        ``{"documentId", "session", "turn", "before", "after"}``."""
+        return self.call("context", {"documentId": document_id, "neighbors": neighbors})
+
     def supersede(
         self,
         document_id: str,
@@ -268,6 +304,19 @@ class Archive:
             if value is not None:
                 params[name] = value
         return self.call("supersede", params)
+
+    def unsupersede(
+        self, document_id: str, *, reason: str | None = None, project: str | None = None
+    ) -> dict[str, Any]:
+        """Undo the supersession of ``document_id``: it is searchable again, as a new version;
+        the audit view keeps both records. Returns ``{"documentId", "version", "state",
+        "restored", "reason", "at"}`` (``restored``: the version that had been superseded)."""
+        params: dict[str, Any] = {"documentId": document_id}
+        if reason is not None:
+            params["reason"] = reason
+        if project is not None:
+            params["project"] = project
+        return self.call("supersede.undo", params)
 
     def show_document(
         self, document_id: str, *, include_superseded: bool = False

@@ -17,7 +17,7 @@ from typing import Any
 
 import cwcore
 from cwcore import browse, clock, config, large_results, private
-from cwcore.errors import InvalidInput, ModelUnavailable, excerpt
+from cwcore.errors import CorruptRecord, InvalidInput, ModelUnavailable, excerpt
 from cwcore.importers import pipeline
 from cwcore.index import maintenance
 from cwcore.index.worker import IndexWorker
@@ -408,30 +408,26 @@ def _import(
 def _doctor(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    from cwcore.store import session_order
+    from cwcore.store import integrity, session_order
 
     repair = params.get("repair", False)
     if not isinstance(repair, bool):
         raise InvalidInput("repair must be a boolean")
-    problems = session_order.verify(engine.store)
-    repaired = False
-    if problems and repair:
-        session_order.rebuild(engine.store)
-        repaired, problems = True, session_order.verify(engine.store)
-    with engine.indexer.paused():  # a page in flight has markers beyond the published view
-        index = maintenance.verify(engine.store)
-    retired = 0
-    if not index["ok"] and repair:
-        retired = maintenance.retire_orphans(engine.store)
-        engine.after_admission(retired)  # the retirements reach the index like any other
-        with engine.indexer.paused():
-            index = maintenance.verify(engine.store)
+    # Every check runs whatever the others find: a record that does not decode fails the check
+    # that met it (and ``records`` names it) instead of the whole report.
+    records = integrity.check_records(engine.store)
+    order = _check(lambda: _session_order(engine, repair, session_order), repaired=False)
+    index = _check(lambda: _index(engine, repair), checked=0, retired=0)
     counts = engine.store.meta_get("counts") or {}
     sizes = {
         family: engine.store.property_int("rocksdb.estimate-live-data-size", family)
         for family in FAMILIES
     }
     sizes["disk"] = engine.store.size_on_disk()
+    try:
+        projects = sorted(engine.reader.projects())
+    except CorruptRecord:
+        projects = []  # a project record is named by the records check
     return {
         "store": str(engine.store.path),
         "version": cwcore.__version__,
@@ -444,24 +440,55 @@ def _doctor(
             "chunks": int(counts.get("chunks", 0)),
             "events": int(counts.get("events", 0)),
         },
-        "projects": sorted(engine.reader.projects()),
+        "projects": projects,
         "checks": {
             "permissions": private.check(engine.home, engine.store.meta_get("permissions")),
-            "sessionOrder": {
-                "ok": not problems,
-                "problems": len(problems),
-                "examples": problems[:5],
-                "repaired": repaired,
-            },
+            "records": records,
+            "sessionOrder": order,
             # The same check as ``cw index verify``: doctor is unhealthy whenever verify fails.
-            "index": {
-                "ok": bool(index["ok"]),
-                "checked": int(index["checked"]),
-                "problems": len(index["problems"]),
-                "examples": index["problems"][:5],
-                "retired": retired,
-            },
+            "index": index,
         },
+    }
+
+
+def _check(run: Callable[[], dict[str, Any]], **defaults: Any) -> dict[str, Any]:
+    """A check's report, or a failed one naming the corrupt record it could not read past
+    (``defaults`` fill the check's other fields)."""
+    try:
+        return run()
+    except CorruptRecord as exc:
+        return {"ok": False, "problems": 1, "examples": [exc.message], **defaults}
+
+
+def _session_order(engine: Engine, repair: bool, session_order: Any) -> dict[str, Any]:
+    problems = session_order.verify(engine.store)
+    repaired = False
+    if problems and repair:
+        session_order.rebuild(engine.store)
+        repaired, problems = True, session_order.verify(engine.store)
+    return {
+        "ok": not problems,
+        "problems": len(problems),
+        "examples": problems[:5],
+        "repaired": repaired,
+    }
+
+
+def _index(engine: Engine, repair: bool) -> dict[str, Any]:
+    with engine.indexer.paused():  # a page in flight has markers beyond the published view
+        index = maintenance.verify(engine.store)
+    retired = 0
+    if not index["ok"] and repair:
+        retired = maintenance.retire_orphans(engine.store)
+        engine.after_admission(retired)  # the retirements reach the index like any other
+        with engine.indexer.paused():
+            index = maintenance.verify(engine.store)
+    return {
+        "ok": bool(index["ok"]),
+        "checked": int(index["checked"]),
+        "problems": len(index["problems"]),
+        "examples": index["problems"][:5],
+        "retired": retired,
     }
 
 
@@ -472,6 +499,9 @@ def _sessions(
     limit = params.get("limit", 50)
     if not isinstance(limit, int) or isinstance(limit, bool):
         raise InvalidInput("limit must be an integer")
+    ascending = params.get("ascending", False)
+    if not isinstance(ascending, bool):
+        raise InvalidInput("ascending must be a boolean")
     return browse.list_sessions(
         engine.reader,
         project=param_str(params, "project"),
@@ -479,7 +509,19 @@ def _sessions(
         since=param_str(params, "since"),
         limit=limit,
         cursor=param_str(params, "cursor"),
+        sort=param_str(params, "sort", "started") or "started",
+        ascending=ascending,
+        match=param_str(params, "match"),
     )
+
+
+@method("sessions.resolve")
+def _sessions_resolve(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The session an id or unique prefix names: ``{"session": <a sessions row>}``."""
+    session = required_str(params, "session", "a session id or unique prefix")
+    return {"session": browse.resolve_session(engine.reader, session).to_json()}
 
 
 @method("show", output_bytes=large_results.MAX_INLINE_BYTES)
@@ -487,11 +529,12 @@ def _show(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     session = required_str(params, "session")
+    if "hideSuperseded" in params:
+        hide = bool(params["hideSuperseded"])
+    else:  # the older parameter: superseded messages only when asked for
+        hide = not bool(params.get("includeSuperseded", True))
     body = browse.transcript(
-        engine.reader,
-        session,
-        include_all=bool(params.get("all", False)),
-        include_superseded=bool(params.get("includeSuperseded", False)),
+        engine.reader, session, include_all=bool(params.get("all", False)), hide_superseded=hide
     )
     return large_results.send(body, emit)
 
@@ -567,6 +610,17 @@ def _index_status(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     return maintenance.status(engine.store, engine.indexer, param_str(params, "document"))
+
+
+@method("index.partial", passive=True)
+def _index_partial(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    limit, after = params.get("limit", 100), params.get("after", 0)
+    for name, value in (("limit", limit), ("after", after)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidInput(f"{name} must be an integer")
+    return maintenance.partial_documents(engine.store, limit=limit, after=after)
 
 
 @method("index.verify", output_bytes=4 * MiB)
@@ -652,6 +706,20 @@ def _supersede(
     return result
 
 
+@method("supersede.undo")
+def _supersede_undo(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """Undo a supersession (an appended unsupersession record; the document is live and
+    searchable again as a new version); ``project`` confines it as for ``supersede``."""
+    target = required_str(params, "documentId")
+    result = engine.admission.unsupersede(
+        target, reason=param_str(params, "reason"), project=param_str(params, "project")
+    )
+    engine.after_admission(1)
+    return result
+
+
 @method("show.document", output_bytes=large_results.MAX_INLINE_BYTES)
 def _show_document(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
@@ -663,16 +731,24 @@ def _show_document(
     return large_results.send(body, emit)
 
 
+@method("context")
+def _context(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The chronological neighbours of one document (``gather``'s context, for one anchor)."""
+    target = required_str(params, "documentId")
+    around = params.get("neighbors", 1)
+    if not isinstance(around, int) or isinstance(around, bool):
+        raise InvalidInput("neighbors must be an integer")
+    return browse.document_context(engine.reader, target, around=around)
+
+
 @method("gather", output_bytes=4 * MiB)
 def _gather(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
+    from cwcore import precheck
     from cwcore.recall.gather import gather
-    from cwcore.retrieve.request import parse_request
 
-    params = dict(params)
-    around = params.pop("neighbors", 1)
-    request = parse_request({**params, "semanticPolicy": "always"})
-    if not isinstance(around, int) or not 0 <= around <= 8:
-        raise InvalidInput("neighbors must be from 0 to 8")
+    request, around = precheck.gather(params)
     return gather(engine.search_context(), request, around)

@@ -3,7 +3,8 @@
 An importer reads a source file into :class:`ParsedSession` values: every source line as a
 :class:`SourceEvent` (conversational or metadata) and the conversation as :class:`Message` values
 following the BRIEF's definitions. :mod:`cwcore.importers.documents` turns a parsed session into
-:class:`DocumentSpec` values (turns and tool-result documents) that admission stores.
+:class:`DocumentSpec` values (turns and tool-result documents) that admission stores. Thinking
+messages ride along a document as :class:`Aside` values: stored with it, never part of its text.
 """
 
 from __future__ import annotations
@@ -40,6 +41,58 @@ class SourceEvent:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """Token counts of one model response, as the source reported them.
+
+    ``input`` is uncached prompt tokens, ``cache_read`` prompt tokens served from a cache,
+    ``cache_write`` prompt tokens written to one, ``output`` generated tokens (reasoning
+    included). Formats that count cached tokens inside their input total are converted.
+    """
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "cacheRead": self.cache_read,
+            "cacheWrite": self.cache_write,
+        }
+
+    @classmethod
+    def from_json(cls, value: object) -> Usage | None:
+        """The usage a ``to_json`` dict describes; None for anything else."""
+        if not isinstance(value, dict):
+            return None
+        counts = [value.get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite")]
+        if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+            return None
+        return cls(*counts)
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+        )
+
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input - other.input,
+            self.output - other.output,
+            self.cache_read - other.cache_read,
+            self.cache_write - other.cache_write,
+        )
+
+    def __bool__(self) -> bool:
+        return any((self.input, self.output, self.cache_read, self.cache_write))
+
+
+@dataclass(frozen=True)
 class Message:
     """One conversational unit as the BRIEF defines it.
 
@@ -47,6 +100,9 @@ class Message:
     unique within its session; ``key`` is the messageKey ``<role>:<message_id>``.
     ``lines`` are the 1-based source lines that form it (Claude Code assistant lines sharing one
     ``message.id`` are one message). ``real_user`` marks a real user message (starts a turn).
+    ``model`` and ``usage`` belong to the message that owns a model response (its text, or its
+    first tool call); ``subagent`` is, on a tool call that started a sub-agent, the sub-agent's
+    session id.
     """
 
     message_id: str
@@ -62,6 +118,9 @@ class Message:
     tool_input: str | None = None  # canonical JSON text of the call's input
     is_error: bool = False
     sidechain: bool = False
+    model: str | None = None
+    usage: Usage | None = None
+    subagent: str | None = None
 
     @property
     def key(self) -> str:
@@ -72,7 +131,8 @@ class Message:
 class ParsedSession:
     """A session read from one source file (one file may hold several, e.g. cw-jsonl).
 
-    ``lineage`` lists verified ancestor session ids, nearest first.
+    ``lineage`` lists verified ancestor session ids, nearest first. A sub-agent's session names
+    the tool call of its parent session that started it in ``parent_tool_call`` (a messageKey).
     """
 
     session_id: str
@@ -88,6 +148,7 @@ class ParsedSession:
     source_path: str | None = None
     resume_command: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    parent_tool_call: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,7 +165,11 @@ class DocumentPart:
     """One message's share of a document: its key, role, kind and searchable text.
 
     ``piece`` is ``(index, count)`` when the message was too large for one document and this
-    part holds only piece ``index`` (0-based) of ``count`` consecutive pieces of its text.
+    part holds only piece ``index`` (0-based) of ``count`` consecutive pieces of its text. The
+    other fields carry the message's own (see :class:`Message`); ``meta`` marks a user-role
+    message that is not a real user message (host-generated), so an export keeps it so.
+    ``input_is_text`` says the tool input is the message text itself (the common case, stored
+    once); otherwise ``tool_input`` holds it (on the first piece only).
     """
 
     message_key: str
@@ -115,6 +180,25 @@ class DocumentPart:
     tool_name: str | None = None
     lines: tuple[int, ...] = ()
     piece: tuple[int, int] | None = None
+    parent_id: str | None = None
+    tool_call_id: str | None = None
+    tool_input: str | None = None
+    input_is_text: bool = False
+    meta: bool = False
+    is_error: bool = False
+    model: str | None = None
+    usage: Usage | None = None
+    subagent: str | None = None
+
+
+@dataclass(frozen=True)
+class Aside:
+    """A message kept with a document but outside its text (thinking): never indexed, never
+    counted, shown where it happened — after part ``after`` of the document (-1: before the
+    first part)."""
+
+    part: DocumentPart
+    after: int
 
 
 @dataclass(frozen=True)
@@ -138,6 +222,7 @@ class DocumentSpec:
     ``parts`` is the ordered manifest. ``parent_document`` links a tool-result document to its turn.
     ``supersedes`` names a document id whose live version this one replaces, with ``reason``.
     ``annotations`` are structural spans (character offsets into the document text).
+    ``asides`` are messages stored with the document but outside its text (thinking).
     """
 
     document_id: str
@@ -157,6 +242,7 @@ class DocumentSpec:
     pinned: bool = False
     request_id: str | None = None
     starts_turn: bool = False  # the document opens a turn (counted in the session's turns)
+    asides: tuple[Aside, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -173,3 +259,4 @@ class SessionSpec:
     lineage: tuple[str, ...] = ()
     source_path: str | None = None
     resume_command: str | None = None
+    parent_tool_call: str | None = None

@@ -40,6 +40,10 @@ class CwApp(App[None]):
     CSS_PATH = "app.tcss"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {CwCommands}
     MODES: ClassVar[dict[str, Any]] = {spec.name: spec.factory for spec in MODE_SPECS}
+    # Screen classes app.tcss lays out by: under 100 columns panes fold away or shrink, under
+    # 32 rows the search timeline is one row of bars.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (App types it)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -50,7 +54,7 @@ class CwApp(App[None]):
             id="cw.help",
             tooltip="Show the keys of this screen",
         ),
-        Binding("q", "quit", "Quit", id="cw.quit", tooltip="Quit cw"),
+        Binding("q,ctrl+q", "quit", "Quit", key_display="q ^q", id="cw.quit", tooltip="Quit cw"),
         *(
             Binding(
                 spec.key,

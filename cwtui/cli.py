@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -78,7 +79,10 @@ def import_(
     Re-importing a file admits only what is new. With --json, one line per acknowledged document
     as it commits, then a summary line.
     """
-    with guard(as_json), open_archive() as archive:
+    with guard(as_json):
+        Archive.check("import", {"format": fmt})
+        archive = open_archive()
+    with guard(as_json), archive:
         if as_json:
             summary = archive.import_paths(
                 paths,
@@ -243,7 +247,9 @@ def doctor(
         if order["ok"]:
             state = "[green]ok[/]" + (" (rebuilt)" if order["repaired"] else "")
         else:
-            state = f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
+            state = _unreadable(order) or (
+                f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
+            )
         table.add_row("session order", state)
         perms = report["checks"]["permissions"]
         if perms["ok"]:
@@ -255,6 +261,16 @@ def doctor(
                 ", ".join(perms["examples"])
             )
         table.add_row("permissions", state)
+        records = report["checks"]["records"]
+        if records["ok"]:
+            state = f"[green]ok[/] ({records['checked']:,} canonical record(s))"
+        else:
+            state = (
+                f"[red]{records['corrupt']} corrupt record(s)[/]: "
+                + escape("; ".join(records["examples"]))
+                + escape(f". {records['advice']}")
+            )
+        table.add_row("records", state)
         index = report["checks"]["index"]
         if index["ok"]:
             state = f"[green]ok[/] ({index['checked']:,} ordinal(s))"
@@ -262,10 +278,21 @@ def doctor(
                 state += f", {index['retired']} overwritten ordinal(s) retired"
             table.add_row("index", state)
         else:
-            table.add_row("index", f"[red]{index['problems']} problem(s)[/]: see cw index verify")
+            state = _unreadable(index) or (
+                f"[red]{index['problems']} problem(s)[/]: see cw index verify"
+            )
+            table.add_row("index", state)
         console.print(table)
         if not healthy:
             raise typer.Exit(1)
+
+
+def _unreadable(check: dict[str, Any]) -> str | None:
+    """A check that stopped at a corrupt record, as markup (None for other failures)."""
+    first = next(iter(check["examples"]), "")
+    if " is corrupt (" not in first:
+        return None
+    return f"[red]not checked[/]: {escape(first)}"
 
 
 @app.command("config")
@@ -305,33 +332,81 @@ def sessions(
     since: Annotated[str | None, typer.Option(help="Active on or after this ISO date.")] = None,
     limit: Annotated[int, typer.Option(help="Rows per page.")] = 50,
     cursor: Annotated[str | None, typer.Option(help="Continue from a previous page.")] = None,
+    sort: Annotated[
+        str, typer.Option(help="started, ended, messages, tools or duration (largest first).")
+    ] = "started",
+    ascending: Annotated[
+        bool, typer.Option("--asc", help="Smallest (oldest) first instead.")
+    ] = False,
+    match: Annotated[
+        str | None, typer.Option(help="Only sessions whose id or title contains this.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List sessions, newest first."""
-    with guard(as_json), open_archive() as archive:
-        rows, next_cursor = archive.sessions(
-            project=project, agent=agent, since=since, limit=limit, cursor=cursor
+    """List sessions, newest first (or by --sort)."""
+    with guard(as_json):
+        Archive.check(
+            "sessions",
+            {
+                "limit": limit,
+                "since": since,
+                "cursor": cursor,
+                "sort": sort,
+                "ascending": ascending,
+                "match": match,
+            },
         )
+        with open_archive() as archive:
+            rows, next_cursor = archive.sessions(
+                project=project,
+                agent=agent,
+                since=since,
+                limit=limit,
+                cursor=cursor,
+                sort=sort,
+                ascending=ascending,
+                match=match,
+            )
         if as_json:
             emit_json({"sessions": [r.to_json() for r in rows], "next_cursor": next_cursor})
             return
         if not rows:
             console.print("No sessions. Import some with `cw import PATH` or `cw sync`.")
             return
+        # The title needs room: it is a column from TITLE_WIDTH terminal columns up.
+        titled = console.width >= TITLE_WIDTH
         table = Table("session", "project", "agent", "started", "msgs", "turns", "tools")
+        if titled:
+            table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=48)
         for r in rows:
-            table.add_row(
-                shown_id(r.sessionId),
+            cells = [
+                shown_id(_short_session(r.sessionId, r.parent)),
                 shown_id(r.project),
                 shown_id(r.agent),
                 (r.started or "")[:16].replace("T", " "),
                 str(r.messages),
                 str(r.turns),
                 str(r.toolCalls),
-            )
+            ]
+            table.add_row(*cells, *([shown_id(r.title or "")] if titled else []))
         console.print(table)
         if next_cursor:
-            console.print(f"[dim]more: cw sessions --cursor {next_cursor}[/]")
+            again = "" if sort == "started" else f" --sort {sort}"
+            again += " --asc" if ascending else ""
+            again += f" --match {shlex.quote(match)}" if match else ""
+            console.print(f"[dim]more: cw sessions{escape(again)} --cursor {next_cursor}[/]")
+
+
+#: Terminal width from which ``cw sessions`` shows the title column.
+TITLE_WIDTH = 120
+
+
+def _short_session(session_id: str, parent: str | None) -> str:
+    """A sub-agent's session id for a table: its parent's first 8 characters, then its own
+    part (``07d86da7…/agent-a325871``), so it stays told apart from its parent."""
+    if parent and session_id.startswith(parent + "/") and len(parent) > 9:
+        return f"{parent[:8]}…{session_id[len(parent) :]}"
+    return session_id
 
 
 @app.command()
@@ -341,13 +416,25 @@ def show(
     ],
     show_all: Annotated[bool, typer.Option("--all", help="Include metadata lines.")] = False,
     include_superseded: Annotated[
-        bool, typer.Option("--include-superseded", help="Include superseded documents (audit).")
+        bool,
+        typer.Option(
+            "--include-superseded", help="A document: every version, superseded ones too (audit)."
+        ),
+    ] = False,
+    hide_superseded: Annotated[
+        bool,
+        typer.Option("--hide-superseded", help="A session: leave superseded messages out."),
     ] = False,
     full: Annotated[bool, typer.Option("--full", help="Do not fold long tool output.")] = False,
+    thinking: Annotated[
+        bool, typer.Option("--thinking", help="Show the model's thinking where the source has it.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """A session's transcript (roles, tool calls, tool output folded), or one document by id
-    (with --include-superseded, every version, for audit)."""
+    """A session's transcript (roles, tool calls, tool output folded, model and tokens per
+    response, a pointer to each sub-agent's session; superseded messages marked), or one
+    document by id (with --include-superseded, every version, for audit). --json always lists
+    thinking."""
     from cwtui.transcript import render_document, render_transcript
 
     with guard(as_json), open_archive() as archive:
@@ -364,9 +451,7 @@ def show(
                     render_document(console, doc)
                 return
         try:
-            body = archive.show(
-                session, include_all=show_all, include_superseded=include_superseded
-            )
+            body = archive.show(session, include_all=show_all, hide_superseded=hide_superseded)
         except NotFound as exc:
             if not doc_like:
                 raise
@@ -374,7 +459,7 @@ def show(
         if as_json:
             emit_json(body)
             return
-        render_transcript(console, body, fold=not full)
+        render_transcript(console, body, fold=not full, thinking=thinking)
 
 
 @app.command()
@@ -383,8 +468,10 @@ def export(
     fmt: Annotated[str, typer.Option("--format", help="md or jsonl (cw-jsonl).")] = "md",
 ) -> None:
     """Write a session as Markdown or cw-jsonl to stdout."""
-    with guard(False), open_archive() as archive:
-        text = archive.export(session, fmt)
+    with guard(False):
+        Archive.check("export", {"format": fmt})
+        with open_archive() as archive:
+            text = archive.export(session, fmt)
         typer.echo(text, nl=False)
 
 
@@ -439,8 +526,9 @@ def _confirm(question: str) -> bool:
 def _describe(found: dict[str, Any]) -> str:
     """``session ID (project P, N document(s), M message(s))`` or ``document ID (...)``."""
     if found["kind"] == "session":
+        project = "its record is corrupt" if found.get("corrupt") else f"project {found['project']}"
         return (
-            f"session {found['id']} (project {found['project']}, {found['documents']} "
+            f"session {found['id']} ({project}, {found['documents']} "
             f"document(s), {found['messages']} message(s))"
         )
     return (

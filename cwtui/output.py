@@ -6,6 +6,12 @@ code; an unexpected exception becomes one line too, never a traceback (set ``CW_
 it). :class:`CwGroup`, the root command's class, does the same for what fails before a command
 runs: a bad option, a missing argument or an unknown command is ``invalid-input`` (exit 2), in one
 line, instead of Typer's framed usage box.
+
+A reader that closes the pipe early (``cw show S | head -1``) is not an error: the command stops
+writing and exits 0, quietly, with or without ``--json``. Rich's own broken-pipe handling would
+exit 1; :class:`CwConsole` hands the ``BrokenPipeError`` to :func:`guard` instead, and stdout is
+pointed at ``/dev/null`` so the interpreter's final flush has nowhere to fail (Python's documented
+idiom for SIGPIPE).
 """
 
 from __future__ import annotations
@@ -28,8 +34,28 @@ from typer.core import TyperGroup
 
 from cwcore.errors import CwError, InvalidInput
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+
+def silence_stdout() -> None:
+    """After EPIPE: send what is left of stdout to ``/dev/null``, so neither a later write nor
+    the interpreter's flush at exit raises (and prints "Exception ignored ...")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+class CwConsole(Console):
+    """A Rich console whose broken pipe is cw's to handle (exit 0), not Rich's (exit 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(32, "the reader closed the pipe")
+
+
+console = CwConsole(highlight=False)
+err_console = CwConsole(stderr=True, highlight=False)
 
 
 def shown_id(value: str) -> str:
@@ -67,6 +93,7 @@ def guard(as_json: bool = False) -> Iterator[None]:
     except typer.Exit:
         raise
     except BrokenPipeError:
+        silence_stdout()
         raise typer.Exit(0) from None
     except Exception as exc:  # the last line of defence: no traceback for users
         if os.environ.get("CW_DEBUG"):
@@ -89,6 +116,15 @@ class CwGroup(TyperGroup):
         prog_name = prog_name or self.name or "cw"  # also under ``python -m cwtui.cli``
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except BrokenPipeError:  # usage text into a closed pipe
+            silence_stdout()
+            code = 0
+        except SystemExit as exc:
+            # Typer prints help through its own Rich console, whose broken-pipe handler points
+            # stdout at /dev/null and exits 1; a reader closing the pipe is not an error.
+            if exc.code != 1 or not _stdout_is_devnull():
+                raise
+            code = 0
         except NoArgsIsHelpError:
             code = 2  # Typer printed the help while building this error
         except ClickException as exc:
@@ -104,6 +140,14 @@ class CwGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+def _stdout_is_devnull() -> bool:
+    try:
+        out, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError):
+        return False
+    return (out.st_dev, out.st_ino) == (null.st_dev, null.st_ino)
 
 
 def _usage_failure(exc: ClickException, as_json: bool) -> int:

@@ -3,7 +3,7 @@
 Both take the ``semantic`` object of ``index.status`` (:func:`cwcore.semantic.index.status`):
 ``embedded`` windows with vectors, ``total`` published windows, ``pending`` windows after the
 handler's cursor, ``progress`` (the share passed), ``state`` (``disabled``, ``waiting``,
-``embedding``, ``complete``), ``partial``, ``model`` and ``mode``.
+``embedding``, ``complete``, ``revalidating``), ``partial``, ``model`` and ``mode``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,15 @@ SEARCH_USES = {
     "waiting": "nothing embedded yet: search is lexical only",
     "embedding": "partial: search uses the vectors embedded so far",
     "complete": "search uses every published window's vector",
+    "revalidating": "a rebuild renumbered the windows: the vectors are checked again (and kept "
+    "where their window did not change) before they count",
 }
 STATE_STYLE = {
     "disabled": "dim",
     "waiting": "bold #d29922",
     "embedding": "bold #d29922",
     "complete": "bold #3fb950",
+    "revalidating": "bold #d29922",
 }
 
 
@@ -38,7 +41,10 @@ def summary(sem: dict[str, Any]) -> Text:
     text.append(f"{int(sem.get('embedded', 0)):,} / {total:,}", STATE_STYLE.get(state, ""))
     text.append(f" windows embedded ({float(sem.get('progress', 1.0)):.0%})")
     pending = int(sem.get("pending", 0))
-    text.append(f" · {pending:,} pending" if pending else " · complete", "dim")
+    if state == "revalidating":
+        text.append(" · revalidating after a rebuild", "dim")
+    else:
+        text.append(f" · {pending:,} pending" if pending else " · complete", "dim")
     return text
 
 

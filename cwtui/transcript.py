@@ -30,7 +30,31 @@ def _fold(text: str, limit: int = FOLD_LINES) -> str:
     )
 
 
-def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = True) -> None:
+def tokens(count: int) -> str:
+    """A token count for people: ``950``, ``9.2k``, ``1.3M``."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def usage_suffix(model: str | None, usage: dict[str, int] | None) -> str:
+    """The compact model and token suffix of a message: ``model · in N out N cache rN/wN``."""
+    bits = [shown_id(model)] if model else []
+    if usage:
+        text = f"in {tokens(usage['input'])} out {tokens(usage['output'])}"
+        if usage.get("cacheRead") or usage.get("cacheWrite"):
+            text += f" cache r{tokens(usage['cacheRead'])}/w{tokens(usage['cacheWrite'])}"
+        bits.append(text)
+    return " · ".join(bits)
+
+
+def render_transcript(
+    console: Console, body: dict[str, Any], *, fold: bool = True, thinking: bool = False
+) -> None:
+    """A session for people. Thinking is hidden unless ``thinking``; a tool call that started
+    a sub-agent is followed by a pointer to the sub-agent's session."""
     info = body["session"]
     console.print(
         f"[bold]{shown_id(info['sessionId'])}[/]  {shown_id(info['project'])} · "
@@ -38,8 +62,30 @@ def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = Tr
         f"{(info['started'] or '')[:19].replace('T', ' ')} · {info['messages']} messages, "
         f"{info['turns']} turns, {info['toolCalls']} tool calls"
     )
+    if info.get("title"):
+        console.print(f"[bold]{shown_id(info['title'])}[/]")
+    if info.get("parent") and info.get("parentToolCall"):
+        console.print(
+            f"[dim]sub-agent of {shown_id(info['parent'])}, "
+            f"started by {shown_id(info['parentToolCall'])}[/]"
+        )
+    spent = info.get("tokens") or {}
+    if any(spent.values()) or info.get("models"):
+        used = usage_suffix(", ".join(info.get("models") or []) or None, spent or None)
+        console.print(f"[dim]{used}[/]")
     if info.get("resume"):
         console.print(f"[dim]resume: {escape(info['resume'])}[/]")
+    counts = body.get("counts") or {}
+    if counts.get("hiddenSuperseded"):
+        console.print(
+            f"[dim]{counts['hiddenSuperseded']} superseded message(s) hidden "
+            "(cw show without --hide-superseded lists them)[/]"
+        )
+    elif counts.get("superseded"):
+        console.print(
+            f"[dim]{counts['superseded']} superseded message(s), marked (--hide-superseded "
+            "leaves them out)[/]"
+        )
     items: list[tuple[int, int, Any]] = []
     for index, m in enumerate(body["messages"]):
         line = m["lines"][0] if m.get("lines") else 0
@@ -56,7 +102,7 @@ def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = Tr
             )
             continue
         m = item
-        if m["kind"] == "thinking":
+        if m["kind"] == "thinking" and not thinking:
             continue
         stamp = (m["timestamp"] or "")[11:19]
         style = _ROLE_STYLE.get(m["role"], "bold")
@@ -64,18 +110,36 @@ def render_transcript(console: Console, body: dict[str, Any], *, fold: bool = Tr
             label = f"→ {m['tool'] or 'tool'}"
         elif m["kind"] == "tool-result":
             label = "← result" + (f" {m['tool']}" if m["tool"] else "")
-        elif m["kind"] == "summary":
-            label = "summary"
+        elif m["kind"] in ("summary", "thinking"):
+            label = m["kind"]
+            style = "dim italic" if m["kind"] == "thinking" else style
         else:
             label = m["role"]
-        mark = " [red](superseded)[/]" if m.get("superseded") else ""
+        mark = ""
+        if m.get("superseded"):
+            why = m.get("supersession") or {}
+            mark = f" [red](superseded: {escape(str(why.get('reason') or 'superseded'))}"
+            if why.get("by"):
+                mark += f"; replaced by {shown_id(str(why['by']))}"
+            mark += ")[/]"
+        used = usage_suffix(m.get("model"), m.get("usage"))
+        used = f" [dim]· {used}[/]" if used else ""
         console.print(
-            f"\n[{style}]{escape(label)}[/] [dim]{stamp}  {shown_id(m['messageKey'])}[/]{mark}"
+            f"\n[{style}]{escape(label)}[/] [dim]{stamp}  {shown_id(m['messageKey'])}[/]"
+            f"{used}{mark}"
         )
         text = m["text"]
         if fold and m["kind"] in ("tool-call", "tool-result"):
             text = _fold(text)
-        console.print(escape(text), soft_wrap=True)
+        console.print(escape(text), soft_wrap=True, style="dim" if m["kind"] == "thinking" else "")
+        child = m.get("subagent")
+        if child:
+            count = child["messages"]
+            size = f"{count} messages" if count is not None else "not imported"
+            console.print(
+                f"  [magenta]↳ sub-agent {shown_id(child['sessionId'])}: {size}[/] "
+                f"[dim](cw show {shown_id(child['sessionId'])})[/]"
+            )
 
 
 def render_document(console: Console, doc: dict[str, Any]) -> None:
@@ -92,5 +156,12 @@ def render_document(console: Console, doc: dict[str, Any]) -> None:
     for version in doc["versions"]:
         sup = version.get("superseded")
         note = f" — superseded ({escape(sup['reason'])})" if sup else ""
+        undone = version.get("unsuperseded")
+        if undone:
+            note += (
+                f" — supersession undone {escape(str(undone.get('at', ''))[:19])} "
+                f"({escape(str(undone.get('reason') or ''))}), restored as "
+                f"v{undone.get('restoredVersion')}"
+            )
         console.print(f"\n[bold]v{version['version']}[/] {version['created'][:19]}{note}")
         console.print(escape(version["text"]), soft_wrap=True)

@@ -231,3 +231,39 @@ def test_events_dedup_by_content_and_occurrence(store: Store) -> None:
     more = [*lines, SourceEvent(3, b"same", False)]
     assert adm.admit(SESSION, more, []).new_events == 1
     assert [e.line for e in reader.events("s1")] == [1, 2, 3]
+
+
+def test_undoing_a_supersession_returns_a_free_subject_key_and_refuses_a_held_one(
+    store: Store,
+) -> None:
+    adm, reader = Admission(store), Reader(store)
+    adm.admit_one(
+        SESSION, doc("dec1", part("a", "use rocksdb"), kind="decision", subject_key="storage")
+    )
+    # No replacement named with the key: the key is released.
+    adm.supersede("dec1", reason="not sure any more", subject_key="storage")
+    assert store.get("scopes", keys.SUBJECT_LIVE.encode(_pd("proj"), "storage")) is None
+    undone = adm.unsupersede("dec1")
+    assert undone["version"] == 2 and reader.head("dec1")["state"] == "live"
+    holder = store.get("scopes", keys.SUBJECT_LIVE.encode(_pd("proj"), "storage"))
+    assert holder is not None and codec.decode_record(holder)["documentId"] == "dec1"
+    # Replaced by dec2 through the key: dec2 holds it now, so dec1 cannot come back.
+    adm.admit_one(
+        SESSION,
+        doc(
+            "dec2",
+            part("b", "use sqlite"),
+            kind="decision",
+            subject_key="storage",
+            supersedes="dec1",
+        ),
+    )
+    with pytest.raises(Conflict, match="held by dec2"):
+        adm.unsupersede("dec1")
+    assert reader.head("dec1")["state"] == "superseded"  # nothing written
+
+
+def _pd(project: str) -> bytes:
+    from cwcore.store.admission import project_digest
+
+    return project_digest(project)

@@ -1,9 +1,9 @@
 """The real agent logs through the store and the CLI (skipped when shared/data is absent).
 
 `cw import <agent-logs> --format auto` imports the 7 logs with no error and a notice for
-SOURCES.md; `cw sessions --json` lists 7 sessions whose counts equal an independent count of each
-file; importing again adds nothing; a log imported without its last exchange and then in full
-adds exactly that exchange.
+SOURCES.md; `cw sessions --json` lists their 7 sessions and the 5 sub-agent sessions they carry,
+whose counts equal an independent count of each file; importing again adds nothing; a log
+imported without its last exchange and then in full adds exactly that exchange.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cwtui.cli import app
-from tests.importers.test_agent_logs import COUNTERS, LOGS, rows
+from tests.importers.test_agent_logs import COUNTERS, LOGS, count_claude_agents, rows
 
 pytestmark = pytest.mark.skipif(not LOGS.is_dir(), reason="shared/data/agent-logs is absent")
 runner = CliRunner()
@@ -34,14 +34,17 @@ def test_import_all_seven_with_counts_and_idempotence() -> None:
     assert summary["files"] == 7
     assert any("SOURCES.md" in n for n in summary["notices"])
     sessions = cw("sessions", "--limit", "100")[0]["sessions"]
-    assert len(sessions) == 7
-    expected = {}
+    # the seven logs, and the five sub-agents four Claude Code logs carry in progress lines
+    assert len(sessions) == 12
+    want = []
     for path in sorted(LOGS.glob("*/*.jsonl")):
         fmt = {"claude_code": "claude-code", "codex": "codex", "pi": "pi"}[path.parent.name]
-        expected[path] = (fmt, COUNTERS[fmt](rows(path)))
+        counts = [COUNTERS[fmt](rows(path))]
+        if fmt == "claude-code":
+            counts += count_claude_agents(rows(path)).values()
+        want += [(fmt, c["messages"], c["turns"], c["toolCalls"]) for c in counts]
     got = sorted((s["agent"], s["messages"], s["turns"], s["toolCalls"]) for s in sessions)
-    want = sorted((fmt, c["messages"], c["turns"], c["toolCalls"]) for fmt, c in expected.values())
-    assert got == want
+    assert got == sorted(want)
     again = cw("import", str(LOGS))[-1]
     assert (again["imported"], again["errors"]) == (0, [])
 
@@ -87,3 +90,13 @@ def test_exact_error_and_path_come_first_and_recall_is_exact() -> None:
         recalled = cw("recall", top["locator"])[0]
         assert recalled["status"] == "resolved"
         assert literal in recalled["text"]
+
+
+def test_a_search_finds_what_only_a_sub_agent_saw() -> None:
+    cw("import", str(LOGS))
+    body = cw("search", "undefined: checkDisabledGuard (typecheck)")[0]
+    top = body["results"][0]["source"]
+    assert top["sessionId"] == "70c88cff-cb35-404f-a974-2a08bab4e4bc/agent-ae66507"
+    shown = cw("show", top["sessionId"])[0]["messages"]
+    lines = {n for m in shown if m["messageKey"] in top["messageKeys"] for n in m["lines"]}
+    assert 123 in lines

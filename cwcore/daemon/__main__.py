@@ -1,19 +1,22 @@
-"""``python -m cwcore.daemon [--home DIR] [--service module:factory] [--foreground]``.
+"""``python -m cwcore.daemon [--home DIR] [--service module:factory] [--foreground] [--report F]``.
 
 Without ``--foreground`` the process forks: the child starts a new session, sends its standard
 streams to ``CW_HOME/daemon.log`` and serves; the parent waits until the child reports over a pipe
 that it listens (exit 0), that another daemon already serves the store (exit 0), or that it failed
-(the error on stderr, the error's exit code). A launcher (the client's autostart) therefore needs
-no polling: it waits for this short-lived parent. Notices of the service's open (permissions it
-tightened) come before the outcome, one ``notice TEXT`` line each, and the parent writes them to
-its stderr. The default service factory is
-``CW_DAEMON_SERVICE`` or ``cwcore.engine:make_service``.
+(the error's exit code). A launcher (the client's autostart) therefore needs no polling: it waits
+for this short-lived parent. Notices of the service's open (permissions it tightened) come before
+the outcome, one line each on the parent's stderr. A failure is one line on stderr too:
+``cw daemon: MESSAGE`` for people, or with ``--report json`` (what the client passes)
+``{"error": {"code", "message"}}``, so the client raises the daemon's own error — a store newer
+than this cw stays ``store-version`` (exit 5), not a generic start failure. The default service
+factory is ``CW_DAEMON_SERVICE`` or ``cwcore.engine:make_service``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import os
 import sys
@@ -21,12 +24,17 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
+from cwcore import errors
 from cwcore.daemon.paths import LOG_NAME, resolve_home
 from cwcore.daemon.runner import configure_logging, open_log, run_daemon
 from cwcore.daemon.service import DEFAULT_SERVICE
-from cwcore.errors import CwError
+from cwcore.errors import CwError, DaemonError
 
 log = logging.getLogger("cwcore.daemon")
+
+#: Characters of a start failure's message sent to the launcher: with JSON's escapes (at most
+#: six bytes a character) the report line stays under the pipe report's byte bound.
+REPORT_MESSAGE_CHARS = 600
 
 
 class PipeReporter:
@@ -57,8 +65,11 @@ class PipeReporter:
     def already_running(self) -> None:
         self._send("running\n")
 
-    def failed(self, code: int, message: str) -> None:
-        self._send(f"error {code} {message}\n")
+    def failed(self, err: CwError) -> None:
+        """The error itself (code and message, one line of JSON), so the client raises it."""
+        message = " ".join(err.message.split())[:REPORT_MESSAGE_CHARS]
+        body = json.dumps({"code": err.code, "message": message})  # ASCII: never cut mid-character
+        self._send(f"error {body}\n")
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -70,6 +81,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="service factory as module:attribute",
     )
     parser.add_argument("--foreground", action="store_true", help="do not detach")
+    parser.add_argument(
+        "--report",
+        choices=("text", "json"),
+        default="text",
+        help="how a start failure is written on stderr (json: for the client that launched it)",
+    )
     return parser.parse_args(argv)
 
 
@@ -78,17 +95,29 @@ def _serve(home: Path, spec: str, reporter: PipeReporter) -> int:
         return run_daemon(home, spec, reporter)
     except CwError as err:
         log.error("daemon failed: %s", err.message)
-        reporter.failed(err.exit_code, err.message)
+        reporter.failed(err)
         return err.exit_code
     except Exception as exc:
         log.error("daemon crashed: %s", traceback.format_exc())
-        reporter.failed(1, f"{type(exc).__name__}: {exc}")
-        return 1
+        reporter.failed(
+            DaemonError(f"the daemon crashed while starting: {type(exc).__name__}: {exc}")
+        )
+        return DaemonError.exit_code
     finally:
-        reporter.failed(1, f"the daemon exited before listening; see {home / LOG_NAME}")
+        reporter.failed(DaemonError(f"the daemon exited before listening; see {home / LOG_NAME}"))
 
 
-def _wait_for_child(fd: int) -> int:
+def _report_failure(err: CwError, as_json: bool) -> int:
+    """Write a start failure as one line on stderr and return its exit code."""
+    if as_json:
+        body = {"error": {"code": err.code, "message": err.message}}
+        sys.stderr.write(json.dumps(body, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"cw daemon: {err.message}\n")
+    return err.exit_code
+
+
+def _wait_for_child(fd: int, as_json: bool) -> int:
     """Parent side: read the child's one-line report until the pipe closes."""
     chunks: list[bytes] = []
     while True:
@@ -105,11 +134,13 @@ def _wait_for_child(fd: int) -> int:
     if line.startswith(("ok", "running")):
         return 0
     if line.startswith("error "):
-        _, code, message = [*line.split(" ", 2), "", ""][:3]
-        sys.stderr.write(f"cw daemon: {message}\n")
-        return int(code) if code.isdigit() else 1
-    sys.stderr.write("cw daemon: the daemon died during start-up\n")
-    return 1
+        try:
+            body = json.loads(line.removeprefix("error "))
+            err = errors.from_json(body)
+        except (ValueError, AttributeError):
+            err = DaemonError(f"unreadable start-up report: {line[:200]}")
+        return _report_failure(err, as_json)
+    return _report_failure(DaemonError("the daemon died during start-up"), as_json)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         home.mkdir(parents=True, exist_ok=True)
         log_fd = open_log(home / LOG_NAME)
     except OSError as exc:
-        sys.stderr.write(f"cw daemon: cannot open {home / LOG_NAME}: {exc}\n")
-        return 6
+        failure = DaemonError(f"cannot open {home / LOG_NAME}: {exc.strerror or exc}")
+        return _report_failure(failure, args.report == "json")
     if args.foreground:
         configure_logging(log_fd, also_stderr=True)
         code = _serve(home, args.service, PipeReporter(None))
@@ -133,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.fork() > 0:
         os.close(write_fd)
         os.close(log_fd)
-        return _wait_for_child(read_fd)
+        return _wait_for_child(read_fd, args.report == "json")
     # Child: detach from the launcher's session and terminal; keep only the report pipe.
     os.close(read_fd)
     os.setsid()

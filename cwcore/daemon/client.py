@@ -3,10 +3,14 @@
 Contract:
 
 * :func:`connect` checks the socket directory (:class:`~cwcore.errors.UnsafeSocket`) before it
-  touches the socket. When nothing listens and ``autostart`` is on, it runs
-  ``python -m cwcore.daemon --home H --service S`` and waits (at most ``start_timeout`` seconds)
-  for it to report that it listens; a daemon that fails to start gives a
-  :class:`~cwcore.errors.DaemonError` carrying its message and the tail of ``daemon.log``.
+  touches the socket. When nothing listens there it tries the socket ``CW_HOME/daemon.json``
+  advertises (a daemon started with another ``XDG_RUNTIME_DIR``; same directory checks). When
+  nothing listens and ``autostart`` is on, it runs
+  ``python -m cwcore.daemon --home H --service S --report json`` and waits (at most
+  ``start_timeout`` seconds) for it to report that it listens. A daemon that fails to start
+  gives the daemon's own error, one line, same code and exit status (a store newer than this cw
+  is ``store-version``; a failure of the daemon itself is :class:`~cwcore.errors.DaemonError`);
+  ``CW_DEBUG=1`` appends the tail of ``daemon.log``.
 * The handshake sends the client's required capabilities. A daemon missing any of them is asked
   to stop and a new one is started once; a daemon of a different build with the required
   capabilities keeps serving.
@@ -29,6 +33,7 @@ Contract:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import socket
@@ -44,7 +49,7 @@ from typing import Any
 
 from cwcore import config, errors
 from cwcore.daemon import protocol
-from cwcore.daemon.paths import DaemonPaths, check_private_dir, daemon_paths
+from cwcore.daemon.paths import DaemonPaths, advertised_socket, check_private_dir, daemon_paths
 from cwcore.daemon.service import DEFAULT_SERVICE
 from cwcore.errors import CwError, DaemonError, ProtocolError
 
@@ -226,7 +231,7 @@ class Client:
                     raise DaemonNotRunning(f"no cw daemon is running for {self.paths.home}")
                 if spawned:
                     raise DaemonError(
-                        "the daemon reported ready but its socket does not answer" + self._tail()
+                        "the daemon reported ready but its socket does not answer" + self._see_log()
                     )
                 self._spawn()
                 spawned = True
@@ -262,18 +267,28 @@ class Client:
         raise DaemonError(f"could not connect to the cw daemon at {self.paths.socket}")
 
     def _dial(self) -> socket.socket | None:
-        """A connected socket, or None when nothing listens (no file, or a stale one)."""
-        check_private_dir(self.paths.socket_dir)  # again: the directory may have been swapped
+        """A connected socket, or None when nothing listens (no file, or a stale one): at the
+        computed path first, then at the one ``CW_HOME/daemon.json`` advertises (a daemon
+        started with another ``XDG_RUNTIME_DIR`` or ``TMPDIR``)."""
+        sock = self._dial_at(self.paths.socket)
+        if sock is None:
+            other = advertised_socket(self.paths.home)
+            if other is not None and other != self.paths.socket:
+                sock = self._dial_at(other)
+        return sock
+
+    def _dial_at(self, path: Path) -> socket.socket | None:
+        check_private_dir(path.parent)  # again: the directory may have been swapped
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(self.timeout)
         try:
-            sock.connect(str(self.paths.socket))
+            sock.connect(str(path))
         except (FileNotFoundError, ConnectionRefusedError):
             sock.close()
             return None
         except OSError as exc:
             sock.close()
-            raise DaemonError(f"cannot connect to {self.paths.socket}: {exc}") from None
+            raise DaemonError(f"cannot connect to {path}: {exc}") from None
         return sock
 
     def _handshake(self, sock: socket.socket) -> dict[str, Any]:
@@ -305,7 +320,7 @@ class Client:
         check_home(self.paths.home)  # a CW_HOME that is a file: say so, not the launcher's errno
         cmd = [
             sys.executable, "-m", "cwcore.daemon",
-            "--home", str(self.paths.home), "--service", self.service,
+            "--home", str(self.paths.home), "--service", self.service, "--report", "json",
         ]  # fmt: skip
         proc = subprocess.Popen(
             cmd,
@@ -320,13 +335,35 @@ class Client:
             proc.kill()
             proc.communicate()
             raise DaemonError(
-                f"the cw daemon did not start within {self.start_timeout:g} s" + self._tail()
+                f"the cw daemon did not start within {self.start_timeout:g} s" + self._see_log()
             ) from None
+        lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
         if proc.returncode != 0:
-            message = err.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
-            raise DaemonError(f"the cw daemon failed to start: {message}" + self._tail())
+            raise self._start_failure(lines, proc.returncode)
         # A started daemon's launcher prints only the notices of its open (see cwcore.daemon).
-        self.notices += [line for line in err.decode("utf-8", "replace").splitlines() if line]
+        self.notices += lines
+
+    def _start_failure(self, lines: list[str], status: int) -> CwError:
+        """The error a daemon that failed to start reported, as its own type: a store error
+        stays a store error (same code, same exit status). Other failures say the daemon did
+        not start. One line, unless ``CW_DEBUG`` asks for the log's tail."""
+        err: CwError | None = None
+        if lines and lines[-1].startswith("{"):
+            try:
+                body = json.loads(lines[-1])["error"]
+                err = errors.from_json({"code": body["code"], "message": body["message"]})
+            except (ValueError, KeyError, TypeError):
+                err = None
+        if err is None:
+            shown = " ".join(lines[-1].split())[:300] if lines else f"exit status {status}"
+            err = DaemonError(f"the cw daemon failed to start: {shown}")
+        elif isinstance(err, DaemonError) or type(err) is CwError:
+            kind = type(err) if isinstance(err, DaemonError) else DaemonError
+            err = kind(f"the cw daemon failed to start: {err.message}", **err.details)
+        debug = self._tail()
+        if debug:
+            err = type(err)(err.message + debug, **err.details)
+        return err
 
     def _replace(self, sock: socket.socket, welcome: dict[str, Any]) -> None:
         """Ask a daemon lacking capabilities to drain and exit; a new one is started after."""
@@ -342,8 +379,15 @@ class Client:
             raise DaemonError(f"the cw daemon (pid {pid}) did not exit within {STOP_WAIT_S:g} s")
 
     def _tail(self) -> str:
+        """The log's last lines for an error message, only under ``CW_DEBUG`` (errors are one
+        line otherwise; ``cw daemon status`` shows the tail too)."""
+        if not os.environ.get("CW_DEBUG"):
+            return ""
         tail = log_tail(self.paths.log)
         return f"\n--- {self.paths.log} (tail) ---\n{tail}" if tail else ""
+
+    def _see_log(self) -> str:
+        return f" (see {self.paths.log})" + self._tail()
 
     # -- requests -------------------------------------------------------------------------------
 

@@ -1,20 +1,25 @@
 """Operator controls for faces (``cw daemon status|start|stop|restart``): no rendering here.
 
 * :func:`status` never starts a daemon; it returns None when none is running.
-* :func:`start` connects with autostart and returns the status of the daemon now serving.
+* :func:`start` connects with autostart and returns the status of the daemon now serving; the
+  notices of a daemon it started (permissions its open tightened) go to ``on_notice``, once.
 * :func:`stop` asks the daemon to drain and exit and waits for its process to end.
 * :func:`restart` without ``force`` only returns :data:`RESTART_WARNING` (every connected client
   is briefly disconnected — spec 003); with ``force`` it stops the running daemon and starts a new
-  one with the same service factory, returning the new status. Clients reconnect and retry their
-  request with the same id across the replacement.
+  one with the same service factory, returning the new status (notices as for :func:`start`).
+  Clients reconnect and retry their request with the same id across the replacement.
+* :func:`last_log_lines` is the log's tail, for a status that finds no daemon (why the last
+  one stopped or failed to start).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cwcore.daemon.client import STOP_WAIT_S, Client, DaemonNotRunning, wait_for_exit
+from cwcore.daemon.client import STOP_WAIT_S, Client, DaemonNotRunning, log_tail, wait_for_exit
+from cwcore.daemon.paths import daemon_paths
 from cwcore.errors import DaemonError
 
 RESTART_WARNING = (
@@ -36,9 +41,17 @@ def status(home: Path | None = None) -> dict[str, Any] | None:
             return None
 
 
-def start(home: Path | None = None, *, service: str | None = None) -> dict[str, Any]:
+Notice = Callable[[str], None]
+
+
+def start(
+    home: Path | None = None, *, service: str | None = None, on_notice: Notice | None = None
+) -> dict[str, Any]:
     """Ensure a daemon serves ``home`` (starting one with ``service``) and return its status."""
     with Client.connect(home, autostart=True, service=service) as client:
+        if on_notice is not None:
+            for text in client.notices:
+                on_notice(text)
         return client.call("daemon.status")
 
 
@@ -60,7 +73,11 @@ def stop(home: Path | None = None) -> bool:
 
 
 def restart(
-    home: Path | None = None, force: bool = False, *, service: str | None = None
+    home: Path | None = None,
+    force: bool = False,
+    *,
+    service: str | None = None,
+    on_notice: Notice | None = None,
 ) -> dict[str, Any] | str:
     """With ``force``: replace the daemon and return the new status. Without: the warning."""
     if not force:
@@ -69,4 +86,10 @@ def restart(
     factory = service or (current or {}).get("factory")
     if current is not None:
         stop(home)
-    return start(home, service=factory)
+    return start(home, service=factory, on_notice=on_notice)
+
+
+def last_log_lines(home: Path | None = None, lines: int = 10) -> tuple[str, list[str]]:
+    """The daemon log's path and its last ``lines`` lines (none when there is no log)."""
+    path = daemon_paths(home).log
+    return str(path), [line for line in log_tail(path, lines).splitlines() if line.strip()]

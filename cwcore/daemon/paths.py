@@ -12,6 +12,13 @@ Contract:
   ``hash16`` is the first 16 hex digits of the SHA-256 of the resolved ``CW_HOME`` (the directory
   holding the store), so every client of one store finds the same daemon.
 * The daemon's log is ``CW_HOME/daemon.log``.
+* The running daemon is also findable from ``CW_HOME`` itself: ``CW_HOME/daemon.json`` (``0600``)
+  is the daemon's second lock and, while it serves, names its socket and pid. Clients whose
+  ``<base>`` differs (another ``XDG_RUNTIME_DIR`` or ``TMPDIR``: a cron job, an ssh session)
+  compute another socket path; when nothing answers there they read this file
+  (:func:`advertised_socket`) and connect to the socket it names, after the same checks of
+  that socket's directory. The daemon empties the file at exit (it is a lock file: removing a
+  locked path races with the next daemon opening it).
 
 Unix socket paths are limited to 108 bytes (``sun_path``); the layout keeps them short and
 :func:`daemon_paths` refuses a path over :data:`MAX_SOCKET_PATH` bytes rather than truncating.
@@ -20,6 +27,7 @@ Unix socket paths are limited to 108 bytes (``sun_path``); the layout keeps them
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from dataclasses import dataclass
@@ -35,6 +43,10 @@ MAX_SOCKET_PATH = 100
 
 #: Name of the log file inside ``CW_HOME``.
 LOG_NAME = "daemon.log"
+#: Name of the lock-and-advertisement file inside ``CW_HOME`` (see the module contract).
+ADVERT_NAME = "daemon.json"
+#: Largest advertisement read, bytes (it holds one short path and a pid).
+MAX_ADVERT_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,11 @@ class DaemonPaths:
     socket: Path
     pidfile: Path
     log: Path
+
+    @property
+    def advert(self) -> Path:
+        """``CW_HOME/daemon.json``: the daemon's home lock, naming its socket while it serves."""
+        return self.home / ADVERT_NAME
 
 
 def resolve_home(home: Path | None = None) -> Path:
@@ -128,3 +145,46 @@ def daemon_paths(home: Path | None = None) -> DaemonPaths:
         pidfile=directory / f"{name}.pid",
         log=resolved / LOG_NAME,
     )
+
+
+def advert_body(socket_path: Path, pid: int) -> bytes:
+    """What a serving daemon writes into ``CW_HOME/daemon.json``."""
+    return (json.dumps({"socket": str(socket_path), "pid": pid}) + "\n").encode()
+
+
+def advertised_socket(home: Path) -> Path | None:
+    """The socket the daemon of the resolved ``home`` advertises in ``CW_HOME/daemon.json``, or
+    None when there is none to try (no file, empty, unreadable, or naming a socket directory
+    that no longer exists).
+
+    The advertisement is trusted only as far as the checks go: it must name an absolute path
+    ``<dir>/<hash16>.sock`` for this very home, no longer than :data:`MAX_SOCKET_PATH`, and
+    ``<dir>`` must pass :func:`check_private_dir` (else :class:`~cwcore.errors.UnsafeSocket`),
+    as the computed directory must.
+    """
+    try:
+        fd = os.open(home / ADVERT_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+            return None
+        raw = os.read(fd, MAX_ADVERT_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        named = json.loads(raw.decode("utf-8"))["socket"]
+    except (ValueError, KeyError, TypeError):
+        return None  # empty (no daemon) or caught mid-write: nothing to try
+    if not isinstance(named, str) or not os.path.isabs(named):
+        return None
+    sock = Path(named)
+    if sock.name != f"{store_hash(home)}.sock" or len(os.fsencode(named)) > MAX_SOCKET_PATH:
+        return None
+    if not os.path.lexists(sock.parent):
+        return None
+    check_private_dir(sock.parent)
+    return sock

@@ -7,10 +7,16 @@ Order matters and is the contract:
    daemon already serves this store: report "running" and exit 0. If it holds it without
    serving (a predecessor still draining, or a sibling starting), wait up to
    :data:`LOCK_WAIT_S` for it;
-3. remove a stale socket file (one no process listens on);
-4. open the service through its factory, bind the socket (``0600``), write the pid, start the
-   service's workers, report readiness and serve until stopped;
-5. close the service, then release the lock (so a successor never opens a store still held).
+3. take the home lock, ``CW_HOME/daemon.json``, the same way: a daemon started with another
+   socket directory (another ``XDG_RUNTIME_DIR``) holds it, and when the socket it advertises
+   there answers, this store is served already: report "running" (the client then finds that
+   socket through the file) instead of failing on the store's lock;
+4. remove a stale socket file (one no process listens on);
+5. open the service through its factory, bind the socket (``0600``), write the pid, advertise
+   the socket in ``daemon.json``, start the service's workers, report readiness and serve until
+   stopped;
+6. close the service, then empty and release the home lock and the pid lock (so a successor
+   never opens a store still held).
 
 The lock file is truncated, not removed, at exit: removing a locked path races with the next
 daemon opening it.
@@ -31,7 +37,7 @@ from pathlib import Path
 from typing import Protocol
 
 from cwcore import config
-from cwcore.daemon.paths import daemon_paths
+from cwcore.daemon.paths import DaemonPaths, advert_body, advertised_socket, daemon_paths
 from cwcore.daemon.server import Limits, Server
 from cwcore.daemon.service import load_factory
 from cwcore.errors import DaemonError
@@ -89,8 +95,11 @@ class PidLock:
         return True
 
     def write_pid(self) -> None:
+        self.write(f"{os.getpid()}\n".encode())
+
+    def write(self, body: bytes) -> None:
         os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+        os.pwrite(self.fd, body, 0)
 
     def release(self) -> None:
         with contextlib.suppress(OSError):
@@ -121,6 +130,12 @@ def socket_alive(path: Path, timeout: float = 1.0) -> bool:
     finally:
         probe.close()
     return True
+
+
+def advertised_alive(paths: DaemonPaths) -> bool:
+    """True when ``CW_HOME/daemon.json`` names a socket (not ours) that a daemon answers on."""
+    sock = advertised_socket(paths.home)
+    return sock is not None and sock != paths.socket and socket_alive(sock)
 
 
 def bind_socket(path: Path) -> socket.socket:
@@ -170,9 +185,15 @@ def run_daemon(home: Path, factory_spec: str, reporter: Reporter) -> int:
     settings, _ = config.load(paths.home)
     limits = Limits.from_settings(settings)
     lock = PidLock(paths.pidfile)
+    home_lock: PidLock | None = None
     try:
         if not lock.acquire(LOCK_WAIT_S, lambda: socket_alive(paths.socket)):
             log.info("a daemon already serves %s; exiting", paths.socket)
+            reporter.already_running()
+            return 0
+        home_lock = PidLock(paths.advert)
+        if not home_lock.acquire(LOCK_WAIT_S, lambda: advertised_alive(paths)):
+            log.info("a daemon already serves %s from another socket directory", paths.home)
             reporter.already_running()
             return 0
         if os.path.lexists(paths.socket):
@@ -191,6 +212,7 @@ def run_daemon(home: Path, factory_spec: str, reporter: Reporter) -> int:
             st = os.stat(paths.socket)
             try:
                 lock.write_pid()
+                home_lock.write(advert_body(paths.socket, os.getpid()))
                 service.start_workers()
                 fingerprint = config.fingerprint(settings)
                 server = Server(service, paths, limits, factory_spec, fingerprint)
@@ -209,4 +231,6 @@ def run_daemon(home: Path, factory_spec: str, reporter: Reporter) -> int:
         log.info("stopped")
         return 0
     finally:
+        if home_lock is not None:
+            home_lock.release()
         lock.release()

@@ -18,7 +18,8 @@ imports only the standard library's C-backed modules (``json``, ``struct``, ``st
 agree with those modules; without ``CW_HOME`` the home comes from ``platformdirs``, as
 :func:`cwcore.config.default_home` gets it. The rare paths — no ``XDG_RUNTIME_DIR`` in the
 environment, a socket directory failing the safety check, no daemon listening — defer to the full
-modules (the last one starts the daemon as the full client does and retries once).
+modules (the last one tries the socket ``CW_HOME/daemon.json`` advertises, then starts the daemon
+as the full client does and retries once).
 ``CW_HOOK_TIMEOUT_S`` bounds the whole exchange (default 10 s); ``CW_DEBUG=1`` reports
 swallowed errors on stderr.
 """
@@ -185,11 +186,22 @@ def _spawn(timeout: float) -> str:
     return str(paths.socket)
 
 
+def _advertised(deadline: float) -> _socket.socket | None:
+    """A connection to the socket ``CW_HOME/daemon.json`` advertises (a daemon started with
+    another ``XDG_RUNTIME_DIR``), after the full module's checks; None when there is none."""
+    from cwcore.daemon.paths import advertised_socket, resolve_home
+
+    other = advertised_socket(resolve_home())
+    return None if other is None else _dial(str(other), max(0.05, deadline - time.monotonic()))
+
+
 def _connect(deadline: float) -> _socket.socket:
     sock = _dial(socket_path(), max(0.05, deadline - time.monotonic()))
     if sock is None:
+        sock = _advertised(deadline)
+    if sock is None:
         path = _spawn(max(0.1, deadline - time.monotonic()))
-        sock = _dial(path, max(0.05, deadline - time.monotonic()))
+        sock = _dial(path, max(0.05, deadline - time.monotonic())) or _advertised(deadline)
         if sock is None:
             raise ConnectionError("the cw daemon did not start")
     return sock

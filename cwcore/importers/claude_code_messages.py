@@ -5,10 +5,20 @@ sidechain rooted at its first line — because Claude's ``parentUuid`` links run
 lines and one line per tool use (parallel results hang off different lines). A user prompt whose
 ``parentUuid`` resolves (through lines that made no message) to an earlier message than that is a
 rewind or edit inside the file and keeps that structural parent, so the fork stays visible.
+
+Thinking blocks are messages of kind ``thinking`` (role ``assistant``, id
+``<line uuid>#thinking<n>``, n counting the line's thinking blocks from 1) that follow the
+previous message of their thread without becoming part of the chain. A response's ``model``
+and ``usage`` (from the last line of its ``message.id``, whose counts are final) go on the
+message that owns it: its text, else its first tool call.
+
+A sub-agent's lines (``subagent=True``) are read as one main thread whose user text is never a
+real user message: the sub-agent's prompts come from the parent agent.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,10 +29,9 @@ from cwcore.importers.common import (
     canonical_json,
     native_id,
     norm_time,
-    thinking_record,
     tool_call_text,
 )
-from cwcore.model import Message
+from cwcore.model import Message, Usage
 
 #: A user text starting with one of these was written by the host, not typed by the user.
 HOST_MARKERS = (
@@ -63,13 +72,38 @@ class _Group:
     text_lines: list[int] = field(default_factory=list)  # lines with text or only thinking
     message_id: str | None = None  # the assistant text message, once emitted
     first_call: str | None = None  # key of the group's first tool call
+    model: str | None = None
+    usage: Usage | None = None
+
+
+#: Model names Claude Code writes for messages no model produced.
+SYNTHETIC_MODELS = frozenset({"<synthetic>"})
+
+
+def usage_of(value: object) -> Usage | None:
+    """A Claude ``message.usage`` object as :class:`Usage` (None when it holds no counts)."""
+    if not isinstance(value, dict):
+        return None
+
+    def count(name: str) -> int:
+        n = value.get(name)
+        return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
+
+    usage = Usage(
+        input=count("input_tokens"),
+        output=count("output_tokens"),
+        cache_read=count("cache_read_input_tokens"),
+        cache_write=count("cache_creation_input_tokens"),
+    )
+    return usage or None
 
 
 class MessageReader:
     """One pass over a file's readable lines, building messages in file order."""
 
-    def __init__(self, lines: list[Line]) -> None:
+    def __init__(self, lines: list[Line], *, subagent: bool = False) -> None:
         self.lines = lines
+        self.subagent = subagent
         self.by_uuid = {ln.obj["uuid"]: ln for ln in lines if isinstance(ln.obj.get("uuid"), str)}
         self.sink = Sink()
         self.line_msg: dict[str, str] = {}  # line uuid -> last message that line produced
@@ -77,7 +111,6 @@ class MessageReader:
         self.tool_names: dict[str, str] = {}
         self.roots: dict[str, str] = {}
         self.groups: dict[str, _Group] = {}
-        self.thinking: list[tuple[int, str, str]] = []  # (line, text, group key)
         self.title: str | None = None
 
     # -- structure ---------------------------------------------------------------------------
@@ -85,7 +118,7 @@ class MessageReader:
     def thread(self, obj: dict[str, Any]) -> str:
         """``main``, or ``side:<root uuid>`` for a sidechain line (cached along the walk, so a
         long sidechain costs one walk, not one per line)."""
-        if not obj.get("isSidechain"):
+        if self.subagent or not obj.get("isSidechain"):
             return "main"
         path: list[str] = []
         current = obj
@@ -143,6 +176,11 @@ class MessageReader:
             # tool_use lines form tool-call messages; the others belong to the assistant message
             if "tool_use" not in kinds or "text" in kinds:
                 group.text_lines.append(line.number)
+            message = line.obj["message"]
+            model = message.get("model")
+            if isinstance(model, str) and model and model not in SYNTHETIC_MODELS:
+                group.model = model
+            group.usage = usage_of(message.get("usage")) or group.usage
 
     @staticmethod
     def _group_key(obj: dict[str, Any]) -> str:
@@ -155,7 +193,27 @@ class MessageReader:
         key = self._group_key(obj)
         group = self.groups[key]
         stamp = norm_time(obj.get("timestamp"))
-        side = bool(obj.get("isSidechain"))
+        side = self.sidechain(obj)
+        blocks = content_blocks(obj["message"]["content"])
+        thoughts = [
+            b["thinking"]
+            for b in blocks
+            if b.get("type") == "thinking" and isinstance(b.get("thinking"), str)
+        ]
+        for n, thought in enumerate((t for t in thoughts if t.strip()), start=1):
+            # Thinking precedes what it produced and stays out of the thread's chain.
+            self.sink.add(
+                Message(
+                    message_id=f"{uuid}#thinking{n}",
+                    role="assistant",
+                    kind="thinking",
+                    text=thought,
+                    lines=(line.number,),
+                    timestamp=stamp,
+                    parent_id=self.thread_last.get(thread),
+                    sidechain=side,
+                )
+            )
         if line.number == group.first and group.texts:
             group.message_id = uuid
             self.emit(
@@ -168,16 +226,15 @@ class MessageReader:
                     timestamp=stamp,
                     parent_id=self.thread_last.get(thread),
                     sidechain=side,
+                    model=group.model,
+                    usage=group.usage,
                 ),
                 thread,
                 uuid,
             )
         calls = 0
-        for block in content_blocks(obj["message"]["content"]):
-            kind = block.get("type")
-            if kind == "thinking" and isinstance(block.get("thinking"), str):
-                self.thinking.append((line.number, block["thinking"], key))
-            if kind != "tool_use":
+        for block in blocks:
+            if block.get("type") != "tool_use":
                 continue
             calls += 1
             call_id = native_id(block.get("id")) or f"{uuid}#{calls}"
@@ -185,6 +242,8 @@ class MessageReader:
             tool_input = block.get("input")
             if name:
                 self.tool_names[call_id] = name
+            # A response without text is owned by its first tool call.
+            owner = group.first_call is None and group.message_id is None and not group.texts
             if group.first_call is None:
                 group.first_call = f"assistant:{call_id}"
             self.emit(
@@ -200,6 +259,8 @@ class MessageReader:
                     tool_call_id=call_id,
                     tool_input=None if tool_input is None else canonical_json(tool_input),
                     sidechain=side,
+                    model=group.model if owner else None,
+                    usage=group.usage if owner else None,
                 ),
                 thread,
                 uuid,
@@ -216,7 +277,7 @@ class MessageReader:
         text = blocks_text([b for b in blocks if b.get("type") != "tool_result"])
         count = len(results) + (1 if text.strip() else 0)
         stamp = norm_time(obj.get("timestamp"))
-        side = bool(obj.get("isSidechain"))
+        side = self.sidechain(obj)
         for n, result in enumerate(results, start=1):
             call_id = result.get("tool_use_id")
             call_id = call_id if isinstance(call_id, str) else None
@@ -256,7 +317,7 @@ class MessageReader:
                 text=text,
                 lines=(line.number,),
                 timestamp=stamp,
-                real_user=not (summary or host or side),
+                real_user=not (summary or host or side or self.subagent),
                 parent_id=parent,
                 sidechain=side,
             ),
@@ -296,10 +357,13 @@ class MessageReader:
             elif kind == "custom-title" and isinstance(line.obj.get("customTitle"), str):
                 self.title = line.obj["customTitle"].strip() or self.title
 
-    def thinking_metadata(self) -> list[dict[str, Any]]:
-        out = []
-        for number, text, key in self.thinking:
-            group = self.groups[key]
-            owner = f"assistant:{group.message_id}" if group.message_id else group.first_call
-            out.append(thinking_record(number, text, owner))
-        return out
+    def sidechain(self, obj: dict[str, Any]) -> bool:
+        """Whether a line is a sidechain of this session (a sub-agent's own lines are not)."""
+        return bool(obj.get("isSidechain")) and not self.subagent
+
+    def link_subagents(self, links: dict[str, str]) -> None:
+        """Name on each tool call in ``links`` (call id -> session id) the sub-agent it started."""
+        for index, message in enumerate(self.sink.messages):
+            child = links.get(message.tool_call_id or "") if message.kind == "tool-call" else None
+            if child is not None:
+                self.sink.messages[index] = dataclasses.replace(message, subagent=child)

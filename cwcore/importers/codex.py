@@ -9,11 +9,15 @@ Each line is ``{timestamp, type, payload}``. What becomes what (docs/importers.m
   tool-call messages; ``*_output`` lines are tool-result messages paired by ``call_id``, which
   gives them the call's ``tool_name``.
 * ``compacted`` lines are ``system`` messages of kind ``summary``.
+* ``reasoning`` items with readable text (their summary, else their ``reasoning_text``
+  content; encrypted reasoning has none) are messages of kind ``thinking``, id ``L<n>``.
 * ``event_msg`` lines are metadata: the visible ``user_message``/``agent_message`` events
   duplicate a ``response_item`` and are dropped as messages (always: a rollout records both, and
-  dropping by kind keeps ids stable while a live file grows). ``reasoning`` summaries are
-  thinking, kept in ``metadata["thinking"]`` and owned by the message that follows them;
-  ``session_meta``, ``turn_context``, ``token_count`` … are metadata events.
+  dropping by kind keeps ids stable while a live file grows); ``session_meta``,
+  ``turn_context``, ``token_count`` … are metadata events. A ``token_count`` event's growth of
+  ``total_token_usage`` is the usage of the response before it (a repeated event adds
+  nothing), kept on that response's first assistant message with the ``turn_context`` model;
+  ``thread_name_updated`` names the session (its title).
 
 Session id: ``session_meta.payload.id`` — the one the file name carries when several appear,
 else the first. ``session_meta`` repeats when a session is resumed; one with another id is an
@@ -22,6 +26,7 @@ ancestor (lineage, nearest first). Codex records no tree, so messages carry no `
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -38,10 +43,9 @@ from cwcore.importers.common import (
     parse_arguments,
     project_from_cwd,
     read_jsonl,
-    thinking_record,
     tool_call_text,
 )
-from cwcore.model import FileParse, Message, ParsedSession, SourceEvent
+from cwcore.model import FileParse, Message, ParsedSession, SourceEvent, Usage
 
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
@@ -89,15 +93,36 @@ def _output_text(output: Any) -> str:
     return ""
 
 
+def _token_total(info: Any) -> Usage | None:
+    """``info.total_token_usage`` of a ``token_count`` event as :class:`Usage`: Codex counts
+    cached prompt tokens inside ``input_tokens``, cw counts them apart."""
+    total = info.get("total_token_usage") if isinstance(info, dict) else None
+    if not isinstance(total, dict):
+        return None
+
+    def count(name: str) -> int:
+        n = total.get(name)
+        return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
+
+    cached = count("cached_input_tokens")
+    return Usage(
+        input=max(0, count("input_tokens") - cached),
+        output=count("output_tokens"),
+        cache_read=cached,
+    )
+
+
 class _Reader:
     def __init__(self) -> None:
         self.sink = Sink()
         self.calls: dict[str, str] = {}  # call_id -> tool name
-        self.thinking: list[dict[str, Any]] = []
-        self.pending: list[dict[str, Any]] = []  # thinking not yet owned by a message
         self.meta_ids: list[str] = []
         self.cwd: str | None = None
         self.started: str | None = None
+        self.title: str | None = None
+        self.model: str | None = None
+        self.total = Usage()  # the last token_count total
+        self.owner: int | None = None  # index of the response awaiting its token count
 
     def line(self, line: Line) -> None:
         kind = line.obj["type"]
@@ -114,12 +139,34 @@ class _Reader:
         elif kind == "turn_context":
             if self.cwd is None and isinstance(payload.get("cwd"), str):
                 self.cwd = payload["cwd"]
+            if isinstance(payload.get("model"), str) and payload["model"]:
+                self.model = payload["model"]
+        elif kind == "event_msg":
+            self.event(payload)
         elif kind == "compacted":
             text = payload.get("message")
             if isinstance(text, str) and text.strip():
                 self._add(line, "system", "summary", text, stamp)
         elif kind == "response_item":
             self.item(line, payload, stamp)
+
+    def event(self, payload: dict[str, Any]) -> None:
+        if payload.get("type") == "thread_name_updated":
+            name = payload.get("thread_name")
+            if isinstance(name, str) and name.strip():
+                self.title = name.strip()
+        if payload.get("type") != "token_count":
+            return
+        total = _token_total(payload.get("info"))
+        if total is None:
+            return
+        delta = total - self.total
+        self.total = total
+        if self.owner is None or min(delta.input, delta.output, delta.cache_read) < 0 or not delta:
+            return
+        index, self.owner = self.owner, None
+        message = self.sink.messages[index]
+        self.sink.messages[index] = dataclasses.replace(message, usage=delta, model=self.model)
 
     def item(self, line: Line, payload: dict[str, Any], stamp: str | None) -> None:
         kind = payload.get("type")
@@ -151,7 +198,8 @@ class _Reader:
                 stamp,
                 tool_name=name,
                 tool_call_id=call_id,
-                tool_input=None if value is None else canonical_json(value),
+                # A free-form input (a patch) is the text itself; only an object is an input.
+                tool_input=canonical_json(value) if isinstance(value, dict) else None,
             )
         elif kind in _OUTPUTS:
             call_id = payload.get("call_id")
@@ -173,11 +221,8 @@ class _Reader:
         elif kind == "reasoning":
             text = blocks_text(payload.get("summary"), text_types=_TEXT_TYPES)
             text = text or blocks_text(payload.get("content"), text_types=("reasoning_text",))
-            if text:
-                # Reasoning precedes what it produced: the next message owns it.
-                record = thinking_record(line.number, text, None)
-                self.thinking.append(record)
-                self.pending.append(record)
+            if text.strip():
+                self._add(line, "assistant", "thinking", text, stamp)
 
     def _add(
         self, line: Line, role: str, kind: str, text: str, stamp: str | None, **extra: Any
@@ -193,10 +238,8 @@ class _Reader:
                 **extra,
             )
         )
-        if added:
-            for record in self.pending:
-                record["message"] = self.sink.messages[-1].key
-            self.pending.clear()
+        if added and role == "assistant" and kind != "thinking" and self.owner is None:
+            self.owner = len(self.sink.messages) - 1  # the response's first output owns it
 
 
 class CodexImporter:
@@ -239,7 +282,6 @@ class CodexImporter:
         events = tuple(
             SourceEvent(ln.number, ln.raw, ln.number in used, ln.obj["type"]) for ln in kept
         )
-        metadata: dict[str, Any] = {"thinking": reader.thinking} if reader.thinking else {}
         session = ParsedSession(
             session_id=session_id,
             agent=self.agent,
@@ -247,12 +289,12 @@ class CodexImporter:
             events=events,
             messages=tuple(reader.sink.messages),
             started=reader.started,
+            title=reader.title,
             cwd=reader.cwd,
             parent_session=lineage[0] if lineage else None,
             lineage=lineage,
             source_path=str(path),
             resume_command=f"codex resume {session_id}",
-            metadata=metadata,
         )
         return FileParse((session,), tuple(sorted(problems)))
 

@@ -109,7 +109,11 @@ class Sink:
 
     @property
     def last_id(self) -> str | None:
-        return self.messages[-1].message_id if self.messages else None
+        """The last message that a following one continues (thinking continues nothing)."""
+        for message in reversed(self.messages):
+            if message.kind != "thinking":
+                return message.message_id
+        return None
 
 
 def norm_time(value: object) -> str | None:
@@ -195,8 +199,3 @@ def project_from_cwd(cwd: object) -> str | None:
         if part in _WORKTREE_DIRS or nested:
             return parts[i - 1]
     return parts[-1] if parts else None
-
-
-def thinking_record(line: int, text: str, message_key: str | None) -> dict[str, Any]:
-    """How thinking is kept: in ``ParsedSession.metadata["thinking"]``, never as a message."""
-    return {"line": line, "message": message_key, "text": text}

@@ -1,9 +1,17 @@
-"""cw-jsonl: the interchange format (BRIEF §3), one message a line.
+"""cw-jsonl: the interchange format, one message a line.
 
 ``{"session", "id", "role", "text", "timestamp"?, "project"?, "agent"?, "parent"?,
-"parent_session"?, "tool_name"?, "tool_call_id"?, "tool_input"?}``. One file may hold many
-sessions; each keeps its lines in file order. A ``user`` line is a real user message; an
-``assistant`` line with ``tool_name`` is a tool call; a ``tool`` line is a tool result.
+"parent_session"?, "tool_name"?, "tool_call_id"?, "tool_input"?}``, and cw's own optional fields,
+which ``cw export --format jsonl`` writes so that an export imports back to the same sessions,
+turns and messages: ``kind`` (``text``, ``tool-call``, ``tool-result``, ``summary``,
+``thinking``; by default implied by the role as below), ``meta`` (true: a user line the host
+wrote, not a real user message), ``is_error``, ``model``, ``usage`` (``{"input", "output",
+"cacheRead", "cacheWrite"}``), ``subagent`` (the session a tool call started), and, read from a
+session's first line that has them, ``title`` and ``parent_tool_call``.
+
+One file may hold many sessions; each keeps its lines in file order. A ``user`` line is a real
+user message unless ``meta``; an ``assistant`` line with ``tool_name`` is a tool call; a
+``tool`` line is a tool result.
 """
 
 from __future__ import annotations
@@ -17,10 +25,11 @@ from cwcore.clock import iso, parse_time
 from cwcore.errors import CwError, excerpt
 from cwcore.importers.base import json_lines, register
 from cwcore.importers.common import jsonl_records
-from cwcore.model import ROLES, FileParse, Message, ParsedSession, SourceEvent
+from cwcore.model import ROLES, FileParse, Message, ParsedSession, SourceEvent, Usage
 from cwcore.store.keys import check_id
 
 DEFAULT_PROJECT = "default"
+KINDS = ("text", "tool-call", "tool-result", "summary", "thinking")
 
 
 @dataclass
@@ -29,6 +38,8 @@ class _Session:
     project: str
     agent: str
     parent_session: str | None = None
+    title: str | None = None
+    parent_tool_call: str | None = None
     events: list[SourceEvent] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
@@ -58,6 +69,14 @@ def _message(obj: dict[str, Any], line: int) -> Message:
         kind = "tool-result"
     elif role == "assistant" and tool_name:
         kind = "tool-call"
+    if "kind" in obj:
+        if obj["kind"] not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {excerpt(obj['kind'])}")
+        kind = obj["kind"]
+    usage = Usage.from_json(obj["usage"]) if "usage" in obj else None
+    if "usage" in obj and usage is None:
+        raise ValueError("usage must be an object of non-negative token counts")
+    meta = obj.get("meta") is True
     text = obj["text"]
     if kind == "tool-call" and tool_input is not None and not text:
         text = json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
@@ -68,12 +87,32 @@ def _message(obj: dict[str, Any], line: int) -> Message:
         text=text,
         lines=(line,),
         timestamp=timestamp,
-        real_user=role == "user",
-        parent_id=obj.get("parent") if isinstance(obj.get("parent"), str) else None,
+        real_user=role == "user" and kind == "text" and not meta,
+        parent_id=_text(obj, "parent"),
         tool_name=tool_name if isinstance(tool_name, str) else None,
-        tool_call_id=obj.get("tool_call_id") if isinstance(obj.get("tool_call_id"), str) else None,
-        tool_input=None if tool_input is None else json.dumps(tool_input, sort_keys=True),
+        tool_call_id=_text(obj, "tool_call_id"),
+        tool_input=None if tool_input is None else _input_json(tool_input, text),
+        is_error=obj.get("is_error") is True,
+        model=_text(obj, "model"),
+        usage=usage or None,
+        subagent=_text(obj, "subagent"),
     )
+
+
+def _text(obj: dict[str, Any], name: str) -> str | None:
+    value = obj.get(name)
+    return value if isinstance(value, str) and value else None
+
+
+def _input_json(tool_input: dict[str, Any], text: str) -> str:
+    """The canonical JSON of a tool input; the line's text itself when it is that JSON (what
+    the agent importers and ``cw export`` write), so an export keeps its bytes."""
+    try:
+        if json.loads(text) == tool_input:
+            return text
+    except ValueError:
+        pass
+    return json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
 
 
 class CwJsonlImporter:
@@ -113,6 +152,10 @@ class CwJsonlImporter:
                     if isinstance(obj.get("parent_session"), str)
                     else None,
                 )
+            if state.title is None and _text(obj, "title"):
+                state.title = _text(obj, "title")
+            if state.parent_tool_call is None and _text(obj, "parent_tool_call"):
+                state.parent_tool_call = _text(obj, "parent_tool_call")
             if message.message_id in state.seen:
                 problems.append((number, f"duplicate id {excerpt(message.message_id)} in session"))
                 continue
@@ -130,7 +173,9 @@ class CwJsonlImporter:
                     events=tuple(state.events),
                     messages=tuple(state.messages),
                     started=min(stamps) if stamps else None,
+                    title=state.title,
                     parent_session=state.parent_session,
+                    parent_tool_call=state.parent_tool_call,
                     lineage=(state.parent_session,) if state.parent_session else (),
                     source_path=str(path),
                 )

@@ -19,6 +19,12 @@ Document ids are deterministic: ``t-`` (turn) or ``r-`` (tool result) plus 16 he
 digest of the session id and the document's first message key, so a grown last document keeps
 its id and gets a new version.
 
+Thinking messages are not part of any document's text: each is an :class:`~cwcore.model.Aside`
+of the document holding the message it follows (its parent, or in formats without parents the
+message before it in the file), placed after that message, so no index handler ever sees it
+and a transcript still shows it where it happened. Thinking before any other message rides
+with the session's first document, before its first part.
+
 Metadata: ``layout`` (2, :data:`LAYOUT`); on continuations ``continues`` (the turn's first
 document), ``branchOf`` (the document holding the branch point), ``sidechain`` (True), ``offBranch``
 (True: every message was rewound).
@@ -39,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cwcore.index.structure import detect
-from cwcore.model import DocumentPart, DocumentSpec, Message, ParsedSession, SessionSpec
+from cwcore.model import Aside, DocumentPart, DocumentSpec, Message, ParsedSession, SessionSpec
 from cwcore.store.keys import digest16
 from cwcore.store.limits import CHUNK_BYTES, MAX_SOURCE_BYTES, MAX_SOURCE_REFS, PART_SEPARATOR
 
@@ -62,19 +68,57 @@ def document_id(prefix: str, session_id: str, message_key: str) -> str:
     return f"{prefix}-{digest16(session_id, message_key).hex()[:16]}"
 
 
+#: Longest derived session title, in characters.
+TITLE_CHARS = 80
+
+
 def session_spec(parsed: ParsedSession) -> SessionSpec:
     return SessionSpec(
         session_id=parsed.session_id,
         project=parsed.project,
         agent=parsed.agent,
         started=parsed.started,
-        title=parsed.title,
+        title=session_title(parsed),
         cwd=parsed.cwd,
         parent_session=parsed.parent_session,
         lineage=parsed.lineage,
         source_path=parsed.source_path,
         resume_command=parsed.resume_command,
+        parent_tool_call=parsed.parent_tool_call,
     )
+
+
+def session_title(parsed: ParsedSession) -> str | None:
+    """The session's title: the format's own (summary, custom title, session name) when it has
+    one, else the first line of the first real user message that is not a bare slash command —
+    or, in a session without one (a sub-agent's), of its first user text — cut to
+    :data:`TITLE_CHARS` characters."""
+    if parsed.title and parsed.title.strip():
+        return parsed.title.strip()
+    users = [
+        (m.text, m.real_user) for m in parsed.messages if m.role == "user" and m.kind == "text"
+    ]
+    return prompt_title(users)
+
+
+def prompt_title(users: list[tuple[str, bool]]) -> str | None:
+    """The derived title from a session's user text messages, in order, as ``(text, real)``
+    (see :func:`session_title`)."""
+    # A bare slash command ("/mode") says what the user did, not what the session is about.
+    said = [u for u in users if not _command(u[0])] or users
+    first = next((u for u in said if u[1]), said[0] if said else None)
+    if first is None:
+        return None
+    line = next((ln.strip() for ln in first[0].splitlines() if ln.strip()), "")
+    line = " ".join(line.split())
+    if len(line) > TITLE_CHARS:
+        line = line[: TITLE_CHARS - 1].rstrip() + "…"
+    return line or None
+
+
+def _command(text: str) -> bool:
+    words = text.split()
+    return len(words) == 1 and words[0].startswith("/")
 
 
 def session_counts(parsed: ParsedSession) -> dict[str, int]:
@@ -82,7 +126,7 @@ def session_counts(parsed: ParsedSession) -> dict[str, int]:
     tool calls and results, summaries; never metadata or thinking), ``turns`` (real user
     messages, plus one preamble turn when messages come before the first of them) and
     ``toolCalls``. Branch, sidechain and size continuations are documents, not extra turns."""
-    messages = parsed.messages
+    messages = [m for m in parsed.messages if m.kind != "thinking"]
     real = sum(1 for m in messages if m.real_user)
     preamble = 1 if messages and not messages[0].real_user else 0
     return {
@@ -101,7 +145,57 @@ def part_of(message: Message) -> DocumentPart:
         timestamp=message.timestamp,
         tool_name=message.tool_name,
         lines=message.lines,
+        parent_id=message.parent_id,
+        tool_call_id=message.tool_call_id,
+        tool_input=None if message.tool_input == message.text else message.tool_input,
+        input_is_text=message.tool_input is not None and message.tool_input == message.text,
+        meta=message.role == "user" and message.kind == "text" and not message.real_user,
+        is_error=message.is_error,
+        model=message.model,
+        usage=message.usage,
+        subagent=message.subagent,
     )
+
+
+def thinking_anchors(messages: tuple[Message, ...]) -> dict[str | None, list[Message]]:
+    """Thinking messages by the message they follow: their parent when it is another message
+    of the session (through thinking parents), else the message before them in file order;
+    ``None`` for thinking that comes before every other message."""
+    talk = {m.message_id for m in messages if m.kind != "thinking"}
+    anchor_of: dict[str, str | None] = {}
+    out: dict[str | None, list[Message]] = {}
+    previous: str | None = None
+    for message in messages:
+        if message.kind != "thinking":
+            previous = message.message_id
+            continue
+        parent = message.parent_id
+        anchor: str | None
+        if parent is not None and parent in talk:
+            anchor = parent
+        elif parent is not None and parent in anchor_of:
+            anchor = anchor_of[parent]
+        else:
+            anchor = previous
+        anchor_of[message.message_id] = anchor
+        out.setdefault(anchor, []).append(message)
+    return out
+
+
+def _asides(
+    run: list[DocumentPart], anchors: dict[str | None, list[Message]], first: bool
+) -> tuple[Aside, ...]:
+    """The thinking of ``run``: after each message it follows (after a cut message's last
+    piece), and — for the session's first run — the thinking before every message."""
+    out: list[Aside] = []
+    if first:
+        out += [Aside(part_of(m), -1) for m in anchors.get(None, ())]
+    for index, part in enumerate(run):
+        if part.piece is not None and part.piece[0] != part.piece[1] - 1:
+            continue
+        message_id = part.message_key.partition(":")[2]
+        out += [Aside(part_of(m), index) for m in anchors.get(message_id, ())]
+    return tuple(out)
 
 
 @dataclass
@@ -163,9 +257,11 @@ def group_turns(
     that names a message of the session) is not the last message of a turn — a branch — or it
     is a sidechain message without a parent. A message without a parent continues the latest
     main-thread turn (linear formats carry no parents). A message never joins a turn whose tail
-    differs from it in being listed in ``off_branch`` (Gemini rewinds).
+    differs from it in being listed in ``off_branch`` (Gemini rewinds). Thinking messages are
+    in no turn (they ride as asides of the document of the message they follow).
     """
-    return [turn.messages for turn in _turns(messages, off_branch)]
+    talk = tuple(m for m in messages if m.kind != "thinking")
+    return [turn.messages for turn in _turns(talk, off_branch)]
 
 
 def cut_text(text: str, budget: int) -> list[str]:
@@ -209,7 +305,12 @@ def _fit(parts: list[DocumentPart], budget: int) -> Iterator[list[DocumentPart]]
         pieces = [part]
         if len(texts) > 1:
             pieces = [
-                dataclasses.replace(part, text=text, piece=(index, len(texts)))
+                dataclasses.replace(
+                    part,
+                    text=text,
+                    piece=(index, len(texts)),
+                    tool_input=part.tool_input if index == 0 else None,
+                )
                 for index, text in enumerate(texts)
             ]
         for piece in pieces:
@@ -297,7 +398,9 @@ def build_documents(
     first_docs: list[str] = []  # each turn's first document id
     piece_bytes = min(piece_bytes, MAX_SOURCE_BYTES - 1024)
     segment_bytes = min(segment_bytes, piece_bytes)
-    for number, turn_spec in enumerate(_turns(parsed.messages, off)):
+    anchors = thinking_anchors(parsed.messages)
+    talk = tuple(m for m in parsed.messages if m.kind != "thinking")
+    for number, turn_spec in enumerate(_turns(talk, off)):
         turn = turn_spec.messages
         parts = [part_of(m) for m in turn]
         linked = first_docs[turn_spec.link] if turn_spec.link is not None else None
@@ -339,6 +442,7 @@ def build_documents(
                     metadata=metadata,
                     annotations=tuple(detect(run)) if kind == "turn" else (),
                     starts_turn=opens and index == 0,
+                    asides=_asides(run, anchors, first=not docs),
                 )
             )
         first_docs.append(first_of_turn)

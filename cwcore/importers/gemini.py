@@ -12,8 +12,11 @@ What becomes what (docs/importers.md):
 * ``user`` -> real user message; ``gemini`` -> assistant text (when visible text remains
   once ``thought`` parts are removed) plus, per ``toolCalls`` entry, a tool-call message (id:
   the call id) and, once it has a result, a tool-result message (id: ``<call id>#result``);
-  ``info``/``error``/``warning`` -> ``system`` text (never real user). ``thoughts`` -> thinking,
-  kept in ``metadata["thinking"]``.
+  ``info``/``error``/``warning`` -> ``system`` text (never real user). ``thoughts`` (and
+  ``thought`` parts of the content) -> messages of kind ``thinking``, id
+  ``<record id>#thinking<n>``, before the record's text; the record's ``model`` and ``tokens``
+  (usage: Gemini's ``input`` counts ``cached`` tokens in it, ``thoughts`` are output) go on its
+  text message, else its first tool call.
 * One message per record id; its ``lines`` are every line that wrote it; it sits where the id
   first appeared.
 * Rewound messages stay in the session (events and messages: they are evidence) but are listed
@@ -31,6 +34,7 @@ holding its exact source text, at the line where it starts.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -46,11 +50,10 @@ from cwcore.importers.common import (
     norm_time,
     project_from_cwd,
     read_jsonl,
-    thinking_record,
     tool_call_text,
 )
 from cwcore.importers.gemini_log import LEGACY_HEAD, Record, UpsertLog, event_type, read_legacy
-from cwcore.model import FileParse, Message, ParsedSession, Role, SourceEvent
+from cwcore.model import FileParse, Message, ParsedSession, Role, SourceEvent, Usage
 
 _ROLES: dict[str, Role] = {
     "user": "user",
@@ -85,6 +88,42 @@ def parts_text(content: Any) -> str:
     return "\n\n".join(p for p in pieces if p)
 
 
+def thought_texts(obj: dict[str, Any]) -> list[str]:
+    """A record's reasoning: its ``thoughts`` (``subject: description``) and the text of the
+    ``thought`` parts of its content."""
+    out = []
+    for thought in obj.get("thoughts") or ():
+        if isinstance(thought, dict):
+            words = [thought.get("subject"), thought.get("description")]
+            said = ": ".join(w for w in words if isinstance(w, str) and w)
+            if said.strip():
+                out.append(said)
+    content = obj.get("content")
+    for part in content if isinstance(content, list) else ():
+        text = part.get("text") if isinstance(part, dict) and part.get("thought") else None
+        if isinstance(text, str) and text.strip():
+            out.append(text)
+    return out
+
+
+def usage_of(value: object) -> Usage | None:
+    """A record's ``tokens`` as :class:`Usage` (cached tokens apart, thoughts as output)."""
+    if not isinstance(value, dict):
+        return None
+
+    def count(name: str) -> int:
+        n = value.get(name)
+        return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
+
+    cached = count("cached")
+    usage = Usage(
+        input=max(0, count("input") - cached),
+        output=count("output") + count("thoughts"),
+        cache_read=cached,
+    )
+    return usage or None
+
+
 def _response_text(response: Any) -> str:
     if isinstance(response, dict):
         for name in ("output", "error", "content"):
@@ -101,7 +140,6 @@ class _Builder:
         self.log = log
         self.sink = Sink()
         self.tails: dict[str, str | None] = {}  # record key -> its last message id
-        self.thinking: list[dict[str, Any]] = []
         self.off_ids: list[str] = []
 
     def build(self) -> None:
@@ -118,15 +156,28 @@ class _Builder:
         role = _ROLES.get(record.obj["type"])
         if role is None:
             return parent
+        for n, thought in enumerate(thought_texts(record.obj), start=1):
+            # Thinking precedes the record's output and stays out of the branch chain.
+            self.sink.add(
+                Message(
+                    message_id=f"{record.key}#thinking{n}",
+                    role="assistant",
+                    kind="thinking",
+                    text=thought,
+                    lines=(record.lines[0],),
+                    timestamp=norm_time(record.obj.get("timestamp")),
+                    parent_id=parent,
+                )
+            )
         before = len(self.sink.messages)
         tail = self._messages(record, role, parent)
-        owner = self.sink.messages[before].key if len(self.sink.messages) > before else None
-        for thought in record.obj.get("thoughts") or ():
-            if isinstance(thought, dict):
-                words = [thought.get("subject"), thought.get("description")]
-                said = ": ".join(w for w in words if isinstance(w, str) and w)
-                if said:
-                    self.thinking.append(thinking_record(record.lines[0], said, owner))
+        model = record.obj.get("model")
+        usage = usage_of(record.obj.get("tokens"))
+        if role == "assistant" and len(self.sink.messages) > before and (model or usage):
+            first = self.sink.messages[before]
+            self.sink.messages[before] = dataclasses.replace(
+                first, model=model if isinstance(model, str) and model else None, usage=usage
+            )
         return tail
 
     def _messages(self, record: Record, role: Role, parent: str | None) -> str | None:
@@ -285,8 +336,6 @@ class GeminiImporter:
         metadata: dict[str, Any] = {}
         if builder.off_ids:
             metadata["off_branch"] = builder.off_ids
-        if builder.thinking:
-            metadata["thinking"] = builder.thinking
         if log.context_rewrites:
             metadata["context_rewrites"] = log.context_rewrites
         stamps = [m.timestamp for m in builder.sink.messages if m.timestamp]

@@ -10,7 +10,9 @@ entries have no ids (ids ``L<n>``; each follows the previous message); v2/v3 ent
   ``toolCall`` block (id: the toolCall id); ``toolResult`` -> tool-result message;
   ``bashExecution`` (a ``!command`` the user ran) -> tool-result of tool ``bash``;
   ``custom``/``hookMessage`` -> ``system`` text; ``branchSummary``/``compactionSummary`` ->
-  ``system`` summary. ``thinking`` blocks go to ``metadata["thinking"]``.
+  ``system`` summary. ``thinking`` blocks are messages of kind ``thinking`` (id
+  ``<entry id>#thinking<n>``) before the entry's text; the entry's ``model`` and ``usage`` go
+  on its text message, else its first tool call.
 * ``compaction`` and ``branch_summary`` entries -> ``system`` messages of kind ``summary``;
   ``custom_message`` -> ``system`` text; ``model_change``, ``thinking_level_change``, ``label``,
   ``custom``, ``session_info`` (its name becomes the title) … are metadata events.
@@ -40,10 +42,9 @@ from cwcore.importers.common import (
     norm_time,
     project_from_cwd,
     read_jsonl,
-    thinking_record,
     tool_call_text,
 )
-from cwcore.model import FileParse, Message, ParsedSession, SourceEvent
+from cwcore.model import FileParse, Message, ParsedSession, SourceEvent, Usage
 
 #: Entry types a pi session holds (sniffing).
 PI_TYPES = frozenset(
@@ -75,6 +76,17 @@ def _check(obj: dict[str, Any]) -> str:
     return ""
 
 
+def usage_of(value: object) -> Usage | None:
+    """A pi ``usage`` object (``input``, ``output``, ``cacheRead``, ``cacheWrite``)."""
+    if not isinstance(value, dict):
+        return None
+    counts = [value.get(k) for k in ("input", "output", "cacheRead", "cacheWrite")]
+    usage = Usage(
+        *(n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0 for n in counts)
+    )
+    return usage or None
+
+
 def session_ref(value: object) -> str | None:
     """The session id a ``parentSession`` names: a path ``…/<ts>_<uuid>.jsonl`` or an id."""
     if not isinstance(value, str) or not value.strip():
@@ -89,7 +101,6 @@ class _Reader:
     def __init__(self) -> None:
         self.sink = Sink()
         self.entry_tail: dict[str, str | None] = {}  # entry id -> message its children follow
-        self.thinking: list[dict[str, Any]] = []
         self.title: str | None = None
 
     def entry(self, line: Line) -> None:
@@ -129,7 +140,7 @@ class _Reader:
                 line, base, parent, stamp, "user", "text", blocks_text(content), real_user=True
             )
         if role == "assistant":
-            return self._assistant(line, base, parent, stamp, content)
+            return self._assistant(line, base, parent, stamp, message)
         if role == "toolResult":
             call_id = message.get("toolCallId")
             name = message.get("toolName")
@@ -169,16 +180,39 @@ class _Reader:
         return parent
 
     def _assistant(
-        self, line: Line, base: str, parent: str | None, stamp: str | None, content: Any
+        self, line: Line, base: str, parent: str | None, stamp: str | None, message: Any
     ) -> str | None:
+        content = message.get("content")
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        thoughts = [
+            b["thinking"]
+            for b in blocks
+            if b.get("type") == "thinking"
+            and isinstance(b.get("thinking"), str)
+            and b["thinking"].strip()
+        ]
+        for n, thought in enumerate(thoughts, start=1):
+            # Thinking precedes the entry's output and stays out of the branch chain.
+            self.sink.add(
+                Message(
+                    message_id=f"{base}#thinking{n}",
+                    role="assistant",
+                    kind="thinking",
+                    text=thought,
+                    lines=(line.number,),
+                    timestamp=stamp,
+                    parent_id=parent,
+                )
+            )
+        model = message.get("model") if isinstance(message.get("model"), str) else None
+        usage = usage_of(message.get("usage"))
+        response: dict[str, Any] = {"model": model or None, "usage": usage}
         text = blocks_text(content)
-        tail = self._add(line, base, parent, stamp, "assistant", "text", text)
-        owner = f"assistant:{base}" if tail == base else None
+        tail = self._add(line, base, parent, stamp, "assistant", "text", text, **response)
+        if tail == base:
+            response = {}
         calls = 0
         for block in blocks:
-            if block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
-                self.thinking.append(thinking_record(line.number, block["thinking"], owner))
             if block.get("type") != "toolCall":
                 continue
             calls += 1
@@ -197,7 +231,9 @@ class _Reader:
                 tool_name=name,
                 tool_call_id=call_id,
                 tool_input=None if args is None else canonical_json(args),
+                **response,
             )
+            response = {}
         return tail
 
     def _add(
@@ -283,8 +319,6 @@ class PiImporter:
             # entries that are not themselves messages -> the message a branch there ends at
             "entry_tail": {e: t for e, t in reader.entry_tail.items() if e not in ids and t},
         }
-        if reader.thinking:
-            metadata["thinking"] = reader.thinking
         stamps = [m.timestamp for m in reader.sink.messages if m.timestamp]
         session = ParsedSession(
             session_id=session_id,
@@ -306,10 +340,10 @@ class PiImporter:
 
 def latest_leaf(parsed: ParsedSession) -> str:
     """The id of the session's latest leaf: its last message in file order that is on a branch
-    (Gemini messages moved off the branch by ``$rewindTo`` are skipped)."""
+    (Gemini messages moved off the branch by ``$rewindTo``, and thinking, are skipped)."""
     off = set(parsed.metadata.get("off_branch", ()))
     for message in reversed(parsed.messages):
-        if message.message_id not in off:
+        if message.message_id not in off and message.kind != "thinking":
             return message.message_id
     raise NotFound(f"session {parsed.session_id} has no messages")
 
@@ -318,14 +352,15 @@ def branch_path(parsed: ParsedSession, leaf_id: str) -> list[Message]:
     """The branch ending at ``leaf_id``: messages from the root to the leaf, following
     ``parent_id``. ``leaf_id`` may name a message or a pi entry that is not one (its branch
     ends at the message that entry follows). A session without any parent links is linear:
-    its branch is every message up to the leaf. Raises NotFound for an unknown leaf."""
-    by_id = {m.message_id: m for m in parsed.messages}
+    its branch is every message up to the leaf. Thinking is on no branch. Raises NotFound
+    for an unknown leaf."""
+    by_id = {m.message_id: m for m in parsed.messages if m.kind != "thinking"}
     target = leaf_id if leaf_id in by_id else parsed.metadata.get("entry_tail", {}).get(leaf_id)
     if target not in by_id:
         raise NotFound(f"session {parsed.session_id} has no entry {excerpt(leaf_id)}")
-    if all(m.parent_id is None for m in parsed.messages):
+    if all(m.parent_id is None for m in by_id.values()):
         out = []
-        for message in parsed.messages:
+        for message in by_id.values():
             out.append(message)
             if message.message_id == target:
                 return out

@@ -14,7 +14,7 @@ from typing import Any
 from cwcore.config import Settings
 from cwcore.errors import CwError, UnknownFormat, excerpt
 from cwcore.importers import base
-from cwcore.importers.documents import build_documents, session_spec
+from cwcore.importers.documents import build_documents, session_counts, session_spec
 from cwcore.importers.summary import ImportProblem, ImportSummary
 from cwcore.model import ParsedSession
 from cwcore.store.admission import Admission
@@ -167,7 +167,7 @@ def _admit_session(
     docs = build_documents(parsed, segment_bytes=settings.segment_bytes)
     spec = session_spec(parsed)
     summary.sessions += 1
-    summary.messages += len(parsed.messages)
+    summary.messages += session_counts(parsed)["messages"]
     events = parsed.events
     for start in range(0, max(len(docs), 1), BATCH_DOCUMENTS):
         group = docs[start : start + BATCH_DOCUMENTS]

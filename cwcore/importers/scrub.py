@@ -268,19 +268,9 @@ def scrub_bytes(raw: bytes, patterns: dict[str, re.Pattern[str]] = PATTERNS) -> 
 # -- sessions ----------------------------------------------------------------------------------
 
 
-def _scrub_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return scrub_text(value)
-    if isinstance(value, list | tuple):
-        return [_scrub_value(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _scrub_value(v) for k, v in value.items()}
-    return value
-
-
 def scrub_session(parsed: ParsedSession, enabled: bool = True) -> ParsedSession:
-    """A copy of ``parsed`` with message texts, tool inputs, event raws, the title and the
-    thinking metadata scrubbed. Ids, lines and structure are unchanged. ``enabled=False``
+    """A copy of ``parsed`` with message texts (thinking included), tool inputs, event raws and
+    the title scrubbed. Ids, lines and structure are unchanged. ``enabled=False``
     returns ``parsed`` itself."""
     if not enabled:
         return parsed
@@ -293,13 +283,9 @@ def scrub_session(parsed: ParsedSession, enabled: bool = True) -> ParsedSession:
         for m in parsed.messages
     )
     events = tuple(replace(e, raw=scrub_bytes(e.raw)) for e in parsed.events)
-    metadata = dict(parsed.metadata)
-    if "thinking" in metadata:
-        metadata["thinking"] = _scrub_value(metadata["thinking"])
     return replace(
         parsed,
         messages=messages,
         events=events,
         title=None if parsed.title is None else scrub_text(parsed.title),
-        metadata=metadata,
     )

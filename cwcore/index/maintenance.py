@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from cwcore import clock
-from cwcore.errors import CwError, NotFound
+from cwcore.errors import CwError, InvalidInput, NotFound
 from cwcore.index import derived
 from cwcore.index.worker import IndexWorker
 from cwcore.store import codec, keys
@@ -22,14 +22,34 @@ DERIVED = ("windows", "exact", "relations", "importance", "postings", "stats")
 MAX_PROBLEMS = 200
 
 
+def rebuild_progress(store: Store, gen: dict[str, Any]) -> dict[str, Any] | None:
+    """``{"queued", "done", "started"}`` while the documents a rebuild queued are still being
+    published (None otherwise): the published generation then holds only some of them."""
+    marker = store.meta_get("index-rebuild")
+    if not marker:
+        return None
+    through, queued = int(marker["through"]), int(marker["queued"])
+    cursor = int(gen.get("cursor", 0))
+    if cursor >= through:
+        return None
+    done = min(queued, max(0, cursor - (through - queued)))
+    return {"queued": queued, "done": done, "started": marker.get("started")}
+
+
 def status(store: Store, worker: IndexWorker, document: str | None = None) -> dict[str, Any]:
-    """The BRIEF's ``cw index status --json`` shape (plus generation details)."""
+    """The BRIEF's ``cw index status --json`` shape (plus generation details).
+
+    While a rebuild's documents are still being published, ``rebuild`` says how far it got
+    and ``complete`` is false: the generation holds only part of the archive's handler results
+    (not a limit hit, as ``partial`` otherwise means, but not complete either)."""
     gen = derived.generation(store)
     handlers = gen.get("handlers") or {}
+    rebuilding = rebuild_progress(store, gen)
     body: dict[str, Any] = {
         "outbox": {"depth": worker.depth(), "lag_s": round(worker.lag_seconds(), 3)},
         "generation": int(gen["n"]),
-        "complete": bool(gen.get("complete", True)),
+        "complete": bool(gen.get("complete", True)) and rebuilding is None,
+        "rebuild": rebuilding,
         "published": gen.get("published"),
         "documents": int(gen.get("documents", 0)),
         "windows": int(gen.get("maxWid", 0)),
@@ -229,6 +249,87 @@ def rebuild(store: Store, worker: IndexWorker) -> dict[str, Any]:
             },
         )
         store.meta_put(batch, "index-state", {"nextWid": 1})
+        # Until the cursor passes the last entry queued here, status reports the rebuild.
+        store.meta_put(
+            batch,
+            "index-rebuild",
+            {"through": int(counters["outbox"]), "queued": queued, "started": now},
+        )
         store.commit(batch)
     worker.reset()
     return {"queued": queued}
+
+
+#: The limits behind each handler outcome other than ``complete`` (what a partial or skipped
+#: marker means; the marker records the outcome, not which of its handler's limits was hit).
+CAPS: dict[str, dict[str, str]] = {
+    "bm25": {
+        "partial": "BM25 analyzed at most 16,000 token occurrences, 256 unique terms or 1,024 "
+        "term-window pairs of a window, or the document needed more than 4,096 windows",
+    },
+    "exact": {
+        "partial": "more than 8,000 anchors ranked or 1,000 exact postings, or over 4,500 "
+        "staged mutations: the lowest-ranked anchors were left out",
+        "skipped": "the staged exact postings were over 8 MiB",
+    },
+    "structural": {
+        "skipped": "an annotation did not resolve inside the text, or the staging budget "
+        "(4,500 mutations) left no room for relations",
+    },
+}
+#: Markers read per ``partial_documents`` call at most (the scan resumes from ``next``).
+MAX_PARTIAL_SCAN = 100_000
+MAX_PARTIAL_LIMIT = 1_000
+
+
+def partial_documents(
+    store: Store, *, limit: int = 100, after: int = 0, max_scan: int = MAX_PARTIAL_SCAN
+) -> dict[str, Any]:
+    """The indexed documents with a ``partial`` or ``skipped`` handler outcome, in ordinal
+    order after ``after``: ``{"documents": [{"ordinal", "documentId", "version", "kind",
+    "session", "project", "state", "windows", "generation", "outcomes", "caps"}], "next",
+    "scanned", "caps"}``. At most ``limit`` documents and ``max_scan`` applied markers per call;
+    ``next`` is the ``after`` of the following call (None at the end). Superseded documents are
+    listed too (``state``): the handler counts of the generation include them."""
+    if not 1 <= limit <= MAX_PARTIAL_LIMIT:
+        raise InvalidInput(f"limit must be from 1 to {MAX_PARTIAL_LIMIT}")
+    if after < 0:
+        raise InvalidInput("after must be an ordinal (0 or more)")
+    reader = Reader(store)
+    found: list[dict[str, Any]] = []
+    scanned, last = 0, after
+    start = derived.DOC_WINDOWS.encode(after + 1) if after < (1 << 32) - 1 else None
+    more = False
+    for key, value in store.scan("windows", derived.DOC_WINDOWS.prefix(), start=start):
+        if scanned >= max_scan or len(found) >= limit:
+            more = True
+            break
+        scanned += 1
+        last = int(derived.DOC_WINDOWS.decode(key)[0])
+        mark = codec.decode_record(value, "doc-windows")
+        outcomes = mark.get("outcomes") or {}
+        if mark.get("forgotten") or all(o == "complete" for o in outcomes.values()):
+            continue
+        try:
+            head = reader.head(str(mark["documentId"]))
+        except NotFound:
+            continue
+        current = int(head["version"]) == int(mark["version"])
+        found.append(
+            {
+                "ordinal": last,
+                "documentId": mark["documentId"],
+                "version": int(mark["version"]),
+                "kind": head.get("kind"),
+                "session": head.get("session"),
+                "project": head.get("project"),
+                "state": head.get("state", "live") if current else "replaced",
+                "windows": int(mark.get("windows", 0)),
+                "generation": mark.get("generation"),
+                "outcomes": outcomes,
+                "caps": {
+                    h: CAPS.get(h, {}).get(o, o) for h, o in outcomes.items() if o != "complete"
+                },
+            }
+        )
+    return {"documents": found, "next": last if more else None, "scanned": scanned, "caps": CAPS}

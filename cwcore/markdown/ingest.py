@@ -280,7 +280,7 @@ def import_root(
             cwd=str(root.path),
             source_path=str(root.path),
         )
-        summary.sessions += 1
+        unchanged = summary.skipped
         for file in root.files:
             if ctx.cancelled():
                 break
@@ -293,6 +293,8 @@ def import_root(
             except OSError as exc:
                 summary.error(str(file), None, f"cannot read: {exc.strerror or exc}")
             record = record or fp.get(ctx.store, fp.MD_ROOT, session)
+        if imported or summary.skipped > unchanged:
+            summary.sessions += 1  # a root counts once one of its files is in the archive
     return imported
 
 

@@ -12,13 +12,16 @@ from typing import Any
 
 from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.search import SearchContext, search
+from cwcore.store.reader import Reader
 
 NEIGHBOR_CHARS = 1_200
 
 
-def _neighbor(ctx: SearchContext, head: dict[str, Any]) -> dict[str, Any]:
-    manifest = ctx.reader.manifest(head["documentId"], int(head["version"]))
-    data = ctx.reader.read_bytes(manifest, 0, NEIGHBOR_CHARS * 4)
+def neighbor(reader: Reader, head: dict[str, Any]) -> dict[str, Any]:
+    """A neighbouring turn as context: its id, kind, time, message keys and its text's start
+    (cut to :data:`NEIGHBOR_CHARS` characters, ``truncated`` saying so)."""
+    manifest = reader.manifest(head["documentId"], int(head["version"]))
+    data = reader.read_bytes(manifest, 0, NEIGHBOR_CHARS * 4)
     text = data.decode("utf-8", "ignore")
     return {
         "documentId": head["documentId"],
@@ -48,7 +51,7 @@ def gather(ctx: SearchContext, req: SearchRequest, around: int = 1) -> dict[str,
         before: list[dict[str, Any]] = []
         after: list[dict[str, Any]] = []
         if index is not None and around:
-            before = [_neighbor(ctx, h) for h in turns[max(0, index - around) : index]]
-            after = [_neighbor(ctx, h) for h in turns[index + 1 : index + 1 + around]]
+            before = [neighbor(ctx.reader, h) for h in turns[max(0, index - around) : index]]
+            after = [neighbor(ctx.reader, h) for h in turns[index + 1 : index + 1 + around]]
         evidence.append({**hit, "before": before, "after": after})
     return {**found, "results": evidence}

@@ -104,7 +104,9 @@ def recall(
     try:
         head = reader.head(loc.document_id)
     except NotFound:
-        return _status("expired", "retention removed this source")
+        return _status(
+            "expired", "the source was removed (forgotten or expired by retention); search again"
+        )
     try:
         manifest = reader.manifest(loc.document_id, loc.version)
     except NotFound:

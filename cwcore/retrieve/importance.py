@@ -30,6 +30,26 @@ def importance(store: Store, ordinals: list[int]) -> dict[int, float]:
     return out
 
 
+#: Context preferences of the fused tier, order only like the prior: the newest candidate gains
+#: at most this share over the oldest (by rank of creation time among the candidates)...
+RECENCY_BONUS = 0.03
+#: ...and each generation of lineage between a hit's session and the named session costs this
+#: share (at most three generations), so the current session wins a near-tie with its parent.
+LINEAGE_STEP = 0.02
+
+
+def context_prior(records: dict[int, dict], depth: dict[str, int]) -> dict[int, float]:
+    """A multiplier per window id for recency among ``records`` and lineage depth."""
+    created = sorted({str(r.get("created") or "") for r in records.values()})
+    rank = {c: i / (len(created) - 1) for i, c in enumerate(created)} if len(created) > 1 else {}
+    out = {}
+    for wid, record in records.items():
+        recency = rank.get(str(record.get("created") or ""), 0.0) if record.get("created") else 0.0
+        generations = min(3, depth.get(record["session"], 0))
+        out[wid] = (1.0 + RECENCY_BONUS * recency) * (1.0 - LINEAGE_STEP * generations)
+    return out
+
+
 def record_recall(store: Store, ordinal: int) -> None:
     """The relevance-feedback log: one more recall of a searched document."""
     key = FEEDBACK.encode(ordinal)

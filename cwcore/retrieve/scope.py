@@ -8,7 +8,7 @@ any scope. A window is tested on the filter fields its record carries (no manife
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cwcore.clock import parse_time
@@ -22,6 +22,9 @@ class Scope:
     sessions: frozenset[str] | None
     project: str | None
     request: SearchRequest
+    #: Lineage depth of each admitted session in a session scope: 0 for the named sessions, 1
+    #: for their parents, … (search prefers the nearer of two equally good hits).
+    depth: dict[str, int] = field(default_factory=dict)
 
     def admits(self, window: dict[str, Any]) -> bool:
         req = self.request
@@ -59,14 +62,16 @@ def lineage(reader: Reader, session_id: str) -> list[str]:
 
 def resolve(reader: Reader, req: SearchRequest) -> Scope:
     if req.scope == "session":
-        allowed: set[str] = set()
+        depth: dict[str, int] = {}
         for session in req.sessions:
-            allowed.update(lineage(reader, session))
+            for d, member in enumerate(lineage(reader, session)):
+                depth[member] = min(d, depth.get(member, d))
+        allowed = set(depth)
         try:
             project = req.project or reader.session(req.sessions[0])["project"]
         except NotFound:
             raise NotFound(f"no session {excerpt(req.sessions[0])}") from None
-        return Scope(frozenset(allowed), project, req)
+        return Scope(frozenset(allowed), project, req, depth)
     if req.scope == "project":
         project = req.project
         if project is None and req.sessions:

@@ -39,7 +39,7 @@ from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
 from cwcore.retrieve.collapse import by_session, collapse
 from cwcore.retrieve.exact import anchor_stats, exact_tier
 from cwcore.retrieve.fusion import fuse_tier
-from cwcore.retrieve.importance import importance
+from cwcore.retrieve.importance import context_prior, importance
 from cwcore.retrieve.lexical import lexical_candidates, query_terms, structural_candidates
 from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.rerank import rerank_tier
@@ -330,10 +330,11 @@ def _fuse(
         return out
     ordinal = {w: int((records[w] or {})["ordinal"]) for w in pool}
     prior = importance(ctx.store, sorted(set(ordinal.values())))
+    context = context_prior({w: records[w] or {} for w in pool}, visible.scope.depth)
     fused = fuse_tier(
         [(str(c.wid), c.score) for c in lexical if c.wid in pool],
         [(str(c.wid), c.score) for c in semantic if c.wid in pool],
-        {str(w): prior.get(o, 1.0) for w, o in ordinal.items()},
+        {str(w): prior.get(o, 1.0) * context[w] for w, o in ordinal.items()},
     )
     for e in fused:
         wid = int(e.key)

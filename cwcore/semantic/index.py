@@ -173,16 +173,29 @@ def status(store: Store, *, enabled: bool = True) -> dict[str, Any]:
     search uses. Two point reads (the handler state and the published generation), no scan.
 
     ``state`` is ``disabled`` (semanticRetrieval off), ``waiting`` (nothing embedded yet: search
-    is lexical only), ``embedding`` (search uses the vectors embedded so far: ``partial``) or
-    ``complete`` (every published window is embedded). ``progress`` is the share of published
-    windows the handler has passed (retired and empty windows are passed without a vector)."""
+    is lexical only), ``embedding`` (search uses the vectors embedded so far: ``partial``),
+    ``complete`` (every published window is embedded) or ``revalidating`` (a rebuild renumbered
+    the windows after these vectors were made: none counts as embedded until the handler's next
+    step has checked them again). ``progress`` is the share of published windows the handler
+    has passed (retired and empty windows are passed without a vector); ``embedded`` never
+    exceeds ``total``."""
     st = vstore.state(store)
     max_wid = int(derived.generation(store).get("maxWid", 0))
-    cursor = min(int(st.get("cursor", 0)), max_wid)
+    stored = int(st.get("cursor", 0))
+    # The handler's own staleness test (its cursor's window changed or is gone), two point
+    # reads: until it has run, the stored counts describe another numbering of the windows.
+    stale = stored > max_wid
+    if not stale and stored:
+        last = vstore.get(store, stored)
+        stale = last is not None and not vstore.matches(last, derived.window_record(store, stored))
+    cursor = 0 if stale else min(stored, max_wid)
     pending = max(0, max_wid - cursor)
-    rows = int(st.get("rows", 0))
+    rows = 0 if stale else int(st.get("rows", 0))
+    embedded = 0 if stale else min(int(st.get("windows", 0)), cursor)
     if not enabled:
         state = "disabled"
+    elif stale:
+        state = "revalidating"
     elif not pending:
         state = "complete"
     elif not rows:
@@ -190,15 +203,15 @@ def status(store: Store, *, enabled: bool = True) -> dict[str, Any]:
     else:
         state = "embedding"
     return {
-        "embedded": int(st.get("windows", 0)),
+        "embedded": embedded,
         "rows": rows,
         "pending": pending,
         "cursor": cursor,
         "maxWid": max_wid,
         "total": max_wid,
-        "progress": round(cursor / max_wid, 4) if max_wid else 1.0,
+        "progress": round(cursor / max_wid, 4) if max_wid else (0.0 if stale else 1.0),
         "state": state,
-        "partial": state == "embedding",
+        "partial": state in ("embedding", "revalidating"),
         "model": st.get("model"),
         "mode": st.get("mode") or DEFAULT_MODE,
     }

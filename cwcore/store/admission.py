@@ -16,12 +16,15 @@ from typing import Any
 
 from cwcore import clock
 from cwcore.errors import Conflict, CwError, InvalidInput, NotFound, excerpt
-from cwcore.model import ROLES, DocumentSpec, SessionSpec, SourceEvent
+from cwcore.model import ROLES, DocumentPart, DocumentSpec, SessionSpec, SourceEvent, Usage
 from cwcore.store import codec, keys, session_order
 from cwcore.store.limits import CHUNK_BYTES, PART_SEPARATOR, check_document
+from cwcore.store.parts import extra_fields, models_of, usage_total
 from cwcore.store.rocks import Batch, Store
 
 MAX_ORDINAL = (1 << 32) - 1
+#: Document kinds whose parts are conversation messages (their usage sums into the session).
+MESSAGE_KINDS = ("turn", "tool-result")
 
 
 @dataclass(frozen=True)
@@ -83,13 +86,63 @@ def split_chunks(data: bytes, limit: int = CHUNK_BYTES) -> list[bytes]:
 
 
 def content_digest(spec: DocumentSpec) -> bytes:
-    """Identity of a document's content: kind, parts (key, role, kind, text) and metadata."""
+    """Identity of a document's content: kind, parts (key, role, kind, text and the optional
+    fields of :mod:`cwcore.store.parts`), annotations, asides and metadata. Optional fields and
+    asides join the digest only when present, so documents without them keep their digests."""
     parts: list[str | bytes] = [spec.kind, codec.dumps(spec.metadata)]
     for p in spec.parts:
         parts += [p.message_key, p.role, p.kind, p.text]
+        extra = extra_fields(p)
+        if extra:
+            parts += ["fields", codec.dumps(extra)]
     for a in spec.annotations:
         parts += [a.relation, struct.pack(">II", a.start, a.end), a.message_key]
+    for aside in spec.asides:
+        p = aside.part
+        parts += ["aside", struct.pack(">i", aside.after), p.message_key, p.role, p.kind, p.text]
+        extra = extra_fields(p)
+        if extra:
+            parts += ["fields", codec.dumps(extra)]
     return keys.digest16(*parts)
+
+
+def _check_part(spec: DocumentSpec, part: DocumentPart) -> None:
+    if part.role not in ROLES:
+        raise InvalidInput(f"document {spec.document_id}: unknown role {excerpt(part.role)}")
+    role, _, mid = part.message_key.partition(":")
+    if role != part.role:
+        raise InvalidInput(f"messageKey {excerpt(part.message_key)} does not start with its role")
+    keys.check_id(mid, "source message id")
+    keys.check_id(part.message_key, "messageKey", keys.MAX_MESSAGE_KEY_BYTES)
+
+
+def _entry_fields(part: DocumentPart) -> dict[str, Any]:
+    """A manifest entry's optional fields: time, tool, lines, piece, then those of
+    :func:`~cwcore.store.parts.extra_fields`."""
+    entry: dict[str, Any] = {}
+    if part.timestamp:
+        entry["ts"] = part.timestamp
+    if part.tool_name:
+        entry["tool"] = part.tool_name
+    if part.lines:
+        entry["lines"] = list(part.lines)
+    if part.piece is not None:
+        entry["piece"] = list(part.piece)
+    return {**entry, **extra_fields(part)}
+
+
+def _add_usage(session: dict[str, Any], delta: Usage, models: list[str]) -> None:
+    """Move the session's token sums by ``delta`` (a new version minus the one it replaces)
+    and add ``models`` to the models it used."""
+    if delta:
+        total = Usage.from_json(session.get("tokens")) or Usage()
+        session["tokens"] = (total + delta).to_json()
+    known = list(session.get("models") or [])
+    for model in models:
+        if model not in known:
+            known.append(model)
+    if known:
+        session["models"] = known
 
 
 def day_bucket(timestamp: str | None, fallback: datetime) -> int:
@@ -119,17 +172,11 @@ class Admission:
         if spec.kind not in ("turn", "tool-result", "decision", "markdown", "note"):
             raise InvalidInput(f"document {spec.document_id}: unknown kind {excerpt(spec.kind)}")
         for part in spec.parts:
-            if part.role not in ROLES:
-                raise InvalidInput(
-                    f"document {spec.document_id}: unknown role {excerpt(part.role)}"
-                )
-            role, _, mid = part.message_key.partition(":")
-            if role != part.role:
-                raise InvalidInput(
-                    f"messageKey {excerpt(part.message_key)} does not start with its role"
-                )
-            keys.check_id(mid, "source message id")
-            keys.check_id(part.message_key, "messageKey", keys.MAX_MESSAGE_KEY_BYTES)
+            _check_part(spec, part)
+        for aside in spec.asides:
+            _check_part(spec, aside.part)
+            if not -1 <= aside.after < len(spec.parts):
+                raise InvalidInput(f"document {spec.document_id}: aside after a missing part")
         if spec.subject_key is not None:
             keys.check_id(spec.subject_key, "subjectKey")
         if spec.supersedes is not None:
@@ -309,19 +356,146 @@ class Admission:
             "at": head["supersededAt"],
         }
 
+    def unsupersede(
+        self, document_id: str, *, reason: str | None = None, project: str | None = None
+    ) -> dict[str, Any]:
+        """Undo the supersession of a document: it becomes live and searchable again.
+
+        Append-only: the supersession record of the retired version stays as it is, and an
+        *unsupersession* record (reason, time, the restored version) is added beside it. The
+        retired version keeps its tombstone, so a locator made before the supersede still
+        answers ``superseded``; the document comes back as a new version (the same content,
+        parts and chunks, a new ordinal) that is indexed like any admission. A ``subjectKey``
+        the document held returns to it unless another live document holds it now
+        (:class:`Conflict`). ``project`` confines the call as in :meth:`supersede`."""
+        keys.check_id(document_id, "document id")
+        with self.store.lock:
+            raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
+            head = codec.decode_record(raw, "document head") if raw is not None else None
+            if head is None or (project is not None and head.get("project") != project):
+                raise NotFound(f"no document {excerpt(document_id)}")
+            if head.get("state") != "superseded":
+                raise Conflict(
+                    f"{document_id} is {head.get('state', 'live')}: there is no supersession "
+                    "to undo"
+                )
+            old_version = int(head["version"])
+            manifest = self._load_manifest(document_id, old_version)
+            pd = project_digest(head["project"])
+            subject = manifest.get("subjectKey")
+            if subject:
+                raw_holder = self.store.get("scopes", keys.SUBJECT_LIVE.encode(pd, subject))
+                holder = codec.decode_record(raw_holder, "subject") if raw_holder else None
+                if holder is not None and holder["documentId"] != document_id:
+                    held = self.store.get("documents", keys.DOC_HEAD.encode(holder["documentId"]))
+                    if held is not None and codec.decode_record(held).get("state") == "live":
+                        raise Conflict(
+                            f"subjectKey {excerpt(subject)} is held by {holder['documentId']} "
+                            "now; supersede it first"
+                        )
+            counters = self.store.meta_get("counters") or {"ordinal": 0, "outbox": 0}
+            if counters["ordinal"] >= MAX_ORDINAL:
+                raise Conflict("the store has used every document ordinal")
+            ordinal = counters["ordinal"] = int(counters["ordinal"]) + 1
+            version = old_version + 1
+            now = clock.now()
+            at = clock.iso(now)
+            batch = self.store.batch()
+            restored = {
+                **manifest,
+                "version": version,
+                "ordinal": ordinal,
+                "admitted": at,
+                "restores": {"version": old_version, "reason": reason, "at": at},
+            }
+            batch.put(
+                "documents",
+                keys.DOC_VERSION.encode(document_id, version),
+                codec.encode_record(restored),
+            )
+            batch.put(
+                "ordinals",
+                keys.ORDINAL.encode(ordinal),
+                codec.encode_record({"documentId": document_id, "version": version}),
+            )
+            batch.put(
+                "scopes",
+                keys.SESSION_DOC.encode(head["session"], ordinal),
+                codec.encode_record(
+                    {"documentId": document_id, "version": version, "kind": head["kind"]}
+                ),
+            )
+            for part in manifest["parts"]:
+                for digest_hex, _, _ in part["chunks"]:
+                    owner = keys.CHUNK_OWNER.encode(bytes.fromhex(digest_hex), ordinal)
+                    batch.put("chunks", owner, b"")
+            record = {
+                "documentId": document_id,
+                "version": old_version,
+                "restoredVersion": version,
+                "reason": reason or "unsuperseded",
+                "at": at,
+            }
+            batch.put(
+                "supersession",
+                keys.UNSUPERSESSION.encode(document_id, old_version),
+                codec.encode_record(record),
+            )
+            new_head = {
+                key: value
+                for key, value in head.items()
+                if key not in ("supersededBy", "supersededAt", "reason")
+            }
+            new_head.update(state="live", version=version, ordinal=ordinal, restoredAt=at)
+            batch.put("documents", keys.DOC_HEAD.encode(document_id), codec.encode_record(new_head))
+            if subject:
+                batch.put(
+                    "scopes",
+                    keys.SUBJECT_LIVE.encode(pd, subject),
+                    codec.encode_record({"documentId": document_id}),
+                )
+            counters["outbox"] = int(counters["outbox"]) + 1
+            batch.put(
+                "outbox",
+                keys.OUTBOX.encode(counters["outbox"]),
+                codec.encode_record(
+                    {
+                        "op": "index",
+                        "documentId": document_id,
+                        "version": version,
+                        "ordinal": ordinal,
+                        "at": at,
+                        "reason": "unsuperseded",
+                    }
+                ),
+            )
+            self.store.meta_put(batch, "counters", counters)
+            self.store.commit(batch)
+        return {
+            "documentId": document_id,
+            "version": version,
+            "state": "live",
+            "restored": old_version,
+            "reason": record["reason"],
+            "at": at,
+        }
+
     def _session_record(self, session: SessionSpec, now: datetime) -> tuple[dict[str, Any], bool]:
         raw = self.store.get("scopes", keys.SESSION.encode(session.session_id))
         if raw is not None:
             record = codec.decode_record(raw, "session")
             # Membership is immutable: the first admission's project and agent stay.
             for name, value in (
-                ("title", session.title),
                 ("cwd", session.cwd),
                 ("resume", session.resume_command),
                 ("source", session.source_path),
+                ("parentToolCall", session.parent_tool_call),
             ):
                 if value and not record.get(name):
                     record[name] = value
+            # The title follows the source: a later summary or rename replaces a derived title.
+            if session.title:
+                record["title"] = session.title
             if session.lineage and not record.get("lineage"):
                 record["lineage"] = list(session.lineage)
                 record["parent"] = session.parent_session
@@ -338,6 +512,7 @@ class Admission:
             "lineage": list(session.lineage),
             "source": session.source_path,
             "resume": session.resume_command,
+            "parentToolCall": session.parent_tool_call,
             "created": clock.iso(now),
             "nextSeq": 1,
             "messages": 0,
@@ -480,10 +655,11 @@ class Admission:
         outbox: list[dict[str, Any]] = [
             {"op": "index", "documentId": spec.document_id, "version": version, "ordinal": ordinal}
         ]
+        old_usage = Usage()
         if head is not None:
-            old_keys = [
-                p["key"] for p in self._load_manifest(spec.document_id, head["version"])["parts"]
-            ]
+            old_parts = self._load_manifest(spec.document_id, head["version"])["parts"]
+            old_usage = usage_total(old_parts)
+            old_keys = [p["key"] for p in old_parts]
             new_keys = [p.message_key for p in spec.parts]
             reason = "extended" if new_keys[: len(old_keys)] == old_keys else "changed"
             self._retire(
@@ -550,6 +726,9 @@ class Admission:
             seq = counters["outbox"] = counters["outbox"] + 1
             entry["at"] = clock.iso(now)
             batch.put("outbox", keys.OUTBOX.encode(seq), codec.encode_record(entry))
+        if spec.kind in MESSAGE_KINDS:
+            entries = manifest["parts"]
+            _add_usage(session, usage_total(entries) - old_usage, models_of(entries))
         ts = [p.timestamp for p in spec.parts if p.timestamp]
         if ts:
             if not session.get("started") or min(ts) < session["started"]:
@@ -581,12 +760,10 @@ class Admission:
         offset = 0
         sep = len(PART_SEPARATOR.encode())
         new_chunks: list[tuple[bytes, bytes]] = []
-        for index, part in enumerate(spec.parts):
-            if index:
-                offset += sep
-            data = part.text.encode("utf-8", "surrogatepass")
+
+        def stage(data: bytes, start: int) -> list[list[Any]]:
             chunks = []
-            pos = offset
+            pos = start
             for piece in split_chunks(data):
                 h = keys.digest16(piece)
                 chunks.append([h.hex(), pos, len(piece)])
@@ -596,24 +773,38 @@ class Admission:
                 if h not in seen_chunks:
                     seen_chunks.add(h)
                     new_chunks.append((h, piece))
+            return chunks
+
+        for index, part in enumerate(spec.parts):
+            if index:
+                offset += sep
+            data = part.text.encode("utf-8", "surrogatepass")
             entry: dict[str, Any] = {
                 "key": part.message_key,
                 "role": part.role,
                 "kind": part.kind,
                 "start": offset,
                 "end": offset + len(data),
-                "chunks": chunks,
+                "chunks": stage(data, offset),
+                **_entry_fields(part),
             }
-            if part.timestamp:
-                entry["ts"] = part.timestamp
-            if part.tool_name:
-                entry["tool"] = part.tool_name
-            if part.lines:
-                entry["lines"] = list(part.lines)
-            if part.piece is not None:
-                entry["piece"] = list(part.piece)
             parts.append(entry)
             offset += len(data)
+        asides: list[dict[str, Any]] = []
+        for aside in spec.asides:
+            # An aside's chunk offsets count from its own start: it is not in the text.
+            data = aside.part.text.encode("utf-8", "surrogatepass")
+            asides.append(
+                {
+                    "key": aside.part.message_key,
+                    "role": aside.part.role,
+                    "kind": aside.part.kind,
+                    "after": aside.after,
+                    "bytes": len(data),
+                    "chunks": stage(data, 0),
+                    **_entry_fields(aside.part),
+                }
+            )
         if new_chunks:
             found = self.store.get_many("chunks", [keys.CHUNK.encode(h) for h, _ in new_chunks])
             for (h, piece), hit in zip(new_chunks, found, strict=True):
@@ -621,7 +812,7 @@ class Admission:
                     batch.put("chunks", keys.CHUNK.encode(h), piece)
                     counts["chunks"] += 1
         created = spec.created or next((p.timestamp for p in spec.parts if p.timestamp), None)
-        return {
+        manifest: dict[str, Any] = {
             "documentId": spec.document_id,
             "version": version,
             "ordinal": ordinal,
@@ -643,6 +834,9 @@ class Admission:
             "pinned": spec.pinned,
             "startsTurn": spec.starts_turn,
         }
+        if asides:
+            manifest["asides"] = asides
+        return manifest
 
     def _load_manifest(self, document_id: str, version: int) -> dict[str, Any]:
         raw = self.store.get("documents", keys.DOC_VERSION.encode(document_id, version))

@@ -2,7 +2,9 @@
 
 Structured records (manifests, session records, outbox entries) are canonical JSON (sorted keys,
 no white space) so one record has one serialization; events are a compact binary header followed
-by the verbatim source bytes. Decoding failures raise :class:`CorruptRecord`.
+by the verbatim source bytes. Decoding failures raise :class:`CorruptRecord` naming the record
+(``what``: the call site says which, e.g. ``session record of 'abc'``) and the reason, and
+pointing at ``cw doctor``, which lists every corrupt canonical record.
 
 Records are written by the standard library's encoder (the canonical bytes: content digests
 depend on them) and read by orjson, which parses the same JSON about three times faster: a search
@@ -32,15 +34,29 @@ def encode_record(body: dict[str, Any]) -> bytes:
     return bytes((RECORD_V1,)) + dumps(body)
 
 
+def corrupt(what: str, reason: str) -> CorruptRecord:
+    """The error of a record that does not decode: ``WHAT is corrupt (REASON): see cw doctor``."""
+    return CorruptRecord(f"{what} is corrupt ({reason}): see cw doctor", reason=reason)
+
+
+def record_problem(data: bytes | None) -> str | None:
+    """Why ``data`` is not a record :func:`decode_record` accepts, or None when it is."""
+    try:
+        decode_record(data)
+    except CorruptRecord as exc:
+        return str(exc.details["reason"])
+    return None
+
+
 def decode_record(data: bytes | None, what: str = "record") -> dict[str, Any]:
     if not data or data[0] != RECORD_V1:
-        raise CorruptRecord(f"{what}: unknown record version")
+        raise corrupt(what, "unknown record version")
     try:
         body = orjson.loads(memoryview(data)[1:])
     except (orjson.JSONDecodeError, ValueError, UnicodeDecodeError) as exc:
-        raise CorruptRecord(f"{what}: {exc}") from None
+        raise corrupt(what, f"not JSON: {exc}") from None
     if not isinstance(body, dict):
-        raise CorruptRecord(f"{what}: not an object")
+        raise corrupt(what, "not an object")
     return body
 
 
@@ -55,17 +71,28 @@ def encode_event(line: int, conversational: bool, type_: str, raw: bytes) -> byt
     )
 
 
-def decode_event(data: bytes) -> tuple[int, bool, str, bytes]:
+def event_problem(data: bytes) -> str | None:
+    """Why ``data`` is not an event :func:`decode_event` accepts, or None when it is."""
+    try:
+        decode_event(data)
+    except CorruptRecord as exc:
+        return str(exc.details["reason"])
+    return None
+
+
+def decode_event(data: bytes, what: str = "event") -> tuple[int, bool, str, bytes]:
     """Inverse of :func:`encode_event`: ``(line, conversational, type, raw)``."""
     try:
         version, line, flags, tlen = _EVENT_HEADER.unpack_from(data, 0)
     except struct.error:
-        raise CorruptRecord("event: truncated header") from None
+        raise corrupt(what, "truncated header") from None
     if version != EVENT_V1:
-        raise CorruptRecord("event: unknown version")
+        raise corrupt(what, "unknown version")
     start = _EVENT_HEADER.size
+    if start + tlen > len(data):
+        raise corrupt(what, "truncated type")
     try:
         type_ = data[start : start + tlen].decode("utf-8")
     except UnicodeDecodeError:
-        raise CorruptRecord("event: bad type") from None
+        raise corrupt(what, "bad type") from None
     return line, bool(flags & 1), type_, bytes(data[start + tlen :])

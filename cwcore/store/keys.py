@@ -260,6 +260,9 @@ REQUEST = KeyLayout("request", 0x70, ("str",))
 
 # supersession CF (append-only)
 SUPERSESSION = KeyLayout("supersession", 0x80, ("str", "u32"))  # old doc id, old version
+# doc id, superseded version -> the record that undid that supersession (a new record: the
+# supersession record itself is never rewritten or deleted by an undo)
+UNSUPERSESSION = KeyLayout("unsupersession", 0x81, ("str", "u32"))
 
 # meta (default CF)
 META = KeyLayout("meta", 0x01, ("str",))

@@ -58,6 +58,12 @@ def check_document(spec: DocumentSpec, text: str | None = None) -> None:
         raise LimitExceeded(
             f"document {doc}: source is {size} bytes; the limit is {MAX_SOURCE_BYTES}"
         )
+    aside_bytes = sum(len(a.part.text.encode("utf-8", "surrogatepass")) for a in spec.asides)
+    if aside_bytes > MAX_SOURCE_BYTES:
+        raise LimitExceeded(
+            f"document {doc}: thinking kept with it is {aside_bytes} bytes; "
+            f"the limit is {MAX_SOURCE_BYTES}"
+        )
     depth = json_depth(spec.metadata, MAX_METADATA_DEPTH)
     if depth > MAX_METADATA_DEPTH:
         raise LimitExceeded(f"document {doc}: metadata nests deeper than {MAX_METADATA_DEPTH}")

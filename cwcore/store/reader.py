@@ -30,6 +30,11 @@ class EventRecord:
     raw: bytes
 
 
+def session_what(session_id: str) -> str:
+    """How an error names a session's record."""
+    return f"session record of {excerpt(session_id)}"
+
+
 class Reader:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -41,30 +46,38 @@ class Reader:
         raw = self.store.get("scopes", keys.SESSION.encode(session_id))
         if raw is None:
             raise NotFound(f"no session {excerpt(session_id)}")
-        return codec.decode_record(raw, "session")
+        return codec.decode_record(raw, session_what(session_id))
 
     def find_session(self, prefix: str) -> dict[str, Any]:
-        """A session by id or unique id prefix (at least 4 characters)."""
+        """A session by id or unique id prefix (at least 4 characters). Prefixes are matched on
+        the keys, so only the matching record is decoded (a corrupt record elsewhere does not
+        stand in the way)."""
         try:
             return self.session(prefix)
         except NotFound:
             if len(prefix) < 4:
                 raise
-        matches = [
-            codec.decode_record(value, "session")
-            for _, value in self.store.scan("scopes", keys.SESSION.prefix())
-            if codec.decode_record(value, "session")["id"].startswith(prefix)
-        ]
+        matches = [sid for sid in self.session_ids() if sid.startswith(prefix)]
         if len(matches) == 1:
-            return matches[0]
+            return self.session(matches[0])
+        # A sub-agent's id extends its parent's (``<parent>/agent-<id>``): a prefix that names
+        # a session names it, not the sub-agents that share its prefix.
+        roots = [m for m in matches if all(o.startswith(m) for o in matches)]
+        if len(roots) == 1:
+            return self.session(roots[0])
         if not matches:
             raise NotFound(f"no session {excerpt(prefix)}")
-        ids = ", ".join(sorted(m["id"] for m in matches)[:5])
+        ids = ", ".join(sorted(matches)[:5])
         raise NotFound(f"session prefix {excerpt(prefix)} is ambiguous: {ids}")
 
+    def session_ids(self) -> Iterator[str]:
+        """Every session id with a record, from the keys alone."""
+        for key, _ in self.store.scan("scopes", keys.SESSION.prefix()):
+            yield str(keys.SESSION.decode(key)[0])
+
     def sessions(self) -> Iterator[dict[str, Any]]:
-        for _, value in self.store.scan("scopes", keys.SESSION.prefix()):
-            yield codec.decode_record(value, "session")
+        for key, value in self.store.scan("scopes", keys.SESSION.prefix()):
+            yield codec.decode_record(value, session_what(str(keys.SESSION.decode(key)[0])))
 
     def sessions_by_id(self, session_ids: list[str]) -> list[dict[str, Any]]:
         """Session records in the order given (one multi-get); a missing one is corrupt."""
@@ -73,7 +86,7 @@ class Reader:
         for session_id, raw in zip(session_ids, raws, strict=True):
             if raw is None:
                 raise CorruptRecord(f"session {excerpt(session_id)} is indexed but has no record")
-            out.append(codec.decode_record(raw, "session"))
+            out.append(codec.decode_record(raw, session_what(session_id)))
         return out
 
     def projects(self) -> list[str]:
@@ -115,7 +128,7 @@ class Reader:
         raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
         if raw is None:
             raise NotFound(f"no document {excerpt(document_id)}")
-        return codec.decode_record(raw, "document head")
+        return codec.decode_record(raw, f"document head of {excerpt(document_id)}")
 
     def manifest(self, document_id: str, version: int | None = None) -> dict[str, Any]:
         if version is None:
@@ -123,7 +136,7 @@ class Reader:
         raw = self.store.get("documents", keys.DOC_VERSION.encode(document_id, version))
         if raw is None:
             raise NotFound(f"no document {excerpt(document_id)} version {version}")
-        return codec.decode_record(raw, "manifest")
+        return codec.decode_record(raw, f"manifest of {excerpt(document_id)} version {version}")
 
     def versions(self, document_id: str) -> list[int]:
         return [
@@ -175,12 +188,32 @@ class Reader:
             for part in manifest["parts"]
         ]
 
+    def aside_texts(self, manifest: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+        """The messages kept with a document outside its text (thinking), each with its text."""
+        asides = manifest.get("asides") or []
+        if not asides:
+            return []
+        wanted = [bytes.fromhex(d) for a in asides for d, _, _ in a["chunks"]]
+        payloads = iter(self.store.get_many("chunks", [keys.CHUNK.encode(h) for h in wanted]))
+        out = []
+        for aside in asides:
+            data = bytearray()
+            for digest, _, length in aside["chunks"]:
+                payload = next(payloads)
+                if payload is None or len(payload) != length:
+                    raise CorruptRecord(f"chunk {digest} of {manifest['documentId']} is missing")
+                data += payload
+            out.append((aside, bytes(data).decode("utf-8", "surrogatepass")))
+        return out
+
     # -- events -------------------------------------------------------------------------------
 
     def events(self, session_id: str) -> Iterator[EventRecord]:
         for key, value in self.store.scan("events", keys.EVENT.prefix(session_id)):
             seq = int(keys.EVENT.decode(key)[1])
-            line, conversational, type_, raw = codec.decode_event(value)
+            line, conversational, type_, raw = codec.decode_event(
+                value, f"event {seq} of session {excerpt(session_id)}"
+            )
             yield EventRecord(seq, line, conversational, type_, raw)
 
     # -- outbox -------------------------------------------------------------------------------

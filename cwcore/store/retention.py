@@ -5,6 +5,11 @@ membership entries, events (for a session), supersession records, and each chunk
 goes. Ordinals are never reused: each forgotten ordinal keeps a tombstone (reason ``forgotten``)
 and gets a ``retire`` outbox entry so the indexer drops its derived entries. Work is committed
 one document per batch, so memory stays bounded and an interrupted forget can simply be re-run.
+
+A session whose own record does not decode can still be forgotten by its exact id: it is the
+user's way out of a damaged record short of restoring a backup. Its documents go as usual (their
+manifests say everything needed); what the record would have said (its project, its time
+buckets, its place in the session order) is found by scanning those indexes for the id.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 
 from cwcore import clock
 from cwcore.config import Settings
-from cwcore.errors import NotFound, excerpt
+from cwcore.errors import CorruptRecord, NotFound, excerpt
 from cwcore.store import codec, keys, session_order
 from cwcore.store.admission import day_bucket, project_digest
 from cwcore.store.reader import Reader
@@ -37,6 +42,8 @@ class ForgetTarget:
     session: str  # the session itself, or the session a document belongs to
     documents: int
     messages: int
+    #: The session's own record does not decode (the counts come from its documents).
+    corrupt: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +53,7 @@ class ForgetTarget:
             "session": self.session,
             "documents": self.documents,
             "messages": self.messages,
+            "corrupt": self.corrupt,
         }
 
 
@@ -114,6 +122,8 @@ class Retention:
                 record = self.reader.find_session(target)
             else:
                 raise NotFound(self._missing(target)) from None
+        except CorruptRecord:
+            return self._damaged(target)
         return ForgetTarget(
             "session",
             record["id"],
@@ -122,6 +132,33 @@ class Retention:
             int(record.get("documents", 0)),
             int(record.get("messages", 0)),
         )
+
+    def _damaged(self, session_id: str) -> ForgetTarget:
+        """The target of a session whose record does not decode, from its documents."""
+        documents = {ref["documentId"] for ref in self.reader.session_document_refs(session_id)}
+        project = next(iter(self._projects_of(session_id)), "")
+        return ForgetTarget(
+            "session",
+            session_id,
+            project,
+            session_id,
+            len(documents),
+            self._message_count(session_id),
+            corrupt=True,
+        )
+
+    def _message_count(self, session_id: str) -> int:
+        return sum(1 for _ in self.store.scan("documents", keys.MESSAGE_DOC.prefix(session_id)))
+
+    def _projects_of(self, session_id: str) -> list[str]:
+        """The projects whose membership lists ``session_id`` (by scanning the memberships)."""
+        names = []
+        for key, _ in self.store.scan("scopes", keys.PROJECT_SESSION.prefix()):
+            digest, member = keys.PROJECT_SESSION.decode(key)
+            if member == session_id:
+                raw = self.store.get("scopes", keys.PROJECT.encode(digest))
+                names.append(codec.decode_record(raw, "project")["name"] if raw else "")
+        return names
 
     def _missing(self, target: str) -> str:
         message = f"no session or document {excerpt(target)}"
@@ -160,7 +197,13 @@ class Retention:
         any document is itself kept."""
         report = ForgetReport()
         with self.store.lock:
-            record = self.reader.session(session_id)
+            try:
+                record: dict[str, Any] | None = self.reader.session(session_id)
+            except CorruptRecord:
+                if keep_pinned or protected:
+                    raise  # retention never decides about a record it cannot read
+                record = None
+                messages = self._message_count(session_id)
             seen: set[str] = set()
             for ref in self.reader.session_document_refs(session_id):
                 doc_id = ref["documentId"]
@@ -189,24 +232,40 @@ class Retention:
                     batch = self.store.batch()
             for key, _ in self.store.scan("events", keys.EVENT_SOURCE.prefix(session_id)):
                 batch.delete("events", key)
-            pd = project_digest(record["project"])
-            batch.delete("scopes", keys.PROJECT_SESSION.encode(pd, session_id))
             batch.delete("scopes", keys.SESSION.encode(session_id))
-            session_order.delete(batch, record)
-            for stamp in {record.get("started"), record.get("ended"), record.get("created")}:
-                if stamp:
-                    bucket = day_bucket(stamp, clock.now())
-                    batch.delete("scopes", keys.BUCKET_SESSION.encode(bucket, session_id))
+            if record is not None:
+                pd = project_digest(record["project"])
+                batch.delete("scopes", keys.PROJECT_SESSION.encode(pd, session_id))
+                session_order.delete(batch, record)
+                for stamp in {record.get("started"), record.get("ended"), record.get("created")}:
+                    if stamp:
+                        bucket = day_bucket(stamp, clock.now())
+                        batch.delete("scopes", keys.BUCKET_SESSION.encode(bucket, session_id))
+                messages = int(record.get("messages", 0))
+            else:
+                self._delete_index_entries(batch, session_id)
             counts = self.store.meta_get("counts") or {}
             counts["sessions"] = max(0, int(counts.get("sessions", 0)) - 1)
             counts["events"] = max(0, int(counts.get("events", 0)) - report.events)
-            counts["messages"] = max(
-                0, int(counts.get("messages", 0)) - int(record.get("messages", 0))
-            )
+            counts["messages"] = max(0, int(counts.get("messages", 0)) - messages)
             self.store.meta_put(batch, "counts", counts)
             self.store.commit(batch)
             report.sessions = 1
         return report
+
+    def _delete_index_entries(self, batch: Batch, session_id: str) -> None:
+        """Stage the removal of every scope entry naming ``session_id`` that its record would
+        have located (project membership, day buckets, session order), found by scanning."""
+        layouts = (
+            keys.PROJECT_SESSION,
+            keys.BUCKET_SESSION,
+            keys.SESSION_ORDER,
+            keys.PROJECT_SESSION_ORDER,
+        )
+        for layout in layouts:  # the session id is the last field of each
+            for key, _ in self.store.scan("scopes", layout.prefix()):
+                if layout.decode(key)[-1] == session_id:
+                    batch.delete("scopes", key)
 
     def _pinned(self, head: dict[str, Any]) -> bool:
         return bool(self.reader.manifest(head["documentId"], head["version"]).get("pinned"))
@@ -239,6 +298,7 @@ class Retention:
             )
             batch.delete("scopes", keys.SESSION_DOC.encode(manifest["session"], ordinal))
             batch.delete("supersession", keys.SUPERSESSION.encode(doc_id, version))
+            batch.delete("supersession", keys.UNSUPERSESSION.encode(doc_id, version))
             for part in manifest["parts"]:
                 mkey = keys.MESSAGE_DOC.encode(manifest["session"], part["key"])
                 owner = self.store.get("documents", mkey)
@@ -283,7 +343,7 @@ class Retention:
     ) -> set[bytes]:
         """Stage deletion of this version's owner references; return the digests it touched."""
         touched: set[bytes] = set()
-        for part in manifest["parts"]:
+        for part in [*manifest["parts"], *(manifest.get("asides") or [])]:
             for digest_hex, _, _ in part["chunks"]:
                 digest = bytes.fromhex(digest_hex)
                 owner_key = keys.CHUNK_OWNER.encode(digest, ordinal)
@@ -327,7 +387,8 @@ class Retention:
 
         Pinned documents are kept, and so are documents in ``protected`` — those a live search
         lease names, so a locator still valid between search and recall never resolves to
-        ``expired`` because retention ran in between. A session keeping one is kept too."""
+        ``expired`` because retention ran in between. A session keeping one is kept too, and so
+        is a session whose record does not decode (its age is unknown)."""
         total = ForgetReport()
         now = now or clock.now()
         session_days = settings.retention_session_days
@@ -336,7 +397,11 @@ class Retention:
             return total
         session_cutoff = now - timedelta(days=session_days)
         markdown_cutoff = now - timedelta(days=markdown_days)
-        for record in list(self.reader.sessions()):
+        for session_id in list(self.reader.session_ids()):
+            try:
+                record = self.reader.session(session_id)
+            except CorruptRecord:
+                continue  # its age is unknown: it stays (cw doctor names it)
             if record.get("agent") == MARKDOWN_AGENT:
                 if markdown_days > 0:
                     total.add(self._expire_markdown(record["id"], markdown_cutoff, protected))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from cwcore.errors import CorruptRecord
 from cwcore.store import codec, keys
 
 if TYPE_CHECKING:
@@ -122,9 +123,21 @@ def scan(
 _LAYOUTS = (keys.SESSION_ORDER, keys.PROJECT_SESSION_ORDER)
 
 
+def _records(store: Store) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    """``(session id, record)`` of every session record; None for one that does not decode
+    (``cw doctor``'s records check names it; canonical records are never rewritten here)."""
+    for key, value in store.scan(FAMILY, keys.SESSION.prefix()):
+        session_id = str(keys.SESSION.decode(key)[0])
+        try:
+            yield session_id, codec.decode_record(value, "session")
+        except CorruptRecord:
+            yield session_id, None
+
+
 def rebuild(store: Store) -> int:
     """Drop every entry and index every session record again (migration 1 → 2, and repair).
-    Commits in bounded batches; re-running after an interruption gives the same result."""
+    Commits in bounded batches; re-running after an interruption gives the same result. A
+    session record that does not decode gets no entry (it cannot say where it sorts)."""
     with store.lock:
         batch = store.batch()
         for layout in _LAYOUTS:
@@ -132,8 +145,10 @@ def rebuild(store: Store) -> int:
             assert end is not None
             batch.delete_range(FAMILY, layout.prefix(), end)
         count = 0
-        for _, value in store.scan(FAMILY, keys.SESSION.prefix()):
-            put(batch, codec.decode_record(value, "session"))
+        for _, record in _records(store):
+            if record is None:
+                continue
+            put(batch, record)
             count += 1
             if batch.mutations >= REBUILD_BATCH:
                 store.commit(batch)
@@ -143,16 +158,23 @@ def rebuild(store: Store) -> int:
 
 
 def verify(store: Store) -> list[str]:
-    """Differences between the index and the session records (empty when consistent)."""
+    """Differences between the index and the session records (empty when consistent). The
+    entries of a session whose record does not decode are not judged: the records check
+    reports that record, and no rebuild could place it."""
     expected: dict[bytes, bytes] = {}
-    for _, value in store.scan(FAMILY, keys.SESSION.prefix()):
-        record = codec.decode_record(value, "session")
+    unreadable: set[str] = set()
+    for session_id, record in _records(store):
+        if record is None:
+            unreadable.add(session_id)
+            continue
         summary = _summary(record)
         expected.update((key, summary) for key in _keys_of(record))
     problems = []
     for layout in _LAYOUTS:
         for key, value in store.scan(FAMILY, layout.prefix()):
             want = expected.pop(key, None)
+            if want is None and unreadable and layout.decode(key)[-1] in unreadable:
+                continue
             if want is None:
                 problems.append(f"stale {layout.name} entry {layout.decode(key)}")
             elif want != value:

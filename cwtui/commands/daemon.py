@@ -44,6 +44,10 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _notice(text: str) -> None:
+    err_console.print(text, markup=False, soft_wrap=True)
+
+
 def _render_status(body: dict[str, Any]) -> None:
     table = Table(title="cw daemon", show_header=False, title_justify="left")
     table.add_column("field", style="bold")
@@ -58,22 +62,32 @@ def _render_status(body: dict[str, Any]) -> None:
 
 @app.command("status")
 def status_cmd(as_json: JsonOpt = False) -> None:
-    """Show the running daemon (pid, uptime, store, socket, connections, queue depths)."""
+    """Show the running daemon (pid, uptime, store, socket, connections, queue depths); when none
+    runs, the last lines of its log (why it stopped, or why it failed to start)."""
     with guard(as_json):
         body = control.status()
+        if body is not None:
+            if as_json:
+                emit_json(body)
+            else:
+                _render_status(body)
+            return
+        log, tail = control.last_log_lines()
         if as_json:
-            emit_json(body if body is not None else {"running": False})
-        elif body is None:
-            console.print("cw daemon: not running")
-        else:
-            _render_status(body)
+            emit_json({"running": False, "log": log, "logTail": tail})
+            return
+        console.print("cw daemon: not running")
+        if tail:
+            console.print(f"last lines of {log}:", markup=False, soft_wrap=True, style="dim")
+            for line in tail:
+                console.print(line, markup=False, soft_wrap=True, style="dim")
 
 
 @app.command("start")
 def start_cmd(as_json: JsonOpt = False) -> None:
     """Start the daemon if it is not running."""
     with guard(as_json):
-        body = control.start()
+        body = control.start(on_notice=_notice)
         if as_json:
             emit_json(body)
         else:
@@ -100,7 +114,7 @@ def restart_cmd(
 ) -> None:
     """Replace the daemon. Without --force this only warns: every client briefly disconnects."""
     with guard(as_json):
-        outcome = control.restart(force=force)
+        outcome = control.restart(force=force, on_notice=_notice)
         if isinstance(outcome, str):
             if as_json:
                 emit_json({"restarted": False, "warning": outcome})

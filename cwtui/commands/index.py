@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
 from cwcore.api import Archive
 from cwtui import semantic_status
-from cwtui.output import console, emit_json, err_console, guard
+from cwtui.output import console, emit_json, err_console, guard, shown_id
 
 app = typer.Typer(help="Publish, inspect, verify and rebuild the derived indexes.")
 
@@ -19,12 +20,17 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on 
 
 
 def _render_status(body: dict[str, Any]) -> None:
-    state = "complete" if body["complete"] else "partial"
+    rebuild = body.get("rebuild")
+    state = "complete" if body["complete"] else ("rebuilding" if rebuild else "partial")
     console.print(
         f"generation {body['generation']} ({state}), {body['documents']:,} document(s) in "
         f"{body['windows']:,} window(s); outbox depth {body['outbox']['depth']}, "
         f"lag {body['outbox']['lag_s']:.1f}s"
     )
+    if rebuild:
+        console.print(
+            f"rebuild: {rebuild['done']:,} of {rebuild['queued']:,} document(s) republished"
+        )
     table = Table("handler", "complete", "partial", "skipped")
     for name, counts in body["handlers"].items():
         table.add_row(name, str(counts["complete"]), str(counts["partial"]), str(counts["skipped"]))
@@ -88,6 +94,32 @@ def status(
             emit_json(body)
         else:
             _render_status(body)
+
+
+@app.command()
+def partial(
+    limit: Annotated[int, typer.Option(help="Documents to list (1-1000).")] = 100,
+    after: Annotated[int, typer.Option(help="Continue after this ordinal (from `next`).")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """The documents behind a partial index: each one's handler outcomes and the limit it hit."""
+    with guard(as_json), Archive.open() as archive:
+        body = archive.index_partial(limit=limit, after=after)
+        if as_json:
+            emit_json(body)
+            return
+        if not body["documents"]:
+            console.print("No document has a partial or skipped handler outcome.")
+        for doc in body["documents"]:
+            outcomes = ", ".join(f"{h} {o}" for h, o in sorted(doc["outcomes"].items()))
+            console.print(
+                f"[bold]{shown_id(doc['documentId'])}[/] v{doc['version']} ({doc['state']}, "
+                f"{doc['windows']} window(s)): {outcomes}"
+            )
+            for handler, cap in sorted(doc["caps"].items()):
+                console.print(f"  [dim]{handler}: {escape(cap)}[/]")
+        if body["next"] is not None:
+            console.print(f"[dim]more: cw index partial --after {body['next']}[/]")
 
 
 @app.command()

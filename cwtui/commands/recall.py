@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from cwcore.api import Archive
 from cwcore.errors import InvalidInput, NotFound
-from cwtui.output import console, emit_json, guard
+from cwtui.output import console, emit_json, guard, shown_id
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
@@ -31,6 +31,7 @@ def recall(
     with guard(as_json):
         if locator == "-":
             locator = sys.stdin.read().strip()
+        Archive.check("recall", {"neighbors": neighbors, "maxTokens": max_tokens})
         with Archive.open() as archive:
             body = archive.recall(
                 locator, neighbors=neighbors, max_tokens=max_tokens, session_ids=session or []
@@ -92,13 +93,15 @@ def gather(
     as_json: JsonOpt = False,
 ) -> None:
     """Search, then show each hit with the turns around it (context, not ranked)."""
-    with guard(as_json), Archive.open() as archive:
+    with guard(as_json):
         request: dict[str, Any] = {"query": query, "limit": limit, "scope": scope}
         if session:
             request["sessions"] = session
         if project:
             request["project"] = project
-        body = archive.gather(request, neighbors=neighbors)
+        Archive.check("gather", {**request, "neighbors": neighbors})
+        with Archive.open() as archive:
+            body = archive.gather(request, neighbors=neighbors)
         if as_json:
             emit_json(body)
             return
@@ -123,10 +126,27 @@ def supersede(
     subject_key: Annotated[
         str | None, typer.Option("--subject-key", help="Move this subjectKey to --by.")
     ] = None,
+    undo: Annotated[
+        bool,
+        typer.Option("--undo", help="Undo the supersession of DOCUMENT (a new audit record)."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Retire a reversed decision from search; it stays readable with --include-superseded."""
+    """Retire a reversed decision from search; it stays readable with --include-superseded.
+    With --undo, bring a superseded document back into search."""
     with guard(as_json), Archive.open() as archive:
+        if undo:
+            if by is not None or subject_key is not None:
+                raise InvalidInput("--undo takes only DOCUMENT and --reason")
+            body = archive.unsupersede(document, reason=reason)
+            if as_json:
+                emit_json(body)
+            else:
+                console.print(
+                    f"restored {shown_id(body['documentId'])} as v{body['version']} (v"
+                    f"{body['restored']} stays superseded for audit): {escape(body['reason'])}"
+                )
+            return
         if subject_key is not None and by is None:
             raise InvalidInput("--subject-key needs --by (the new holder of the key)")
         body = archive.supersede(document, by=by, reason=reason, subject_key=subject_key)

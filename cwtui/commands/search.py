@@ -56,11 +56,14 @@ def render(body: dict[str, Any]) -> None:
     )
 
 
-def _batch(archive: Archive, path: Path) -> None:
+def _batch_lines(path: Path) -> list[str]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        return path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _batch(archive: Archive, lines: list[str]) -> None:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -110,8 +113,7 @@ def search(
         str | None,
         typer.Option(
             "--group",
-            help="session: one hit per session (which session talked about it?); "
-            "default document.",
+            help="session: one hit per session (which session talked about it?); default document.",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The contract object on stdout.")] = False,
@@ -124,11 +126,13 @@ def search(
     Results carry a relevance band (high, moderate, some, low), the match type, and a locator
     for `cw recall`.
     """
-    with guard(as_json or batch is not None), Archive.open() as archive:
+    with guard(as_json or batch is not None):
         if batch is not None:
             if query is not None:
                 raise InvalidInput("give either QUERY or --batch FILE, not both")
-            _batch(archive, batch)
+            lines = _batch_lines(batch)
+            with Archive.open() as archive:
+                _batch(archive, lines)
             return
         request: dict[str, Any] = {"limit": limit, "scope": scope}
         for name, value in (
@@ -151,7 +155,9 @@ def search(
             request["rerank"] = False
         if strict:
             request["strict"] = True
-        body = archive.search(request)
+        Archive.check("search", request)  # a certain refusal opens nothing
+        with Archive.open() as archive:
+            body = archive.search(request)
         if as_json:
             emit_json(body)
         else:

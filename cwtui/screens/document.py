@@ -2,8 +2,9 @@
 
 ``DocumentScreen(document_id)`` loads ``Archive.show_document(id, include_superseded=True)`` in a
 thread worker, so a superseded document stays reachable: its state, what replaced it, when and
-why, and the exact text of each version. From here a live document can be superseded (``x``) and
-its session opened at the document's first message (``o``).
+why, and the exact text of each version, with any undo of a supersession beside it. From here a
+live document can be superseded (``x``), a superseded one brought back (``U``), and its session
+opened at the document's first message (``o``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
@@ -29,6 +30,8 @@ from cwtui.screens.common import (
     error_text,
 )
 from cwtui.screens.supersede import SupersedeScreen
+from cwtui.screens.unsupersede import UnsupersedeScreen
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hits import when
 
 STATE_STYLES = {"live": "bold #0d1117 on #3fb950", "superseded": "bold #0d1117 on #d29922"}
@@ -71,6 +74,21 @@ def version_block(version: dict[str, Any]) -> Group:
             (f" · by {by} v{retired.get('byVersion')}" if by else "", ""),
         )
         parts.append(line)
+    undone = version.get("unsuperseded")
+    if undone:
+        parts.append(
+            Text.assemble(
+                ("supersession undone ", "bold #3fb950"),
+                f"{when(undone.get('at'))} UTC",
+                (f" · reason: {undone.get('reason') or '—'}", ""),
+                (f" · restored as version {undone.get('restoredVersion')}", ""),
+            )
+        )
+    restores = version.get("restores")
+    if restores:
+        parts.append(
+            Text(f"restores version {restores.get('version')} (same text)", style="#3fb950")
+        )
     parts.append(Text(str(version.get("text", "")), style="" if not retired else "dim"))
     return Group(*parts)
 
@@ -90,6 +108,14 @@ class DocumentScreen(LiveScreen):
             tooltip="Supersede this document (with a reason and replacement)",
         ),
         Binding(
+            "U",
+            "unsupersede",
+            "Undo",
+            key_display="U",
+            id="cw.document.unsupersede",
+            tooltip="Bring this superseded document back into search (an audited undo)",
+        ),
+        Binding(
             "o",
             "open_transcript",
             "Transcript",
@@ -103,7 +129,7 @@ class DocumentScreen(LiveScreen):
             id="cw.document.copy",
             tooltip="Copy the current version's text to the clipboard",
         ),
-        Binding("r", "reload", "Reload", show=False, id="cw.document.reload", tooltip="Reload"),
+        Binding("r", "reload", "Reload", id="cw.document.reload", tooltip="Reload"),
     ]
 
     class Loaded(CallDone):
@@ -125,7 +151,7 @@ class DocumentScreen(LiveScreen):
         yield Static(Text(self.document_id, "bold"), id="document-header")
         with VerticalScroll(id="document-body"):
             yield Static("Loading…", id="document-versions")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"Document {self.document_id}"
@@ -168,7 +194,15 @@ class DocumentScreen(LiveScreen):
             return False
         if action == "supersede" and (self.doc is None or self.doc.get("state") != "live"):
             return None  # shown greyed out: only a live document can be superseded
+        if action == "unsupersede" and (self.doc is None or self.doc.get("state") != "superseded"):
+            return None
         return True
+
+    def action_unsupersede(self) -> None:
+        if self.doc is None or self.doc.get("state") != "superseded":
+            self.notify("Only a superseded document can be brought back.", severity="warning")
+            return
+        self.app.push_screen(UnsupersedeScreen(self.document_id, self._current_text()[:300]))
 
     def _current_text(self) -> str:
         versions = (self.doc or {}).get("versions") or []
@@ -189,10 +223,7 @@ class DocumentScreen(LiveScreen):
         versions = self.doc.get("versions") or []
         keys = next((v.get("messageKeys") for v in versions if v.get("current")), None) or []
         focus = keys[0] if keys else None
-        superseded = self.doc.get("state") != "live"
-        self.app.push_screen(
-            TranscriptScreen(str(self.doc["session"]), focus_key=focus, superseded=superseded)
-        )
+        self.app.push_screen(TranscriptScreen(str(self.doc["session"]), focus_key=focus))
 
     def action_copy_text(self) -> None:
         text = self._current_text()

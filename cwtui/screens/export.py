@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet
 from textual.worker import get_current_worker
@@ -30,8 +30,18 @@ from cwtui.screens.common import (
     archive_handle,
     error_text,
 )
+from cwtui.widgets.dialog import Dialog
 
 FORMATS = ("md", "jsonl")
+
+
+class MarkRadio(RadioButton):
+    """A radio button whose mark reads without colour: ● chosen, ○ not (Textual draws the same
+    dot for both and tells them apart by colour only)."""
+
+    @property
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]  # a class constant upstream
+        return "●" if self.value else "○"
 
 
 def default_path(session_id: str, fmt: str) -> str:
@@ -65,12 +75,12 @@ class ExportScreen(ModalScreen[Path | None], LiveScreen):
         self._confirm_overwrite: Path | None = None
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="export-dialog", classes="dialog"):
+        with Dialog(id="export-dialog", classes="dialog"):
             yield Label(Text(f"Export session {self.session_id}"), classes="dialog-title")
             with RadioSet(id="export-format"):
-                yield RadioButton("Markdown (.md)", value=True, id="fmt-md")
-                yield RadioButton("cw-jsonl (.jsonl)", id="fmt-jsonl")
-            yield Input(default_path(self.session_id, "md"), id="export-path")
+                yield MarkRadio("Markdown (.md)", value=True, id="fmt-md")
+                yield MarkRadio("cw-jsonl (.jsonl)", id="fmt-jsonl")
+            yield Input(default_path(self.session_id, "md"), id="export-path", compact=True)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Export", variant="primary", id="export-go")
                 yield Button("Cancel", id="export-cancel")

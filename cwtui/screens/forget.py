@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
@@ -29,6 +29,7 @@ from cwtui.screens.common import (
     archive_handle,
     error_text,
 )
+from cwtui.widgets.dialog import Dialog
 
 
 class ForgetScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
@@ -54,7 +55,7 @@ class ForgetScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
         self.detail = detail
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="forget-dialog", classes="dialog"):
+        with Dialog(id="forget-dialog", classes="dialog"):
             yield Label(Text(f"Forget session {self.session_id}?"), classes="dialog-title")
             if self.detail:
                 yield Static(Text(self.detail, "italic"), id="forget-detail")

@@ -7,13 +7,16 @@ numbers and reasons only. This screen reads them with ``Archive.hints()`` from t
 
 * the left pane lists the sessions that have frozen hints (one ``hints()`` call over the
   archive), with the session selected on the Sessions screen pinned on top even when it has none;
-* the table shows the chosen session's decisions (``hints(session=…)``): message key, outcome
-  (coloured), reason, bytes, tokens, query hash, generation, when it was frozen;
+* the table shows the chosen session's decisions (``hints(session=…)``): message key, what the
+  user said there (from the session's transcript), outcome (coloured), reason, bytes, tokens,
+  query hash, generation, when it was frozen;
 * the detail pane shows the selected decision: the hint bytes verbatim (plain text, never parsed
   as markup), retrieved / included / excluded candidates with their reasons, the candidate,
   dedup and branch counts, the gate, token use and latency, and the session's active budget.
 
-The screen only reads: rotation (``cw hints rotate``) stays with the hosts.
+``c`` lists the selected decision's candidates; each opens its recall or its transcript. A
+session typed with ``s`` may be a unique id prefix, as everywhere an id is typed. The screen only
+reads: rotation (``cw hints rotate``) stays with the hosts.
 """
 
 from __future__ import annotations
@@ -25,14 +28,17 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, OptionList, Static
+from textual.widgets import DataTable, Header, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from cwcore.errors import CwError
+from cwcore.errors import CwError, NotFound
+from cwtui.screens.candidates import CandidatesScreen
 from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.prompt import PromptScreen
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hints import budget_text, detail_text, row_cells
+from cwtui.widgets.nav import NavList, NavTable
 
 EMPTY_SESSION = (
     "No frozen hints for this session yet — agents create them with `cw preflight` through "
@@ -42,7 +48,10 @@ EMPTY_ARCHIVE = (
     "No frozen hints yet — agents create them with `cw preflight` through the hooks.\n"
     "Pick a session on the Sessions screen (1), or press s to enter a session id."
 )
-COLUMNS = ("Message", "Outcome", "Reason", "Bytes", "Tokens", "Query hash", "Gen", "Frozen")
+COLUMNS = ("Message", "Said", "Outcome", "Reason", "Bytes", "Tokens", "Query hash", "Gen", "Frozen")
+#: Characters of the user message the table shows (the detail shows more).
+SAID_CHARS = 36
+DETAIL_SAID_CHARS = 600
 
 
 def sessions_screen_selection(app: Any) -> str | None:
@@ -81,6 +90,8 @@ class HintsScreen(LiveScreen):
     #hints-table { height: auto; max-height: 12; }
     #hints-empty { padding: 1 2; height: auto; }
     #hints-detail-pane { height: 1fr; padding: 0 1; border-top: tall $panel; }
+    Screen.-narrow #hints-sessions-pane { width: 18; }
+    Screen.-short #hints-table { max-height: 6; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -107,6 +118,20 @@ class HintsScreen(LiveScreen):
             tooltip="Focus the table of the session's frozen hints",
         ),
         Binding(
+            "c",
+            "candidates",
+            "Candidates",
+            id="cw.hints.candidates",
+            tooltip="The selected decision's candidates: recall one, or open its transcript",
+        ),
+        Binding(
+            "o",
+            "open_transcript",
+            "Transcript",
+            id="cw.hints.open",
+            tooltip="Open the session's transcript at the selected decision's user message",
+        ),
+        Binding(
             "y",
             "copy_hint",
             "Copy hint",
@@ -121,9 +146,11 @@ class HintsScreen(LiveScreen):
             self.sessions, self.counts = sessions, counts
 
     class HintsLoaded(CallDone):
-        def __init__(self, generation: int, session: str, body: dict[str, Any]) -> None:
+        def __init__(
+            self, generation: int, session: str, body: dict[str, Any], said: dict[str, str]
+        ) -> None:
             super().__init__()
-            self.generation, self.session, self.body = generation, session, body
+            self.generation, self.session, self.body, self.said = generation, session, body, said
 
     class Failed(CallDone):
         def __init__(self, generation: int | None, text: str) -> None:
@@ -135,6 +162,7 @@ class HintsScreen(LiveScreen):
         self.session: str | None = None
         self.pinned: str | None = None  # the Sessions screen's selection when last seen
         self.hints: list[dict[str, Any]] = []
+        self.said: dict[str, str] = {}  # message key → what the user said there
         self.budget: dict[str, Any] | None = None
         self.listing: dict[str, Any] = {}
         self.counts: dict[str, int] = {}
@@ -146,14 +174,14 @@ class HintsScreen(LiveScreen):
         with Horizontal(id="hints-body"):
             with Vertical(id="hints-sessions-pane"):
                 yield Static("Sessions with hints", classes="pane-title")
-                yield OptionList(id="hints-sessions")
+                yield NavList(id="hints-sessions")
             with Vertical(id="hints-main"):
                 yield Static("Reading the frozen hints…", id="hints-budget")
-                yield DataTable(id="hints-table", cursor_type="row", zebra_stripes=True)
+                yield NavTable(id="hints-table", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="hints-empty")
                 with VerticalScroll(id="hints-detail-pane"):
                     yield Static("", id="hints-detail")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#hints-table", DataTable).add_columns(*COLUMNS)
@@ -200,14 +228,29 @@ class HintsScreen(LiveScreen):
 
     @work(thread=True, exclusive=True, group="hints", exit_on_error=False)
     def _load_hints(self, handle: ArchiveHandle, generation: int, session: str) -> None:
+        said: dict[str, str] = {}
         try:
             with handle.use() as archive:
+                try:  # a prefix (as shown on the other screens) names the session it is unique to
+                    session = archive.resolve_session(session).sessionId
+                except NotFound:
+                    pass  # hints may outlive their session: ask for them by the id as typed
                 body = archive.hints(session=session, limit=self.LIMIT)
+                if body.get("hints"):
+                    try:
+                        transcript = archive.show(session)
+                    except NotFound:
+                        transcript = {"messages": []}
+                    said = {
+                        str(m["messageKey"]): str(m["text"])
+                        for m in transcript.get("messages") or []
+                        if m.get("role") == "user"
+                    }
         except CwError as exc:
             self.post_message(self.Failed(generation, error_text(exc)))
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(self.HintsLoaded(generation, session, body))
+            self.post_message(self.HintsLoaded(generation, session, body, said))
 
     def on_hints_screen_sessions_loaded(self, message: SessionsLoaded) -> None:
         self.listing, self.counts = message.sessions, message.counts
@@ -238,6 +281,8 @@ class HintsScreen(LiveScreen):
     def on_hints_screen_hints_loaded(self, message: HintsLoaded) -> None:
         if message.generation != self.generation:
             return
+        self.session = message.session
+        self.said = message.said
         rows = list(message.body.get("hints") or [])
         self.hints = sorted(
             rows, key=lambda h: (str(h.get("createdAt") or ""), str(h.get("messageKey")))
@@ -253,7 +298,11 @@ class HintsScreen(LiveScreen):
         table = self.query_one("#hints-table", DataTable)
         table.clear()
         for n, hint in enumerate(self.hints):
-            table.add_row(*row_cells(hint), key=str(n))
+            cells = row_cells(hint)
+            said = " ".join(self.said.get(str(hint.get("messageKey")), "").split())
+            if len(said) > SAID_CHARS:
+                said = said[: SAID_CHARS - 1] + "…"
+            table.add_row(cells[0], Text(said, "italic"), *cells[1:], key=str(n))
         self._show_empty(None if self.hints else EMPTY_SESSION)
         self._update_detail()
         self.refresh_bindings()
@@ -288,9 +337,18 @@ class HintsScreen(LiveScreen):
 
     def _update_detail(self) -> None:
         hint = self.current
-        self.query_one("#hints-detail", Static).update(
-            detail_text(hint, self.budget, show_timing=self.SHOW_TIMING) if hint else ""
-        )
+        body: Any = ""
+        if hint:
+            said = " ".join(self.said.get(str(hint.get("messageKey")), "").split())
+            if len(said) > DETAIL_SAID_CHARS:
+                said = said[: DETAIL_SAID_CHARS - 1] + "…"
+            body = Text.assemble(
+                ("The user said ", "bold"),
+                (f"“{said}”" if said else "(not in the archive's transcript)", "italic"),
+                "\n\n",
+                detail_text(hint, self.budget, show_timing=self.SHOW_TIMING),
+            )
+        self.query_one("#hints-detail", Static).update(body)
 
     @on(DataTable.RowHighlighted, "#hints-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -310,7 +368,21 @@ class HintsScreen(LiveScreen):
             return False
         if action == "copy_hint":
             return True if self.current and self.current.get("hint") else None
+        if action in ("candidates", "open_transcript"):
+            return True if self.current else None
         return True
+
+    def action_candidates(self) -> None:
+        if self.current is not None:
+            self.app.push_screen(CandidatesScreen({**self.current, "session": self.session}))
+
+    def action_open_transcript(self) -> None:
+        from cwtui.screens.transcript import TranscriptScreen
+
+        hint = self.current
+        if hint is None or not self.session:
+            return
+        self.app.push_screen(TranscriptScreen(self.session, focus_key=hint.get("messageKey")))
 
     def action_choose_session(self) -> None:
         def chosen(session: str | None) -> None:
@@ -318,7 +390,9 @@ class HintsScreen(LiveScreen):
                 self.session = session.strip()
                 self._load(self.session)
 
-        self.app.push_screen(PromptScreen("Frozen hints of a session", "session id"), chosen)
+        self.app.push_screen(
+            PromptScreen("Frozen hints of a session", "its id, or a unique prefix (4+)"), chosen
+        )
 
     def action_focus_sessions(self) -> None:
         self.query_one("#hints-sessions").focus()

@@ -28,7 +28,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
@@ -42,6 +42,7 @@ from cwtui.screens.common import (
     error_text,
     is_embedded,
 )
+from cwtui.widgets.footer import KeysFooter
 
 BAR_WIDTH = 24
 BAR = "━"
@@ -86,14 +87,13 @@ def duration(seconds: float) -> str:
 
 def summary_text(status: dict[str, Any], counts: dict[str, Any] | None) -> Text:
     complete = bool(status.get("complete"))
+    rebuild = status.get("rebuild")
+    badge = " COMPLETE " if complete else (" REBUILDING " if rebuild else " PARTIAL ")
     text = Text.assemble(
         ("Generation ", "bold"),
         (str(status.get("generation", 0)), "bold"),
         "  ",
-        (
-            " COMPLETE " if complete else " PARTIAL ",
-            "bold #0d1117 on #3fb950" if complete else "bold #0d1117 on #d29922",
-        ),
+        (badge, "bold #0d1117 on #3fb950" if complete else "bold #0d1117 on #d29922"),
     )
     published = status.get("published")
     text.append(
@@ -106,11 +106,17 @@ def summary_text(status: dict[str, Any], counts: dict[str, Any] | None) -> Text:
         f"\n{int(status.get('documents', 0)):,} documents indexed in "
         f"{int(status.get('windows', 0)):,} windows"
     )
-    if not complete:
+    if rebuild:
         text.append(
-            "\npartial: documents of the latest indexed page hit an indexing limit — what was "
-            "kept is correct, some was left out (the partial and skipped columns); searches "
-            "answer retrieval_status=partial",
+            f"\nrebuilding: {int(rebuild.get('done', 0)):,} of {int(rebuild.get('queued', 0)):,}"
+            " documents republished; searches see those so far",
+            "bold #d29922",
+        )
+    elif not complete:
+        text.append(
+            "\npartial: some documents hit an indexing limit — what was kept is correct, some "
+            "was left out (the partial and skipped columns; p lists them and the limit each "
+            "hit); searches answer retrieval_status=partial",
             "dim",
         )
     if counts:
@@ -163,7 +169,19 @@ class IndexScreen(LiveScreen):
             id="cw.index.run",
             tooltip="Publish all pending index work now (cw index --wait)",
         ),
+        Binding(
+            "p",
+            "partial",
+            "Partial docs",
+            id="cw.index.partial",
+            tooltip="The documents with a partial or skipped handler outcome, and which limit",
+        ),
     ]
+
+    def action_partial(self) -> None:
+        from cwtui.screens.partial import PartialScreen
+
+        self.app.push_screen(PartialScreen())
 
     class Loaded(CallDone):
         def __init__(
@@ -217,7 +235,7 @@ class IndexScreen(LiveScreen):
             yield DataTable(id="index-handlers", cursor_type="none", zebra_stripes=True)
             yield Static("", id="index-faults")
             yield Static("", id="index-daemon")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#index-handlers", DataTable)

@@ -11,11 +11,11 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from cwtui.screens.common import LiveScreen
+from cwtui.widgets.dialog import Dialog
 
 
 class JumpScreen(ModalScreen[str | None], LiveScreen):
@@ -30,10 +30,10 @@ class JumpScreen(ModalScreen[str | None], LiveScreen):
         self.count = count
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="jump-dialog", classes="dialog"):
+        with Dialog(id="jump-dialog", classes="dialog"):
             yield Label("Jump to message", classes="dialog-title")
             hint = f"1–{self.count} or a message key (user:u3, u3)"
-            yield Input(placeholder=hint, id="jump-input")
+            yield Input(placeholder=hint, id="jump-input", compact=True)
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -8,9 +8,11 @@ key), the matched span highlighted and scrolled into view. Any other status (``e
 to do next; recall never substitutes a replacement.
 
 Keys: ``[`` / ``]`` follow the continuation locators (each opens a new recall view, so Esc
-walks back), ``+`` / ``-`` widen or narrow the neighbours, ``o`` opens the session transcript at
-the matched message, ``y`` / ``l`` copy the text or the locator, ``d`` opens the document's audit
-view, ``x`` supersedes it.
+walks back), ``+`` / ``-`` widen or narrow the neighbours, ``g`` shows the turns before and after
+the document in its session (off → ±1 → ±2: ``gather``'s context, unranked, dimmed around the
+recalled text), ``o`` opens the session transcript at the matched message, ``y`` / ``l`` copy
+the text or the locator, ``c`` the copy menu, ``d`` opens the document's audit view, ``x``
+supersedes it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
@@ -35,8 +37,10 @@ from cwtui.screens.common import (
     archive_handle,
     error_text,
 )
+from cwtui.screens.copy import CopyScreen
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.supersede import SupersedeScreen
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hits import HIGHLIGHT, when
 
 MAX_NEIGHBORS = 8
@@ -143,6 +147,21 @@ def provenance(body: dict[str, Any], neighbors: int) -> Text:
     return text
 
 
+def context_view(turn: dict[str, Any], side: str) -> Static:
+    """A neighbouring turn (context from ``Archive.context``), dimmed: not part of the hit."""
+    keys = turn.get("messageKeys") or []
+    header = Text.assemble(
+        (f"{side} · context", "bold cyan"),
+        (f"  {when(turn.get('created'), seconds=True)}", "dim"),
+        (f"  {turn.get('kind', '')}", "dim"),
+        (f"  {keys[0]}" if keys else "", "dim"),
+    )
+    text = str(turn.get("text", ""))
+    if turn.get("truncated"):
+        text += " …"
+    return Static(Text.assemble(header, "\n", (text, "dim")), classes="message recall-context")
+
+
 def part_view(part: dict[str, Any], terms: list[str]) -> Static:
     message = part["message"]
     role, kind = message.get("role", "system"), message.get("kind", "text")
@@ -210,14 +229,27 @@ class RecallScreen(LiveScreen):
             id="cw.recall.open",
             tooltip="Open the session transcript at the matched message",
         ),
-        Binding("y", "copy_text", "Copy", id="cw.recall.copy", tooltip="Copy the recalled text"),
+        Binding(
+            "g",
+            "cycle_context",
+            "Context",
+            id="cw.recall.context",
+            tooltip="Show the turns before and after it in its session: off → ±1 → ±2",
+        ),
+        Binding("y", "copy_text", "Text", id="cw.recall.copy", tooltip="Copy the recalled text"),
         Binding(
             "l",
             "copy_locator",
             "Locator",
-            show=False,
             id="cw.recall.copy-locator",
             tooltip="Copy the locator (for cw recall)",
+        ),
+        Binding(
+            "c",
+            "copy",
+            "Copy",
+            id="cw.recall.copy-menu",
+            tooltip="Copy the session id, message key, locator, document id or text",
         ),
         Binding(
             "d",
@@ -233,7 +265,7 @@ class RecallScreen(LiveScreen):
             id="cw.recall.supersede",
             tooltip="Supersede this document (with a reason and replacement)",
         ),
-        Binding("r", "reload", "Reload", show=False, id="cw.recall.reload", tooltip="Recall again"),
+        Binding("r", "reload", "Reload", id="cw.recall.reload", tooltip="Recall again"),
     ]
 
     class Loaded(CallDone):
@@ -243,6 +275,11 @@ class RecallScreen(LiveScreen):
 
     class Failed(CallFailed):
         pass
+
+    class ContextLoaded(CallDone):
+        def __init__(self, around: int, body: dict[str, Any]) -> None:
+            super().__init__()
+            self.around, self.body = around, body
 
     def __init__(
         self,
@@ -260,13 +297,14 @@ class RecallScreen(LiveScreen):
         self.terms = list(terms or [])
         self.neighbors = neighbors
         self.body: dict[str, Any] | None = None
+        self.context = 0  # turns shown on each side (0: none)
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Recalling…", id="recall-header")
         yield Static("", id="recall-label")
         yield VerticalScroll(id="recall-body")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"Recall {self.document_id or ''}".strip()
@@ -314,8 +352,52 @@ class RecallScreen(LiveScreen):
             matched = next((p for p in parts if p.has_class("matched")), None)
             if matched is not None:
                 self.call_after_refresh(view.scroll_to_widget, matched, top=True, animate=False)
+            if self.context:
+                self._load_context(archive_handle(self.app), str(body["documentId"]), self.context)
         self.refresh_bindings()
         view.focus()
+
+    # -- context -------------------------------------------------------------------------------
+
+    def action_cycle_context(self) -> None:
+        self.context = (self.context + 1) % 3
+        body = self.body or {}
+        if body.get("status") != "resolved":
+            return
+        if self.context:
+            self._load_context(archive_handle(self.app), str(body["documentId"]), self.context)
+        else:
+            self.query("#recall-body .recall-context").remove()
+            self.notify("Context hidden.", timeout=2)
+
+    @work(thread=True, exclusive=True, group="recall-context", exit_on_error=False)
+    def _load_context(self, handle: ArchiveHandle, document_id: str, around: int) -> None:
+        try:
+            with handle.use() as archive:
+                body = archive.context(document_id, neighbors=around)
+        except CwError as exc:
+            self.post_message(self.Failed(error_text(exc)))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.ContextLoaded(around, body))
+
+    async def on_recall_screen_context_loaded(self, message: ContextLoaded) -> None:
+        if message.around != self.context:
+            return
+        view = self.query_one("#recall-body", VerticalScroll)
+        await view.query(".recall-context").remove()
+        before = [context_view(n, "before") for n in message.body.get("before") or []]
+        after = [context_view(n, "after") for n in message.body.get("after") or []]
+        if not before and not after:
+            after = [Static(Text("No turns around it in this session.", "dim italic"))]
+            after[0].add_class("recall-context")
+        if before:
+            if view.children:
+                await view.mount_all(before, before=view.children[0])
+            else:
+                await view.mount_all(before)
+        await view.mount_all(after)
+        self.notify(f"Context: ±{self.context} turn(s) around it (not ranked).", timeout=2)
 
     def on_recall_screen_failed(self, message: Failed) -> None:
         self.query_one("#recall-header", Static).update(
@@ -391,6 +473,20 @@ class RecallScreen(LiveScreen):
     def action_copy_locator(self) -> None:
         self.app.copy_to_clipboard(self.locator)
         self.notify("Copied the locator (cw recall LOCATOR).", timeout=2)
+
+    def action_copy(self) -> None:
+        body = self.body or {}
+        self.app.push_screen(
+            CopyScreen(
+                [
+                    ("session id", str(body.get("session") or "")),
+                    ("message key", str(self._matched_key() or "")),
+                    ("locator", self.locator),
+                    ("document id", str(self.document_id or "")),
+                    ("text", str(body.get("text") or "")),
+                ]
+            )
+        )
 
     def action_document(self) -> None:
         if self.document_id:

@@ -6,10 +6,16 @@ searches, and starting a new one cancels the last, so stale queries never reach 
 worker that already holds the archive finishes, and its answer is dropped by generation). Enter
 in the query bar runs the *full* explicit search (``rerank: true``) at once.
 
+Filters: inline in the query (``project:cli agent:codex since:7d role:user kind:tool-result
+session:ID until:DATE``, parsed by :func:`cwcore.retrieve.filters.parse_filters`; a session may
+be a unique id prefix) and the standing filters of F5, which stay for every search until
+changed. ↑ in the query bar brings back earlier searches with their filters.
+
 Toggles (they work from the query bar too): F2 scope (all → project → session, the project or
 session taken from the selected result), F3 semantic policy (always → auto → never, starting
 from the ``semanticPolicy`` setting, as ``cw search`` does), F4 relation (any → question →
-request → correction → answer → decision).
+request → correction → answer → decision), F6 context (off → ±1 → ±2 turns: the search runs as
+``gather``, and the preview shows each hit's chronological neighbours).
 
 The results list shows each hit's relevance band, score, match type, kind, session and date over
 its highlighted snippet; the preview pane shows the selected hit in full (provenance, snippet,
@@ -28,29 +34,38 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets import Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
-from cwcore import config
+from cwcore import clock, config
 from cwcore.errors import CwError
+from cwcore.retrieve.filters import parse_filters
 from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
+from cwtui.screens.copy import CopyScreen
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.prompt import PromptScreen
 from cwtui.screens.recall import RecallScreen
 from cwtui.screens.supersede import SupersedeScreen
-from cwtui.widgets.hits import preview, short_session
+from cwtui.widgets.footer import KeysFooter
+from cwtui.widgets.hits import context_block, preview, short_session
 from cwtui.widgets.results import ResultsList
 from cwtui.widgets.timeline import Timeline
 
 SCOPES = ("all", "project", "session")
 POLICIES = ("always", "auto", "never")
 RELATIONS = (None, "question", "request", "correction", "answer", "decision")
+CONTEXTS = (0, 1, 2)
+#: Earlier searches the query bar's ↑ walks back through.
+HISTORY = 50
 
 EMPTY_ARCHIVE = "The archive is empty — import sessions with `cw import PATH` or `cw sync`."
 START = (
     "Type to search: an error message, a path, a symbol, a flag, or a question.\n"
     "Results come as you type; Enter runs the full search (with reranking).\n"
-    "↓ moves to the results · F2 scope · F3 semantic · F4 relation"
+    "Filter inline: project:NAME agent:NAME session:ID role:user kind:tool-result since:7d "
+    "until:DATE\n"
+    "↓ results · ↑ earlier searches · F2 scope · F3 semantic · F4 relation · F5 filters · "
+    "F6 context"
 )
 
 
@@ -64,7 +79,7 @@ def default_policy() -> str:
 
 
 class QueryInput(Input):
-    """The query bar; ↓ moves to the results."""
+    """The query bar; ↓ moves to the results, ↑ brings back the previous search."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -74,6 +89,14 @@ class QueryInput(Input):
             show=False,
             id="cw.search.results",
             tooltip="Move to the results",
+        ),
+        Binding(
+            "up",
+            "screen.history",
+            "Earlier",
+            show=False,
+            id="cw.search.history",
+            tooltip="Bring back the previous search (its query and filters)",
         ),
         Binding(
             "escape",
@@ -129,6 +152,27 @@ class SearchScreen(LiveScreen):
             tooltip="Relation: any → question → request → correction → answer → decision",
         ),
         Binding(
+            "f5",
+            "filters",
+            "Filters",
+            id="cw.search.filters",
+            tooltip="Standing filters for every search: project agent session role kind since",
+        ),
+        Binding(
+            "f6",
+            "cycle_context",
+            "Context",
+            id="cw.search.context",
+            tooltip="Context: off → ±1 → ±2 turns around each hit (what cw gather shows)",
+        ),
+        Binding(
+            "p",
+            "toggle_preview",
+            "Preview",
+            id="cw.search.preview",
+            tooltip="Show or hide the preview pane",
+        ),
+        Binding(
             "o",
             "open_transcript",
             "Transcript",
@@ -138,15 +182,21 @@ class SearchScreen(LiveScreen):
         Binding(
             "y",
             "copy_snippet",
-            "Copy",
+            "Snippet",
             id="cw.search.copy-snippet",
             tooltip="Copy the selected result's snippet to the clipboard",
+        ),
+        Binding(
+            "c",
+            "copy",
+            "Copy",
+            id="cw.search.copy",
+            tooltip="Copy the session id, message key, locator, document id or snippet",
         ),
         Binding(
             "l",
             "copy_locator",
             "Locator",
-            show=False,
             id="cw.search.copy-locator",
             tooltip="Copy the selected result's locator (for cw recall) to the clipboard",
         ),
@@ -168,7 +218,6 @@ class SearchScreen(LiveScreen):
             "i",
             "document_by_id",
             "Document id",
-            show=False,
             id="cw.search.document-id",
             tooltip="Open a document by id, superseded ones included (audit view)",
         ),
@@ -194,6 +243,14 @@ class SearchScreen(LiveScreen):
         self.scope = "all"
         self.policy = default_policy()
         self.relation: str | None = None
+        self.context = 0  # neighbours on each side (0: a plain search)
+        #: The standing filters (F5), in the inline form.
+        self.filter_text = ""
+        self.problems: tuple[str, ...] = ()
+        self.history: list[tuple[str, str]] = []  # (query, filters), oldest first
+        self._history_at: int | None = None
+        self._sessions: dict[str, str] = {}  # session prefixes typed → full ids
+        self.show_preview: bool | None = None  # None: as the width decides
         self.pin_project: str | None = None
         self.pin_session: str | None = None
         self.generation = 0
@@ -207,8 +264,9 @@ class SearchScreen(LiveScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield QueryInput(
-            placeholder="Search the archive — type to search, Enter for the full search",
+            placeholder="Search — type, Enter for the full search; project:… since:7d filter",
             id="search-query",
+            compact=True,
         )
         with Horizontal(id="search-bar"):
             yield Static("", id="search-toggles")
@@ -220,7 +278,7 @@ class SearchScreen(LiveScreen):
             with VerticalScroll(id="preview-pane"):
                 yield Static("", id="preview")
         yield Timeline(id="timeline")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._show_empty(START)
@@ -252,8 +310,14 @@ class SearchScreen(LiveScreen):
             self._show_empty(EMPTY_ARCHIVE)
 
     def build_request(self, *, full: bool) -> dict[str, Any] | None:
-        """The search request for the current query and toggles (None: nothing to search)."""
-        query = self.query_one(QueryInput).value.strip()
+        """The search request for the current query, filters and toggles (None: nothing to
+        search). Inline filters win over the standing ones; both over the scope's pin."""
+        now = clock.now()
+        standing = parse_filters(self.filter_text, now=now)
+        inline = parse_filters(self.query_one(QueryInput).value, now=now)
+        self.problems = standing.problems + inline.problems
+        fields = {**standing.fields, **inline.fields}
+        query = inline.text
         if not query and self.relation is None:
             return None
         request: dict[str, Any] = {
@@ -270,6 +334,7 @@ class SearchScreen(LiveScreen):
             request["project"] = self.pin_project
         if self.scope == "session" and self.pin_session:
             request["sessions"] = [self.pin_session]
+        request.update(fields)
         return request
 
     def _run(self, *, full: bool, delay: float) -> None:
@@ -298,13 +363,30 @@ class SearchScreen(LiveScreen):
             with handle.use() as archive:
                 if worker.is_cancelled:
                     return
-                body = archive.search(request)
+                request = self._resolve_sessions(archive, request)
+                if self.context:
+                    body = archive.gather(request, neighbors=self.context)
+                else:
+                    body = archive.search(request)
         except CwError as exc:
             if not worker.is_cancelled:
                 self.post_message(self.Failed(generation, error_text(exc)))
             return
         if not worker.is_cancelled:
             self.post_message(self.Results(generation, request, body))
+
+    def _resolve_sessions(self, archive: Any, request: dict[str, Any]) -> dict[str, Any]:
+        """Session ids as typed (a prefix shown in the results, say) made full ids; a prefix
+        that names no session or several raises :class:`NotFound` with the reason."""
+        sessions = request.get("sessions")
+        if not sessions:
+            return request
+        full = []
+        for session in sessions:
+            if session not in self._sessions:
+                self._sessions[session] = archive.resolve_session(session).sessionId
+            full.append(self._sessions[session])
+        return {**request, "sessions": full}
 
     def on_search_screen_results(self, message: Results) -> None:
         if message.generation != self.generation:
@@ -337,20 +419,35 @@ class SearchScreen(LiveScreen):
     # -- presentation --------------------------------------------------------------------------
 
     def _no_results_text(self, body: dict[str, Any]) -> str:
-        query = body.get("query") or ""
-        lines = [f"No results for “{query}”." if query else "No results."]
-        if body.get("advice"):
-            lines.append(str(body["advice"]))
-        hints = []
+        """For a person (the engine's ``advice`` is written for agents): what was searched
+        and what to change."""
+        request = self.last_request or {}
+        query = str(request.get("query") or body.get("query") or "")
+        narrowed = [
+            f"{name} {request[name]}"
+            for name in ("project", "agent", "role", "kind")
+            if request.get(name)
+        ]
+        if request.get("sessions"):
+            narrowed.append("session " + ", ".join(short_session(s) for s in request["sessions"]))
+        if request.get("since") or request.get("until"):
+            narrowed.append("a date range")
+        what = f"“{query}”" if query else f"{self.relation} passages"
+        head = f"No results for {what}"
+        head += f" with {', '.join(narrowed)}." if narrowed else "."
+        also = []
         if self.scope != "all":
-            hints.append("a wider scope (F2)")
+            also.append("a wider scope (F2)")
         if self.relation:
-            hints.append("any relation (F4)")
+            also.append("any relation (F4)")
         if self.policy != "always":
-            hints.append("semantic: always (F3)")
-        if hints:
-            lines.append("Try " + ", or ".join(hints) + ".")
-        return "\n".join(lines)
+            also.append("semantic always (F3)")
+        if narrowed:
+            also.append("fewer filters (F5, or edit the query)")
+        tip = "Try other or fewer words, or check the spelling"
+        if also:
+            tip += "; or try " + ", ".join(also)
+        return f"{head}\n{tip}."
 
     def _status_text(self, request: dict[str, Any], body: dict[str, Any]) -> Text:
         n = len(self.hits)
@@ -369,27 +466,44 @@ class SearchScreen(LiveScreen):
             text.append(f" · {status.replace('_', ' ')}", style)
         if body.get("semantic_search_used"):
             text.append(" · semantic", "magenta")
-        text.append(f" · generation {body.get('generation', '?')}", "dim")
+        if self.context:
+            text.append(f" · context ±{self.context}", "cyan")
+        text.append(f" · gen {body.get('generation', '?')}", "dim")
+        for problem in self.problems:
+            text.append(f" · {problem}", "bold yellow")
         return text
 
-    def _update_toggles(self) -> None:
+    def toggles_text(self, width: int) -> Text:
+        """The toggles line; below 100 columns without the labels (the keys and values
+        still say it all)."""
         scope = self.scope
         if scope == "project":
             scope += f" {self.pin_project}"
         elif scope == "session":
             scope += f" {short_session(self.pin_session)}"
-        text = Text.assemble(
-            ("F2 ", "bold cyan"),
-            ("scope ", "dim"),
-            (scope, "bold"),
-            ("  F3 ", "bold cyan"),
-            ("semantic ", "dim"),
-            (self.policy, "bold"),
-            ("  F4 ", "bold cyan"),
-            ("relation ", "dim"),
-            (self.relation or "any", "bold"),
-        )
-        self.query_one("#search-toggles", Static).update(text)
+        wide = width >= 100
+        parts = [
+            ("F2", "scope", scope),
+            ("F3", "semantic", self.policy),
+            ("F4", "relation", self.relation or "any"),
+            ("F5", "filters", self.filter_text or "none"),
+            ("F6", "context", f"±{self.context}" if self.context else "off"),
+        ]
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for n, (key, label, value) in enumerate(parts):
+            text.append(("  " if n else "") + key + " ", "bold cyan")
+            if wide:
+                text.append(label + " ", "dim")
+            text.append(value, "bold")
+        return text
+
+    def _update_toggles(self) -> None:
+        toggles = self.query_one("#search-toggles", Static)
+        toggles.update(self.toggles_text(self.size.width))
+
+    def on_resize(self) -> None:
+        self._update_toggles()
+        self._apply_preview()
 
     def _set_status(self, text: Text) -> None:
         self.query_one("#search-status", Static).update(text)
@@ -400,7 +514,7 @@ class SearchScreen(LiveScreen):
         empty.display = text is not None
         self.query_one(ResultsList).display = text is None
         self.query_one("#timeline").display = text is None and bool(self.hits)
-        self.query_one("#preview-pane").display = text is None
+        self._apply_preview(empty=text is not None)
 
     def _clear_results(self, text: str, *, error: bool = False) -> None:
         self.hits = []
@@ -411,10 +525,28 @@ class SearchScreen(LiveScreen):
             self._set_status(Text(""))
         self.refresh_bindings()
 
+    def _apply_preview(self, *, empty: bool | None = None) -> None:
+        """The preview pane shows unless the screen is narrow (under 100 columns), where ``p``
+        brings it in; with no results it is hidden."""
+        if empty is None:
+            empty = not self.query_one(ResultsList).display
+        wanted = self.show_preview if self.show_preview is not None else self.size.width >= 100
+        self.query_one("#preview-pane").display = wanted and not empty
+
+    def action_toggle_preview(self) -> None:
+        shown = self.query_one("#preview-pane").display
+        self.show_preview = not shown
+        self._apply_preview()
+
     def _update_preview(self) -> None:
         results = self.query_one(ResultsList)
         hit = results.current
-        self.query_one("#preview", Static).update(preview(hit) if hit else "")
+        body: Any = ""
+        if hit:
+            body = preview(hit)
+            if self.context and ("before" in hit or "after" in hit):
+                body = context_block(hit, body)
+        self.query_one("#preview", Static).update(body)
         self.query_one(Timeline).show(self.hits, results.highlighted)
 
     @on(OptionList.OptionHighlighted, "#results")
@@ -429,8 +561,61 @@ class SearchScreen(LiveScreen):
 
     @on(Input.Submitted, "#search-query")
     def _submitted(self, event: Input.Submitted) -> None:
+        self._remember(event.value.strip())
         self._focus_results_on_answer = True
         self._run(full=True, delay=0.0)
+
+    def _remember(self, query: str) -> None:
+        entry = (query, self.filter_text)
+        if query and (not self.history or self.history[-1] != entry):
+            self.history = [*self.history[-(HISTORY - 1) :], entry]
+        self._history_at = None
+
+    def action_history(self) -> None:
+        """↑ in the query bar: the search before the one shown (its query and its filters)."""
+        if not self.history:
+            self.notify("No earlier search yet (Enter runs one and remembers it).", timeout=2)
+            return
+        at = len(self.history) if self._history_at is None else self._history_at
+        at = max(0, at - 1)
+        self._history_at = at
+        query, filters = self.history[at]
+        self.filter_text = filters
+        self._update_toggles()
+        bar = self.query_one(QueryInput)
+        bar.value = query  # Input.Changed reruns the search
+        bar.cursor_position = len(query)
+
+    def action_filters(self) -> None:
+        def chosen(text: str | None) -> None:
+            if text is None:
+                return
+            leftover = parse_filters(text, now=clock.now()).text
+            if leftover:
+                self.notify(
+                    f"Not a filter: {leftover!r} (project: agent: session: role: kind: since: "
+                    "until:)",
+                    severity="warning",
+                    markup=False,
+                )
+            self.filter_text = " ".join(text.split())
+            self._rerun()
+
+        self.app.push_screen(
+            PromptScreen(
+                "Standing filters (every search, until changed)",
+                "project:NAME agent:NAME session:ID role:user kind:turn since:7d until:DATE",
+                value=self.filter_text,
+                allow_empty=True,
+            ),
+            chosen,
+        )
+
+    def action_cycle_context(self) -> None:
+        self.context = CONTEXTS[(CONTEXTS.index(self.context) + 1) % len(CONTEXTS)]
+        if self.context and self.show_preview is None and self.size.width < 100:
+            self.show_preview = True  # the context is shown in the preview
+        self._rerun()
 
     def _rerun(self) -> None:
         self._update_toggles()
@@ -487,9 +672,33 @@ class SearchScreen(LiveScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not super().check_action(action, parameters):
             return False
-        if action in ("open_transcript", "copy_snippet", "copy_locator", "supersede", "document"):
+        if action in (
+            "open_transcript",
+            "copy_snippet",
+            "copy_locator",
+            "copy",
+            "supersede",
+            "document",
+        ):
             return True if self.hits else None  # greyed out until there is a result
         return True
+
+    def action_copy(self) -> None:
+        hit = self._need_hit()
+        if hit is None:
+            return
+        source = hit.get("source") or {}
+        self.app.push_screen(
+            CopyScreen(
+                [
+                    ("session id", str(source.get("sessionId") or "")),
+                    ("message key", str(source.get("messageKey") or "")),
+                    ("locator", str(hit.get("locator") or "")),
+                    ("document id", str(hit.get("documentId") or "")),
+                    ("snippet", str(hit.get("snippet") or "")),
+                ]
+            )
+        )
 
     def _need_hit(self) -> dict[str, Any] | None:
         hit = self.current_hit
@@ -520,11 +729,7 @@ class SearchScreen(LiveScreen):
             self.notify("This result has no session transcript.", severity="warning")
             return
         self.app.push_screen(
-            TranscriptScreen(
-                str(source["sessionId"]),
-                focus_key=source.get("messageKey"),
-                superseded=bool(hit.get("superseded")),
-            )
+            TranscriptScreen(str(source["sessionId"]), focus_key=source.get("messageKey"))
         )
 
     def action_copy_snippet(self) -> None:

@@ -10,9 +10,12 @@ Two thread workers feed it, both through ``Archive.sessions``:
   agents for the agent filter. It posts an updated overview after each page. It starts once the
   table's first page has arrived, so it never holds the archive while the first rows load.
 
-Filters: pick a project in the list, an agent in the select, and a start date in the input
-(``YYYY-MM-DD``, an ISO instant, or ``7d`` / ``24h`` / ``2w`` back from now). Every filter change
-bumps a generation number; pages from an older generation are dropped when they arrive.
+Filters: pick a project in the list, an agent in the select, a start date in the input
+(``YYYY-MM-DD``, an ISO instant, or ``7d`` / ``24h`` / ``2w`` back from now), and text the id or
+title contains (``/``). ``o`` sorts by another key (start, end, messages, tools, duration) and
+``O`` reverses the order; the archive sorts (``Archive.sessions(sort=…)``), so paging stays
+exact. Every change bumps a generation number; pages from an older generation are dropped when
+they arrive. Under 100 columns the projects pane starts folded away (``P`` shows it).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import DataTable, Header, Input, Select, Static
 from textual.worker import get_current_worker
 
 from cwcore import clock
@@ -36,6 +39,8 @@ from cwcore.errors import CwError, InvalidInput
 from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
+from cwtui.screens.prompt import PromptScreen
+from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.projects import Overview, ProjectList, ProjectTally
 from cwtui.widgets.sessions_table import SessionsTable
 
@@ -59,15 +64,28 @@ def parse_since(text: str, now: datetime) -> str | None:
     return clock.iso(clock.parse_time(text))
 
 
+SORTS = ("started", "ended", "messages", "tools", "duration")
+SORT_NAMES = {
+    "started": "start",
+    "ended": "end",
+    "messages": "messages",
+    "tools": "tool calls",
+    "duration": "duration",
+}
+
+
 @dataclass(frozen=True)
 class Filters:
     project: str | None = None
     agent: str | None = None
     since: str | None = None
+    match: str | None = None
+    sort: str = "started"
+    ascending: bool = False
 
     @property
     def any(self) -> bool:
-        return any((self.project, self.agent, self.since))
+        return any((self.project, self.agent, self.since, self.match))
 
 
 class SessionsScreen(LiveScreen):
@@ -125,11 +143,49 @@ class SessionsScreen(LiveScreen):
             tooltip="Back to the sessions table",
         ),
         Binding(
+            "slash",
+            "focus_match",
+            "Match",
+            key_display="/",
+            id="cw.sessions.match",
+            tooltip="Show only sessions whose id or title contains some text",
+        ),
+        Binding(
+            "o",
+            "cycle_sort",
+            "Sort",
+            id="cw.sessions.sort",
+            tooltip="Sort by start → end → messages → tool calls → duration",
+        ),
+        Binding(
+            "O",
+            "reverse_sort",
+            "Reverse",
+            key_display="O",
+            id="cw.sessions.reverse",
+            tooltip="Reverse the order (oldest / smallest first)",
+        ),
+        Binding(
             "c",
             "clear_filters",
-            "Clear filters",
+            "Clear",
             id="cw.sessions.clear",
-            tooltip="Clear the project, agent and date filters",
+            tooltip="Clear the project, agent, date and text filters and the sort",
+        ),
+        Binding(
+            "P",
+            "toggle_projects",
+            "Pane",
+            key_display="P",
+            id="cw.sessions.pane",
+            tooltip="Show or hide the projects pane",
+        ),
+        Binding(
+            "i",
+            "open_by_id",
+            "Session id",
+            id="cw.sessions.open-id",
+            tooltip="Open a session by its id or a unique prefix of it (4+ characters)",
         ),
         Binding(
             "r",
@@ -177,6 +233,8 @@ class SessionsScreen(LiveScreen):
         self._seen_changes = -1
         #: The time the walk was asked for by a reload; it starts after the first page.
         self._walk_pending: datetime | None = None
+        #: The projects pane: None while the width decides (shown from 100 columns up).
+        self.projects_shown: bool | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -186,17 +244,24 @@ class SessionsScreen(LiveScreen):
                 yield ProjectList(id="projects")
             with Vertical(id="sessions-pane"):
                 with Horizontal(id="filters"):
-                    yield Select[str]([], prompt="any agent", id="agent-filter")
-                    yield Input(placeholder="since: YYYY-MM-DD or 7d", id="since-filter")
+                    yield Select[str]([], prompt="any agent", id="agent-filter", compact=True)
+                    yield Input(
+                        placeholder="since: 2026-11-01, 7d", id="since-filter", compact=True
+                    )
+                    yield Input(placeholder="/ id or title", id="match-filter", compact=True)
                 yield SessionsTable(id="sessions")
                 yield Static("", id="empty-state")
                 yield Static("Loading…", id="sessions-status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#empty-state").display = False
         self.query_one(SessionsTable).focus()
         self.action_reload()
+
+    def on_resize(self) -> None:
+        if self.projects_shown is None:
+            self._show_projects(self.size.width >= 100)
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -239,6 +304,9 @@ class SessionsScreen(LiveScreen):
                     since=filters.since,
                     limit=self.PAGE_SIZE,
                     cursor=cursor,
+                    sort=filters.sort,
+                    ascending=filters.ascending,
+                    match=filters.match,
                 )
         except CwError as exc:
             self.post_message(self.PageFailed(generation, cursor is None, error_text(exc)))
@@ -332,9 +400,14 @@ class SessionsScreen(LiveScreen):
                 ("project", self.filters.project),
                 ("agent", self.filters.agent),
                 ("since", self.filters.since),
+                ("match", self.filters.match),
             )
             if value
         ]
+        f = self.filters
+        if f.sort != "started" or f.ascending:
+            arrow = "↑" if f.ascending else "↓"
+            parts.insert(0, f"by {SORT_NAMES[f.sort]} {arrow}")
         return f" · {' '.join(parts)}" if parts else ""
 
     def _update_agents(self, agents: tuple[str, ...]) -> None:
@@ -372,13 +445,69 @@ class SessionsScreen(LiveScreen):
         self._apply(since=since)
         self.query_one(SessionsTable).focus()
 
+    @on(Input.Submitted, "#match-filter")
+    def _match_submitted(self, event: Input.Submitted) -> None:
+        self._apply(match=event.value.strip() or None)
+        self.query_one(SessionsTable).focus()
+
     def action_clear_filters(self) -> None:
         with self.query_one("#agent-filter", Select).prevent(Select.Changed):
             self.query_one("#agent-filter", Select).clear()
         self.query_one("#since-filter", Input).value = ""
+        self.query_one("#match-filter", Input).value = ""
         if self.overview is not None:
             self.query_one(ProjectList).show(self.overview, None)
-        self._apply(project=None, agent=None, since=None)
+        self._apply(
+            project=None, agent=None, since=None, match=None, sort="started", ascending=False
+        )
+
+    def action_focus_match(self) -> None:
+        self.query_one("#match-filter", Input).focus()
+
+    def action_cycle_sort(self) -> None:
+        sort = SORTS[(SORTS.index(self.filters.sort) + 1) % len(SORTS)]
+        self._apply(sort=sort)
+        self.notify(f"Sorted by {SORT_NAMES[sort]}, largest first (O reverses).", timeout=2)
+
+    def action_reverse_sort(self) -> None:
+        self._apply(ascending=not self.filters.ascending)
+
+    def _show_projects(self, shown: bool) -> None:
+        self.query_one("#projects-pane").display = shown
+
+    def action_toggle_projects(self) -> None:
+        self.projects_shown = not self.query_one("#projects-pane").display
+        self._show_projects(self.projects_shown)
+
+    def action_open_by_id(self) -> None:
+        def chosen(session: str | None) -> None:
+            if session:
+                self._resolve(archive_handle(self.app), session)
+
+        self.app.push_screen(
+            PromptScreen("Open a session", "its id, or a unique prefix (4+ characters)"), chosen
+        )
+
+    class Resolved(CallDone):
+        def __init__(self, session_id: str | None, text: str = "") -> None:
+            super().__init__()
+            self.session_id, self.text = session_id, text
+
+    @work(thread=True, exclusive=True, group="sessions-resolve", exit_on_error=False)
+    def _resolve(self, handle: ArchiveHandle, session: str) -> None:
+        try:
+            with handle.use() as archive:
+                row = archive.resolve_session(session)
+        except CwError as exc:
+            self.post_message(self.Resolved(None, error_text(exc)))
+            return
+        self.post_message(self.Resolved(row.sessionId))
+
+    def on_sessions_screen_resolved(self, message: Resolved) -> None:
+        if message.session_id is None:
+            self.notify(message.text, title="Open a session", severity="warning", markup=False)
+        else:
+            self._open(message.session_id)
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -418,6 +547,9 @@ class SessionsScreen(LiveScreen):
         self.app.push_screen(ForgetScreen(current.sessionId, detail))
 
     def action_focus_projects(self) -> None:
+        if not self.query_one("#projects-pane").display:
+            self.projects_shown = True
+            self._show_projects(True)
         self.query_one(ProjectList).focus()
 
     def action_focus_agent(self) -> None:

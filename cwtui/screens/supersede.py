@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -29,10 +29,11 @@ from cwtui.screens.common import (
     archive_handle,
     error_text,
 )
+from cwtui.widgets.dialog import Dialog
 
 EXPLAIN = (
-    "Superseding retires this document from search and recall. It is not deleted: "
-    "`cw show DOC --include-superseded` and the audit view (d) still show it, with the reason."
+    "It leaves search and recall but is not deleted: transcripts and the audit view (d) still "
+    "show it, with the reason, and U (cw supersede --undo) brings it back."
 )
 
 
@@ -63,7 +64,7 @@ class SupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
         self.summary = " ".join(summary.split())
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="supersede-dialog", classes="dialog"):
+        with Dialog(id="supersede-dialog", classes="dialog"):
             yield Label(f"Supersede {self.document_id}?", classes="dialog-title")
             if self.summary:
                 clipped = self.summary if len(self.summary) <= 200 else self.summary[:199] + "…"
@@ -73,11 +74,12 @@ class SupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
             yield Input(
                 placeholder="why it no longer holds (e.g. reversed by ADR 0008)",
                 id="supersede-reason",
+                compact=True,
             )
             yield Label("Replaced by (document id, optional)")
-            yield Input(placeholder="t-…", id="supersede-by")
+            yield Input(placeholder="t-…", id="supersede-by", compact=True)
             yield Label("Subject key (optional)")
-            yield Input(placeholder="e.g. queue-backend", id="supersede-subject")
+            yield Input(placeholder="e.g. queue-backend", id="supersede-subject", compact=True)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Supersede", variant="error", id="supersede-go")
                 yield Button("Cancel", id="supersede-cancel")

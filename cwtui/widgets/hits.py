@@ -29,8 +29,9 @@ BADGE_WIDTH = 10
 HIGHLIGHT = "bold #0d1117 on #e3b341"
 SESSION_CHARS = 8
 SHORT_ID = 12
-#: Characters of a snippet a result row keeps (the list cuts it to its width).
-ROW_CHARS = 400
+#: Characters of a snippet a result row keeps (the list cuts it to its width): enough for the
+#: widest results pane, and no more, since every row is measured and cut on each search.
+ROW_CHARS = 200
 
 
 def band_badge(band: str | None) -> Text:
@@ -55,10 +56,12 @@ class Lines:
         self.lines = lines
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
         for line in self.lines:
             cut = line.copy()
             cut.no_wrap = True
-            cut.truncate(options.max_width, overflow="ellipsis")
+            if 2 * len(cut.plain) > width:  # it may not fit (a cell is at most 2 per character)
+                cut.truncate(width, overflow="ellipsis")
             cut.end = "\n"
             yield cut
 
@@ -87,17 +90,6 @@ def highlighted(text: str, spans: Iterable[Sequence[int]], style: str = HIGHLIGH
     return out
 
 
-def one_line(text: Text, width: int) -> Text:
-    """The first ``width`` cells of ``text`` on one line (newlines become spaces), with an
-    ellipsis when cut. Styles survive."""
-    flat = text.copy()
-    flat.plain = flat.plain.replace("\n", " ").replace("\t", " ")
-    flat.no_wrap = True
-    flat.overflow = "ellipsis"
-    flat.truncate(width, overflow="ellipsis")
-    return flat
-
-
 def hit_flags(hit: dict[str, Any]) -> list[str]:
     flags = []
     if hit.get("superseded"):
@@ -122,9 +114,11 @@ def result_row(hit: dict[str, Any]) -> Lines:
     )
     for flag in hit_flags(hit):
         head.append(f" {flag}", "bold red" if flag == "superseded" else "magenta")
-    snippet = highlighted(str(hit.get("snippet", "")), hit.get("highlights") or [])
-    body = Text("  ")
-    body.append_text(one_line(snippet, ROW_CHARS))
+    # One line: cut to ROW_CHARS characters before any styling, and no newline or tab inside
+    # (each is one character, so the highlight spans keep their places).
+    flat = str(hit.get("snippet", ""))[:ROW_CHARS].replace("\n", " ").replace("\t", " ")
+    body = Text("  ", no_wrap=True, overflow="ellipsis")
+    body.append_text(highlighted(flat, hit.get("highlights") or []))
     return Lines(head, body)
 
 
@@ -193,3 +187,34 @@ def best_band(bands: Iterable[str]) -> str | None:
     """The highest of ``bands`` in :data:`BAND_ORDER` (None when empty)."""
     present = set(bands)
     return next((band for band in BAND_ORDER if band in present), None)
+
+
+#: Characters of each neighbouring turn the context shows.
+CONTEXT_CHARS = 300
+
+
+def _neighbour(item: dict[str, Any], side: str) -> Text:
+    text = " ".join(str(item.get("text", "")).split())
+    if len(text) > CONTEXT_CHARS:
+        text = text[: CONTEXT_CHARS - 1] + "…"
+    keys = item.get("messageKeys") or []
+    head = Text.assemble(
+        (f"{side} ", "bold cyan"),
+        (f"{when(item.get('created'))} · {item.get('kind', '?')}", "dim"),
+        (f" · {keys[0]}" if keys else "", "dim"),
+    )
+    return Text.assemble(head, "\n", (text, "dim"))
+
+
+def context_block(hit: dict[str, Any], body: RenderableType) -> Group:
+    """The preview with the hit's chronological neighbours around it (``gather``'s ``before``
+    and ``after``: context, never ranked — they carry no score)."""
+    before = [_neighbour(n, "before") for n in hit.get("before") or []]
+    after = [_neighbour(n, "after") for n in hit.get("after") or []]
+    parts: list[RenderableType] = [body, Rule("context (not ranked)", style="dim")]
+    if not before and not after:
+        parts.append(Text("no neighbouring turns in this session", "dim italic"))
+    parts += before
+    parts.append(Text("▶ the hit", "bold #e3b341"))
+    parts += after
+    return Group(*parts)

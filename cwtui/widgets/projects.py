@@ -19,6 +19,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from cwcore.browse import SessionInfo
+from cwtui.widgets.nav import NavList
 from cwtui.widgets.sparkline import activity_day, daily_counts, sparkline
 
 #: Days of activity each sparkline covers, ending today (``CW_NOW`` in tests).
@@ -95,7 +96,7 @@ def _row(name: str, count: int, activity: tuple[int, ...], *, bold: bool = False
     return text
 
 
-class ProjectList(OptionList):
+class ProjectList(NavList):
     """Pick a project to filter the sessions table; the first entry means "all projects"."""
 
     ALL_ID = "all"

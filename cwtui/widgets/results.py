@@ -14,9 +14,10 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from cwtui.widgets.hits import result_row
+from cwtui.widgets.nav import NavList
 
 
-class ResultsList(OptionList):
+class ResultsList(NavList):
     """Search hits, best first."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

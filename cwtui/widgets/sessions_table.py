@@ -18,15 +18,17 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from cwcore.browse import SessionInfo
+from cwtui.widgets.nav import NavTable
 
 ID_CHARS = 13
 TITLE_CHARS = 60
 
+# The id and the start come first, so a narrow terminal keeps them and cuts the rest.
 COLUMNS = (
     ("Session", "session"),
+    ("Started (UTC)", "started"),
     ("Project", "project"),
     ("Agent", "agent"),
-    ("Started (UTC)", "started"),
     ("Msgs", "messages"),
     ("Turns", "turns"),
     ("Tools", "tools"),
@@ -47,9 +49,9 @@ def row_cells(row: SessionInfo) -> tuple[str | Text, ...]:
     data, so they go in as :class:`Text`: a ``[`` in one is not markup."""
     return (
         Text(_clip(row.sessionId, ID_CHARS)),
+        _when(row.started),
         Text(row.project),
         Text(row.agent),
-        _when(row.started),
         Text(str(row.messages), justify="right"),
         Text(str(row.turns), justify="right"),
         Text(str(row.toolCalls), justify="right"),
@@ -57,7 +59,7 @@ def row_cells(row: SessionInfo) -> tuple[str | Text, ...]:
     )
 
 
-class SessionsTable(DataTable[str | Text]):
+class SessionsTable(NavTable):
     """A row-cursor table of sessions that asks for more rows as the user nears the end."""
 
     #: Rows before the end at which :class:`NearEnd` is posted.

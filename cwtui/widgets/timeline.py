@@ -161,6 +161,7 @@ class Timeline(Widget):
     DEFAULT_CSS = """
     Timeline { height: 4; }
     """
+    #: Below four lines of height the chart is one row of bars under the caption.
 
     buckets: reactive[Buckets | None] = reactive(None)
 
@@ -175,8 +176,15 @@ class Timeline(Widget):
         return f"When it came up — {b.total} {noun} by {b.unit}, {b.starts[0]} to {b.starts[-1]}"
 
     def render(self) -> Text:
-        title = Text(self.caption(), style="bold")
+        title = Text(self.caption(), style="bold", no_wrap=True, overflow="ellipsis")
         if self.buckets is None:
             return title
         chart = render_chart(self.buckets, max(10, self.size.width))
-        return Text.assemble(title, "\n", chart)
+        if self.size.height >= 4:
+            return Text.assemble(title, "\n", chart)
+        # Short (a small terminal): the caption with the selected date, one row of bars.
+        b = self.buckets
+        if b.marked is not None:
+            title.append(f" · ▲ {b.starts[b.marked]}", SELECTED)
+        bars = chart.split("\n")[1]
+        return Text.assemble(title, "\n", bars)

@@ -22,7 +22,8 @@ def _json(args: list[str]) -> dict[str, Any]:
 
 
 def test_status_start_restart_stop(env: DaemonEnv) -> None:
-    assert _json(["status"]) == {"running": False}
+    log = str(env.home / "daemon.log")
+    assert _json(["status"]) == {"running": False, "log": log, "logTail": []}
     shown = runner.invoke(app, ["status"])
     assert shown.exit_code == 0 and "not running" in shown.stdout
 
@@ -48,6 +49,10 @@ def test_status_start_restart_stop(env: DaemonEnv) -> None:
     assert not alive(replaced["pid"])
     stopped = runner.invoke(app, ["stop"])
     assert stopped.exit_code == 0 and "not running" in stopped.stdout
+    # No daemon: the status shows why the last one stopped.
+    after = _json(["status"])
+    assert after["running"] is False and after["logTail"][-1].endswith("INFO stopped")
+    assert f"last lines of {log}" in runner.invoke(app, ["status"]).stdout
 
 
 def test_errors_are_one_line_or_json(env: DaemonEnv) -> None:

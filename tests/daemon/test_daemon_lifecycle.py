@@ -15,7 +15,7 @@ from daemon_helpers import DaemonEnv, alive
 
 from cwcore.daemon import control
 from cwcore.daemon.client import connect, wait_for_exit
-from cwcore.errors import DaemonError
+from cwcore.errors import DaemonError, StoreLocked
 
 
 def test_grace_expiry_exits_and_a_reconnect_cancels_it(
@@ -132,13 +132,16 @@ def test_second_daemon_exits_quietly_and_stale_sockets_are_removed(env: DaemonEn
         assert fresh.call("daemon.ping")["pong"]
 
 
-def test_start_failure_reports_the_reason_and_the_log(
+def test_start_failure_reports_the_daemons_own_error_in_one_line(
     env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with pytest.raises(DaemonError) as failure:
+    # The service's own error comes back as itself: a store error stays a store error.
+    with pytest.raises(StoreLocked) as failure:
         connect(env.home, service="fake_service:make_failing")
-    message = failure.value.message
-    assert "failed to start" in message and "locked by another process" in message
-    assert "daemon.log" in message
-    with pytest.raises(DaemonError, match="cannot load service"):
+    assert failure.value.message == f"{env.home}/store is locked by another process"
+    with pytest.raises(DaemonError, match=r"^the cw daemon failed to start: cannot load service"):
         connect(env.home, service="no_such_module:factory")
+    monkeypatch.setenv("CW_DEBUG", "1")  # the log's tail, for whoever asks
+    with pytest.raises(StoreLocked) as debug:
+        connect(env.home, service="fake_service:make_failing")
+    assert "daemon.log (tail)" in debug.value.message

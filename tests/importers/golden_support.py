@@ -23,6 +23,9 @@ TEXT_PREFIX = 60
 CASES: dict[str, str] = {
     "claude_code/c1a0de00-0000-4000-8000-000000000001.jsonl": "claude-code",
     "claude_code/c1a0de00-0000-4000-8000-0000000000ff.jsonl": "claude-code",
+    "claude_code/c1a0de00-0000-4000-8000-0000000000a9.jsonl": "claude-code",
+    "claude_code/c1a0de00-0000-4000-8000-0000000000b7.jsonl": "claude-code",
+    "claude_code/c1a0de00-0000-4000-8000-0000000000b7/subagents/agent-b7f00d1.jsonl": "claude-code",
     "codex/rollout-2026-03-01T10-00-00-0194a0b0-0000-7000-8000-00000000c0de.jsonl": "codex",
     "codex/rollout-2026-03-01T10-05-00-0194a0b0-0000-7000-8000-0000000000bb.jsonl": "codex",
     "codex/rollout-2026-03-01T11-00-00-0194a0b0-0000-7000-8000-0000000000ee.jsonl": "codex",
@@ -41,7 +44,7 @@ def golden_path(case: str) -> Path:
 def snapshot(path: Path) -> dict[str, Any]:
     """The parse of ``path`` (detected format) and its documents, as plain JSON values."""
     from cwcore.importers.base import detect
-    from cwcore.importers.documents import build_documents
+    from cwcore.importers.documents import build_documents, session_title
 
     importer = detect(path)
     assert importer is not None, f"{path} not detected"
@@ -61,12 +64,9 @@ def snapshot(path: Path) -> dict[str, Any]:
                 "lineage": list(s.lineage),
                 # the fixture's absolute path would tie the golden file to one checkout
                 "resume_command": (s.resume_command or "").replace(str(FIXTURES), "<fixtures>"),
-                "metadata": {k: v for k, v in s.metadata.items() if k not in ("thinking",)}
-                | {
-                    "thinking": [
-                        [t["line"], t["message"], t["text"]] for t in s.metadata.get("thinking", [])
-                    ]
-                },
+                "derived_title": session_title(s),
+                "parent_tool_call": s.parent_tool_call,
+                "metadata": s.metadata,
                 "events": [[e.line, e.type, e.conversational] for e in s.events],
                 "messages": [
                     {
@@ -80,6 +80,9 @@ def snapshot(path: Path) -> dict[str, Any]:
                         "timestamp": m.timestamp,
                         "tool": [m.tool_name, m.tool_call_id, m.tool_input and m.tool_input[:40]],
                         "flags": [n for n in ("is_error", "sidechain") if getattr(m, n)],
+                        **({"model": m.model} if m.model else {}),
+                        **({"usage": m.usage.to_json()} if m.usage else {}),
+                        **({"subagent": m.subagent} if m.subagent else {}),
                     }
                     for m in s.messages
                 ],
@@ -90,6 +93,11 @@ def snapshot(path: Path) -> dict[str, Any]:
                         "parent": d.parent_document,
                         "metadata": d.metadata,
                         "parts": [p.message_key for p in d.parts],
+                        **(
+                            {"asides": [[a.after, a.part.message_key] for a in d.asides]}
+                            if d.asides
+                            else {}
+                        ),
                     }
                     for d in docs
                 ],

@@ -58,7 +58,9 @@ CLAUDE_HOST = (
 )
 
 
-def count_claude(lines: list[dict[str, Any]]) -> dict[str, int]:
+def count_claude(lines: list[dict[str, Any]], *, subagent: bool = False) -> dict[str, int]:
+    """The main session's counts (``progress`` lines are not its messages); with ``subagent``,
+    a sub-agent's lines, whose user text never is a real user message."""
     flags: list[bool] = []
     tools = 0
     groups_with_text: set[str] = set()
@@ -86,8 +88,25 @@ def count_claude(lines: list[dict[str, Any]]) -> dict[str, int]:
                 row.get(f)
                 for f in ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
             )
-            flags.append(not host and not text.lstrip().startswith(CLAUDE_HOST))
+            real = not host and not text.lstrip().startswith(CLAUDE_HOST)
+            flags.append(real and not subagent)
     return tally(flags, tools)
+
+
+def count_claude_agents(lines: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """agentId -> counts of the sub-agent messages nested in ``agent_progress`` lines (a
+    message repeated on several lines once)."""
+    nested: dict[str, list[dict[str, Any]]] = {}
+    seen: set[str] = set()
+    for row in lines:
+        data = row.get("data") or {}
+        if row.get("type") != "progress" or data.get("type") != "agent_progress":
+            continue
+        if data["message"]["uuid"] in seen:
+            continue
+        seen.add(data["message"]["uuid"])
+        nested.setdefault(data["agentId"], []).append(data["message"])
+    return {agent: count_claude(msgs, subagent=True) for agent, msgs in nested.items()}
 
 
 CODEX_HOST = (
@@ -179,9 +198,40 @@ def test_counts_match_an_independent_count(path: Path) -> None:
     assert importer is not None
     result = importer.parse(path)
     assert result.problems == ()
-    [session] = result.sessions
+    session, *children = result.sessions
     expected = COUNTERS[importer.name](rows(path))
     assert session_counts(session) == expected
+    agents = count_claude_agents(rows(path)) if importer.name == "claude-code" else {}
+    assert {c.session_id: session_counts(c) for c in children} == {
+        f"{session.session_id}/agent-{agent}": counts for agent, counts in agents.items()
+    }
     # every document is admissible as built (ids, roles, limits)
-    for doc in build_documents(session):
-        Admission.validate(doc)
+    for parsed in result.sessions:
+        for doc in build_documents(parsed):
+            Admission.validate(doc)
+
+
+def test_sub_agent_progress_lines_are_the_sub_agents_messages_with_their_lines() -> None:
+    # dev-19's only answer is a sub-agent's tool result, on a progress line of the parent
+    path = LOGS / "claude_code/70c88cff-cb35-404f-a974-2a08bab4e4bc.jsonl"
+    line = json.loads(path.read_text(encoding="utf-8").splitlines()[122])
+    assert line["type"] == "progress" and line["data"]["type"] == "agent_progress"
+    parent, *children = base.get("claude-code").parse(path).sessions
+    [child] = children
+    assert child.session_id == f"{parent.session_id}/agent-{line['data']['agentId']}"
+    assert child.parent_tool_call == f"assistant:{line['parentToolUseID']}"
+    [holder] = [m for m in child.messages if 123 in m.lines]
+    assert "undefined: checkDisabledGuard (typecheck)" in holder.text
+    assert all(123 not in m.lines for m in parent.messages)
+    task = next(m for m in parent.messages if m.tool_call_id == line["parentToolUseID"])
+    assert task.subagent == child.session_id
+    # every agent_progress line of 07d86da7 (lines 22-45 and the rest) is in its sub-agent
+    path = LOGS / "claude_code/07d86da7-2e39-4276-a0d5-7b46a85b8750.jsonl"
+    progress = {
+        n
+        for n, row in enumerate(rows(path), start=1)
+        if row.get("type") == "progress" and row["data"].get("type") == "agent_progress"
+    }
+    parent, child = base.get("claude-code").parse(path).sessions
+    assert {23, 24, 45} <= progress
+    assert progress == {n for m in child.messages for n in m.lines}

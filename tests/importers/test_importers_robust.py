@@ -8,6 +8,7 @@ role, kind, text and tool call id — ids of the ``L<n>`` formats move with inse
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -41,6 +42,9 @@ def signature(parsed: FileParse) -> Counter[tuple[str, str, str, str | None]]:
 def parse_bytes(tmp_path: Path, case: str, data: bytes) -> FileParse:
     target = tmp_path / Path(case).name  # keep the name: ids may come from it
     target.write_bytes(data)
+    beside = (FIXTURES / case).with_suffix("")
+    if beside.is_dir():  # a session's folder (its sub-agents' transcripts) goes along
+        shutil.copytree(beside, target.with_suffix(""), dirs_exist_ok=True)
     return base.get(CASES[case]).parse(target)
 
 

@@ -106,18 +106,18 @@ def test_scrub_session_covers_texts_inputs_events_and_thinking() -> None:
     message = Message(
         "m1", "assistant", "tool-call", f"run {secret}", tool_input=json.dumps({"token": secret})
     )
+    thought = Message("m0#thinking1", "assistant", "thinking", f"maybe use {secret}")
     session = ParsedSession(
         "s1",
         "claude-code",
         "proj",
         events=(SourceEvent(1, json.dumps({"text": secret}).encode(), True, "assistant"),),
-        messages=(message,),
+        messages=(thought, message),
         title=f"about {secret}",
-        metadata={"thinking": [{"line": 1, "message": None, "text": secret}]},
     )
     out = scrub_session(session)
     assert secret not in repr(out)
-    assert out.messages[0].message_id == "m1" and out.messages[0].key == message.key
+    assert out.messages[1].message_id == "m1" and out.messages[1].key == message.key
     assert json.loads(out.events[0].raw) == {"text": "[REDACTED:github-token]"}
     assert scrub_session(session, enabled=False) is session
     assert scrub_session(out) == replace(out)

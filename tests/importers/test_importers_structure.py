@@ -13,7 +13,7 @@ from cwcore.errors import NotFound
 from cwcore.importers import base
 from cwcore.importers.documents import build_documents, group_turns, session_counts
 from cwcore.importers.pi import branch_path, latest_leaf
-from cwcore.model import Message, ParsedSession
+from cwcore.model import Message, ParsedSession, Usage
 from tests.importers.golden_support import FIXTURES
 
 PI3 = FIXTURES / "pi/2026-02-01T09-00-00-000Z_5e55a1b2-0000-4000-8000-0000000000a3.jsonl"
@@ -125,7 +125,8 @@ def test_pi_turns_never_mix_branches() -> None:
 def test_pi_v1_is_one_linear_branch() -> None:
     session = parse(PI1)
     assert latest_leaf(session) == "L9"
-    assert ids(branch_path(session, "L9")) == ids(session.messages)
+    talk = [m for m in session.messages if m.kind != "thinking"]
+    assert ids(branch_path(session, "L9")) == ids(talk)
 
 
 def test_pi_parent_session_from_path_or_id(tmp_path: Path) -> None:
@@ -229,11 +230,29 @@ def _claude(uuid: str, parent: str | None, kind: str, content: Any, **kw: Any) -
 def test_claude_structure() -> None:
     session = parse(CLAUDE)
     by_id = {m.message_id: m for m in session.messages}
-    # one assistant message for the lines sharing message.id msg_A; thinking is not a message
+    # one assistant message for the lines sharing message.id msg_A; its thinking is a message
+    # of kind thinking before it, following the prompt without joining the chain
     assert by_id["a-0001"].text == "Let me look at the test and run it."
     assert by_id["a-0001"].lines == (8, 9)
     assert "a-0002" not in by_id
-    assert session.metadata["thinking"][0]["message"] == "assistant:a-0001"
+    thought = by_id["a-0001#thinking1"]
+    assert (thought.kind, thought.text, thought.parent_id) == (
+        "thinking",
+        "Probably timezone dependent.",
+        "u-0004",
+    )
+    assert by_id["a-0001"].parent_id == "u-0004"
+    assert ids(session.messages).index("a-0001#thinking1") < ids(session.messages).index("a-0001")
+    [holder] = [d for d in build_documents(session) if d.asides]
+    assert [(a.after, a.part.message_key) for a in holder.asides] == [
+        (
+            holder.parts.index(next(p for p in holder.parts if p.message_key == "user:u-0004")),
+            "assistant:a-0001#thinking1",
+        )
+    ]
+    assert "Probably timezone" not in "".join(
+        p.text for d in build_documents(session) for p in d.parts
+    )
     # several results on one line: uuid#n, tool names from their calls
     assert [(by_id[i].tool_name, by_id[i].is_error) for i in ("r-0001#1", "r-0001#2")] == [
         ("Read", False),
@@ -306,11 +325,14 @@ def test_claude_subagent_transcript(tmp_path: Path) -> None:
             isSidechain=True,
         ),
     ]
-    session = parse(write(tmp_path / "subagents" / "agent-a1b2.jsonl", rows))
-    assert (session.session_id, session.lineage) == ("agent-a1b2", ("MAIN",))
-    assert not any(m.real_user for m in session.messages)
+    session = parse(write(tmp_path / "MAIN" / "subagents" / "agent-a1b2.jsonl", rows))
+    # the sub-agent's session, named after its parent; its own lines are its main thread
+    assert (session.session_id, session.lineage) == ("MAIN/agent-a1b2", ("MAIN",))
+    assert session.parent_session == "MAIN"
+    assert not any(m.real_user or m.sidechain for m in session.messages)
     docs = build_documents(session)
-    assert [d.metadata for d in docs] == [{"sidechain": True, "layout": 2}]
+    assert [(d.metadata, d.starts_turn) for d in docs] == [({"layout": 2}, True)]
+    assert session_counts(session) == {"messages": 2, "turns": 1, "toolCalls": 0}
 
 
 def test_project_names(tmp_path: Path) -> None:
@@ -355,3 +377,114 @@ def test_group_turns_rules() -> None:
     assert [ids(t) for t in group_turns(side)] == [["u1", "a1", "a2"], ["s1", "s2"]]
     off = (msg("u1", real=True), msg("a1", "u1"), msg("a2", "a1"))
     assert [ids(t) for t in group_turns(off, off_branch={"a2"})] == [["u1", "a1"], ["a2"]]
+
+
+def _codex(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": "2026-03-01T10:00:00Z", "type": kind, "payload": payload}
+
+
+def _tokens(total_in: int, cached: int, out: int) -> dict[str, Any]:
+    usage = {"input_tokens": total_in, "cached_input_tokens": cached, "output_tokens": out}
+    return _codex("event_msg", {"type": "token_count", "info": {"total_token_usage": usage}})
+
+
+def test_codex_usage_is_the_growth_of_the_total_on_the_response_before_it(
+    tmp_path: Path,
+) -> None:
+    sid = "0194a0b0-0000-7000-8000-00000000abcd"
+    say = {"type": "message", "role": "assistant", "content": [{"type": "output_text"}]}
+    rows = [
+        _codex("session_meta", {"id": sid, "cwd": "/w/app"}),
+        _codex("turn_context", {"cwd": "/w/app", "model": "gpt-5-codex"}),
+        _codex(
+            "response_item",
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "fix it"}],
+            },
+        ),
+        _codex(
+            "response_item",
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": "Look at the parser first."}],
+            },
+        ),
+        _codex("response_item", {**say, "content": [{"type": "output_text", "text": "one"}]}),
+        _tokens(1000, 600, 50),
+        _tokens(1000, 600, 50),  # Codex repeats an event: it adds nothing
+        _codex("response_item", {**say, "content": [{"type": "output_text", "text": "two"}]}),
+        _tokens(2500, 1800, 80),
+        _codex("event_msg", {"type": "thread_name_updated", "thread_name": "Parser fix"}),
+    ]
+    session = parse(write(tmp_path / f"rollout-2026-03-01T10-00-00-{sid}.jsonl", rows), "codex")
+    by_id = {m.message_id: m for m in session.messages}
+    assert (by_id["L4"].kind, by_id["L4"].text) == ("thinking", "Look at the parser first.")
+    assert by_id["L5"].usage == Usage(input=400, output=50, cache_read=600)
+    assert by_id["L5"].model == "gpt-5-codex"
+    assert by_id["L8"].usage == Usage(input=300, output=30, cache_read=1200)
+    assert session.title == "Parser fix"
+    assert session_counts(session)["messages"] == 3  # thinking is not counted
+
+
+def test_gemini_tokens_count_cached_apart_and_thoughts_as_output(tmp_path: Path) -> None:
+    rows = [
+        {"sessionId": "g-s", "projectHash": "ab" * 32, "startTime": "2026-03-02T10:00:00Z"},
+        {"id": "g1", "timestamp": "2026-03-02T10:00:01Z", "type": "user", "content": "hi"},
+        {
+            "id": "g2",
+            "timestamp": "2026-03-02T10:00:02Z",
+            "type": "gemini",
+            "content": [{"text": "Weighing it", "thought": True}, {"text": "Hello"}],
+            "thoughts": [{"subject": "Greeting", "description": "Say hello back"}],
+            "tokens": {"input": 900, "output": 12, "cached": 700, "thoughts": 30, "total": 942},
+            "model": "gemini-2.5-pro",
+        },
+    ]
+    session = parse(write(tmp_path / "chats" / "session-2026-03-02T10-00-g.jsonl", rows))
+    assert [(m.message_id, m.kind, m.text) for m in session.messages] == [
+        ("g1", "text", "hi"),
+        ("g2#thinking1", "thinking", "Greeting: Say hello back"),
+        ("g2#thinking2", "thinking", "Weighing it"),
+        ("g2", "text", "Hello"),
+    ]
+    reply = session.messages[-1]
+    assert (reply.model, reply.usage) == (
+        "gemini-2.5-pro",
+        Usage(input=200, output=42, cache_read=700),
+    )
+
+
+def test_pi_thinking_and_usage(tmp_path: Path) -> None:
+    rows = [
+        {"type": "session", "version": 3, "id": "pi-s", "timestamp": "2026-02-01T09:00:00Z"},
+        {
+            "type": "message",
+            "id": "e1",
+            "parentId": None,
+            "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        },
+        {
+            "type": "message",
+            "id": "e2",
+            "parentId": "e1",
+            "message": {
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "usage": {"input": 3, "output": 191, "cacheRead": 0, "cacheWrite": 1684},
+                "content": [
+                    {"type": "thinking", "thinking": "A greeting."},
+                    {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}},
+                ],
+            },
+        },
+    ]
+    session = parse(write(tmp_path / "2026-02-01T09-00-00-000Z_pi-s.jsonl", rows), "pi")
+    by_id = {m.message_id: m for m in session.messages}
+    assert (by_id["e2#thinking1"].kind, by_id["e2#thinking1"].parent_id) == ("thinking", "e1")
+    assert by_id["c1"].parent_id == "e1"  # thinking joins no chain
+    assert (by_id["c1"].model, by_id["c1"].usage) == (
+        "claude-sonnet-4-5",
+        Usage(input=3, output=191, cache_write=1684),
+    )

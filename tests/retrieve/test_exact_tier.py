@@ -127,3 +127,20 @@ def test_grouped_by_session_one_hit_per_session(archive: Archive, tmp_path: Path
     # Sessions come in the order of their best hit.
     order = list(dict.fromkeys(h["source"]["sessionId"] for h in plain))
     assert sessions[: len(order)] == order[: len(sessions)]
+
+
+def test_the_current_session_wins_a_tie_with_its_parent(archive: Archive, tmp_path: Path) -> None:
+    text = "the kestrel migration plan uses two phases"
+    parent = _session("parent", [text + " for the queue"])
+    child = [{**r, "parent_session": "parent"} for r in _session("child", [text + " for the pool"])]
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", parent + child)])
+    hits = _search(archive, "kestrel migration plan phases", scope="session", sessions=["child"])
+    assert [h["source"]["sessionId"] for h in hits] == ["child", "parent"]
+
+
+def test_the_newer_of_two_equal_hits_comes_first(archive: Archive, tmp_path: Path) -> None:
+    rows = _session("old", ["kestrel note alpha"]) + _session("new", ["kestrel note gamma"])
+    rows[1]["timestamp"] = "2026-11-20T10:00:00Z"
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
+    hits = _search(archive, "kestrel note")
+    assert [h["source"]["sessionId"] for h in hits] == ["new", "old"]

@@ -13,19 +13,25 @@ from cwcore.errors import StoreLocked
 from cwtui.app import CwApp
 from cwtui.commands import tui as tui_command
 from cwtui.screens import MODES
+from cwtui.screens.candidates import CandidatesScreen
+from cwtui.screens.copy import CopyScreen
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.help import HelpScreen
 from cwtui.screens.index import IndexScreen
 from cwtui.screens.jump import JumpScreen
+from cwtui.screens.partial import PartialScreen
 from cwtui.screens.prompt import PromptScreen
 from cwtui.screens.recall import RecallScreen
 from cwtui.screens.search import QueryInput, SearchScreen
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.supersede import SupersedeScreen
 from cwtui.screens.transcript import TranscriptScreen
+from cwtui.screens.unsupersede import UnsupersedeScreen
+from cwtui.widgets.findbar import FindInput
 from cwtui.widgets.message import MessageView
+from cwtui.widgets.nav import NavList, NavTable
 from cwtui.widgets.results import ResultsList
 from cwtui.widgets.sessions_table import SessionsTable
 from tests.tui.conftest import SIZE, AppFactory, settle
@@ -53,6 +59,13 @@ pytestmark = pytest.mark.anyio
         ForgetScreen,
         PromptScreen,
         IndexScreen,
+        UnsupersedeScreen,
+        CopyScreen,
+        CandidatesScreen,
+        PartialScreen,
+        NavTable,
+        NavList,
+        FindInput,
     ],
 )
 def test_every_cw_binding_has_a_unique_cw_id(owner: Any) -> None:

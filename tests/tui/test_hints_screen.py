@@ -53,6 +53,12 @@ def hints_home(cw_home: Path, tmp_path: Path) -> dict[str, Any]:
         assert not summary.errors, summary.errors
         cue = archive.preflight(CUE, session=SESSION, message_key="user:u3")
         ack = archive.preflight("ok thanks", session=SESSION, message_key="user:u4")
+        # The host logs the messages after their preflight; a later import brings them in.
+        later = [
+            _line(SESSION, "u3", "user", CUE, "2026-11-17T10:06:00Z", **OMEGA),
+            _line(SESSION, "u4", "user", "ok thanks", "2026-11-17T10:07:00Z", **OMEGA),
+        ]
+        archive.import_paths([write_jsonl(tmp_path / "later.jsonl", later)])
     assert cue["outcome"] in ("excerpt", "marker"), cue
     assert cue["hint"]
     assert ack["outcome"] == "no-query" and ack["hint"] is None
@@ -102,12 +108,15 @@ async def test_table_and_detail(hints_home: dict[str, Any], app_for: AppFactory)
         table = screen.query_one("#hints-table", DataTable)
         assert table.row_count == 2
         rows = [[str(cell) for cell in table.get_row_at(n)] for n in range(2)]
-        assert rows[0][:2] == ["user:u3", cue["outcome"]]
-        assert rows[0][3] == f"{len(cue['hint'].encode('utf-8')):,}"
-        assert rows[0][4] == str(cue["tokens"])
-        assert rows[0][5] == cue["queryHash"]
-        assert rows[0][6] == str(cue["generation"])
-        assert rows[1][:3] == ["user:u4", "no-query", "no-topic"]
+        # Each decision with what the user said there (from the session's transcript).
+        assert rows[0][0] == "user:u3" and rows[0][1].startswith("Last time, what did")
+        assert rows[0][2] == cue["outcome"]
+        assert rows[0][4] == f"{len(cue['hint'].encode('utf-8')):,}"
+        assert rows[0][5] == str(cue["tokens"])
+        assert rows[0][6] == cue["queryHash"]
+        assert rows[0][7] == str(cue["generation"])
+        assert rows[1][:4] == ["user:u4", "ok thanks", "no-query", "no-topic"]
+        assert f"The user said “{CUE}”" in _text(screen, "#hints-detail")
         assert "Session s-omega-1" in _text(screen, "#hints-budget")
         assert f"{cue['tokens']} / 640 tokens" in _text(screen, "#hints-budget")
 
@@ -166,7 +175,10 @@ async def test_empty_archive(cw_home: Path, app_for: AppFactory) -> None:
         assert "No frozen hints yet" in _text(screen, "#hints-empty")
 
 
-def test_hints_snapshot(snap_compare: Any, hints_home: dict[str, Any], app_for: AppFactory) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
+def test_hints_snapshot(
+    snap_compare: Any, hints_home: dict[str, Any], app_for: AppFactory, size: tuple[int, int]
+) -> None:
     async def hints(pilot: Any) -> None:
         await settle(pilot)
         await pilot.press("4")
@@ -176,4 +188,4 @@ def test_hints_snapshot(snap_compare: Any, hints_home: dict[str, Any], app_for: 
         await pilot.press(*SESSION, "enter")
         await settle(pilot)
 
-    assert snap_compare(app_for(hints_home["home"]), terminal_size=SIZE, run_before=hints)
+    assert snap_compare(app_for(hints_home["home"]), terminal_size=size, run_before=hints)

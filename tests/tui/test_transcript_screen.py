@@ -27,9 +27,9 @@ class ThinkingArchive(Archive):
     """
 
     def show(
-        self, session: str, *, include_all: bool = False, include_superseded: bool = False
+        self, session: str, *, include_all: bool = False, hide_superseded: bool = False
     ) -> dict[str, Any]:
-        body = super().show(session, include_all=include_all, include_superseded=include_superseded)
+        body = super().show(session, include_all=include_all, hide_superseded=hide_superseded)
         if body["session"]["sessionId"] == "s-alpha-1":
             first = body["messages"][0]
             body["messages"].insert(
@@ -94,9 +94,10 @@ async def test_enter_opens_the_transcript_with_roles_and_folded_tools(
         assert not call.expanded and not result.expanded  # the 30-line output is long
         assert "test_30" not in rendered(result)
 
-        # Expand the tool output as a user would: Tab to it, Enter.
-        await pilot.press("tab", "tab")
-        assert app.focused is result
+        # Expand the tool output as a user would: j to it (every message takes the focus), Enter.
+        await pilot.press("j", "j", "j", "j")
+        await pilot.pause()
+        assert app.focused is result and result.has_class("current")
         await pilot.press("enter")
         await pilot.pause()
         assert result.expanded and "test_30 PASSED" in rendered(result)
@@ -148,14 +149,24 @@ async def test_jump_and_user_prompt_navigation(filled_home: Path, app_for: AppFa
         def current() -> str:
             return next(v.key for v in views(screen) if v.has_class("current"))
 
-        await pilot.press("n")
+        await pilot.press("right_square_bracket")
         assert current() == "user:u1"
-        await pilot.press("n")
+        await pilot.press("right_square_bracket")
         assert current() == "user:u2"
-        await pilot.press("n")  # no further prompt: stays
+        await pilot.press("right_square_bracket")  # no further prompt: stays
         assert current() == "user:u2"
-        await pilot.press("p")
+        await pilot.press("left_square_bracket")
         assert current() == "user:u1"
+        await pilot.press("k")  # no message before the first
+        assert current() == "user:u1"
+        await pilot.press("j", "j")
+        assert current() == "assistant:a2"
+        await pilot.press("percent_sign")  # the call's result
+        assert current() == "tool:t1"
+        await pilot.press("percent_sign")  # and back
+        assert current() == "assistant:a2"
+        await pilot.press("G")
+        assert current() == "assistant:a4"
 
         await pilot.press("g", "5", "enter")
         await pilot.pause()

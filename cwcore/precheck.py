@@ -1,0 +1,97 @@
+"""Requests refused before the store is opened: the checks that need no stored data.
+
+A face calls :func:`check` (through :meth:`cwcore.api.Archive.check`) before it opens the
+archive, so a request that is certain to be refused — a limit out of range, an unknown scope or
+relation, a date that does not parse — neither creates ``CW_HOME`` nor starts a daemon. The
+engine runs the same functions on every request it serves, so the answer is the same error
+either way. Methods without such checks pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cwcore.errors import InvalidInput
+
+#: Turns gathered around each hit: at most this many before and after.
+MAX_GATHER_NEIGHBORS = 8
+
+
+def search(params: dict[str, Any]) -> Any:
+    """The parsed :class:`~cwcore.retrieve.request.SearchRequest` (its own validation)."""
+    from cwcore.retrieve.request import parse_request
+
+    return parse_request(params)
+
+
+def gather(params: dict[str, Any]) -> tuple[Any, int]:
+    """The search request of a gather and its ``neighbors`` (0 to 8)."""
+    from cwcore.retrieve.request import parse_request
+
+    rest = dict(params)
+    around = rest.pop("neighbors", 1)
+    request = parse_request({**rest, "semanticPolicy": "always"})
+    if not isinstance(around, int) or not 0 <= around <= MAX_GATHER_NEIGHBORS:
+        raise InvalidInput(f"neighbors must be from 0 to {MAX_GATHER_NEIGHBORS}")
+    return request, around
+
+
+def sessions(params: dict[str, Any]) -> None:
+    """Limit, since, sort key and (on the default order) the cursor. A cursor of a sorted or
+    matched listing is an offset that only the listing itself can check."""
+    from cwcore.browse import SORT_KEYS, check_page
+
+    sort = params.get("sort", "started")
+    if sort not in SORT_KEYS:
+        raise InvalidInput(f"sort must be one of {', '.join(SORT_KEYS)}")
+    default_order = sort == "started" and not params.get("ascending") and not params.get("match")
+    check_page(
+        limit=params.get("limit", 50),
+        since=params.get("since"),
+        cursor=params.get("cursor") if default_order else None,
+    )
+
+
+def recall(params: dict[str, Any]) -> None:
+    """The answer's budget: ``neighbors`` and ``maxTokens`` ranges, as recall checks them."""
+    from cwcore.recall.recall import MAX_NEIGHBORS, MAX_TOKENS
+
+    neighbors, max_tokens = params.get("neighbors", 1), params.get("maxTokens", 3000)
+    if not isinstance(neighbors, int) or not 0 <= neighbors <= MAX_NEIGHBORS:
+        raise InvalidInput(f"neighbors must be from 0 to {MAX_NEIGHBORS}")
+    if not isinstance(max_tokens, int) or not 1 <= max_tokens <= MAX_TOKENS:
+        raise InvalidInput(f"maxTokens must be from 1 to {MAX_TOKENS}")
+
+
+def import_(params: dict[str, Any]) -> None:
+    """A forced ``format`` must be one cw knows."""
+    from cwcore.importers.pipeline import check_format
+
+    fmt = params.get("format", "auto")
+    if not isinstance(fmt, str):
+        raise InvalidInput("format must be a string")
+    check_format(fmt)
+
+
+def export(params: dict[str, Any]) -> None:
+    from cwcore.browse import check_export_format
+
+    check_export_format(params.get("format", "md"))
+
+
+_CHECKS: dict[str, Callable[[dict[str, Any]], object]] = {
+    "import": import_,
+    "export": export,
+    "search": search,
+    "gather": gather,
+    "sessions": sessions,
+    "recall": recall,
+}
+
+
+def check(method: str, params: dict[str, Any]) -> None:
+    """Raise the error ``method`` would certainly raise for ``params``; None otherwise."""
+    run = _CHECKS.get(method)
+    if run is not None:
+        run(params)

@@ -1,0 +1,110 @@
+"""The undo dialog: bring a superseded document back into search (``cw supersede --undo``).
+
+``UnsupersedeScreen(document_id, summary)`` asks for an optional reason and calls
+``Archive.unsupersede`` in a thread worker. The supersession record stays; an unsupersession
+record is added beside it, and the document comes back as a new version (locators made before
+the supersede keep answering ``superseded``). It dismisses with the engine's answer
+(``{"documentId", "version", "state", "restored", "reason", "at"}``) after a notification, or
+with ``None`` when cancelled; a failure (not superseded, its subject key taken meanwhile) is a
+notification and the dialog stays open. On success the archive handle is marked changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from cwcore.errors import CwError
+from cwtui.screens.common import (
+    ArchiveHandle,
+    CallDone,
+    CallFailed,
+    LiveScreen,
+    archive_handle,
+    error_text,
+)
+from cwtui.widgets.dialog import Dialog
+
+EXPLAIN = (
+    "It becomes searchable again, as a new version. Nothing is erased: the audit view (d) keeps "
+    "the supersession and this undo, and old locators still answer superseded."
+)
+
+
+class UnsupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
+    """Confirm undoing a supersession, with a reason."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="cw.unsupersede.cancel", tooltip="Close"),
+    ]
+
+    class Done(CallDone):
+        def __init__(self, result: dict[str, Any]) -> None:
+            super().__init__()
+            self.result = result
+
+    class Failed(CallFailed):
+        pass
+
+    def __init__(self, document_id: str, summary: str = "") -> None:
+        super().__init__()
+        self.document_id = document_id
+        self.summary = " ".join(summary.split())
+
+    def compose(self) -> ComposeResult:
+        with Dialog(id="unsupersede-dialog", classes="dialog"):
+            yield Label(f"Undo the supersession of {self.document_id}?", classes="dialog-title")
+            if self.summary:
+                clipped = self.summary if len(self.summary) <= 200 else self.summary[:199] + "…"
+                yield Static(Text(clipped, "italic"), id="unsupersede-summary")
+            yield Static(EXPLAIN, id="unsupersede-explain")
+            yield Label("Reason (optional)")
+            yield Input(placeholder="why it holds after all", id="unsupersede-reason", compact=True)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Undo", variant="warning", id="unsupersede-go")
+                yield Button("Cancel", id="unsupersede-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#unsupersede-reason", Input).focus()
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#unsupersede-go")
+    def _submit(self) -> None:
+        self.query_one("#unsupersede-go", Button).disabled = True
+        reason = self.query_one("#unsupersede-reason", Input).value.strip() or None
+        self._undo(archive_handle(self.app), self.document_id, reason)
+
+    @on(Button.Pressed, "#unsupersede-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @work(thread=True, exclusive=True, group="unsupersede", exit_on_error=False)
+    def _undo(self, handle: ArchiveHandle, document_id: str, reason: str | None) -> None:
+        try:
+            with handle.use() as archive:
+                result = archive.unsupersede(document_id, reason=reason)
+        except CwError as exc:
+            self.post_message(self.Failed(error_text(exc)))
+            return
+        self.post_message(self.Done(result))
+
+    def on_unsupersede_screen_done(self, message: Done) -> None:
+        archive_handle(self.app).mark_changed()
+        result = message.result
+        self.app.notify(
+            f"{result.get('documentId', self.document_id)} is searchable again (version "
+            f"{result.get('version')}); version {result.get('restored')} stays in the audit.",
+            title="Undo supersede",
+        )
+        self.dismiss(result)
+
+    def on_unsupersede_screen_failed(self, message: Failed) -> None:
+        self.query_one("#unsupersede-go", Button).disabled = False
+        self.notify(f"Undo failed: {message.text}", severity="error", markup=False)

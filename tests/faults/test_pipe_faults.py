@@ -1,0 +1,56 @@
+"""A reader that closes the pipe early (``cw show S | head -1``) is not an error: exit 0, nothing on
+stderr, with or without ``--json``. Real ``cw`` processes whose stdout is a pipe closed before
+they write, so every write meets EPIPE (no dependence on sizes or timing).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.faults.helpers import cw_env, run_cw
+from tests.helpers import conversation, write_jsonl
+
+
+def into_a_closed_pipe(*args: str) -> tuple[int, str]:
+    """Run ``cw ARGS`` with stdout a pipe whose reader has gone; its exit status and stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cwtui.cli", *args],
+        env=cw_env(COLUMNS="120"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read().decode("utf-8", "replace")
+    proc.stderr.close()
+    return proc.wait(timeout=300), err
+
+
+@pytest.fixture
+def archived(tmp_path: Path) -> str:
+    done = run_cw("import", write_jsonl(tmp_path / "s.jsonl", conversation("piped", 40)))
+    assert done.returncode == 0, done.stderr
+    return "piped"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("show", "piped"),
+        ("show", "piped", "--json"),
+        ("sessions",),
+        ("search", "parseConfig"),
+        ("export", "piped"),
+        ("doctor",),
+        ("--help",),
+        ("search", "--help"),
+    ],
+)
+def test_a_closed_pipe_exits_0_quietly(archived: str, args: tuple[str, ...]) -> None:
+    status, err = into_a_closed_pipe(*args)
+    assert (status, err) == (0, ""), args
