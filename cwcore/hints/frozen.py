@@ -158,8 +158,9 @@ def rotate(store: Store, session: str, active_keys: Iterable[str], now: datetime
                 continue
             dropped.append(message_key)
             batch.delete(FAMILY, key)
+        # The session-start block stays in the context as long as the session does.
         for key, _ in store.scan(FAMILY, MEMORY_TURN.prefix(session)):
-            if str(MEMORY_TURN.decode(key)[1]) not in keep:
+            if str(MEMORY_TURN.decode(key)[1]) not in keep | {SESSION_START_KEY}:
                 batch.delete(FAMILY, key)
         state = session_record(store, session)
         state.update({"active": remaining, "lastActivity": clock.iso(now)})

@@ -1,4 +1,4 @@
-"""Engine methods of preflight hints: ``preflight``, ``hints``, ``hints.rotate``,
+"""Engine methods of preflight hints: ``preflight``, ``hook.turn``, ``hints``, ``hints.rotate``,
 ``hints.maintain`` (loaded by :func:`cwcore.engine.load_method_modules`)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from cwcore.engine import Emit, Engine, method
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.hints import frozen, views
 from cwcore.hints.preflight import preflight
+from cwcore.hints.turn import turn
 from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS
 from cwcore.store.keys import check_id
 
@@ -22,6 +23,14 @@ def _preflight(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     return preflight(engine, params)
+
+
+@method("hook.turn", output_bytes=1024 * 1024)
+def _turn(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The preflight hint and the memory block of one hook event, in one round trip."""
+    return turn(engine, params)
 
 
 def _session(params: dict[str, Any], required: bool) -> str | None:
