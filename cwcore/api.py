@@ -360,7 +360,8 @@ class Archive:
     ) -> dict[str, Any]:
         """Frozen hints per user message, with their diagnostics and each session's budget;
         with ``view`` (``retrieved``, ``manifest``, ``included``, ``excluded``) that view of
-        them instead (``everything``: the excluded view lists filtered rows too)."""
+        them instead (``everything``: the excluded view lists filtered rows too); view
+        ``memory`` lists the memory selections the hooks kept per turn."""
         params: dict[str, Any] = {"limit": limit}
         if session is not None:
             params["session"] = session

@@ -390,8 +390,8 @@ def _codex_install(path: Path, before: str | None, cmds: Commands, project: str)
     except tomllib.TOMLDecodeError as exc:
         raise Conflict(
             f"adding cw's hooks to {path} would make it invalid TOML ({exc}): it probably sets "
-            "hooks.SessionStart, hooks.UserPromptSubmit or hooks.Stop as an inline array; move those to "
-            "[[hooks.<Event>]] tables (or to hooks.json) and retry"
+            "hooks.SessionStart, hooks.UserPromptSubmit or hooks.Stop as an inline array; move "
+            "those to [[hooks.<Event>]] tables (or to hooks.json) and retry"
         ) from None
     return after
 
