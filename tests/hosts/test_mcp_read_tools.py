@@ -24,6 +24,8 @@ EXTRA = [
     msg(LONG_ID, "a1", "assistant", BIG, 41, "alpha", agent="codex"),
     msg(LONG_ID, "u2", "user", "And the timeouts?", 42, "alpha", agent="codex"),
     msg(TWIN_ID, "u1", "user", "beta twin secret question", 50, "beta"),
+    # Continued from a beta session: the listing must not name that parent.
+    msg("a4", "u1", "user", "Continuing the importer work here.", 35, "alpha", parent_session="b1"),
 ]
 
 
@@ -67,7 +69,7 @@ def test_sessions_lists_the_bound_project_with_filters_and_pages(store: Path) ->
         out: dict[str, Any] = {}
         _, out["all"] = await call(client, SESSIONS)
         _, out["codex"] = await call(client, SESSIONS, agent="codex")
-        _, out["since"] = await call(client, SESSIONS, since="2026-11-10T10:30:00Z")
+        _, out["since"] = await call(client, SESSIONS, since="2026-11-10T10:38:00Z")
         pages, cursor = [], None
         while True:
             args: dict[str, Any] = {"limit": 1, **({"cursor": cursor} if cursor else {})}
@@ -83,7 +85,9 @@ def test_sessions_lists_the_bound_project_with_filters_and_pages(store: Path) ->
 
     out = session_of(store, Binding("alpha"))(body)
     ids = [s["sessionId"] for s in out["all"]["sessions"]]
-    assert set(ids) == {"a1", "a2", "a3", LONG_ID} and out["all"]["project"] == "alpha"
+    assert set(ids) == {"a1", "a2", "a3", "a4", LONG_ID} and out["all"]["project"] == "alpha"
+    rows = {s["sessionId"]: s for s in out["all"]["sessions"]}
+    assert rows["a2"]["parent"] == "a1" and rows["a4"]["parent"] is None
     assert {s["project"] for s in out["all"]["sessions"]} == {"alpha"}
     assert ids[0] == LONG_ID  # newest first
     assert [s["sessionId"] for s in out["codex"]["sessions"]] == [LONG_ID]
