@@ -421,7 +421,7 @@ def _validate(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 class BoundTools:
-    """The four tools over one Archive, never reaching beyond ``binding``."""
+    """The tools over one Archive, never reaching beyond ``binding``."""
 
     def __init__(self, archive: Archive, binding: Binding) -> None:
         self.archive = archive
