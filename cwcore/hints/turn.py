@@ -25,8 +25,8 @@ archived yet).
 
 Response: ``{"event", "session", "messageKey", "hint", "outcome", "memory", "memoryReason",
 "memoryBytes"}`` — ``hint``/``outcome`` are None at session start, ``memory`` None when no
-block is given (``memoryReason`` says why: a trivial-prompt reason, ``nothing-to-inject`` or
-``failed``).
+block is given (``memoryReason`` says why: a trivial-prompt reason, ``nothing-to-inject``,
+``failed``, or ``disabled`` with the ``memoryInjection`` setting off).
 """
 
 from __future__ import annotations
@@ -87,6 +87,9 @@ def turn(engine: Any, params: dict[str, Any]) -> dict[str, Any]:
     else:
         message_key, prompt = frozen.SESSION_START_KEY, ""
     out["messageKey"] = message_key
+    if not engine.settings.memory_injection:  # turned off: no block, nothing kept
+        out.update(memory=None, memoryReason="disabled", memoryBytes=0)
+        return out
     block, reason = _memory(engine, session, message_key, event, prompt, cwd)
     out["memory"], out["memoryReason"] = block, reason
     out["memoryBytes"] = len(block.encode("utf-8")) if block else 0

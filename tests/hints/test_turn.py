@@ -158,3 +158,17 @@ def test_cli_hints_memory(tmp_path: Path, archive: Archive) -> None:
     assert ids["rule"] in text.stdout and "project_mismatch:beta" in text.stdout
     empty = runner.invoke(app, ["hints", "memory", "--session", "nobody"])
     assert empty.exit_code == 0 and "no memory selections" in empty.stdout
+
+
+def test_memory_injection_can_be_turned_off(
+    tmp_path: Path, cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CW_MEMORY_INJECTION", "0")
+    with Archive.open(cw_home, embedded=True) as archive:
+        load(archive, tmp_path, ROWS)
+        _rules(archive)
+        body = archive.call("hook.turn", {"session": "s", "message": "what about REAP_DRAIN?"})
+        assert body["hint"] and body["memory"] is None and body["memoryReason"] == "disabled"
+        start = archive.call("hook.turn", {"session": "s", "event": "session-start"})
+        assert start["memory"] is None
+        assert archive.hints(session="s", view="memory")["decisions"] == []
