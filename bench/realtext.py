@@ -4,6 +4,8 @@ Run: ``.venv/bin/python -m bench realtext [--quick]`` (part of ``make bench``). 
 data (``CW_BENCH_DATA``, default ``/work/shared/data``; see :mod:`bench.realtext_build`) it prints
 a notice and skips. One run:
 
+The clock is fixed (``CW_NOW``) for the whole run.
+
 1. **builds** (cached, :mod:`bench.realtext_build`): the whole LongMemEval_S dev corpus, a
    20,000-message slice of it, a 5,000-message slice (preflight only) and the seven agent logs,
    each imported with ``cw import`` semantics and timed: admission messages/s with foreground
@@ -30,6 +32,7 @@ numbers are not the targets' sizes). Targets (issue 17) are listed met / not met
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import time
@@ -143,6 +146,11 @@ def _stop(client: Any, home: Path) -> float | None:
     return rss
 
 
+def _daemon_system(client: Any, name: str, tally: rs.SemanticTally) -> rs.System:
+    extra = rs.LEXICAL if "lexical" in name else {}
+    return rs.System(name, rs.cw_daemon(client, extra, tally, name))
+
+
 def search_phase(
     name: str, folder: Path, queries: list[rs.Query], rank_bm25: bool
 ) -> dict[str, Any]:
@@ -155,14 +163,14 @@ def search_phase(
         engine = archive._transport.engine  # type: ignore[attr-defined]
         units, present = _corpus_units(engine)
         base, built = rs.baseline_systems(units, rank_bm25)
-        status = archive.search({"query": queries[0].text, "limit": rs.LIMIT})
+        tally = rs.SemanticTally()
         client = _daemon(daemon_home)
         try:
             systems = [
-                rs.System("cw-lexical", rs.cw_in_process(archive, rs.LEXICAL)),
-                rs.System("cw-default", rs.cw_in_process(archive, {})),
-                rs.System("cw-lexical-daemon", rs.cw_daemon(client, rs.LEXICAL)),
-                rs.System("cw-default-daemon", rs.cw_daemon(client, {})),
+                rs.System("cw-lexical", rs.cw_in_process(archive, rs.LEXICAL, tally, "cw-lexical")),
+                rs.System("cw-default", rs.cw_in_process(archive, {}, tally, "cw-default")),
+                _daemon_system(client, "cw-lexical-daemon", tally),
+                _daemon_system(client, "cw-default-daemon", tally),
                 *base,
             ]
             out["load_before"] = rs.load_average()
@@ -175,7 +183,7 @@ def search_phase(
             shutil.rmtree(daemon_home, ignore_errors=True)
     out["documents"] = len(units)
     out["baseline_build_s"] = built
-    out["default_retrieval_status"] = status.get("retrieval_status")
+    out["semantic_search_used"] = tally.shares()
     out["ratios"] = rs.ratios(out["timings"], ["cw-lexical", "cw-default", "cw-lexical-daemon"])
     out["while_embedding"] = while_embedding(index_home, folder / name / "embedding", queries)
     idle, busy = out["idle_paced"], out["while_embedding"]["timings"]
@@ -200,9 +208,10 @@ def while_embedding(index_home: Path, home: Path, queries: list[rs.Query]) -> di
         first = rs.wait_embedding_started(client, EMBED_START_TIMEOUT_S)
         started_s = time.perf_counter() - t0
         present = {s for q in queries for s in q.haystack}
+        tally = rs.SemanticTally()
         systems = [
-            rs.System("cw-default-daemon", rs.cw_daemon(client, {})),
-            rs.System("cw-lexical-daemon", rs.cw_daemon(client, rs.LEXICAL)),
+            _daemon_system(client, "cw-default-daemon", tally),
+            _daemon_system(client, "cw-lexical-daemon", tally),
         ]
         before, t0 = rs.semantic_status(client), time.perf_counter()
         timings = rs.interleaved(systems, queries, present, gap_s=rs.EMBEDDING_GAP_S)
@@ -218,6 +227,7 @@ def while_embedding(index_home: Path, home: Path, queries: list[rs.Query]) -> di
         "windows_embedded_meanwhile": embedded,
         "embedding_windows_per_s_meanwhile": round(embedded / max(seconds, 1e-9), 2),
         "state_after": after.get("state"),
+        "semantic_search_used": tally.shares(),
         "daemon_peak_rss_mb": rss,
     }
 
@@ -239,17 +249,21 @@ def preflight_phase(folder: Path, corpus: rb.Corpus, queries: list[rs.Query]) ->
     try:
         for i, req in enumerate(requests[:PREFLIGHT_WARM]):
             client.call("preflight", {**req, "messageKey": f"{req['messageKey']}w{i}"})
-        samples, outcomes = [], Counter[str]()
+        samples, own, outcomes = [], [], Counter[str]()
         for req in requests:
             t0 = time.perf_counter()
             body = client.call("preflight", req)
             samples.append((time.perf_counter() - t0) * 1000)
             outcomes[str(body.get("outcome"))] += 1
+            ms = (body.get("diagnostics") or {}).get("latencyMs")
+            if ms is not None:
+                own.append(float(ms))
     finally:
         rss = _stop(client, home)
         shutil.rmtree(home, ignore_errors=True)
     return {
         "latency": percentiles(samples),
+        "daemon_latency": percentiles(own) if own else None,
         "outcomes": dict(sorted(outcomes.items())),
         "daemon_peak_rss_mb": rss,
     }
@@ -264,6 +278,10 @@ def run(quick: bool = False) -> dict[str, Any]:
 
     plan = QUICK if quick else FULL
     data = rb.data_root()
+    # One fixed clock for builds (message timestamps), daemons and searches, so a cached
+    # archive never ages into other recency and staleness decisions.
+    os.environ["CW_NOW"] = rb.NOW
+    os.environ.pop("CW_EMBEDDED", None)
     if not rb.lme_available(data):
         print(f"realtext: skipped, no LongMemEval dev corpus under {data} (set CW_BENCH_DATA)")
         return {"skipped": f"no data under {data}"}

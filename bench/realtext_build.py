@@ -48,6 +48,8 @@ AGENT_LOGS = "agent-logs"
 #: What shapes a built archive: a change to any of these files rebuilds the cache.
 SHAPING = ("cwcore/importers", "cwcore/index", "cwcore/store", "cwcore/semantic")
 SHAPING_FILES = ("eval/data.py", "bench/realtext_build.py")
+#: The bench's clock (``CW_NOW``): LongMemEval turns carry no time, so they are stamped with it.
+NOW = "2026-11-30T12:00:00Z"
 
 
 def data_root() -> Path:

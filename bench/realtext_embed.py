@@ -19,8 +19,11 @@ corpus to reach ``complete`` at that rate.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from bench.common import peak_rss_mb
 
@@ -31,7 +34,7 @@ PIECE = MAX_TOKENS - 2  # the model adds [CLS] and [SEP]
 class _NoCache:
     """A vector cache that never has a vector, so every text is computed."""
 
-    def get_many(self, digests: Any) -> list[None]:
+    def get_many(self, digests: Sequence[bytes]) -> list[np.ndarray | None]:
         return [None] * len(digests)
 
     def put_many(self, items: Any) -> None:

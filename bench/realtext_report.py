@@ -55,12 +55,12 @@ def _ms(p: dict[str, Any] | None) -> str:
 
 
 def report(result: dict[str, Any], plan: Any) -> None:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for name, b in result["builds"].items():
         ix = b.get("indexing", {})
         rows.append(
             (
-                name,
+                str(name),
                 f"{b['messages']:,}",
                 f"{b['text_bytes_per_message']:.0f}",
                 f"{b['import_messages_per_s']:,.0f}",
@@ -94,7 +94,7 @@ def report(result: dict[str, Any], plan: Any) -> None:
         rows = []
         for key, p in sorted(s["timings"].items()):
             server = p.get("server")
-            rows.append((key, _ms(p), _ms(server) if server else ""))
+            rows.append((str(key), _ms(p), _ms(server) if server else ""))
         for key, p in sorted(s["while_embedding"]["timings"].items()):
             idle = s["idle_paced"].get(key)
             ratio = s["while_embedding"]["ratio_to_idle"].get(key, {})
@@ -116,10 +116,16 @@ def report(result: dict[str, Any], plan: Any) -> None:
     print_table(
         f"{plan.label}: preflight through the daemon",
         [
-            (name, _ms(p["latency"]), str(p["outcomes"]), str(p["daemon_peak_rss_mb"]))
+            (
+                name,
+                _ms(p["latency"]),
+                _ms(p["daemon_latency"]),
+                str(p["outcomes"]),
+                str(p["daemon_peak_rss_mb"]),
+            )
             for name, p in result["preflight"].items()
         ],
-        ("corpus", "p50 / p95 / max ms", "outcomes", "daemon RSS MB"),
+        ("corpus", "client p50 / p95 / max ms", "daemon latencyMs", "outcomes", "daemon RSS MB"),
     )
     emb = result["embedding"]
     print_table(

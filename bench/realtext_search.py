@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,23 +60,41 @@ class System:
     scoped: bool = True  # False: it has no scope filter and runs unrestricted only
 
 
-def cw_in_process(archive: Any, extra: dict[str, Any]) -> Search:
+class SemanticTally:
+    """How many of a system's answers used the semantic stage (``semantic_search_used``)."""
+
+    def __init__(self) -> None:
+        self.used: Counter[str] = Counter()
+        self.total: Counter[str] = Counter()
+
+    def add(self, name: str, body: dict[str, Any]) -> None:
+        self.total[name] += 1
+        self.used[name] += bool(body.get("semantic_search_used"))
+
+    def shares(self) -> dict[str, float]:
+        return {n: round(self.used[n] / t, 3) for n, t in self.total.items() if t}
+
+
+def _body(text: str, sessions: Sequence[str] | None, extra: dict[str, Any]) -> dict[str, Any]:
+    body: dict[str, Any] = {"query": text, "limit": LIMIT, **extra}
+    if sessions is not None:
+        body["sessions"] = list(sessions)
+    return body
+
+
+def cw_in_process(archive: Any, extra: dict[str, Any], tally: SemanticTally, name: str) -> Search:
     def search(text: str, sessions: Sequence[str] | None) -> float | None:
-        body: dict[str, Any] = {"query": text, "limit": LIMIT, **extra}
-        if sessions is not None:
-            body["sessions"] = list(sessions)
-        archive.search(body)
+        tally.add(name, archive.search(_body(text, sessions, extra)))
         return None
 
     return search
 
 
-def cw_daemon(client: Any, extra: dict[str, Any]) -> Search:
+def cw_daemon(client: Any, extra: dict[str, Any], tally: SemanticTally, name: str) -> Search:
     def search(text: str, sessions: Sequence[str] | None) -> float | None:
-        body: dict[str, Any] = {"query": text, "limit": LIMIT, **extra}
-        if sessions is not None:
-            body["sessions"] = list(sessions)
-        return float(client.call("search", body)["timing_ms"])
+        body = client.call("search", _body(text, sessions, extra))
+        tally.add(name, body)
+        return float(body["timing_ms"])
 
     return search
 
