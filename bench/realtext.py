@@ -185,7 +185,9 @@ def search_phase(
     out["baseline_build_s"] = built
     out["semantic_search_used"] = tally.shares()
     out["ratios"] = rs.ratios(out["timings"], ["cw-lexical", "cw-default", "cw-lexical-daemon"])
-    out["while_embedding"] = while_embedding(index_home, folder / name / "embedding", queries)
+    out["while_embedding"] = while_embedding(
+        index_home, folder / name / "embedding", queries, present
+    )
     idle, busy = out["idle_paced"], out["while_embedding"]["timings"]
     out["while_embedding"]["ratio_to_idle"] = {
         key: {
@@ -198,8 +200,11 @@ def search_phase(
     return out
 
 
-def while_embedding(index_home: Path, home: Path, queries: list[rs.Query]) -> dict[str, Any]:
-    """Daemon searches, paced, while its semantic worker embeds a copy with no vectors."""
+def while_embedding(
+    index_home: Path, home: Path, queries: list[rs.Query], present: set[str]
+) -> dict[str, Any]:
+    """Daemon searches, paced, while its semantic worker embeds a copy with no vectors
+    (``present``: the archive's sessions, so scopes match the idle run's)."""
     home = rb.clone_home(index_home, home)
     rs.clear_vectors(home)
     client = _daemon(home)
@@ -207,7 +212,6 @@ def while_embedding(index_home: Path, home: Path, queries: list[rs.Query]) -> di
         t0 = time.perf_counter()
         first = rs.wait_embedding_started(client, EMBED_START_TIMEOUT_S)
         started_s = time.perf_counter() - t0
-        present = {s for q in queries for s in q.haystack}
         tally = rs.SemanticTally()
         systems = [
             _daemon_system(client, "cw-default-daemon", tally),

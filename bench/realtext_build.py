@@ -302,19 +302,21 @@ def _child(argv: list[str]) -> int:
 
 
 def spawn(*args: str) -> dict[str, Any]:
-    """Run one phase in a fresh interpreter; its last stdout line is the JSON result."""
+    """Run one phase in a fresh interpreter; its last stdout line is the JSON result. Its
+    stderr is this process's, so progress (embedding a large corpus takes many minutes when
+    the vector cache lacks its windows) and a failure's traceback show as they happen."""
     env = dict(os.environ)
     env.pop("CW_EMBEDDED", None)
     proc = subprocess.run(
         [sys.executable, "-m", "bench.realtext_build", "--child", *args],
         cwd=ROOT,
-        capture_output=True,
+        stdout=subprocess.PIPE,
         text=True,
         check=False,
         env=env,
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"bench child {args[0]} failed:\n{proc.stderr[-4000:]}")
+        raise RuntimeError(f"bench child {args[0]} failed (exit {proc.returncode}); see above")
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
