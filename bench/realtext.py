@@ -177,6 +177,11 @@ def search_phase(
             out["timings"] = rs.interleaved(systems, queries, present)
             out["load_after"] = rs.load_average()
             paced = [s for s in systems if s.name in ("cw-default-daemon", "cw-lexical-daemon")]
+            out["ratios"] = rs.ratios(
+                out["timings"], ["cw-lexical", "cw-default", "cw-lexical-daemon"]
+            )
+            if any(r["p50_vs_fts5"] > 0.5 for k, r in out["ratios"].items() if "lexical/" in k):
+                out["profile_cw_lexical"] = rs.profile(systems[0], queries, present)
             # The main loop warmed this daemon; the paced pass is the reference for the ratio.
             out["idle_paced"] = rs.interleaved(
                 paced, queries, present, gap_s=rs.EMBEDDING_GAP_S, warm=False
@@ -187,7 +192,6 @@ def search_phase(
     out["documents"] = len(units)
     out["baseline_build_s"] = built
     out["semantic_search_used"] = tally.shares()
-    out["ratios"] = rs.ratios(out["timings"], ["cw-lexical", "cw-default", "cw-lexical-daemon"])
     out["while_embedding"] = while_embedding(
         index_home, folder / name / "embedding", queries, present
     )

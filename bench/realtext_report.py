@@ -109,6 +109,10 @@ def report(result: dict[str, Any], plan: Any) -> None:
             rows,
             ("system/mode", "wall p50 / p95 / max ms", "daemon timing_ms p50 / p95 / max"),
         )
+        if "profile_cw_lexical" in s:
+            lines = s["profile_cw_lexical"]["cumulative"].splitlines()
+            print(f"\n  cw-lexical below target at {name}; cProfile, top by cumulative time:")
+            print("\n".join(lines[:40]))
         emb = s["while_embedding"]
         print(
             f"  ratios to FTS5: {s['ratios']}\n  daemon peak RSS {s['daemon_peak_rss_mb']} MB; "
@@ -147,6 +151,7 @@ def report(result: dict[str, Any], plan: Any) -> None:
         ],
         ("unit", "texts", "texts/s", "windows/s", "tokens/s", "complete in min"),
     )
+    print(f"\nload average before {result['load_before']}, after {result['load_after']}")
     print_table(
         f"{plan.label}: targets (issue 17)" + (" -- QUICK SIZES, not the targets' sizes"
                                                 if plan.label.endswith("quick") else ""),

@@ -200,6 +200,29 @@ def interleaved(
     return out
 
 
+def profile(system: System, queries: Sequence[Query], present: set[str], top: int = 25) -> dict:
+    """cProfile of ``system`` over every question, both modes: the top ``top`` functions by
+    cumulative and by own time (what a missed target costs, for docs/performance.md)."""
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for q in queries:
+        system.search(q.text, None)
+        scope = _scoped(q, present)
+        if scope:
+            system.search(q.text, scope)
+    profiler.disable()
+    out = {}
+    for order in ("cumulative", "tottime"):
+        buffer = io.StringIO()
+        pstats.Stats(profiler, stream=buffer).strip_dirs().sort_stats(order).print_stats(top)
+        out[order] = buffer.getvalue()
+    return out
+
+
 def ratios(timings: dict[str, dict[str, Any]], systems: Sequence[str]) -> dict[str, Any]:
     """``<system>/<mode>`` p50 and p95 over FTS5's, for each cw system."""
     out: dict[str, Any] = {}
