@@ -316,7 +316,9 @@ def run(quick: bool = False) -> dict[str, Any]:
         result["preflight"][name] = preflight_phase(folder, corpora[name], queries)
     print("  embedding throughput ...", flush=True)
     full = _name(plan.full_messages)
-    result["embedding"] = throughput(folder / full / "search", plan.embed_windows)
+    result["embedding"] = throughput(
+        folder / full / "search", plan.embed_windows, folder / full / "handler"
+    )
     result["load_after"] = rs.load_average()
     result["targets"] = targets(result, plan)
     report(result, plan)

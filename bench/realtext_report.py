@@ -119,6 +119,11 @@ def report(result: dict[str, Any], plan: Any) -> None:
             f"embedded meanwhile {emb['windows_embedded_meanwhile']} windows "
             f"({emb['embedding_windows_per_s_meanwhile']}/s), embedding daemon RSS "
             f"{emb['daemon_peak_rss_mb']} MB"
+            + (
+                "; NOTE: embedding finished during the phase, later searches met an idle worker"
+                if emb["state_after"] == "complete"
+                else ""
+            )
         )
     print_table(
         f"{plan.label}: preflight through the daemon",
@@ -148,7 +153,21 @@ def report(result: dict[str, Any], plan: Any) -> None:
                 f"{emb[unit]['projected_complete_s'] / 60:.1f}",
             )
             for unit in ("window", "message", "head", "chunks")
-        ],
+        ]
+        + (
+            [
+                (
+                    f"handler ({emb['handler']['mode']}, embed_pending)",
+                    str(emb["handler"]["computed"]),
+                    "",
+                    str(emb["handler"]["windows_per_s"]),
+                    "",
+                    f"{emb['handler']['projected_complete_s'] / 60:.1f}",
+                )
+            ]
+            if "handler" in emb
+            else []
+        ),
         ("unit", "texts", "texts/s", "windows/s", "tokens/s", "complete in min"),
     )
     print(f"\nload average before {result['load_before']}, after {result['load_after']}")

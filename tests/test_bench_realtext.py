@@ -128,6 +128,8 @@ def test_realtext_quick_runs_every_phase_on_a_stand_in(tmp_path: Path) -> None:
     for unit in ("window", "message", "head", "chunks"):
         assert emb[unit]["texts"] >= emb["sampled_windows"]
         assert emb[unit]["texts_per_s"] > 0
+    assert 0 < emb["handler"]["windows"] <= emb["corpus_windows"]
+    assert emb["handler"]["computed"] > 0  # cold: the cleared copy had no vector to reuse
     assert {t["met"] for t in result["targets"]} <= {True, False}
     assert "targets (issue 17)" in done.stdout
 
