@@ -123,7 +123,8 @@ def lme_corpus(data: Path, folder: Path, name: str, limit: int | None) -> Corpus
         return Corpus(name, src, "cw-jsonl", facts["messages"], facts["text_bytes"], True)
     ds = lme.load(data / LME)
     order = ds.session_order()
-    order += [s for s in ds.sessions if s not in set(order)]
+    needed = set(order)
+    order += [s for s in ds.sessions if s not in needed]
     chosen, total = [], 0
     for sid in order:
         if limit is not None and total >= limit:
