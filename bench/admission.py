@@ -1,5 +1,8 @@
 """Admission throughput: a generated 50k-message cw-jsonl archive through the import pipeline.
 
+Synthetic text (a 46-word vocabulary); admission of real conversations (LongMemEval, agent logs)
+is measured by :mod:`bench.realtext`, the figures the targets are judged on.
+
 Run: ``make bench`` (all benches) or ``.venv/bin/python -m bench admission``.
 Reports messages/s, documents/s, disk bytes per message and peak RSS, beside a baseline of
 inserting the same messages into an SQLite table in the same process.

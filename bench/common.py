@@ -16,6 +16,11 @@ from typing import Any
 RESULTS = Path(__file__).parent / "results"
 
 
+def results_dir() -> Path:
+    """Where results are written: ``bench/results``, or ``CW_BENCH_RESULTS`` when set."""
+    return Path(os.environ.get("CW_BENCH_RESULTS", str(RESULTS)))
+
+
 def machine() -> dict[str, Any]:
     return {
         "python": platform.python_version(),
@@ -51,8 +56,9 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def write_result(name: str, body: dict[str, Any]) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
+    folder = results_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
     path.write_text(json.dumps({"bench": name, "machine": machine(), **body}, indent=2) + "\n")
     return path
 

@@ -1,5 +1,8 @@
 """Preflight latency: inside the engine and end to end through the lean hook client.
 
+Synthetic archives, for scale (5k and 200k messages); preflight through the daemon on real
+conversations with the LongMemEval questions as prompts is measured by :mod:`bench.realtext`.
+
 Run: ``.venv/bin/python -m bench preflight`` (or ``make bench``). For each archive size (5,000 and
 200,000 messages) it writes a synthetic cw-jsonl archive — sessions of 40 messages, a Zipfian
 vocabulary of 20,000 words, error codes, paths and symbols sprinkled in — with timestamps in the

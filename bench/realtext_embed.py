@@ -1,0 +1,192 @@
+"""Embedding throughput on real windows for :mod:`bench.realtext`: cw's MiniLM (int8 ONNX, 256
+tokens) cold, on a sample of the dev corpus's windows, for each candidate embedding unit.
+
+Units, each from the same sampled windows:
+
+* ``window``: the window's text (cw's ``window`` mode, clipped to 2,048 characters; the model
+  reads its first 256 tokens): one text per window;
+* ``message``: each message the window covers, clipped to the window (cw's ``message`` mode);
+* ``head``: the window cut before its 255th token, so nothing past what the model reads is
+  tokenized or padded;
+* ``chunks``: the whole window in consecutive 254-token pieces (every token embedded once).
+
+Beside them, the semantic index handler itself (``embed_pending``, as the daemon's worker runs
+it) over the first windows of a private copy whose vectors are cleared.
+
+Each unit runs on a fresh embedder with no vector cache (every text goes through the model),
+after the model is loaded and warmed on unrelated text. Reported: texts/s, windows/s, tokens/s
+(tokens the model actually reads, at most 256 per text) and the projected time for the whole
+corpus to reach ``complete`` at that rate.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.common import peak_rss_mb
+
+MAX_TOKENS = 256
+PIECE = MAX_TOKENS - 2  # the model adds [CLS] and [SEP]
+
+
+class _NoCache:
+    """A vector cache that never has a vector, so every text is computed."""
+
+    def get_many(self, digests: Sequence[bytes]) -> list[np.ndarray | None]:
+        return [None] * len(digests)
+
+    def put_many(self, items: Any) -> None:
+        return None
+
+
+def _tokenizer(folder: Path) -> Any:
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def _pieces(tok: Any, text: str, size: int) -> list[str]:
+    """``text`` cut at token boundaries into pieces of at most ``size`` tokens."""
+    enc = tok.encode(text, add_special_tokens=False)
+    offsets = enc.offsets
+    out = []
+    for lo in range(0, len(offsets), size):
+        hi = min(len(offsets), lo + size) - 1
+        out.append(text[offsets[lo][0] : offsets[hi][1]])
+    return out or [text]
+
+
+def sample_units(home: Path, windows: int) -> dict[str, Any]:
+    """Texts of each unit for ``windows`` windows spread evenly over the archive's wids."""
+    from cwcore.engine import Engine
+    from cwcore.index import derived
+    from cwcore.semantic import models
+    from cwcore.semantic.index import window_texts
+
+    engine = Engine(home)
+    try:
+        max_wid = int(derived.generation(engine.store).get("maxWid", 0))
+        step = max(1, max_wid // max(1, windows))
+        wids = list(range(1, max_wid + 1, step))[:windows]
+        records = [r for r in derived.window_records(engine.store, wids) if r is not None]
+        tok = _tokenizer(models.minilm_dir(home))
+        units: dict[str, list[str]] = {"window": [], "message": [], "head": [], "chunks": []}
+        for rec in records:
+            full = window_texts(engine.reader, rec, "window")
+            if not full:
+                continue
+            units["window"] += full
+            units["message"] += window_texts(engine.reader, rec, "message")
+            start, end = int(rec["byteStart"]), int(rec["byteEnd"])
+            manifest = engine.reader.manifest(rec["documentId"], int(rec["version"]))
+            text = engine.reader.read_bytes(manifest, start, end).decode("utf-8", "replace")
+            units["head"].append(_pieces(tok, text, PIECE)[0])
+            units["chunks"] += _pieces(tok, text, PIECE)
+        tokens = {
+            name: sum(min(MAX_TOKENS, len(tok.encode(t).ids)) for t in texts)
+            for name, texts in units.items()
+        }
+        return {
+            "max_wid": max_wid,
+            "windows": len(units["head"]),
+            "units": units,
+            "tokens": tokens,
+        }
+    finally:
+        engine.close()
+
+
+def handler(home: Path, windows: int) -> dict[str, Any]:
+    """cw's semantic index handler itself (``embed_pending``, the daemon worker's step: read the
+    windows, embed, commit rows and cursor) over the first ``windows`` windows of ``home`` (a
+    private copy: its vectors are cleared first, content table included, so nothing is cached).
+    The embedder runs at normal priority (the daemon's worker runs at nice 19)."""
+    from cwcore.engine import Engine
+    from cwcore.semantic import store as vstore
+    from cwcore.semantic.embedder import Embedder
+    from cwcore.semantic.index import BATCH_WINDOWS, DEFAULT_MODE, embed_pending
+
+    engine = Engine(home)
+    embedder = Embedder.for_home(home, background=False)
+    try:
+        vstore.clear(engine.store, model=None, mode=None)
+        embedder.load()
+        embedder.embed(["warm up the model for the handler"], cache=_NoCache())
+        warm = embedder.computed
+        done = 0
+        t0 = time.perf_counter()
+        while done < windows:
+            step = min(BATCH_WINDOWS, windows - done)
+            n = embed_pending(
+                engine.store, engine.reader, step, embedder=embedder, mode=DEFAULT_MODE
+            )
+            if n == 0:
+                break
+            done += n
+        seconds = time.perf_counter() - t0
+        cursor = int(vstore.state(engine.store).get("cursor", 0))
+    finally:
+        embedder.close()
+        engine.close()
+    return {
+        "mode": DEFAULT_MODE,
+        "windows": done,
+        "computed": embedder.computed - warm,  # texts through the model (none from a cache)
+        "seconds": round(seconds, 2),
+        "windows_per_s": round(done / max(seconds, 1e-9), 1),
+        "cursor": cursor,
+    }
+
+
+def throughput(home: Path, windows: int, scratch: Path | None = None) -> dict[str, Any]:
+    """Texts/s, windows/s and tokens/s of each unit, and the projected time to ``complete``;
+    with ``scratch`` (a folder for a private copy of ``home``) also the handler's own rate."""
+    from cwcore.semantic.embedder import Embedder
+
+    sample = sample_units(home, windows)
+    n_windows = sample["windows"]
+    out: dict[str, Any] = {"sampled_windows": n_windows, "corpus_windows": sample["max_wid"]}
+    for name, texts in sample["units"].items():
+        embedder = Embedder.for_home(home, cache=_NoCache(), background=False)
+        try:
+            t0 = time.perf_counter()
+            embedder.load()
+            load_s = time.perf_counter() - t0
+            embedder.embed([f"warm up the model, unit {name}"], cache=_NoCache())
+            t0 = time.perf_counter()
+            embedder.embed(texts, cache=_NoCache(), timeout=3600)
+            seconds = time.perf_counter() - t0
+        finally:
+            embedder.close()
+        wps = n_windows / seconds
+        out[name] = {
+            "texts": len(texts),
+            "seconds": round(seconds, 2),
+            "texts_per_s": round(len(texts) / seconds, 1),
+            "windows_per_s": round(wps, 1),
+            "tokens_per_s": round(sample["tokens"][name] / seconds),
+            "tokens_per_text": round(sample["tokens"][name] / max(1, len(texts)), 1),
+            "projected_complete_s": round(sample["max_wid"] / wps),
+            "model_load_s": round(load_s, 2),
+        }
+    if scratch is not None:
+        from bench.realtext_build import clone_home
+
+        copy = clone_home(home, scratch)
+        try:
+            out["handler"] = handler(copy, windows)
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+        rate = out["handler"]["windows_per_s"]
+        out["handler"]["projected_complete_s"] = round(sample["max_wid"] / max(rate, 1e-9))
+    out["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return out
