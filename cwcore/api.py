@@ -325,6 +325,39 @@ class Archive:
             "show.document", {"documentId": document_id, "includeSuperseded": include_superseded}
         )
 
+    # -- project-bound reads (cwcore.hosts.reads: the MCP server's) -----------------------------
+
+    def bound_sessions(self, project: str, **filters: Any) -> dict[str, Any]:
+        """A page of ``project``'s sessions (filters: agent, since, limit, cursor)."""
+        return self.call("bound.sessions", {"project": project, **filters})
+
+    def bound_messages(
+        self,
+        session: str,
+        *,
+        project: str,
+        bound_session: str | None = None,
+        start: int = 1,
+        end: int | None = None,
+    ) -> dict[str, Any]:
+        """Messages ``start``..``end`` of a session of ``project`` (and of ``bound_session``'s
+        lineage): another project's session answers as a missing one."""
+        params: dict[str, Any] = {"session": session, "project": project, "from": start}
+        if bound_session is not None:
+            params["boundSession"] = bound_session
+        if end is not None:
+            params["to"] = end
+        return self.call("bound.messages", params)
+
+    def bound_memory(
+        self, prompt: str, *, project: str, bound_session: str | None = None
+    ) -> dict[str, Any]:
+        """The memory injection block of ``prompt`` over the records ``project`` may see."""
+        params: dict[str, Any] = {"prompt": prompt, "project": project}
+        if bound_session is not None:
+            params["boundSession"] = bound_session
+        return self.call("bound.memory", params)
+
     # -- preflight hints (cwcore.hints) -----------------------------------------------------------
 
     def preflight(
@@ -360,7 +393,8 @@ class Archive:
     ) -> dict[str, Any]:
         """Frozen hints per user message, with their diagnostics and each session's budget;
         with ``view`` (``retrieved``, ``manifest``, ``included``, ``excluded``) that view of
-        them instead (``everything``: the excluded view lists filtered rows too)."""
+        them instead (``everything``: the excluded view lists filtered rows too); view
+        ``memory`` lists the memory selections the hooks kept per turn."""
         params: dict[str, Any] = {"limit": limit}
         if session is not None:
             params["session"] = session

@@ -75,6 +75,12 @@ class Settings:
         default=30.0,
         metadata={"doc": "Hint records of a session idle this long are reclaimed, days."},
     )
+    memory_injection: bool = field(
+        default=True,
+        metadata={
+            "doc": "The hooks add the memory block at session start and to each real prompt."
+        },
+    )
     hint_message_tokens: int = field(default=160, metadata={"doc": "Hint budget per user message."})
     hint_active_tokens: int = field(
         default=640, metadata={"doc": "Hint budget across active user-message keys."}

@@ -10,6 +10,10 @@ Records (column family ``hints``; tags 0xC0–0xCF):
   until when it is suppressed;
 * ``hint-expiry`` (0xC3) — until (ms), documentId, session → empty: the time index of
   exposures, for bounded maintenance;
+* ``hint-memory`` (0xC4) — session, messageKey → the memory selection of that turn (the
+  per-turn memory block is not frozen: the latest selection replaces the previous one; ids,
+  counts and reasons only, never the block's text); the session-start block is kept under the
+  key :data:`SESSION_START_KEY`;
 * ``hint-meta`` (0xCF) — name → maintenance cursors.
 
 A hint is computed once per (session, messageKey) and frozen: every later call returns the same
@@ -39,7 +43,10 @@ HINT = KeyLayout("hint", 0xC0, ("str", "str"))
 HINT_SESSION = KeyLayout("hint-session", 0xC1, ("str",))
 EXPOSURE = KeyLayout("hint-exposure", 0xC2, ("str", "str"))
 EXPIRY = KeyLayout("hint-expiry", 0xC3, ("u64", "str", "str"))
+MEMORY_TURN = KeyLayout("hint-memory", 0xC4, ("str", "str"))
 HINT_META = KeyLayout("hint-meta", 0xCF, ("str",))
+#: The memory record of the block delivered when a session starts (no user message yet).
+SESSION_START_KEY = "session-start"
 
 FAMILY = "hints"
 #: Activity is written at most this often for a session (seconds).
@@ -151,6 +158,10 @@ def rotate(store: Store, session: str, active_keys: Iterable[str], now: datetime
                 continue
             dropped.append(message_key)
             batch.delete(FAMILY, key)
+        # The session-start block stays in the context as long as the session does.
+        for key, _ in store.scan(FAMILY, MEMORY_TURN.prefix(session)):
+            if str(MEMORY_TURN.decode(key)[1]) not in keep | {SESSION_START_KEY}:
+                batch.delete(FAMILY, key)
         state = session_record(store, session)
         state.update({"active": remaining, "lastActivity": clock.iso(now)})
         batch.put(FAMILY, HINT_SESSION.encode(session), codec.encode_record(state))
@@ -244,6 +255,8 @@ def maintain(
             for hkey, _ in store.scan(FAMILY, HINT.prefix(session)):
                 batch.delete(FAMILY, hkey)
                 reclaimed_hints += 1
+            for mkey, _ in store.scan(FAMILY, MEMORY_TURN.prefix(session)):
+                batch.delete(FAMILY, mkey)
             batch.delete(FAMILY, key)
             reclaimed_sessions += 1
         done = seen < limit
@@ -258,6 +271,33 @@ def maintain(
         "sessionsReclaimed": reclaimed_sessions,
         "hintsReclaimed": reclaimed_hints,
     }
+
+
+def record_memory(store: Store, body: dict[str, Any], now: datetime) -> None:
+    """Keep the memory selection of one turn (``body`` has ``session`` and ``messageKey``),
+    replacing the one kept before for that key, and note hint activity for the session so
+    maintenance reclaims it with the session's hints."""
+    key = MEMORY_TURN.encode(body["session"], body["messageKey"])
+    with store.lock:
+        batch = store.batch()
+        batch.put(FAMILY, key, codec.encode_record(body))
+        store.commit(batch)
+    touch(store, body["session"], now)
+
+
+def memory_record(store: Store, session: str, message_key: str) -> dict[str, Any] | None:
+    return _get(store, MEMORY_TURN.encode(session, message_key), "memory turn")
+
+
+def memory_listing(
+    store: Store, session: str | None = None, limit: int = 1_000
+) -> list[dict[str, Any]]:
+    """Kept memory selections in key order (one session's, or every session's)."""
+    prefix = MEMORY_TURN.prefix(session) if session else MEMORY_TURN.prefix()
+    return [
+        codec.decode_record(value, "memory turn")
+        for _, value in store.scan(FAMILY, prefix, limit=limit)
+    ]
 
 
 def listing(store: Store, session: str | None = None, limit: int = 1_000) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Engine methods of preflight hints: ``preflight``, ``hints``, ``hints.rotate``,
+"""Engine methods of preflight hints: ``preflight``, ``hook.turn``, ``hints``, ``hints.rotate``,
 ``hints.maintain`` (loaded by :func:`cwcore.engine.load_method_modules`)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from cwcore.engine import Emit, Engine, method
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.hints import frozen, views
 from cwcore.hints.preflight import preflight
+from cwcore.hints.turn import turn
 from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS
 from cwcore.store.keys import check_id
 
@@ -22,6 +23,14 @@ def _preflight(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     return preflight(engine, params)
+
+
+@method("hook.turn", output_bytes=1024 * 1024)
+def _turn(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The preflight hint and the memory block of one hook event, in one round trip."""
+    return turn(engine, params)
 
 
 def _session(params: dict[str, Any], required: bool) -> str | None:
@@ -40,10 +49,11 @@ def _hints(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     """Frozen decisions per user message (bytes, tokens, hashes, generation, outcome and the
-    diagnostics kept with them), and each listed session's active budget. With ``view``
-    (``retrieved``, ``manifest``, ``included``, ``excluded``; ``all`` widens ``excluded``) the
-    answer is that view of the same decisions instead (:mod:`cwcore.hints.views`).
-    ``messageKey`` keeps the decisions of that user-message key only."""
+    diagnostics kept with them, and the memory selection of the same turn under ``memory``),
+    and each listed session's active budget. With ``view`` (``retrieved``, ``manifest``,
+    ``included``, ``excluded``; ``all`` widens ``excluded``) the answer is that view of the same
+    decisions instead (:mod:`cwcore.hints.views`); view ``memory`` lists the kept memory
+    selections (session start included). ``messageKey`` keeps that user-message key only."""
     session = _session(params, required=False)
     limit = params.get("limit", 1_000)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LISTING:
@@ -57,13 +67,15 @@ def _hints(
     message_key = params.get("messageKey")
     if message_key is not None and not isinstance(message_key, str):
         raise InvalidInput("messageKey must be a string")
-    if session is not None and message_key:
+    if name == "memory":
+        rows = frozen.memory_listing(engine.store, session, limit)
+    elif session is not None and message_key:
         found = frozen.frozen(engine.store, session, check_id(message_key, "messageKey"))
         rows = [found] if found is not None else []
     else:
         rows = frozen.listing(engine.store, session, limit)
-        if message_key:
-            rows = [r for r in rows if r["messageKey"] == message_key]
+    if message_key:
+        rows = [r for r in rows if r["messageKey"] == message_key]
     if name is not None:
         body = views.view(name, rows, everything=everything)
         body["truncated"] = len(rows) >= limit
@@ -83,6 +95,7 @@ def _hints(
             "generation": r.get("generation"),
             "createdAt": r.get("createdAt"),
             "diagnostics": r.get("diagnostics") or {},
+            "memory": frozen.memory_record(engine.store, r["session"], r["messageKey"]),
         }
         for r in rows
     ]

@@ -21,6 +21,13 @@ the same for a decision made today and one frozen months ago, and needs no index
 
 A decision whose hint was withdrawn at freezing (``active-budget``) has no included item: its
 candidate is listed as excluded with that reason.
+
+* ``memory`` — the memory selection of each turn the hooks delivered (kept per session and
+  user-message key, the session-start block under ``session-start``): the record ids per
+  section of the block, and every record left out with its reason and stage — a processor of
+  the pipeline (``StatusFilterProcessor``, … ``NegativeScopeProcessor``) or ``selection``
+  (``not-relevant``, ``selected-limit``, ``budget``, …) — plus bytes, budget and ranking. Built
+  from :func:`cwcore.hints.frozen.memory_listing` records, not from frozen decisions.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from typing import Any
 from cwcore.errors import InvalidInput
 from cwcore.hints import render
 
-VIEWS = ("retrieved", "manifest", "included", "excluded")
+VIEWS = ("retrieved", "manifest", "included", "excluded", "memory")
 #: Reasons of rows dropped before ranking (shown by ``excluded`` only with ``all``).
 FILTER_REASONS = ("unverified", "stale", "durable-archive")
 RANK_REASONS = ("duplicate", "suppressed", "max-results")
@@ -145,6 +152,39 @@ def retrieved(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def memory(record: dict[str, Any]) -> dict[str, Any]:
+    """One turn's memory selection: what entered the block and what was left out, and why."""
+    excluded: list[dict[str, Any]] = []
+    for trace in record.get("traces") or []:
+        reasons = trace.get("exclusion_reasons") or {}
+        for rid in trace.get("excluded_ids") or []:
+            excluded.append({"id": rid, "reason": reasons.get(rid), "stage": trace["processor"]})
+    excluded += [{**e, "stage": "selection"} for e in record.get("unselected") or []]
+    more = sum(int(t.get("excludedMore") or 0) for t in record.get("traces") or [])
+    more += int(record.get("unselectedMore") or 0)
+    return {
+        "session": record["session"],
+        "messageKey": record["messageKey"],
+        "event": record.get("event"),
+        "project": record.get("project"),
+        "createdAt": record.get("createdAt"),
+        "skipped": bool(record.get("skipped")),
+        "reason": record.get("reason"),
+        "bytes": int(record.get("bytes") or 0),
+        "budgetBytes": record.get("budgetBytes"),
+        "selected": dict(record.get("sections") or {}),
+        "truncated": list(record.get("truncated") or []),
+        "excluded": excluded,
+        "excludedMore": more,
+        "ranking": record.get("ranking"),
+        "traces": [
+            {k: t[k] for k in ("processor", "input_count", "output_count")}
+            for t in record.get("traces") or []
+        ],
+        "latencyMs": record.get("latencyMs"),
+    }
+
+
 def view(name: str, records: list[dict[str, Any]], *, everything: bool = False) -> dict[str, Any]:
     """The ``name`` view of frozen decisions (``everything`` applies to ``excluded``)."""
     if name not in VIEWS:
@@ -156,6 +196,8 @@ def view(name: str, records: list[dict[str, Any]], *, everything: bool = False) 
         decisions = [retrieved(r) for r in records]
     elif name == "manifest":
         decisions = [manifest(r) for r in records]
+    elif name == "memory":
+        decisions = [memory(r) for r in records]
     elif name == "included":
         decisions = [{**_head(r), "included": included(r)} for r in records]
     else:

@@ -1,14 +1,18 @@
 """The lean hook client: ``python -m cwcore.hosts.hook_client`` (agent hosts run it per prompt).
 
-It reads the host's hook payload (JSON) on stdin, asks the daemon for the preflight hint of that
-user message and prints the hint — or nothing. It always exits 0: any problem (no payload, no
-daemon, a timeout, an error answer) means no hint, never a blocked prompt (fail-open).
+It reads the host's hook payload (JSON) on stdin, asks the daemon (engine method ``hook.turn``,
+one round trip) for the preflight hint of that user message and the per-turn memory block, and
+prints them — the hint's frozen bytes first, then a blank line and the memory block — or
+nothing. It always exits 0: any problem (no payload, no daemon, a timeout, an error answer)
+means no output, never a blocked prompt (fail-open).
 
 Payloads understood:
 
-* Claude Code ``UserPromptSubmit``: ``{"session_id", "prompt", "transcript_path", "cwd",
-  "hook_event_name"}`` (the message key defaults to the session plus a hash of the prompt);
-* cw's own: ``{"session", "message", "messageKey"?}``.
+* Claude Code and Codex ``UserPromptSubmit``: ``{"session_id", "prompt", "transcript_path",
+  "cwd", "hook_event_name"}`` (the message key defaults to a hash of the prompt);
+* Claude Code and Codex ``SessionStart``: ``{"session_id", "hook_event_name": "SessionStart",
+  "cwd", …}`` — no prompt: the session-start memory block only;
+* cw's own: ``{"session", "message", "messageKey"?, "cwd"?}``.
 
 Start-up is most of this process's life (it runs on every user prompt), so on the common path it
 imports only the standard library's C-backed modules (``json``, ``struct``, ``stat``,
@@ -45,8 +49,13 @@ MAX_FRAME = 16 * 1024 * 1024
 _HEADER = struct.Struct(">I")
 
 
+#: The host events that start a session (no prompt yet).
+SESSION_START_EVENTS = ("SessionStart", "session_start")
+
+
 def parse_payload(raw: bytes) -> dict[str, str] | None:
-    """``{"session", "message", "messageKey"?}`` from a host payload, or None if unusable."""
+    """The ``hook.turn`` request of a host payload — ``{"session", "event", "message"?,
+    "messageKey"?, "cwd"?}`` — or None if unusable."""
     try:
         body = json.loads(raw.decode("utf-8")) if raw.strip() else None
     except (UnicodeDecodeError, ValueError):
@@ -54,14 +63,21 @@ def parse_payload(raw: bytes) -> dict[str, str] | None:
     if not isinstance(body, dict):
         return None
     session = body.get("session") or body.get("session_id") or body.get("sessionId")
+    if not isinstance(session, str) or not session:
+        return None
+    out = {"session": session}
+    cwd = body.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        out["cwd"] = cwd
+    if body.get("hook_event_name") in SESSION_START_EVENTS:
+        out["event"] = "session-start"
+        return out
     message = body.get("message")
     if message is None:
         message = body.get("prompt")
-    if not isinstance(session, str) or not session or not isinstance(message, str):
+    if not isinstance(message, str) or not message.strip():
         return None
-    if not message.strip():
-        return None
-    out = {"session": session, "message": message}
+    out.update(event="prompt", message=message)
     key = body.get("messageKey") or body.get("message_key")
     if isinstance(key, str) and key:
         out["messageKey"] = key
@@ -207,8 +223,9 @@ def _connect(deadline: float) -> _socket.socket:
     return sock
 
 
-def request_hint(params: dict[str, str], timeout: float | None = None) -> str | None:
-    """The preflight hint for ``params`` from the daemon (None: no hint). Raises on failure."""
+def request_turn(params: dict[str, str], timeout: float | None = None) -> str | None:
+    """What the hook prints for ``params`` (the hint, the memory block, both or None), from the
+    daemon's ``hook.turn``. Raises on failure."""
     deadline = time.monotonic() + (timeout if timeout is not None else _timeout())
     sock = _connect(deadline)
     try:
@@ -227,7 +244,7 @@ def request_hint(params: dict[str, str], timeout: float | None = None) -> str | 
         request: dict[str, object] = {
             "type": "request",
             "id": rid,
-            "method": "preflight",
+            "method": "hook.turn",
             "params": params,
         }
         sock.sendall(frame(request))
@@ -238,8 +255,7 @@ def request_hint(params: dict[str, str], timeout: float | None = None) -> str | 
                 continue
             if message["type"] == "result":
                 result = message.get("result")
-                hint = result.get("hint") if isinstance(result, dict) else None
-                return hint if isinstance(hint, str) and hint else None
+                return combined(result if isinstance(result, dict) else {})
             if message["type"] == "error":
                 error = message.get("error")
                 code = error.get("code") if isinstance(error, dict) else None
@@ -248,16 +264,30 @@ def request_hint(params: dict[str, str], timeout: float | None = None) -> str | 
         sock.close()
 
 
+def combined(result: dict[str, object]) -> str | None:
+    """The hint's exact bytes, then (after a blank line) the memory block; None: neither.
+    The hint comes first and unchanged, so its frozen bytes stay a fixed prefix of the turn's
+    context whatever the memory block holds."""
+    parts = [result.get(name) for name in ("hint", "memory")]
+    texts = [p for p in parts if isinstance(p, str) and p.strip()]
+    if not texts:
+        return None
+    out = texts[0]
+    for text in texts[1:]:
+        out += ("\n" if out.endswith("\n") else "\n\n") + text
+    return out
+
+
 def main() -> int:
     try:
         payload = parse_payload(sys.stdin.buffer.read(MAX_PAYLOAD))
         if payload is None:
             return 0
-        hint = request_hint(payload)
-        if hint:
-            sys.stdout.write(hint)
+        text = request_turn(payload)
+        if text:
+            sys.stdout.write(text)
             sys.stdout.flush()
-    except BaseException as exc:  # fail open: no hint, never a failed prompt
+    except BaseException as exc:  # fail open: no output, never a failed prompt
         if os.environ.get("CW_DEBUG"):
             sys.stderr.write(f"cw hook: {type(exc).__name__}: {exc}\n")
     return 0

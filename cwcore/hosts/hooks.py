@@ -1,21 +1,24 @@
 """Hook installers: ready-to-use configurations that connect agent hosts to cw.
 
 On every user prompt the host runs cw's lean hook client (``python -m cwcore.hosts.hook_client``:
-it reads the host's hook payload on stdin and prints the frozen hint, if any, which the host
-inserts right after the prompt); when an answer or a session ends, the host runs
+it reads the host's hook payload on stdin and prints the frozen hint and the turn's memory
+block, if any, which the host inserts right after the prompt); when a session starts, the same
+client prints the session-start memory block; when an answer or a session ends, the host runs
 ``python -m cwcore.hosts.hooks session-end``, which imports the new lines of that transcript
 (``cw sync`` when the payload names none), so the live session is known to preflight and to
 search from its next prompt on. Per host:
 
-- ``claude-code``: ``~/.claude/settings.json``, command hooks ``hooks.UserPromptSubmit``,
-  ``hooks.Stop`` (``async``: imports after each answer without delaying it) and
-  ``hooks.SessionEnd``, merged into the JSON (everything else is kept, in order).
+- ``claude-code``: ``~/.claude/settings.json``, command hooks ``hooks.SessionStart``,
+  ``hooks.UserPromptSubmit``, ``hooks.Stop`` (``async``: imports after each answer without
+  delaying it) and ``hooks.SessionEnd``, merged into the JSON (everything else is kept, in order).
 - ``codex``: ``$CODEX_HOME/config.toml`` (default ``~/.codex``), one marked block appended at the
   end: ``[mcp_servers.cw]`` (the MCP server, bound to ``--project``) and inline
-  ``[[hooks.UserPromptSubmit]]`` / ``[[hooks.Stop]]`` hooks (Codex has no session-end event).
+  ``[[hooks.SessionStart]]`` / ``[[hooks.UserPromptSubmit]]`` / ``[[hooks.Stop]]`` hooks (Codex
+  has no session-end event).
 - ``pi``: ``~/.pi/agent/extensions/cw.ts``, an auto-discovered extension owned entirely by cw
-  (``before_agent_start`` injects the hint as a persisted message; ``agent_end``, in the
-  background, and ``session_shutdown`` import).
+  (``before_agent_start`` injects the hint and the memory block as one persisted message — pi's
+  ``session_start`` cannot add a message, so pi has no session-start block; ``agent_end``, in
+  the background, and ``session_shutdown`` import).
 
 Every operation is computed first as a :class:`Change` (the file's text before and after), so
 ``--dry-run`` prints exactly what would be written and writes nothing. Installing twice changes
@@ -137,6 +140,7 @@ def _claude_groups(cmds: Commands) -> dict[str, dict[str, Any]]:
 
     # Stop imports after every answer, in the background (``async``); SessionEnd the rest.
     return {
+        "SessionStart": group(cmds.hint, HINT_TIMEOUT_S),
         "UserPromptSubmit": group(cmds.hint, HINT_TIMEOUT_S),
         "Stop": group(cmds.session_end, IMPORT_TIMEOUT_S, **{"async": True}),
         "SessionEnd": group(cmds.session_end, IMPORT_TIMEOUT_S),
@@ -309,6 +313,7 @@ def _codex_block(cmds: Commands, project: str, begin: str) -> str:
     if os.environ.get("CW_HOME"):
         lines.append(f"env = {{ CW_HOME = {_toml_str(os.environ['CW_HOME'])} }}")
     for event, command, timeout in (
+        ("SessionStart", cmds.hint, HINT_TIMEOUT_S),
         ("UserPromptSubmit", cmds.hint, HINT_TIMEOUT_S),
         ("Stop", cmds.session_end, IMPORT_TIMEOUT_S),
     ):
@@ -385,8 +390,8 @@ def _codex_install(path: Path, before: str | None, cmds: Commands, project: str)
     except tomllib.TOMLDecodeError as exc:
         raise Conflict(
             f"adding cw's hooks to {path} would make it invalid TOML ({exc}): it probably sets "
-            "hooks.UserPromptSubmit or hooks.Stop as an inline array; move those to "
-            "[[hooks.<Event>]] tables (or to hooks.json) and retry"
+            "hooks.SessionStart, hooks.UserPromptSubmit or hooks.Stop as an inline array; move "
+            "those to [[hooks.<Event>]] tables (or to hooks.json) and retry"
         ) from None
     return after
 
@@ -422,8 +427,9 @@ def _codex_entries(data: dict[str, Any] | None) -> list[dict[str, Any]]:
 _PI_HEADER = "// cw: added by `cw hooks install pi`; `cw hooks uninstall pi` deletes this file."
 
 _PI_TEMPLATE = """{header}
-// Before each prompt, cw's hook client may return a frozen historical hint; it is injected as a
-// message right after the prompt and persisted in the session, so its bytes never change. After
+// Before each prompt, cw's hook client may return a frozen historical hint and the turn's memory
+// block (hint first); they are injected as one message right after the prompt and persisted in
+// the session, so the bytes earlier turns were sent with never change. After
 // each answer (in the background) and when the session shuts down, the session file is imported
 // into cw. See cw's docs/hosts.md.
 import {{ spawn }} from "node:child_process";

@@ -19,6 +19,14 @@ later sections are dropped (listed under ``truncated``):
 
 Trivial prompts get no block at all: fewer than 4 characters, slash commands, and
 acknowledgements (``ok``, ``yes``, ``thanks``, ``sounds good``, ``got it``, ``done``, …).
+
+At session start (``start=True``) there is no prompt yet: the block holds what applies to any
+turn — hard rules, the scratchpad and the daily log — and no prompt-relevant sections.
+
+Besides the pipeline's traces, the result lists ``unselected``: every record that passed the
+pipeline (or, for contested records, the scope processors) but is not in the block, with why —
+``not-relevant``, ``selected-limit``, ``hard-rule-limit``, ``scratchpad-limit``,
+``contested:not-relevant``, ``contested-limit`` or ``budget`` (its section was cut).
 """
 
 from __future__ import annotations
@@ -93,7 +101,10 @@ def staleness(record: dict[str, Any], now: datetime) -> str:
     return ""
 
 
-def hard_rules(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def hard_rules(
+    records: list[dict[str, Any]], limit: int | None = HARD_RULE_LIMIT
+) -> list[dict[str, Any]]:
+    """The records that qualify as hard rules, by confidence (at most ``limit``)."""
     rules = [
         r
         for r in records
@@ -103,7 +114,7 @@ def hard_rules(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         and r.get("ruleType") in PREFIX
     ]
     rules.sort(key=lambda r: (-float(r["confidence"]), r["id"]))
-    return rules[:HARD_RULE_LIMIT]
+    return rules if limit is None else rules[:limit]
 
 
 def _one_line(text: str) -> str:
@@ -121,12 +132,17 @@ def build(
     daily_log: DailyLog | None = None,
     semantic: rank_mod.SemanticRanker | None = None,
     budget: int = BUDGET_BYTES,
+    start: bool = False,
 ) -> dict[str, Any]:
-    """The injection block for one turn, with traces, ranking and section membership."""
+    """The injection block for one turn (``start``: the session-start block, without a
+    prompt), with traces, ranking, section membership and the records left out."""
     now = now or clock.now()
-    why = trivial(prompt)
-    if why is not None:
-        return {"skipped": True, "reason": why, "block": None, "bytes": 0, "traces": []}
+    if start:
+        prompt = ""
+    else:
+        why = trivial(prompt)
+        if why is not None:
+            return {"skipped": True, "reason": why, "block": None, "bytes": 0, "traces": []}
     ctx = Context.make(prompt, profile=profile, project=project, cwd=cwd)
     passed, traces = run_pipeline(records, ctx)
     # Contested records: the same scope processors, without the status filter.
@@ -134,22 +150,26 @@ def build(
         [r for r in records if r.get("status") == "contested"], ctx, PIPELINE[1:]
     )
 
-    rules = hard_rules(passed)
+    eligible = hard_rules(passed, limit=None)
+    rules = eligible[:HARD_RULE_LIMIT]
     rule_ids = {r["id"] for r in rules}
-    scratch = [r for r in passed if SCRATCHPAD_TAG in (r.get("tags") or [])]
-    scratch_ids = {r["id"] for r in scratch}
+    scratch_all = [r for r in passed if SCRATCHPAD_TAG in (r.get("tags") or [])]
+    scratch_ids = {r["id"] for r in scratch_all}
     pool = [r for r in passed if r["id"] not in rule_ids and r["id"] not in scratch_ids]
-    ranked = rank_mod.rank(prompt, pool, semantic)
+    ranked = rank_mod.rank(prompt, pool, semantic) if prompt else rank_mod.Ranked([], "none")
     by_id = {r["id"]: r for r in pool}
-    selected = [by_id[rid] for rid, _ in ranked.order if rid in by_id][:SELECTED_LIMIT]
-    contested = sorted(
+    relevant = [by_id[rid] for rid, _ in ranked.order if rid in by_id]
+    selected = relevant[:SELECTED_LIMIT]
+    overlapping = sorted(
         (
             (rank_mod.overlap(prompt, r), r)
             for r in contested_pool
-            if rank_mod.overlap(prompt, r) >= CONTESTED_OVERLAP
+            if prompt and rank_mod.overlap(prompt, r) >= CONTESTED_OVERLAP
         ),
         key=lambda x: (-x[0], -float(x[1].get("confidence", 0)), x[1]["id"]),
-    )[:CONTESTED_LIMIT]
+    )
+    contested = overlapping[:CONTESTED_LIMIT]
+    scratch = sorted(scratch_all, key=lambda r: (r["created"], r["id"]))
 
     sections: list[tuple[str, list[str], list[str]]] = []
     if rules:
@@ -172,12 +192,11 @@ def build(
             lines.append(f"- {r['id']} [{meta}] {_one_line(r['statement'])}")
         sections.append(("## Selected Memory", lines, [r["id"] for r in selected]))
     if scratch:
-        scratch = sorted(scratch, key=lambda r: (r["created"], r["id"]))[:SCRATCHPAD_LIMIT]
         sections.append(
             (
                 "## Scratchpad",
-                [f"- [ ] {_one_line(r['statement'])}" for r in scratch],
-                [r["id"] for r in scratch],
+                [f"- [ ] {_one_line(r['statement'])}" for r in scratch[:SCRATCHPAD_LIMIT]],
+                [r["id"] for r in scratch[:SCRATCHPAD_LIMIT]],
             )
         )
     if contested:
@@ -207,6 +226,19 @@ def build(
                 )
             )
     block, included, truncated = _assemble(sections, budget)
+    left_out = _left_out(
+        {rid for ids in included.values() for rid in ids},
+        (
+            (eligible, HARD_RULE_LIMIT, "hard-rule-limit"),
+            (relevant, SELECTED_LIMIT, "selected-limit"),
+            (scratch, SCRATCHPAD_LIMIT, "scratchpad-limit"),
+            ([r for _, r in overlapping], CONTESTED_LIMIT, "contested-limit"),
+        ),
+        (
+            (pool, "not-relevant"),
+            (contested_pool, "contested:not-relevant"),
+        ),
+    )
     return {
         "skipped": False,
         "reason": None if block else "nothing-to-inject",
@@ -216,12 +248,37 @@ def build(
         "sections": included,
         "truncated": truncated,
         "traces": [t.to_json() for t in traces],
+        "unselected": left_out,
         "ranking": {
             "mode": ranked.mode,
             "weights": {"fts": rank_mod.FTS_WEIGHT, "semantic": rank_mod.SEMANTIC_WEIGHT},
             "scores": [{"id": rid, "score": round(s, 6)} for rid, s in ranked.order],
         },
     }
+
+
+def _left_out(
+    shown: set[str],
+    ranked_groups: tuple[tuple[list[dict[str, Any]], int, str], ...],
+    pools: tuple[tuple[list[dict[str, Any]], str], ...],
+) -> list[dict[str, str]]:
+    """The candidates not in the block, each once with its first reason: past its section's
+    limit, cut by the budget (within the limit), or not relevant to the prompt at all."""
+    out: list[dict[str, str]] = []
+    seen = set(shown)
+
+    def add(record_id: str, reason: str) -> None:
+        if record_id not in seen:
+            seen.add(record_id)
+            out.append({"id": record_id, "reason": reason})
+
+    for group, limit, over in ranked_groups:
+        for n, r in enumerate(group):
+            add(r["id"], over if n >= limit else "budget")
+    for pool, reason in pools:
+        for r in pool:
+            add(r["id"], reason)
+    return out
 
 
 def _assemble(

@@ -85,9 +85,10 @@ def _delete(
     return _status(engine, params, "deleted")
 
 
-def daily_log(engine: Engine) -> injection.DailyLog:
-    """Today's archived sessions (by the day bucket of their documents): the count and, for
-    the first few, the project and the last message (shortened)."""
+def daily_log(engine: Engine, project: str | None = None) -> injection.DailyLog:
+    """Today's archived sessions (by the day bucket of their documents) — with ``project``,
+    only that project's: the count and, for the first few, the project and the last message
+    (shortened)."""
 
     def read(now: datetime) -> tuple[int, list[tuple[str, str]]]:
         bucket = day_bucket(None, now)
@@ -95,10 +96,12 @@ def daily_log(engine: Engine) -> injection.DailyLog:
             str(keys.BUCKET_SESSION.decode(key)[1])
             for key, _ in engine.store.scan("scopes", keys.BUCKET_SESSION.prefix(bucket))
         ]
+        if project is not None:
+            sessions = [s for s in sessions if _project_of(engine, s) == project]
         out: list[tuple[str, str]] = []
         for session in sessions[: injection.DAILY_SESSIONS]:
             try:
-                project = str(engine.reader.session(session).get("project") or "")
+                project_name = str(engine.reader.session(session).get("project") or "")
                 summary = ""
                 for _, value in engine.store.scan(
                     "scopes", keys.SESSION_DOC.prefix(session), reverse=True, limit=1
@@ -111,7 +114,7 @@ def daily_log(engine: Engine) -> injection.DailyLog:
                 summary = " ".join(summary.split())
                 if len(summary) > SUMMARY_CHARS:
                     summary = summary[: SUMMARY_CHARS - 1] + "…"
-                out.append((project, summary))
+                out.append((project_name, summary))
             except (CwError, KeyError):
                 continue
         return len(sessions), out
@@ -119,30 +122,84 @@ def daily_log(engine: Engine) -> injection.DailyLog:
     return read
 
 
+def _project_of(engine: Engine, session: str) -> str | None:
+    try:
+        return engine.reader.session(session).get("project")
+    except NotFound:
+        return None
+
+
+def visible_to(project: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records a project may see: global, domain and its own project records (another
+    project's records are left out before any processor runs, so no trace names them)."""
+    out = []
+    for r in rows:
+        scope = r.get("scope") or {}
+        if scope.get("type") != "project" or scope.get("name") == project:
+            out.append(r)
+    return out
+
+
+def context(
+    engine: Engine,
+    prompt: str,
+    *,
+    project: str | None = None,
+    session: str | None = None,
+    profile: str | None = None,
+    cwd: str | None = None,
+    with_daily_log: bool = True,
+    project_only: bool = False,
+    start: bool = False,
+    budget: int = injection.BUDGET_BYTES,
+) -> dict[str, Any]:
+    """The injection block of one turn (see :func:`cwcore.memory.injection.build`).
+
+    The project defaults to the session's. ``project_only`` confines the turn to ``project``:
+    only the records it may see (:func:`visible_to`) enter the pipeline and the daily log lists
+    only its sessions — what a project-bound caller gets."""
+    if project is None and session is not None:
+        project = _project_of(engine, session)
+    rows = list(records.scan(engine.store))
+    if project_only:
+        if project is None:
+            raise InvalidInput("a project-only memory context needs a project")
+        rows = visible_to(project, rows)
+    log = daily_log(engine, project if project_only else None) if with_daily_log else None
+    return injection.build(
+        rows,
+        prompt,
+        profile=profile,
+        project=project,
+        cwd=cwd,
+        daily_log=log,
+        semantic=semantic_ranker(engine),
+        budget=budget,
+        start=start,
+    )
+
+
 @method("memory.context", output_bytes=4 * 1024 * 1024)
 def _context(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    """The injection block for a prompt, with processor traces and ranking."""
+    """The injection block for a prompt, with processor traces and ranking. ``projectOnly``
+    confines it to ``project`` (see :func:`context`)."""
     prompt = params.get("prompt")
     if not isinstance(prompt, str):
         raise InvalidInput("prompt must be a string")
-    project = _opt(params, "project")
-    session = _opt(params, "session")
-    if project is None and session is not None:
-        try:
-            project = engine.reader.session(session).get("project")
-        except NotFound:
-            project = None
-    log = daily_log(engine) if params.get("dailyLog", True) else None
-    return injection.build(
-        list(records.scan(engine.store)),
+    project_only = params.get("projectOnly", False)
+    if not isinstance(project_only, bool):
+        raise InvalidInput("projectOnly must be true or false")
+    return context(
+        engine,
         prompt,
+        project=_opt(params, "project"),
+        session=_opt(params, "session"),
         profile=_opt(params, "profile"),
-        project=project,
         cwd=_opt(params, "cwd"),
-        daily_log=log,
-        semantic=semantic_ranker(engine),
+        with_daily_log=bool(params.get("dailyLog", True)),
+        project_only=project_only,
     )
 
 

@@ -125,7 +125,9 @@ def _view(
             emit_json(body)
             return
         if not body["decisions"]:
-            console.print("[dim]no frozen hints.[/]")
+            console.print(
+                "[dim]no memory selections.[/]" if name == "memory" else "[dim]no frozen hints.[/]"
+            )
             return
         _VIEW_RENDERERS[name](body["decisions"])
 
@@ -220,7 +222,33 @@ def _render_items(decisions: list[dict[str, Any]], key: str) -> None:
         console.print(f"[dim]nothing {key}.[/]")
 
 
+def _render_memory(decisions: list[dict[str, Any]]) -> None:
+    for d in decisions:
+        state = f"skipped ({d['reason']})" if d["skipped"] else f"{d['bytes']} bytes"
+        console.print(
+            f"[bold]{escape(d['session'])}[/] · {escape(d['messageKey'])} · "
+            f"{escape(str(d.get('event') or '-'))} · project {escape(str(d.get('project')))} · "
+            f"{escape(state)}"
+        )
+        for section, ids in d["selected"].items():
+            console.print(f"  {escape(section)}: {escape(', '.join(ids))}", soft_wrap=True)
+        if d["truncated"]:
+            console.print(f"  cut by the budget: {escape(', '.join(d['truncated']))}")
+        for t in d["traces"]:
+            console.print(
+                f"  [dim]{escape(t['processor'])}: {t['input_count']} → {t['output_count']}[/]"
+            )
+        for e in d["excluded"]:
+            console.print(
+                f"  - {escape(e['id'])}: {escape(str(e['reason']))} · {escape(e['stage'])}",
+                soft_wrap=True,
+            )
+        if d["excludedMore"]:
+            console.print(f"  [dim]… and {d['excludedMore']} more left out[/]")
+
+
 _VIEW_RENDERERS = {
+    "memory": _render_memory,
     "retrieved": _render_retrieved,
     "manifest": _render_manifest,
     "included": lambda ds: _render_items(ds, "included"),
@@ -265,6 +293,15 @@ def excluded(
 ) -> None:
     """Evidence left out after ranking, with reasons (duplicate, suppressed, privacy, budget…)."""
     _view("excluded", session, message_key, as_json, everything)
+
+
+@app.command("memory")
+def memory(
+    session: SessionOpt = None, message_key: KeyOpt = None, as_json: JsonOpt = False
+) -> None:
+    """The memory block the hooks gave each turn (session start included): the record ids per
+    section, the processors' traces and every record left out with its reason and stage."""
+    _view("memory", session, message_key, as_json, False)
 
 
 @app.command("rotate")

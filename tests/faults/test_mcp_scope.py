@@ -20,7 +20,18 @@ import pytest
 from mcp import Client
 
 from cwcore.api import Archive
-from cwcore.hosts.mcp_server import GATHER, RECALL, SEARCH, SUPERSEDE, Binding, build_server
+from cwcore.errors import NotFound
+from cwcore.hosts.mcp_server import (
+    GATHER,
+    MEMORY,
+    MESSAGES,
+    RECALL,
+    SEARCH,
+    SESSIONS,
+    SUPERSEDE,
+    Binding,
+    build_server,
+)
 from tests.helpers import write_jsonl
 
 MAX_MESSAGE_CHARS = 4096  # cwcore.errors.MAX_MESSAGE_CHARS (absent before the fix)
@@ -288,3 +299,64 @@ def test_oversized_arguments_get_short_errors(world: dict[str, Any]) -> None:
                 archive.search(request)
             assert len(str(caught.value)) <= MAX_MESSAGE_CHARS + 100
             assert len(str(caught.value)) < 1024, str(caught.value)[:200]
+
+
+B_SESSIONS = ("beta live session", "beta superseded session", "beta missing session")
+NEVER_EXISTED_SESSION = "zz-session-that-never-existed"
+
+
+def test_read_tools_reach_nothing_of_another_project(world: dict[str, Any]) -> None:
+    """Sessions, messages and memory of B: never listed, never read, never selected — a B
+    session id or prefix answers exactly as a session that never existed."""
+    with Archive.open(world["home"], embedded=True) as archive:
+        secret = archive.memory_add(
+            "quokka-memory: beta deploys on Fridays",
+            ruleType="convention",
+            confidence=0.95,
+            layer="L2",
+            scope=f"project:{B}",
+        )
+        archive.memory_add("Pelicans are configured in settings.toml", scope=f"project:{A}")
+        b_page = archive.bound_sessions(B, limit=1)
+        assert b_page["sessions"] and b_page["nextCursor"]
+        # The engine refuses B's session to a caller bound to A, as if it did not exist.
+        for sid in B_SESSIONS:
+            with pytest.raises(NotFound) as caught:
+                archive.bound_messages(sid, project=A)
+            assert str(caught.value).replace(sid, "S") == "no session 'S'"
+
+    async def body(client: Client) -> dict[str, Any]:
+        out: dict[str, Any] = {"messages": {}}
+        out["never"] = await call(client, MESSAGES, session=NEVER_EXISTED_SESSION)
+        for sid in (*B_SESSIONS, "beta live", "beta"):
+            out["messages"][sid] = await call(client, MESSAGES, session=sid)
+        out["lists"] = [
+            await call(client, SESSIONS, limit=50),
+            await call(client, SESSIONS, cursor=b_page["nextCursor"]),
+            await call(client, SESSIONS, agent="cw-jsonl"),
+        ]
+        out["memory"] = [
+            await call(client, MEMORY, prompt=prompt)
+            for prompt in ("when does beta deploy on Fridays?", "quokka memory settings")
+        ]
+        return out
+
+    out = run_bound(world["home"], Binding(A), body)
+
+    def normalized(answer: tuple[bool, dict[str, Any], str], sid: str) -> Any:
+        return json.loads(answer[2].replace(sid, "S"))
+
+    never = normalized(out["never"], NEVER_EXISTED_SESSION)
+    assert out["never"][1]["error"]["code"] == "not-found"
+    for sid, answer in out["messages"].items():
+        assert normalized(answer, sid) == never, sid
+        assert_no_b(answer[2].replace(sid, "S"))
+    for is_error, page, whole in out["lists"]:
+        assert not is_error, page
+        assert_no_b(whole)
+        assert {row["project"] for row in page["sessions"]} <= {A}
+    assert {row["sessionId"] for row in out["lists"][0][1]["sessions"]} == {"a1", "a2"}
+    for is_error, answer, whole in out["memory"]:
+        assert not is_error, answer
+        assert_no_b(whole)
+        assert "quokka-memory" not in whole and secret["id"] not in whole

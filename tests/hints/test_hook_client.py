@@ -100,17 +100,33 @@ def test_hook_client_imports_nothing_heavy() -> None:
 
 
 def test_payload_shapes() -> None:
-    assert parse_payload(b'{"session_id": "s", "prompt": "hi there"}') == {
+    assert parse_payload(b'{"session_id": "s", "prompt": "hi there", "cwd": "/w/alpha"}') == {
         "session": "s",
+        "event": "prompt",
         "message": "hi there",
+        "cwd": "/w/alpha",
     }
     assert parse_payload(b'{"session": "s", "message": "m", "messageKey": "user:1"}') == {
         "session": "s",
+        "event": "prompt",
         "message": "m",
         "messageKey": "user:1",
     }
+    # A session start has no prompt: the session-start memory block is asked for.
+    start = b'{"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}'
+    assert parse_payload(start) == {"session": "s", "event": "session-start"}
     for bad in (b"", b"[]", b'{"session_id": 3, "prompt": "x"}', b'{"session_id": "s"}'):
         assert parse_payload(bad) is None
+
+
+def test_hook_output_puts_the_frozen_hint_first() -> None:
+    from cwcore.hosts.hook_client import combined
+
+    assert combined({"hint": None, "memory": None}) is None
+    assert combined({"hint": "\nHINT", "memory": None}) == "\nHINT"
+    assert combined({"hint": None, "memory": "# Block"}) == "# Block"
+    assert combined({"hint": "\nHINT", "memory": "# Block"}) == "\nHINT\n\n# Block"
+    assert combined({"hint": "HINT\n", "memory": "# Block"}) == "HINT\n\n# Block"
 
 
 def test_lean_socket_path_and_framing_match_the_full_modules(

@@ -110,6 +110,8 @@ def test_claude_code_round_trip(tmp_path: Path, name: str) -> None:
     assert (
         "cwcore.hosts.hooks session-end" in after["hooks"]["SessionEnd"][-1]["hooks"][0]["command"]
     )
+    # A session start runs the same client: it prints the session-start memory block.
+    assert after["hooks"]["SessionStart"][-1]["hooks"][0] == cw
     round_trip("claude-code", path, CLAUDE_FILES[name].encode())
 
 
@@ -130,6 +132,7 @@ def test_codex_round_trip(tmp_path: Path, name: str) -> None:
     assert prompt[: len(own)] == own and len(prompt) == len(own) + 1
     assert prompt[-1]["hooks"][0]["command"].endswith("-m cwcore.hosts.hook_client")
     assert data["hooks"]["Stop"][-1]["hooks"][0]["timeout"] == hooks.IMPORT_TIMEOUT_S
+    assert data["hooks"]["SessionStart"][-1]["hooks"][0] == prompt[-1]["hooks"][0]
     round_trip("codex", path, CODEX_FILES[name].encode())
 
 
@@ -317,7 +320,7 @@ def test_pi_extension_injects_the_hint_and_imports_on_shutdown(tmp_path: Path) -
     fake.write_text(
         "#!/bin/sh\n"
         f'input=$(cat); printf \'{{"args": "%s", "stdin": %s}}\\n\' "$*" "$input" >> {log}\n'
-        'case "$*" in *hook_client*) printf "HINT: archived evidence";; esac\n'
+        'case "$*" in *hook_client*) printf "HINT: archived evidence\\n\\n# Memory";; esac\n'
     )
     fake.chmod(0o755)
     ext = tmp_path / "cw.mjs"
@@ -340,7 +343,11 @@ def test_pi_extension_injects_the_hint_and_imports_on_shutdown(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result == {
-        "message": {"customType": "cw-hint", "content": "HINT: archived evidence", "display": True}
+        "message": {
+            "customType": "cw-hint",
+            "content": "HINT: archived evidence\n\n# Memory",
+            "display": True,
+        }
     }
     deadline = time.monotonic() + 10
     while len(log.read_text().splitlines()) < 3 and time.monotonic() < deadline:

@@ -42,6 +42,9 @@ def test_cw_mcp_over_stdio(tmp_path: Path, cw_home: Path) -> None:
             "context_window_gather",
             "context_window_recall",
             "context_window_supersede",
+            "context_window_sessions",
+            "context_window_messages",
+            "context_window_memory",
         ]
     )
     assert body["results"][0]["source"]["project"] == "proj"

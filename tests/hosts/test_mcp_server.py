@@ -16,14 +16,19 @@ from cwcore.api import Archive
 from cwcore.errors import InvalidInput
 from cwcore.hosts.mcp_server import (
     GATHER,
+    MEMORY,
+    MESSAGES,
     RECALL,
     SEARCH,
+    SESSIONS,
     SUPERSEDE,
     Binding,
     build_server,
     resolve_binding,
 )
 from tests.helpers import write_jsonl
+
+READ_TOOLS = (SESSIONS, MESSAGES, MEMORY)
 
 
 def msg(session: str, mid: str, role: str, text: str, minute: int, project: str, **extra: Any):
@@ -119,12 +124,12 @@ async def call(client: Client, name: str, **arguments: Any) -> tuple[bool, dict[
     return bool(result.is_error), body
 
 
-def test_lists_four_tools_with_spec_schemas(store: Path) -> None:
+def test_lists_the_tools_with_spec_schemas(store: Path) -> None:
     async def body(client: Client) -> Any:
         return (await client.list_tools()).tools
 
     tools = {t.name: t for t in session_of(store, Binding("alpha"))(body)}
-    assert set(tools) == {SEARCH, GATHER, RECALL, SUPERSEDE}
+    assert set(tools) == {SEARCH, GATHER, RECALL, SUPERSEDE, *READ_TOOLS}
     props = {name: set(t.input_schema["properties"]) for name, t in tools.items()}
     assert props[SEARCH] == {
         "query",

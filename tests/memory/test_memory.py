@@ -455,3 +455,68 @@ def test_memory_cli_reports_conflicting_evidence(archive: Archive) -> None:
     assert shown.exit_code == 0, shown.output
     assert "[contested]" in shown.stdout
     assert f"contested: conflicting evidence: {first_id}" in shown.stdout
+
+
+def test_session_start_block_has_no_prompt_sections() -> None:
+    records = [
+        rec("mem_rule", "never force push", layer="L2", confidence=0.9, ruleType="avoid_pattern"),
+        rec("mem_fact", "worker queues hold 64 jobs", layer="L2", confidence=0.94),
+        rec("mem_todo", "measure worker queues latency", tags=["scratchpad"]),
+        rec("mem_c1", "worker queues should be unbounded", status="contested", confidence=0.88),
+    ]
+
+    def daily(now: Any) -> tuple[int, list[tuple[str, str]]]:
+        return 1, [("alpha", "fixed the reaper")]
+
+    body = build(records, "ok", now=NOW, daily_log=daily, start=True)
+    assert body["skipped"] is False  # no prompt to filter: the start block is always built
+    assert set(body["sections"]) == {"Hard Rules", "Scratchpad", "Daily Log", "Today's Sessions"}
+    assert "mem_fact" not in body["block"] and "## Contested Memory" not in body["block"]
+    reasons = {u["id"]: u["reason"] for u in body["unselected"]}
+    assert reasons == {"mem_fact": "not-relevant", "mem_c1": "contested:not-relevant"}
+
+
+def test_records_left_out_of_the_block_say_why() -> None:
+    rules = [
+        rec(f"mem_r{i}", f"rule {i}", layer="L2", confidence=0.86 + i / 100, ruleType="convention")
+        for i in range(9)
+    ]
+    facts = [rec(f"mem_f{i:02d}", f"queue fact {i}", confidence=0.8) for i in range(12)]
+    other = [rec("mem_x", "unrelated statement about pelicans")]
+    body = build(rules + facts + other, "which queue fact applies?", now=NOW)
+    reasons = {u["id"]: u["reason"] for u in body["unselected"]}
+    assert reasons["mem_r0"] == "hard-rule-limit"  # the lowest-confidence of nine
+    assert sorted(r for r, why in reasons.items() if why == "selected-limit") == sorted(
+        set(f["id"] for f in facts) - set(body["sections"]["Selected Memory"])
+    )
+    assert reasons["mem_x"] == "not-relevant"
+    shown = {i for ids in body["sections"].values() for i in ids}
+    assert shown.isdisjoint(reasons)
+    small = build(rules + facts, "which queue fact applies?", now=NOW, budget=420)
+    cut = {u["id"]: u["reason"] for u in small["unselected"]}
+    assert "## Selected Memory" in small["truncated"]
+    assert {cut[f] for f in small["sections"].get("Selected Memory", []) if f in cut} == set()
+    assert "budget" in cut.values()
+
+
+def test_project_only_context_never_sees_another_projects_records(
+    tmp_path: Path, archive: Archive
+) -> None:
+    rows = [
+        {"session": "s-alpha", "id": "u1", "role": "user", "text": "alpha work",
+         "project": "alpha", "timestamp": "2026-11-20T09:00:00Z"},
+        {"session": "s-beta", "id": "u1", "role": "user", "text": "beta secret work",
+         "project": "beta", "timestamp": "2026-11-20T09:05:00Z"},
+    ]  # fmt: skip
+    archive.import_paths([write_jsonl(tmp_path / "t.jsonl", rows)])
+    archive.memory_add("alpha queues hold 64 jobs", scope="project:alpha")
+    beta = archive.memory_add("beta queues hold 8 jobs", scope="project:beta")
+    body = archive.memory_context(
+        "how many jobs do queues hold?", project="alpha", projectOnly=True
+    )
+    assert beta["id"] not in json.dumps(body) and "beta" not in body["block"]
+    assert "Sessions today: 1" in body["block"]
+    wide = archive.memory_context("how many jobs do queues hold?", project="alpha")
+    assert beta["id"] in json.dumps(wide["traces"]) and "Sessions today: 2" in wide["block"]
+    with pytest.raises(InvalidInput):
+        archive.memory_context("queues?", projectOnly=True)
