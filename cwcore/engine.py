@@ -232,7 +232,7 @@ class Engine:
         """Bounded maintenance: retention by archive kind, expired search leases, hint
         exposures past their cooldown and abandoned sessions' hint records."""
         from cwcore.hints import frozen
-        from cwcore.recall.locator import expire_leases, leased_documents
+        from cwcore.retrieve.locator import expire_leases, leased_documents
 
         leases = expire_leases(self.store)
         report = self.retention.expire(
@@ -293,7 +293,7 @@ class Engine:
 
     def search_context(self) -> Any:
         """What explicit search reads: store, postings, the locator signer, lease length."""
-        from cwcore.recall.locator import Signer, load_key
+        from cwcore.retrieve.locator import Signer, load_key
         from cwcore.retrieve.search import SearchContext
 
         if self._search_ctx is None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
 from cwcore.index import derived
-from cwcore.recall.locator import (
+from cwcore.retrieve.locator import (
     NOT_VALID_HERE,
     Locator,
     LocatorInvalid,

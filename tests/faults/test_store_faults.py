@@ -448,7 +448,7 @@ def open_umask() -> Any:
 
 
 def test_a_fresh_store_is_owner_only(cw_home: Path, tmp_path: Path, open_umask: None) -> None:
-    from cwcore.recall.locator import load_key
+    from cwcore.retrieve.locator import load_key
 
     source = write_rows(tmp_path / "s.jsonl", [("s", f"m{i}", "text " * 40) for i in range(20)])
     with Archive.open(cw_home, embedded=True) as archive:
