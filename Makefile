@@ -6,7 +6,7 @@ CW := $(BIN)/cw
 STAMP := $(VENV)/.installed
 SOURCE ?=
 
-.PHONY: run test lint fmt bench eval clean install screenshots
+.PHONY: run test test-all test-slow lint fmt bench eval clean install screenshots
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,8 +35,17 @@ fmt: $(STAMP)
 	$(BIN)/ruff format cwcore cwtui tests bench eval
 	$(BIN)/ruff check --fix cwcore cwtui tests bench eval
 
+# The fast tier: every test not marked slow, on two workers (a few minutes on 2 cores).
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -m "not slow" -n 2
+
+# The slow tier alone (crash trials, 20 MiB messages through a real daemon, long property
+# runs), one at a time so that no test shares the machine with another.
+test-slow: $(STAMP)
+	$(BIN)/pytest -m slow
+
+# Everything: the fast tier, then the slow one (what .ci/run runs).
+test-all: test test-slow
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -25,8 +25,8 @@ import numpy as np
 from bench.common import peak_rss_mb, percentiles, print_table, write_result
 from cwcore.index import bm25
 from cwcore.index.postings import PostingIndex, stats_of
-from cwcore.index.tokenize import tokens
 from cwcore.store.rocks import Store
+from cwcore.text.tokenize import tokens
 
 SEED = 20261129
 VOCAB = 50_000

@@ -31,7 +31,7 @@ class Settings:
         default=True, metadata={"doc": "Explicit search may use local embeddings (spec 000)."}
     )
     semantic_policy: str = field(
-        default="always",
+        default="auto",
         metadata={
             "doc": "Default semanticPolicy of explicit search: always|auto|never "
             "(chosen by make eval, docs/evaluation.md)."

@@ -232,7 +232,7 @@ class Engine:
         """Bounded maintenance: retention by archive kind, expired search leases, hint
         exposures past their cooldown and abandoned sessions' hint records."""
         from cwcore.hints import frozen
-        from cwcore.recall.locator import expire_leases, leased_documents
+        from cwcore.retrieve.locator import expire_leases, leased_documents
 
         leases = expire_leases(self.store)
         report = self.retention.expire(
@@ -293,7 +293,7 @@ class Engine:
 
     def search_context(self) -> Any:
         """What explicit search reads: store, postings, the locator signer, lease length."""
-        from cwcore.recall.locator import Signer, load_key
+        from cwcore.retrieve.locator import Signer, load_key
         from cwcore.retrieve.search import SearchContext
 
         if self._search_ctx is None:
@@ -602,14 +602,26 @@ def _index_run(
         emit({"type": "progress", "done": done, "total": max(total, done)})
         if n == 0 or not params.get("wait", False):
             break
-    return maintenance.status(engine.store, engine.indexer)
+    return index_status(engine)
+
+
+def index_status(engine: Engine, document: str | None = None) -> dict[str, Any]:
+    """``cw index status``: the lexical generation and handlers, and the semantic handler's
+    progress (two point reads each, never a scan)."""
+    from cwcore.semantic import index as semantic_index
+
+    body = maintenance.status(engine.store, engine.indexer, document)
+    body["semantic"] = semantic_index.status(
+        engine.store, enabled=engine.indexer.settings.semantic_retrieval
+    )
+    return body
 
 
 @method("index.status", passive=True)
 def _index_status(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    return maintenance.status(engine.store, engine.indexer, param_str(params, "document"))
+    return index_status(engine, param_str(params, "document"))
 
 
 @method("index.partial", passive=True)
@@ -640,7 +652,7 @@ def _index_rebuild(
         engine.indexer.drain()
     elif engine.background:
         engine._index_worker.wake()
-    return {**queued, **maintenance.status(engine.store, engine.indexer)}
+    return {**queued, **index_status(engine)}
 
 
 @method("search", output_bytes=4 * MiB)

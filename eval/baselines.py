@@ -31,7 +31,7 @@ def stopwords() -> set[str]:
     the baselines drop these from a query. It is longer than the grammar list cw's own search
     drops, and it scored FTS5 higher on both LongMemEval (recall_all@5 0.926 against 0.905) and
     the agent logs (hit@1 0.673 against 0.653), so the baselines get the stronger setting."""
-    from cwcore.hints.stopwords import STOPWORDS
+    from cwcore.text.stopwords import STOPWORDS
 
     return set(STOPWORDS)
 

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULT_DATA = Path("/work/shared/data/longmemeval-s-dev")
+#: The shared data sets: ``../shared/data`` beside the checkout, or ``CW_SHARED_DATA``.
+SHARED = Path(
+    os.environ.get("CW_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
+DEFAULT_DATA = SHARED / "longmemeval-s-dev"
 PROJECT = "longmemeval"
 
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from eval import baselines
 from eval.common import BandStats, SemanticOnly, embed_all, log, percentiles
+from eval.data import SHARED
 
-SHARED = Path("/work/shared/data")
 KS = (1, 5, 10)
 TOP = 10
 

@@ -47,10 +47,10 @@ from typing import Any
 from cwcore.clock import parse_time
 from cwcore.hints.lineage import DURABLE_KINDS, Allowed, exact_wids
 from cwcore.hints.query import Query
-from cwcore.index.tokenize import fold, tokens_with_offsets
 from cwcore.retrieve.candidates import Visible
 from cwcore.retrieve.lexical import lexical_candidates
 from cwcore.store.reader import Reader
+from cwcore.text.tokenize import fold, tokens_with_offsets
 
 log = logging.getLogger("cw.hints")
 

@@ -27,12 +27,12 @@ from cwcore.hints import frozen, gate, privacy, render
 from cwcore.hints.candidates import COVERAGE_MIN, IDF_MIN, MIN_MATCHED, Evidence, retrieve
 from cwcore.hints.lineage import allowed_rows
 from cwcore.hints.query import Query, extract
-from cwcore.hints.tokens import estimate
 from cwcore.index import derived
 from cwcore.retrieve.candidates import Visible
 from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS, SearchRequest
 from cwcore.retrieve.scope import Scope
 from cwcore.store.keys import MAX_MESSAGE_KEY_BYTES, check_id
+from cwcore.text.tokens import estimate
 
 log = logging.getLogger("cw.hints")
 

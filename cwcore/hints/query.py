@@ -8,7 +8,7 @@ message (``literal == message[start:end]``) with the folded index terms that sea
   :mod:`cwcore.index.anchors`, so indexing and preflight agree on what an anchor is);
 * **phrases** — quoted (or backticked) text with white space inside;
 * **technologies** — names like ``postgres`` or ``rocksdb``, kept even when short;
-* **keywords** — the remaining words that are not stopwords (:mod:`cwcore.hints.stopwords`).
+* **keywords** — the remaining words that are not stopwords (:mod:`cwcore.text.stopwords`).
 
 Stopword lookup folds case, accents and compatibility forms and works on Unicode word
 boundaries; it never rewrites the literal evidence. Backticked, qualified, path, flag and quoted
@@ -27,9 +27,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from cwcore.hints.stopwords import STOPWORDS
 from cwcore.index import anchors as anchor_mod
-from cwcore.index.tokenize import fold, tokens, tokens_with_offsets
+from cwcore.text.stopwords import STOPWORDS
+from cwcore.text.tokenize import fold, tokens, tokens_with_offsets
 
 #: Characters of a message read for extraction (a pasted log beyond this is not searched).
 MAX_MESSAGE_CHARS = 16_000

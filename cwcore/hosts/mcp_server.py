@@ -51,8 +51,8 @@ from mcp.shared.exceptions import MCPError
 from cwcore.api import Archive
 from cwcore.errors import EXCERPT_CHARS, CwError, InvalidInput, NotFound, excerpt
 from cwcore.hosts import reads
-from cwcore.recall.locator import NOT_VALID_HERE
 from cwcore.recall.recall import LABEL
+from cwcore.retrieve.locator import NOT_VALID_HERE
 from cwcore.retrieve.request import (
     MAX_EXCLUDED_KEYS,
     MAX_EXPANSION_TERMS,

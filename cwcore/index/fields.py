@@ -21,9 +21,9 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cwcore.hints.stopwords import STOPWORDS
-from cwcore.index.tokenize import Token
 from cwcore.index.windows import Window
+from cwcore.text.stopwords import STOPWORDS
+from cwcore.text.tokenize import Token
 
 MAX_OCCURRENCES = 16_000
 MAX_UNIQUE_TERMS = 256

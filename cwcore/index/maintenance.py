@@ -37,7 +37,8 @@ def rebuild_progress(store: Store, gen: dict[str, Any]) -> dict[str, Any] | None
 
 
 def status(store: Store, worker: IndexWorker, document: str | None = None) -> dict[str, Any]:
-    """The BRIEF's ``cw index status --json`` shape (plus generation details).
+    """The lexical part of ``cw index status --json``: outbox, generation, handler outcomes
+    (the engine adds the semantic handler's progress, which lives above this layer).
 
     While a rebuild's documents are still being published, ``rebuild`` says how far it got
     and ``complete`` is false: the generation holds only part of the archive's handler results
@@ -58,7 +59,6 @@ def status(store: Store, worker: IndexWorker, document: str | None = None) -> di
             for h in derived.HANDLERS
         },
         "faults": worker.faults[-5:],
-        "semantic": semantic_status(store, worker.settings.semantic_retrieval),
     }
     if document is not None:
         reader = Reader(store)
@@ -74,14 +74,6 @@ def status(store: Store, worker: IndexWorker, document: str | None = None) -> di
             "handlers": mark.get("outcomes") if mark else {},
         }
     return body
-
-
-def semantic_status(store: Store, enabled: bool) -> dict[str, Any]:
-    """The semantic index handler's progress (two point reads; see
-    :func:`cwcore.semantic.index.status`)."""
-    from cwcore.semantic import index as semantic_index
-
-    return semantic_index.status(store, enabled=enabled)
 
 
 def verify(store: Store) -> dict[str, Any]:

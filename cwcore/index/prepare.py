@@ -17,9 +17,9 @@ from typing import Any
 
 from cwcore.index import anchors as anchor_mod
 from cwcore.index import fields
-from cwcore.index.tokenize import tokens_with_offsets
 from cwcore.index.windows import Window, byte_offsets, cut
 from cwcore.store.reader import Reader
+from cwcore.text.tokenize import tokens_with_offsets
 
 SEGMENT_BYTES = 256 * 1024
 MAX_ANCHORS_RANKED = 8_000

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cwcore.index.tokenize import Token
+from cwcore.text.tokenize import Token
 
 MAX_WINDOWS = 4096
 

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cwcore.index import fields as index_fields
-from cwcore.index.tokenize import Token, tokens, tokens_with_offsets
 from cwcore.index.windows import cut
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown import hits as md_hits
@@ -47,6 +46,7 @@ from cwcore.markdown.limits import HIT_CHARS, LEXICAL, RESULT_CHARS, clamp_hits
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Batch, Store
+from cwcore.text.tokenize import Token, tokens, tokens_with_offsets
 
 #: Units kept per document version, and term-unit postings per document version.
 MAX_UNITS = 4_096

@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cwcore.hints.stopwords import STOPWORDS
-from cwcore.index.tokenize import fold
 from cwcore.memory.processors import words
+from cwcore.text.stopwords import STOPWORDS
+from cwcore.text.tokenize import fold
 
 OPPOSITE = {"avoid_pattern": "prefer_pattern", "prefer_pattern": "avoid_pattern"}
 #: Words that state a rule's direction, not its subject.

@@ -37,9 +37,9 @@ from datetime import datetime
 from typing import Any
 
 from cwcore import clock
-from cwcore.index.tokenize import fold
 from cwcore.memory import rank as rank_mod
 from cwcore.memory.processors import PIPELINE, Context, run_pipeline
+from cwcore.text.tokenize import fold
 
 BUDGET_BYTES = 14 * 1024
 HARD_RULE_CONFIDENCE = 0.85

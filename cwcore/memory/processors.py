@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cwcore.index.tokenize import fold
+from cwcore.text.tokenize import fold
 
 MIN_PREFIX = 4
 _WORD = re.compile(r"[^\W_]+")

@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cwcore.hints.stopwords import STOPWORDS
-from cwcore.index.tokenize import tokens
+from cwcore.text.stopwords import STOPWORDS
+from cwcore.text.tokenize import tokens
 
 FTS_WEIGHT = 0.45
 SEMANTIC_WEIGHT = 0.55

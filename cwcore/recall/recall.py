@@ -27,9 +27,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
-from cwcore.hints.tokens import estimate
 from cwcore.index import derived
-from cwcore.recall.locator import (
+from cwcore.retrieve.locator import (
     NOT_VALID_HERE,
     Locator,
     LocatorInvalid,
@@ -40,6 +39,7 @@ from cwcore.recall.locator import (
 from cwcore.retrieve.scope import lineage
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
+from cwcore.text.tokens import estimate
 
 MAX_NEIGHBORS = 32
 MAX_TOKENS = 100_000

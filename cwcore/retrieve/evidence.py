@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cwcore.recall.locator import Locator, Signer, create_lease
+from cwcore.retrieve.locator import Locator, Signer, create_lease
 from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.scope import Scope
 from cwcore.store.reader import Reader

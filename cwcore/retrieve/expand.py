@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from cwcore.hints.stopwords import STOPWORDS
 from cwcore.index import bm25
 from cwcore.index.postings import PostingIndex
-from cwcore.index.tokenize import tokens
 from cwcore.retrieve.candidates import Candidate, Visible
 from cwcore.store.reader import Reader
+from cwcore.text.stopwords import STOPWORDS
+from cwcore.text.tokenize import tokens
 
 MAX_TERMS = 8
 TOP_WINDOWS = 3

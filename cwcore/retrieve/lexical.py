@@ -19,13 +19,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from cwcore.hints.stopwords import GRAMMAR
 from cwcore.index import bm25, derived
 from cwcore.index.postings import PostingIndex
-from cwcore.index.tokenize import tokens
 from cwcore.retrieve.candidates import Candidate, Visible
 from cwcore.store import codec
 from cwcore.store.rocks import Store
+from cwcore.text.stopwords import GRAMMAR
+from cwcore.text.tokenize import tokens
 
 RELATION_SCAN = 2_000
 

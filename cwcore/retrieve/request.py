@@ -22,7 +22,7 @@ POLICIES = ("auto", "always", "never")
 GROUPS = ("document", "session")
 #: The policy of a request that names none and of a caller without settings; the same as the
 #: ``semanticPolicy`` setting's default (chosen by ``make eval``; a test keeps them equal).
-DEFAULT_POLICY = "always"
+DEFAULT_POLICY = "auto"
 MAX_LIMIT = 100
 MAX_EXCLUDED_KEYS = 1_000
 MAX_EXCLUDED_BYTES = 1024 * 1024

@@ -32,7 +32,6 @@ import numpy as np
 from cwcore.index import anchors as anchor_mod
 from cwcore.index import derived
 from cwcore.index.postings import PostingIndex
-from cwcore.recall.locator import Signer
 from cwcore.retrieve import evidence as markdown_evidence
 from cwcore.retrieve import expand
 from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
@@ -41,6 +40,7 @@ from cwcore.retrieve.exact import anchor_stats, exact_tier
 from cwcore.retrieve.fusion import fuse_tier
 from cwcore.retrieve.importance import context_prior, importance
 from cwcore.retrieve.lexical import lexical_candidates, query_terms, structural_candidates
+from cwcore.retrieve.locator import Signer
 from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.rerank import rerank_tier
 from cwcore.retrieve.results import Ranked, SearchResponse, materialize

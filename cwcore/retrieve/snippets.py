@@ -20,7 +20,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 
-from cwcore.index.tokenize import fold, tokens_with_offsets
+from cwcore.text.tokenize import fold, tokens_with_offsets
 
 SNIPPET_CHARS = 280
 ELLIPSIS = "…"
@@ -151,7 +151,7 @@ def fit_snippet(
 ) -> tuple[str, list[list[int]]]:
     """The widest snippet (at most :data:`SNIPPET_CHARS` characters) whose conservative token
     estimate is at most ``tokens``; an empty snippet when even a few characters do not fit."""
-    from cwcore.hints.tokens import estimate
+    from cwcore.text.tokens import estimate
 
     snippet, highlights = make_snippet(text, spans, weights=weights)
     if estimate(snippet) <= tokens:

@@ -52,7 +52,7 @@ from cwtui.widgets.results import ResultsList
 from cwtui.widgets.timeline import Timeline
 
 SCOPES = ("all", "project", "session")
-POLICIES = ("always", "auto", "never")
+POLICIES = ("auto", "always", "never")
 RELATIONS = (None, "question", "request", "correction", "answer", "decision")
 CONTEXTS = (0, 1, 2)
 #: Earlier searches the query bar's ↑ walks back through.

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.api import Archive
-from cwcore.recall.locator import load_key
+from cwcore.retrieve.locator import load_key
 from tests.helpers import write_jsonl
 
 

@@ -231,7 +231,7 @@ def admit_parsed(archive: Archive, parsed: Any) -> list[Any]:
     return list(result.acks)
 
 
-@pytest.mark.parametrize("size", [int(8.5 * MiB), 20 * MiB])
+@pytest.mark.parametrize("size", [int(8.5 * MiB), pytest.param(20 * MiB, marks=pytest.mark.slow)])
 def test_cut_pieces_rejoin_exactly_with_distinct_ids(size: int) -> None:
     from cwcore.importers.documents import PIECE_BYTES, build_documents, cut_text
     from cwcore.store.limits import MAX_SOURCE_BYTES, document_text
@@ -273,7 +273,7 @@ def test_a_key_like_a_piece_id_never_collides() -> None:
     assert len(set(ids)) == len(ids) == 3
 
 
-@pytest.mark.parametrize("size", [int(8.5 * MiB), 20 * MiB])
+@pytest.mark.parametrize("size", [int(8.5 * MiB), pytest.param(20 * MiB, marks=pytest.mark.slow)])
 def test_an_oversize_message_reads_back_byte_identical(archive: Archive, size: int) -> None:
     text = wide_text(size, tail=" end")
     parsed = parsed_session(
@@ -375,6 +375,7 @@ def test_doctor_fails_whenever_index_verify_fails(cw_home: Path, tmp_path: Path)
     assert table.exit_code == 1 and "cw index verify" in table.stdout
 
 
+@pytest.mark.slow
 def test_oversize_messages_through_the_cli_and_a_real_daemon(
     tmp_path: Path, cw_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -447,7 +448,7 @@ def open_umask() -> Any:
 
 
 def test_a_fresh_store_is_owner_only(cw_home: Path, tmp_path: Path, open_umask: None) -> None:
-    from cwcore.recall.locator import load_key
+    from cwcore.retrieve.locator import load_key
 
     source = write_rows(tmp_path / "s.jsonl", [("s", f"m{i}", "text " * 40) for i in range(20)])
     with Archive.open(cw_home, embedded=True) as archive:

@@ -10,7 +10,7 @@ import pytest
 from cwcore.api import Archive
 from cwcore.hints import frozen, privacy, render
 from cwcore.hints import preflight as preflight_mod
-from cwcore.hints.tokens import estimate
+from cwcore.text.tokens import estimate
 from tests.hints.helpers import engine, load, row
 
 FILLER = (

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cwcore.hints.query import extract, is_host_generated
-from cwcore.hints.stopwords import STOPWORDS, is_stopword
+from cwcore.text.stopwords import STOPWORDS, is_stopword
 
 ACKS_EN = [
     "ok",

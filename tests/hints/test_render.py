@@ -12,8 +12,8 @@ from cwcore.api import Archive
 from cwcore.hints import gate, render
 from cwcore.hints.candidates import Evidence
 from cwcore.hints.query import extract
-from cwcore.hints.tokens import estimate
-from cwcore.index.tokenize import tokens
+from cwcore.text.tokenize import tokens
+from cwcore.text.tokens import estimate
 from tests.hints.helpers import load, row
 
 HOSTILE = (

@@ -20,13 +20,13 @@ from rank_bm25 import BM25Okapi
 
 from cwcore.config import Settings
 from cwcore.index import bm25, derived
-from cwcore.index.tokenize import tokens
 from cwcore.index.worker import IndexWorker
 from cwcore.model import Annotation, DocumentPart, DocumentSpec, MessageKind, Role, SessionSpec
 from cwcore.store.admission import Admission
 from cwcore.store.limits import PART_SEPARATOR
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
+from cwcore.text.tokenize import tokens
 
 SESSION = SessionSpec("sess-bm25", "proj", "test")
 

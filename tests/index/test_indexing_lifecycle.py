@@ -27,13 +27,13 @@ from cwcore.engine import store_path
 from cwcore.importers.pipeline import import_paths
 from cwcore.index import bm25, derived
 from cwcore.index.derived import EXACT, IMPORTANCE, RELATION
-from cwcore.index.tokenize import tokens
 from cwcore.index.worker import IndexWorker
 from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
 from cwcore.store import codec, keys
 from cwcore.store.admission import Admission
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
+from cwcore.text.tokenize import tokens
 from cwtui.cli import app
 from tests.helpers import conversation, write_jsonl
 

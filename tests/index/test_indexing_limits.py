@@ -99,8 +99,8 @@ def test_more_than_256_unique_terms_cuts_windows_and_every_term_stays_findable(
 def test_the_unique_term_cap_still_keeps_the_256_that_matter() -> None:
     # The cap is a safety bound of the analysis itself (windows are cut to stay inside it);
     # past it, non-stopwords are kept first, then by weighted frequency, then longer terms.
-    from cwcore.index.tokenize import tokens_with_offsets
     from cwcore.index.windows import Window
+    from cwcore.text.tokenize import tokens_with_offsets
 
     frequent = [f"kw{i:03d}" for i in range(240)]
     stop = ["the", "and", "with", "that", "this"]

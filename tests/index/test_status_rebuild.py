@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cwcore.engine import Engine
+from cwcore.engine import Engine, index_status
 from cwcore.index import maintenance
 from cwcore.semantic import store as vstore
 from cwcore.store import codec
@@ -29,7 +29,7 @@ def _engine(home: Path, tmp_path: Path, sessions: int = 3) -> Engine:
 
 def _embedded_everything(engine: Engine) -> int:
     """Pretend the semantic handler embedded every published window (its stored state)."""
-    status = maintenance.status(engine.store, engine.indexer)
+    status = index_status(engine)
     total = int(status["windows"])
     batch = engine.store.batch()
     vstore.put_state(
@@ -45,12 +45,12 @@ def test_status_during_a_rebuild_never_claims_more_than_it_has(
     engine = _engine(cw_home, tmp_path)
     try:
         total = _embedded_everything(engine)
-        before = maintenance.status(engine.store, engine.indexer)
+        before = index_status(engine)
         assert before["complete"] and before.get("rebuild") is None
         assert before["semantic"]["embedded"] == total > 0
 
         queued = maintenance.rebuild(engine.store, engine.indexer)["queued"]
-        during = maintenance.status(engine.store, engine.indexer)
+        during = index_status(engine)
         # Nothing republished yet: never "N / 0 windows embedded (100%)", never complete.
         sem = during["semantic"]
         assert sem["embedded"] <= sem["total"] == 0
@@ -64,13 +64,13 @@ def test_status_during_a_rebuild_never_claims_more_than_it_has(
         }
 
         engine.indexer.run_once(max_entries=1)
-        midway = maintenance.status(engine.store, engine.indexer)
+        midway = index_status(engine)
         assert midway["complete"] is False and midway["rebuild"]["done"] == 1
         assert midway["semantic"]["embedded"] <= midway["semantic"]["total"]
         assert midway["semantic"]["state"] == "revalidating"
 
         engine.indexer.drain()
-        after = maintenance.status(engine.store, engine.indexer)
+        after = index_status(engine)
         assert after["complete"] is True and after["rebuild"] is None
         assert after["documents"] == before["documents"]
     finally:

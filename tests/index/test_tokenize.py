@@ -7,7 +7,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cwcore.index.tokenize import MAX_TOKEN_CHARS, fold, tokens, tokens_with_offsets
+from cwcore.text.tokenize import MAX_TOKEN_CHARS, fold, tokens, tokens_with_offsets
 
 
 def test_identifier_splitting_keeps_the_whole_anchor() -> None:

@@ -9,11 +9,11 @@ import pytest
 
 from cwcore.api import Archive
 from cwcore.index import windows as index_windows
-from cwcore.index.tokenize import tokens_with_offsets
 from cwcore.markdown import evidence
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.hits import markdown_fields
 from cwcore.markdown.parse import analyze
+from cwcore.text.tokenize import tokens_with_offsets
 from tests.markdown.conftest import CHINESE, engine_of, windows_of, write
 
 SHORT = (

@@ -15,12 +15,12 @@ import pytest
 
 from cwcore.api import Archive
 from cwcore.index import windows as index_windows
-from cwcore.index.tokenize import tokens_with_offsets
 from cwcore.index.windows import cut
 from cwcore.markdown import evidence
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.limits import HIT_CHARS, RESULT_CHARS
 from cwcore.markdown.parse import analyze
+from cwcore.text.tokenize import tokens_with_offsets
 from tests.markdown.conftest import write
 
 SIZE, OVERLAP = 900, 0.15

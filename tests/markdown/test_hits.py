@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
-from cwcore.index.tokenize import tokens_with_offsets
 from cwcore.index.windows import cut
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.hits import markdown_fields
 from cwcore.markdown.ingest import build_document
 from cwcore.markdown.limits import HIT_CHARS
 from cwcore.markdown.parse import analyze
+from cwcore.text.tokenize import tokens_with_offsets
 from tests.markdown.conftest import CHINESE, engine_of, windows_of, write
 
 WORDS = [

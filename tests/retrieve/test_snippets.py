@@ -63,7 +63,7 @@ def test_ascii_spans_equal_the_general_pattern(text: str, terms: list[str]) -> N
 
 def test_hint_budget_tokens_bounds_the_pages_snippets(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from cwcore.api import Archive
-    from cwcore.hints.tokens import estimate
+    from cwcore.text.tokens import estimate
     from tests.helpers import write_jsonl
 
     rows = [

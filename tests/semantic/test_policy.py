@@ -17,8 +17,8 @@ from cwtui.cli import app
 from tests.semantic.conftest import FakeEmbedder, engine_of
 
 
-def test_the_default_policy_is_always() -> None:
-    assert Settings().semantic_policy == "always"
+def test_the_default_policy_is_auto() -> None:
+    assert Settings().semantic_policy == "auto"
 
 
 @pytest.fixture
@@ -50,15 +50,15 @@ def test_cw_search_without_a_flag_uses_the_setting(
     policies: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert _search()["results"]
-    assert policies == ["always"]
-    _search("--semantic", "auto")
-    assert policies[-1] == "auto"
-    monkeypatch.setenv("CW_SEMANTIC_POLICY", "auto")
+    assert policies == ["auto"]
+    _search("--semantic", "always")
+    assert policies[-1] == "always"
+    monkeypatch.setenv("CW_SEMANTIC_POLICY", "always")
     _search()
-    assert policies[-1] == "auto"
+    assert policies[-1] == "always"
     monkeypatch.setenv("CW_SEMANTIC_POLICY", "never")
     _search()  # never: the semantic mode is not consulted at all
-    assert policies == ["always", "auto", "auto"]
+    assert policies == ["auto", "always", "always"]
 
 
 def test_request_default_is_the_setting_default() -> None:

@@ -140,13 +140,13 @@ async def test_toggles_no_results_and_an_empty_archive(
         session = screen.query_one(ResultsList).current["source"]["sessionId"]  # type: ignore[index]
         assert CountingArchive.requests[-1]["sessions"] == [session]
         assert [h["source"]["sessionId"] for h in screen.hits] == [session]
-        assert CountingArchive.requests[-1]["semanticPolicy"] == "always"  # the setting
-        await pilot.press("f2", "f3", "f4")  # back to all; semantic auto; relation question
+        assert CountingArchive.requests[-1]["semanticPolicy"] == "auto"  # the setting
+        await pilot.press("f2", "f3", "f4")  # back to all; semantic always; relation question
         await settle(pilot)
         last = CountingArchive.requests[-1]
         assert (last["scope"], last["semanticPolicy"], last["relation"]) == (
             "all",
-            "auto",
+            "always",
             "question",
         )
         assert "scope all" in static_text(screen, "#search-toggles")

@@ -2,7 +2,7 @@
 
 Used by query extraction (a message made only of these has no topic) and by the BM25 handler
 (when a window has more unique terms than it may keep, these go first). Lookup is on folded
-terms (case-, accent- and compatibility-insensitive, see :func:`cwcore.index.tokenize.fold`), so
+terms (case-, accent- and compatibility-insensitive, see :func:`cwcore.text.tokenize.fold`), so
 ``Perché``, ``PERCHE`` and full-width ``ｏｋ`` all hit the list; the literal text of a message
 is never rewritten by the lookup.
 
@@ -22,7 +22,7 @@ they are topics.
 
 from __future__ import annotations
 
-from cwcore.index.tokenize import fold
+from cwcore.text.tokenize import fold
 
 _EN = """
 a about above after again against all almost also am an and any are aren as at be because been
