@@ -37,7 +37,7 @@ def rebuild_progress(store: Store, gen: dict[str, Any]) -> dict[str, Any] | None
 
 
 def status(store: Store, worker: IndexWorker, document: str | None = None) -> dict[str, Any]:
-    """The BRIEF's ``cw index status --json`` shape (plus generation details).
+    """The ``cw index status --json`` shape other tools rely on (plus generation details).
 
     While a rebuild's documents are still being published, ``rebuild`` says how far it got
     and ``complete`` is false: the generation holds only part of the archive's handler results

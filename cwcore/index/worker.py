@@ -1,6 +1,6 @@
 """The indexing worker: outbox -> per-document tablets -> BM25 segment -> generation publish.
 
-Spec 003 write lifecycle steps 5–8. The worker pages outbox entries in commit order. For each
+Indexes lag canonical writes, never the reverse. The worker pages outbox entries in commit order. For each
 ``index`` entry it prepares the document (:mod:`cwcore.index.prepare`) and stages its tablet in
 one WriteBatch: window records, exact and relation postings, the importance prior, and the
 document's applied marker (its wids and handler outcomes). BM25 terms go to a
