@@ -1,10 +1,11 @@
 """Admission: events, manifests, chunks, ordinals, memberships and the outbox in one WriteBatch.
 
 Admission assigns the session sequence and source keys, splits payloads into chunks, and commits
-events, manifests, chunk references, the ordinal, memberships and the outbox entry in one batch;
-a document is acknowledged only after that batch commits; re-admitting the same content is a no-op (idempotent by document id
-and content digest, or by request id); a changed document becomes a new version that supersedes
-the old one (reason ``extended`` when the old messages are a prefix of the new ones).
+events, manifests, chunk references, the ordinal, memberships and the outbox entry in one batch; a
+document is acknowledged only after that batch commits. Re-admitting the same content is a no-op
+(idempotent by document id and content digest, or by request id); a changed document becomes a new
+version that supersedes the old one (reason ``extended`` when the old messages are a prefix of the
+new ones).
 """
 
 from __future__ import annotations
