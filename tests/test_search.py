@@ -191,6 +191,22 @@ def test_relation_structural_tier(arch: Archive) -> None:
     assert combined["results"][0]["source"]["sessionId"] == "s2"
 
 
+def test_a_decision_is_a_span_of_its_turn_recalled_verbatim(arch: Archive) -> None:
+    """Imports create no ``decision`` documents: a decision is a structural span inside its
+    turn, found with ``relation: decision`` and recalled as the verbatim span inside the
+    complete turn that holds it."""
+    hit = search(arch, relation="decision", query="bounded queues")["results"][0]
+    assert (hit["kind"], hit["matchType"]) == ("turn", "structural-decision")
+    assert "We will use bounded queues" in hit["snippet"]
+    body = arch.recall(hit["locator"])
+    assert body["status"] == "resolved" and body["documentId"] == hit["documentId"]
+    assert body["kind"] == "turn" and body["range"][0] == 0  # the whole turn, not a window
+    raw = body["text"].encode("utf-8")
+    span = raw[body["match"][0] - body["range"][0] : body["match"][1] - body["range"][0]]
+    assert span.decode("utf-8").startswith("We will use bounded queues")
+    assert search(arch, query="bounded queues", kind="decision")["results"] == []
+
+
 def test_expansion_only_when_weak(arch: Archive) -> None:
     strong = search(arch, query="REAP_DRAIN")
     assert "expanded" not in strong["stages"]
