@@ -291,6 +291,34 @@ def test_recall_statuses(arch: Archive, monkeypatch: pytest.MonkeyPatch) -> None
         arch.recall(loc, neighbors=33)
 
 
+def test_recall_of_a_version_that_does_not_exist_is_missing(arch: Archive) -> None:
+    from dataclasses import replace
+
+    from cwcore.recall.locator import Signer, load_key
+
+    hit = search(arch, query="REAP_DRAIN")["results"][0]
+    signer = Signer(load_key(arch.home))
+    later = replace(signer.verify(hit["locator"]), version=hit["version"] + 5)
+    assert arch.recall(signer.sign(later))["status"] == "missing"
+
+
+def test_recall_tokens_are_capped_at_100000(arch: Archive) -> None:
+    hit = search(arch, query="REAP_DRAIN")["results"][0]
+    assert arch.recall(hit["locator"], max_tokens=100_000)["status"] == "resolved"
+    with pytest.raises(InvalidInput):
+        arch.recall(hit["locator"], max_tokens=100_001)
+
+
+def test_a_direct_read_over_the_size_limit_is_a_chunk_table(arch: Archive) -> None:
+    from cwcore.recall.recall import read_document
+
+    hit = search(arch, query="REAP_DRAIN")["results"][0]
+    engine = arch._transport.engine  # type: ignore[attr-defined]
+    body = read_document(engine.store, hit["documentId"], max_bytes=10)
+    assert body["status"] == "resolved" and body["truncated"] is True and "text" not in body
+    assert body["chunks"] and len(body["chunks"]) <= 256 and len(body["sourceKeys"]) <= 16
+
+
 def test_session_scoped_locator_needs_lineage(arch: Archive) -> None:
     hit = search(arch, query="keys", scope="session", sessions=["s2"])["results"][0]
     assert arch.recall(hit["locator"])["status"] == "locator-invalid"
