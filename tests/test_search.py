@@ -268,6 +268,15 @@ def test_rrf_fusion_rank_credit_and_order() -> None:
     )
 
 
+def test_rrf_uses_k_60_and_gather_always_runs_the_semantic_mode() -> None:
+    from cwcore import precheck
+
+    fused = fusion.fuse({"lexical": ["a"], "semantic": ["a"]}, {"a": 0.0})
+    assert fusion.RRF_K == 60 and fused[0].ranks == {"lexical": 1, "semantic": 1}
+    request, _ = precheck.gather({"query": "bounded queues", "semanticPolicy": "never"})
+    assert request.semantic_policy == "always"
+
+
 def test_recall_resolves_exact_source(arch: Archive) -> None:
     hit = search(arch, query="REAP_DRAIN")["results"][0]
     body = arch.recall(hit["locator"])
