@@ -191,6 +191,22 @@ def test_relation_structural_tier(arch: Archive) -> None:
     assert combined["results"][0]["source"]["sessionId"] == "s2"
 
 
+def test_a_decision_is_a_span_of_its_turn_recalled_verbatim(arch: Archive) -> None:
+    """Imports create no ``decision`` documents: a decision is a structural span inside its
+    turn, found with ``relation: decision`` and recalled as the verbatim span inside the
+    complete turn that holds it."""
+    hit = search(arch, relation="decision", query="bounded queues")["results"][0]
+    assert (hit["kind"], hit["matchType"]) == ("turn", "structural-decision")
+    assert "We will use bounded queues" in hit["snippet"]
+    body = arch.recall(hit["locator"])
+    assert body["status"] == "resolved" and body["documentId"] == hit["documentId"]
+    assert body["kind"] == "turn" and body["range"][0] == 0  # the whole turn, not a window
+    raw = body["text"].encode("utf-8")
+    span = raw[body["match"][0] - body["range"][0] : body["match"][1] - body["range"][0]]
+    assert span.decode("utf-8").startswith("We will use bounded queues")
+    assert search(arch, query="bounded queues", kind="decision")["results"] == []
+
+
 def test_expansion_only_when_weak(arch: Archive) -> None:
     strong = search(arch, query="REAP_DRAIN")
     assert "expanded" not in strong["stages"]
@@ -252,6 +268,15 @@ def test_rrf_fusion_rank_credit_and_order() -> None:
     )
 
 
+def test_rrf_uses_k_60_and_gather_always_runs_the_semantic_mode() -> None:
+    from cwcore import precheck
+
+    fused = fusion.fuse({"lexical": ["a"], "semantic": ["a"]}, {"a": 0.0})
+    assert fusion.RRF_K == 60 and fused[0].ranks == {"lexical": 1, "semantic": 1}
+    request, _ = precheck.gather({"query": "bounded queues", "semanticPolicy": "never"})
+    assert request.semantic_policy == "always"
+
+
 def test_recall_resolves_exact_source(arch: Archive) -> None:
     hit = search(arch, query="REAP_DRAIN")["results"][0]
     body = arch.recall(hit["locator"])
@@ -273,6 +298,34 @@ def test_recall_statuses(arch: Archive, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("CW_NOW", "2026-11-20T12:00:00Z")
     with pytest.raises(InvalidInput):
         arch.recall(loc, neighbors=33)
+
+
+def test_recall_of_a_version_that_does_not_exist_is_missing(arch: Archive) -> None:
+    from dataclasses import replace
+
+    from cwcore.recall.locator import Signer, load_key
+
+    hit = search(arch, query="REAP_DRAIN")["results"][0]
+    signer = Signer(load_key(arch.home))
+    later = replace(signer.verify(hit["locator"]), version=hit["version"] + 5)
+    assert arch.recall(signer.sign(later))["status"] == "missing"
+
+
+def test_recall_tokens_are_capped_at_100000(arch: Archive) -> None:
+    hit = search(arch, query="REAP_DRAIN")["results"][0]
+    assert arch.recall(hit["locator"], max_tokens=100_000)["status"] == "resolved"
+    with pytest.raises(InvalidInput):
+        arch.recall(hit["locator"], max_tokens=100_001)
+
+
+def test_a_direct_read_over_the_size_limit_is_a_chunk_table(arch: Archive) -> None:
+    from cwcore.recall.recall import read_document
+
+    hit = search(arch, query="REAP_DRAIN")["results"][0]
+    engine = arch._transport.engine  # type: ignore[attr-defined]
+    body = read_document(engine.store, hit["documentId"], max_bytes=10)
+    assert body["status"] == "resolved" and body["truncated"] is True and "text" not in body
+    assert body["chunks"] and len(body["chunks"]) <= 256 and len(body["sourceKeys"]) <= 16
 
 
 def test_session_scoped_locator_needs_lineage(arch: Archive) -> None:

@@ -5,9 +5,10 @@
   notices of a daemon it started (permissions its open tightened) go to ``on_notice``, once.
 * :func:`stop` asks the daemon to drain and exit and waits for its process to end.
 * :func:`restart` without ``force`` only returns :data:`RESTART_WARNING` (every connected client
-  is briefly disconnected — spec 003); with ``force`` it stops the running daemon and starts a new
-  one with the same service factory, returning the new status (notices as for :func:`start`).
-  Clients reconnect and retry their request with the same id across the replacement.
+  is briefly disconnected, so a plain restart only warns); with ``force`` it stops the running
+  daemon and starts a new one with the same service factory, returning the new status (notices as
+  for :func:`start`). Clients reconnect and retry their request with the same id across the
+  replacement.
 * :func:`last_log_lines` is the log's tail, for a status that finds no daemon (why the last
   one stopped or failed to start).
 """

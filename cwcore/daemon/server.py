@@ -1,7 +1,7 @@
 """The daemon's asyncio Unix-socket server: handshake, limits, dispatch, replay, lifecycle.
 
 The event loop only moves bytes and bookkeeping; service calls run in a bounded thread pool.
-Limits (spec 003, "System boundary"; sizes in bytes, times in seconds — see :class:`Limits`):
+Limits (sizes in bytes, times in seconds — see :class:`Limits`):
 
 * at most 16 connections; the 17th gets a ``busy`` error frame and is closed;
 * the hello must arrive within 5 s, else the connection is closed and its slot released;

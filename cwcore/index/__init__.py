@@ -1,5 +1,5 @@
 """Derived indexes: tokenization, persisted BM25 postings and scoring.
 
-Everything here is rebuildable from canonical records (spec 003): corrupt or missing index data is
+Everything here is rebuildable from canonical records: corrupt or missing index data is
 repaired by reindexing, never by touching canonical records.
 """

@@ -10,7 +10,7 @@ live documents holding t (see :mod:`cwcore.index.postings` for how each is kept)
 the BM25F-weighted values stored at index time, so one formula serves weighted and unweighted
 documents alike.
 
-Evaluation (spec 000 "Candidate generation", step 3): terms run least-common first. Each term has
+Evaluation: terms run least-common first, within a bounded work budget. Each term has
 an upper bound on its contribution (its idf, its largest tf, its smallest dl). While documents not
 yet seen could still reach the current k-th score, a term is scored in full; once the bounds of
 the remaining terms add up to less than that score, the remaining terms only score the existing

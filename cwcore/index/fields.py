@@ -9,10 +9,10 @@ Each token's weight comes from the part (message) it sits in and from structural
   exactly as plain BM25.
 
 A window's term frequency is the sum of its tokens' weights, its length the sum of all weights.
-Analysis limits per window (spec 003): at most 16,000 token occurrences and 256 unique terms;
-over a limit the window keeps its highest-priority terms (non-stopwords first, then by weighted
-frequency, then longer terms) and the handler reports ``partial``. Each kept unique term is one
-term-window pair, so the 1,024 pair limit can never bind before the 256-term one does.
+Analysis limits per window, bounding temporary memory: at most 16,000 token occurrences and 256
+unique terms; over a limit the window keeps its highest-priority terms (non-stopwords first, then by
+weighted frequency, then longer terms) and the handler reports ``partial``. Each kept unique term is
+one term-window pair, so the 1,024 pair limit can never bind before the 256-term one does.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Per-document index preparation: windows, BM25F terms, exact anchors, relations, importance.
 
-Everything here is computed from one document version's manifest and text alone, under the
-spec's limits (spec 003 "Index preparation"): source read in 256 KiB segments and never more than
+Everything here is computed from one document version's manifest and text alone, under limits
+that bound temporary memory, not archive size: source read in 256 KiB segments and never more than
 512 KiB at once; at most 4,096 windows, 4,500 staged mutations and 8 MiB of staged data per
 document; exact ranks at most 8,000 anchors and publishes at most 1,000 postings; BM25 limits in
 :mod:`cwcore.index.fields`; structural skips the document when an annotation cannot be resolved.

@@ -1,13 +1,13 @@
 """The indexing worker: outbox -> per-document tablets -> BM25 segment -> generation publish.
 
-Spec 003 write lifecycle steps 5–8. The worker pages outbox entries in commit order. For each
-``index`` entry it prepares the document (:mod:`cwcore.index.prepare`) and stages its tablet in
-one WriteBatch: window records, exact and relation postings, the importance prior, and the
+Indexes lag canonical writes, never the reverse. The worker pages outbox entries in commit order.
+For each ``index`` entry it prepares the document (:mod:`cwcore.index.prepare`) and stages its
+tablet in one WriteBatch: window records, exact and relation postings, the importance prior, and the
 document's applied marker (its wids and handler outcomes). BM25 terms go to a
-:class:`~cwcore.index.postings.PostingWriter` that flushes segments. When a page is done, one
-batch publishes the next generation (cursor, ``maxWid``, outcome counts) and deletes the applied
-outbox entries. Until then nothing of the page is visible: searches only see wids up to the
-published ``maxWid``, and the previous generation stays readable.
+:class:`~cwcore.index.postings.PostingWriter` that flushes segments. When a page is done, one batch
+publishes the next generation (cursor, ``maxWid``, outcome counts) and deletes the applied outbox
+entries. Until then nothing of the page is visible: searches only see wids up to the published
+``maxWid``, and the previous generation stays readable.
 
 Replay after a crash is idempotent: a document with an applied marker reuses its wids, its keys
 are rewritten with the same values, and the posting writer skips ordinals already indexed.

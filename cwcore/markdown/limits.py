@@ -1,4 +1,4 @@
-"""Default retrieval limits for Markdown evidence (spec 004 "Default limits").
+"""Default retrieval limits for Markdown evidence.
 
 Settings-like constants: the reads and :func:`cwcore.markdown.hits.markdown_fields` enforce them.
 ``VECTOR`` is kept for the semantic tier (cw reads existing vectors only; none exist for

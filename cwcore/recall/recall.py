@@ -1,4 +1,4 @@
-"""Recall: materialize the exact source around one located hit (spec 000 "Recall").
+"""Recall: materialize the exact source around one located hit.
 
 Every recall runs for a :class:`Caller`: the project it is authenticated to (None for the store
 owner's own CLI, which reaches every project) and, for session-scoped locators, its verified
@@ -13,7 +13,7 @@ hold other content, after a forget and a re-import), ``missing`` (no such docume
 ``superseded`` (a newer version or an explicit correction replaced it — recall never substitutes
 the replacement), else ``resolved``.
 
-What a resolved recall returns depends on the hit (the spec's table): a turn gives the complete
+What a resolved recall returns depends on the kind of hit: a turn gives the complete
 exchange when its manifest is at most 64 KiB, else the matching window with bounded neighbours;
 a tool result gives its window, neighbours and the parent turn's header; a structural or decision
 hit gives the exact message and its turn. Only chunks intersecting the returned range are read.

@@ -1,11 +1,11 @@
 """Locators: opaque, versioned, HMAC-signed pointers to one search hit, and their leases.
 
 A locator binds document id, version, the version's content digest, logical window, match range,
-index generation, lease, project, session and the scope that created it (spec 000 "Recall
-request"). It is ``cwl2.<payload>.<mac>``: base64url JSON and the first 16 bytes of HMAC-SHA256
-of ``cwl2.`` plus the payload under a per-store key (``CW_HOME/locator.key``, created 0600).
-Agents never build offsets themselves; a tampered or foreign locator fails verification and
-recall answers ``locator-invalid``.
+index generation, lease, project, session and the scope that created it, so recall can check every
+one of them without trusting the caller. It is ``cwl2.<payload>.<mac>``: base64url JSON and the
+first 16 bytes of HMAC-SHA256 of ``cwl2.`` plus the payload under a per-store key
+(``CW_HOME/locator.key``, created 0600). Agents never build offsets themselves; a tampered or
+foreign locator fails verification and recall answers ``locator-invalid``.
 
 The content digest (``h``) is the manifest's: a document id and version can name other bytes
 after ``cw forget`` and a re-import (versions restart at 1), and recall must then answer

@@ -7,9 +7,12 @@ no code path can reach a model hub; the model is registered with
 capped at 256 tokens; texts are clipped to :data:`MAX_CHARS` characters before tokenizing (256
 word pieces never need more on prose, and it bounds tokenizer work on huge tool outputs).
 
-Vectors are 384-d float32, L2-normalized (mean pooling). Identical texts are embedded once:
-results are cached in memory by content digest (:meth:`Embedder.digest`, which covers the model's
-identity), and an optional persistent :class:`VectorCache` is consulted first. Inference runs on
+Vectors are 384-d float32, L2-normalized (mean pooling). Identical document texts are embedded
+once: their vectors are cached in memory by content digest (:meth:`Embedder.digest`, which covers
+the model's identity), and an optional persistent :class:`VectorCache` is consulted first. Query
+vectors are not retained beyond the request that encoded them: a repeated question is encoded
+again (one query embedding, about 4 ms), so no cached vector can outlive a model or version
+change, and no cache holds what people asked. Inference runs on
 one worker thread; a call that does not finish within its timeout raises the ``timeout``
 category (the worker finishes the batch in the background and later calls queue behind it).
 """
@@ -38,7 +41,7 @@ BATCH_CHARS = 8_192  # ...and about four window-length texts: activations stay ~
 QUERY_TIMEOUT_S = 10.0
 LOAD_TIMEOUT_S = 120.0  # first use: import fastembed + ONNX session (1–2 s idle, more when busy)
 BATCH_TIMEOUT_S = 300.0
-MEMORY_CACHE = 20_000
+MEMORY_CACHE = 20_000  # document vectors only; queries are never cached
 FASTEMBED_NAME = "cw/all-MiniLM-L6-v2-onnx-int8"
 
 _register_lock = threading.Lock()
@@ -260,15 +263,34 @@ class Embedder:
         timeout: float = BATCH_TIMEOUT_S,
         cache: VectorCache | None = None,
         batch: bool = True,
+        queries: int = 0,
     ) -> np.ndarray:
         """``(n, 384)`` float32 L2-normalized vectors; identical texts are computed once.
 
         ``cache`` (default: the embedder's own) is consulted before the model and given every
         freshly computed vector. ``batch`` runs on the background thread (indexing); queries
-        use the other one, so they never queue behind a batch."""
+        use the other one, so they never queue behind a batch. The first ``queries`` texts are
+        queries: they are always run through the model and their vectors are neither read
+        from nor written to any cache."""
         cache = cache if cache is not None else self.cache
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        if queries:
+            asked = [clip(t) for t in texts[:queries]]
+            out[:queries] = self._fresh(asked, timeout, batch)
+        if queries < len(texts):
+            out[queries:] = self._documents(texts[queries:], timeout, cache, batch)
+        return out
+
+    def _fresh(self, texts: list[str], timeout: float, batch: bool) -> np.ndarray:
+        if self._model is None:
+            self.load(timeout=max(timeout, LOAD_TIMEOUT_S))
+        return np.asarray(self._run(self._infer, timeout, texts, batch=batch), dtype=np.float32)
+
+    def _documents(
+        self, texts: Sequence[str], timeout: float, cache: VectorCache | None, batch: bool
+    ) -> np.ndarray:
         digests = [self.digest(t) for t in texts]
         found: dict[bytes, np.ndarray] = {}
         with self._memory_lock:
@@ -283,10 +305,8 @@ class Embedder:
                     found[d] = np.asarray(vec, dtype=np.float32)
             missing = [d for d in missing if d not in found]
         if missing:
-            if self._model is None:
-                self.load(timeout=max(timeout, LOAD_TIMEOUT_S))
             text_of = {d: clip(t) for d, t in zip(digests, texts, strict=True)}
-            computed = self._run(self._infer, timeout, [text_of[d] for d in missing], batch=batch)
+            computed = self._fresh([text_of[d] for d in missing], timeout, batch)
             fresh = list(zip(missing, computed, strict=True))
             found.update(fresh)
             if cache is not None:
@@ -300,8 +320,8 @@ class Embedder:
         return np.stack([found[d] for d in digests]).astype(np.float32, copy=False)
 
     def embed_query(self, text: str, *, timeout: float = QUERY_TIMEOUT_S) -> np.ndarray:
-        """One query's ``(384,)`` vector."""
-        return self.embed([text], timeout=timeout, batch=False)[0]
+        """One query's ``(384,)`` vector, encoded now and kept nowhere."""
+        return self.embed([text], timeout=timeout, batch=False, queries=1)[0]
 
     def self_test(self, timeout: float = QUERY_TIMEOUT_S) -> dict[str, Any]:
         """Embed two related and one unrelated sentence; check shape, norm and ordering."""

@@ -1,4 +1,4 @@
-"""Failure categories of the semantic tier (spec 004: the actual failure category is reported).
+"""Failure categories of the semantic tier: a fallback reports the actual failure category.
 
 Every failure of the embedder or the reranker is a :class:`~cwcore.errors.ModelUnavailable` whose
 ``details["category"]`` is one of :data:`CATEGORIES`. Non-strict search turns it into

@@ -1,4 +1,5 @@
-"""The optional cross-encoder reranker (spec 000 "Cross-encoder rerank").
+"""The optional cross-encoder reranker: it reorders the fused lexical/semantic tier of explicit
+search and gather, never crosses the exact/structural tiers, never changes a presented score.
 
 A cross-encoder folder (``model.onnx`` + tokenizer files, e.g. an export of
 ``Xenova/ms-marco-MiniLM-L-6-v2``) is installed only by ``cw models install-reranker --from DIR``

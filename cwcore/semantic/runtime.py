@@ -122,7 +122,7 @@ class Semantic:
             raise errors.unavailable(errors.DISABLED, "semanticRetrieval is off")
         if not texts:
             return np.zeros(0, dtype=np.float64)
-        vectors = self.embedder().embed([query, *texts], batch=False)
+        vectors = self.embedder().embed([query, *texts], batch=False, queries=1)
         return np.asarray(calibrate(vectors[1:] @ vectors[0]), dtype=np.float64)
 
     def rerank(

@@ -1,9 +1,11 @@
 """Admission: events, manifests, chunks, ordinals, memberships and the outbox in one WriteBatch.
 
-Spec 003 "Write lifecycle" steps 1-4. A document is acknowledged only after the batch holding it
-and its outbox entry commits; re-admitting the same content is a no-op (idempotent by document id
-and content digest, or by request id); a changed document becomes a new version that supersedes
-the old one (reason ``extended`` when the old messages are a prefix of the new ones).
+Admission assigns the session sequence and source keys, splits payloads into chunks, and commits
+events, manifests, chunk references, the ordinal, memberships and the outbox entry in one batch; a
+document is acknowledged only after that batch commits. Re-admitting the same content is a no-op
+(idempotent by document id and content digest, or by request id); a changed document becomes a new
+version that supersedes the old one (reason ``extended`` when the old messages are a prefix of the
+new ones).
 """
 
 from __future__ import annotations
@@ -282,8 +284,9 @@ class Admission:
         subject_key: str | None = None,
         project: str | None = None,
     ) -> dict[str, Any]:
-        """Retire a live document from search, keeping it auditable (spec 000 "Explicit
-        supersession"): an append-only record, a tombstone on its ordinal, its head marked
+        """Retire a live document from search, keeping it auditable until retention
+        removes it (an explicit correction leaves every candidate generator at once): an
+        append-only record, a tombstone on its ordinal, its head marked
         ``superseded``, and a ``retire`` outbox entry. ``by`` names the replacement.
 
         ``project`` is the caller's authenticated project (None: any). A document or

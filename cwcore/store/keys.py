@@ -15,7 +15,8 @@ A key is ``tag (1 byte) | layout version (1 byte) | fields``. Each field has a f
 Every string that enters a key passes :func:`check_id` first (ids are data: any non-empty valid
 Unicode without NUL fits, since the length prefix marks the field's end); persisted keys are at most
 :data:`MAX_PERSISTED_KEY` encoded bytes and any key handed to a point read at most
-:data:`MAX_READ_KEY`. Both limits come from spec 003 ("Keyspace design").
+:data:`MAX_READ_KEY`: a point read may use the whole 4 KiB key buffer, while persisted keys stay
+below half of it so prefix scans and pagination, whose two bounds share that buffer, stay valid.
 """
 
 from __future__ import annotations

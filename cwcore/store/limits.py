@@ -1,4 +1,6 @@
-"""Admission limits from spec 003 ("Buckets and chunks"), checked before anything is written."""
+"""Admission limits, checked before anything is written: one canonical document is bounded in
+source text, metadata, source references and annotations, and larger payloads are split by the
+caller into several documents."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The rocksdict wrapper: column families, schema version, batches, prefix scans.
 
-Traps of rocksdict 0.3.29 this module contains (BRIEF §4): iterating a snapshot returns live data,
+Traps of rocksdict 0.3.29 this module contains: iterating a snapshot returns live data,
 so consistent scans use generation-addressed immutable keys; ``set_iterate_lower_bound`` is ignored,
 so scans seek to their lower bound; ``close()`` keeps the LOCK while any column-family handle or
 iterator lives, so :meth:`Store.close` drops every handle first; zlib is not compiled in, so

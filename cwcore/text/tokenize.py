@@ -16,7 +16,7 @@ Rules (deterministic; a change here changes persisted postings, so it needs a re
   ``getx``, ``get``).
 * **CJK** runs (Han, Hiragana, Katakana, Hangul) emit each character and each overlapping bigram,
   interleaved (``検索エ`` → ``検``, ``検索``, ``索``, ``索エ``, ``エ``): the bigrams supplement the
-  single-character unicode tokens as in spec 004.
+  single-character unicode tokens, so a CJK phrase matches without word segmentation.
 * **Numbers** are words: ``42``, ``3.14`` (→ ``3.14``, ``3``, ``14``).
 * **Folding** (:func:`fold`): case folding, compatibility decomposition (NFKD) and removal of the
   combining diacritics U+0300–U+036F and their supplements, then NFC so Hangul and kana voicing

@@ -281,3 +281,20 @@ def test_limits_are_the_specified_numbers() -> None:
     assert (prep.MAX_ANCHORS_RANKED, prep.MAX_EXACT_POSTINGS) == (8_000, 1_000)
     assert (prep.MAX_STAGED_MUTATIONS, prep.MAX_STAGED_BYTES) == (4_500, 8 * 1024 * 1024)
     assert prep.SEGMENT_BYTES == 256 * 1024
+
+
+def test_window_defaults_are_900_tokens_with_15_percent_overlap() -> None:
+    settings = Settings()
+    assert (settings.window_tokens, settings.window_overlap) == (900, 0.15)
+
+
+def test_importance_prior_signals_and_cap() -> None:
+    from cwcore.index.prepare import importance_v1
+
+    one = {"parts": [{}], "pinned": False}
+    assert importance_v1(one, False, 0) == pytest.approx(1.01)  # one source message
+    assert importance_v1(one, True, 0) == pytest.approx(1.06)  # a decision candidate
+    assert importance_v1({**one, "pinned": True}, False, 0) == pytest.approx(1.05)
+    assert importance_v1(one, False, 2) == pytest.approx(1.03)  # supersession-chain depth
+    many = {"parts": [{}] * 1000, "pinned": True}
+    assert importance_v1(many, True, 10) == pytest.approx(1.15)  # every signal at its ceiling

@@ -33,6 +33,19 @@ def test_identical_texts_are_embedded_once(minilm: Embedder) -> None:
     assert minilm.computed == before + 1
 
 
+def test_query_vectors_are_not_retained(minilm: Embedder) -> None:
+    question = "which flag turned off the semantic fallback 91c2"
+    before = minilm.computed
+    first = minilm.embed_query(question)
+    second = minilm.embed_query(question)
+    assert minilm.computed == before + 2  # encoded again, not served from a cache
+    assert np.allclose(first, second, atol=1e-5)
+    assert minilm.digest(question) not in minilm._memory
+    minilm.embed([question, "a document beside the question"], batch=False, queries=1)
+    assert minilm.computed == before + 4
+    assert minilm.digest(question) not in minilm._memory
+
+
 def test_sequence_cap_is_256_tokens(minilm: Embedder, minilm_home: Path) -> None:
     config = json.loads((models.minilm_dir(minilm_home) / "tokenizer_config.json").read_text())
     assert config["model_max_length"] == 256

@@ -12,9 +12,10 @@ from typer.testing import CliRunner
 from cwcore.api import Archive
 from cwcore.errors import ModelUnavailable
 from cwcore.semantic import errors, runtime
+from cwcore.semantic import index as handler
 from cwcore.semantic.embedder import Embedder
 from cwtui.cli import app
-from tests.semantic.conftest import engine_of
+from tests.semantic.conftest import FakeEmbedder, engine_of
 
 
 def test_embed_pending_and_query_with_the_real_model(topics: Archive, minilm: Embedder) -> None:
@@ -126,3 +127,19 @@ def test_semantic_tier_policy_scope_and_fallback(
         semantic_tier(
             semantic, _visible(topics), query, 3, policy="always", weak=False, strict=True
         )
+
+
+def test_a_failed_query_encoding_falls_back_to_lexical_and_says_why(
+    topics: Archive, tmp_path: Path
+) -> None:
+    engine = engine_of(topics)
+    handler.embed_pending(engine.store, engine.reader, 16, embedder=FakeEmbedder())
+    semantic = runtime.for_engine(engine)
+    semantic._embedder = Embedder(tmp_path / "no-model")  # vectors exist, the model does not
+    body = topics.search({"query": "sourdough bread", "semanticPolicy": "always"})
+    assert body["retrieval_status"] == "lexical_fallback"
+    assert body["semantic_search_used"] is False
+    assert body["semantic_failure"] == errors.MODEL_MISSING
+    assert body["results"]  # the lexical hits are kept
+    with pytest.raises(ModelUnavailable):
+        topics.search({"query": "sourdough bread", "semanticPolicy": "always", "strict": True})

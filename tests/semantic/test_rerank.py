@@ -187,3 +187,11 @@ def test_an_explicit_revision_is_the_pin(
         status = archive.call("models.status", {"selfTest": False})["reranker"]
         assert status["pinned"]["revision"] == "v1-abc"
         assert status["pinned"]["source"] == "rerankerModelRevision"
+
+
+def test_the_default_reranker_is_the_pinned_model_over_40_candidates() -> None:
+    from cwcore.config import Settings
+
+    settings = Settings()
+    assert settings.reranker_model == "Xenova/ms-marco-MiniLM-L-6-v2"
+    assert settings.reranker_enabled is True and settings.reranker_candidates == 40
