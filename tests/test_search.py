@@ -303,7 +303,7 @@ def test_recall_statuses(arch: Archive, monkeypatch: pytest.MonkeyPatch) -> None
 def test_recall_of_a_version_that_does_not_exist_is_missing(arch: Archive) -> None:
     from dataclasses import replace
 
-    from cwcore.recall.locator import Signer, load_key
+    from cwcore.retrieve.locator import Signer, load_key
 
     hit = search(arch, query="REAP_DRAIN")["results"][0]
     signer = Signer(load_key(arch.home))

@@ -34,6 +34,7 @@ class Candidate:
     reranked: bool = False  # the cross-encoder scored it (not necessarily moved it)
     window: dict | None = None
     order: tuple[float, ...] = ()  # the key the candidate's tier sorts by (higher first)
+    blend: float | None = None  # the score fusion blends with its rank, when not ``score``
 
 
 class Visible:

@@ -336,7 +336,7 @@ def _fuse(
     context = context_prior({w: records[w] or {} for w in pool}, visible.scope.depth)
     fused = fuse_tier(
         [(str(c.wid), c.score) for c in lexical if c.wid in pool],
-        [(str(c.wid), c.score) for c in semantic if c.wid in pool],
+        [(str(c.wid), c.score if c.blend is None else c.blend) for c in semantic if c.wid in pool],
         {str(w): prior.get(o, 1.0) * context[w] for w, o in ordinal.items()},
     )
     for e in fused:

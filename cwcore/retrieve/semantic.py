@@ -11,12 +11,20 @@ scope is narrow, every window otherwise), filters them through the same
 A query with no content word (punctuation, a format string, one letter) has no meaning to
 embed: the mode does not run for it, so it can never produce confident semantic hits.
 
+Two maps of the cosine. The presented score (the band's input) is :func:`confidence`, a logistic
+fit of "relevant" on the cosine of the semantic top-10 hits of all three dev sets pooled (1,840
+hits; ``make eval`` writes the fit to ``eval/results/calibration.json``): a semantic hit reads
+``high`` only from cosine 0.82. Fusion blends the semantic rank with the steeper LongMemEval-only
+fit (:func:`cwcore.semantic.search.calibrate`), which orders better on the agent-log set (hit@1
+0.735 against 0.714 with the pooled map in the blend; docs/evaluation.md).
+
 A failure never fails a non-strict search: the outcome carries the category for
 ``retrieval_status=lexical_fallback``. With ``strict`` the ModelUnavailable propagates.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +36,15 @@ from cwcore.semantic import errors
 from cwcore.semantic.runtime import Semantic
 
 OVERFETCH = 4  # nearest windows fetched per wanted candidate, before scope filters
+#: The presented semantic score: ``sigmoid(SLOPE × (cosine − MIDPOINT))``, pooled dev-set fit.
+SLOPE = 4.27
+MIDPOINT = 0.493
+
+
+def confidence(cosine: float) -> float:
+    """The presented score of a semantic hit of this cosine, in (0, 1): the estimated share of
+    such hits that are relevant across the dev sets."""
+    return 1.0 / (1.0 + math.exp(-SLOPE * (float(cosine) - MIDPOINT)))
 
 
 @dataclass
@@ -86,9 +103,11 @@ def semantic_tier(
         allowed = set(visible.filter(int(w) for w in hits.wids))
         for wid, cos, score in zip(hits.wids, hits.cosines, hits.scores, strict=True):
             if int(wid) in allowed:
-                outcome.candidates.append(
-                    Candidate(int(wid), "semantic", round(float(score), 4), float(cos), "semantic")
+                cand = Candidate(
+                    int(wid), "semantic", round(confidence(cos), 4), float(cos), "semantic"
                 )
+                cand.blend = float(score)
+                outcome.candidates.append(cand)
             if len(outcome.candidates) >= k:
                 break
         outcome.saturated = len(outcome.candidates) >= k

@@ -8,11 +8,13 @@ mask is refreshed when the published generation changes (retirements publish one
 one matrix-vector product over the rows (or over the rows of ``only_wids``), a per-window max
 over its rows, and a partial sort.
 
-**Calibrated score.** Cosine is not a probability and is not comparable with BM25's score. The
-presented semantic score is ``sigmoid(SLOPE × (cosine − MIDPOINT))``: a logistic fit of "the hit's
-session is an evidence session" on the cosine of the semantic top-10 hits over the LongMemEval_S
-dev questions (eval/longmemeval.py prints the fit; docs/evaluation.md has the per-band check).
-The bands (high ≥ 0.8, …) therefore read as the estimated share of relevant hits.
+**Calibrated score.** Cosine is not a probability and is not comparable with BM25's score.
+:func:`calibrate` is ``sigmoid(SLOPE × (cosine − MIDPOINT))``, a logistic fit of "the hit's session
+is an evidence session" on the cosine of the semantic top-10 hits over the LongMemEval_S dev
+questions. Fusion blends it with a semantic hit's rank, and memory ranking thresholds it. Search
+presents another, flatter fit over all dev sets pooled
+(:func:`cwcore.retrieve.semantic.confidence`): LongMemEval's session-level relevance is far more
+lenient than the agent logs' line-level one, and the bands must hold on both.
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from cwcore.semantic import store as vstore
 from cwcore.store import keys
 from cwcore.store.rocks import Store
 
-#: Logistic calibration cosine -> [0, 1]: fit on the 950 semantic top-10 hits of the 95
-#: non-abstention LongMemEval_S dev questions (make eval; docs/evaluation.md, slope 10.29,
-#: midpoint 0.2772), rounded.
+#: Logistic map cosine -> [0, 1]: fit on the 950 semantic top-10 hits of the 95 non-abstention
+#: LongMemEval_S dev questions (make eval: eval/results/calibration.json, slope 10.4, midpoint
+#: 0.279), rounded.
 SLOPE = 10.3
 MIDPOINT = 0.277
 

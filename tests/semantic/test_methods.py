@@ -111,6 +111,12 @@ def test_semantic_tier_policy_scope_and_fallback(
     assert hits.used and hits.failure is None and len(hits.candidates) == 3
     top = hits.candidates[0]
     assert top.mode == "semantic" and top.match_type == "semantic" and 0 < top.score < 1
+    # Presented: the pooled calibration of the cosine; blended in fusion: the LongMemEval map.
+    from cwcore.retrieve.semantic import confidence
+    from cwcore.semantic.search import calibrate
+
+    assert top.score == round(confidence(top.raw), 4)
+    assert top.blend is not None and abs(top.blend - float(calibrate(top.raw))) < 1e-6
     scoped = semantic_tier(
         semantic, _visible(topics, sessions=["s-cook"]), query, 3, policy="always", weak=False
     )
