@@ -96,7 +96,6 @@ def _stalled_reader(home: Path, method: str, params: dict[str, Any]) -> socket.s
     return sock
 
 
-@pytest.mark.slow
 def test_two_readers_that_stop_reading_do_not_stall_the_others(
     cw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
