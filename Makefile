@@ -30,6 +30,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check cwcore cwtui tests bench eval
 	$(BIN)/ruff format --check cwcore cwtui tests bench eval
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 fmt: $(STAMP)
 	$(BIN)/ruff format cwcore cwtui tests bench eval

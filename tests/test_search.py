@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from cwcore import bands
 from cwcore.api import Archive
 from cwcore.errors import InvalidInput, LimitExceeded
-from cwcore.retrieve import bands, fusion
+from cwcore.retrieve import fusion
 from cwtui.cli import app
 from tests.helpers import write_jsonl
 

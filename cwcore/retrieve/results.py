@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cwcore.retrieve import bands
+from cwcore import bands
 from cwcore.retrieve.candidates import Candidate
 from cwcore.retrieve.locator import Locator, Signer, create_lease
 from cwcore.retrieve.snippets import fit_snippet, literal_spans, make_snippet, term_spans
