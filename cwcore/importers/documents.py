@@ -54,7 +54,7 @@ _SEP = len(PART_SEPARATOR)
 #: document of its own. Small documents keep every index handler inside its bounded work (no
 #: window drops terms, the exact handler keeps every anchor), give one search hit per source
 #: location rather than one per long agentic turn, and stay under the 64 KiB foreground
-#: publication bound. Chosen with ``make eval`` (docs/evaluation.md, "Document size").
+#: publication bound. Chosen with ``make eval`` (docs/evaluation.md, "Earlier decisions").
 SEGMENT_BYTES = 8192
 #: The document layout this module writes (``metadata.layout``): 2 since turns are cut into small
 #: documents with every message in exactly one of them. Documents without it were cut whole.

@@ -61,7 +61,7 @@ WEAK_COVERAGE = 0.6
 EXPANSION = True
 #: Query weight of the best expansion term in the requery (the user's own terms weigh 1); the
 #: others weigh this times their feedback score relative to the best one's (RM3 interpolation).
-#: Chosen on every dev set (docs/evaluation.md, "Query expansion"): full weight drifted the
+#: Chosen on every dev set (docs/evaluation.md, "Earlier decisions"): full weight drifted the
 #: agent-log and demo queries (hit@1 0.694 → 0.673, 0.775 → 0.725), no expansion lost
 #: LongMemEval's multi-session questions (recall_all@5 0.937 → 0.863).
 EXPANSION_WEIGHT = 0.5
