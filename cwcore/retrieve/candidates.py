@@ -32,7 +32,7 @@ class Candidate:
     literals: list[str] = field(default_factory=list)  # exact values to highlight
     spans: list[tuple[int, int]] = field(default_factory=list)  # char spans (relations)
     reranked: bool = False  # the cross-encoder scored it (not necessarily moved it)
-    window: dict | None = None
+    window: dict[str, Any] | None = None
     order: tuple[float, ...] = ()  # the key the candidate's tier sorts by (higher first)
     blend: float | None = None  # the score fusion blends with its rank, when not ``score``
 
@@ -43,7 +43,7 @@ class Visible:
 
     def __init__(self, store: Store, reader: Reader, scope: Scope, max_wid: int) -> None:
         self.store, self.reader, self.scope, self.max_wid = store, reader, scope, max_wid
-        self.records: dict[int, dict | None] = {}
+        self.records: dict[int, dict[str, Any] | None] = {}
         self._texts: dict[int, tuple[dict[str, Any], str]] = {}
 
     def text(self, wid: int) -> tuple[dict[str, Any], str]:

@@ -8,6 +8,8 @@ order only: it reorders near-ties, never a strong relevance gap, and never a pre
 
 from __future__ import annotations
 
+from typing import Any
+
 from cwcore.index import derived
 from cwcore.store import keys
 from cwcore.store.rocks import Store
@@ -38,7 +40,7 @@ RECENCY_BONUS = 0.03
 LINEAGE_STEP = 0.02
 
 
-def context_prior(records: dict[int, dict], depth: dict[str, int]) -> dict[int, float]:
+def context_prior(records: dict[int, dict[str, Any]], depth: dict[str, int]) -> dict[int, float]:
     """A multiplier per window id for recency among ``records`` and lineage depth."""
     created = sorted({str(r.get("created") or "") for r in records.values()})
     rank = {c: i / (len(created) - 1) for i, c in enumerate(created)} if len(created) > 1 else {}

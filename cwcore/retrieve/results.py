@@ -258,7 +258,8 @@ def _message_at(manifest: dict[str, Any], byte_pos: int) -> str | None:
 def _timestamp(manifest: dict[str, Any], key: str) -> str | None:
     for part in manifest["parts"]:
         if part["key"] == key:
-            return part.get("ts")
+            ts = part.get("ts")
+            return str(ts) if ts is not None else None
     return None
 
 
