@@ -24,6 +24,7 @@ import cwtui.commands as commands_pkg
 from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.errors import ImportErrors, InvalidInput, NotFound, excerpt
+from cwcore.importers.base import formats as importer_formats
 from cwcore.importers.pipeline import ImportSummary
 from cwtui.output import CwGroup, console, emit_json, err_console, guard, shown_id
 
@@ -68,7 +69,7 @@ def import_(
         str,
         typer.Option(
             "--format",
-            help="auto, claude-code, codex, pi, gemini, cw-jsonl or markdown.",
+            help=f"auto (detect), or one of: {', '.join(importer_formats())}.",
         ),
     ] = "auto",
     project: Annotated[str | None, typer.Option(help="Project name for every session.")] = None,
