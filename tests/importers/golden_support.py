@@ -34,6 +34,7 @@ CASES: dict[str, str] = {
     "gemini/tiny-proj/chats/session-2026-03-02T10-00-9f3c2a1b.jsonl": "gemini",
     "gemini/tiny-proj/chats/session-2026-03-02T11-00-9f3c2a1c.jsonl": "gemini",
     "gemini/legacy-proj/chats/session-2025-08-01T09-00-7c1e9a00.json": "gemini",
+    "copilot/3c0f11e2-7a4b-4d8e-9f10-0000000000c1/events.jsonl": "copilot",
 }
 
 

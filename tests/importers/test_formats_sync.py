@@ -1,0 +1,52 @@
+"""Every newer format: found by ``cw sync`` under a fake home at its producer's location, a
+second sync adds nothing, and a live session that grows gives its last turn a new version
+(``extended``); ``cw import --format auto`` detects the fixture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cwcore.api import Archive
+from cwcore.importers import base
+from cwcore.store import codec, keys
+from tests.importers.formats_support import CASES, Case
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.format)
+def test_sync_finds_imports_once_and_extends(case: Case, tmp_path: Path, archive: Archive) -> None:
+    home = tmp_path / "user"
+    placed = case.install(home)
+    assert base.detect(placed) is not None and base.detect(placed).name == case.format  # type: ignore[union-attr]
+    first = archive.sync(home=str(home))
+    assert first.files >= 1 and first.imported > 0
+    assert [e for e in first.errors if e.line is None] == []
+    row = next(r for r in archive.sources(home=str(home))["sources"] if r["format"] == case.format)
+    assert row["found"] and row["sessions"] >= 1 and row["messages"] == first.messages
+    again = archive.sync(home=str(home))
+    assert (again.files, again.imported) == (0, 0)
+    sessions, _ = archive.sessions(limit=100)
+    before = {s.sessionId: s.messages for s in sessions}
+    case.grow(placed)
+    grown = archive.sync(home=str(home))
+    assert grown.imported >= 1
+    sessions, _ = archive.sessions(limit=100)
+    after = {s.sessionId: s.messages for s in sessions}
+    assert sum(after.values()) == sum(before.values()) + 1
+    docs = [d for sid in after for d in archive.show(sid)["documents"]]
+    grown_ids = {d["documentId"] for d in docs if d["version"] == 2 and d["state"] == "live"}
+    assert len(grown_ids) == 1, docs  # the last turn, and only it, has a second version
+    store = archive._transport.engine.store  # type: ignore[attr-defined]
+    record = store.get("supersession", keys.SUPERSESSION.encode(grown_ids.pop(), 1))
+    assert record is not None
+    assert codec.decode_record(record, "supersession")["reason"] == "extended"
+    assert (archive.sync(home=str(home)).imported) == 0
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.format)
+def test_import_auto_detects_the_fixture(case: Case, tmp_path: Path, archive: Archive) -> None:
+    placed = case.install(tmp_path / "user")
+    summary = archive.import_paths([placed])
+    assert summary.sessions >= 1 and summary.imported > 0
+    assert [e for e in summary.errors if e.line is None] == []
