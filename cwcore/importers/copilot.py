@@ -85,7 +85,9 @@ class CopilotImporter:
         lines, problems = read_jsonl(path)
         convo = Conversation()
         records: list[tuple[int, bytes, str]] = []
-        session_id = cwd = started = None
+        session_id: str | None = None
+        cwd: str | None = None
+        started: str | None = None
         model: str | None = None
         reasoning: set[str] = set()
         for line in lines:
@@ -99,8 +101,9 @@ class CopilotImporter:
             ts = norm_time(obj.get("timestamp"))
             if kind == "session.start":
                 session_id = session_id or native_id(data.get("sessionId"))
-                context = data.get("context") if isinstance(data.get("context"), dict) else {}
-                cwd = cwd or text_of(context.get("cwd")) or None
+                context = data.get("context")
+                if isinstance(context, dict):
+                    cwd = cwd or text_of(context.get("cwd")) or None
                 started = started or norm_time(data.get("startTime")) or ts
             elif kind == "session.model_change":
                 model = text_of(data.get("newModel")) or model
@@ -121,10 +124,10 @@ class CopilotImporter:
                 for n, request in enumerate(data.get("toolRequests") or (), start=1):
                     if not isinstance(request, dict):
                         continue
-                    call_id = native_id(request.get("toolCallId")) or f"{base}#call{n}"
+                    request_id = native_id(request.get("toolCallId")) or f"{base}#call{n}"
                     name = text_of(request.get("name")) or None
                     args = parse_arguments(request.get("arguments"))
-                    convo.call(call_id, name, args, line=line.number, ts=ts)
+                    convo.call(request_id, name, args, line=line.number, ts=ts)
             elif kind == "tool.execution_start":
                 call_id = native_id(data.get("toolCallId"))
                 if call_id and call_id not in convo.sink.ids:
