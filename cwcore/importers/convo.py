@@ -28,6 +28,11 @@ def text_of(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+def obj(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 class Conversation:
     """The messages of one session, in source order (see the module doc)."""
 
@@ -91,8 +96,18 @@ class Conversation:
     def thinking(self, message_id: str, text: object, *, line: int, ts: str | None) -> bool:
         return self.add(message_id, "assistant", "thinking", text, line=line, ts=ts)
 
-    def assistant(self, message_id: str, text: object, *, line: int, ts: str | None) -> bool:
-        return self._respond(message_id, "text", text, line=line, ts=ts)
+    def assistant(
+        self,
+        message_id: str,
+        text: object,
+        *,
+        line: int | tuple[int, ...],
+        ts: str | None,
+        **response: Any,
+    ) -> bool:
+        """Assistant text; ``response`` (``model``, ``usage``), when given, names this message
+        the owner of its response instead of :meth:`begin_response`'s rule."""
+        return self._respond(message_id, "text", text, line=line, ts=ts, **response)
 
     def call(
         self,
@@ -102,8 +117,10 @@ class Conversation:
         *,
         line: int,
         ts: str | None,
+        **response: Any,
     ) -> bool:
-        """A tool call; ``arguments`` is the input as the source gave it (decoded JSON)."""
+        """A tool call; ``arguments`` is the input as the source gave it (decoded JSON);
+        ``response`` as for :meth:`assistant`."""
         if name:
             self.tools[call_id] = name
         return self._respond(
@@ -113,6 +130,7 @@ class Conversation:
             line=line,
             ts=ts,
             always=True,
+            **response,
             tool_name=name or None,
             tool_call_id=call_id,
             tool_input=None if arguments is None else canonical_json(arguments),
@@ -158,6 +176,9 @@ class Conversation:
         )
 
     def _respond(self, message_id: str, kind: str, text: object, **kw: Any) -> bool:
+        if "model" in kw or "usage" in kw:  # the caller chose the owner itself
+            kw = {k: v for k, v in kw.items() if v is not None}
+            return self.add(message_id, "assistant", kind, text, **kw)
         owner = self._open or self._owner is None
         model, usage = self._pending if owner else (None, None)
         if model:

@@ -66,17 +66,21 @@ def files(location: base.Location, root: Path) -> Iterator[Path]:
                 yield Path(dirpath) / name
 
 
-def signature(path: Path) -> list[float]:
-    """Size and mtime of the file and of its SQLite companions that exist (raises OSError)."""
+def signature(path: Path, importer: base.Importer | None = None) -> list[float]:
+    """Size and mtime of the file, of its SQLite companions, and of the files and folders the
+    importer says a session of this file also lives in (``companions``; raises OSError)."""
     stat = path.stat()
     out: list[float] = [stat.st_size, stat.st_mtime]
-    for suffix in _COMPANIONS:
-        companion = path.with_name(path.name + suffix)
+    extra = [path.with_name(path.name + suffix) for suffix in _COMPANIONS]
+    companions = getattr(importer, "companions", None)
+    if companions is not None:
+        extra += companions(path)
+    for companion in extra:
         try:
-            extra = companion.stat()
+            info = companion.stat()
         except OSError:
             continue
-        out += [extra.st_size, extra.st_mtime]
+        out += [info.st_size, info.st_mtime]
     return out
 
 
@@ -117,7 +121,7 @@ def sync(
             claimed.add(key)
             report.files.append(key)
             try:
-                sig = signature(path)
+                sig = signature(path, importer)
             except OSError:
                 report.skip(key, "unreadable")
                 continue
@@ -173,10 +177,10 @@ def fingerprint(
 ) -> tuple[tuple[str, int, float], ...]:
     """Signatures of every candidate file: a cheap change detector for ``watch``."""
     out = []
-    for _, location, root in locations(settings, home):
+    for importer, location, root in locations(settings, home):
         for path in files(location, root):
             try:
-                sig = signature(path)
+                sig = signature(path, importer)
             except OSError:
                 continue
             out.append((str(path), *sig))

@@ -51,6 +51,38 @@ def _grow_copilot(path: Path) -> None:
     )
 
 
+def _grow_opencode_db(path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    with conn:
+        sid = conn.execute("SELECT id FROM session WHERE parent_id IS NULL").fetchone()[0]
+        data = '{"role":"assistant","time":{"created":1772701330000},"modelID":"claude-sonnet-4-5"}'
+        conn.execute(
+            "INSERT INTO message VALUES ('msg_c5a0f1000020Grown0000020', ?, 1772701330000, "
+            "1772701330000, ?)",
+            (sid, data),
+        )
+        conn.execute(
+            "INSERT INTO part VALUES ('prt_c5a0f1000021Grown0000021', "
+            "'msg_c5a0f1000020Grown0000020', ?, 1772701331000, 1772701331000, ?)",
+            (sid, '{"type":"text","text":"The LRU test passes now."}'),
+        )
+    conn.close()
+
+
+def _grow_opencode_tree(path: Path) -> None:
+    storage = path.parent.parent.parent
+    sid = path.stem
+    mid = "msg_b0100000009aLegacyTree0009"
+    message = {"id": mid, "sessionID": sid, "role": "assistant", "time": {"created": 1760000095000}}
+    part = {"id": "prt_b010000000aaLegacyTree000a", "sessionID": sid, "messageID": mid}
+    (storage / "message" / sid / f"{mid}.json").write_text(json.dumps(message, indent=2))
+    (storage / "part" / mid).mkdir(parents=True)
+    part.update(type="text", text="Also documented the flag in README.")
+    (storage / "part" / mid / f"{part['id']}.json").write_text(json.dumps(part, indent=2))
+
+
 CASES: list[Case] = [
     Case(
         "copilot",
@@ -59,4 +91,38 @@ CASES: list[Case] = [
         _grow_copilot,
         main="events.jsonl",
     ),
+    Case(
+        "opencode", "opencode/opencode.db", ".local/share/opencode/opencode.db", _grow_opencode_db
+    ),
+    Case(
+        "opencode",
+        "opencode/storage",
+        ".local/share/opencode/storage",
+        _grow_opencode_tree,
+        main="session/global/ses_2f00aa11bffeLegacyTree0001.json",
+    ),
+    Case("kilo", "kilo/kilo.db", ".local/share/kilo/kilo.db", _grow_opencode_db),
 ]
+
+
+def build_sqlite(sql: Path, db: Path) -> Path:
+    """The fixture database a ``.sql`` script describes (rebuilt from scratch)."""
+    import sqlite3
+
+    db.unlink(missing_ok=True)
+    conn = sqlite3.connect(db)
+    try:
+        conn.executescript(sql.read_text(encoding="utf-8"))
+        conn.commit()
+    finally:
+        conn.close()
+    return db
+
+
+def main() -> None:
+    for sql in sorted(FIXTURES.rglob("*.sql")):
+        print("built", build_sqlite(sql, sql.with_suffix(".db")).relative_to(FIXTURES))
+
+
+if __name__ == "__main__":
+    main()

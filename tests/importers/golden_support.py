@@ -35,6 +35,9 @@ CASES: dict[str, str] = {
     "gemini/tiny-proj/chats/session-2026-03-02T11-00-9f3c2a1c.jsonl": "gemini",
     "gemini/legacy-proj/chats/session-2025-08-01T09-00-7c1e9a00.json": "gemini",
     "copilot/3c0f11e2-7a4b-4d8e-9f10-0000000000c1/events.jsonl": "copilot",
+    "opencode/opencode.db": "opencode",
+    "opencode/storage/session/global/ses_2f00aa11bffeLegacyTree0001.json": "opencode",
+    "kilo/kilo.db": "kilo",
 }
 
 

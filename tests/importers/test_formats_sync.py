@@ -14,7 +14,7 @@ from cwcore.store import codec, keys
 from tests.importers.formats_support import CASES, Case
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.format)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.format}:{Path(c.fixture).name}")
 def test_sync_finds_imports_once_and_extends(case: Case, tmp_path: Path, archive: Archive) -> None:
     home = tmp_path / "user"
     placed = case.install(home)
@@ -22,7 +22,11 @@ def test_sync_finds_imports_once_and_extends(case: Case, tmp_path: Path, archive
     first = archive.sync(home=str(home))
     assert first.files >= 1 and first.imported > 0
     assert [e for e in first.errors if e.line is None] == []
-    row = next(r for r in archive.sources(home=str(home))["sources"] if r["format"] == case.format)
+    rows = archive.sources(home=str(home))["sources"]
+    row = max(
+        (r for r in rows if r["format"] == case.format and placed.is_relative_to(r["path"])),
+        key=lambda r: len(r["path"]),
+    )
     assert row["found"] and row["sessions"] >= 1 and row["messages"] == first.messages
     again = archive.sync(home=str(home))
     assert (again.files, again.imported) == (0, 0)
@@ -44,7 +48,7 @@ def test_sync_finds_imports_once_and_extends(case: Case, tmp_path: Path, archive
     assert (archive.sync(home=str(home)).imported) == 0
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.format)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.format}:{Path(c.fixture).name}")
 def test_import_auto_detects_the_fixture(case: Case, tmp_path: Path, archive: Archive) -> None:
     placed = case.install(tmp_path / "user")
     summary = archive.import_paths([placed])
