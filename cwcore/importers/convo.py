@@ -115,7 +115,7 @@ class Conversation:
         name: str | None,
         arguments: Any,
         *,
-        line: int,
+        line: int | tuple[int, ...],
         ts: str | None,
         **response: Any,
     ) -> bool:
@@ -142,7 +142,7 @@ class Conversation:
         call_id: str | None,
         text: object,
         *,
-        line: int,
+        line: int | tuple[int, ...],
         ts: str | None,
         is_error: bool = False,
         name: str | None = None,

@@ -83,6 +83,22 @@ def _grow_opencode_tree(path: Path) -> None:
     (storage / "part" / mid / f"{part['id']}.json").write_text(json.dumps(part, indent=2))
 
 
+def _grow_cursor_jsonl(path: Path) -> None:
+    text = "Also added a test for the zoom-out case."
+    append_jsonl(
+        path, {"role": "assistant", "message": {"content": [{"type": "text", "text": text}]}}
+    )
+
+
+def _grow_cursor_text(path: Path) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write("[Tool call] Shell\n  command: npm run export -- --dry-run\n")
+
+
+CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
+CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
+CURSOR_TEXT = "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt"
+
 CASES: list[Case] = [
     Case(
         "copilot",
@@ -102,6 +118,14 @@ CASES: list[Case] = [
         main="session/global/ses_2f00aa11bffeLegacyTree0001.json",
     ),
     Case("kilo", "kilo/kilo.db", ".local/share/kilo/kilo.db", _grow_opencode_db),
+    Case(
+        "cursor",
+        f"{CURSOR}/{CURSOR_JSONL}",
+        f".{CURSOR}/{CURSOR_JSONL}",
+        _grow_cursor_jsonl,
+        main=f"{CURSOR_JSONL}.jsonl",
+    ),
+    Case("cursor", f"{CURSOR}/{CURSOR_TEXT}", f".{CURSOR}/{CURSOR_TEXT}", _grow_cursor_text),
 ]
 
 
