@@ -40,9 +40,8 @@ CASES: dict[str, str] = {
     "kilo/kilo.db": "kilo",
     "cursor/projects/home-dev-src-tilemap/agent-transcripts/7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f/"
     "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f.jsonl": "cursor",
-    "cursor/projects/home-dev-src-tilemap/agent-transcripts/0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt": (
-        "cursor"
-    ),
+    "cursor/projects/home-dev-src-tilemap/agent-transcripts/"
+    "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt": "cursor",
 }
 
 
