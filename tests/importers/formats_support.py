@@ -95,6 +95,26 @@ def _grow_cursor_text(path: Path) -> None:
         fh.write("[Tool call] Shell\n  command: npm run export -- --dry-run\n")
 
 
+QWEN_SESSION = "9a7e3c10-5b2d-4f6e-8a1c-00000000a001"
+QWEN = f"qwen/projects/-home-dev-src-ledger-api/chats/{QWEN_SESSION}.jsonl"
+
+
+def _grow_qwen(path: Path) -> None:
+    append_jsonl(
+        path,
+        {
+            "uuid": "u-0011",
+            "parentUuid": "u-0010",
+            "sessionId": QWEN_SESSION,
+            "cwd": "/home/dev/src/ledger-api",
+            "version": "0.2.1",
+            "timestamp": "2026-03-06T08:01:40.000Z",
+            "type": "assistant",
+            "message": {"role": "model", "parts": [{"text": "I'll include the import line."}]},
+        },
+    )
+
+
 CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
 CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 CURSOR_TEXT = "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt"
@@ -126,6 +146,7 @@ CASES: list[Case] = [
         main=f"{CURSOR_JSONL}.jsonl",
     ),
     Case("cursor", f"{CURSOR}/{CURSOR_TEXT}", f".{CURSOR}/{CURSOR_TEXT}", _grow_cursor_text),
+    Case("qwen", QWEN, f".{QWEN}", _grow_qwen),
 ]
 
 
