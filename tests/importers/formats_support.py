@@ -115,6 +115,32 @@ def _grow_qwen(path: Path) -> None:
     )
 
 
+def _grow_goose_db(path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content_json, created_timestamp) "
+            "VALUES ('20260307_1', 'assistant', ?, 1772877710)",
+            ('[{"type":"text","text":"Summary kept: certs still pending the Vault login."}]',),
+        )
+    conn.close()
+
+
+def _grow_goose_jsonl(path: Path) -> None:
+    text = "Seconds are optional now; added a test for 14:22."
+    append_jsonl(
+        path,
+        {
+            "id": "msg_legacy_4",
+            "role": "assistant",
+            "created": 1749565370,
+            "content": [{"type": "text", "text": text}],
+        },
+    )
+
+
 CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
 CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 CURSOR_TEXT = "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt"
@@ -147,6 +173,13 @@ CASES: list[Case] = [
     ),
     Case("cursor", f"{CURSOR}/{CURSOR_TEXT}", f".{CURSOR}/{CURSOR_TEXT}", _grow_cursor_text),
     Case("qwen", QWEN, f".{QWEN}", _grow_qwen),
+    Case("goose", "goose/sessions.db", ".local/share/goose/sessions/sessions.db", _grow_goose_db),
+    Case(
+        "goose",
+        "goose/legacy/20250610_142233.jsonl",
+        ".goose/sessions/20250610_142233.jsonl",
+        _grow_goose_jsonl,
+    ),
 ]
 
 

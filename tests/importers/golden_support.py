@@ -44,6 +44,8 @@ CASES: dict[str, str] = {
     "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt": "cursor",
     "qwen/projects/-home-dev-src-ledger-api/chats/"
     "9a7e3c10-5b2d-4f6e-8a1c-00000000a001.jsonl": "qwen",
+    "goose/sessions.db": "goose",
+    "goose/legacy/20250610_142233.jsonl": "goose",
 }
 
 
