@@ -141,6 +141,20 @@ def _grow_goose_jsonl(path: Path) -> None:
     )
 
 
+def _grow_crush(path: Path) -> None:
+    import sqlite3
+
+    parts = '[{"type":"text","data":{"text":"I will add the waitReconnect helper first."}}]'
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(
+            "INSERT INTO messages VALUES ('m-crush-0008', '5d3c1b2a-0000-4e00-9000-00000000c001', "
+            "'assistant', ?, 'claude-sonnet-4-5', 1772964120, 1772964120, NULL, 'anthropic', 0)",
+            (parts,),
+        )
+    conn.close()
+
+
 CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
 CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 CURSOR_TEXT = "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt"
@@ -180,6 +194,7 @@ CASES: list[Case] = [
         ".goose/sessions/20250610_142233.jsonl",
         _grow_goose_jsonl,
     ),
+    Case("crush", "crush/.crush/crush.db", ".crush/crush.db", _grow_crush),
 ]
 
 

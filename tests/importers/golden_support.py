@@ -46,6 +46,7 @@ CASES: dict[str, str] = {
     "9a7e3c10-5b2d-4f6e-8a1c-00000000a001.jsonl": "qwen",
     "goose/sessions.db": "goose",
     "goose/legacy/20250610_142233.jsonl": "goose",
+    "crush/.crush/crush.db": "crush",
 }
 
 
@@ -71,7 +72,7 @@ def snapshot(path: Path) -> dict[str, Any]:
                 "project": s.project,
                 "started": s.started,
                 "title": s.title,
-                "cwd": s.cwd,
+                "cwd": s.cwd.replace(str(FIXTURES), "<fixtures>") if s.cwd else s.cwd,
                 "parent_session": s.parent_session,
                 "lineage": list(s.lineage),
                 # the fixture's absolute path would tie the golden file to one checkout

@@ -4,6 +4,7 @@ second sync adds nothing, and a live session that grows gives its last turn a ne
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from cwcore.api import Archive
 from cwcore.importers import base
 from cwcore.store import codec, keys
 from tests.importers.formats_support import CASES, Case
+from tests.importers.golden_support import FIXTURES
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.format}:{Path(c.fixture).name}")
@@ -54,3 +56,21 @@ def test_import_auto_detects_the_fixture(case: Case, tmp_path: Path, archive: Ar
     summary = archive.import_paths([placed])
     assert summary.sessions >= 1 and summary.imported > 0
     assert [e for e in summary.errors if e.line is None] == []
+
+
+def test_sync_reads_the_project_folders_the_setting_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cw_home: Path
+) -> None:
+    project = tmp_path / "src" / "websockets"
+    (project / ".crush").mkdir(parents=True)
+    shutil.copy(FIXTURES / "crush" / ".crush" / "crush.db", project / ".crush" / "crush.db")
+    monkeypatch.setenv("CW_SYNC_PROJECTS", str(project))
+    with Archive.open(cw_home, embedded=True) as archive:
+        first = archive.sync(home=str(tmp_path / "user"))
+        assert first.sessions == 1 and first.errors == []
+        sessions, _ = archive.sessions(limit=10)
+        assert [(s.agent, s.project) for s in sessions] == [("crush", "websockets")]
+        rows = archive.sources(home=str(tmp_path / "user"))["sources"]
+        row = next(r for r in rows if r["path"] == str(project / ".crush"))
+        assert row["found"] and row["files"] == 1 and row["sessions"] == 1
+        assert archive.sync(home=str(tmp_path / "user")).files == 0
