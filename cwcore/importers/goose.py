@@ -168,7 +168,8 @@ class GooseImporter:
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         with path.open("rb") as fh:
-            is_db = fh.read(len(sqlite.MAGIC)) == sqlite.MAGIC
+            # a .jsonl file is a session log whatever its first bytes say
+            is_db = path.suffix != ".jsonl" and fh.read(len(sqlite.MAGIC)) == sqlite.MAGIC
         if is_db:
             return self._parse_db(path, project)
         return self._parse_jsonl(path, project)

@@ -287,7 +287,8 @@ class OpenCodeImporter:
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         with path.open("rb") as fh:
-            is_db = fh.read(len(sqlite.MAGIC)) == sqlite.MAGIC
+            # a .json file is a session of the tree whatever its first bytes say
+            is_db = path.suffix != ".json" and fh.read(len(sqlite.MAGIC)) == sqlite.MAGIC
         stored, projects = _read_db(path) if is_db else _read_tree(path)
         out = []
         problems: list[tuple[int, str]] = []

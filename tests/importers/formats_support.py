@@ -155,6 +155,24 @@ def _grow_crush(path: Path) -> None:
     conn.close()
 
 
+DROID = "droid/-home-dev-src-ledger-api"
+DROID_SESSION = "b7e2f0c4-1d3a-4b5c-9e8f-00000000d001"
+
+
+def _grow_droid(path: Path) -> None:
+    text = "Added the middleware; retries with the same key now return the first response."
+    append_jsonl(
+        path,
+        {
+            "type": "message",
+            "id": "dm-0006",
+            "timestamp": "2026-03-09T14:01:10.000Z",
+            "parentId": "dm-0005",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+        },
+    )
+
+
 CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
 CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 CURSOR_TEXT = "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt"
@@ -195,6 +213,13 @@ CASES: list[Case] = [
         _grow_goose_jsonl,
     ),
     Case("crush", "crush/.crush/crush.db", ".crush/crush.db", _grow_crush),
+    Case(
+        "droid",
+        DROID,
+        ".factory/sessions/-home-dev-src-ledger-api",
+        _grow_droid,
+        main=f"{DROID_SESSION}.jsonl",
+    ),
 ]
 
 
