@@ -20,6 +20,7 @@ class Case:
     place: str  # where it goes under the home
     grow: Callable[[Path], None]  # append to the placed copy (given the placed main file)
     main: str = ""  # the session file inside a copied folder
+    project: str = ""  # the project folder (under the home) the syncProjects setting names
 
     def install(self, home: Path) -> Path:
         source = FIXTURES / self.fixture
@@ -173,6 +174,11 @@ def _grow_droid(path: Path) -> None:
     )
 
 
+def _grow_aider(path: Path) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write("\n> Applied edit to cli.py\n> Commit 9b8e7f1 feat: add --currency flag\n")
+
+
 CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
 CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 CURSOR_TEXT = "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt"
@@ -219,6 +225,14 @@ CASES: list[Case] = [
         ".factory/sessions/-home-dev-src-ledger-api",
         _grow_droid,
         main=f"{DROID_SESSION}.jsonl",
+    ),
+    Case(
+        "aider",
+        "aider/invoice-cli",
+        "src/invoice-cli",
+        _grow_aider,
+        main=".aider.chat.history.md",
+        project="src/invoice-cli",
     ),
 ]
 

@@ -48,6 +48,7 @@ CASES: dict[str, str] = {
     "goose/legacy/20250610_142233.jsonl": "goose",
     "crush/.crush/crush.db": "crush",
     "droid/-home-dev-src-ledger-api/b7e2f0c4-1d3a-4b5c-9e8f-00000000d001.jsonl": "droid",
+    "aider/invoice-cli/.aider.chat.history.md": "aider",
 }
 
 

@@ -17,10 +17,19 @@ from tests.importers.golden_support import FIXTURES
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.format}:{Path(c.fixture).name}")
-def test_sync_finds_imports_once_and_extends(case: Case, tmp_path: Path, archive: Archive) -> None:
+def test_sync_finds_imports_once_and_extends(
+    case: Case, tmp_path: Path, cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path / "user"
     placed = case.install(home)
+    if case.project:  # a per-repository log: found through the syncProjects setting
+        monkeypatch.setenv("CW_SYNC_PROJECTS", str(home / case.project))
     assert base.detect(placed) is not None and base.detect(placed).name == case.format  # type: ignore[union-attr]
+    with Archive.open(cw_home, embedded=True) as archive:
+        _sync_grow_and_check(case, home, placed, archive)
+
+
+def _sync_grow_and_check(case: Case, home: Path, placed: Path, archive: Archive) -> None:
     first = archive.sync(home=str(home))
     assert first.files >= 1 and first.imported > 0
     assert [e for e in first.errors if e.line is None] == []
