@@ -179,6 +179,28 @@ def _grow_aider(path: Path) -> None:
         fh.write("\n> Applied edit to cli.py\n> Commit 9b8e7f1 feat: add --currency flag\n")
 
 
+KIRO_SESSION = "e4d3c2b1-9a8f-4e7d-8c6b-00000000e001"
+
+
+def _grow_kiro_jsonl(path: Path) -> None:
+    text = "The lockfile is missing: run `npm install` once to create it, then rebuild."
+    data = {"message_id": "ka-4", "content": [{"kind": "text", "data": text}]}
+    append_jsonl(path, {"kind": "AssistantMessage", "data": data})
+
+
+def _grow_kiro_db(path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    with conn:
+        (value,) = conn.execute("SELECT value FROM conversations_v2").fetchone()
+        state = json.loads(value)
+        reply = {"message_id": "qa-3", "content": "It writes to s3://ops-backups."}
+        state["history"].append({"user": {"content": {}}, "assistant": {"Response": reply}})
+        conn.execute("UPDATE conversations_v2 SET value = ?", (json.dumps(state),))
+    conn.close()
+
+
 CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
 CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 CURSOR_TEXT = "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt"
@@ -234,6 +256,14 @@ CASES: list[Case] = [
         main=".aider.chat.history.md",
         project="src/invoice-cli",
     ),
+    Case(
+        "kiro",
+        "kiro/sessions/cli",
+        ".kiro/sessions/cli",
+        _grow_kiro_jsonl,
+        main=f"{KIRO_SESSION}.jsonl",
+    ),
+    Case("kiro", "kiro/data.db", ".local/share/kiro-cli/data.sqlite3", _grow_kiro_db),
 ]
 
 

@@ -49,6 +49,8 @@ CASES: dict[str, str] = {
     "crush/.crush/crush.db": "crush",
     "droid/-home-dev-src-ledger-api/b7e2f0c4-1d3a-4b5c-9e8f-00000000d001.jsonl": "droid",
     "aider/invoice-cli/.aider.chat.history.md": "aider",
+    "kiro/sessions/cli/e4d3c2b1-9a8f-4e7d-8c6b-00000000e001.jsonl": "kiro",
+    "kiro/data.db": "kiro",
 }
 
 
