@@ -201,6 +201,24 @@ def _grow_kiro_db(path: Path) -> None:
     conn.close()
 
 
+OPENCLAW = "openclaw/agents/main/sessions/0c1a2b3c-4d5e-4f60-8a9b-00000000f001.jsonl"
+
+
+def _grow_openclaw(path: Path) -> None:
+    text = "Want a reminder 30 minutes before the dentist?"
+    message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+    append_jsonl(
+        path,
+        {
+            "type": "message",
+            "id": "e6",
+            "parentId": "e5",
+            "timestamp": "2026-03-13T07:30:09.000Z",
+            "message": message,
+        },
+    )
+
+
 CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
 CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 CURSOR_TEXT = "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt"
@@ -264,6 +282,7 @@ CASES: list[Case] = [
         main=f"{KIRO_SESSION}.jsonl",
     ),
     Case("kiro", "kiro/data.db", ".local/share/kiro-cli/data.sqlite3", _grow_kiro_db),
+    Case("openclaw", OPENCLAW, f".{OPENCLAW}", _grow_openclaw),
 ]
 
 

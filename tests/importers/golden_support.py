@@ -51,6 +51,7 @@ CASES: dict[str, str] = {
     "aider/invoice-cli/.aider.chat.history.md": "aider",
     "kiro/sessions/cli/e4d3c2b1-9a8f-4e7d-8c6b-00000000e001.jsonl": "kiro",
     "kiro/data.db": "kiro",
+    "openclaw/agents/main/sessions/0c1a2b3c-4d5e-4f60-8a9b-00000000f001.jsonl": "openclaw",
 }
 
 
