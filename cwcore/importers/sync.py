@@ -47,9 +47,9 @@ def locations(
     return out
 
 
-def roots(home: Path | None = None) -> list[tuple[str, Path]]:
-    """The standard locations that exist, as ``(format, path)``."""
-    return [(i.name, root) for i, _, root in locations(home=home) if root.is_dir()]
+def roots(home: Path | None = None, settings: Settings | None = None) -> list[tuple[str, Path]]:
+    """The standard (and configured) locations that exist, as ``(format, path)``."""
+    return [(i.name, root) for i, _, root in locations(settings, home) if root.is_dir()]
 
 
 def files(location: base.Location, root: Path) -> Iterator[Path]:
@@ -191,23 +191,25 @@ def watch(
     run_sync: Callable[[], ImportSummary],
     *,
     home: Path | None = None,
+    settings: Settings | None = None,
     interval: float = 2.0,
     settle: float = 1.0,
     on_sync: Callable[[ImportSummary], None] = lambda s: None,
     stop: Callable[[], bool] = lambda: False,
 ) -> None:
     """Sync now, then again whenever the locations change and stay unchanged for ``settle``
-    seconds (debounce). Polls every ``interval`` seconds until ``stop()``; no inotify needed."""
+    seconds (debounce). Polls every ``interval`` seconds until ``stop()``; no inotify needed.
+    ``settings`` adds the locations a setting configures (``syncProjects``)."""
     on_sync(run_sync())
-    last = fingerprint(home)
+    last = fingerprint(home, settings)
     while not stop():
         time.sleep(interval)
-        current = fingerprint(home)
+        current = fingerprint(home, settings)
         if current == last:
             continue
         while not stop():
             time.sleep(settle)
-            settled = fingerprint(home)
+            settled = fingerprint(home, settings)
             if settled == current:
                 break
             current = settled
