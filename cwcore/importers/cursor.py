@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from cwcore.importers import cursor_vscdb, sqlite
 from cwcore.importers.base import Location, json_lines, register
 from cwcore.importers.common import DEFAULT_PROJECT, read_jsonl
 from cwcore.importers.convo import Conversation, obj, text_of
@@ -131,9 +132,16 @@ class CursorImporter:
     name = "cursor"
     agent = "cursor"
     priority = 60
-    locations: tuple[Location, ...] = (Location("~/.cursor/projects", ("*.jsonl", "*.txt")),)
+    locations: tuple[Location, ...] = (
+        Location("~/.cursor/projects", ("*.jsonl", "*.txt")),
+        Location("$XDG_CONFIG_HOME/Cursor/User", ("state.vscdb",), ("linux",), 2),
+        Location("~/Library/Application Support/Cursor/User", ("state.vscdb",), ("darwin",), 2),
+        Location("$APPDATA/Cursor/User", ("state.vscdb",), ("win32",), 2),
+    )
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
+        if sqlite.looks_like_sqlite(head):
+            return cursor_vscdb.sniff(path, head)
         if path.suffix == ".txt":
             return "agent-transcripts" in path.parts and any(
                 line.strip() in (b"user:", b"assistant:") for line in head
@@ -147,6 +155,8 @@ class CursorImporter:
         )
 
     def accepts(self, path: Path, head: list[bytes]) -> bool:
+        if sqlite.looks_like_sqlite(head):
+            return cursor_vscdb.sniff(path, head)
         if path.suffix == ".txt":
             return any(line.strip() in (b"user:", b"assistant:") for line in head)
         return any(
@@ -155,6 +165,8 @@ class CursorImporter:
         )
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
+        if path.suffix == ".vscdb":
+            return cursor_vscdb.parse(path, self.agent, project)
         convo = Conversation()
         records: list[tuple[int, bytes, str]] = []
         problems: list[tuple[int, str]] = []

@@ -219,6 +219,44 @@ def _grow_openclaw(path: Path) -> None:
     )
 
 
+def _grow_cursor_global(path: Path) -> None:
+    import sqlite3
+
+    composer = "a1b2c3d4-0000-4000-8000-00000000cc01"
+    key = f"composerData:{composer}"
+    conn = sqlite3.connect(path)
+    with conn:
+        (value,) = conn.execute("SELECT value FROM cursorDiskKV WHERE key = ?", (key,)).fetchone()
+        data = json.loads(value)
+        data["fullConversationHeadersOnly"].append({"bubbleId": "bb-05", "type": 2})
+        bubble = {
+            "type": 2,
+            "bubbleId": "bb-05",
+            "text": "Done: limit defaults to 50, capped at 200.",
+        }
+        conn.execute("UPDATE cursorDiskKV SET value = ? WHERE key = ?", (json.dumps(data), key))
+        conn.execute(
+            "INSERT INTO cursorDiskKV VALUES (?, ?)",
+            (f"bubbleId:{composer}:bb-05", json.dumps(bubble)),
+        )
+    conn.close()
+
+
+def _grow_cursor_workspace(path: Path) -> None:
+    import sqlite3
+
+    key = "workbench.panel.aichat.view.aichat.chatdata"
+    conn = sqlite3.connect(path)
+    with conn:
+        (value,) = conn.execute("SELECT value FROM ItemTable WHERE key = ?", (key,)).fetchone()
+        data = json.loads(value)
+        text = "I removed the first read; the tests still pass."
+        data["tabs"][0]["bubbles"].append({"id": "cb-3", "type": "ai", "text": text})
+        conn.execute("UPDATE ItemTable SET value = ? WHERE key = ?", (json.dumps(data), key))
+    conn.close()
+
+
+CURSOR_WORKSPACE = "cursor/User/workspaceStorage/8f3e2a1b0c9d8e7f6a5b4c3d2e1f0a9b"
 CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
 CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 CURSOR_TEXT = "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt"
@@ -250,6 +288,19 @@ CASES: list[Case] = [
         main=f"{CURSOR_JSONL}.jsonl",
     ),
     Case("cursor", f"{CURSOR}/{CURSOR_TEXT}", f".{CURSOR}/{CURSOR_TEXT}", _grow_cursor_text),
+    Case(
+        "cursor",
+        "cursor/User/globalStorage/state.vscdb",
+        ".config/Cursor/User/globalStorage/state.vscdb",
+        _grow_cursor_global,
+    ),
+    Case(
+        "cursor",
+        CURSOR_WORKSPACE,
+        ".config/Cursor/User/workspaceStorage/8f3e2a1b0c9d8e7f6a5b4c3d2e1f0a9b",
+        _grow_cursor_workspace,
+        main="state.vscdb",
+    ),
     Case("qwen", QWEN, f".{QWEN}", _grow_qwen),
     Case("goose", "goose/sessions.db", ".local/share/goose/sessions/sessions.db", _grow_goose_db),
     Case(
@@ -302,7 +353,9 @@ def build_sqlite(sql: Path, db: Path) -> Path:
 
 def main() -> None:
     for sql in sorted(FIXTURES.rglob("*.sql")):
-        print("built", build_sqlite(sql, sql.with_suffix(".db")).relative_to(FIXTURES))
+        # x.sql builds x.db; state.vscdb.sql builds state.vscdb
+        target = sql.with_suffix("") if "." in sql.stem else sql.with_suffix(".db")
+        print("built", build_sqlite(sql, target).relative_to(FIXTURES))
 
 
 if __name__ == "__main__":

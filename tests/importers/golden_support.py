@@ -42,6 +42,8 @@ CASES: dict[str, str] = {
     "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f.jsonl": "cursor",
     "cursor/projects/home-dev-src-tilemap/agent-transcripts/"
     "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt": "cursor",
+    "cursor/User/globalStorage/state.vscdb": "cursor",
+    "cursor/User/workspaceStorage/8f3e2a1b0c9d8e7f6a5b4c3d2e1f0a9b/state.vscdb": "cursor",
     "qwen/projects/-home-dev-src-ledger-api/chats/"
     "9a7e3c10-5b2d-4f6e-8a1c-00000000a001.jsonl": "qwen",
     "goose/sessions.db": "goose",
