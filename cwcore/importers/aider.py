@@ -18,9 +18,8 @@ import shlex
 from pathlib import Path
 
 from cwcore.config import Settings
-from cwcore.importers.base import Location, register
+from cwcore.importers.base import Location, project_locations, register
 from cwcore.importers.convo import Conversation
-from cwcore.importers.crush import project_locations
 from cwcore.importers.lines import Overlong, iter_lines
 from cwcore.model import FileParse, ParsedSession
 

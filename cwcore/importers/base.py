@@ -10,6 +10,11 @@ head; SQLite formats check the schema) and answers whether the format is its own
 the looser check for a format the user forced, and ``parse``, the sessions of a file. Importers
 never touch the store: they return :class:`~cwcore.model.ParsedSession` values and report
 malformed lines as ``problems``.
+
+Optional members an importer may add: ``configured_locations(settings)`` (locations a setting
+names, e.g. per-project logs: :func:`project_locations`), ``configured_note`` (how the docs
+describe them), and ``companions(path)`` (other files a session of ``path`` also lives in, whose
+changes ``cw sync`` must notice: sidecars, a JSON tree).
 """
 
 from __future__ import annotations
@@ -20,11 +25,14 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cwcore.errors import UnknownFormat, excerpt
 from cwcore.importers.lines import read_head
 from cwcore.model import FileParse
+
+if TYPE_CHECKING:
+    from cwcore.config import Settings
 
 __all__ = [
     "Importer",
@@ -34,6 +42,7 @@ __all__ = [
     "get",
     "importers",
     "json_lines",
+    "project_locations",
     "read_head",
     "register",
 ]
@@ -95,6 +104,20 @@ class Location:
         where = f" ({', '.join(self.platforms)})" if self.platforms else ""
         deep = "/" if self.depth == 0 else "/**/"
         return f"{self.root}{deep}{names}{where}"
+
+
+def project_locations(
+    settings: Settings | None, relative: str, names: tuple[str, ...]
+) -> list[Location]:
+    """One location (its own files only) per folder of the ``syncProjects`` setting
+    (``os.pathsep``-separated), ``relative`` to that folder."""
+    raw = settings.sync_projects if settings is not None else ""
+    out = []
+    for entry in raw.split(os.pathsep) if raw else ():
+        if entry.strip():
+            root = Path(entry.strip()).expanduser()
+            out.append(Location(str(root / relative) if relative else str(root), names, depth=0))
+    return out
 
 
 class Importer(Protocol):

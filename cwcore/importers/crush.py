@@ -18,14 +18,13 @@ call), each ``tool_call`` -> a tool call (its ``id``); a ``tool`` message's ``to
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from pathlib import Path
 from typing import Any
 
 from cwcore.config import Settings
 from cwcore.importers import sqlite
-from cwcore.importers.base import Location, register
+from cwcore.importers.base import Location, project_locations, register
 from cwcore.importers.common import (
     DEFAULT_PROJECT,
     native_id,
@@ -37,20 +36,6 @@ from cwcore.importers.convo import Conversation, obj, text_of
 from cwcore.model import FileParse, ParsedSession
 
 _DB_TABLES = {"sessions": {"id", "title"}, "messages": {"session_id", "role", "parts"}}
-
-
-def project_locations(
-    settings: Settings | None, relative: str, names: tuple[str, ...]
-) -> list[Location]:
-    """One location per folder of the ``syncProjects`` setting (``os.pathsep``-separated)."""
-    raw = getattr(settings, "sync_projects", "") if settings is not None else ""
-    out = []
-    for entry in raw.split(os.pathsep) if raw else ():
-        entry = entry.strip()
-        if entry:
-            root = Path(entry).expanduser()
-            out.append(Location(str(root / relative) if relative else str(root), names, depth=0))
-    return out
 
 
 def _seconds(value: object) -> str | None:

@@ -171,7 +171,7 @@ class KiroImporter:
             parent_session=parent,
             lineage=(parent,) if parent else (),
             source_path=str(path),
-            resume_command=f"kiro-cli chat --resume-id {shlex.quote(sid)}",
+            resume_command=f"cd {shlex.quote(cwd)} && kiro-cli chat --resume" if cwd else None,
         )
         return FileParse((session,), tuple(sorted(problems)))
 

@@ -47,3 +47,16 @@ def test_locations_resolve_under_a_fake_home(tmp_path: Path, monkeypatch) -> Non
     assert xdg.resolve() == Path("/elsewhere/tool")
     assert base.Location("~/.tool").resolve(tmp_path) == tmp_path / ".tool"
     assert not base.Location("~/x", platforms=("nowhere",)).applies()
+
+
+def test_a_forced_sqlite_format_must_match_the_schema(archive) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from cwcore.errors import UnknownFormat
+    from tests.importers.golden_support import FIXTURES
+
+    with pytest.raises(UnknownFormat, match="looks like opencode"):
+        archive.import_paths([FIXTURES / "opencode" / "opencode.db"], fmt="goose")
+    assert archive.sessions(limit=5)[0] == []
+    summary = archive.import_paths([FIXTURES / "goose" / "sessions.db"], fmt="goose")
+    assert summary.sessions == 1 and summary.errors == []
