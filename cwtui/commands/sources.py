@@ -29,7 +29,8 @@ def sources(as_json: JsonOpt = False) -> None:
 def _render(body: dict[str, Any]) -> None:
     table = Table(title="sources", title_justify="left")
     for name in ("format", "location", "found", "files", "sessions", "messages", "skipped"):
-        table.add_column(name, justify="right" if name in ("files", "sessions") else "left")
+        counts = ("files", "sessions", "messages", "skipped")
+        table.add_column(name, justify="right" if name in counts else "left")
     table.add_column("last sync")
     for row in body["sources"]:
         table.add_row(
