@@ -20,6 +20,7 @@ Every row (or file) is an event; parts of other types are metadata.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from dataclasses import dataclass, field
@@ -224,6 +225,9 @@ class _Builder:
                 continue
             state = obj(part.get("state"))
             name = text_of(part.get("tool")) or None
+            # the task tool runs a sub-agent in a child session, named in its metadata
+            child = native_id(obj(state.get("metadata")).get("sessionId"))
+            response = {**response, "subagent": child} if child else response
             convo.call(call_id, name, state.get("input"), line=number, ts=ts, **response)
             response = {}
             status = state.get("status")
@@ -297,6 +301,16 @@ class OpenCodeImporter:
             if parsed is not None:
                 out.append(parsed[0])
                 problems.extend(parsed[1])
+        # A child session started by a task tool call names that call (its messageKey).
+        calls = {
+            m.subagent: f"assistant:{m.message_id}" for s in out for m in s.messages if m.subagent
+        }
+        out = [
+            dataclasses.replace(s, parent_tool_call=calls[s.session_id])
+            if s.session_id in calls
+            else s
+            for s in out
+        ]
         return FileParse(tuple(out), tuple(sorted(problems)))
 
     def _session(
