@@ -225,6 +225,13 @@ class Archive:
             params["home"] = home
         return ImportSummary.from_json(self.call("sync", params, on_event))
 
+    def sources(self, *, home: str | None = None) -> dict[str, Any]:
+        """Per-source coverage: ``{"sources": [row per registered location], "summary"}``, what
+        the last ``sync`` found at each location (rows: ``format``, ``location``, ``path``,
+        ``found``, ``files``, ``sessions``, ``messages``, ``skipped``, ``skippedReasons``,
+        ``skippedFiles``, ``lastSync``; see docs/cli.md)."""
+        return self.call("sources", {} if home is None else {"home": home})
+
     # -- index ----------------------------------------------------------------------------------
 
     def index_run(self, *, wait: bool = False, on_event: OnEvent | None = None) -> dict[str, Any]:

@@ -107,6 +107,13 @@ class Settings:
     scrub_secrets: bool = field(
         default=True, metadata={"doc": "Replace API keys, tokens and passwords at import."}
     )
+    sync_projects: str = field(
+        default="",
+        metadata={
+            "doc": "Project folders cw sync also reads (Aider's .aider.chat.history.md, Crush's "
+            ".crush/crush.db), separated by the path separator (: or ;)."
+        },
+    )
     durable_sync: bool = field(
         default=False,
         metadata={

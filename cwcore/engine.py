@@ -589,6 +589,23 @@ def _sync(
     return summary.to_json()
 
 
+@method("sources", passive=True)
+def _sources(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    from cwcore.importers import sources, sync
+
+    home = param_str(params, "home")
+    located = [
+        (importer.name, location.label(), str(root), root.is_dir())
+        for importer, location, root in sync.locations(
+            engine.settings, Path(home) if home else None
+        )
+    ]
+    rows = sources.listing(located, engine.store.meta_get(sources.META_KEY))
+    return {"sources": rows, "summary": sources.summary(rows)}
+
+
 @method("index.run")
 def _index_run(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event

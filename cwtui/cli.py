@@ -24,6 +24,7 @@ import cwtui.commands as commands_pkg
 from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.errors import ImportErrors, InvalidInput, NotFound, excerpt
+from cwcore.importers.base import formats as importer_formats
 from cwcore.importers.pipeline import ImportSummary
 from cwtui.output import CwGroup, console, emit_json, err_console, guard, shown_id
 
@@ -68,7 +69,7 @@ def import_(
         str,
         typer.Option(
             "--format",
-            help="auto, claude-code, codex, pi, gemini, cw-jsonl or markdown.",
+            help=f"auto (detect), or one of: {', '.join(importer_formats())}.",
         ),
     ] = "auto",
     project: Annotated[str | None, typer.Option(help="Project name for every session.")] = None,
@@ -179,7 +180,7 @@ def sync(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Import what is new from the standard agent locations (~/.claude, ~/.codex, ~/.pi, …)."""
+    """Import what is new from every registered format's standard locations (cw sources)."""
     with guard(as_json), open_archive() as archive:
         summary = archive.sync(since=since, home=str(Path.home()))
         _finish(summary, as_json)
@@ -190,16 +191,20 @@ def watch(
     interval: Annotated[float, typer.Option(help="Seconds between checks.")] = 2.0,
 ) -> None:
     """Follow the standard agent locations and import new lines as they settle (Ctrl-C stops)."""
+    from cwcore.importers.sync import roots
     from cwcore.importers.sync import watch as follow
 
     with guard(False):
         if not interval > 0:
             raise InvalidInput("--interval must be a positive number of seconds")
+        settings = cwconfig.load(cwconfig.default_home())[0]
         archive = open_archive()
     with guard(False), archive:
+        found = sorted({str(root) for _, root in roots(Path.home(), settings)})
         console.print(
-            "watching ~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions, ~/.gemini/tmp",
+            f"watching {len(found)} location(s) (cw sources lists them all): " + ", ".join(found),
             soft_wrap=True,
+            markup=False,
         )
 
         def on_sync(summary: ImportSummary) -> None:
@@ -210,7 +215,13 @@ def watch(
             _print_errors(summary)
 
         try:
-            follow(lambda: archive.sync(home=str(Path.home())), interval=interval, on_sync=on_sync)
+            follow(
+                lambda: archive.sync(home=str(Path.home())),
+                home=Path.home(),
+                settings=settings,
+                interval=interval,
+                on_sync=on_sync,
+            )
         except KeyboardInterrupt:
             console.print("stopped")
 

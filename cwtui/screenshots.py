@@ -218,7 +218,12 @@ def main(argv: list[str]) -> int:
 def _capture(out: Path, size: tuple[int, int], written: list[Path]) -> int:
     """Every screen at ``size`` into ``out`` (a fresh demo archive each time)."""
     with tempfile.TemporaryDirectory(prefix="cw-screenshots-") as home:
-        os.environ.update(CW_HOME=home, CW_EMBEDDED="1", CW_NOW=DEMO_NOW)
+        # An empty user HOME: the index view's source coverage shows no file of this machine.
+        user = Path(home) / "user-home"
+        user.mkdir()
+        os.environ.update(CW_HOME=home, CW_EMBEDDED="1", CW_NOW=DEMO_NOW, HOME=str(user))
+        for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "APPDATA"):
+            os.environ.pop(name, None)
         from cwcore.api import Archive
         from cwtui.app import make_app
 

@@ -1,28 +1,130 @@
 """The importer registry: one module per source format, each behind a small Protocol.
 
-Adding a format is adding a module that defines an :class:`Importer` and calls :func:`register`.
-``sniff`` looks at the first lines of a file (:func:`~cwcore.importers.lines.read_head`: a bounded
-head) and answers whether the format is its own; ``accepts`` is the looser check for a format the
-user forced; ``parse`` returns the sessions of a file. Importers never touch the store: they return
-:class:`~cwcore.model.ParsedSession` values and report malformed lines as ``problems``.
+Adding a format is adding a module that defines an :class:`Importer` and calls :func:`register`:
+every module of this package is loaded on first use, and the ``--format`` choices, ``cw sync``'s
+walk, ``cw sources`` and the format table of docs/importers.md all come from the registry.
+An importer declares its ``name``, its ``priority`` in detection (lower is tried first: the most
+specific shapes before the permissive ones), its standard ``locations`` (:class:`Location`),
+``sniff`` — looks at the first lines of a file (:func:`~cwcore.importers.lines.read_head`: a bounded
+head; SQLite formats check the schema) and answers whether the format is its own —, ``accepts``,
+the looser check for a format the user forced, and ``parse``, the sessions of a file. Importers
+never touch the store: they return :class:`~cwcore.model.ParsedSession` values and report
+malformed lines as ``problems``.
+
+Optional members an importer may add: ``configured_locations(settings)`` (locations a setting
+names, e.g. per-project logs: :func:`project_locations`), ``configured_note`` (how the docs
+describe them), and ``companions(path)`` (other files a session of ``path`` also lives in, whose
+changes ``cw sync`` must notice: sidecars, a JSON tree).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cwcore.errors import UnknownFormat, excerpt
 from cwcore.importers.lines import read_head
 from cwcore.model import FileParse
 
-__all__ = ["Importer", "detect", "formats", "get", "json_lines", "read_head", "register"]
+if TYPE_CHECKING:
+    from cwcore.config import Settings
+
+__all__ = [
+    "Importer",
+    "Location",
+    "detect",
+    "formats",
+    "get",
+    "importers",
+    "json_lines",
+    "project_locations",
+    "read_head",
+    "register",
+]
+
+#: XDG base directories and their defaults under the home (the XDG Base Directory spec), and
+#: Windows' roaming application data.
+_BASES = {
+    "$XDG_DATA_HOME": ".local/share",
+    "$XDG_CONFIG_HOME": ".config",
+    "$XDG_STATE_HOME": ".local/state",
+    "$APPDATA": "AppData/Roaming",
+}
+
+
+@dataclass(frozen=True)
+class Location:
+    """A standard place a format's producer writes, walked by ``cw sync`` and ``cw watch``.
+
+    ``root`` is a folder under the user's home (``~/.codex/sessions``) or under a base
+    directory (``$XDG_DATA_HOME/opencode``: the variable when it is set and the user's own home is
+    used, else its default under the home given, so a fake home is self-contained). Files under
+    ``root`` (any depth, hidden folders skipped) whose name matches one of ``names`` (fnmatch
+    patterns) are candidates; ``depth`` limits how many folder levels below ``root`` are
+    entered (0: its own files only; None: all). An absolute ``root`` is taken as it is (a
+    configured location). ``platforms`` limits the location to ``sys.platform`` values
+    (``darwin``, ``linux``, ``win32``); empty means every platform.
+    """
+
+    root: str
+    names: tuple[str, ...] = ("*.jsonl",)
+    platforms: tuple[str, ...] = ()
+    depth: int | None = None
+
+    def resolve(self, home: Path | None = None) -> Path:
+        """The folder on this machine; ``home`` replaces the user's home (and the XDG
+        variables, which then take their defaults under it)."""
+        user_home = Path(os.path.expanduser("~"))
+        base_dir = home or user_home
+        real = base_dir == user_home
+        if Path(self.root).is_absolute():
+            return Path(self.root)
+        head, _, rest = self.root.partition("/")
+        if head == "~":
+            return base_dir / rest
+        if head in _BASES:
+            value = os.environ.get(head[1:]) if real else None
+            return Path(value) / rest if value else base_dir / _BASES[head] / rest
+        return base_dir / self.root
+
+    def matches(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.names)
+
+    def applies(self, platform: str | None = None) -> bool:
+        return not self.platforms or (platform or sys.platform) in self.platforms
+
+    def label(self) -> str:
+        """``root/<names>`` as the docs and ``cw sources`` show it."""
+        names = ", ".join(self.names)
+        where = f" ({', '.join(self.platforms)})" if self.platforms else ""
+        deep = "/" if self.depth == 0 else "/**/"
+        return f"{self.root}{deep}{names}{where}"
+
+
+def project_locations(
+    settings: Settings | None, relative: str, names: tuple[str, ...]
+) -> list[Location]:
+    """One location (its own files only) per folder of the ``syncProjects`` setting
+    (``os.pathsep``-separated), ``relative`` to that folder."""
+    raw = settings.sync_projects if settings is not None else ""
+    out = []
+    for entry in raw.split(os.pathsep) if raw else ():
+        if entry.strip():
+            root = Path(entry.strip()).expanduser()
+            out.append(Location(str(root / relative) if relative else str(root), names, depth=0))
+    return out
 
 
 class Importer(Protocol):
     name: str  # the --format value, e.g. "claude-code"
     agent: str  # the agent recorded on sessions, e.g. "claude-code"
+    priority: int  # detection order: lower is sniffed first
+    locations: tuple[Location, ...]  # where cw sync looks (empty: only cw import PATH)
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         """True when the file (its path and first lines) is in this format."""
@@ -54,6 +156,12 @@ def formats() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def importers() -> list[Importer]:
+    """Every registered importer in detection order (priority, then name)."""
+    _load_builtin()
+    return sorted(_REGISTRY.values(), key=lambda i: (i.priority, i.name))
+
+
 def get(name: str) -> Importer:
     _load_builtin()
     try:
@@ -66,14 +174,9 @@ def get(name: str) -> Importer:
 
 def detect(path: Path) -> Importer | None:
     """The first importer whose ``sniff`` accepts the file, or None."""
-    _load_builtin()
     head = read_head(path)
-    for name in _SNIFF_ORDER:
-        importer = _REGISTRY.get(name)
-        if importer is not None and importer.sniff(path, head):
-            return importer
-    for name, importer in sorted(_REGISTRY.items()):
-        if name not in _SNIFF_ORDER and importer.sniff(path, head):
+    for importer in importers():
+        if importer.sniff(path, head):
             return importer
     return None
 
@@ -94,9 +197,10 @@ def json_lines(head: list[bytes]) -> list[dict[str, Any]]:
     return out
 
 
-# Most specific formats first: cw-jsonl is the most permissive shape, so it is tried last.
-_SNIFF_ORDER = ("claude-code", "codex", "pi", "gemini", "markdown", "cw-jsonl")
-
+#: Modules of the package that are plumbing, not formats.
+_HELPERS = frozenset(
+    {"base", "catalog", "documents", "lines", "pipeline", "scrub", "sqlite", "sources", "sync"}
+)
 _loaded = False
 
 
@@ -111,5 +215,5 @@ def _load_builtin() -> None:
     import cwcore.importers as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name not in ("base", "documents", "lines", "pipeline", "scrub", "sync"):
+        if info.name not in _HELPERS:
             importlib.import_module(f"cwcore.importers.{info.name}")

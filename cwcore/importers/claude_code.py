@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.importers import claude_code_agents as agents
-from cwcore.importers.base import json_lines, register
+from cwcore.importers.base import Location, json_lines, register
 from cwcore.importers.claude_code_messages import MessageReader
 from cwcore.importers.common import (
     DEFAULT_PROJECT,
@@ -134,6 +134,8 @@ def _started(lines: list[Line]) -> str | None:
 class ClaudeCodeImporter:
     name = "claude-code"
     agent = "claude-code"
+    priority = 10
+    locations: tuple[Location, ...] = (Location("~/.claude/projects"),)
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         for obj in json_lines(head):

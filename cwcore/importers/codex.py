@@ -31,7 +31,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cwcore.importers.base import json_lines, register
+from cwcore.importers.base import Location, json_lines, register
 from cwcore.importers.common import (
     DEFAULT_PROJECT,
     Line,
@@ -245,6 +245,8 @@ class _Reader:
 class CodexImporter:
     name = "codex"
     agent = "codex"
+    priority = 20
+    locations: tuple[Location, ...] = (Location("~/.codex/sessions"),)
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         return any(

@@ -23,7 +23,7 @@ from typing import Any
 
 from cwcore.clock import iso, parse_time
 from cwcore.errors import CwError, excerpt
-from cwcore.importers.base import json_lines, register
+from cwcore.importers.base import Location, json_lines, register
 from cwcore.importers.common import jsonl_records
 from cwcore.model import ROLES, FileParse, Message, ParsedSession, SourceEvent, Usage
 from cwcore.store.keys import check_id
@@ -118,6 +118,8 @@ def _input_json(tool_input: dict[str, Any], text: str) -> str:
 class CwJsonlImporter:
     name = "cw-jsonl"
     agent = "cw-jsonl"
+    priority = 1000  # the most permissive shape: tried last
+    locations: tuple[Location, ...] = ()
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         objs = json_lines(head)

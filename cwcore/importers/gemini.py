@@ -40,7 +40,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cwcore.importers.base import json_lines, register
+from cwcore.importers.base import Location, json_lines, register
 from cwcore.importers.common import (
     DEFAULT_PROJECT,
     Line,
@@ -260,6 +260,8 @@ class _Builder:
 class GeminiImporter:
     name = "gemini"
     agent = "gemini"
+    priority = 40
+    locations: tuple[Location, ...] = (Location("~/.gemini/tmp", ("*.jsonl", "*.json")),)
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         if path.suffix == ".json":

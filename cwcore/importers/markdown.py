@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
-from cwcore.importers.base import register
+from cwcore.importers.base import Location, register
 from cwcore.model import FileParse
 
 SUFFIXES = (".md", ".markdown")
@@ -39,6 +39,8 @@ def deferring() -> Iterator[list[Path]]:
 class MarkdownImporter:
     name = "markdown"
     agent = "markdown"
+    priority = 900  # before cw-jsonl: a Markdown file is never a JSON log
+    locations: tuple[Location, ...] = ()
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         return path.suffix.lower() in SUFFIXES

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.errors import NotFound, excerpt
-from cwcore.importers.base import json_lines, register
+from cwcore.importers.base import Location, json_lines, register
 from cwcore.importers.common import (
     DEFAULT_PROJECT,
     Line,
@@ -270,6 +270,8 @@ class _Reader:
 class PiImporter:
     name = "pi"
     agent = "pi"
+    priority = 30
+    locations: tuple[Location, ...] = (Location("~/.pi/agent/sessions"),)
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         objs = json_lines(head)

@@ -151,6 +151,26 @@ def daemon_text(daemon: dict[str, Any] | None, error: str | None) -> Text:
     return text
 
 
+def sources_text(summary: dict[str, Any] | None) -> Text:
+    """The coverage of the last sync (``Archive.sources()["summary"]``), one line."""
+    text = Text.assemble(("Sources  ", "bold"))
+    if not summary:
+        text.append("unknown", "dim")
+        return text
+    text.append(f"{summary.get('found', 0)} of {summary.get('locations', 0)} locations found")
+    text.append(
+        f" · {summary.get('files', 0):,} files · {summary.get('sessions', 0):,} sessions · "
+        f"{summary.get('messages', 0):,} messages",
+        "dim",
+    )
+    skipped = int(summary.get("skipped") or 0)
+    if skipped:
+        text.append(f" · {skipped:,} skipped (cw sources)", "bold #d29922")
+    last = summary.get("lastSync")
+    text.append(f" · last sync {last}" if last else " · never synced (cw sync)", "dim")
+    return text
+
+
 class IndexScreen(LiveScreen):
     """Index generation, handler outcomes, the outbox and the daemon, refreshed live."""
 
@@ -190,10 +210,12 @@ class IndexScreen(LiveScreen):
             counts: dict[str, Any] | None,
             daemon: dict[str, Any] | None,
             daemon_error: str | None,
+            sources: dict[str, Any] | None = None,
         ) -> None:
             super().__init__()
             self.status, self.counts = status, counts
             self.daemon, self.daemon_error = daemon, daemon_error
+            self.sources = sources
 
     class Failed(CallFailed):
         pass
@@ -235,6 +257,7 @@ class IndexScreen(LiveScreen):
             yield DataTable(id="index-handlers", cursor_type="none", zebra_stripes=True)
             yield Static("", id="index-faults")
             yield Static("", id="index-daemon")
+            yield Static("", id="index-sources")
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -273,6 +296,10 @@ class IndexScreen(LiveScreen):
             with handle.use() as archive:
                 status = archive.index_status()
                 counts = archive.doctor().get("counts")
+                try:
+                    sources = archive.sources().get("summary")
+                except CwError:
+                    sources = None  # coverage is a nicety: never fail the index view for it
                 if not is_embedded(archive):
                     try:
                         daemon = archive.call("daemon.status")
@@ -282,7 +309,7 @@ class IndexScreen(LiveScreen):
             self.post_message(self.Failed(error_text(exc)))
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(self.Loaded(status, counts, daemon, daemon_error))
+            self.post_message(self.Loaded(status, counts, daemon, daemon_error, sources))
 
     def on_index_screen_loaded(self, message: Loaded) -> None:
         self._refreshing = False
@@ -306,6 +333,7 @@ class IndexScreen(LiveScreen):
         self.query_one("#index-daemon", Static).update(
             daemon_text(message.daemon, message.daemon_error)
         )
+        self.query_one("#index-sources", Static).update(sources_text(message.sources))
 
     def on_index_screen_failed(self, message: Failed) -> None:
         self._refreshing = False

@@ -209,13 +209,23 @@ def test_two_starts_from_two_runtime_dirs_at_once_share_one_daemon(
         assert ok_json(cw(env, "daemon", "status", "--json"))["running"] is False
 
 
-def test_an_advertisement_is_checked_before_it_is_used(tmp_path: Path, cw_home: Path) -> None:
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A private directory with a short path: a socket path must fit sun_path, and pytest's
+    per-worker tmp paths can be longer than that."""
+    directory = Path(tempfile.mkdtemp(prefix="cw-adv-", dir="/tmp"))
+    directory.chmod(0o700)
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.with_name(directory.name + "-link").unlink(missing_ok=True)
+
+
+def test_an_advertisement_is_checked_before_it_is_used(short_dir: Path, cw_home: Path) -> None:
     from cwcore.daemon.paths import advertised_socket
 
     home = cw_home.resolve()
     home.mkdir(parents=True)
-    directory = tmp_path / "sockdir"
-    directory.mkdir(mode=0o700)
+    directory = short_dir
     mine = directory / f"{store_hash(home)}.sock"
 
     def advertise(path: Path | str) -> None:
@@ -230,14 +240,14 @@ def test_an_advertisement_is_checked_before_it_is_used(tmp_path: Path, cw_home: 
     assert advertised_socket(home) is None
     advertise(f"relative/{mine.name}")
     assert advertised_socket(home) is None
-    advertise(tmp_path / "gone" / mine.name)  # its directory no longer exists
+    advertise(short_dir / "gone" / mine.name)  # its directory no longer exists
     assert advertised_socket(home) is None
     advertise(mine)
     directory.chmod(0o755)
     with pytest.raises(UnsafeSocket, match="it must be 0700"):
         advertised_socket(home)
     directory.chmod(0o700)
-    link = tmp_path / "link"
+    link = short_dir.with_name(short_dir.name + "-link")
     link.symlink_to(directory)
     advertise(link / mine.name)
     with pytest.raises(UnsafeSocket, match="symlink"):

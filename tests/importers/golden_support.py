@@ -34,6 +34,26 @@ CASES: dict[str, str] = {
     "gemini/tiny-proj/chats/session-2026-03-02T10-00-9f3c2a1b.jsonl": "gemini",
     "gemini/tiny-proj/chats/session-2026-03-02T11-00-9f3c2a1c.jsonl": "gemini",
     "gemini/legacy-proj/chats/session-2025-08-01T09-00-7c1e9a00.json": "gemini",
+    "copilot/3c0f11e2-7a4b-4d8e-9f10-0000000000c1/events.jsonl": "copilot",
+    "opencode/opencode.db": "opencode",
+    "opencode/storage/session/global/ses_2f00aa11bffeLegacyTree0001.json": "opencode",
+    "kilo/kilo.db": "kilo",
+    "cursor/projects/home-dev-src-tilemap/agent-transcripts/7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f/"
+    "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f.jsonl": "cursor",
+    "cursor/projects/home-dev-src-tilemap/agent-transcripts/"
+    "0b9e8d7c-6f5a-4e3d-9c2b-1a0f9e8d7c6b.txt": "cursor",
+    "cursor/User/globalStorage/state.vscdb": "cursor",
+    "cursor/User/workspaceStorage/8f3e2a1b0c9d8e7f6a5b4c3d2e1f0a9b/state.vscdb": "cursor",
+    "qwen/projects/-home-dev-src-ledger-api/chats/"
+    "9a7e3c10-5b2d-4f6e-8a1c-00000000a001.jsonl": "qwen",
+    "goose/sessions.db": "goose",
+    "goose/legacy/20250610_142233.jsonl": "goose",
+    "crush/.crush/crush.db": "crush",
+    "droid/-home-dev-src-ledger-api/b7e2f0c4-1d3a-4b5c-9e8f-00000000d001.jsonl": "droid",
+    "aider/invoice-cli/.aider.chat.history.md": "aider",
+    "kiro/sessions/cli/e4d3c2b1-9a8f-4e7d-8c6b-00000000e001.jsonl": "kiro",
+    "kiro/data.db": "kiro",
+    "openclaw/agents/main/sessions/0c1a2b3c-4d5e-4f60-8a9b-00000000f001.jsonl": "openclaw",
 }
 
 
@@ -59,7 +79,7 @@ def snapshot(path: Path) -> dict[str, Any]:
                 "project": s.project,
                 "started": s.started,
                 "title": s.title,
-                "cwd": s.cwd,
+                "cwd": s.cwd.replace(str(FIXTURES), "<fixtures>") if s.cwd else s.cwd,
                 "parent_session": s.parent_session,
                 "lineage": list(s.lineage),
                 # the fixture's absolute path would tie the golden file to one checkout

@@ -146,7 +146,7 @@ def test_search_without_a_reranker_keeps_the_fused_order(topics: Archive) -> Non
 
 
 def test_the_default_pin_is_the_content_digest_recorded_at_install(
-    cross_encoder_dir: Path, cw_home: Path
+    cross_encoder_dir: Path, cw_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runner = CliRunner()
     installed = runner.invoke(
@@ -166,7 +166,11 @@ def test_the_default_pin_is_the_content_digest_recorded_at_install(
         "revision": digest,
         "source": "content digest recorded at install",
     }
-    human = runner.invoke(app, ["models", "status", "--no-self-test"], env={"COLUMNS": "200"})
+    # The console's width is fixed when cwtui.output is first imported: set it, not COLUMNS.
+    from cwtui import output
+
+    monkeypatch.setattr(output.console, "width", 200)
+    human = runner.invoke(app, ["models", "status", "--no-self-test"])
     assert human.exit_code == 0 and "pinned revision" in human.output
     assert digest in human.output
     # Files changed after the install no longer match the pin: the reranker is not used.

@@ -16,6 +16,19 @@ import pytest
 from cwcore.api import Archive
 from cwtui.app import CwApp, make_app
 
+
+@pytest.fixture(autouse=True)
+def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty HOME: the index view's source coverage (and anything else that looks at the
+    agents' standard locations) sees no files of the machine running the tests."""
+    home = tmp_path / "user-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "APPDATA"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
 SIZE = (120, 36)
 
 LONG_OUTPUT = "\n".join(f"tests/test_case_{n:02}.py::test_{n:02} PASSED" for n in range(1, 31))

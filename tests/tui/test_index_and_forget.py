@@ -14,7 +14,7 @@ from cwcore.api import Archive
 from cwcore.semantic import index as handler
 from cwtui import semantic_status
 from cwtui.screens.forget import ForgetScreen
-from cwtui.screens.index import IndexScreen, daemon_text, outcome_bar
+from cwtui.screens.index import IndexScreen, daemon_text, outcome_bar, sources_text
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.sessions_table import SessionsTable
@@ -78,6 +78,9 @@ async def test_index_view_shows_generation_handlers_outbox_and_daemon(
         detail = plain(screen.query_one("#index-semantic-detail", Static))
         assert "nothing embedded yet: search is lexical only" in detail
         assert "embedded" in plain(screen.query_one("#index-daemon", Static))
+        sources = plain(screen.query_one("#index-sources", Static))
+        assert "0 of " in sources and "locations found" in sources  # an empty HOME
+        assert "never synced (cw sync)" in sources
 
         await pilot.press("i")  # index now: nothing pending, so it is up to date at once
         await settle(pilot)
@@ -142,6 +145,23 @@ def test_outcome_bars_and_daemon_lines() -> None:
     running = daemon_text({"pid": 42, "uptime_s": 90.0, "connections": 1}, None).plain
     assert "running" in running and "pid 42" in running and "uptime 1.5 min" in running
     assert "cannot connect" in daemon_text(None, "cannot connect").plain
+
+
+def test_sources_line_names_skips_and_the_last_sync() -> None:
+    summary = {
+        "locations": 19,
+        "found": 3,
+        "files": 17,
+        "sessions": 12,
+        "messages": 4210,
+        "skipped": 2,
+        "lastSync": "2026-11-20T12:00:00Z",
+    }
+    line = sources_text(summary).plain
+    assert line.startswith("Sources  3 of 19 locations found")
+    assert "4,210 messages" in line and "2 skipped (cw sources)" in line
+    assert "last sync 2026-11-20T12:00:00Z" in line
+    assert sources_text(None).plain == "Sources  unknown"
 
 
 async def test_forget_a_session_after_confirming(filled_home: Path, app_for: AppFactory) -> None:

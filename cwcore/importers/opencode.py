@@ -1,0 +1,376 @@
+"""OpenCode and Kilo CLI: ``opencode.db`` / ``kilo.db`` (SQLite), and OpenCode's earlier JSON
+``storage/`` tree.
+
+The database has tables ``session`` (``id``, ``project_id``, ``parent_id``, ``directory``,
+``title``, ``time_created``…), ``message`` (``id``, ``session_id``, ``time_created``, ``data``)
+and ``part`` (``id``, ``message_id``, ``session_id``, ``data``); ``data`` is the JSON of the
+record without its ids: a message's ``role``, ``time``, ``modelID``, ``tokens``, ``summary``; a
+part's ``type`` and fields. The earlier tree holds the same records as files:
+``storage/session/<projectID>/<sessionID>.json``, ``storage/message/<sessionID>/<msgID>.json``,
+``storage/part/<msgID>/<partID>.json``.
+
+What becomes what (docs/importers.md): a user message's text parts -> ONE user message (id: the
+message id), real unless every text part is ``synthetic``; an assistant message's ``reasoning``
+parts -> thinking (id: the part id); its text parts -> ONE assistant message (id: the message
+id); each ``tool`` part -> a tool call (id: ``callID``) and, once its ``state`` is ``completed``
+or ``error``, a result (id ``<callID>#result``); an assistant message marked ``summary`` ->
+``system`` summary. ``modelID`` and ``tokens`` go on the message's text (else its first call).
+Every row (or file) is an event; parts of other types are metadata.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cwcore.importers import sqlite
+from cwcore.importers.base import Location, register
+from cwcore.importers.common import (
+    DEFAULT_PROJECT,
+    canonical_json,
+    native_id,
+    norm_time,
+    project_from_cwd,
+)
+from cwcore.importers.convo import Conversation, count, obj, text_of
+from cwcore.model import FileParse, ParsedSession, Usage
+
+_DB_TABLES = {
+    "session": {"id"},
+    "message": {"id", "session_id", "data"},
+    "part": {"id", "message_id", "data"},
+}
+#: Titles OpenCode gives a session before it has one of its own.
+_PLACEHOLDER_TITLES = ("New session - ", "Child session - ")
+
+
+@dataclass
+class _Session:
+    """One session's records, whatever the storage: the session, then each message with its
+    parts, each with the exact event text it is kept as."""
+
+    info: dict[str, Any]
+    raw: bytes
+    messages: list[tuple[dict[str, Any], bytes, list[tuple[dict[str, Any], bytes]]]] = field(
+        default_factory=list
+    )
+
+
+def _loads(text: object) -> dict[str, Any]:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if not isinstance(text, str):
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _event(table: str, row: dict[str, Any]) -> bytes:
+    """A row as one compact JSON event (``data`` decoded), so nothing of it is lost."""
+    return json.dumps({"table": table, **row}, ensure_ascii=False, sort_keys=True).encode()
+
+
+def _read_db(path: Path) -> tuple[list[_Session], dict[str, str]]:
+    with sqlite.open_readonly(path) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        projects: dict[str, str] = {}
+        if "project" in tables:
+            cols = [r[1] for r in conn.execute('PRAGMA table_info("project")')]
+            if "id" in cols and "worktree" in cols:
+                projects = {
+                    str(i): str(w) for i, w in conn.execute("SELECT id, worktree FROM project")
+                }
+        sessions: dict[str, _Session] = {}
+        cur = conn.execute("SELECT * FROM session ORDER BY id")
+        names = [d[0] for d in cur.description]
+        for values in cur:
+            row = dict(zip(names, values, strict=True))
+            sessions[str(row["id"])] = _Session(row, _event("session", row))
+        messages: dict[str, tuple[dict[str, Any], bytes, list[Any]]] = {}
+        cur = conn.execute("SELECT * FROM message ORDER BY session_id, id")
+        names = [d[0] for d in cur.description]
+        for values in cur:
+            row = dict(zip(names, values, strict=True))
+            data = _loads(row.get("data"))
+            owner = sessions.get(str(row["session_id"]))
+            if owner is None:
+                continue
+            record = {**data, "id": row["id"], "_created": row.get("time_created")}
+            entry: tuple[dict[str, Any], bytes, list[Any]] = (
+                record,
+                _event("message", {**row, "data": data}),
+                [],
+            )
+            owner.messages.append(entry)
+            messages[str(row["id"])] = entry
+        cur = conn.execute("SELECT * FROM part ORDER BY message_id, id")
+        names = [d[0] for d in cur.description]
+        for values in cur:
+            row = dict(zip(names, values, strict=True))
+            data = _loads(row.get("data"))
+            parent = messages.get(str(row["message_id"]))
+            if parent is not None:
+                parent[2].append(({**data, "id": row["id"]}, _event("part", {**row, "data": data})))
+    return list(sessions.values()), projects
+
+
+def _read_tree(path: Path) -> tuple[list[_Session], dict[str, str]]:
+    """The earlier layout: ``path`` is ``storage/session/<projectID>/<sessionID>.json``."""
+    storage = path.parent.parent.parent
+    raw = path.read_bytes()
+    info = _loads(raw)
+    session = _Session(info, json.dumps(info, ensure_ascii=False, sort_keys=True).encode())
+    sid = text_of(info.get("id")) or path.stem
+    folder = storage / "message" / sid
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    for file in files:
+        data = _loads(file.read_bytes())
+        mid = text_of(data.get("id")) or file.stem
+        parts = []
+        part_dir = storage / "part" / mid
+        for part_file in sorted(part_dir.glob("*.json")) if part_dir.is_dir() else []:
+            part = _loads(part_file.read_bytes())
+            parts.append((part, json.dumps(part, ensure_ascii=False, sort_keys=True).encode()))
+        event = json.dumps(data, ensure_ascii=False, sort_keys=True).encode()
+        session.messages.append(({**data, "id": mid}, event, parts))
+    return [session], {}
+
+
+def _usage(data: dict[str, Any]) -> Usage | None:
+    tokens = data.get("tokens")
+    if not isinstance(tokens, dict):
+        return None
+    cache = obj(tokens.get("cache"))
+    usage = Usage(
+        input=count(tokens.get("input")),
+        output=count(tokens.get("output")) + count(tokens.get("reasoning")),
+        cache_read=count(cache.get("read")),
+        cache_write=count(cache.get("write")),
+    )
+    return usage or None
+
+
+def _stamp(value: object) -> str | None:
+    if isinstance(value, dict):
+        value = value.get("created")
+    return norm_time(value)
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.convo = Conversation()
+        self.records: list[tuple[int, bytes, str]] = []
+
+    def record(self, raw: bytes, kind: str) -> int:
+        number = len(self.records) + 1
+        self.records.append((number, raw, kind))
+        return number
+
+    def message(
+        self, data: dict[str, Any], raw: bytes, parts: list[tuple[dict[str, Any], bytes]]
+    ) -> None:
+        convo = self.convo
+        mid = native_id(data.get("id"))
+        line = self.record(raw, f"message:{text_of(data.get('role')) or '?'}")
+        ts = _stamp(data.get("time")) or norm_time(data.get("_created"))
+        numbered = [(p, self.record(r, f"part:{text_of(p.get('type')) or '?'}")) for p, r in parts]
+        if mid is None:
+            return
+        role = data.get("role")
+        texts = [
+            (p, n)
+            for p, n in numbered
+            if p.get("type") == "text" and text_of(p.get("text")).strip() and not p.get("ignored")
+        ]
+        text = "\n\n".join(text_of(p.get("text")) for p, _ in texts)
+        lines = tuple(n for _, n in texts) or (line,)
+        if role == "user":
+            real = any(not p.get("synthetic") for p, _ in texts)
+            files = [
+                f"[file: {text_of(p.get('filename')) or text_of(p.get('url'))}]"
+                for p, _ in numbered
+                if p.get("type") == "file"
+            ]
+            said = "\n\n".join(x for x in (text, *files) if x)
+            convo.add(mid, "user", "text", said, line=lines, ts=ts, real_user=real and bool(text))
+            return
+        if role != "assistant":
+            return
+        if data.get("summary") is True:
+            convo.add(mid, "system", "summary", text, line=lines, ts=ts)
+            return
+        model = text_of(data.get("modelID")) or None
+        usage = _usage(data)
+        response: dict[str, Any] = {"model": model, "usage": usage}
+        thinking = 0
+        for part, number in numbered:
+            if part.get("type") == "reasoning":
+                thinking += 1
+                pid = native_id(part.get("id")) or f"{mid}#thinking{thinking}"
+                convo.thinking(pid, text_of(part.get("text")), line=number, ts=ts)
+        if convo.assistant(mid, text, line=lines, ts=ts, **response):
+            response = {}
+        for part, number in numbered:
+            if part.get("type") != "tool":
+                continue
+            call_id = native_id(part.get("callID")) or native_id(part.get("id"))
+            if call_id is None:
+                continue
+            state = obj(part.get("state"))
+            name = text_of(part.get("tool")) or None
+            # the task tool runs a sub-agent in a child session, named in its metadata
+            child = native_id(obj(state.get("metadata")).get("sessionId"))
+            response = {**response, "subagent": child} if child else response
+            convo.call(call_id, name, state.get("input"), line=number, ts=ts, **response)
+            response = {}
+            status = state.get("status")
+            if status in ("completed", "error"):
+                output = state.get("output") if status == "completed" else state.get("error")
+                if not isinstance(output, str):
+                    output = "" if output is None else canonical_json(output)
+                convo.result(
+                    f"{call_id}#result",
+                    call_id,
+                    output,
+                    line=number,
+                    ts=norm_time(obj(state.get("time")).get("end")) or ts,
+                    is_error=status == "error",
+                )
+
+
+class OpenCodeImporter:
+    """OpenCode's database and JSON tree; Kilo CLI (an OpenCode fork) is the same schema."""
+
+    def __init__(self, name: str, db_name: str, locations: tuple[Location, ...], resume: str):
+        self.name = self.agent = name
+        self.priority = 50 if name == "kilo" else 51  # kilo first: it checks the file name
+        self.locations = locations
+        self.db_name = db_name
+        self.resume = resume
+
+    def _is_tree(self, path: Path, head: list[bytes]) -> bool:
+        if path.suffix != ".json" or path.parent.parent.name != "session":
+            return False
+        if not (path.parent.parent.parent / "message").is_dir():
+            return False
+        try:
+            info = _loads(path.read_bytes()[: 1 << 20])
+        except OSError:
+            return False
+        return isinstance(info.get("id"), str) and "projectID" in info and "time" in info
+
+    def companions(self, path: Path) -> list[Path]:
+        """Where a session of the JSON tree also lives: its message files and their parts'
+        folders and files (so ``cw sync`` sees a message added without the session file
+        changing). A database has none beyond its ``-wal``."""
+        if path.suffix != ".json":
+            return []
+        storage = path.parent.parent.parent
+        folder = storage / "message" / path.stem
+        out = [folder]
+        for message in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            parts = storage / "part" / message.stem
+            out += [message, parts, *sorted(parts.glob("*.json"))]
+        return out
+
+    def sniff(self, path: Path, head: list[bytes]) -> bool:
+        if sqlite.looks_like_sqlite(head):
+            named = path.name.startswith("kilo")
+            return named == (self.name == "kilo") and sqlite.has_tables(path, head, _DB_TABLES)
+        return self.name == "opencode" and self._is_tree(path, head)
+
+    def accepts(self, path: Path, head: list[bytes]) -> bool:
+        return sqlite.has_tables(path, head, _DB_TABLES) or self._is_tree(path, head)
+
+    def parse(self, path: Path, *, project: str | None = None) -> FileParse:
+        with path.open("rb") as fh:
+            # a .json file is a session of the tree whatever its first bytes say
+            is_db = path.suffix != ".json" and fh.read(len(sqlite.MAGIC)) == sqlite.MAGIC
+        stored, projects = _read_db(path) if is_db else _read_tree(path)
+        out = []
+        problems: list[tuple[int, str]] = []
+        for session in stored:
+            parsed = self._session(path, session, projects, project)
+            if parsed is not None:
+                out.append(parsed[0])
+                problems.extend(parsed[1])
+        # A child session started by a task tool call names that call (its messageKey).
+        calls = {
+            m.subagent: f"assistant:{m.message_id}" for s in out for m in s.messages if m.subagent
+        }
+        out = [
+            dataclasses.replace(s, parent_tool_call=calls[s.session_id])
+            if s.session_id in calls
+            else s
+            for s in out
+        ]
+        return FileParse(tuple(out), tuple(sorted(problems)))
+
+    def _session(
+        self,
+        path: Path,
+        session: _Session,
+        projects: dict[str, str],
+        project: str | None,
+    ) -> tuple[ParsedSession, list[tuple[int, str]]] | None:
+        info = session.info
+        sid = native_id(info.get("id"))
+        if sid is None:
+            return None
+        builder = _Builder()
+        builder.record(session.raw, "session")
+        for data, raw, parts in session.messages:
+            builder.message(data, raw, parts)
+        convo = builder.convo
+        cwd = text_of(info.get("directory")) or None
+        project_id = text_of(info.get("project_id") or info.get("projectID"))
+        cwd = cwd or projects.get(project_id) or None
+        title = text_of(info.get("title")).strip() or None
+        if title and title.startswith(_PLACEHOLDER_TITLES):
+            title = None
+        parent = native_id(info.get("parent_id") or info.get("parentID"))
+        times = obj(info.get("time"))
+        started = norm_time(info.get("time_created")) or norm_time(times.get("created"))
+        parsed = ParsedSession(
+            session_id=sid,
+            agent=self.agent,
+            project=project or project_from_cwd(cwd) or DEFAULT_PROJECT,
+            events=convo.events(builder.records),
+            messages=tuple(convo.messages),
+            started=started or convo.started(),
+            title=title,
+            cwd=cwd,
+            parent_session=parent,
+            lineage=(parent,) if parent else (),
+            source_path=str(path),
+            resume_command=f"{self.resume} {shlex.quote(sid)}",
+        )
+        return parsed, list(convo.sink.problems)
+
+
+register(
+    OpenCodeImporter(
+        "opencode",
+        "opencode.db",
+        (
+            Location("$XDG_DATA_HOME/opencode", ("opencode*.db",), depth=0),
+            Location("$XDG_DATA_HOME/opencode/storage/session", ("ses_*.json",)),
+        ),
+        "opencode --session",
+    )
+)
+register(
+    OpenCodeImporter(
+        "kilo",
+        "kilo.db",
+        (Location("$XDG_DATA_HOME/kilo", ("kilo*.db",), depth=0),),
+        "kilo --session",
+    )
+)
