@@ -104,7 +104,7 @@ def search(
         str | None,
         typer.Option(
             "--semantic",
-            help="always, auto or never (default: the semanticPolicy setting, always).",
+            help="auto, always or never (default: the semanticPolicy setting, auto).",
         ),
     ] = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="Skip the cross-encoder.")] = False,
