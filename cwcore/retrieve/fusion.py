@@ -18,7 +18,8 @@ RRF_K = 60
 #: RRF credit per mode: a mode's ``1 / (k + rank)`` is multiplied by its weight. A semantic
 #: rank counts 0.3 of a lexical one, so a semantic hit joins the order beside lexical evidence
 #: instead of displacing it: chosen by ``make eval`` on all three dev sets together (weights
-#: 1.0, 0.7, 0.5, 0.3 and 0.2 measured; docs/evaluation.md).
+#: 1.0, 0.7, 0.5 and 0.3 measured, and 1.0 to 0.2 with the pooled calibration in the blend;
+#: docs/evaluation.md).
 MODE_WEIGHTS: dict[str, float] = {"lexical": 1.0, "semantic": 0.3}
 #: Blend the rank credit with the candidates' calibrated scores (``rank_weight``); False orders
 #: by the weighted RRF credit alone.
