@@ -211,11 +211,12 @@ class IndexScreen(LiveScreen):
             daemon: dict[str, Any] | None,
             daemon_error: str | None,
             sources: dict[str, Any] | None = None,
+            sources_read: bool = False,
         ) -> None:
             super().__init__()
             self.status, self.counts = status, counts
             self.daemon, self.daemon_error = daemon, daemon_error
-            self.sources = sources
+            self.sources, self.sources_read = sources, sources_read
 
     class Failed(CallFailed):
         pass
@@ -279,27 +280,34 @@ class IndexScreen(LiveScreen):
         busy = bool((status.get("outbox") or {}).get("depth")) or embedding
         interval = self.LIVE_INTERVAL if busy else self.IDLE_INTERVAL
         if time.monotonic() - self._last_refresh >= interval - 0.05:
-            self.action_refresh()
+            # The sources line changes only with a sync: the live timer leaves it (and its
+            # file-system checks of every known location) alone.
+            self._refresh(with_sources=False)
 
     def action_refresh(self) -> None:
+        self._refresh(with_sources=True)
+
+    def _refresh(self, *, with_sources: bool) -> None:
         if self._refreshing:
             return
         self._refreshing = True
         self._last_refresh = time.monotonic()
-        self._load(archive_handle(self.app))
+        self._load(archive_handle(self.app), with_sources)
 
     @work(thread=True, exclusive=True, group="index-status", exit_on_error=False)
-    def _load(self, handle: ArchiveHandle) -> None:
+    def _load(self, handle: ArchiveHandle, with_sources: bool = True) -> None:
         daemon: dict[str, Any] | None = None
         daemon_error: str | None = None
         try:
             with handle.use() as archive:
                 status = archive.index_status()
                 counts = archive.doctor().get("counts")
-                try:
-                    sources = archive.sources().get("summary")
-                except CwError:
-                    sources = None  # coverage is a nicety: never fail the index view for it
+                sources = None
+                if with_sources:
+                    try:
+                        sources = archive.sources().get("summary")
+                    except CwError:
+                        pass  # coverage is a nicety: never fail the index view for it
                 if not is_embedded(archive):
                     try:
                         daemon = archive.call("daemon.status")
@@ -309,7 +317,9 @@ class IndexScreen(LiveScreen):
             self.post_message(self.Failed(error_text(exc)))
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(self.Loaded(status, counts, daemon, daemon_error, sources))
+            self.post_message(
+                self.Loaded(status, counts, daemon, daemon_error, sources, with_sources)
+            )
 
     def on_index_screen_loaded(self, message: Loaded) -> None:
         self._refreshing = False
@@ -333,7 +343,8 @@ class IndexScreen(LiveScreen):
         self.query_one("#index-daemon", Static).update(
             daemon_text(message.daemon, message.daemon_error)
         )
-        self.query_one("#index-sources", Static).update(sources_text(message.sources))
+        if message.sources_read:
+            self.query_one("#index-sources", Static).update(sources_text(message.sources))
 
     def on_index_screen_failed(self, message: Failed) -> None:
         self._refreshing = False
