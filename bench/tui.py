@@ -26,8 +26,9 @@ text). Then:
   ``data/agent-logs`` (``CW_BENCH_DEV_LOGS``) imported once into their own cached home, and the
   49 queries of ``data/agent-logs-queries`` typed into the search screen against the warm
   daemon: each query but its last character is put in the bar and answered, then the last
-  character is pressed; the time from that key to the results list showing the answer to the
-  whole query (the fast path, ``rerank: false``). The screen's 250 ms debounce — a deliberate
+  character is pressed; the time from that key to the end of the first frame that paints the
+  answer to the whole query in the results list (the fast path, ``rerank: false``; see
+  :class:`_PaintClock`; the time until Pilot finds the app idle is reported beside it). The screen's 250 ms debounce — a deliberate
   pause for typing, not work — is set to 0 here, so the number is the TUI's own path: the
   worker, the daemon round trip, the search and painting the list; a person sees it 250 ms
   after their last key. Then Enter on the same query: the full search (``rerank: true``), key
@@ -263,6 +264,75 @@ def build_dev_logs(home: Path, logs: Path) -> dict[str, Any]:
     return cached_build(home, make)
 
 
+class _PaintClock:
+    """Times a search from its key to the first frame that paints its answer.
+
+    Armed with the query (and whether it is the full search) just before the key is sent; when
+    the screen takes that answer, the next frame in which the result list renders its lines is
+    the one a person sees, and the end of that frame (``Screen._refresh_layout``, where Textual
+    composes and writes an update) is the time taken. Pilot's ``press`` returns later than that:
+    it waits for the app to go idle (20 ms slices with almost no CPU), which is the test
+    harness's settling, not the user's wait; that time is kept beside it as ``idle``.
+    """
+
+    def __init__(self) -> None:
+        self.target: tuple[str, bool] | None = None
+        self.answered = False
+        self.list_rendered = False
+        self.painted: float | None = None
+
+    def arm(self, query: str, rerank: bool) -> None:
+        self.target, self.answered, self.list_rendered, self.painted = (query, rerank), False, False, None
+
+    def install(self) -> Any:
+        """Wraps the three hooks; returns a function that restores them."""
+        from textual.screen import Screen
+
+        from cwtui.screens.search import SearchScreen
+        from cwtui.widgets.results import ResultsList
+
+        clock = self
+        on_results = SearchScreen.on_search_screen_results
+        render_lines = ResultsList.render_lines
+        refresh_layout = Screen._refresh_layout
+
+        def took(screen: Any, message: Any) -> None:
+            on_results(screen, message)
+            req = message.request
+            if clock.target == (req.get("query"), bool(req.get("rerank"))):
+                clock.answered = True
+
+        def rendered(widget: Any, crop: Any) -> Any:
+            if clock.answered:
+                clock.list_rendered = True
+            return render_lines(widget, crop)
+
+        def frame(screen: Any, *args: Any, **kwargs: Any) -> Any:
+            result = refresh_layout(screen, *args, **kwargs)
+            if clock.list_rendered and clock.painted is None:
+                clock.painted = time.perf_counter()
+            return result
+
+        SearchScreen.on_search_screen_results = took  # type: ignore[method-assign]
+        ResultsList.render_lines = rendered  # type: ignore[method-assign]
+        Screen._refresh_layout = frame  # type: ignore[method-assign]
+
+        def restore() -> None:
+            SearchScreen.on_search_screen_results = on_results  # type: ignore[method-assign]
+            ResultsList.render_lines = render_lines  # type: ignore[method-assign]
+            Screen._refresh_layout = refresh_layout  # type: ignore[method-assign]
+
+        return restore
+
+    async def wait(self, what: str) -> float:
+        deadline = time.perf_counter() + 60
+        while self.painted is None:
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"the answer to {what!r} was not painted in 60 s")
+            await asyncio.sleep(0.001)
+        return self.painted
+
+
 async def _keystrokes(queries: list[str]) -> dict[str, Any]:
     """Each query typed as described in the module docstring; returns the samples (ms)."""
     from cwcore.api import Archive
@@ -271,7 +341,9 @@ async def _keystrokes(queries: list[str]) -> dict[str, Any]:
 
     archive = Archive.open()
     app = make_app(lambda: archive)
-    fast, full, engine, semantic = [], [], [], 0
+    fast, fast_idle, full, full_idle, engine, semantic = [], [], [], [], [], 0
+    clock = _PaintClock()
+    restore = clock.install()
 
     async def answered(screen: SearchScreen, query: str, rerank: bool) -> None:
         deadline = time.perf_counter() + 60
@@ -286,38 +358,52 @@ async def _keystrokes(queries: list[str]) -> dict[str, Any]:
             f"the last answer was to {screen.last_request}"
         )
 
-    async with app.run_test(size=TUI_SIZE) as pilot:
-        await pilot.press("2")
-        while not isinstance(app.screen, SearchScreen):
-            await pilot.pause(0.01)
-        screen = app.screen
-        bar = screen.query_one(QueryInput)
-        bar.select_on_focus = False  # the key must add to the query, not replace it
-        bar.focus()
-        for raw in queries:
-            query = " ".join(raw.split())
-            if len(query) < 2:
-                continue
-            bar.value = query[:-1]
-            bar.cursor_position = len(bar.value)
-            await answered(screen, query[:-1].strip(), False)
+    try:
+        async with app.run_test(size=TUI_SIZE) as pilot:
+            await pilot.press("2")
+            while not isinstance(app.screen, SearchScreen):
+                await pilot.pause(0.01)
+            screen = app.screen
+            bar = screen.query_one(QueryInput)
+            bar.select_on_focus = False  # the key must add to the query, not replace it
             bar.focus()
-            await pilot.pause()
-            t0 = time.perf_counter()
-            await pilot.press(query[-1] if query[-1] != " " else "space")
-            await answered(screen, query, False)
-            await pilot.pause()  # the list painted
-            fast.append((time.perf_counter() - t0) * 1000)
-            engine.append(float((screen.last_body or {}).get("timing_ms") or 0.0))
-            t1 = time.perf_counter()
-            await pilot.press("enter")
-            await answered(screen, query, True)
-            await pilot.pause()
-            full.append((time.perf_counter() - t1) * 1000)
-            semantic += bool((screen.last_body or {}).get("semantic_search_used"))
-        await pilot.press("escape", "escape", "q")
-    archive.close()
-    return {"fast": fast, "full": full, "engine": engine, "semantic_used": semantic}
+            for raw in queries:
+                query = " ".join(raw.split())
+                if len(query) < 2:
+                    continue
+                bar.value = query[:-1]
+                bar.cursor_position = len(bar.value)
+                await answered(screen, query[:-1].strip(), False)
+                bar.focus()
+                await pilot.pause()
+                clock.arm(query, False)
+                t0 = time.perf_counter()
+                await pilot.press(query[-1] if query[-1] != " " else "space")
+                await answered(screen, query, False)
+                fast.append((await clock.wait(query) - t0) * 1000)
+                await pilot.pause()
+                fast_idle.append((time.perf_counter() - t0) * 1000)
+                engine.append(float((screen.last_body or {}).get("timing_ms") or 0.0))
+                clock.arm(query, True)
+                t1 = time.perf_counter()
+                await pilot.press("enter")
+                await answered(screen, query, True)
+                full.append((await clock.wait(query) - t1) * 1000)
+                await pilot.pause()
+                full_idle.append((time.perf_counter() - t1) * 1000)
+                semantic += bool((screen.last_body or {}).get("semantic_search_used"))
+            await pilot.press("escape", "escape", "q")
+    finally:
+        restore()
+        archive.close()
+    return {
+        "fast": fast,
+        "fast_idle": fast_idle,
+        "full": full,
+        "full_idle": full_idle,
+        "engine": engine,
+        "semantic_used": semantic,
+    }
 
 
 def search_keystroke(logs: Path, queries_file: Path, cache: Path) -> dict[str, Any] | None:
@@ -349,8 +435,10 @@ def search_keystroke(logs: Path, queries_file: Path, cache: Path) -> dict[str, A
         "queries": len(samples["fast"]),
         "debounce_ms": round(debounce * 1000),
         "fast_ms": percentiles(samples["fast"]),
+        "fast_until_idle_ms": percentiles(samples["fast_idle"]),
         "fast_engine_ms": percentiles(samples["engine"]),
         "full_ms": percentiles(samples["full"]),
+        "full_until_idle_ms": percentiles(samples["full_idle"]),
         "semantic_used": samples["semantic_used"],
     }
 
@@ -448,10 +536,13 @@ def run(n: int | None = None) -> dict[str, Any]:
         rows += [
             (
                 f"search keystroke → results, dev logs ({keystroke['queries']} queries, fast"
-                f" path, + {keystroke['debounce_ms']} ms debounce)",
+                f" path, + {keystroke['debounce_ms']} ms debounce), key → answer painted",
                 pp(keystroke["fast_ms"]),
             ),
-            ("search Enter → results, dev logs (full, reranked)", pp(keystroke["full_ms"])),
+            ("  the same, key → app idle (Pilot's settling)", pp(keystroke["fast_until_idle_ms"])),
+            ("  of which the engine's search (timing_ms)", pp(keystroke["fast_engine_ms"])),
+            ("search Enter → answer painted (full, reranked)", pp(keystroke["full_ms"])),
+            ("  the same, Enter → app idle", pp(keystroke["full_until_idle_ms"])),
         ]
     print_table(
         f"sessions listing and TUI first paint, {n:,} messages ({local['sessions']:,} sessions)",
