@@ -28,11 +28,11 @@ text). Then:
   daemon: each query but its last character is put in the bar and answered, then the last
   character is pressed; the time from that key to the end of the first frame that paints the
   answer to the whole query in the results list (the fast path, ``rerank: false``; see
-  :class:`_PaintClock`; the time until Pilot finds the app idle is reported beside it). The screen's 250 ms debounce — a deliberate
-  pause for typing, not work — is set to 0 here, so the number is the TUI's own path: the
-  worker, the daemon round trip, the search and painting the list; a person sees it 250 ms
-  after their last key. Then Enter on the same query: the full search (``rerank: true``), key
-  to results.
+  :class:`_PaintClock`; the time until Pilot finds the app idle is reported beside it). The
+  screen's 250 ms debounce — a deliberate pause for typing, not work — is set to 0 here, so the
+  number is the TUI's own path: the worker, the daemon round trip, the search and painting the
+  list; a person sees it 250 ms after their last key. Then Enter on the same query: the full
+  search (``rerank: true``), key to results.
 
 Python start-up and importing Textual are not in these numbers (they are the same for any
 archive size); the bench prints them once for reference.
@@ -282,7 +282,9 @@ class _PaintClock:
         self.painted: float | None = None
 
     def arm(self, query: str, rerank: bool) -> None:
-        self.target, self.answered, self.list_rendered, self.painted = (query, rerank), False, False, None
+        self.target = (query, rerank)
+        self.answered = self.list_rendered = False
+        self.painted = None
 
     def install(self) -> Any:
         """Wraps the three hooks; returns a function that restores them."""
