@@ -265,37 +265,35 @@ def build_dev_logs(home: Path, logs: Path) -> dict[str, Any]:
 
 
 class _PaintClock:
-    """Times a search from its key to the first frame that paints its answer.
+    """Times a search from its key to the end of the first frame that paints its answer.
 
-    Armed with the query (and whether it is the full search) just before the key is sent; when
-    the screen takes that answer, the next frame in which the result list renders its lines is
-    the one a person sees, and the end of that frame (``Screen._refresh_layout``, where Textual
-    composes and writes an update) is the time taken. Pilot's ``press`` returns later than that:
-    it waits for the app to go idle (20 ms slices with almost no CPU), which is the test
-    harness's settling, not the user's wait; that time is kept beside it as ``idle``.
+    Armed with the query (and whether it is the full search) just before the key is sent. When
+    the screen takes that answer (its handler fills the result list, or the empty state), the
+    widgets it changed are dirty, so the next frame Textual composes and writes
+    (``Screen._refresh_layout``) is the one that shows the answer; the end of that frame is the
+    time taken. Pilot's ``press`` returns later than that: it waits for the app to go idle
+    (20 ms slices with almost no CPU), which is the test harness's settling, not the user's
+    wait; that time is kept beside it as ``idle``.
     """
 
     def __init__(self) -> None:
         self.target: tuple[str, bool] | None = None
         self.answered = False
-        self.list_rendered = False
         self.painted: float | None = None
 
     def arm(self, query: str, rerank: bool) -> None:
         self.target = (query, rerank)
-        self.answered = self.list_rendered = False
+        self.answered = False
         self.painted = None
 
     def install(self) -> Any:
-        """Wraps the three hooks; returns a function that restores them."""
+        """Wraps the two hooks; returns a function that restores them."""
         from textual.screen import Screen
 
         from cwtui.screens.search import SearchScreen
-        from cwtui.widgets.results import ResultsList
 
         clock = self
         on_results = SearchScreen.on_search_screen_results
-        render_lines = ResultsList.render_lines
         refresh_layout = Screen._refresh_layout
 
         def took(screen: Any, message: Any) -> None:
@@ -304,24 +302,17 @@ class _PaintClock:
             if clock.target == (req.get("query"), bool(req.get("rerank"))):
                 clock.answered = True
 
-        def rendered(widget: Any, crop: Any) -> Any:
-            if clock.answered:
-                clock.list_rendered = True
-            return render_lines(widget, crop)
-
         def frame(screen: Any, *args: Any, **kwargs: Any) -> Any:
             result = refresh_layout(screen, *args, **kwargs)
-            if clock.list_rendered and clock.painted is None:
+            if clock.answered and clock.painted is None:
                 clock.painted = time.perf_counter()
             return result
 
         SearchScreen.on_search_screen_results = took  # type: ignore[method-assign]
-        ResultsList.render_lines = rendered  # type: ignore[method-assign]
         Screen._refresh_layout = frame  # type: ignore[method-assign]
 
         def restore() -> None:
             SearchScreen.on_search_screen_results = on_results  # type: ignore[method-assign]
-            ResultsList.render_lines = render_lines  # type: ignore[method-assign]
             Screen._refresh_layout = refresh_layout  # type: ignore[method-assign]
 
         return restore
