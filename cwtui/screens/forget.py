@@ -13,26 +13,18 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from cwcore.errors import CwError
-from cwtui.screens.common import (
-    ArchiveHandle,
-    CallDone,
-    CallFailed,
-    LiveScreen,
-    archive_handle,
-    error_text,
-)
+from cwcore.api import Archive
+from cwtui.screens.confirm import ArchiveChangeDialog
 from cwtui.widgets.dialog import Dialog
 
 
-class ForgetScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
+class ForgetScreen(ArchiveChangeDialog):
     """Confirm forgetting one session."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -41,13 +33,9 @@ class ForgetScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
         ),
     ]
 
-    class Done(CallDone):
-        def __init__(self, report: dict[str, Any]) -> None:
-            super().__init__()
-            self.report = report
-
-    class Failed(CallFailed):
-        pass
+    GO = "forget-go"
+    CANCEL = "forget-cancel"
+    ACTION = "Forget"
 
     def __init__(self, session_id: str, detail: str = "") -> None:
         super().__init__()
@@ -69,42 +57,21 @@ class ForgetScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
                 id="forget-explain",
             )
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Forget", variant="error", id="forget-go")
-                yield Button("Cancel", variant="primary", id="forget-cancel")
+                yield Button("Forget", variant="error", id=self.GO)
+                yield Button("Cancel", variant="primary", id=self.CANCEL)
 
     def on_mount(self) -> None:
         self.query_one("#forget-cancel", Button).focus()
 
     @on(Button.Pressed, "#forget-go")
     def _confirm(self) -> None:
-        self.query_one("#forget-go", Button).disabled = True
-        self._forget(archive_handle(self.app), self.session_id)
+        self.start({"sessionId": self.session_id})
 
-    @on(Button.Pressed, "#forget-cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def perform(self, archive: Archive, request: dict[str, Any]) -> dict[str, Any]:
+        return archive.forget(request["sessionId"])
 
-    @work(thread=True, exclusive=True, group="forget", exit_on_error=False)
-    def _forget(self, handle: ArchiveHandle, session_id: str) -> None:
-        try:
-            with handle.use() as archive:
-                report = archive.forget(session_id)
-        except CwError as exc:
-            self.post_message(self.Failed(error_text(exc)))
-            return
-        self.post_message(self.Done(report))
-
-    def on_forget_screen_done(self, message: Done) -> None:
-        archive_handle(self.app).mark_changed()
-        report = message.report
-        self.app.notify(
-            f"Forgot {self.session_id}: {report.get('documents', 0)} document(s), "
-            f"{report.get('versions', 0)} version(s), {report.get('events', 0)} event(s).",
-            title="Forget",
-            markup=False,
+    def done_text(self, result: dict[str, Any]) -> str:
+        return (
+            f"Forgot {self.session_id}: {result.get('documents', 0)} document(s), "
+            f"{result.get('versions', 0)} version(s), {result.get('events', 0)} event(s)."
         )
-        self.dismiss(report)
-
-    def on_forget_screen_failed(self, message: Failed) -> None:
-        self.query_one("#forget-go", Button).disabled = False
-        self.notify(f"Forget failed: {message.text}", severity="error", markup=False)

@@ -13,22 +13,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from cwcore.errors import CwError
-from cwtui.screens.common import (
-    ArchiveHandle,
-    CallDone,
-    CallFailed,
-    LiveScreen,
-    archive_handle,
-    error_text,
-)
+from cwcore.api import Archive
+from cwtui.screens.confirm import ArchiveChangeDialog
 from cwtui.widgets.dialog import Dialog
 
 EXPLAIN = (
@@ -37,7 +29,7 @@ EXPLAIN = (
 )
 
 
-class SupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
+class SupersedeScreen(ArchiveChangeDialog):
     """Confirm superseding one document, with a reason, replacement and subject key."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -50,13 +42,9 @@ class SupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
         ),
     ]
 
-    class Done(CallDone):
-        def __init__(self, result: dict[str, Any]) -> None:
-            super().__init__()
-            self.result = result
-
-    class Failed(CallFailed):
-        pass
+    GO = "supersede-go"
+    CANCEL = "supersede-cancel"
+    ACTION = "Supersede"
 
     def __init__(self, document_id: str, summary: str = "") -> None:
         super().__init__()
@@ -81,8 +69,8 @@ class SupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
             yield Label("Subject key (optional)")
             yield Input(placeholder="e.g. queue-backend", id="supersede-subject", compact=True)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Supersede", variant="error", id="supersede-go")
-                yield Button("Cancel", id="supersede-cancel")
+                yield Button("Supersede", variant="error", id=self.GO)
+                yield Button("Cancel", id=self.CANCEL)
 
     def on_mount(self) -> None:
         self.query_one("#supersede-reason", Input).focus()
@@ -104,49 +92,26 @@ class SupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
         if by == self.document_id:
             self.notify("A document cannot replace itself.", severity="warning")
             return
-        self.query_one("#supersede-go", Button).disabled = True
-        self._supersede(
-            archive_handle(self.app),
-            self.document_id,
-            by,
-            self._value("#supersede-reason"),
-            self._value("#supersede-subject"),
+        self.start(
+            {
+                "documentId": self.document_id,
+                "by": by,
+                "reason": self._value("#supersede-reason"),
+                "subjectKey": self._value("#supersede-subject"),
+            }
         )
 
-    @on(Button.Pressed, "#supersede-cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def perform(self, archive: Archive, request: dict[str, Any]) -> dict[str, Any]:
+        return archive.supersede(
+            request["documentId"],
+            by=request["by"],
+            reason=request["reason"],
+            subject_key=request["subjectKey"],
+        )
 
-    @work(thread=True, exclusive=True, group="supersede", exit_on_error=False)
-    def _supersede(
-        self,
-        handle: ArchiveHandle,
-        document_id: str,
-        by: str | None,
-        reason: str | None,
-        subject_key: str | None,
-    ) -> None:
-        try:
-            with handle.use() as archive:
-                result = archive.supersede(
-                    document_id, by=by, reason=reason, subject_key=subject_key
-                )
-        except CwError as exc:
-            self.post_message(self.Failed(error_text(exc)))
-            return
-        self.post_message(self.Done(result))
-
-    def on_supersede_screen_done(self, message: Done) -> None:
-        archive_handle(self.app).mark_changed()
-        result = message.result
+    def done_text(self, result: dict[str, Any]) -> str:
         by = f", replaced by {result['by']}" if result.get("by") else ""
-        self.app.notify(
+        return (
             f"Superseded {result.get('documentId', self.document_id)}{by}. "
-            "It no longer appears in search; d shows it for audit.",
-            title="Supersede",
+            "It no longer appears in search; d shows it for audit."
         )
-        self.dismiss(result)
-
-    def on_supersede_screen_failed(self, message: Failed) -> None:
-        self.query_one("#supersede-go", Button).disabled = False
-        self.notify(f"Supersede failed: {message.text}", severity="error", markup=False)

@@ -14,22 +14,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from cwcore.errors import CwError
-from cwtui.screens.common import (
-    ArchiveHandle,
-    CallDone,
-    CallFailed,
-    LiveScreen,
-    archive_handle,
-    error_text,
-)
+from cwcore.api import Archive
+from cwtui.screens.confirm import ArchiveChangeDialog
 from cwtui.widgets.dialog import Dialog
 
 EXPLAIN = (
@@ -38,20 +30,15 @@ EXPLAIN = (
 )
 
 
-class UnsupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
+class UnsupersedeScreen(ArchiveChangeDialog):
     """Confirm undoing a supersession, with a reason."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="cw.unsupersede.cancel", tooltip="Close"),
     ]
-
-    class Done(CallDone):
-        def __init__(self, result: dict[str, Any]) -> None:
-            super().__init__()
-            self.result = result
-
-    class Failed(CallFailed):
-        pass
+    GO = "unsupersede-go"
+    CANCEL = "unsupersede-cancel"
+    ACTION = "Undo supersede"
 
     def __init__(self, document_id: str, summary: str = "") -> None:
         super().__init__()
@@ -68,8 +55,8 @@ class UnsupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
             yield Label("Reason (optional)")
             yield Input(placeholder="why it holds after all", id="unsupersede-reason", compact=True)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Undo", variant="warning", id="unsupersede-go")
-                yield Button("Cancel", id="unsupersede-cancel")
+                yield Button("Undo", variant="warning", id=self.GO)
+                yield Button("Cancel", id=self.CANCEL)
 
     def on_mount(self) -> None:
         self.query_one("#unsupersede-reason", Input).focus()
@@ -77,34 +64,14 @@ class UnsupersedeScreen(ModalScreen[dict[str, Any] | None], LiveScreen):
     @on(Input.Submitted)
     @on(Button.Pressed, "#unsupersede-go")
     def _submit(self) -> None:
-        self.query_one("#unsupersede-go", Button).disabled = True
         reason = self.query_one("#unsupersede-reason", Input).value.strip() or None
-        self._undo(archive_handle(self.app), self.document_id, reason)
+        self.start({"documentId": self.document_id, "reason": reason})
 
-    @on(Button.Pressed, "#unsupersede-cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def perform(self, archive: Archive, request: dict[str, Any]) -> dict[str, Any]:
+        return archive.unsupersede(request["documentId"], reason=request["reason"])
 
-    @work(thread=True, exclusive=True, group="unsupersede", exit_on_error=False)
-    def _undo(self, handle: ArchiveHandle, document_id: str, reason: str | None) -> None:
-        try:
-            with handle.use() as archive:
-                result = archive.unsupersede(document_id, reason=reason)
-        except CwError as exc:
-            self.post_message(self.Failed(error_text(exc)))
-            return
-        self.post_message(self.Done(result))
-
-    def on_unsupersede_screen_done(self, message: Done) -> None:
-        archive_handle(self.app).mark_changed()
-        result = message.result
-        self.app.notify(
+    def done_text(self, result: dict[str, Any]) -> str:
+        return (
             f"{result.get('documentId', self.document_id)} is searchable again (version "
-            f"{result.get('version')}); version {result.get('restored')} stays in the audit.",
-            title="Undo supersede",
+            f"{result.get('version')}); version {result.get('restored')} stays in the audit."
         )
-        self.dismiss(result)
-
-    def on_unsupersede_screen_failed(self, message: Failed) -> None:
-        self.query_one("#unsupersede-go", Button).disabled = False
-        self.notify(f"Undo failed: {message.text}", severity="error", markup=False)

@@ -16,6 +16,7 @@ from cwtui.screens.document import DocumentScreen
 from cwtui.screens.recall import RecallScreen, parts_of
 from cwtui.screens.search import EMPTY_ARCHIVE, QueryInput, SearchScreen
 from cwtui.screens.supersede import SupersedeScreen
+from cwtui.screens.unsupersede import UnsupersedeScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.message import MessageView
 from cwtui.widgets.results import ResultsList
@@ -221,6 +222,38 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         await pilot.press("x")  # only a live document can be superseded
         await settle(pilot)
         assert app.screen is audit
+
+        # U undoes it: a new live version, searchable again; the audit keeps both records.
+        await pilot.press("U")
+        await settle(pilot)
+        undo = app.screen
+        assert isinstance(undo, UnsupersedeScreen)
+        await pilot.press(*"holds after all", "enter")
+        await settle(pilot)
+        assert app.screen is audit
+        assert audit.doc is not None and audit.doc["state"] == "live"
+        assert any("searchable again" in str(n.message) for n in app._notifications)
+
+
+async def test_a_failed_change_keeps_the_dialog_open_with_its_button_back(
+    search_home: Path, app_for: AppFactory
+) -> None:
+    app = app_for(search_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "rocksdb")
+        live = screen.hits[0]["documentId"]
+        dialog = UnsupersedeScreen(live)
+        await app.push_screen(dialog)
+        await settle(pilot)
+        await pilot.press(*"no reason", "enter")  # a live document has nothing to undo
+        await settle(pilot)
+        assert app.screen is dialog
+        assert not dialog.query_one("#unsupersede-go").disabled
+        assert dialog.query_one("#unsupersede-reason", Input).value == "no reason"
+        assert any("Undo supersede failed" in str(n.message) for n in app._notifications)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen
 
 
 async def test_recall_follows_continuations_and_reports_other_statuses(
