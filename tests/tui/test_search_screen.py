@@ -16,8 +16,8 @@ from cwtui.screens.document import DocumentScreen
 from cwtui.screens.recall import RecallScreen, parts_of
 from cwtui.screens.search import EMPTY_ARCHIVE, QueryInput, SearchScreen
 from cwtui.screens.supersede import SupersedeScreen
-from cwtui.screens.unsupersede import UnsupersedeScreen
 from cwtui.screens.transcript import TranscriptScreen
+from cwtui.screens.unsupersede import UnsupersedeScreen
 from cwtui.widgets.message import MessageView
 from cwtui.widgets.results import ResultsList
 from cwtui.widgets.timeline import Timeline
