@@ -290,7 +290,7 @@ class SearchScreen(LiveScreen):
         handle = archive_handle(self.app)
         if self._seen_changes not in (-1, handle.changes) and self.last_request is not None:
             # A supersede or forget happened meanwhile: the shown results may be stale.
-            self._run(full=bool(self.last_request.get("rerank")), delay=0.0)
+            self._run(full=bool(self.last_request.get("rerank")))
 
     # -- the archive ---------------------------------------------------------------------------
 
@@ -337,7 +337,7 @@ class SearchScreen(LiveScreen):
         request.update(fields)
         return request
 
-    def _run(self, *, full: bool, delay: float) -> None:
+    def _run(self, *, full: bool, debounced: bool = False) -> None:
         self.generation += 1
         request = self.build_request(full=full)
         if request is None:
@@ -347,15 +347,17 @@ class SearchScreen(LiveScreen):
         handle = archive_handle(self.app)
         self._seen_changes = handle.changes
         self._set_status(Text("searching…", "dim"))
-        self._search(handle, self.generation, request, delay)
+        self._search(handle, self.generation, request, debounced)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(
-        self, handle: ArchiveHandle, generation: int, request: dict[str, Any], delay: float
+        self, handle: ArchiveHandle, generation: int, request: dict[str, Any], debounced: bool
     ) -> None:
         worker = get_current_worker()
-        deadline = time.monotonic() + delay
-        while (left := deadline - time.monotonic()) > 0:  # the debounce: a newer key cancels us
+        started = time.monotonic()
+        # The debounce: a newer key cancels us. The pause is read on every step, so a change to
+        # it applies to a worker already waiting (the tests hold typing back with a long one).
+        while debounced and (left := started + self.DEBOUNCE - time.monotonic()) > 0:
             if worker.is_cancelled:
                 return
             time.sleep(min(0.02, left))
@@ -557,13 +559,13 @@ class SearchScreen(LiveScreen):
 
     @on(Input.Changed, "#search-query")
     def _typed(self, event: Input.Changed) -> None:
-        self._run(full=False, delay=self.DEBOUNCE)
+        self._run(full=False, debounced=True)
 
     @on(Input.Submitted, "#search-query")
     def _submitted(self, event: Input.Submitted) -> None:
         self._remember(event.value.strip())
         self._focus_results_on_answer = True
-        self._run(full=True, delay=0.0)
+        self._run(full=True)
 
     def _remember(self, query: str) -> None:
         entry = (query, self.filter_text)
@@ -620,7 +622,7 @@ class SearchScreen(LiveScreen):
     def _rerun(self) -> None:
         self._update_toggles()
         if self.build_request(full=False) is not None:
-            self._run(full=False, delay=0.0)
+            self._run(full=False)
 
     def action_cycle_scope(self) -> None:
         hit = self.current_hit

@@ -61,13 +61,25 @@ async def open_search(pilot: Any, query: str) -> SearchScreen:
 
 
 async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_recall(
-    search_home: Path, app_for: AppFactory
+    search_home: Path, app_for: AppFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     CountingArchive.requests = []
     app = app_for(search_home, CountingArchive)
+    # A pause no typing can outlast, however loaded the machine: each keystroke's worker waits.
+    monkeypatch.setattr(SearchScreen, "DEBOUNCE", 3600.0)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_search(pilot, "queue backend")
-        # Debounced: the keystrokes before the pause never reached the archive.
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, SearchScreen)
+        await pilot.press(*"queue backend")
+        await pilot.pause()
+        assert CountingArchive.requests == []  # still typing
+        # The pause ends (read live by the waiting worker): only the last keystroke's worker is
+        # left; every earlier one was cancelled before it reached the archive.
+        monkeypatch.setattr(SearchScreen, "DEBOUNCE", 0.0)
+        await settle(pilot)
         assert [r["query"] for r in CountingArchive.requests] == ["queue backend"]
         assert CountingArchive.requests[0]["rerank"] is False
         sessions = [h["source"]["sessionId"] for h in screen.hits]
