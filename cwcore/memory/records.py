@@ -28,12 +28,11 @@ from typing import Any
 from cwcore import clock
 from cwcore.errors import Conflict, InvalidInput, LimitExceeded, NotFound, excerpt
 from cwcore.memory import conflicts
-from cwcore.store import codec
-from cwcore.store.keys import KeyLayout
+from cwcore.store import codec, keys
 from cwcore.store.rocks import Store
 
-MEMORY = KeyLayout("memory", 0xD0, ("str",))
-MEMORY_META = KeyLayout("memory-meta", 0xDF, ("str",))
+MEMORY = keys.MEMORY
+MEMORY_META = keys.MEMORY_META
 FAMILY = "memory"
 
 STATUSES = ("active", "contested", "deprecated", "superseded", "deleted")
