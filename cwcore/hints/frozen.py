@@ -1,5 +1,5 @@
-"""Frozen hints, active-context budgets and exposure suppression (spec 000 "Cache invariant",
-"Hint limits").
+"""Frozen hints, active-context budgets and exposure suppression: a hint revealed for a user
+message is frozen, so re-running retrieval against a newer index never changes an older prompt.
 
 Records (column family ``hints``; tags 0xC0–0xCF):
 

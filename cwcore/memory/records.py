@@ -1,6 +1,6 @@
 """Memory records and their storage (column family ``memory``; tags 0xD0–0xDF).
 
-A record (field names as spec 002 writes them)::
+A record (its field names are part of the public memory format)::
 
     {"id": "mem_…", "statement": str, "tags": [str], "status": "active", "profile_id": str|null,
      "scope": {"type": "global"|"domain"|"project", "name": str|null},
