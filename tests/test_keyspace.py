@@ -165,3 +165,34 @@ def test_every_key_of_a_real_archive_belongs_to_its_family(cw_home: Path, tmp_pa
     # The archive exercised the layouts of every family but these: the outbox is drained, no
     # text here has relation spans, no request carried an id, and vectors need the model.
     assert set(FAMILIES) - seen == {"outbox", "relations", "requests", "vectors"}
+
+
+START, END = "<!-- keyspace:start -->", "<!-- keyspace:end -->"
+
+
+def keyspace_table() -> str:
+    """The keyspace table of docs/architecture.md, rendered from the registry: families in
+    store order (``default`` last), layouts by tag."""
+    order = {family: n for n, family in enumerate((*FAMILIES, "default"))}
+    rows = sorted(keys.KEYSPACE, key=lambda e: (order[e.family], e.layout.tag))
+    lines = ["| family | tag | layout | fields | key → value | owner |", "|---|---|---|---|---|---|"]
+    for e in rows:
+        fields = ", ".join(e.layout.fields)
+        lines.append(
+            f"| {e.family} | 0x{e.layout.tag:02X} | `{e.layout.name}` | {fields} | "
+            f"{e.holds.replace('->', '→')} | {e.owner} |"
+        )
+    return "\n".join(lines)
+
+
+def test_architecture_doc_shows_the_registry() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    shown = text.split(START, 1)[1].split(END, 1)[0].strip()
+    assert shown == keyspace_table(), (
+        "docs/architecture.md's keyspace table is stale; replace it with the output of "
+        "`.venv/bin/python -m tests.test_keyspace`"
+    )
+
+
+if __name__ == "__main__":
+    print(keyspace_table())
