@@ -175,7 +175,10 @@ def keyspace_table() -> str:
     store order (``default`` last), layouts by tag."""
     order = {family: n for n, family in enumerate((*FAMILIES, "default"))}
     rows = sorted(keys.KEYSPACE, key=lambda e: (order[e.family], e.layout.tag))
-    lines = ["| family | tag | layout | fields | key → value | owner |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| family | tag | layout | fields | key → value | owner |",
+        "|---|---|---|---|---|---|",
+    ]
     for e in rows:
         fields = ", ".join(e.layout.fields)
         lines.append(
