@@ -1,9 +1,8 @@
 """Preflight candidates: exact and BM25 rows of the verified lineage, verified and ranked.
 
 Literal lookups, BM25, verification, ranking and de-duplication. Only exact postings and BM25
-are consulted — no
-embeddings, reranker, expansion or importance prior, so a frozen decision depends on the index
-alone. Steps:
+are consulted — no embeddings, reranker, expansion or importance prior, so a frozen decision
+depends on the index alone. Steps:
 
 1. Case-sensitive literal lookups for each identifier and phrase of the query (exact postings)
    and one BM25 query over the query's terms, both restricted to the allowed rows

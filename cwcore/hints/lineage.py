@@ -2,8 +2,8 @@
 
 Automatic retrieval may only return rows of the current session and its verified ancestors
 (the archive holds every branch, automatic context only the current one), and the filters
-apply *before* candidate limits so sibling rows
-cannot starve authorized hits. :class:`RowCache` keeps, per session, the search windows of its
+apply *before* candidate limits so sibling rows cannot starve authorized hits.
+:class:`RowCache` keeps, per session, the search windows of its
 documents (wid, creation time, kind, message keys) — read from the session's membership records
 and the indexer's per-document markers, never from a whole-archive scan — and refreshes them
 incrementally when a new index generation is published. :func:`allowed_rows` turns the lineage's
