@@ -256,7 +256,7 @@ class Archive:
     # -- retrieval ------------------------------------------------------------------------------
 
     def search(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Explicit search with the spec's request fields; returns the BRIEF's response object."""
+        """Explicit search with the public request fields; returns the public response object."""
         return self.call("search", request)
 
     def recall(
@@ -377,7 +377,7 @@ class Archive:
         max_results: int | None = None,
         hint_budget_tokens: int | None = None,
     ) -> dict[str, Any]:
-        """The frozen preflight decision for one real user message (BRIEF §3 JSON shape)."""
+        """The frozen preflight decision for one real user message (the public preflight JSON)."""
         params: dict[str, Any] = {"message": message, "session": session}
         if message_key is not None:
             params["messageKey"] = message_key

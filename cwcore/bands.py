@@ -1,4 +1,4 @@
-"""Relevance bands (spec 000): a stopping-criterion contract beside the calibrated score.
+"""Relevance bands: a stopping-criterion contract beside the calibrated score.
 
 ``high`` >= 0.8, ``moderate`` 0.5–0.8, ``some`` 0.2–0.5, ``low`` < 0.2, always computed from the
 presented (per-mode calibrated) score, never from a fused or reranked order.

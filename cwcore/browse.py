@@ -25,7 +25,7 @@ class SessionInfo:
     """One row of ``cw sessions``: the interface's fields plus ``title``, ``documents``,
     ``resume``, ``parentToolCall``, ``tokens`` and ``models``.
 
-    ``messages`` counts conversational messages as the BRIEF defines them (never thinking);
+    ``messages`` counts messages (prompts, replies, tool calls and tool results; never thinking);
     ``turns`` counts turns; timestamps are ISO-8601 UTC or None when the source had none.
     A sub-agent's session has its parent session in ``parent`` and the messageKey of the
     parent's tool call that started it in ``parentToolCall``. ``tokens`` sums the token usage

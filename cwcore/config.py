@@ -1,9 +1,9 @@
-"""Settings: the spec's option names and defaults, from ``CW_HOME/config.toml`` and ``CW_*``.
+"""Settings: the public option names and defaults, from ``CW_HOME/config.toml`` and ``CW_*``.
 
-A setting has one camelCase name (the spec's, e.g. ``semanticRetrieval``), used as the key in
+A setting has one camelCase name (the public one, e.g. ``semanticRetrieval``), used as the key in
 ``config.toml``; its environment variable is ``CW_`` plus the name in upper snake case
 (``CW_SEMANTIC_RETRIEVAL``). The environment wins over the file, the file over the default.
-Every duration of the spec is a setting here, in the unit its name states.
+Every duration the archive uses is a setting here, in the unit its name states.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Settings:
     """Effective settings. Field names are snake_case; their public names are camelCase."""
 
     semantic_retrieval: bool = field(
-        default=True, metadata={"doc": "Explicit search may use local embeddings (spec 000)."}
+        default=True, metadata={"doc": "Explicit search may use local embeddings."}
     )
     semantic_policy: str = field(
         default="auto",

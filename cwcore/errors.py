@@ -53,7 +53,7 @@ class CwError(Exception):
         self.details = details
 
     def to_json(self) -> dict[str, Any]:
-        """The BRIEF's error object body: ``{"code", "message"}`` plus optional details."""
+        """The public error object body: ``{"code", "message"}`` plus optional details."""
         body: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.details:
             body["details"] = self.details
@@ -74,7 +74,7 @@ class UnsafeKey(InvalidInput):
 
 
 class LimitExceeded(InvalidInput):
-    """An admission or request limit from the spec was exceeded; nothing was written."""
+    """An admission or request limit was exceeded; nothing was written."""
 
     code = "limit-exceeded"
 

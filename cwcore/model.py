@@ -2,7 +2,7 @@
 
 An importer reads a source file into :class:`ParsedSession` values: every source line as a
 :class:`SourceEvent` (conversational or metadata) and the conversation as :class:`Message` values
-following the BRIEF's definitions. :mod:`cwcore.importers.documents` turns a parsed session into
+following the archive's definitions. :mod:`cwcore.importers.documents` turns a parsed session into
 :class:`DocumentSpec` values (turns and tool-result documents) that admission stores. Thinking
 messages ride along a document as :class:`Aside` values: stored with it, never part of its text.
 """
@@ -94,7 +94,7 @@ class Usage:
 
 @dataclass(frozen=True)
 class Message:
-    """One conversational unit as the BRIEF defines it.
+    """One conversational unit (a prompt, an assistant message, a tool call or a tool result).
 
     ``message_id`` is the source message id (native, or ``L<n>`` for formats without ids) and is
     unique within its session; ``key`` is the messageKey ``<role>:<message_id>``.

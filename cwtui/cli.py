@@ -1,6 +1,6 @@
 """The ``cw`` command line. Each command parses, calls one Archive method, renders.
 
-People get tables; ``--json`` gets the BRIEF's JSON shapes on stdout. Errors: one line on stderr
+People get tables; ``--json`` gets the public JSON shapes on stdout. Errors: one line on stderr
 (or the JSON error object on stdout with ``--json``) and the exit code from ``docs/cli.md``.
 """
 

@@ -1,8 +1,8 @@
 """Preflight candidates: exact and BM25 rows of the verified lineage, verified and ranked.
 
-Spec 001 steps 3–9 and its ranking table. Only exact postings and BM25 are consulted — no
-embeddings, reranker, expansion or importance prior, so a frozen decision depends on the index
-alone. Steps:
+Literal lookups, BM25, verification, ranking and de-duplication. Only exact postings and BM25
+are consulted — no embeddings, reranker, expansion or importance prior, so a frozen decision
+depends on the index alone. Steps:
 
 1. Case-sensitive literal lookups for each identifier and phrase of the query (exact postings)
    and one BM25 query over the query's terms, both restricted to the allowed rows
@@ -378,14 +378,15 @@ def score(
     ev.reason = ", ".join(reasons)
 
 
-#: Strong lexical evidence (spec 000): at least two matched units, coverage and max IDF.
+#: Strong lexical evidence: at least two matched units, coverage and max IDF (thresholds
+#: calibrated on this repository's own data).
 MIN_MATCHED = 2
 COVERAGE_MIN = 0.60
 IDF_MIN = 0.60
 
 
 def is_strong(literal: bool, matched: int, coverage: float, max_idf: float) -> bool:
-    """Strong evidence (spec 000): a verbatim exact anchor, or at least :data:`MIN_MATCHED`
+    """Strong evidence: a verbatim exact anchor, or at least :data:`MIN_MATCHED`
     matched units with coverage ≥ :data:`COVERAGE_MIN` and max normalized IDF ≥
     :data:`IDF_MIN`."""
     return literal or (matched >= MIN_MATCHED and coverage >= COVERAGE_MIN and max_idf >= IDF_MIN)

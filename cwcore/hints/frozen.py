@@ -1,5 +1,5 @@
-"""Frozen hints, active-context budgets and exposure suppression (spec 000 "Cache invariant",
-"Hint limits").
+"""Frozen hints, active-context budgets and exposure suppression: a hint revealed for a user
+message is frozen, so re-running retrieval against a newer index never changes an older prompt.
 
 Records (column family ``hints``; tags 0xC0–0xCF):
 
@@ -34,17 +34,16 @@ from typing import Any
 from cwcore import clock
 from cwcore.config import Settings
 from cwcore.errors import NotFound
-from cwcore.store import codec
-from cwcore.store.keys import KeyLayout
+from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
-HINT = KeyLayout("hint", 0xC0, ("str", "str"))
-HINT_SESSION = KeyLayout("hint-session", 0xC1, ("str",))
-EXPOSURE = KeyLayout("hint-exposure", 0xC2, ("str", "str"))
-EXPIRY = KeyLayout("hint-expiry", 0xC3, ("u64", "str", "str"))
-MEMORY_TURN = KeyLayout("hint-memory", 0xC4, ("str", "str"))
-HINT_META = KeyLayout("hint-meta", 0xCF, ("str",))
+HINT = keys.HINT
+HINT_SESSION = keys.HINT_SESSION
+EXPOSURE = keys.HINT_EXPOSURE
+EXPIRY = keys.HINT_EXPIRY
+MEMORY_TURN = keys.HINT_MEMORY
+HINT_META = keys.HINT_META
 #: The memory record of the block delivered when a session starts (no user message yet).
 SESSION_START_KEY = "session-start"
 

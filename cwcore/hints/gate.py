@@ -1,4 +1,4 @@
-"""The automatic preflight gate (spec 000 "Automatic preflight gate").
+"""The automatic preflight gate: what, if anything, a user message makes model-visible.
 
 * the message has no topic → ``no-query``, nothing visible;
 * no eligible candidate, or the best one is weak → ``none``, nothing visible;

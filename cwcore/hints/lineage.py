@@ -1,8 +1,9 @@
 """Branch-isolated rows: the windows of a session's verified lineage, filtered before any limit.
 
 Automatic retrieval may only return rows of the current session and its verified ancestors
-(spec 001 "Branch isolation"), and the filters apply *before* candidate limits so sibling rows
-cannot starve authorized hits. :class:`RowCache` keeps, per session, the search windows of its
+(the archive holds every branch, automatic context only the current one), and the filters
+apply *before* candidate limits so sibling rows cannot starve authorized hits.
+:class:`RowCache` keeps, per session, the search windows of its
 documents (wid, creation time, kind, message keys) — read from the session's membership records
 and the indexer's per-document markers, never from a whole-archive scan — and refreshes them
 incrementally when a new index generation is published. :func:`allowed_rows` turns the lineage's
@@ -31,7 +32,7 @@ from cwcore.store import codec, keys
 from cwcore.store.rocks import Store
 
 MAX_SESSIONS = 256
-#: Kinds admitted manually or durable: never inserted automatically (spec 000 "Hint limits").
+#: Kinds admitted manually or durable: never inserted automatically; explicit search finds them.
 DURABLE_KINDS = frozenset({"note", "markdown", "decision"})
 TOOL_KINDS = frozenset({"tool-result"})
 

@@ -1,4 +1,4 @@
-"""Preflight: one cheap, frozen, fail-open retrieval per real user message (spec 000, 001).
+"""Preflight: one cheap, frozen, fail-open retrieval per real user message.
 
 ``preflight(engine, params)`` is the engine method behind ``cw preflight`` and the hook client.
 Request fields: ``message`` and ``session`` (required), ``messageKey`` (default: ``text-`` and a
@@ -7,7 +7,7 @@ most 1,000 ids and 1 MiB, rejected before any exclusion set is built), ``maxResu
 default 10: the size of the ranked evidence set kept for diagnostics; at most one candidate is
 ever shown) and ``hintBudgetTokens`` (lowers the per-message budget).
 
-Response (BRIEF §3): ``{"outcome", "hint", "messageKey", "queryHash", "generation",
+Response (a public contract): ``{"outcome", "hint", "messageKey", "queryHash", "generation",
 "diagnostics"}`` plus ``session``, ``tokens`` and ``frozen``. The first call for a key decides
 and freezes; later calls return the identical bytes. Any failure after validation freezes the
 empty ``failed`` outcome and is never raised to the caller. Logs carry counts and timings only.
@@ -39,7 +39,7 @@ log = logging.getLogger("cw.hints")
 MAX_MESSAGE_BYTES = 1024 * 1024
 DEFAULT_MAX_RESULTS = 10
 MAX_RESULTS = 100
-#: Planner priorities of spec 001: recent conversation, retrieved evidence, summaries.
+#: Planner priorities: recent conversation outranks retrieved evidence, which outranks summaries.
 PRIORITY = {"recent": 100, "retrieved": 85, "summary": 75}
 OUTCOMES = ("no-query", "none", "excerpt", "marker", "failed")
 

@@ -1,4 +1,5 @@
-"""The privacy hook of automatic evidence (spec 001 "Budgets and fail-open behavior").
+"""The privacy hook of automatic evidence: each evidence item is judged whole, and a prohibited
+span anywhere in it withholds the complete source.
 
 A *policy* is a callable ``policy(text, meta) -> Iterable[Finding]`` that classifies spans of an
 evidence item's text; ``meta`` carries the item's ids (``documentId``, ``messageKey``,

@@ -1,4 +1,4 @@
-"""Query extraction for preflight (spec 001 step 2): what the latest user message is about.
+"""Query extraction for preflight: what the latest user message is about.
 
 Only the latest real user message is read. It yields *topic units*, each an exact span of the
 message (``literal == message[start:end]``) with the folded index terms that search it:
@@ -89,7 +89,8 @@ _CUE_RE = re.compile(
 )
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 
-#: Openings of host-generated user-role text (not a real user message, BRIEF §3).
+#: Openings of host-generated user-role text: a user-role message that starts with one is not a
+#: real user message (it is neither a prompt nor topic evidence).
 HOST_GENERATED = (
     "<command-name>",
     "<command-message>",

@@ -1,6 +1,7 @@
 """Model-visible hint text: the historical-evidence excerpt and the continuity marker.
 
-Both are delimited blocks (spec 001 "Evidence boundary", spec 000 "Hint limits"):
+Both are delimited blocks, so archived text can never pose as a new structural line, and both
+stay within the hint token limits:
 
 * an **excerpt** is labelled archived historical evidence and has these lines, in this order:
   the opening label, ``Source entry:`` (the document id), ``Date:`` (the source message's

@@ -2,7 +2,8 @@
 
 The server is bound at start-up to one project (``--project`` or ``CW_PROJECT``; required) and
 optionally one session (``--session`` or ``CW_SESSION``), and no tool reaches beyond that binding
-(BRIEF §3 "Authentication"):
+(a socket client is trusted with every project of its store, so this binding is what confines
+an agent):
 
 - ``context_window_search`` / ``context_window_gather`` always search the bound project; scope
   ``all`` narrows to it, and scope ``session`` means the bound session and its verified lineage

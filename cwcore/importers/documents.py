@@ -1,4 +1,4 @@
-"""Parsed sessions -> documents: turns and tool-result documents (BRIEF §3 "Definitions").
+"""Parsed sessions -> documents: turns and tool-result documents.
 
 A turn starts at each real user message and holds the messages that follow until the next one;
 messages before the first real user message form a preamble turn. A turn is a CHAIN: a message
@@ -122,7 +122,7 @@ def _command(text: str) -> bool:
 
 
 def session_counts(parsed: ParsedSession) -> dict[str, int]:
-    """The BRIEF's per-session counts: ``messages`` (every message: prompts, assistant messages,
+    """The public per-session counts: ``messages`` (every message: prompts, assistant messages,
     tool calls and results, summaries; never metadata or thinking), ``turns`` (real user
     messages, plus one preamble turn when messages come before the first of them) and
     ``toolCalls``. Branch, sidechain and size continuations are documents, not extra turns."""

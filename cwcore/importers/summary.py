@@ -40,7 +40,7 @@ class ImportProblem:
 
 @dataclass
 class ImportSummary:
-    """The BRIEF's summary object: files read, documents imported / skipped (unchanged), errors.
+    """The public summary object: files read, documents imported / skipped (unchanged), errors.
 
     Add problems with :meth:`error` and notices with :meth:`notice`; ``errors`` and ``notices``
     hold the listed ones, ``errors_truncated`` / ``notices_truncated`` count the others.

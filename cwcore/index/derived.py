@@ -19,16 +19,16 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from cwcore.store import codec
-from cwcore.store.keys import KeyLayout, digest16
+from cwcore.store import codec, keys
+from cwcore.store.keys import digest16
 from cwcore.store.rocks import Store
 
-WINDOW = KeyLayout("window", 0xA0, ("u32",))
-DOC_WINDOWS = KeyLayout("doc-windows", 0xA1, ("u32",))
-EXACT = KeyLayout("exact", 0xA2, ("h16", "u32", "u32"))
-RELATION = KeyLayout("relation", 0xA3, ("str", "u32", "u32"))
-IMPORTANCE = KeyLayout("importance", 0xA4, ("str", "u32"))
-SESSION_WIDS = KeyLayout("session-wids", 0xA5, ("str", "u32"))  # session, first wid -> count
+WINDOW = keys.WINDOW
+DOC_WINDOWS = keys.DOC_WINDOWS
+EXACT = keys.EXACT
+RELATION = keys.RELATION
+IMPORTANCE = keys.IMPORTANCE
+SESSION_WIDS = keys.SESSION_WIDS  # session, first wid -> count
 
 IMPORTANCE_NAMESPACE = "v1"
 HANDLERS = ("exact", "bm25", "structural", "importance")

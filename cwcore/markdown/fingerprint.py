@@ -37,11 +37,11 @@ from cwcore.store.rocks import Store
 #: becomes "changed" on its next import and gets a new version.
 IMPLEMENTATION = "markdown/1"
 
-MD_FILE = keys.KeyLayout("md-file", 0xF0, ("str",))
-MD_ROOT = keys.KeyLayout("md-root", 0xF1, ("str",))
-MD_UNIT = keys.KeyLayout("md-unit", 0xF2, ("str", "u32"))
-MD_TERM = keys.KeyLayout("md-term", 0xF3, ("h16", "str", "u32"))
-MD_STATS = keys.KeyLayout("md-stats", 0xF4, ("str",))
+MD_FILE = keys.MD_FILE
+MD_ROOT = keys.MD_ROOT
+MD_UNIT = keys.MD_UNIT
+MD_TERM = keys.MD_TERM
+MD_STATS = keys.MD_STATS
 
 FAMILY = "scopes"
 

@@ -1,2 +1,2 @@
-"""Memory records (spec 002): durable statements an agent should keep in mind, the processor
+"""Memory records: durable statements an agent should keep in mind, the processor
 pipeline that selects them per turn, and the injection block that delivers them."""

@@ -1,4 +1,4 @@
-"""The memory injection block (spec 002 "The injection block").
+"""The memory injection block: sections in priority order within a byte budget.
 
 Delivered per turn as its own custom message (never by rewriting the system prompt, which would
 break the provider's cached prefix). Sections in priority order, within :data:`BUDGET_BYTES`

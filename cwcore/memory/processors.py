@@ -1,4 +1,4 @@
-"""The four-stage processor pipeline of memory selection, with traces (spec 002).
+"""The four-stage processor pipeline of memory selection, with traces.
 
 1. :class:`StatusFilterProcessor` — only ``status: active`` passes (``status:<status>``).
 2. :class:`ProfileScopeProcessor` — a record with a ``profile_id`` other than the session's

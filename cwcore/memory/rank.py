@@ -1,4 +1,4 @@
-"""Relevance of memory records to the current prompt (spec 002 "Record selection").
+"""Relevance of memory records to the current prompt (after the processor pipeline).
 
 Tiers:
 

@@ -1,6 +1,6 @@
 """Memory records and their storage (column family ``memory``; tags 0xD0–0xDF).
 
-A record (field names as spec 002 writes them)::
+A record (its field names are part of the public memory format)::
 
     {"id": "mem_…", "statement": str, "tags": [str], "status": "active", "profile_id": str|null,
      "scope": {"type": "global"|"domain"|"project", "name": str|null},
@@ -28,12 +28,11 @@ from typing import Any
 from cwcore import clock
 from cwcore.errors import Conflict, InvalidInput, LimitExceeded, NotFound, excerpt
 from cwcore.memory import conflicts
-from cwcore.store import codec
-from cwcore.store.keys import KeyLayout
+from cwcore.store import codec, keys
 from cwcore.store.rocks import Store
 
-MEMORY = KeyLayout("memory", 0xD0, ("str",))
-MEMORY_META = KeyLayout("memory-meta", 0xDF, ("str",))
+MEMORY = keys.MEMORY
+MEMORY_META = keys.MEMORY_META
 FAMILY = "memory"
 
 STATUSES = ("active", "contested", "deprecated", "superseded", "deleted")

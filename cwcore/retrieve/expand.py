@@ -1,4 +1,4 @@
-"""RM3/Bo1 pseudo-relevance expansion, deterministic and model-free (spec 000).
+"""RM3/Bo1 pseudo-relevance expansion, deterministic and model-free (never on preflight).
 
 Used only by explicit search, only when the first BM25 pass was weak: the top windows' own
 vocabulary (their tokens, minus the query's terms, stopwords, digits and one- or two-letter

@@ -15,7 +15,7 @@ from cwcore.store import keys
 from cwcore.store.rocks import Store
 
 IMPORTANCE_CAP = 1.15
-FEEDBACK = keys.KeyLayout("recall-feedback", 0xB1, ("u32",))
+FEEDBACK = keys.RECALL_FEEDBACK
 
 
 def importance(store: Store, ordinals: list[int]) -> dict[int, float]:

@@ -33,8 +33,7 @@ from typing import Any
 
 from cwcore import clock
 from cwcore.errors import InvalidInput
-from cwcore.store import codec
-from cwcore.store.keys import KeyLayout
+from cwcore.store import codec, keys
 from cwcore.store.rocks import Store
 
 PREFIX = "cwl2"
@@ -42,7 +41,7 @@ PREFIX = "cwl2"
 PREFIX_V1 = "cwl1"
 PREFIXES = (PREFIX, PREFIX_V1)
 MAX_LOCATOR_CHARS = 4096
-LEASE = KeyLayout("lease", 0xB0, ("str",))
+LEASE = keys.LEASE
 
 
 class LocatorInvalid(InvalidInput):

@@ -1,6 +1,6 @@
-"""The search request: the spec's fields plus the BRIEF's filters, validated at the edge.
+"""The search request: its public fields and filters, validated at the edge.
 
-Field names are the JSON names (spec 000 "Search request" and BRIEF §3): ``query``, ``relation``,
+Field names are the public JSON names of a search request: ``query``, ``relation``,
 ``scope``, ``limit``, ``excludeVisibleSourceKeys``, ``hintBudgetTokens``, ``sessions``,
 ``project``, ``agent``, ``since``, ``until``, ``role``, ``kind``, ``semanticPolicy``,
 ``expansionTerms``, ``rerank``, ``strict`` and an optional ``id`` (echoed by ``--batch``).

@@ -2,7 +2,7 @@
 
 ``session`` scope admits the named sessions and their verified ancestor lineage, within the
 project of the first named session; ``project`` scope admits one project's sessions; ``all``
-admits everything. The BRIEF's filters (sessions, project, agent, date range, role, kind) narrow
+admits everything. The public filters (sessions, project, agent, date range, role, kind) narrow
 any scope. A window is tested on the filter fields its record carries (no manifest reads).
 """
 

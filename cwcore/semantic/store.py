@@ -23,14 +23,13 @@ from typing import Any
 import numpy as np
 
 from cwcore.index import derived
-from cwcore.store import codec
-from cwcore.store.keys import KeyLayout
+from cwcore.store import codec, keys
 from cwcore.store.rocks import Batch, Store
 
 FAMILY = "vectors"
-VECTOR = KeyLayout("vector", 0xE0, ("u32",))
-CONTENT = KeyLayout("vector-content", 0xE1, ("h16",))
-STATE = KeyLayout("vector-state", 0xE2, ("str",))
+VECTOR = keys.VECTOR
+CONTENT = keys.VECTOR_CONTENT
+STATE = keys.VECTOR_STATE
 DIM = 384
 _HEAD = struct.Struct(">BHIII")  # format, rows, ordinal, byte start, byte end
 _FORMAT = 1

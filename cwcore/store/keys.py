@@ -222,48 +222,255 @@ def prefix_end(prefix: bytes) -> bytes | None:
     return None
 
 
-# --- Layouts, grouped by column family (see docs/architecture.md "Keyspace"). ---
+# --- The keyspace: every key layout of every column family, registered in one place. ---
+#
+# Every module takes its layouts from here, so two features can never pick the same tag in one
+# column family by accident; tests/test_keyspace.py checks the registry (no two layouts share a
+# tag or a name, no head is a prefix of another's in one family) and pins tags to their bytes.
+# A tag written to disk never changes meaning: archives written by earlier builds keep working.
+
+
+#: The tag range each owner (the package that writes the layout) allocates from, inclusive: a
+#: new layout takes a free tag in its owner's range, a new owner a free range.
+TAG_RANGES: dict[str, tuple[int, int]] = {
+    "store": (0x01, 0x8F),
+    "index.postings": (0x90, 0x9F),
+    "index": (0xA0, 0xAF),
+    "retrieve": (0xB0, 0xBF),
+    "hints": (0xC0, 0xCF),
+    "memory": (0xD0, 0xDF),
+    "semantic": (0xE0, 0xEF),
+    "markdown": (0xF0, 0xF7),
+}
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """Where one key layout lives: its column family (``default`` for the store's own meta
+    records), what a key maps to (for people) and the owner whose tag range holds its tag
+    (empty when no range does)."""
+
+    family: str
+    layout: KeyLayout
+    holds: str
+    owner: str
+
+
+#: Every registered layout, in definition order.
+KEYSPACE: list[Namespace] = []
+
+
+def _owner(tag: int) -> str:
+    return next((o for o, (low, high) in TAG_RANGES.items() if low <= tag <= high), "")
+
+
+def _define(
+    family: str, name: str, tag: int, fields: tuple[FieldType, ...], holds: str
+) -> KeyLayout:
+    layout = KeyLayout(name, tag, fields)
+    KEYSPACE.append(Namespace(family, layout, holds, _owner(tag)))
+    return layout
+
+
+def keyspace_problems(entries: list[Namespace] | None = None) -> list[str]:
+    """Why ``entries`` (default: :data:`KEYSPACE`) is not a safe keyspace; empty when it is.
+
+    Refused: two layouts with one name; one tag used twice (in any family, so a key is always
+    named by its first byte); within one family, one layout's head (tag and version bytes) a
+    prefix of another's, which would make a prefix scan of one return the other's keys; a tag
+    in no owner's range of :data:`TAG_RANGES`.
+    """
+    entries = KEYSPACE if entries is None else entries
+    problems: list[str] = []
+    names: set[str] = set()
+    tags: dict[int, str] = {}
+    for entry in entries:
+        layout = entry.layout
+        if layout.name in names:
+            problems.append(f"layout name {layout.name!r} is registered twice")
+        names.add(layout.name)
+        if layout.tag in tags:
+            problems.append(
+                f"tag 0x{layout.tag:02X} is used by {tags[layout.tag]!r} and {layout.name!r}"
+            )
+        tags[layout.tag] = layout.name
+        if not entry.owner:
+            problems.append(f"tag 0x{layout.tag:02X} of {layout.name!r} is in no owner's range")
+    for a in entries:
+        for b in entries:
+            same_family = a is not b and a.family == b.family
+            if same_family and b.layout.prefix().startswith(a.layout.prefix()):
+                problems.append(
+                    f"in {a.family}, {a.layout.name!r} keys are a prefix of {b.layout.name!r} keys"
+                )
+    return problems
+
+
+# default column family: the store's own records (schema version, counters, generations)
+META = _define("default", "meta", 0x01, ("str",), "name -> store meta record")
 
 # events CF
-EVENT = KeyLayout("event", 0x10, ("str", "u64"))  # session, seq -> event record
-EVENT_SOURCE = KeyLayout("event-source", 0x11, ("str", "h16"))  # session, source digest -> seq
+EVENT = _define("events", "event", 0x10, ("str", "u64"), "session, seq -> event record")
+EVENT_SOURCE = _define(
+    "events", "event-source", 0x11, ("str", "h16"), "session, source digest -> seq"
+)
 
 # documents CF
-DOC_VERSION = KeyLayout("document", 0x20, ("str", "u32"))  # document id, version -> manifest
-DOC_HEAD = KeyLayout("document-head", 0x21, ("str",))  # document id -> head record
-MESSAGE_DOC = KeyLayout("message-document", 0x22, ("str", "str"))  # session, messageKey -> doc
+DOC_VERSION = _define(
+    "documents", "document", 0x20, ("str", "u32"), "document id, version -> manifest"
+)
+DOC_HEAD = _define("documents", "document-head", 0x21, ("str",), "document id -> head record")
+MESSAGE_DOC = _define(
+    "documents", "message-document", 0x22, ("str", "str"), "session, messageKey -> document"
+)
 
 # chunks CF
-CHUNK = KeyLayout("chunk", 0x30, ("h16",))  # content digest -> payload bytes
-CHUNK_OWNER = KeyLayout("chunk-owner", 0x31, ("h16", "u32"))  # digest, owner ordinal -> empty
+CHUNK = _define("chunks", "chunk", 0x30, ("h16",), "content digest -> payload bytes")
+CHUNK_OWNER = _define(
+    "chunks", "chunk-owner", 0x31, ("h16", "u32"), "digest, owner ordinal -> empty"
+)
 
 # scopes CF: immutable membership and session records
-SESSION = KeyLayout("session", 0x40, ("str",))  # session id -> session record
-PROJECT_SESSION = KeyLayout("project-session", 0x41, ("h16", "str"))  # project digest, session
-SESSION_DOC = KeyLayout("session-document", 0x42, ("str", "u32"))  # session, ordinal -> doc ref
-BUCKET_SESSION = KeyLayout("bucket-session", 0x43, ("u32", "str"))  # day bucket, session
-PROJECT = KeyLayout("project", 0x44, ("h16",))  # project digest -> project name
-SUBJECT_LIVE = KeyLayout("subject-live", 0x45, ("h16", "str"))  # project digest, subjectKey
-# started (descending), session id (descending) -> summary: sessions newest first
-SESSION_ORDER = KeyLayout("session-order", 0x46, ("desc", "desc"))
-# project digest, started (descending), session id (descending) -> summary: one project's sessions
-PROJECT_SESSION_ORDER = KeyLayout("project-session-order", 0x47, ("h16", "desc", "desc"))
+SESSION = _define("scopes", "session", 0x40, ("str",), "session id -> session record")
+PROJECT_SESSION = _define(
+    "scopes", "project-session", 0x41, ("h16", "str"), "project digest, session -> empty"
+)
+SESSION_DOC = _define(
+    "scopes", "session-document", 0x42, ("str", "u32"), "session, ordinal -> doc ref"
+)
+BUCKET_SESSION = _define(
+    "scopes", "bucket-session", 0x43, ("u32", "str"), "day bucket, session -> empty"
+)
+PROJECT = _define("scopes", "project", 0x44, ("h16",), "project digest -> project name")
+SUBJECT_LIVE = _define(
+    "scopes", "subject-live", 0x45, ("h16", "str"), "project digest, subjectKey -> live"
+)
+# Descending fields: a forward scan yields sessions newest first.
+SESSION_ORDER = _define(
+    "scopes",
+    "session-order",
+    0x46,
+    ("desc", "desc"),
+    "started (desc), session id (desc) -> summary",
+)
+PROJECT_SESSION_ORDER = _define(
+    "scopes",
+    "project-session-order",
+    0x47,
+    ("h16", "desc", "desc"),
+    "project digest, started (desc), session id (desc) -> summary",
+)
 
 # ordinals CF
-ORDINAL = KeyLayout("ordinal", 0x50, ("u32",))  # ordinal -> (document id, version)
-TOMBSTONE = KeyLayout("tombstone", 0x51, ("u32",))  # ordinal -> retirement record
+ORDINAL = _define("ordinals", "ordinal", 0x50, ("u32",), "ordinal -> (document id, version)")
+TOMBSTONE = _define("ordinals", "tombstone", 0x51, ("u32",), "ordinal -> retirement")
 
 # outbox CF
-OUTBOX = KeyLayout("outbox", 0x60, ("u64",))  # outbox seq -> entry
+OUTBOX = _define("outbox", "outbox", 0x60, ("u64",), "outbox seq -> entry")
 
 # requests CF: idempotency by request id
-REQUEST = KeyLayout("request", 0x70, ("str",))
+REQUEST = _define("requests", "request", 0x70, ("str",), "request id -> acknowledgement")
 
 # supersession CF (append-only)
-SUPERSESSION = KeyLayout("supersession", 0x80, ("str", "u32"))  # old doc id, old version
-# doc id, superseded version -> the record that undid that supersession (a new record: the
-# supersession record itself is never rewritten or deleted by an undo)
-UNSUPERSESSION = KeyLayout("unsupersession", 0x81, ("str", "u32"))
+SUPERSESSION = _define(
+    "supersession",
+    "supersession",
+    0x80,
+    ("str", "u32"),
+    "old document id, old version -> supersession record",
+)
+# The record that undid a supersession is a new record: the supersession record itself is never
+# rewritten or deleted by an undo.
+UNSUPERSESSION = _define(
+    "supersession",
+    "unsupersession",
+    0x81,
+    ("str", "u32"),
+    "document id, superseded version -> undo record",
+)
 
-# meta (default CF)
-META = KeyLayout("meta", 0x01, ("str",))
+# postings and stats CFs: the BM25 segments (segment-first order lets a merge delete a whole
+# segment with two range tombstones)
+BM25_TERM = _define(
+    "postings",
+    "bm25-term",
+    0x90,
+    ("u32", "u64", "h16"),
+    "generation, segment, term digest -> term entry",
+)
+BM25_BLOCK = _define(
+    "postings",
+    "bm25-block",
+    0x91,
+    ("u32", "u64", "h16", "u32"),
+    "generation, segment, term digest, block -> postings block",
+)
+BM25_MANIFEST = _define("stats", "bm25-manifest", 0x92, ("u32",), "generation -> manifest")
+BM25_DOC = _define(
+    "stats", "bm25-doc", 0x93, ("u32", "u32"), "generation, ordinal -> indexed document record"
+)
+BM25_RETIRED = _define(
+    "stats", "bm25-retired", 0x94, ("u32",), "generation -> ordinals retired but still in segments"
+)
+
+# windows, exact, relations, importance CFs: what the index worker derives per document
+WINDOW = _define("windows", "window", 0xA0, ("u32",), "wid -> window record")
+DOC_WINDOWS = _define("windows", "doc-windows", 0xA1, ("u32",), "ordinal -> applied marker")
+EXACT = _define(
+    "exact",
+    "exact",
+    0xA2,
+    ("h16", "u32", "u32"),
+    "anchor digest, wid, char start -> anchor posting",
+)
+RELATION = _define(
+    "relations", "relation", 0xA3, ("str", "u32", "u32"), "relation, wid, char start -> span"
+)
+IMPORTANCE = _define(
+    "importance", "importance", 0xA4, ("str", "u32"), "namespace, ordinal -> prior"
+)
+SESSION_WIDS = _define(
+    "windows", "session-wids", 0xA5, ("str", "u32"), "session, first wid -> count"
+)
+
+# leases and feedback CFs: what explicit search and recall leave behind
+LEASE = _define("leases", "lease", 0xB0, ("str",), "lease id -> lease record")
+RECALL_FEEDBACK = _define("feedback", "recall-feedback", 0xB1, ("u32",), "ordinal -> recall count")
+
+# hints CF: frozen preflight decisions and exposure suppression
+HINT = _define("hints", "hint", 0xC0, ("str", "str"), "session, messageKey -> frozen decision")
+HINT_SESSION = _define("hints", "hint-session", 0xC1, ("str",), "session -> hint activity")
+HINT_EXPOSURE = _define(
+    "hints", "hint-exposure", 0xC2, ("str", "str"), "source document id, session -> exposure"
+)
+HINT_EXPIRY = _define(
+    "hints", "hint-expiry", 0xC3, ("u64", "str", "str"), "until (ms), document id, session -> empty"
+)
+HINT_MEMORY = _define(
+    "hints", "hint-memory", 0xC4, ("str", "str"), "session, messageKey -> memory turn"
+)
+HINT_META = _define("hints", "hint-meta", 0xCF, ("str",), "name -> maintenance cursor")
+
+# memory CF
+MEMORY = _define("memory", "memory", 0xD0, ("str",), "record id -> memory record")
+MEMORY_META = _define("memory", "memory-meta", 0xDF, ("str",), "name -> counters")
+
+# vectors CF
+VECTOR = _define("vectors", "vector", 0xE0, ("u32",), "wid -> window vectors")
+VECTOR_CONTENT = _define(
+    "vectors", "vector-content", 0xE1, ("h16",), "digest(model, text) -> one row"
+)
+VECTOR_STATE = _define("vectors", "vector-state", 0xE2, ("str",), "name -> embedding cursor")
+
+# scopes CF, Markdown folders (0xF5-0xF7 are free)
+MD_FILE = _define("scopes", "md-file", 0xF0, ("str",), "document id -> fingerprint")
+MD_ROOT = _define("scopes", "md-root", 0xF1, ("str",), "session id -> folder record")
+MD_UNIT = _define("scopes", "md-unit", 0xF2, ("str", "u32"), "document id, unit -> evidence unit")
+MD_TERM = _define(
+    "scopes",
+    "md-term",
+    0xF3,
+    ("h16", "str", "u32"),
+    "term digest, document id, unit -> term frequency",
+)
+MD_STATS = _define("scopes", "md-stats", 0xF4, ("str",), "name -> evidence totals")

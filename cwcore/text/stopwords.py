@@ -6,7 +6,7 @@ terms (case-, accent- and compatibility-insensitive, see :func:`cwcore.text.toke
 ``Perché``, ``PERCHE`` and full-width ``ｏｋ`` all hit the list; the literal text of a message
 is never rewritten by the lookup.
 
-The lists hold what is never topic evidence in a request to a coding agent (spec 001 step 2):
+The lists hold what is never topic evidence in a request to a coding agent:
 
 * grammar (articles, pronouns, auxiliaries, prepositions, conjunctions, common adverbs);
 * workflow and generic request words (``continue``, ``procedi``, ``fix``, ``check``, ``posso``,

@@ -1,4 +1,4 @@
-"""A deterministic, conservative token estimator (spec 000 "Hint limits").
+"""A deterministic, conservative token estimator for model-visible budgets.
 
 Without a model tokenizer, model-visible budgets use this estimate as a hard bound. It charges:
 

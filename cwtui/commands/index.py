@@ -124,7 +124,7 @@ def partial(
 
 @app.command()
 def verify(as_json: JsonOpt = False) -> None:
-    """Check the derived view against canonical records (spec 003 verifyDerivedView)."""
+    """Check the derived view against canonical records."""
     with guard(as_json), Archive.open() as archive:
         body = archive.index_verify()
         if as_json:

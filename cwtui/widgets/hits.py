@@ -1,7 +1,7 @@
 """How a search hit reads: band badges, the two-line result row, the preview, highlighted text.
 
 Presentation only. Every function takes the hit dict exactly as ``Archive.search`` returns it
-(the BRIEF's hit shape) and returns Rich renderables; nothing here ranks, filters or scores.
+(the public hit shape) and returns Rich renderables; nothing here ranks, filters or scores.
 Source text is never parsed as markup.
 """
 

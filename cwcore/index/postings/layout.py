@@ -19,21 +19,20 @@ from typing import Any
 from cwcore.errors import CorruptRecord
 from cwcore.index.postings import tuning
 from cwcore.index.postings.codec import U32Array
-from cwcore.store import codec
-from cwcore.store.keys import KeyLayout
+from cwcore.store import codec, keys
 
-# --- Layouts (tags 0x90-0x9F belong to this package). --------------------------------------------
+# --- Layouts (tags 0x90-0x9F, registered in cwcore.store.keys). --------------------------------
 
 #: postings CF: generation, segment, term digest -> term entry.
-TERM = KeyLayout("bm25-term", 0x90, ("u32", "u64", "h16"))
+TERM = keys.BM25_TERM
 #: postings CF: generation, segment, term digest, block number -> block of postings.
-BLOCK = KeyLayout("bm25-block", 0x91, ("u32", "u64", "h16", "u32"))
+BLOCK = keys.BM25_BLOCK
 #: stats CF: generation -> manifest (segments, live statistics).
-MANIFEST = KeyLayout("bm25-manifest", 0x92, ("u32",))
+MANIFEST = keys.BM25_MANIFEST
 #: stats CF: generation, ordinal -> indexed document record.
-DOC = KeyLayout("bm25-doc", 0x93, ("u32", "u32"))
+DOC = keys.BM25_DOC
 #: stats CF: generation -> sorted uint32 ordinals retired but still present in segments.
-RETIRED = KeyLayout("bm25-retired", 0x94, ("u32",))
+RETIRED = keys.BM25_RETIRED
 
 POSTINGS_CF = "postings"
 STATS_CF = "stats"
