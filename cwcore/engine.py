@@ -318,7 +318,8 @@ class Engine:
             private.release()
 
     def close(self) -> None:
-        for worker in self._workers:
+        # The index and semantic workers may run without start_workers (a caller started one).
+        for worker in (*self._workers, self.index_worker, self.semantic_worker):
             worker.stop()
         try:
             self.store.close()

@@ -59,6 +59,11 @@ class Periodic:
     def wake(self) -> None:
         self._wake.set()
 
+    @property
+    def alive(self) -> bool:
+        """Whether the worker's thread runs (started and not yet stopped)."""
+        return self._thread.is_alive()
+
     def pause(self, seconds: float) -> bool:
         """Wait inside a step for at most ``seconds`` (a retry backoff). Returns True as soon as
         :meth:`wake` (new work may let the retry succeed) or :meth:`stop` (shutdown cancels the

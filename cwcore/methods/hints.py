@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from cwcore import clock
-from cwcore.engine import MiB, Emit, Engine
+from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.hints import frozen, views
 from cwcore.hints.preflight import preflight

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from cwcore.engine import MiB, Emit, Engine
+from cwcore.engine import Emit, Engine, MiB
 from cwcore.index import maintenance
 from cwcore.methods.params import param_int, param_str
 from cwcore.methods.registry import Method

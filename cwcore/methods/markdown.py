@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from cwcore.engine import MiB, Emit, Engine
+from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput
 from cwcore.markdown import evidence, read
 from cwcore.methods.params import param_str, required_str

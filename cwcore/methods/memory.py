@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from cwcore.engine import MiB, Emit, Engine
+from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput
 from cwcore.memory import records
 from cwcore.memory.context import context

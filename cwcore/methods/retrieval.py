@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from cwcore import precheck
-from cwcore.engine import MiB, Emit, Engine
+from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput
 from cwcore.methods.params import param_str, required_str
 from cwcore.methods.registry import Method
