@@ -88,10 +88,10 @@ def cached_build(home: Path, build: Callable[[Path], dict[str, Any]]) -> dict[st
 
 def import_and_index(home: Path, src: Path, n: int) -> dict[str, Any]:
     """Admit the cw-jsonl file ``src`` into ``home`` and drain the index outbox, timing both."""
-    from cwcore.engine import Engine
     from cwcore.importers import pipeline
+    from cwcore.methods import make_service
 
-    engine = Engine(home)
+    engine = make_service(home)
     try:
         t0 = time.perf_counter()
         summary = pipeline.import_paths(

@@ -147,10 +147,10 @@ def build(home: Path, n: int) -> dict[str, Any]:
 
 
 def in_process(home: Path, requests: list[dict[str, str]]) -> dict[str, Any]:
-    from cwcore.engine import Engine
     from cwcore.hints import frozen
+    from cwcore.methods import make_service
 
-    engine = Engine(home)
+    engine = make_service(home)
     try:
         _reset_hints(engine.store, frozen)
         for req in requests[:20]:  # warm-up: caches, regexes, lineage rows

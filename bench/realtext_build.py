@@ -264,13 +264,13 @@ def _drain_child(home: Path) -> dict[str, Any]:
 
 def _embed_child(home: Path, cache_path: Path) -> dict[str, Any]:
     """Every window of the search home embedded by cw's handler (vectors cached by digest)."""
-    from cwcore.engine import Engine
+    from cwcore.methods import make_service
     from cwcore.store.rocks import Store
     from eval.cache import SqliteVectorCache
     from eval.common import embed_all
 
     cache = SqliteVectorCache(cache_path)
-    engine = Engine(home)
+    engine = make_service(home)
     try:
         out = embed_all(engine, cache)
     finally:

@@ -67,12 +67,12 @@ def _pieces(tok: Any, text: str, size: int) -> list[str]:
 
 def sample_units(home: Path, windows: int) -> dict[str, Any]:
     """Texts of each unit for ``windows`` windows spread evenly over the archive's wids."""
-    from cwcore.engine import Engine
     from cwcore.index import derived
+    from cwcore.methods import make_service
     from cwcore.semantic import models
     from cwcore.semantic.index import window_texts
 
-    engine = Engine(home)
+    engine = make_service(home)
     try:
         max_wid = int(derived.generation(engine.store).get("maxWid", 0))
         step = max(1, max_wid // max(1, windows))
@@ -110,12 +110,12 @@ def handler(home: Path, windows: int) -> dict[str, Any]:
     windows, embed, commit rows and cursor) over the first ``windows`` windows of ``home`` (a
     private copy: its vectors are cleared first, content table included, so nothing is cached).
     The embedder runs at normal priority (the daemon's worker runs at nice 19)."""
-    from cwcore.engine import Engine
+    from cwcore.methods import make_service
     from cwcore.semantic import store as vstore
     from cwcore.semantic.embedder import Embedder
     from cwcore.semantic.index import BATCH_WINDOWS, DEFAULT_MODE, embed_pending
 
-    engine = Engine(home)
+    engine = make_service(home)
     embedder = Embedder.for_home(home, background=False)
     try:
         vstore.clear(engine.store, model=None, mode=None)

@@ -30,9 +30,9 @@ class FullFrameService:
     """The engine, declaring a full frame of output for every method."""
 
     def __init__(self, home: Path) -> None:
-        from cwcore.engine import Engine
+        from cwcore.methods import make_service
 
-        self._engine = Engine(home)
+        self._engine = make_service(home)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._engine, name)
@@ -109,7 +109,7 @@ def run() -> dict[str, Any]:
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, saved["PYTHONPATH"]]))
         try:
             for mode, factory in (
-                ("declared", "cwcore.engine:make_service"),
+                ("declared", "cwcore.methods:make_service"),
                 ("full-frame", "bench.reservation:full_frame_service"),
             ):
                 os.environ["CW_DAEMON_SERVICE"] = factory

@@ -119,10 +119,10 @@ def _time(fn: Any, calls: int = LIST_CALLS, warm: int = 3) -> dict[str, float]:
 def in_process(home: Path) -> dict[str, Any]:
     """``list_sessions`` on the engine's own reader (the daemon's side of the call)."""
     from cwcore import browse
-    from cwcore.engine import Engine
+    from cwcore.methods import make_service
 
     t0 = time.perf_counter()
-    engine = Engine(home)
+    engine = make_service(home)
     opened_ms = (time.perf_counter() - t0) * 1000
     try:
         reader = engine.reader
@@ -249,10 +249,10 @@ def build_dev_logs(home: Path, logs: Path) -> dict[str, Any]:
     from bench.common import cached_build
 
     def make(home: Path) -> dict[str, Any]:
-        from cwcore.engine import Engine
         from cwcore.importers import pipeline
+        from cwcore.methods import make_service
 
-        engine = Engine(home)
+        engine = make_service(home)
         try:
             summary = pipeline.import_paths(engine.admission, [str(logs)], settings=engine.settings)
             engine.indexer.drain()

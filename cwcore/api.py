@@ -2,7 +2,7 @@
 
 An Archive talks to the daemon that owns the store (starting it on demand), or — in tests and
 with ``CW_EMBEDDED=1`` — opens the store in-process. Both paths run the same engine method table
-(:mod:`cwcore.engine`) with the same JSON-able params and results, so a face never knows which
+(:mod:`cwcore.methods`) with the same JSON-able params and results, so a face never knows which
 one it has.
 """
 
@@ -36,9 +36,9 @@ class EmbeddedTransport:
     """The engine in this process (tests, ``CW_EMBEDDED=1``, and the daemon itself)."""
 
     def __init__(self, home: Path) -> None:
-        from cwcore.engine import Engine
+        from cwcore.methods import make_service
 
-        self.engine = Engine(home)
+        self.engine = make_service(home)
 
     def call(
         self, method: str, params: dict[str, Any], on_event: OnEvent | None = None

@@ -59,6 +59,11 @@ class Periodic:
     def wake(self) -> None:
         self._wake.set()
 
+    @property
+    def alive(self) -> bool:
+        """Whether the worker's thread runs (started and not yet stopped)."""
+        return self._thread.is_alive()
+
     def pause(self, seconds: float) -> bool:
         """Wait inside a step for at most ``seconds`` (a retry backoff). Returns True as soon as
         :meth:`wake` (new work may let the retry succeed) or :meth:`stop` (shutdown cancels the
@@ -97,3 +102,31 @@ class Periodic:
             "last_run": self.last_run,
             "last_error": self.last_error,
         }
+
+
+class Backoff:
+    """Doubling retry waits for a failure that does not heal at once: ``first_s`` seconds after
+    the first failure, twice the last wait after each further one, at most ``max_s``; a success
+    forgets the waits. Times are ``time.monotonic()`` seconds, passed in by the caller."""
+
+    def __init__(self, *, first_s: float, max_s: float) -> None:
+        self.first_s = first_s
+        self.max_s = max_s
+        #: The current wait, seconds (0 until a failure, and after a success).
+        self.delay = 0.0
+        #: When the next attempt may run (monotonic seconds); a caller may move it.
+        self.retry_at = 0.0
+
+    def waiting(self, now: float) -> bool:
+        """Whether an attempt at ``now`` falls within the wait after the last failure."""
+        return now < self.retry_at
+
+    def failed(self, now: float) -> float:
+        """Record a failure at ``now``; returns the wait before the next attempt, seconds."""
+        self.delay = min(self.max_s, max(self.first_s, self.delay * 2))
+        self.retry_at = now + self.delay
+        return self.delay
+
+    def succeeded(self) -> None:
+        """Record a success: the next failure waits ``first_s`` again."""
+        self.delay = 0.0

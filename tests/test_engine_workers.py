@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
+from cwcore.engine import Engine
+from cwcore.methods import TABLE, Method, MethodTable
 from cwcore.semantic import errors
 from cwcore.semantic.runtime import for_engine
 from cwcore.workers import Periodic
@@ -20,8 +22,7 @@ from tests.helpers import write_jsonl
 from tests.semantic.conftest import engine_of
 
 
-def test_background_work_waits_for_service_calls_to_end(archive: Archive) -> None:
-    engine = engine_of(archive)
+def test_background_work_waits_for_service_calls_to_end(cw_home: Path) -> None:
     entered, release = threading.Event(), threading.Event()
 
     def slow(_engine: Any, _params: dict[str, Any], _emit: Any, _cancel: Any) -> dict[str, Any]:
@@ -29,9 +30,7 @@ def test_background_work_waits_for_service_calls_to_end(archive: Archive) -> Non
         release.wait(10)
         return {}
 
-    from cwcore import engine as engine_module
-
-    engine_module._METHODS["test.slow"] = slow
+    engine = Engine(cw_home, MethodTable([*TABLE, Method("test.slow", slow)]))
     try:
         call = threading.Thread(
             target=engine.call, args=("test.slow", {}, lambda _e: None, threading.Event())
@@ -46,7 +45,8 @@ def test_background_work_waits_for_service_calls_to_end(archive: Archive) -> Non
         assert time.monotonic() - started >= 0.05  # it waited out the quiet period
         assert engine.wait_for_quiet(quiet_s=0.0, limit_s=0.0) is True
     finally:
-        del engine_module._METHODS["test.slow"]
+        release.set()
+        engine.close()
 
 
 def test_a_missing_model_backs_off_instead_of_failing_every_tick(
@@ -61,20 +61,21 @@ def test_a_missing_model_backs_off_instead_of_failing_every_tick(
         raise errors.unavailable(errors.MODEL_MISSING, "no embedding model here")
 
     monkeypatch.setattr(semantic, "embed_pending", missing)
-    assert engine._semantic_step() == 0
-    assert engine._semantic_step() == 0  # within the back-off: not attempted again
+    assert engine.semantic_step() == 0
+    assert engine.semantic_step() == 0  # within the back-off: not attempted again
     assert len(calls) == 1
     assert engine.semantic_error is not None and "model-missing" in engine.semantic_error
     assert engine.status()["semantic_error"] == engine.semantic_error
-    first = engine._semantic_backoff
-    engine._semantic_retry_at = 0.0  # as if the back-off elapsed
-    engine._semantic_step()
-    assert len(calls) == 2 and engine._semantic_backoff == 2 * first
+    first = engine.semantic_backoff.delay
+    assert first == 5.0
+    engine.semantic_backoff.retry_at = 0.0  # as if the back-off elapsed
+    engine.semantic_step()
+    assert len(calls) == 2 and engine.semantic_backoff.delay == 2 * first
 
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 0)
-    engine._semantic_retry_at = 0.0
-    assert engine._semantic_step() == 0
-    assert engine.semantic_error is None and engine._semantic_backoff == 0.0
+    engine.semantic_backoff.retry_at = 0.0
+    assert engine.semantic_step() == 0
+    assert engine.semantic_error is None and engine.semantic_backoff.delay == 0.0
 
 
 def test_the_index_worker_merges_segments_once_idle(
@@ -89,10 +90,10 @@ def test_the_index_worker_merges_segments_once_idle(
     bm25 = engine.indexer.bm25
     assert len(bm25.manifest().segments) == 3
     before = archive.search({"query": "alpha beta 1", "semanticPolicy": "never"})["results"]
-    engine._index_step()  # not idle long enough: the segments stay
+    engine.index_step()  # not idle long enough: the segments stay
     assert len(bm25.manifest().segments) == 3
     monkeypatch.setattr(worker, "IDLE_MERGE_S", 0.0)
-    engine._index_step()
+    engine.index_step()
     assert len(bm25.manifest().segments) == 1
     after = archive.search({"query": "alpha beta 1", "semanticPolicy": "never"})["results"]
     assert [(h["documentId"], h["score"]) for h in after] == [
@@ -134,11 +135,10 @@ def test_an_idle_embedding_worker_warms_the_model_for_the_first_search(
     warmed: list[bool] = []
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 3)
     monkeypatch.setattr(semantic, "warm", lambda: warmed.append(True) or True)
-    engine._semantic_worker = Periodic("semantic", lambda: None, 60.0)  # woken, never started
-    assert engine._semantic_step() == 3
+    assert engine.semantic_step() == 3  # wakes the (never started) semantic worker
     assert warmed == []  # still embedding: the batch itself loads the model
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 0)
-    assert engine._semantic_step() == 0
+    assert engine.semantic_step() == 0
     assert warmed == [True]
 
 
@@ -193,10 +193,7 @@ def _backing_off_index_worker(
         return 0
 
     monkeypatch.setattr(engine.indexer, "step", failing_step)
-    worker = Periodic("index", engine._index_step, 60.0)
-    engine._index_worker = worker
-    engine._workers = [worker]
-    worker.start()
+    engine.index_worker.start()  # the engine's own index worker, alone
     assert stepped.wait(10), "the worker never ran its step"
     return engine, steps, stepped
 
@@ -207,12 +204,12 @@ def test_an_admission_wakes_a_backing_off_index_worker(
     engine, steps, stepped = _backing_off_index_worker(archive, monkeypatch)
     stepped.clear()
     woken = time.monotonic()
-    engine._index_worker.wake()  # what an admission does
+    engine.index_worker.wake()  # what an admission does
     try:
         assert stepped.wait(10)
         assert steps[1] - woken < 2.0  # well within the 5 s backoff
     finally:
-        engine._index_worker.stop()
+        engine.index_worker.stop()
 
 
 def test_shutdown_cancels_a_backoff_at_once(
@@ -220,7 +217,7 @@ def test_shutdown_cancels_a_backoff_at_once(
 ) -> None:
     engine, steps, _ = _backing_off_index_worker(archive, monkeypatch)
     began = time.monotonic()
-    engine._index_worker.stop(timeout=10)
+    engine.index_worker.stop(timeout=10)
     assert time.monotonic() - began < 2.0  # well within the 5 s backoff
-    assert not engine._index_worker._thread.is_alive()
+    assert not engine.index_worker.alive
     assert len(steps) == 1

@@ -9,7 +9,7 @@ the outcome, one line each on the parent's stderr. A failure is one line on stde
 ``cw daemon: MESSAGE`` for people, or with ``--report json`` (what the client passes)
 ``{"error": {"code", "message"}}``, so the client raises the daemon's own error — a store newer
 than this cw stays ``store-version`` (exit 5), not a generic start failure. The default service
-factory is ``CW_DAEMON_SERVICE`` or ``cwcore.engine:make_service``.
+factory is ``CW_DAEMON_SERVICE`` or ``cwcore.methods:make_service``.
 """
 
 from __future__ import annotations

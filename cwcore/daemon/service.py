@@ -1,7 +1,7 @@
 """What the daemon serves: the :class:`Service` protocol, its factory spec, and the request id.
 
 The server owns transport, limits and lifecycle; a Service owns the store and answers requests.
-The real one is :func:`cwcore.engine.make_service`; tests plug in their own with
+The real one is :func:`cwcore.methods.make_service`; tests plug in their own with
 ``--service module:factory``.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from cwcore.errors import DaemonError
 
 #: The factory the daemon loads unless told otherwise.
-DEFAULT_SERVICE = "cwcore.engine:make_service"
+DEFAULT_SERVICE = "cwcore.methods:make_service"
 
 Emit = Callable[[dict[str, Any]], None]
 

@@ -8,7 +8,7 @@ other :mod:`cwcore.hints.preflight` fields (``messageKey``, ``excludeVisibleSour
 
 * ``prompt``: the preflight decision, unchanged (frozen per session and message key, the same
   bytes on every retry), and the memory injection block of that prompt
-  (:func:`cwcore.memory.methods.context`) — skipped for trivial prompts, within the 14 KB budget.
+  (:func:`cwcore.memory.context.context`) — skipped for trivial prompts, within the 14 KB budget.
 * ``session-start``: no preflight (there is no message yet) and the session-start block: what
   applies to any turn (hard rules, scratchpad, daily log).
 
@@ -100,7 +100,7 @@ def _memory(
     engine: Any, session: str, message_key: str, event: str, prompt: str, cwd: str | None
 ) -> tuple[str | None, str | None]:
     """The block (or None) and why there is none; the selection is kept for diagnostics."""
-    from cwcore.memory.methods import context
+    from cwcore.memory.context import context
 
     started = time.perf_counter()
     project: str | None = None

@@ -196,7 +196,7 @@ def memory_context(
     """The injection block of ``prompt`` over the records ``project`` may see (another
     project's records never enter the pipeline), with its bounded selection."""
     from cwcore.memory import diagnostics
-    from cwcore.memory.methods import context
+    from cwcore.memory.context import context
 
     result = context(engine, prompt, project=project, session=bound, project_only=True)
     return {

@@ -1,8 +1,9 @@
 """The importer registry: one module per source format, each behind a small Protocol.
 
-Adding a format is adding a module that defines an :class:`Importer` and calls :func:`register`:
-every module of this package is loaded on first use, and the ``--format`` choices, ``cw sync``'s
-walk, ``cw sources`` and the format table of docs/importers.md all come from the registry.
+Adding a format is adding a module that defines an :class:`Importer` and calls :func:`register`,
+and naming it in :data:`IMPORTER_MODULES`: the listed modules are loaded on first use, and the
+``--format`` choices, ``cw sync``'s walk, ``cw sources`` and the format table of
+docs/importers.md all come from the registry.
 An importer declares its ``name``, its ``priority`` in detection (lower is tried first: the most
 specific shapes before the permissive ones), its standard ``locations`` (:class:`Location`),
 ``sniff`` — looks at the first lines of a file (:func:`~cwcore.importers.lines.read_head`: a bounded
@@ -20,6 +21,7 @@ changes ``cw sync`` must notice: sidecars, a JSON tree).
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import json
 import os
 import sys
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from cwcore.config import Settings
 
 __all__ = [
+    "IMPORTER_MODULES",
     "Importer",
     "Location",
     "detect",
@@ -197,9 +200,25 @@ def json_lines(head: list[bytes]) -> list[dict[str, Any]]:
     return out
 
 
-#: Modules of the package that are plumbing, not formats.
-_HELPERS = frozenset(
-    {"base", "catalog", "documents", "lines", "pipeline", "scrub", "sqlite", "sources", "sync"}
+#: The modules of this package that define importers (each registers its own on import). A test
+#: checks that every module of the package that registers an importer is listed here.
+IMPORTER_MODULES = (
+    "aider",
+    "claude_code",
+    "codex",
+    "copilot",
+    "crush",
+    "cursor",
+    "cw_jsonl",
+    "droid",
+    "gemini",
+    "goose",
+    "kiro",
+    "markdown",
+    "openclaw",
+    "opencode",
+    "pi",
+    "qwen",
 )
 _loaded = False
 
@@ -209,11 +228,5 @@ def _load_builtin() -> None:
     if _loaded:
         return
     _loaded = True
-    import importlib
-    import pkgutil
-
-    import cwcore.importers as pkg
-
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name not in _HELPERS:
-            importlib.import_module(f"cwcore.importers.{info.name}")
+    for name in IMPORTER_MODULES:
+        importlib.import_module(f"cwcore.importers.{name}")

@@ -1,43 +1,27 @@
 """Markdown: ``.md``/``.markdown`` files as documents of kind ``markdown`` (not sessions).
 
 The sniffer accepts a file by its extension alone. A Markdown file is not a session log, so it
-does not go through turn grouping: the engine's ``import`` method (:mod:`cwcore.markdown.methods`)
-runs the pipeline with a *deferral* list open, :meth:`MarkdownImporter.parse` records each
-Markdown file there and returns no sessions, and the engine then imports the recorded files
-with :mod:`cwcore.markdown.ingest` (roots, fingerprints, locking, ``markdown`` documents).
-``--format markdown`` goes to :mod:`cwcore.markdown.ingest` directly. Called outside the engine
-(``pipeline.import_paths`` alone) the importer reads nothing: the file counts as read, and no
-document is made.
+does not go through turn grouping: the import pipeline hands the Markdown files it detects back
+to its caller (``markdown_files`` of :func:`cwcore.importers.pipeline.import_paths`), and the
+engine's ``import`` method imports them with :mod:`cwcore.markdown.ingest` (roots,
+fingerprints, locking, ``markdown`` documents). ``--format markdown`` goes to
+:mod:`cwcore.markdown.ingest` directly. :meth:`MarkdownImporter.parse` reads nothing: the
+importer exists for detection, ``--format`` and the format table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 
 from cwcore.importers.base import Location, register
 from cwcore.model import FileParse
 
+NAME = "markdown"
 SUFFIXES = (".md", ".markdown")
-
-_DEFERRED: ContextVar[list[Path] | None] = ContextVar("cw_markdown_deferred", default=None)
-
-
-@contextmanager
-def deferring() -> Iterator[list[Path]]:
-    """Collect the Markdown files ``parse`` sees while the block runs."""
-    sink: list[Path] = []
-    token = _DEFERRED.set(sink)
-    try:
-        yield sink
-    finally:
-        _DEFERRED.reset(token)
 
 
 class MarkdownImporter:
-    name = "markdown"
+    name = NAME
     agent = "markdown"
     priority = 900  # before cw-jsonl: a Markdown file is never a JSON log
     locations: tuple[Location, ...] = ()
@@ -49,9 +33,7 @@ class MarkdownImporter:
         return True  # any text file named with --format markdown is read as Markdown
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
-        sink = _DEFERRED.get()
-        if sink is not None:
-            sink.append(path)
+        """No sessions: a Markdown file's documents are made by :mod:`cwcore.markdown.ingest`."""
         return FileParse(())
 
 

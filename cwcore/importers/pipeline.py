@@ -3,6 +3,10 @@
 ``emit`` receives small JSON-able events as work commits: ``{"type": "ack", ...}`` for each newly
 acknowledged document (after its batch committed), ``{"type": "progress", "file", "files",
 "total"}`` after each file and ``{"type": "notice", "message"}`` for skipped files.
+
+A Markdown file is a document, not a session log: the pipeline never turns it into sessions. It
+counts as a file read and is handed back in ``markdown_files`` for the caller to import as a
+Markdown document (:mod:`cwcore.markdown.ingest`, which the engine's ``import`` method runs).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 from cwcore.config import Settings
 from cwcore.errors import CwError, UnknownFormat, excerpt
 from cwcore.importers import base
+from cwcore.importers import markdown as markdown_importer
 from cwcore.importers.documents import build_documents, session_counts, session_spec
 from cwcore.importers.summary import ImportProblem, ImportSummary
 from cwcore.model import ParsedSession
@@ -55,7 +60,11 @@ def plan(
         if path.is_dir():
             for file in _walk(path):
                 importer = _detect(file) if forced is None else _accepting(forced, file)
-                if importer is not None and forced is None and importer.name == "markdown":
+                if (
+                    importer is not None
+                    and forced is None
+                    and importer.name == markdown_importer.NAME
+                ):
                     # Folders of session logs often hold READMEs and notes: Markdown joins an
                     # automatic folder import only when asked for (--format markdown).
                     importer = None
@@ -124,10 +133,14 @@ def import_paths(
     settings: Settings,
     emit: Emit = lambda event: None,
     cancelled: Callable[[], bool] = lambda: False,
+    markdown_files: list[Path] | None = None,
 ) -> ImportSummary:
     """Import files and folders. Never raises for a bad file or line: they become ``errors``,
     and the other files still import. Raises :class:`UnknownFormat` for an unknown ``fmt`` or
-    an explicitly named file that does not look like a forced ``fmt``, before any work."""
+    an explicitly named file that does not look like a forced ``fmt``, before any work.
+
+    The Markdown files met (named explicitly under ``fmt="auto"``) are counted as files and
+    appended to ``markdown_files`` in the order met; without that list they import nothing."""
     summary = ImportSummary()
     if fmt != "auto":
         base.get(fmt)  # an unknown --format is the caller's error, raised before any work
@@ -137,6 +150,11 @@ def import_paths(
         if cancelled():
             break
         summary.files += 1
+        if importer.name == markdown_importer.NAME:
+            if markdown_files is not None:
+                markdown_files.append(path)
+            emit({"type": "progress", "file": str(path), "files": index, "total": total})
+            continue
         try:
             parsed_file = importer.parse(path, project=project)
         except CwError as exc:

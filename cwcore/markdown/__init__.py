@@ -6,7 +6,8 @@
 * :mod:`.ingest` — folders and files to ``markdown`` documents (locked, skip-unchanged);
 * :mod:`.hits` — the Markdown fields of a search hit (:func:`.hits.markdown_fields`);
 * :mod:`.read` — ``read-entry`` and ``read-markdown``;
-* :mod:`.methods` — the engine methods (loaded by :func:`cwcore.engine.load_method_modules`).
+* the engine methods are in :mod:`cwcore.methods.markdown` (and ``import`` in
+  :mod:`cwcore.methods.archive`).
 
 See ``docs/markdown.md``.
 """

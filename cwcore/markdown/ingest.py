@@ -456,10 +456,3 @@ def import_deferred(
             break
         summary.imported += import_root(ctx, root, project, summary, count_files=False)
     return summary
-
-
-def merge(body: dict[str, Any], extra: ImportSummary) -> dict[str, Any]:
-    """Add a Markdown summary into the pipeline's summary object (JSON form)."""
-    out = ImportSummary.from_json(body)
-    out.absorb(extra)
-    return out.to_json()

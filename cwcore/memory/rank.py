@@ -10,7 +10,7 @@ Tiers:
   combine by weighted Reciprocal Rank Fusion — weight :data:`FTS_WEIGHT` (0.45) for FTS,
   :data:`SEMANTIC_WEIGHT` (0.55) for semantic, ``k`` = :data:`RRF_K` (60). The semantic order
   (``semantic=callable(prompt, records) -> [(id, score)]``, see
-  ``cwcore.memory.methods.semantic_ranker``) holds the records whose statement and tags score at
+  ``cwcore.memory.context.semantic_ranker``) holds the records whose statement and tags score at
   least :data:`SEMANTIC_MIN` against the prompt. If it fails, FTS ranks alone.
 * **Term matching** fallback when FTS fails: the number of distinct query terms a record holds.
 """

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from cwcore.engine import Engine
+from cwcore.methods import TABLE
 from cwcore.semantic import runtime
 from cwcore.semantic.embedder import DIM, clip
 from cwcore.store.keys import digest16
@@ -60,7 +61,7 @@ class SlowEmbedder:
 
 
 def make_service(home: Path) -> Engine:
-    engine = Engine(home)
+    engine = Engine(home, TABLE)
     delay = float(os.environ.get("CW_TEST_EMBED_DELAY_S", "1.0"))
     runtime.for_engine(engine)._embedder = SlowEmbedder(delay)  # type: ignore[assignment]
     return engine

@@ -92,12 +92,12 @@ def test_a_failing_memory_half_still_gives_the_hint(
     tmp_path: Path, archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     load(archive, tmp_path, ROWS)
-    from cwcore.memory import methods
+    from cwcore.memory import context
 
     def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
         raise RuntimeError("records unreadable")
 
-    monkeypatch.setattr(methods, "context", broken)
+    monkeypatch.setattr(context, "context", broken)
     body = archive.call("hook.turn", {"session": "s", "message": "what about REAP_DRAIN?"})
     assert body["hint"] and body["memory"] is None and body["memoryReason"] == "failed"
     view = archive.hints(session="s", view="memory")["decisions"]

@@ -60,3 +60,19 @@ def test_a_forced_sqlite_format_must_match_the_schema(archive) -> None:  # type:
     assert archive.sessions(limit=5)[0] == []
     summary = archive.import_paths([FIXTURES / "goose" / "sessions.db"], fmt="goose")
     assert summary.sessions == 1 and summary.errors == []
+
+
+def test_every_importer_module_of_the_package_is_listed() -> None:
+    """The registry loads the modules it lists, not whatever the package holds: a module that
+    registers an importer but is missing from the list would be silently unusable."""
+    import importlib
+    import pkgutil
+
+    import cwcore.importers as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"cwcore.importers.{info.name}")  # every module, listed or not
+    registering = {type(importer).__module__ for importer in base.importers()}
+    listed = {f"cwcore.importers.{name}" for name in base.IMPORTER_MODULES}
+    assert registering == listed
+    assert len(base.IMPORTER_MODULES) == len(set(base.IMPORTER_MODULES))

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cwcore.engine import Engine, index_status
+from cwcore.engine import Engine
 from cwcore.index import maintenance
+from cwcore.methods import make_service
+from cwcore.methods.index import index_status
 from cwcore.semantic import store as vstore
 from cwcore.store import codec
 from cwcore.store.keys import KeyLayout
@@ -14,7 +16,7 @@ from tests.helpers import conversation, write_jsonl
 
 
 def _engine(home: Path, tmp_path: Path, sessions: int = 3) -> Engine:
-    engine = Engine(home)
+    engine = make_service(home)
     rows: list[dict[str, Any]] = []
     for n in range(sessions):
         rows += conversation(f"s{n}", 3)

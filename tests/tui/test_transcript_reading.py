@@ -243,10 +243,10 @@ async def test_pager_copy_and_paired_calls(
 def titled_home(cw_home: Path) -> Path:
     """Two sessions admitted with titles (as the importers set them from a summary or the
     first real prompt), one with a thinking message, shaped as importers keep thinking."""
-    from cwcore.engine import Engine
+    from cwcore.methods import make_service
     from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
 
-    engine = Engine(cw_home)
+    engine = make_service(cw_home)
     try:
         for sid, title, start in (
             ("s-titled-1", "Fix the flaky lease renewal test", "2026-11-19T09:00:00Z"),

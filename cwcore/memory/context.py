@@ -1,91 +1,27 @@
-"""Engine methods of memory records: ``memory.add``, ``memory.list``, ``memory.show``,
-``memory.contest``, ``memory.deprecate``, ``memory.delete``, ``memory.context``."""
+"""The memory block of one turn over an open engine: :func:`context` (the injection block of a
+prompt), :func:`daily_log` (today's sessions), :func:`visible_to` (the records a project may
+see) and :func:`semantic_ranker` (records by meaning, with the engine's embedding model).
+
+``engine`` is the open :class:`cwcore.engine.Engine` (its ``store``, ``reader`` and ``settings``,
+and its semantic tier); it is typed loosely because the engine sits above this layer.
+"""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from cwcore.engine import Emit, Engine, method
 from cwcore.errors import CwError, InvalidInput, NotFound
 from cwcore.memory import injection, rank, records
+from cwcore.semantic.runtime import for_engine
 from cwcore.store import codec, keys
 from cwcore.store.admission import day_bucket
 
 SUMMARY_CHARS = 120
 
 
-def _opt(params: dict[str, Any], name: str) -> str | None:
-    value = params.get(name)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string")
-    return value
-
-
-@method("memory.add")
-def _add(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return records.add(engine.store, params)
-
-
-@method("memory.list", output_bytes=8 * 1024 * 1024)
-def _list(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    limit = params.get("limit", 100)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 10_000:
-        raise InvalidInput("limit must be an integer from 1 to 10000")
-    rows = records.listing(
-        engine.store,
-        status=_opt(params, "status"),
-        tag=_opt(params, "tag"),
-        scope=_opt(params, "scope"),
-        layer=_opt(params, "layer"),
-        limit=limit,
-    )
-    return {"records": rows}
-
-
-@method("memory.show")
-def _show(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return records.get(engine.store, _opt(params, "id") or "")
-
-
-def _status(engine: Engine, params: dict[str, Any], status: str) -> dict[str, Any]:
-    return records.set_status(
-        engine.store, _opt(params, "id") or "", status, _opt(params, "reason")
-    )
-
-
-@method("memory.contest")
-def _contest(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return _status(engine, params, "contested")
-
-
-@method("memory.deprecate")
-def _deprecate(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return _status(engine, params, "deprecated")
-
-
-@method("memory.delete")
-def _delete(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return _status(engine, params, "deleted")
-
-
-def daily_log(engine: Engine, project: str | None = None) -> injection.DailyLog:
+def daily_log(engine: Any, project: str | None = None) -> injection.DailyLog:
     """Today's archived sessions (by the day bucket of their documents) — with ``project``,
     only that project's: the count and, for the first few, the project and the last message
     (shortened)."""
@@ -122,7 +58,7 @@ def daily_log(engine: Engine, project: str | None = None) -> injection.DailyLog:
     return read
 
 
-def _project_of(engine: Engine, session: str) -> str | None:
+def _project_of(engine: Any, session: str) -> str | None:
     try:
         return engine.reader.session(session).get("project")
     except NotFound:
@@ -141,7 +77,7 @@ def visible_to(project: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 def context(
-    engine: Engine,
+    engine: Any,
     prompt: str,
     *,
     project: str | None = None,
@@ -179,38 +115,12 @@ def context(
     )
 
 
-@method("memory.context", output_bytes=4 * 1024 * 1024)
-def _context(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    """The injection block for a prompt, with processor traces and ranking. ``projectOnly``
-    confines it to ``project`` (see :func:`context`)."""
-    prompt = params.get("prompt")
-    if not isinstance(prompt, str):
-        raise InvalidInput("prompt must be a string")
-    project_only = params.get("projectOnly", False)
-    if not isinstance(project_only, bool):
-        raise InvalidInput("projectOnly must be true or false")
-    return context(
-        engine,
-        prompt,
-        project=_opt(params, "project"),
-        session=_opt(params, "session"),
-        profile=_opt(params, "profile"),
-        cwd=_opt(params, "cwd"),
-        with_daily_log=bool(params.get("dailyLog", True)),
-        project_only=project_only,
-    )
-
-
-def semantic_ranker(engine: Engine) -> rank.SemanticRanker | None:
-    """Memory records by meaning (spec 002's hybrid ranking) with the engine's embedding model;
-    None when ``semanticRetrieval`` is off. A failing model raises inside :func:`rank.rank`,
-    which then ranks by FTS alone."""
+def semantic_ranker(engine: Any) -> rank.SemanticRanker | None:
+    """Memory records by meaning (the semantic half of the hybrid ranking, beside full-text
+    search) with the engine's embedding model; None when ``semanticRetrieval`` is off. A failing
+    model raises inside :func:`rank.rank`, which then ranks by FTS alone."""
     if not engine.settings.semantic_retrieval:
         return None
-    from cwcore.semantic.runtime import for_engine
-
     semantic = for_engine(engine)
 
     def by_meaning(prompt: str, pool: Sequence[dict[str, Any]]) -> list[tuple[str, float]]:

@@ -1,5 +1,6 @@
-"""Engine methods of preflight hints: ``preflight``, ``hook.turn``, ``hints``, ``hints.rotate``,
-``hints.maintain`` (loaded by :func:`cwcore.engine.load_method_modules`)."""
+"""The preflight hint methods: ``preflight``, ``hook.turn`` (the hint and the memory block of
+one hook event), ``hints`` (the frozen decisions and their views), ``hints.rotate`` and
+``hints.maintain``."""
 
 from __future__ import annotations
 
@@ -7,25 +8,24 @@ import threading
 from typing import Any
 
 from cwcore import clock
-from cwcore.engine import Emit, Engine, method
+from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.hints import frozen, views
 from cwcore.hints.preflight import preflight
 from cwcore.hints.turn import turn
+from cwcore.methods.registry import Method
 from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS
 from cwcore.store.keys import check_id
 
 MAX_LISTING = 10_000
 
 
-@method("preflight")
 def _preflight(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     return preflight(engine, params)
 
 
-@method("hook.turn", output_bytes=1024 * 1024)
 def _turn(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -44,7 +44,6 @@ def _session(params: dict[str, Any], required: bool) -> str | None:
     return check_id(session, "session id")
 
 
-@method("hints", output_bytes=8 * 1024 * 1024)
 def _hints(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -112,7 +111,6 @@ def _hints(
     return {"hints": hints, "sessions": sessions, "truncated": len(rows) >= limit}
 
 
-@method("hints.rotate")
 def _hints_rotate(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -131,7 +129,6 @@ def _hints_rotate(
     return result
 
 
-@method("hints.maintain")
 def _hints_maintain(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -140,3 +137,12 @@ def _hints_maintain(
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100_000:
         raise InvalidInput("limit must be an integer from 1 to 100000")
     return frozen.maintain(engine.store, engine.settings, clock.now(), limit)
+
+
+METHODS: tuple[Method, ...] = (
+    Method("preflight", _preflight),
+    Method("hook.turn", _turn, output_bytes=MiB),
+    Method("hints", _hints, output_bytes=8 * MiB),
+    Method("hints.rotate", _hints_rotate),
+    Method("hints.maintain", _hints_maintain),
+)

@@ -1,4 +1,4 @@
-"""Engine methods of the project-bound reads the MCP server uses (:mod:`cwcore.hosts.reads`):
+"""The project-bound reads the MCP server uses (:mod:`cwcore.hosts.reads`):
 ``bound.sessions``, ``bound.messages``, ``bound.memory``. Each takes the caller's binding —
 ``project`` (required) and ``boundSession`` (optional) — and never answers beyond it."""
 
@@ -7,9 +7,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from cwcore.engine import Emit, Engine, method, param_str, required_str
+from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput
 from cwcore.hosts import reads
+from cwcore.methods.params import param_str, required_str
+from cwcore.methods.registry import Method
 
 
 def _binding(params: dict[str, Any]) -> tuple[str, str | None]:
@@ -17,7 +19,6 @@ def _binding(params: dict[str, Any]) -> tuple[str, str | None]:
     return project, param_str(params, "boundSession") or None
 
 
-@method("bound.sessions")
 def _sessions(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -32,7 +33,6 @@ def _sessions(
     )
 
 
-@method("bound.messages", output_bytes=2 * 1024 * 1024)
 def _messages(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -47,7 +47,6 @@ def _messages(
     )
 
 
-@method("bound.memory")
 def _memory(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -56,3 +55,10 @@ def _memory(
     if not isinstance(prompt, str):
         raise InvalidInput("prompt must be a string")
     return reads.memory_context(engine, prompt, project, bound=bound)
+
+
+METHODS: tuple[Method, ...] = (
+    Method("bound.sessions", _sessions),
+    Method("bound.messages", _messages, output_bytes=2 * MiB),
+    Method("bound.memory", _memory),
+)

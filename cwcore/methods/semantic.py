@@ -1,4 +1,5 @@
-"""Engine methods of the semantic tier: ``models.*`` and ``semantic.*`` (auto-loaded)."""
+"""The semantic tier's methods: ``models.status``, ``models.install``,
+``models.install_reranker``, ``semantic.embed_pending`` and ``semantic.status``."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cwcore.engine import Emit, Engine, method, required_str
+from cwcore.engine import Emit, Engine
 from cwcore.errors import InvalidInput, ModelUnavailable
+from cwcore.methods.params import required_str
+from cwcore.methods.registry import Method
 from cwcore.semantic import errors, models, runtime
 
 
@@ -46,7 +49,6 @@ def _semantic_status(engine: Engine) -> dict[str, Any]:
     return body
 
 
-@method("models.status")
 def _models_status(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -63,7 +65,6 @@ def _models_status(
     }
 
 
-@method("models.install")
 def _models_install(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -75,7 +76,6 @@ def _models_install(
     return body
 
 
-@method("models.install_reranker")
 def _models_install_reranker(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -102,7 +102,6 @@ def _models_install_reranker(
     return body
 
 
-@method("semantic.embed_pending")
 def _embed_pending(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -114,8 +113,16 @@ def _embed_pending(
     return {"embedded": done, **_semantic_status(engine)}
 
 
-@method("semantic.status")
 def _semantic_status_method(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     return _semantic_status(engine)
+
+
+METHODS: tuple[Method, ...] = (
+    Method("models.status", _models_status),
+    Method("models.install", _models_install),
+    Method("models.install_reranker", _models_install_reranker),
+    Method("semantic.embed_pending", _embed_pending),
+    Method("semantic.status", _semantic_status_method),
+)

@@ -1,0 +1,319 @@
+"""The archive's own methods: ``import``, ``sync``, ``sources``, ``doctor``, the session and
+document reads (``sessions``, ``sessions.resolve``, ``show``, ``show.document``, ``export``,
+``context``) and the writes that change what is live (``forget``, ``forget.resolve``,
+``supersede``, ``supersede.undo``).
+
+``import`` handles every format: ``format: "markdown"`` imports folders and files with
+:func:`cwcore.markdown.ingest.import_markdown`; any other format runs the import pipeline, and
+under ``format: "auto"`` the Markdown files the pipeline detected (it lists them, reading none)
+are then imported as Markdown documents.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cwcore
+from cwcore import browse, large_results, private
+from cwcore.clock import parse_time
+from cwcore.engine import Emit, Engine
+from cwcore.errors import CorruptRecord, InvalidInput
+from cwcore.importers import pipeline, sources, sync
+from cwcore.index import maintenance
+from cwcore.markdown import ingest
+from cwcore.methods.params import param_bool, param_int, param_str, required_str
+from cwcore.methods.registry import Method
+from cwcore.store import integrity, session_order
+from cwcore.store.rocks import FAMILIES
+
+
+def _markdown_context(engine: Engine, emit: Emit, cancel: threading.Event) -> ingest.Context:
+    return ingest.Context(
+        home=engine.home,
+        store=engine.store,
+        admission=engine.admission,
+        settings=engine.settings,
+        emit=emit,
+        cancelled=cancel.is_set,
+    )
+
+
+def _import(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    paths = params.get("paths")
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+        raise InvalidInput("paths must be a non-empty list of strings")
+    fmt = param_str(params, "format", "auto") or "auto"
+    project = param_str(params, "project")
+    if fmt == "markdown":
+        summary = ingest.import_markdown(_markdown_context(engine, emit, cancel), paths, project)
+        engine.after_admission(summary.imported)
+        return summary.to_json()
+    pipeline.check_format(fmt)
+    detected: list[Path] = []
+    summary = pipeline.import_paths(
+        engine.admission,
+        paths,
+        fmt=fmt,
+        project=project,
+        settings=engine.settings,
+        emit=emit,
+        cancelled=cancel.is_set,
+        markdown_files=detected,
+    )
+    engine.after_admission(summary.imported)
+    if detected:
+        ctx = _markdown_context(engine, emit, cancel)
+        extra = ingest.import_deferred(ctx, paths, detected, project)
+        engine.after_admission(extra.imported)
+        summary.absorb(extra)
+    return summary.to_json()
+
+
+def _doctor(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    repair = param_bool(params, "repair", False)
+    # Every check runs whatever the others find: a record that does not decode fails the check
+    # that met it (and ``records`` names it) instead of the whole report.
+    records = integrity.check_records(engine.store)
+    order = _check(lambda: _session_order(engine, repair), repaired=False)
+    index = _check(lambda: _index(engine, repair), checked=0, retired=0)
+    counts = engine.store.meta_get("counts") or {}
+    sizes = {
+        family: engine.store.property_int("rocksdb.estimate-live-data-size", family)
+        for family in FAMILIES
+    }
+    sizes["disk"] = engine.store.size_on_disk()
+    try:
+        projects = sorted(engine.reader.projects())
+    except CorruptRecord:
+        projects = []  # a project record is named by the records check
+    return {
+        "store": str(engine.store.path),
+        "version": cwcore.__version__,
+        "schema": engine.store.schema_version,
+        "sizes": sizes,
+        "counts": {
+            "sessions": int(counts.get("sessions", 0)),
+            "documents": int(counts.get("documents", 0)),
+            "messages": int(counts.get("messages", 0)),
+            "chunks": int(counts.get("chunks", 0)),
+            "events": int(counts.get("events", 0)),
+        },
+        "projects": projects,
+        "checks": {
+            "permissions": private.check(engine.home, engine.store.meta_get("permissions")),
+            "records": records,
+            "sessionOrder": order,
+            # The same check as ``cw index verify``: doctor is unhealthy whenever verify fails.
+            "index": index,
+        },
+    }
+
+
+def _check(run: Callable[[], dict[str, Any]], **defaults: Any) -> dict[str, Any]:
+    """A check's report, or a failed one naming the corrupt record it could not read past
+    (``defaults`` fill the check's other fields)."""
+    try:
+        return run()
+    except CorruptRecord as exc:
+        return {"ok": False, "problems": 1, "examples": [exc.message], **defaults}
+
+
+def _session_order(engine: Engine, repair: bool) -> dict[str, Any]:
+    problems = session_order.verify(engine.store)
+    repaired = False
+    if problems and repair:
+        session_order.rebuild(engine.store)
+        repaired, problems = True, session_order.verify(engine.store)
+    return {
+        "ok": not problems,
+        "problems": len(problems),
+        "examples": problems[:5],
+        "repaired": repaired,
+    }
+
+
+def _index(engine: Engine, repair: bool) -> dict[str, Any]:
+    with engine.indexer.paused():  # a page in flight has markers beyond the published view
+        index = maintenance.verify(engine.store)
+    retired = 0
+    if not index["ok"] and repair:
+        retired = maintenance.retire_orphans(engine.store)
+        engine.after_admission(retired)  # the retirements reach the index like any other
+        with engine.indexer.paused():
+            index = maintenance.verify(engine.store)
+    return {
+        "ok": bool(index["ok"]),
+        "checked": int(index["checked"]),
+        "problems": len(index["problems"]),
+        "examples": index["problems"][:5],
+        "retired": retired,
+    }
+
+
+def _sessions(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    limit = param_int(params, "limit", 50)
+    ascending = param_bool(params, "ascending", False)
+    return browse.list_sessions(
+        engine.reader,
+        project=param_str(params, "project"),
+        agent=param_str(params, "agent"),
+        since=param_str(params, "since"),
+        limit=limit,
+        cursor=param_str(params, "cursor"),
+        sort=param_str(params, "sort", "started") or "started",
+        ascending=ascending,
+        match=param_str(params, "match"),
+    )
+
+
+def _sessions_resolve(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The session an id or unique prefix names: ``{"session": <a sessions row>}``."""
+    session = required_str(params, "session", "a session id or unique prefix")
+    return {"session": browse.resolve_session(engine.reader, session).to_json()}
+
+
+def _show(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    session = required_str(params, "session")
+    if "hideSuperseded" in params:
+        hide = bool(params["hideSuperseded"])
+    else:  # the older parameter: superseded messages only when asked for
+        hide = not bool(params.get("includeSuperseded", True))
+    body = browse.transcript(
+        engine.reader, session, include_all=bool(params.get("all", False)), hide_superseded=hide
+    )
+    return large_results.send(body, emit)
+
+
+def _export(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    session = required_str(params, "session")
+    fmt = param_str(params, "format", "md") or "md"
+    return large_results.send({"text": browse.export_session(engine.reader, session, fmt)}, emit)
+
+
+def _forget(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    target = required_str(params, "target", "a session or document id")
+    return engine.retention.forget(target).to_json()
+
+
+def _forget_resolve(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    target = required_str(params, "target", "a session or document id")
+    prefix = param_bool(params, "prefix", False)
+    return engine.retention.resolve(target, prefix=prefix).to_json()
+
+
+def _sync(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    since = param_str(params, "since")
+    home = param_str(params, "home")
+    summary = sync.sync(
+        engine.store,
+        engine.admission,
+        engine.settings,
+        since=parse_time(since) if since else None,
+        home=Path(home) if home else None,
+        emit=emit,
+        cancelled=cancel.is_set,
+    )
+    engine.after_admission(summary.imported)
+    return summary.to_json()
+
+
+def _sources(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    home = param_str(params, "home")
+    located = [
+        (importer.name, location.label(), str(root), root.is_dir())
+        for importer, location, root in sync.locations(
+            engine.settings, Path(home) if home else None
+        )
+    ]
+    rows = sources.listing(located, engine.store.meta_get(sources.META_KEY))
+    return {"sources": rows, "summary": sources.summary(rows)}
+
+
+def _supersede(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """Supersede a document; with ``project`` (the caller's authenticated project) a document
+    or replacement of another project answers ``not-found``, exactly as a missing one."""
+    target = required_str(params, "documentId")
+    result = engine.admission.supersede(
+        target,
+        by=param_str(params, "by"),
+        reason=param_str(params, "reason"),
+        subject_key=param_str(params, "subjectKey"),
+        project=param_str(params, "project"),
+    )
+    engine.after_admission(1)
+    return result
+
+
+def _supersede_undo(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """Undo a supersession (an appended unsupersession record; the document is live and
+    searchable again as a new version); ``project`` confines it as for ``supersede``."""
+    target = required_str(params, "documentId")
+    result = engine.admission.unsupersede(
+        target, reason=param_str(params, "reason"), project=param_str(params, "project")
+    )
+    engine.after_admission(1)
+    return result
+
+
+def _show_document(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    target = required_str(params, "documentId")
+    body = browse.show_document(
+        engine.reader, target, include_superseded=bool(params.get("includeSuperseded", False))
+    )
+    return large_results.send(body, emit)
+
+
+def _context(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The chronological neighbours of one document (``gather``'s context, for one anchor)."""
+    target = required_str(params, "documentId")
+    around = param_int(params, "neighbors", 1)
+    return browse.document_context(engine.reader, target, around=around)
+
+
+METHODS: tuple[Method, ...] = (
+    Method("import", _import),
+    Method("sync", _sync),
+    Method("sources", _sources, passive=True),
+    Method("doctor", _doctor),
+    Method("sessions", _sessions),
+    Method("sessions.resolve", _sessions_resolve),
+    Method("show", _show, output_bytes=large_results.MAX_INLINE_BYTES),
+    Method("show.document", _show_document, output_bytes=large_results.MAX_INLINE_BYTES),
+    Method("export", _export, output_bytes=large_results.MAX_INLINE_BYTES),
+    Method("context", _context),
+    Method("forget", _forget),
+    Method("forget.resolve", _forget_resolve),
+    Method("supersede", _supersede),
+    Method("supersede.undo", _supersede_undo),
+)

@@ -1,0 +1,80 @@
+"""The index methods: ``index.run``, ``index.status``, ``index.partial``, ``index.verify`` and
+``index.rebuild`` (the lexical generation and its handlers, and the semantic handler's
+progress)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from cwcore.engine import Emit, Engine, MiB
+from cwcore.index import maintenance
+from cwcore.methods.params import param_int, param_str
+from cwcore.methods.registry import Method
+from cwcore.semantic import index as semantic_index
+
+
+def index_status(engine: Engine, document: str | None = None) -> dict[str, Any]:
+    """``cw index status``: the lexical generation and handlers, and the semantic handler's
+    progress (two point reads each, never a scan); ``document`` adds that document's state."""
+    body = maintenance.status(engine.store, engine.indexer, document)
+    body["semantic"] = semantic_index.status(
+        engine.store, enabled=engine.indexer.settings.semantic_retrieval
+    )
+    return body
+
+
+def _index_run(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """Publish pending work now; with ``wait``, until the outbox is drained (progress events)."""
+    total = engine.indexer.depth()
+    done = 0
+    while not cancel.is_set():
+        n = engine.indexer.run_once()
+        done += n
+        emit({"type": "progress", "done": done, "total": max(total, done)})
+        if n == 0 or not params.get("wait", False):
+            break
+    return index_status(engine)
+
+
+def _index_status(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return index_status(engine, param_str(params, "document"))
+
+
+def _index_partial(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    limit = param_int(params, "limit", 100)
+    after = param_int(params, "after", 0)
+    return maintenance.partial_documents(engine.store, limit=limit, after=after)
+
+
+def _index_verify(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    with engine.indexer.paused():  # a page in flight has markers beyond the published view
+        return maintenance.verify(engine.store)
+
+
+def _index_rebuild(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    queued = maintenance.rebuild(engine.store, engine.indexer)
+    if params.get("wait", False) or not engine.background:
+        engine.indexer.drain()
+    else:
+        engine.index_worker.wake()
+    return {**queued, **index_status(engine)}
+
+
+METHODS: tuple[Method, ...] = (
+    Method("index.run", _index_run),
+    Method("index.status", _index_status, passive=True),
+    Method("index.partial", _index_partial, passive=True),
+    Method("index.verify", _index_verify, output_bytes=4 * MiB),
+    Method("index.rebuild", _index_rebuild),
+)

@@ -1,0 +1,110 @@
+"""The memory methods: ``memory.add``, ``memory.list``, ``memory.show``, ``memory.contest``,
+``memory.deprecate``, ``memory.delete`` and ``memory.context`` (the injection block of a prompt,
+:func:`cwcore.memory.context.context`)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from cwcore.engine import Emit, Engine, MiB
+from cwcore.errors import InvalidInput
+from cwcore.memory import records
+from cwcore.memory.context import context
+from cwcore.methods.registry import Method
+
+
+def _opt(params: dict[str, Any], name: str) -> str | None:
+    value = params.get(name)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    return value
+
+
+def _add(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return records.add(engine.store, params)
+
+
+def _list(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    limit = params.get("limit", 100)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 10_000:
+        raise InvalidInput("limit must be an integer from 1 to 10000")
+    rows = records.listing(
+        engine.store,
+        status=_opt(params, "status"),
+        tag=_opt(params, "tag"),
+        scope=_opt(params, "scope"),
+        layer=_opt(params, "layer"),
+        limit=limit,
+    )
+    return {"records": rows}
+
+
+def _show(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return records.get(engine.store, _opt(params, "id") or "")
+
+
+def _status(engine: Engine, params: dict[str, Any], status: str) -> dict[str, Any]:
+    return records.set_status(
+        engine.store, _opt(params, "id") or "", status, _opt(params, "reason")
+    )
+
+
+def _contest(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return _status(engine, params, "contested")
+
+
+def _deprecate(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return _status(engine, params, "deprecated")
+
+
+def _delete(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    return _status(engine, params, "deleted")
+
+
+def _context(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The injection block for a prompt, with processor traces and ranking. ``projectOnly``
+    confines it to ``project`` (see :func:`cwcore.memory.context.context`)."""
+    prompt = params.get("prompt")
+    if not isinstance(prompt, str):
+        raise InvalidInput("prompt must be a string")
+    project_only = params.get("projectOnly", False)
+    if not isinstance(project_only, bool):
+        raise InvalidInput("projectOnly must be true or false")
+    return context(
+        engine,
+        prompt,
+        project=_opt(params, "project"),
+        session=_opt(params, "session"),
+        profile=_opt(params, "profile"),
+        cwd=_opt(params, "cwd"),
+        with_daily_log=bool(params.get("dailyLog", True)),
+        project_only=project_only,
+    )
+
+
+METHODS: tuple[Method, ...] = (
+    Method("memory.add", _add),
+    Method("memory.list", _list, output_bytes=8 * MiB),
+    Method("memory.show", _show),
+    Method("memory.contest", _contest),
+    Method("memory.deprecate", _deprecate),
+    Method("memory.delete", _delete),
+    Method("memory.context", _context, output_bytes=4 * MiB),
+)
