@@ -152,7 +152,7 @@ def _weight_runs(
     edges = sorted(cuts)
     runs: list[tuple[int, int, float]] = []
     pi = bi = 0
-    for a, b in zip(edges, edges[1:], strict=False):
+    for a, b in itertools.pairwise(edges):
         # The last part starting at or before token a (equal starts: the later part wins).
         while pi + 1 < len(part_at) and part_at[pi + 1][0] <= a:
             pi += 1
