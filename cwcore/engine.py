@@ -251,8 +251,9 @@ class Engine:
         return done
 
     def after_admission(self, imported: int) -> None:
-        """Make new documents searchable: the daemon's worker is woken (a single small document
-        gets a foreground page first); embedded, the outbox is drained before returning."""
+        """Make new documents searchable: the daemon's worker is woken (a single document of at
+        most 64 KiB, with little else pending, is published in the foreground first: see
+        :meth:`IndexWorker.foreground`); embedded, the outbox is drained before returning."""
         if not imported:
             return
         if not self.background:
@@ -260,7 +261,7 @@ class Engine:
             return
         if imported == 1:
             try:
-                self.indexer.run_once(max_entries=8)
+                self.indexer.foreground()
             except Exception as exc:  # a publication fault never turns an admission into an error
                 self.indexer.faults.append({"at": time.time(), "error": str(exc)})
         self.index_worker.wake()

@@ -18,6 +18,8 @@ one term-window pair, so the 1,024 pair limit can never bind before the 256-term
 from __future__ import annotations
 
 import bisect
+import itertools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -77,19 +79,102 @@ def analyze(
     decision_candidate: bool,
 ) -> list[WindowTerms]:
     """Weighted ``{term: tf}`` and length for each window. ``spans`` are structural
-    ``(relation, start, end)`` character ranges; ``parts`` must be sorted by start."""
+    ``(relation, start, end)`` character ranges; ``parts`` must be sorted by start.
+
+    A token's weight is that of the last part starting at or before it, doubled inside a boosted
+    span, times the decision boost. Weights are constant over runs of tokens (a part, a span),
+    so they are computed per run, and a window's frequencies are counted per run."""
+    terms = [t[0] for t in tokens]
+    runs = _weight_runs(tokens, parts, spans, kind=kind, decision_candidate=decision_candidate)
+    # With every weight a multiple of 1/64 (all but the tool-call weight), each partial sum is
+    # exact in binary floating point, so count × weight per run equals the token-by-token sum
+    # bit for bit and may be added in any grouping. Otherwise sum token by token, in order.
+    exact = all((w * 64.0).is_integer() for _, _, w in runs) and len(tokens) < 1 << 30
+    weights: list[float] | None = None
+    out: list[WindowTerms] = []
+    for window in windows:
+        first, last = window.first_token, window.last_token
+        partial = last - first > MAX_OCCURRENCES
+        if partial:
+            last = first + MAX_OCCURRENCES
+        if exact:
+            tfs, length = _count_runs(terms, runs, first, last)
+        else:
+            if weights is None:
+                weights = [0.0] * len(tokens)
+                for a, b, w in runs:
+                    weights[a:b] = [w] * (b - a)
+            tfs, length = _sum_tokens(terms, weights, first, last)
+        if len(tfs) > MAX_UNIQUE_TERMS:
+            partial = True
+            ranked = sorted(tfs, key=lambda t: (t in STOPWORDS, -tfs[t], -len(t), t))
+            tfs = {t: tfs[t] for t in ranked[:MAX_UNIQUE_TERMS]}
+        out.append(WindowTerms(tfs, length, partial))
+    return out
+
+
+def _weight_runs(
+    tokens: Sequence[Token],
+    parts: Sequence[PartSpan],
+    spans: Sequence[tuple[str, int, int]],
+    *,
+    kind: str,
+    decision_candidate: bool,
+) -> list[tuple[int, int, float]]:
+    """``(first token, end token, weight)`` runs covering every token, in token order."""
+    n = len(tokens)
     structured = kind in STRUCTURED_KINDS and bool(parts)
-    starts = [p.start for p in parts]
+    if not structured:
+        return [(0, n, 1.0)] if n else []
+    starts = [t[1] for t in tokens]
+    doc_boost = DECISION_BOOST if decision_candidate else 1.0
     boosts = sorted((s, e) for r, s, e in spans if r in BOOSTED_RELATIONS)
-    doc_boost = DECISION_BOOST if (structured and decision_candidate) else 1.0
+    part_starts = [p.start for p in parts]
+    if starts != sorted(starts) or part_starts != sorted(part_starts):
+        # A path's file-name token follows the path's later parts, so token starts may step
+        # back; weigh each token on its own, as the sweep below assumes order.
+        return _runs_of(_token_weights(starts, parts, boosts, doc_boost))
+    # Token boundaries where the weight may change: part starts and boosted-span edges.
+    cuts: dict[int, None] = {0: None, n: None}
+    part_at: list[tuple[int, float]] = []  # (first token, part weight) in token order
+    if bisect.bisect_left(starts, parts[0].start) > 0:
+        part_at.append((0, 1.0))  # tokens before the first part weigh 1.0
+    for p in parts:
+        at = bisect.bisect_left(starts, p.start)
+        part_at.append((at, part_weight(p.role, p.kind)))
+        cuts[at] = None
+    boosted: list[tuple[int, int]] = []  # token ranges inside the union of boosted spans
+    for s, e in _union(boosts):
+        a, b = bisect.bisect_left(starts, s), bisect.bisect_left(starts, e)
+        if a < b:
+            boosted.append((a, b))
+            cuts[a] = cuts[b] = None
+    edges = sorted(cuts)
+    runs: list[tuple[int, int, float]] = []
+    pi = bi = 0
+    for a, b in itertools.pairwise(edges):
+        # The last part starting at or before token a (equal starts: the later part wins).
+        while pi + 1 < len(part_at) and part_at[pi + 1][0] <= a:
+            pi += 1
+        weight = part_at[pi][1]
+        while bi < len(boosted) and boosted[bi][1] <= a:
+            bi += 1
+        if bi < len(boosted) and boosted[bi][0] <= a:
+            weight *= SPAN_BOOST
+        runs.append((a, b, weight * doc_boost))
+    return runs
+
+
+def _token_weights(
+    starts: list[int], parts: Sequence[PartSpan], boosts: list[tuple[int, int]], doc_boost: float
+) -> list[float]:
+    """Each token's weight, token by token (any token order)."""
+    part_starts = [p.start for p in parts]
     weights: list[float] = []
     next_span = 0
-    covered_to = -1  # tokens start in increasing order: sweep the union of boosted spans
-    for _, start, _end in tokens:
-        if not structured:
-            weights.append(1.0)
-            continue
-        at = bisect.bisect_right(starts, start) - 1
+    covered_to = -1  # the boosted spans are swept in step with the tokens' starts
+    for start in starts:
+        at = bisect.bisect_right(part_starts, start) - 1
         weight = part_weight(parts[at].role, parts[at].kind) if at >= 0 else 1.0
         while next_span < len(boosts) and boosts[next_span][0] <= start:
             covered_to = max(covered_to, boosts[next_span][1])
@@ -97,24 +182,64 @@ def analyze(
         if start < covered_to:
             weight *= SPAN_BOOST
         weights.append(weight * doc_boost)
-    out: list[WindowTerms] = []
-    for window in windows:
-        first, last = window.first_token, window.last_token
-        partial = last - first > MAX_OCCURRENCES
-        if partial:
-            last = first + MAX_OCCURRENCES
-        tfs: dict[str, float] = {}
-        length = 0.0
-        for i in range(first, last):
-            w = weights[i]
-            if w <= 0:
-                continue
-            term = tokens[i][0]
-            tfs[term] = tfs.get(term, 0.0) + w
-            length += w
-        if len(tfs) > MAX_UNIQUE_TERMS:
-            partial = True
-            ranked = sorted(tfs, key=lambda t: (t in STOPWORDS, -tfs[t], -len(t), t))
-            tfs = {t: tfs[t] for t in ranked[:MAX_UNIQUE_TERMS]}
-        out.append(WindowTerms(tfs, length, partial))
+    return weights
+
+
+def _runs_of(weights: list[float]) -> list[tuple[int, int, float]]:
+    """Maximal runs of equal consecutive weights."""
+    runs: list[tuple[int, int, float]] = []
+    at = 0
+    for weight, group in itertools.groupby(weights):
+        size = sum(1 for _ in group)
+        runs.append((at, at + size, weight))
+        at += size
+    return runs
+
+
+def _union(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Merge sorted ``(start, end)`` character intervals into disjoint ones."""
+    out: list[tuple[int, int]] = []
+    for s, e in intervals:
+        if out and s <= out[-1][1]:
+            if e > out[-1][1]:
+                out[-1] = (out[-1][0], e)
+        elif s < e:
+            out.append((s, e))
     return out
+
+
+def _count_runs(
+    terms: list[str], runs: list[tuple[int, int, float]], first: int, last: int
+) -> tuple[dict[str, float], float]:
+    """Frequencies over tokens ``[first, last)`` counted per run (exact weights only)."""
+    tfs: dict[str, float] = {}
+    length = 0.0
+    for a, b, w in runs:
+        a, b = max(a, first), min(b, last)
+        if a >= b or w <= 0:
+            continue
+        counts = Counter(terms[a:b])
+        length += (b - a) * w
+        if not tfs:
+            tfs = {t: c * w for t, c in counts.items()}
+            continue
+        get = tfs.get
+        for t, c in counts.items():
+            tfs[t] = get(t, 0.0) + c * w
+    return tfs, length
+
+
+def _sum_tokens(
+    terms: list[str], weights: list[float], first: int, last: int
+) -> tuple[dict[str, float], float]:
+    """Frequencies over tokens ``[first, last)`` summed token by token, in text order."""
+    tfs: dict[str, float] = {}
+    length = 0.0
+    for i in range(first, last):
+        w = weights[i]
+        if w <= 0:
+            continue
+        term = terms[i]
+        tfs[term] = tfs.get(term, 0.0) + w
+        length += w
+    return tfs, length

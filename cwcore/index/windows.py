@@ -86,15 +86,14 @@ def cut(
 
 
 def _window_end(tokens: Sequence[Token], first: int, size: int, max_unique: int | None) -> int:
-    """Exclusive end of the window starting at token ``first``."""
+    """Exclusive end of the window starting at token ``first``: ``first + size`` tokens, or
+    earlier, at the first occurrence of the term that would be the ``max_unique + 1``-th
+    distinct one."""
     limit = min(len(tokens), first + size)
     if max_unique is None or limit - first <= max_unique:
         return limit  # fewer tokens than the unique-term bound: it cannot bind
-    seen: set[str] = set()
-    for i in range(first, limit):
-        term = tokens[i][0]
-        if term not in seen:
-            if len(seen) >= max_unique:
-                return i
-            seen.add(term)
-    return limit
+    terms = [t[0] for t in tokens[first:limit]]
+    distinct = list(dict.fromkeys(terms))  # in order of first occurrence
+    if len(distinct) <= max_unique:
+        return limit
+    return first + terms.index(distinct[max_unique])

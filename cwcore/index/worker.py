@@ -40,6 +40,10 @@ PAGE_ENTRIES = 2_000
 #: page past these (very large documents) flushes early.
 PAGE_WRITER_DOCS = 1 << 20
 PAGE_WRITER_POSTINGS = 4_000_000
+#: Foreground publication (right after an admission, before the worker's turn) is offered only
+#: to small documents and a few entries, so an admission never waits on bulk indexing.
+FOREGROUND_MAX_BYTES = 64 * 1024
+FOREGROUND_MAX_ENTRIES = 8
 BACKOFF_MIN_S = 0.05
 BACKOFF_MAX_S = 5.0
 #: Seconds without indexing work or service calls before the quiet-time segment merge.
@@ -118,6 +122,27 @@ class IndexWorker:
             self._publish(batch, gen, entries, state, counts, page_complete)
             return len(entries)
 
+    def foreground(self) -> int:
+        """A bounded publication opportunity right after an admission: one page, only when at
+        most :data:`FOREGROUND_MAX_ENTRIES` entries are pending and every document among them
+        is at most :data:`FOREGROUND_MAX_BYTES` of text. Otherwise nothing runs here and the
+        entries stay at the outbox head for the background worker. Returns entries done."""
+        with self._page_lock:
+            cursor = int(derived.generation(self.store)["cursor"])
+            pending = list(self.reader.outbox(after=cursor, limit=FOREGROUND_MAX_ENTRIES + 1))
+            if not pending or len(pending) > FOREGROUND_MAX_ENTRIES:
+                return 0
+            for _, entry in pending:
+                if entry.get("op") != "index":
+                    continue
+                try:
+                    manifest = self.reader.manifest(entry["documentId"], int(entry["version"]))
+                except (NotFound, CorruptRecord):
+                    continue  # the page records the fault
+                if int(manifest.get("bytes", 0)) > FOREGROUND_MAX_BYTES:
+                    return 0
+            return self.run_once(max_entries=FOREGROUND_MAX_ENTRIES)
+
     def drain(self, deadline: float | None = None) -> int:
         """Run pages until the outbox is empty (or ``deadline``, a ``time.monotonic`` value)."""
         done = 0
@@ -177,7 +202,7 @@ class IndexWorker:
         if prepared.windows:
             state["pageMaxWid"] = max(int(state["pageMaxWid"]), first + len(prepared.windows) - 1)
         batch = self.store.batch()
-        self._stage(batch, manifest, ordinal, first, prepared)
+        self._stage(batch, manifest, ordinal, first, prepared, int(state["publishedN"]) + 1)
         # Outcomes count once, in the generation that publishes them: a marker left by a page
         # that crashed before publication (its generation is newer than the published one)
         # has not been counted yet.
@@ -197,8 +222,16 @@ class IndexWorker:
         return all(o == "complete" for o in prepared.outcomes.values())
 
     def _stage(
-        self, batch: Batch, manifest: dict[str, Any], ordinal: int, first: int, prepared: Prepared
+        self,
+        batch: Batch,
+        manifest: dict[str, Any],
+        ordinal: int,
+        first: int,
+        prepared: Prepared,
+        generation: int,
     ) -> None:
+        """Stage one document's tablet; ``generation`` is the one that will publish it (the page
+        reads the published generation once: nothing else publishes while it holds the lock)."""
         doc_id, version = manifest["documentId"], int(manifest["version"])
         metadata = manifest.get("metadata") or {}
         continues = metadata.get("continues")
@@ -286,7 +319,7 @@ class IndexWorker:
                     "outcomes": prepared.outcomes,
                     "exactKeys": exact_keys,
                     "relationKeys": relation_keys,
-                    "generation": int(derived.generation(self.store)["n"]) + 1,
+                    "generation": generation,
                 }
             ),
         )

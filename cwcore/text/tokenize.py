@@ -170,9 +170,28 @@ def tokens_with_offsets(text: str) -> list[Token]:
     ``fold(text[start:end]) == term`` for every token. A compound's anchor comes before its parts.
     """
     out: list[Token] = []
+    append = out.append
+    if text.isascii():
+        # The ASCII pattern finds the same words (for ASCII, \w is [A-Za-z0-9_]); a plain word
+        # (letters and digits, no capital after its first character) is its own only token.
+        for m in _ASCII_TOKEN.finditer(text):
+            word = m.group()
+            low = word.lower()
+            if low.isalnum() and (word == low or word[1:] == low[1:]):
+                if len(low) <= MAX_TOKEN_CHARS:
+                    append((low, *m.span()))
+            else:
+                _compound(word, m.start(), out)
+        return out
     for m in _TOKEN.finditer(text):
         word, run = m.group(1), m.group(2)
         if word is not None:
+            if word.isascii():
+                low = word.lower()
+                if low.isalnum() and (word == low or word[1:] == low[1:]):
+                    if len(low) <= MAX_TOKEN_CHARS:
+                        append((low, *m.span()))
+                    continue
             _compound(word, m.start(), out)
         else:
             _cjk(run, m.start(), out)

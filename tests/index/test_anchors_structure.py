@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -104,3 +105,23 @@ def test_structure_deterministic_and_in_bounds(raw: list[tuple[str, str]]) -> No
     assert first == structure.detect(parts)
     for a in first:
         assert 0 <= a.start < a.end <= len(text)
+
+
+def test_pattern_gates_never_change_what_is_extracted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each pattern's gate is a necessary condition: gated extraction equals running every
+    pattern over every text (random strings over the characters the patterns care about)."""
+    import random
+
+    rnd = random.Random(19)
+    alphabet = "aZfE_09./\\:@-`'\"()~+ \n\tÉıK\u212a検E!%vx->=msKMh"
+    samples = [
+        "TypeError: bad ERR_X at src/a/b.py line 3, see https://x.y/z and v1.2.3 on 10.0.0.1:80",
+        "run --no-cache -rf then call os.path.join() and parseHTTPResponse; commit 3f2a9c1d",
+        "took 12 ms (3.5 GiB) `code` \"quoted text\" 'single one' PANİC: failed to exceptıon x",
+    ]
+    samples += [
+        "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 60))) for _ in range(3000)
+    ]
+    gated = [anchors.extract(t) for t in samples]
+    monkeypatch.setattr(anchors, "_passes", lambda text, gates, memo: True)
+    assert [anchors.extract(t) for t in samples] == gated

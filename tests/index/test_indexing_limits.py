@@ -298,3 +298,109 @@ def test_importance_prior_signals_and_cap() -> None:
     assert importance_v1(one, False, 2) == pytest.approx(1.03)  # supersession-chain depth
     many = {"parts": [{}] * 1000, "pinned": True}
     assert importance_v1(many, True, 10) == pytest.approx(1.15)  # every signal at its ceiling
+
+
+# -- foreground publication and the fast analysis paths -----------------------------------------
+
+
+def test_foreground_publishes_a_small_document_and_leaves_a_large_one_to_the_worker(
+    store: Store,
+) -> None:
+    """Foreground publication is for documents up to 64 KiB and a few pending entries."""
+    from cwcore.index import worker as worker_mod
+
+    worker = IndexWorker(store, Settings())
+    _admit(store, _note("small", "a small note about zebras"))
+    assert worker.foreground() == 1
+    assert _found(worker, "zebras")
+    big = "walrus " * (worker_mod.FOREGROUND_MAX_BYTES // 7 + 1)
+    _admit(store, _note("big", big))
+    assert worker.foreground() == 0  # over 64 KiB: it stays at the outbox head
+    assert worker.depth() == 1 and not _found(worker, "walrus")
+    assert worker.run_once() == 1 and _found(worker, "walrus")
+    for i in range(worker_mod.FOREGROUND_MAX_ENTRIES + 1):
+        _admit(store, _note(f"n{i}", f"note {i} about otters"))
+    assert worker.foreground() == 0  # more pending than the bound: the worker's turn
+    assert worker.depth() == worker_mod.FOREGROUND_MAX_ENTRIES + 1
+
+
+def _reference_terms(
+    tokens: list[tuple[str, int, int]],
+    wins: list[windows.Window],
+    parts: list[fields.PartSpan],
+    spans: list[tuple[str, int, int]],
+    kind: str,
+    decision: bool,
+) -> list[tuple[dict[str, float], float, bool]]:
+    """BM25F window terms summed token by token, the definition ``fields.analyze`` keeps."""
+    import bisect
+
+    structured = kind in fields.STRUCTURED_KINDS and bool(parts)
+    starts = [p.start for p in parts]
+    boosts = sorted((s, e) for r, s, e in spans if r in fields.BOOSTED_RELATIONS)
+    weights = []
+    next_span, covered_to = 0, -1  # boosted spans swept in step with the token starts
+    for _, start, _ in tokens:
+        weight = 1.0
+        if structured:
+            at = bisect.bisect_right(starts, start) - 1
+            weight = fields.part_weight(parts[at].role, parts[at].kind) if at >= 0 else 1.0
+            while next_span < len(boosts) and boosts[next_span][0] <= start:
+                covered_to = max(covered_to, boosts[next_span][1])
+                next_span += 1
+            if start < covered_to:
+                weight *= fields.SPAN_BOOST
+            weight *= fields.DECISION_BOOST if decision else 1.0
+        weights.append(weight)
+    out = []
+    for w in wins:
+        tfs: dict[str, float] = {}
+        length = 0.0
+        last = min(w.last_token, w.first_token + fields.MAX_OCCURRENCES)
+        for i in range(w.first_token, last):
+            if weights[i] > 0:
+                tfs[tokens[i][0]] = tfs.get(tokens[i][0], 0.0) + weights[i]
+                length += weights[i]
+        out.append((tfs, length, w.last_token - w.first_token > fields.MAX_OCCURRENCES))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_analyze_counts_per_run_exactly_as_token_by_token(seed: int) -> None:
+    """Per-run counting gives the token-by-token sums bit for bit, tool-call weights (0.7,
+    not a binary fraction) included, and the unique-term window cut matches its definition."""
+    import random
+
+    from cwcore.text.tokenize import tokens_with_offsets
+
+    rnd = random.Random(seed)
+    words = ["alpha", "beta", "gamma", "delta", "parseConfig", "x_y", "the", "of"]
+    if seed % 2:
+        words.append("a/b/c.py")  # a file-name token steps back: token starts out of order
+    roles = [("user", "text"), ("assistant", "text"), ("assistant", "tool-call")]
+    roles += [("tool", "tool-result"), ("assistant", "thinking")]
+    text, parts = "", []
+    for _ in range(rnd.randint(1, 5)):
+        start = len(text)
+        n = rnd.randint(0, 400)
+        text += " ".join(rnd.choice(words) + str(rnd.randint(0, 300)) for _ in range(n)) + "\n"
+        role, kind = rnd.choice(roles)
+        parts.append(fields.PartSpan(start, len(text), role, kind))
+    spans = []
+    for _ in range(rnd.randint(0, 4)):
+        a = rnd.randint(0, len(text))
+        spans.append((rnd.choice(["question", "answer", "decision"]), a, rnd.randint(a, len(text))))
+    toks = tokens_with_offsets(text)
+    wins, _ = windows.cut(
+        text, toks, rnd.choice([16, 64, 900]), 0.15, max_unique=rnd.choice([8, 256])
+    )
+    for w in wins:  # no window holds more distinct terms than the bound
+        assert w.last_token > w.first_token
+    kind = rnd.choice(["turn", "note"])
+    decision = rnd.random() < 0.3
+    got = fields.analyze(toks, wins, parts, spans, kind=kind, decision_candidate=decision)
+    want = _reference_terms(toks, wins, parts, spans, kind, decision)
+    for g, (tfs, length, _partial) in zip(got, want, strict=True):
+        if len(tfs) <= fields.MAX_UNIQUE_TERMS:
+            assert g.tfs == tfs and list(g.tfs) == list(tfs)  # values and first-seen order
+        assert g.length == length
