@@ -273,7 +273,10 @@ def test_a_key_like_a_piece_id_never_collides() -> None:
     assert len(set(ids)) == len(ids) == 3
 
 
-@pytest.mark.parametrize("size", [int(8.5 * MiB), pytest.param(20 * MiB, marks=pytest.mark.slow)])
+# Slow at both sizes: indexing 8.5 MiB of text is about 25 s of tokenizing on this machine. The
+# fast tier still reads a multi-piece message back through the archive in the issue repro below.
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [int(8.5 * MiB), 20 * MiB])
 def test_an_oversize_message_reads_back_byte_identical(archive: Archive, size: int) -> None:
     text = wide_text(size, tail=" end")
     parsed = parsed_session(
