@@ -36,14 +36,16 @@ fmt: $(STAMP)
 	$(BIN)/ruff format cwcore cwtui tests bench eval
 	$(BIN)/ruff check --fix cwcore cwtui tests bench eval
 
-# The fast tier: every test not marked slow, on two workers (a few minutes on 2 cores).
+# The fast tier: every test not marked slow, on two workers, Hypothesis's "fast" profile
+# (under five minutes on 2 cores, lint included).
 test: lint
-	$(BIN)/pytest -m "not slow" -n 2
+	CW_HYPOTHESIS_PROFILE=fast $(BIN)/pytest -m "not slow" -n 2
 
-# The slow tier alone (crash trials, 20 MiB messages through a real daemon, long property
-# runs), one at a time so that no test shares the machine with another.
+# The slow tier alone: the slow tests (crash trials, 8.5 and 20 MiB messages, long property
+# runs) and every property test again at its full example count (the "thorough" profile), one
+# at a time so that no test shares the machine with another.
 test-slow: $(STAMP)
-	$(BIN)/pytest -m slow
+	CW_HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -m "slow or property"
 
 # Everything: the fast tier, then the slow one (what .ci/run runs).
 test-all: test test-slow

@@ -1,4 +1,13 @@
-"""Every test gets its own CW_HOME, an embedded store and a fixed clock unless it says otherwise."""
+"""Every test gets its own CW_HOME, an embedded store and a fixed clock unless it says otherwise.
+
+Archives that many tests start from are built once per test process and
+copied into each test's own CW_HOME (:class:`tests.helpers.HomeCache`), so a test that writes
+still writes only to its own copy.
+
+Hypothesis runs under one of two profiles: ``fast`` (the default, for ``make test``) and
+``thorough`` (``CW_HYPOTHESIS_PROFILE=thorough``, set by ``make test-slow``). Tests that ask for
+many examples scale their count with :func:`tests.helpers.examples`.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +16,34 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import is_hypothesis_test, settings
 
 from cwcore.api import Archive
 from cwcore.semantic import models
 from cwcore.semantic.embedder import Embedder
+from tests.helpers import HYPOTHESIS_PROFILE, HomeCache
 
 FIXED_NOW = "2026-11-20T12:00:00Z"
+
+# No deadline in either profile: a deadline measures wall time, which on a loaded 2-core machine
+# says more about the other processes than about the code. Tests without their own count run 50
+# examples in the fast profile and Hypothesis's usual 100 in the thorough one.
+settings.register_profile("fast", max_examples=50, deadline=None)
+settings.register_profile("thorough", max_examples=100, deadline=None)
+settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every Hypothesis test ``property``: ``make test-slow`` runs them again under the
+    thorough profile, so the fast tier's smaller example counts lose no coverage overall."""
+    for item in items:
+        if is_hypothesis_test(getattr(item, "obj", None)):
+            item.add_marker(pytest.mark.property)
+
+
+@pytest.fixture(scope="session")
+def home_cache(tmp_path_factory: pytest.TempPathFactory) -> HomeCache:
+    return HomeCache(tmp_path_factory.mktemp("built-homes"))
 
 
 @pytest.fixture(autouse=True)

@@ -8,13 +8,25 @@ import os
 import shutil
 import signal
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The Hypothesis profile of this run: "fast" (make test) or "thorough" (make test-slow, which
+# runs every property test again); tests/conftest.py loads it.
+HYPOTHESIS_PROFILE = os.environ.get("CW_HYPOTHESIS_PROFILE", "fast")
+
+
+def examples(thorough: int) -> int:
+    """The example count of a property test that runs ``thorough`` examples in the thorough
+    profile: a fifth of it, at least 20, in the fast one."""
+    if HYPOTHESIS_PROFILE == "thorough":
+        return thorough
+    return max(20, thorough // 5)
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -80,3 +92,27 @@ def real_daemon_env(
                     os.kill(pid, signal.SIGKILL)
                 wait_for_exit(pid, 5)
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+class HomeCache:
+    """CW_HOME directories built once per test process and copied, closed, into tests.
+
+    ``clone(key, build, dest)`` runs ``build(home)`` the first time a key is asked for (``home``
+    is a fresh directory outside every test's tmp_path; ``build`` must close every engine it
+    opens), then copies that directory to ``dest``. Each test owns its copy, so it may write;
+    the built original is never opened again.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._built: dict[str, Path] = {}
+
+    def clone(self, key: str, build: Callable[[Path], None], dest: Path) -> Path:
+        source = self._built.get(key)
+        if source is None:
+            source = self._root / key / "cw-home"
+            source.parent.mkdir(parents=True)
+            build(source)
+            self._built[key] = source
+        shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
+        return dest

@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cwtui.cli import app
+from tests.helpers import HomeCache
 from tests.importers.test_agent_logs import COUNTERS, LOGS, count_claude_agents, rows
 
 pytestmark = pytest.mark.skipif(not LOGS.is_dir(), reason="shared/data/agent-logs is absent")
@@ -77,8 +78,20 @@ def test_appended_exchange_adds_exactly_that(tmp_path: Path) -> None:
     assert summary["imported"] >= 1 and summary["errors"] == []
 
 
-def test_exact_error_and_path_come_first_and_recall_is_exact() -> None:
-    cw("import", str(LOGS))
+def _import_logs(home: Path) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CW_HOME", str(home))
+        cw("import", str(LOGS))
+        cw("search", "checkDisabledGuard")  # the index is built, as after any first search
+
+
+@pytest.fixture
+def logs_home(cw_home: Path, home_cache: HomeCache) -> Path:
+    """``CW_HOME`` with the seven logs imported: a copy of one import per test process."""
+    return home_cache.clone("agent-logs", _import_logs, cw_home)
+
+
+def test_exact_error_and_path_come_first_and_recall_is_exact(logs_home: Path) -> None:
     # A Go compiler error line and a file path, both copied from the logs.
     for query, literal, match_type in (
         ("undefined: checkDisabledGuard", "checkDisabledGuard", "exact-"),
@@ -92,8 +105,7 @@ def test_exact_error_and_path_come_first_and_recall_is_exact() -> None:
         assert literal in recalled["text"]
 
 
-def test_a_search_finds_what_only_a_sub_agent_saw() -> None:
-    cw("import", str(LOGS))
+def test_a_search_finds_what_only_a_sub_agent_saw(logs_home: Path) -> None:
     body = cw("search", "undefined: checkDisabledGuard (typecheck)")[0]
     top = body["results"][0]["source"]
     assert top["sessionId"] == "70c88cff-cb35-404f-a974-2a08bab4e4bc/agent-ae66507"

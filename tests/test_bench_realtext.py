@@ -74,6 +74,7 @@ def _stand_in(root: Path) -> tuple[int, int]:
     return len(turns), len(questions)
 
 
+# Slow: every phase of the real-text bench, daemons and all (a soak of the whole product).
 @pytest.mark.slow
 def test_realtext_quick_runs_every_phase_on_a_stand_in(tmp_path: Path) -> None:
     turns, questions = _stand_in(tmp_path / "data")

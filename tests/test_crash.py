@@ -67,6 +67,7 @@ def _run_and_kill(src: Path, env: dict[str, str], after_acks: int) -> list[dict]
     return acks
 
 
+# Slow: crash trials, each a subprocess import killed with SIGKILL and reopened.
 @pytest.mark.slow
 def test_kill_9_loses_no_acknowledged_document(tmp_path: Path) -> None:
     src = _source(tmp_path)

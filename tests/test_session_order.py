@@ -143,6 +143,7 @@ def admit(adm: Admission, spec: tuple[Any, ...], tag: str = "") -> None:
     )
 
 
+# Slow: a long property run, each example a fresh store with many sessions (a soak).
 @pytest.mark.slow
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

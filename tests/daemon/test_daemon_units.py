@@ -112,31 +112,36 @@ def test_socket_path_is_short_private_and_per_store(env: DaemonEnv, tmp_path: Pa
 
 
 def test_output_reservations_allow_two_full_frames_daemon_wide(env: DaemonEnv) -> None:
-    """Three calls each declaring a full-frame output bound: the third waits for one to finish."""
+    """Three calls each declaring a full-frame output bound: two hold their reservations, the
+    third waits for one to finish (the calls hold until released, so no timing decides it)."""
     with connect(env.home) as warm:
         warm.call("daemon.ping")
-    starts: list[float] = []
     results: list[dict[str, Any]] = []
-    peak: list[int] = []
 
     def call() -> None:
         with connect(env.home) as client:
-            starts.append(time.monotonic())
-            results.append(client.call("sleep", {"seconds": 0.5, "bound": 16 * 1024 * 1024}))
+            results.append(client.call("hold", {"bound": 16 * 1024 * 1024}, timeout=60))
 
-    began = time.monotonic()
     threads = [threading.Thread(target=call) for _ in range(3)]
     for thread in threads:
         thread.start()
-    with connect(env.home) as observer:
-        for _ in range(10):
-            peak.append(observer.call("daemon.status")["output_reserved_bytes"])
-            time.sleep(0.05)
-    for thread in threads:
-        thread.join(10)
-    assert len(results) == 3
-    assert max(peak) == 2 * FULL_FRAME  # never more than two full frames reserved
-    assert time.monotonic() - began >= 0.95  # the third call ran after one of the first two
+    seen: list[int] = []
+    try:
+        with connect(env.home) as observer:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and (not seen or seen[-1] < 2 * FULL_FRAME):
+                seen.append(observer.call("daemon.status")["output_reserved_bytes"])
+            # Two reservations are held; however long the third waits, it does not add one.
+            for _ in range(5):
+                seen.append(observer.call("daemon.status")["output_reserved_bytes"])
+            held = list(results)
+    finally:
+        (env.home / "release").write_text("go")
+        for thread in threads:
+            thread.join(30)
+    assert seen[-1] == max(seen) == 2 * FULL_FRAME  # never more than two full frames reserved
+    assert held == []  # nothing finished before the release
+    assert len(results) == 3 and all(r["held"] for r in results)
 
 
 def test_each_call_reserves_its_declared_output_bound(env: DaemonEnv) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.helpers import cw_env, run_cw
-from tests.helpers import conversation, write_jsonl
+from tests.helpers import HomeCache, conversation, write_jsonl
 
 
 def into_a_closed_pipe(*args: str) -> tuple[int, str]:
@@ -31,10 +31,16 @@ def into_a_closed_pipe(*args: str) -> tuple[int, str]:
     return proc.wait(timeout=300), err
 
 
-@pytest.fixture
-def archived(tmp_path: Path) -> str:
-    done = run_cw("import", write_jsonl(tmp_path / "s.jsonl", conversation("piped", 40)))
+def _import_piped(home: Path) -> None:
+    source = write_jsonl(home.parent / "s.jsonl", conversation("piped", 40))
+    done = run_cw("import", source, env=cw_env(CW_HOME=str(home)))
     assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def archived(cw_home: Path, home_cache: HomeCache) -> str:
+    """The session "piped" in CW_HOME: a copy of one ``cw import`` per test process."""
+    home_cache.clone("piped", _import_piped, cw_home)
     return "piped"
 
 

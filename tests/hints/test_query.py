@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from cwcore.hints.query import extract, is_host_generated
 from cwcore.text.stopwords import STOPWORDS, is_stopword
+from tests.helpers import examples
 
 ACKS_EN = [
     "ok",
@@ -131,7 +132,7 @@ def test_query_hash_is_stable_and_specific() -> None:
     assert a.hash() != extract("REAP_DRAIN crash last time").hash()
 
 
-@settings(max_examples=300, suppress_health_check=list(HealthCheck), deadline=None)
+@settings(max_examples=examples(300), suppress_health_check=list(HealthCheck), deadline=None)
 @given(st.text(max_size=200))
 def test_units_are_exact_spans(message: str) -> None:
     for unit in extract(message).units:

@@ -14,6 +14,7 @@ from cwcore.hints.candidates import Evidence
 from cwcore.hints.query import extract
 from cwcore.text.tokenize import tokens
 from cwcore.text.tokens import estimate
+from tests.helpers import examples
 from tests.hints.helpers import load, row
 
 HOSTILE = (
@@ -96,7 +97,7 @@ _WORDS = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=300, suppress_health_check=list(HealthCheck), deadline=None)
+@settings(max_examples=examples(300), suppress_health_check=list(HealthCheck), deadline=None)
 @given(st.lists(_WORDS, max_size=12), st.lists(st.booleans(), max_size=12), st.text(max_size=40))
 def test_marker_never_contains_text_absent_from_the_message(
     words: list[str], picks: list[bool], noise: str
@@ -136,7 +137,7 @@ def test_quote_json_escapes_line_breaks_of_every_kind() -> None:
         assert json.loads(quoted) == f"a{ch}b"
 
 
-@settings(max_examples=2000, suppress_health_check=list(HealthCheck), deadline=None)
+@settings(max_examples=examples(2000), suppress_health_check=list(HealthCheck), deadline=None)
 @given(
     st.one_of(
         st.text(max_size=60),

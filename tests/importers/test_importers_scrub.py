@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from cwcore.importers.scrub import PATTERNS, scrub_bytes, scrub_session, scrub_text
 from cwcore.model import Message, ParsedSession, SourceEvent
+from tests.helpers import examples
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1b2c3\nqwerty==\n"
@@ -167,14 +168,14 @@ def strings(value: Any) -> list[str]:
     return []
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=texts)
 def test_scrub_text_is_idempotent(text: str) -> None:
     once = scrub_text(text)
     assert scrub_text(once) == once
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=json_values, ascii_only=st.booleans(), indent=st.sampled_from([None, 1]))
 def test_scrub_bytes_keeps_json_valid_and_is_idempotent(
     value: Any, ascii_only: bool, indent: int | None

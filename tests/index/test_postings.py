@@ -32,6 +32,7 @@ from cwcore.index.postings import (
 )
 from cwcore.store.keys import prefix_end
 from cwcore.store.rocks import Store
+from tests.helpers import examples
 
 
 @pytest.fixture
@@ -81,7 +82,7 @@ _values = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.data())
 def test_block_round_trip_is_exact(data: st.DataObject) -> None:
     ords = data.draw(_ordinals)

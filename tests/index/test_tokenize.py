@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cwcore.text.tokenize import MAX_TOKEN_CHARS, fold, tokens, tokens_with_offsets
+from tests.helpers import examples
 
 
 def test_identifier_splitting_keeps_the_whole_anchor() -> None:
@@ -91,7 +92,7 @@ _text = st.text(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_text)
 def test_never_crashes_and_agrees_with_offsets(text: str) -> None:
     with_offsets = tokens_with_offsets(text)
@@ -102,13 +103,13 @@ def test_never_crashes_and_agrees_with_offsets(text: str) -> None:
         assert fold(text[start:end]) == term
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_text)
 def test_fold_is_idempotent(text: str) -> None:
     assert fold(fold(text)) == fold(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=2))
 def test_every_cjk_bigram_is_present(run: str) -> None:
     terms = set(tokens(run))
@@ -116,7 +117,7 @@ def test_every_cjk_bigram_is_present(run: str) -> None:
     assert set(run) <= terms
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.from_regex(r"[a-z]{2,8}([A-Z][a-z]{2,8}){1,3}", fullmatch=True))
 def test_camel_case_parts_are_present(word: str) -> None:
     terms = tokens(word)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from cwcore.model import DOCUMENT_KINDS, ROLES
 from cwcore.retrieve.filters import FILTER_KEYS, format_filters, parse_filters
 from cwcore.retrieve.request import parse_request
+from tests.helpers import examples
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -52,7 +53,7 @@ def filter_sets(draw: st.DrawFn) -> dict[str, object]:
     return fields
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.text(max_size=200))
 def test_parsing_never_raises_and_leaves_no_filter_behind(text: str) -> None:
     parsed = parse_filters(text, now=NOW)
@@ -62,14 +63,14 @@ def test_parsing_never_raises_and_leaves_no_filter_behind(text: str) -> None:
         assert "\n" not in problem and len(problem) < 300
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.lists(words, max_size=8))
 def test_text_without_filters_is_the_query(free: list[str]) -> None:
     parsed = parse_filters(" ".join(free), now=NOW)
     assert parsed.text == " ".join(free) and parsed.fields == {} and parsed.problems == ()
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(filter_sets(), st.lists(words, max_size=6), st.randoms(use_true_random=False))
 def test_filters_round_trip_wherever_they_stand(
     fields: dict[str, object], free: list[str], rng: object

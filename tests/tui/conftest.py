@@ -15,6 +15,7 @@ import pytest
 
 from cwcore.api import Archive
 from cwtui.app import CwApp, make_app
+from tests.helpers import HomeCache
 
 
 @pytest.fixture(autouse=True)
@@ -176,24 +177,26 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-@pytest.fixture
-def filled_home(cw_home: Path, tmp_path: Path) -> Path:
-    """``CW_HOME`` with the four sessions of :func:`archive_lines` imported."""
-    source = write_jsonl(tmp_path / "sessions.jsonl", archive_lines())
-    with Archive.open(cw_home, embedded=True) as archive:
+def _import_into(home: Path, rows: list[dict[str, Any]]) -> None:
+    source = write_jsonl(home.parent / "sessions.jsonl", rows)
+    with Archive.open(home, embedded=True) as archive:
         summary = archive.import_paths([source])
     assert not summary.errors, summary.errors
-    return cw_home
 
 
 @pytest.fixture
-def search_home(cw_home: Path, tmp_path: Path) -> Path:
-    """``CW_HOME`` with :func:`archive_lines` and the queue topic of :func:`topic_lines`."""
-    source = write_jsonl(tmp_path / "sessions.jsonl", archive_lines() + topic_lines())
-    with Archive.open(cw_home, embedded=True) as archive:
-        summary = archive.import_paths([source])
-    assert not summary.errors, summary.errors
-    return cw_home
+def filled_home(cw_home: Path, home_cache: HomeCache) -> Path:
+    """``CW_HOME`` with the four sessions of :func:`archive_lines` imported (a copy of an
+    archive built once per test process: the test may write to it)."""
+    return home_cache.clone("tui-filled", lambda home: _import_into(home, archive_lines()), cw_home)
+
+
+@pytest.fixture
+def search_home(cw_home: Path, home_cache: HomeCache) -> Path:
+    """``CW_HOME`` with :func:`archive_lines` and the queue topic of :func:`topic_lines` (a copy,
+    like :func:`filled_home`)."""
+    rows = archive_lines() + topic_lines()
+    return home_cache.clone("tui-search", lambda home: _import_into(home, rows), cw_home)
 
 
 AppFactory = Callable[..., CwApp]

@@ -16,6 +16,7 @@ from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.message import FOLD_PAGE, MessageView
 from cwtui.widgets.transcript_view import TranscriptView
+from tests.helpers import HomeCache
 from tests.tui.conftest import SIZE, AppFactory, settle, write_jsonl
 
 pytestmark = pytest.mark.anyio
@@ -70,11 +71,15 @@ def long_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def _import_long(home: Path) -> None:
+    with Archive.open(home, embedded=True) as archive:
+        archive.import_paths([write_jsonl(home.parent / "long.jsonl", long_rows())])
+
+
 @pytest.fixture
-def long_home(cw_home: Path, tmp_path: Path) -> Path:
-    with Archive.open(cw_home, embedded=True) as archive:
-        archive.import_paths([write_jsonl(tmp_path / "long.jsonl", long_rows())])
-    return cw_home
+def long_home(cw_home: Path, home_cache: HomeCache) -> Path:
+    """``CW_HOME`` with the long session imported (a copy of one import per test process)."""
+    return home_cache.clone("tui-long", _import_long, cw_home)
 
 
 def on_screen(view: TranscriptView, widget: MessageView) -> bool:
