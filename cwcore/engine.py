@@ -711,10 +711,10 @@ def _recall(
         max_tokens=max_tokens,
         caller=Caller(param_str(params, "project"), tuple(session_ids)),
     )
-    if body["status"] == "resolved" and "range" in body:  # a located hit, not a direct read
-        head = engine.reader.head(body["documentId"])
+    if body.status == "resolved" and body.source is not None:  # a located hit, not a read
+        head = engine.reader.head(body.source.document_id)
         record_recall(engine.store, int(head["ordinal"]))
-    return body
+    return body.to_json()
 
 
 @method("supersede")
@@ -769,7 +769,7 @@ def _context(
     around = params.get("neighbors", 1)
     if not isinstance(around, int) or isinstance(around, bool):
         raise InvalidInput("neighbors must be an integer")
-    return browse.document_context(engine.reader, target, around=around)
+    return browse.document_context(engine.reader, target, around=around).to_json()
 
 
 @method("gather", output_bytes=4 * MiB)
@@ -780,4 +780,4 @@ def _gather(
     from cwcore.recall.gather import gather
 
     request, around = precheck.gather(params)
-    return gather(engine.search_context(), request, around)
+    return gather(engine.search_context(), request, around).to_json()

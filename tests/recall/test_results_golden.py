@@ -76,7 +76,7 @@ def _recall(archive: Archive, target: str, **params: Any) -> dict[str, Any]:
         session_ids=params.get("sessionIds", ()),
         project=params.get("project"),
     )
-    assert getattr(typed, 'to_json', lambda: typed)() == raw
+    assert typed.to_json() == raw
     return raw
 
 
@@ -90,12 +90,12 @@ def test_demo_recall_gather_and_context_json_is_unchanged(archive: Archive) -> N
             answers.append(_recall(archive, hit["documentId"]))
             answers.append(_recall(archive, hit["locator"], project="elsewhere"))
             engine = archive._transport.engine  # type: ignore[attr-defined]
-            answers.append(read_document(engine.store, hit["documentId"], max_bytes=10))
+            answers.append(read_document(engine.store, hit["documentId"], max_bytes=10).to_json())
             answers.append(archive.call("context", {"documentId": hit["documentId"]}))
         for around in (0, 1, 2):
             request = {"query": query, "limit": 3, **NEVER}
             raw = archive.call("gather", {**request, "neighbors": around})
-            assert _normal(archive.gather(request, neighbors=around)) == _normal(raw)
+            assert _normal(archive.gather(request, neighbors=around).to_json()) == _normal(raw)
             answers.append(raw)
     answers.append(_recall(archive, "garbage"))
     answers.append(_recall(archive, "no/such"))
@@ -139,7 +139,7 @@ def test_split_turn_and_tool_result_json_is_unchanged(archive: Archive, tmp_path
             answers.append(archive.call("context", {"documentId": hit["documentId"]}))
         request = {"query": query, "limit": 3, **NEVER}
         raw = archive.call("gather", {**request, "neighbors": 2})
-        assert _normal(archive.gather(request, neighbors=2)) == _normal(raw)
+        assert _normal(archive.gather(request, neighbors=2).to_json()) == _normal(raw)
         answers.append(raw)
     _check("segments", answers)
 
