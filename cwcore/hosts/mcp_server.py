@@ -39,7 +39,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -52,6 +52,7 @@ from cwcore.api import Archive
 from cwcore.errors import EXCERPT_CHARS, CwError, InvalidInput, NotFound, excerpt
 from cwcore.hosts import reads
 from cwcore.recall.recall import LABEL
+from cwcore.recall.results import RecallResponse
 from cwcore.retrieve.locator import NOT_VALID_HERE
 from cwcore.retrieve.request import (
     MAX_EXCLUDED_KEYS,
@@ -458,6 +459,11 @@ class BoundTools:
         body["results"] = [
             h for h in body.get("results", []) if h["source"]["project"] == self.binding.project
         ]
+        return self._labelled(body)
+
+    @staticmethod
+    def _labelled(body: dict[str, Any]) -> dict[str, Any]:
+        """A tool's hits (at most what fits an agent's context) under the historical label."""
         return {"label": LABEL, "historical": True, **cap_results(body)}
 
     def search(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -468,7 +474,10 @@ class BoundTools:
         request = dict(args)
         neighbors = int(request.pop("neighbors", 1))
         request.setdefault("limit", 5)
-        return self._own(self.archive.gather(self._scoped(request), neighbors=neighbors))
+        found = self.archive.gather(self._scoped(request), neighbors=neighbors)
+        # The engine already filters by project; this is the boundary's second lock.
+        own = tuple(a for a in found.anchors if a.project == self.binding.project)
+        return self._labelled(replace(found, anchors=own).to_json())
 
     def recall(self, args: dict[str, Any]) -> dict[str, Any]:
         sessions = (
@@ -482,9 +491,9 @@ class BoundTools:
             project=self.binding.project,
         )
         # The engine enforces the binding before it reads; this is the boundary's second lock.
-        if body.get("project", self.binding.project) != self.binding.project:
-            return {"status": "locator-invalid", "message": NOT_VALID_HERE}
-        return body
+        if (body.project or self.binding.project) != self.binding.project:
+            return RecallResponse("locator-invalid", NOT_VALID_HERE).to_json()
+        return body.to_json()
 
     def supersede(self, args: dict[str, Any]) -> dict[str, Any]:
         if args.get("subjectKey") and not args.get("by"):

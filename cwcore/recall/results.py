@@ -410,6 +410,42 @@ class GatherAnchor:
     def hit_json(self) -> dict[str, Any]:
         return self.hit.to_json() if self.hit is not None else dict(self.evidence or {})
 
+    # The hit contract's fields, the same for a window hit and an evidence hit.
+
+    @property
+    def document_id(self) -> str:
+        return self.hit.document_id if self.hit is not None else str(self._evidence("documentId"))
+
+    @property
+    def score(self) -> float:
+        return self.hit.score if self.hit is not None else float(self._evidence("score"))
+
+    @property
+    def band(self) -> str:
+        return self.hit.band if self.hit is not None else str(self._evidence("band"))
+
+    @property
+    def match_type(self) -> str:
+        return self.hit.match_type if self.hit is not None else str(self._evidence("matchType"))
+
+    @property
+    def snippet(self) -> str:
+        return self.hit.snippet if self.hit is not None else str(self._evidence("snippet"))
+
+    @property
+    def locator(self) -> str:
+        return self.hit.locator if self.hit is not None else str(self._evidence("locator"))
+
+    @property
+    def project(self) -> str | None:
+        if self.hit is not None:
+            return self.hit.source.project
+        source = self._evidence("source") or {}
+        return None if source.get("project") is None else str(source["project"])
+
+    def _evidence(self, name: str) -> Any:
+        return (self.evidence or {}).get(name)
+
     def to_json(self) -> dict[str, Any]:
         return {
             **self.hit_json(),

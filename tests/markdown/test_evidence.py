@@ -222,7 +222,8 @@ def test_cw_search_fills_a_short_page_with_evidence_and_recall_reads_it(
     for field in ("locator", "margin", "historical", "superseded", "reranked", "source"):
         assert field in hit
     recalled = archive.recall(hit["locator"], neighbors=0)
-    assert recalled["status"] == "resolved" and term in recalled["text"]
+    assert recalled.source is not None
+    assert recalled.status == "resolved" and term in recalled.source.text
     # A page the windows fill takes no evidence.
     covered = text[: text.index("item00050")].split()[-1]
     full = archive.search({"query": covered, "semanticPolicy": "never", "limit": 1})
