@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from cwcore.api import Archive
 from cwcore.recall.recall import read_document
+from cwcore.recall.results import GatherResponse
 from cwcore.retrieve.locator import is_locator
 from cwtui.cli import app
 from cwtui.demo import DEMO_DIR
@@ -80,6 +81,12 @@ def _recall(archive: Archive, target: str, **params: Any) -> dict[str, Any]:
     return raw
 
 
+def _context(archive: Archive, document_id: str) -> dict[str, Any]:
+    raw = archive.call("context", {"documentId": document_id})
+    assert archive.context(document_id).to_json() == raw
+    return raw
+
+
 def test_demo_recall_gather_and_context_json_is_unchanged(archive: Archive) -> None:
     archive.import_paths([DEMO_DIR])
     answers: list[Any] = []
@@ -91,11 +98,12 @@ def test_demo_recall_gather_and_context_json_is_unchanged(archive: Archive) -> N
             answers.append(_recall(archive, hit["locator"], project="elsewhere"))
             engine = archive._transport.engine  # type: ignore[attr-defined]
             answers.append(read_document(engine.store, hit["documentId"], max_bytes=10).to_json())
-            answers.append(archive.call("context", {"documentId": hit["documentId"]}))
+            answers.append(_context(archive, hit["documentId"]))
         for around in (0, 1, 2):
             request = {"query": query, "limit": 3, **NEVER}
             raw = archive.call("gather", {**request, "neighbors": around})
             assert _normal(archive.gather(request, neighbors=around).to_json()) == _normal(raw)
+            assert GatherResponse.from_json(raw).to_json() == raw
             answers.append(raw)
     answers.append(_recall(archive, "garbage"))
     answers.append(_recall(archive, "no/such"))
@@ -136,10 +144,11 @@ def test_split_turn_and_tool_result_json_is_unchanged(archive: Archive, tmp_path
                     if further:
                         answers.append(_recall(archive, further, neighbors=0))
             answers.append(_recall(archive, hit["documentId"]))
-            answers.append(archive.call("context", {"documentId": hit["documentId"]}))
+            answers.append(_context(archive, hit["documentId"]))
         request = {"query": query, "limit": 3, **NEVER}
         raw = archive.call("gather", {**request, "neighbors": 2})
         assert _normal(archive.gather(request, neighbors=2).to_json()) == _normal(raw)
+        assert GatherResponse.from_json(raw).to_json() == raw
         answers.append(raw)
     _check("segments", answers)
 
