@@ -12,11 +12,14 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cwcore import config, large_results
 from cwcore.browse import SessionInfo
 from cwcore.importers.pipeline import ImportSummary
+
+if TYPE_CHECKING:  # retrieval's modules load when a face first asks for its results
+    from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -267,10 +270,12 @@ class Archive:
         max_tokens: int = 3000,
         session_ids: Sequence[str] = (),
         project: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> RecallResponse:
         """Materialize the source around a located hit (or read a document by id); ``status``
         says if it resolved. ``project`` confines it to that project: anything outside answers
         as if it did not exist."""
+        from cwcore.recall.results import RecallResponse
+
         params: dict[str, Any] = {
             "locator": locator,
             "neighbors": neighbors,
@@ -279,16 +284,20 @@ class Archive:
         }
         if project is not None:
             params["project"] = project
-        return self.call("recall", params)
+        return RecallResponse.from_json(self.call("recall", params))
 
-    def gather(self, request: dict[str, Any], *, neighbors: int = 1) -> dict[str, Any]:
+    def gather(self, request: dict[str, Any], *, neighbors: int = 1) -> GatherResponse:
         """Search hits with their chronological before/after neighbours (no score on those)."""
-        return self.call("gather", {**request, "neighbors": neighbors})
+        from cwcore.recall.results import GatherResponse
 
-    def context(self, document_id: str, *, neighbors: int = 1) -> dict[str, Any]:
-        """The turns before and after ``document_id`` in its session (context, not ranked):
-        ``{"documentId", "session", "turn", "before", "after"}``."""
-        return self.call("context", {"documentId": document_id, "neighbors": neighbors})
+        return GatherResponse.from_json(self.call("gather", {**request, "neighbors": neighbors}))
+
+    def context(self, document_id: str, *, neighbors: int = 1) -> DocumentContext:
+        """The turns before and after ``document_id`` in its session (context, not ranked)."""
+        from cwcore.recall.results import DocumentContext
+
+        body = self.call("context", {"documentId": document_id, "neighbors": neighbors})
+        return DocumentContext.from_json(body)
 
     def supersede(
         self,

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cwcore.clock import parse_time
 from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
@@ -16,6 +16,9 @@ from cwcore.model import Usage
 from cwcore.store import session_order
 from cwcore.store.parts import message_fields
 from cwcore.store.reader import Reader
+
+if TYPE_CHECKING:  # recall pulls in retrieval: the sessions browser imports it only to run it
+    from cwcore.recall.results import DocumentContext, Neighbor
 
 MAX_LIMIT = 10_000
 
@@ -604,12 +607,13 @@ def show_document(
 MAX_CONTEXT = 8
 
 
-def document_context(reader: Reader, document_id: str, *, around: int = 1) -> dict[str, Any]:
+def document_context(reader: Reader, document_id: str, *, around: int = 1) -> DocumentContext:
     """The turns before and after a document in its session, as ``gather`` gives them for a
-    hit (context: no score, no band): ``{"documentId", "session", "turn", "before", "after"}``.
+    hit (context: no score, no band): the document, its session, its turn and its neighbours.
     A tool-result document is placed at its parent turn; ``around`` is 0 to 8 on each side.
     Raises :class:`~cwcore.errors.NotFound` for a document that does not exist."""
     from cwcore.recall.gather import neighbor
+    from cwcore.recall.results import DocumentContext
 
     if not 0 <= around <= MAX_CONTEXT:
         raise InvalidInput(f"neighbors must be from 0 to {MAX_CONTEXT}")
@@ -625,15 +629,9 @@ def document_context(reader: Reader, document_id: str, *, around: int = 1) -> di
         if h["kind"] in ("turn", "decision") or h["documentId"] == turn
     ]
     index = next((i for i, h in enumerate(turns) if h["documentId"] == turn), None)
-    before: list[dict[str, Any]] = []
-    after: list[dict[str, Any]] = []
+    before: tuple[Neighbor, ...] = ()
+    after: tuple[Neighbor, ...] = ()
     if index is not None and around:
-        before = [neighbor(reader, h) for h in turns[max(0, index - around) : index]]
-        after = [neighbor(reader, h) for h in turns[index + 1 : index + 1 + around]]
-    return {
-        "documentId": document_id,
-        "session": manifest["session"],
-        "turn": turn,
-        "before": before,
-        "after": after,
-    }
+        before = tuple(neighbor(reader, h) for h in turns[max(0, index - around) : index])
+        after = tuple(neighbor(reader, h) for h in turns[index + 1 : index + 1 + around])
+    return DocumentContext(document_id, manifest["session"], turn, before, after)

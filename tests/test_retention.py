@@ -44,12 +44,12 @@ def test_a_live_lease_keeps_its_documents_from_expiry(
         monkeypatch.setenv("CW_NOW", PAST_EXPIRY)
         report = _engine(aged)._maintenance_step()
         assert report["sessions"] == 0 and hits[0]["documentId"] in report["skippedLeased"]
-        assert aged.recall(locator)["status"] == "resolved"
+        assert aged.recall(locator).status == "resolved"
         # Once the lease is over, retention proceeds.
         monkeypatch.setenv("CW_NOW", PAST_LEASE)
         report = _engine(aged)._maintenance_step()
         assert report["sessions"] == 1 and report["skippedLeased"] == []
-        assert aged.recall(locator)["status"] == "lease-expired"
+        assert aged.recall(locator).status == "lease-expired"
         assert aged.sessions()[0] == []
 
 

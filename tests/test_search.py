@@ -199,11 +199,13 @@ def test_a_decision_is_a_span_of_its_turn_recalled_verbatim(arch: Archive) -> No
     hit = search(arch, relation="decision", query="bounded queues")["results"][0]
     assert (hit["kind"], hit["matchType"]) == ("turn", "structural-decision")
     assert "We will use bounded queues" in hit["snippet"]
-    body = arch.recall(hit["locator"])
-    assert body["status"] == "resolved" and body["documentId"] == hit["documentId"]
-    assert body["kind"] == "turn" and body["range"][0] == 0  # the whole turn, not a window
-    raw = body["text"].encode("utf-8")
-    span = raw[body["match"][0] - body["range"][0] : body["match"][1] - body["range"][0]]
+    answer = arch.recall(hit["locator"])
+    body = answer.source
+    assert answer.status == "resolved" and body is not None
+    assert body.document_id == hit["documentId"]
+    assert body.kind == "turn" and body.range[0] == 0  # the whole turn, not a window
+    raw = body.text.encode("utf-8")
+    span = raw[body.match[0] - body.range[0] : body.match[1] - body.range[0]]
     assert span.decode("utf-8").startswith("We will use bounded queues")
     assert search(arch, query="bounded queues", kind="decision")["results"] == []
 
@@ -280,22 +282,23 @@ def test_rrf_uses_k_60_and_gather_always_runs_the_semantic_mode() -> None:
 
 def test_recall_resolves_exact_source(arch: Archive) -> None:
     hit = search(arch, query="REAP_DRAIN")["results"][0]
-    body = arch.recall(hit["locator"])
-    assert body["status"] == "resolved"
-    assert "REAP_DRAIN prevents accepting new work" in body["text"]
-    assert body["sourceKeys"][0] == "user:u1" and body["historical"] is True
-    assert body["chunks"] and body["session"] == "s1" and body["created"]
+    answer = arch.recall(hit["locator"])
+    body = answer.source
+    assert answer.status == "resolved" and body is not None
+    assert "REAP_DRAIN prevents accepting new work" in body.text
+    assert body.source_keys[0] == "user:u1" and answer.to_json()["historical"] is True
+    assert body.chunks and body.session == "s1" and body.created
 
 
 def test_recall_statuses(arch: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
     hit = search(arch, query="REAP_DRAIN")["results"][0]
     loc = hit["locator"]
     tampered = loc[:-2] + ("AA" if not loc.endswith("AA") else "BB")
-    assert arch.recall(tampered)["status"] == "locator-invalid"
-    assert arch.recall("garbage")["status"] == "locator-invalid"
-    assert arch.recall(loc, project="beta")["status"] == "locator-invalid"  # foreign project
+    assert arch.recall(tampered).status == "locator-invalid"
+    assert arch.recall("garbage").status == "locator-invalid"
+    assert arch.recall(loc, project="beta").status == "locator-invalid"  # foreign project
     monkeypatch.setenv("CW_NOW", "2026-11-20T12:31:00Z")  # 31 minutes after the search
-    assert arch.recall(loc)["status"] == "lease-expired"
+    assert arch.recall(loc).status == "lease-expired"
     monkeypatch.setenv("CW_NOW", "2026-11-20T12:00:00Z")
     with pytest.raises(InvalidInput):
         arch.recall(loc, neighbors=33)
@@ -309,12 +312,12 @@ def test_recall_of_a_version_that_does_not_exist_is_missing(arch: Archive) -> No
     hit = search(arch, query="REAP_DRAIN")["results"][0]
     signer = Signer(load_key(arch.home))
     later = replace(signer.verify(hit["locator"]), version=hit["version"] + 5)
-    assert arch.recall(signer.sign(later))["status"] == "missing"
+    assert arch.recall(signer.sign(later)).status == "missing"
 
 
 def test_recall_tokens_are_capped_at_100000(arch: Archive) -> None:
     hit = search(arch, query="REAP_DRAIN")["results"][0]
-    assert arch.recall(hit["locator"], max_tokens=100_000)["status"] == "resolved"
+    assert arch.recall(hit["locator"], max_tokens=100_000).status == "resolved"
     with pytest.raises(InvalidInput):
         arch.recall(hit["locator"], max_tokens=100_001)
 
@@ -324,16 +327,18 @@ def test_a_direct_read_over_the_size_limit_is_a_chunk_table(arch: Archive) -> No
 
     hit = search(arch, query="REAP_DRAIN")["results"][0]
     engine = arch._transport.engine  # type: ignore[attr-defined]
-    body = read_document(engine.store, hit["documentId"], max_bytes=10)
-    assert body["status"] == "resolved" and body["truncated"] is True and "text" not in body
-    assert body["chunks"] and len(body["chunks"]) <= 256 and len(body["sourceKeys"]) <= 16
+    answer = read_document(engine.store, hit["documentId"], max_bytes=10)
+    body = answer.document
+    assert answer.status == "resolved" and body is not None
+    assert body.truncated and body.text is None and "text" not in answer.to_json()
+    assert body.chunks and len(body.chunks) <= 256 and len(body.source_keys) <= 16
 
 
 def test_session_scoped_locator_needs_lineage(arch: Archive) -> None:
     hit = search(arch, query="keys", scope="session", sessions=["s2"])["results"][0]
-    assert arch.recall(hit["locator"])["status"] == "locator-invalid"
-    assert arch.recall(hit["locator"], session_ids=["s1"])["status"] == "locator-invalid"
-    assert arch.recall(hit["locator"], session_ids=["s2"])["status"] == "resolved"
+    assert arch.recall(hit["locator"]).status == "locator-invalid"
+    assert arch.recall(hit["locator"], session_ids=["s1"]).status == "locator-invalid"
+    assert arch.recall(hit["locator"], session_ids=["s2"]).status == "resolved"
 
 
 def test_supersede_leaves_every_path_at_once(arch: Archive) -> None:
@@ -345,7 +350,7 @@ def test_supersede_leaves_every_path_at_once(arch: Archive) -> None:
         h["documentId"] for h in search(arch, query="reaper crash drains")["results"]
     ]
     assert doc not in [h["documentId"] for h in search(arch, relation="question")["results"]]
-    assert arch.recall(exact["locator"])["status"] == "superseded"
+    assert arch.recall(exact["locator"]).status == "superseded"
     audit = arch.show_document(doc, include_superseded=True)
     assert audit["state"] == "superseded"
     assert "REAP_DRAIN" in audit["versions"][0]["text"]
@@ -358,17 +363,17 @@ def test_supersede_with_replacement_never_substitutes(arch: Archive) -> None:
     new = search(arch, query="picked 64 alpha", project="beta")["results"][0]
     arch.supersede(old["documentId"], by=new["documentId"], reason="moved")
     body = arch.recall(old["locator"])
-    assert body["status"] == "superseded" and "text" not in body
+    assert body.status == "superseded" and body.source is None and body.document is None
 
 
 def test_forgotten_source_recall_is_expired(arch: Archive) -> None:
     hit = search(arch, query="rotate signing keys")["results"][0]
     arch.forget(hit["source"]["sessionId"])
-    assert arch.recall(hit["locator"])["status"] == "expired"
+    assert arch.recall(hit["locator"]).status == "expired"
 
 
 def test_gather_neighbours_have_no_score(arch: Archive) -> None:
-    body = arch.gather({"query": "bounded queues", "limit": 2})
+    body = arch.gather({"query": "bounded queues", "limit": 2}).to_json()
     assert body["results"]
     for hit in body["results"]:
         assert "score" in hit and "band" in hit
@@ -417,7 +422,9 @@ def test_cli_search_json_batch_and_recall(tmp_path: Path) -> None:
 
 def test_recall_by_direct_document_id(arch: Archive) -> None:
     hit = search(arch, query="REAP_DRAIN")["results"][0]
-    body = arch.recall(hit["documentId"])
-    assert body["status"] == "resolved" and "REAP_DRAIN prevents" in body["text"]
-    assert body["sourceKeys"] and body["historical"] is True
-    assert arch.recall("no/such")["status"] == "locator-invalid"
+    answer = arch.recall(hit["documentId"])
+    body = answer.document
+    assert answer.status == "resolved" and body is not None and body.text is not None
+    assert "REAP_DRAIN prevents" in body.text
+    assert body.source_keys and answer.to_json()["historical"] is True
+    assert arch.recall("no/such").status == "locator-invalid"

@@ -93,9 +93,9 @@ def test_undo_brings_the_document_back_with_both_records_kept(arch: Archive) -> 
     assert doc in [h["documentId"] for h in again]  # searchable again, as the new version
     assert next(h for h in again if h["documentId"] == doc)["version"] == undone["version"]
     # A locator made before the supersede names the retired version: it stays superseded.
-    assert arch.recall(hit["locator"])["status"] == "superseded"
+    assert arch.recall(hit["locator"]).status == "superseded"
     fresh = next(h for h in again if h["documentId"] == doc)
-    assert arch.recall(fresh["locator"])["status"] == "resolved"
+    assert arch.recall(fresh["locator"]).status == "resolved"
     # The audit view keeps both records: the supersession and its undoing.
     audit = arch.show_document(doc, include_superseded=True)
     assert audit["state"] == "live"

@@ -40,7 +40,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -52,15 +52,11 @@ from mcp.shared.exceptions import MCPError
 from cwcore.api import Archive
 from cwcore.errors import EXCERPT_CHARS, CwError, InvalidInput, NotFound, excerpt
 from cwcore.hosts import reads
-from cwcore.recall.recall import LABEL
+from cwcore.precheck import MAX_GATHER_NEIGHBORS
+from cwcore.recall.recall import LABEL, MAX_NEIGHBORS, MAX_TOKENS
+from cwcore.recall.results import RecallResponse
 from cwcore.retrieve.locator import NOT_VALID_HERE
-from cwcore.retrieve.request import (
-    MAX_EXCLUDED_KEYS,
-    MAX_EXPANSION_TERMS,
-    MAX_LIMIT,
-    MAX_QUERY_CHARS,
-    RELATIONS,
-)
+from cwcore.retrieve.request import json_schema as request_schema
 from cwcore.store.keys import MAX_ID_BYTES
 
 SERVER_NAME = "cw"
@@ -107,9 +103,8 @@ def resolve_binding(
 
 # -- tool schemas ---------------------------------------------------------------------------------
 
+#: The scope as this server offers it (its values are the request's; its default is not).
 _SCOPE = {
-    "type": "string",
-    "enum": ["session", "project", "all"],
     "default": "project",
     "description": (
         "project (default): this project's whole history. session: only the current session "
@@ -119,62 +114,45 @@ _SCOPE = {
 }
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 
-SEARCH_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": ["string", "null"],
-            "maxLength": MAX_QUERY_CHARS,
-            "description": (
-                "What to find. Exact identifiers, file paths, error codes, commit ids and "
-                "quoted phrases are matched exactly first; other words by BM25."
-            ),
-        },
-        "relation": {
-            "type": ["string", "null"],
-            "enum": [*RELATIONS, None],
-            "description": (
-                "Find the latest question, request, correction, answer or decision; may be "
-                "combined with query. A query, a relation or both is required."
-            ),
-        },
-        "scope": _SCOPE,
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10},
-        "excludeVisibleSourceKeys": {
-            **_STRINGS,
-            "maxItems": MAX_EXCLUDED_KEYS,
-            "description": (
-                "Source message keys (source.messageKeys of earlier hits) already visible in "
-                "your context; windows made only of them are skipped."
-            ),
-        },
-        "hintBudgetTokens": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Token budget for the snippets of all results together.",
-        },
-        "expansionTerms": {
-            **_STRINGS,
-            "maxItems": MAX_EXPANSION_TERMS,
-            "description": "Extra terms to add to a weak lexical query (optional).",
-        },
-    },
-    "additionalProperties": False,
-}
+#: The search tool's arguments: the search request's own fields and bounds (one declaration,
+#: :data:`cwcore.retrieve.request.FIELDS`, which the engine's validator checks), with this
+#: server's scope default.
+SEARCH_SCHEMA: dict[str, Any] = request_schema(
+    (
+        "query",
+        "relation",
+        "scope",
+        "limit",
+        "excludeVisibleSourceKeys",
+        "hintBudgetTokens",
+        "expansionTerms",
+    ),
+    {"scope": _SCOPE},
+)
 
+#: The gather tool's arguments: a query (required, not empty), the limit (default 5), the
+#: scope and the turns around each hit.
+_GATHER_REQUEST = request_schema(
+    ("query", "limit", "scope"),
+    {
+        "query": {"type": "string", "minLength": 1, "description": None},
+        "limit": {"default": 5},
+        "scope": _SCOPE,
+    },
+)
 GATHER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 5},
+        "query": _GATHER_REQUEST["properties"]["query"],
+        "limit": _GATHER_REQUEST["properties"]["limit"],
         "neighbors": {
             "type": "integer",
             "minimum": 0,
-            "maximum": 8,
+            "maximum": MAX_GATHER_NEIGHBORS,
             "default": 1,
             "description": "Turns to include before and after each hit.",
         },
-        "scope": _SCOPE,
+        "scope": _GATHER_REQUEST["properties"]["scope"],
     },
     "required": ["query"],
     "additionalProperties": False,
@@ -192,14 +170,14 @@ RECALL_SCHEMA: dict[str, Any] = {
         "neighbors": {
             "type": "integer",
             "minimum": 0,
-            "maximum": 32,
+            "maximum": MAX_NEIGHBORS,
             "default": 1,
             "description": "Neighbouring windows to include around the match.",
         },
         "maxTokens": {
             "type": "integer",
             "minimum": 1,
-            "maximum": 100_000,
+            "maximum": MAX_TOKENS,
             "default": 3000,
             "description": "Token budget of the returned source; the rest is reachable by "
             "the continuation locators.",
@@ -459,6 +437,11 @@ class BoundTools:
         body["results"] = [
             h for h in body.get("results", []) if h["source"]["project"] == self.binding.project
         ]
+        return self._labelled(body)
+
+    @staticmethod
+    def _labelled(body: dict[str, Any]) -> dict[str, Any]:
+        """A tool's hits (at most what fits an agent's context) under the historical label."""
         return {"label": LABEL, "historical": True, **cap_results(body)}
 
     def search(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -469,7 +452,10 @@ class BoundTools:
         request = dict(args)
         neighbors = int(request.pop("neighbors", 1))
         request.setdefault("limit", 5)
-        return self._own(self.archive.gather(self._scoped(request), neighbors=neighbors))
+        found = self.archive.gather(self._scoped(request), neighbors=neighbors)
+        # The engine already filters by project; this is the boundary's second lock.
+        own = tuple(a for a in found.anchors if a.project == self.binding.project)
+        return self._labelled(replace(found, anchors=own).to_json())
 
     def recall(self, args: dict[str, Any]) -> dict[str, Any]:
         sessions = (
@@ -483,9 +469,9 @@ class BoundTools:
             project=self.binding.project,
         )
         # The engine enforces the binding before it reads; this is the boundary's second lock.
-        if body.get("project", self.binding.project) != self.binding.project:
-            return {"status": "locator-invalid", "message": NOT_VALID_HERE}
-        return body
+        if (body.project or self.binding.project) != self.binding.project:
+            return RecallResponse("locator-invalid", NOT_VALID_HERE).to_json()
+        return body.to_json()
 
     def supersede(self, args: dict[str, Any]) -> dict[str, Any]:
         if args.get("subjectKey") and not args.get("by"):

@@ -298,7 +298,7 @@ def _context(
     """The chronological neighbours of one document (``gather``'s context, for one anchor)."""
     target = required_str(params, "documentId")
     around = param_int(params, "neighbors", 1)
-    return browse.document_context(engine.reader, target, around=around)
+    return browse.document_context(engine.reader, target, around=around).to_json()
 
 
 METHODS: tuple[Method, ...] = (

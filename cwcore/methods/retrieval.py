@@ -50,17 +50,17 @@ def _recall(
         max_tokens=max_tokens,
         caller=Caller(param_str(params, "project"), tuple(session_ids)),
     )
-    if body["status"] == "resolved" and "range" in body:  # a located hit, not a direct read
-        head = engine.reader.head(body["documentId"])
+    if body.status == "resolved" and body.source is not None:  # a located hit, not a read
+        head = engine.reader.head(body.source.document_id)
         record_recall(engine.store, int(head["ordinal"]))
-    return body
+    return body.to_json()
 
 
 def _gather(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     request, around = precheck.gather(params)
-    return gather(engine.search_context(), request, around)
+    return gather(engine.search_context(), request, around).to_json()
 
 
 METHODS: tuple[Method, ...] = (

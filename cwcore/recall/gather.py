@@ -10,36 +10,41 @@ from __future__ import annotations
 
 from typing import Any
 
+from cwcore.recall.results import GatherAnchor, GatherResponse, Neighbor
 from cwcore.retrieve.request import SearchRequest
+from cwcore.retrieve.results import SearchHit
 from cwcore.retrieve.search import SearchContext, search
 from cwcore.store.reader import Reader
 
 NEIGHBOR_CHARS = 1_200
 
 
-def neighbor(reader: Reader, head: dict[str, Any]) -> dict[str, Any]:
+def neighbor(reader: Reader, head: dict[str, Any]) -> Neighbor:
     """A neighbouring turn as context: its id, kind, time, message keys and its text's start
     (cut to :data:`NEIGHBOR_CHARS` characters, ``truncated`` saying so)."""
     manifest = reader.manifest(head["documentId"], int(head["version"]))
     data = reader.read_bytes(manifest, 0, NEIGHBOR_CHARS * 4)
     text = data.decode("utf-8", "ignore")
-    return {
-        "documentId": head["documentId"],
-        "kind": head["kind"],
-        "created": manifest["created"],
-        "messageKeys": [p["key"] for p in manifest["parts"]],
-        "text": text[:NEIGHBOR_CHARS],
-        "truncated": len(text) > NEIGHBOR_CHARS or int(manifest["bytes"]) > len(data),
-        "historical": True,
-    }
+    return Neighbor(
+        document_id=head["documentId"],
+        kind=head["kind"],
+        created=manifest["created"],
+        message_keys=tuple(p["key"] for p in manifest["parts"]),
+        text=text[:NEIGHBOR_CHARS],
+        truncated=len(text) > NEIGHBOR_CHARS or int(manifest["bytes"]) > len(data),
+    )
 
 
-def gather(ctx: SearchContext, req: SearchRequest, around: int = 1) -> dict[str, Any]:
-    found = search(ctx, req).to_json()
-    evidence = []
+def gather(ctx: SearchContext, req: SearchRequest, around: int = 1) -> GatherResponse:
+    """The search of ``req`` with up to ``around`` neighbours on each side of every hit."""
+    found = search(ctx, req)
+    # Window hits first, then the Markdown evidence that filled a short page: the search's order.
+    rows: list[tuple[SearchHit | None, dict[str, Any] | None, str, str]] = [
+        (hit, None, hit.source.session_id, hit.document_id) for hit in found.results
+    ] + [(None, e, e["source"]["sessionId"], e["documentId"]) for e in found.evidence]
+    anchors = []
     cache: dict[str, list[dict[str, Any]]] = {}
-    for hit in found["results"]:
-        session = hit["source"]["sessionId"]
+    for hit, evidence, session, document_id in rows:
         if session not in cache:
             cache[session] = [
                 h
@@ -47,11 +52,11 @@ def gather(ctx: SearchContext, req: SearchRequest, around: int = 1) -> dict[str,
                 if h["kind"] in ("turn", "tool-result", "decision")
             ]
         turns = cache[session]
-        index = next((i for i, h in enumerate(turns) if h["documentId"] == hit["documentId"]), None)
-        before: list[dict[str, Any]] = []
-        after: list[dict[str, Any]] = []
+        index = next((i for i, h in enumerate(turns) if h["documentId"] == document_id), None)
+        before: tuple[Neighbor, ...] = ()
+        after: tuple[Neighbor, ...] = ()
         if index is not None and around:
-            before = [neighbor(ctx.reader, h) for h in turns[max(0, index - around) : index]]
-            after = [neighbor(ctx.reader, h) for h in turns[index + 1 : index + 1 + around]]
-        evidence.append({**hit, "before": before, "after": after})
-    return {**found, "results": evidence}
+            before = tuple(neighbor(ctx.reader, h) for h in turns[max(0, index - around) : index])
+            after = tuple(neighbor(ctx.reader, h) for h in turns[index + 1 : index + 1 + around])
+        anchors.append(GatherAnchor(hit, before, after, evidence=evidence))
+    return GatherResponse(found, tuple(anchors))

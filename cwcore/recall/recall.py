@@ -28,6 +28,16 @@ from typing import Any
 
 from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
 from cwcore.index import derived
+from cwcore.recall.results import (
+    Continuation,
+    DocumentRead,
+    MessageSpan,
+    RecalledSource,
+    RecallResponse,
+    Split,
+    TurnContext,
+    TurnHeader,
+)
 from cwcore.retrieve.locator import (
     NOT_VALID_HERE,
     Locator,
@@ -36,6 +46,7 @@ from cwcore.retrieve.locator import (
     is_locator,
     lease_expired,
 )
+from cwcore.retrieve.results import WindowRecord
 from cwcore.retrieve.scope import lineage
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
@@ -62,8 +73,8 @@ class Caller:
     sessions: tuple[str, ...] = ()
 
 
-def _status(status: str, message: str) -> dict[str, Any]:
-    return {"status": status, "message": message}
+def _status(status: str, message: str) -> RecallResponse:
+    return RecallResponse(status, message)
 
 
 def _check_scope(reader: Reader, loc: Locator, caller: Caller) -> None:
@@ -85,7 +96,7 @@ def recall(
     neighbors: int = 1,
     max_tokens: int = 3000,
     caller: Caller = Caller(),
-) -> dict[str, Any]:
+) -> RecallResponse:
     """Recall ``target`` — a locator, or a document id for a direct read — for ``caller``."""
     if not 0 <= neighbors <= MAX_NEIGHBORS:
         raise InvalidInput(f"neighbors must be from 0 to {MAX_NEIGHBORS}")
@@ -116,15 +127,18 @@ def recall(
     tomb = reader.tombstone(int(manifest["ordinal"]))
     if tomb is not None or head.get("state") != "live" or int(head["version"]) != loc.version:
         reason = (tomb or {}).get("reason") or head.get("state")
-        body = _status("superseded", f"this version was superseded ({reason}); search again")
         replacement = head.get("supersededBy") or (
             loc.document_id if int(head["version"]) != loc.version else None
         )
-        body["supersededBy"] = _visible(reader, replacement, caller)
-        return body
+        return RecallResponse(
+            "superseded",
+            f"this version was superseded ({reason}); search again",
+            superseded_by=_visible(reader, replacement, caller),
+        )
     # Continuations of a first-format locator are issued in the current one.
     loc = replace(loc, digest=str(manifest["digest"]))
-    return _materialize(store, reader, signer, loc, manifest, neighbors, max_tokens)
+    source = _materialize(store, reader, signer, loc, manifest, neighbors, max_tokens)
+    return RecallResponse("resolved", source=source)
 
 
 def _same_content(store: Store, loc: Locator, manifest: dict[str, Any]) -> bool:
@@ -150,12 +164,13 @@ def _visible(reader: Reader, document_id: str | None, caller: Caller) -> str | N
     return document_id if head.get("project") == caller.project else None
 
 
-def _windows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+def _windows(store: Store, manifest: dict[str, Any]) -> list[WindowRecord]:
     mark = derived.marker(store, int(manifest["ordinal"]))
     if mark is None:
         return []
     first, n = int(mark["firstWid"]), int(mark["windows"])
-    return [r for r in derived.window_records(store, list(range(first, first + n))) if r]
+    records = derived.window_records(store, list(range(first, first + n)))
+    return [WindowRecord.from_record(r) for r in records if r]
 
 
 def _materialize(
@@ -166,7 +181,7 @@ def _materialize(
     manifest: dict[str, Any],
     neighbors: int,
     max_tokens: int,
-) -> dict[str, Any]:
+) -> RecalledSource:
     windows = _windows(store, manifest)
     total = int(manifest["bytes"])
     if manifest["kind"] in ("turn", "decision", "note") and total <= WHOLE_TURN_BYTES:
@@ -177,7 +192,7 @@ def _materialize(
     elif windows:
         centre = min(max(loc.window, 0), len(windows) - 1)
         lo, hi = max(0, centre - neighbors), min(len(windows), centre + neighbors + 1)
-        ranges = [(int(w["byteStart"]), int(w["byteEnd"])) for w in windows[lo:hi]]
+        ranges = [(w.byte_start, w.byte_end) for w in windows[lo:hi]]
     else:
         ranges = [(max(0, loc.start - 4096), min(total, loc.end + 4096))]
     start, end = ranges[0][0], ranges[-1][1]
@@ -209,52 +224,51 @@ def _materialize(
         if ranges[-1][1] < total:
             cont_after = signer.sign(_moved(loc, ranges[-1][1]))
     parts = [p for p in manifest["parts"] if p["end"] > start and p["start"] < end]
-    body: dict[str, Any] = {
-        "status": "resolved",
-        "documentId": manifest["documentId"],
-        "version": int(manifest["version"]),
-        "kind": manifest["kind"],
-        "archiveKind": "markdown" if manifest["kind"] == "markdown" else "session",
-        "session": manifest["session"],
-        "project": manifest["project"],
-        "agent": manifest["agent"],
-        "created": manifest["created"],
-        "range": [start, end],
-        "match": [loc.start, loc.end],
-        "text": text,
-        "tokens": estimate(text),
-        "sourceKeys": [p["key"] for p in parts],
-        "messages": [
-            {
-                "messageKey": p["key"],
-                "role": p["role"],
-                "kind": p["kind"],
-                "range": [p["start"], p["end"]],
-                "timestamp": p.get("ts"),
-            }
-            for p in parts
-        ],
-        "chunks": [c for p in parts for c in p["chunks"] if c[1] + c[2] > start and c[1] < end],
-        "continuation": {"before": cont_before, "after": cont_after},
-        "historical": True,
-        "label": LABEL,
-    }
+    parent_turn, parent_unreadable = None, False
     if manifest["kind"] == "tool-result" and manifest.get("parent"):
-        body["parentTurn"] = _header(reader, manifest["parent"])
+        parent_turn = _header(reader, manifest["parent"])
+        parent_unreadable = parent_turn is None
     split = (manifest.get("metadata") or {}).get("split")
-    if split:
-        body["split"] = split  # a piece of a cut message: every piece's document, in order
     turn = turn_context(reader, manifest)
     if turn is not None:
-        body["turn"] = turn
         # The turn goes on in the documents around this one: where the returned text reaches
         # an edge of its document, a continuation names the neighbouring document instead.
-        before, after = turn["before"], turn["after"]
-        if before and start == 0 and cont_before is None:
-            body["continuation"]["before"] = _neighbour(reader, signer, loc, before, last=True)
-        if after and end >= total and cont_after is None:
-            body["continuation"]["after"] = _neighbour(reader, signer, loc, after, last=False)
-    return body
+        if turn.before and start == 0 and cont_before is None:
+            cont_before = _neighbour(reader, signer, loc, turn.before, last=True)
+        if turn.after and end >= total and cont_after is None:
+            cont_after = _neighbour(reader, signer, loc, turn.after, last=False)
+    return RecalledSource(
+        document_id=manifest["documentId"],
+        version=int(manifest["version"]),
+        kind=manifest["kind"],
+        archive_kind="markdown" if manifest["kind"] == "markdown" else "session",
+        session=manifest["session"],
+        project=manifest["project"],
+        agent=manifest["agent"],
+        created=manifest["created"],
+        range=(start, end),
+        match=(loc.start, loc.end),
+        text=text,
+        tokens=estimate(text),
+        source_keys=tuple(p["key"] for p in parts),
+        messages=tuple(
+            MessageSpan(p["key"], p["role"], p["kind"], (p["start"], p["end"]), p.get("ts"))
+            for p in parts
+        ),
+        chunks=tuple(
+            (str(c[0]), int(c[1]), int(c[2]))
+            for p in parts
+            for c in p["chunks"]
+            if c[1] + c[2] > start and c[1] < end
+        ),
+        continuation=Continuation(cont_before, cont_after),
+        label=LABEL,
+        parent_turn=parent_turn,
+        parent_unreadable=parent_unreadable,
+        # A piece of a cut message: every piece's document, in order.
+        split=Split.from_json(split) if split else None,
+        turn=turn,
+    )
 
 
 #: Documents of a session read to find a turn's other documents (a turn longer than this is
@@ -262,7 +276,7 @@ def _materialize(
 TURN_SCAN = 4_096
 
 
-def turn_context(reader: Reader, manifest: dict[str, Any]) -> dict[str, Any] | None:
+def turn_context(reader: Reader, manifest: dict[str, Any]) -> TurnContext | None:
     """For a document of a turn stored as several documents (layout 2): the turn's first
     document, its documents in order, this one's position, and its neighbours. None for a
     turn that is one document, and for documents of other kinds or layouts."""
@@ -285,13 +299,13 @@ def turn_context(reader: Reader, manifest: dict[str, Any]) -> dict[str, Any] | N
     if len(members) < 2 or manifest["documentId"] not in members:
         return None
     index = members.index(manifest["documentId"])
-    return {
-        "turnId": turn_id,
-        "documents": members,
-        "index": index,
-        "before": members[index - 1] if index else None,
-        "after": members[index + 1] if index + 1 < len(members) else None,
-    }
+    return TurnContext(
+        turn_id=turn_id,
+        documents=tuple(members),
+        index=index,
+        before=members[index - 1] if index else None,
+        after=members[index + 1] if index + 1 < len(members) else None,
+    )
 
 
 def _neighbour(
@@ -324,7 +338,7 @@ def _moved(loc: Locator, byte_pos: int) -> Locator:
     return replace(loc, start=byte_pos, end=byte_pos + 1)
 
 
-def _header(reader: Reader, document_id: str) -> dict[str, Any] | None:
+def _header(reader: Reader, document_id: str) -> TurnHeader | None:
     """The parent turn's first message, cut to a header."""
     try:
         manifest = reader.manifest(document_id)
@@ -336,17 +350,14 @@ def _header(reader: Reader, document_id: str) -> dict[str, Any] | None:
     text = reader.read_bytes(
         manifest, first["start"], min(first["end"], first["start"] + 4 * HEADER_CHARS)
     )
-    return {
-        "documentId": document_id,
-        "messageKey": first["key"],
-        "role": first["role"],
-        "text": text.decode("utf-8", "ignore")[:HEADER_CHARS],
-    }
+    return TurnHeader(
+        document_id, first["key"], first["role"], text.decode("utf-8", "ignore")[:HEADER_CHARS]
+    )
 
 
 def read_document(
     store: Store, document_id: str, max_bytes: int = 1024 * 1024, *, caller: Caller = Caller()
-) -> dict[str, Any]:
+) -> RecallResponse:
     """Direct document read: the full source when at most 1 MiB, else a chunk table of contents
     (at most 256 occurrences and 16 source keys; no payload is fetched). A document the caller
     may not read (another project's, in any state) answers as one that does not exist."""
@@ -361,27 +372,29 @@ def read_document(
             f"not a cw locator, and no document {excerpt(document_id)} is within reach",
         )
     manifest = reader.manifest(document_id, int(head["version"]))
-    body: dict[str, Any] = {
-        "status": "resolved" if head.get("state") == "live" else "superseded",
-        "documentId": document_id,
-        "version": manifest["version"],
-        "kind": manifest["kind"],
-        "session": manifest["session"],
-        "project": manifest["project"],
-        "created": manifest["created"],
-        "bytes": manifest["bytes"],
-        "historical": True,
-        "label": LABEL,
-    }
     metadata = manifest.get("metadata") or {}
-    for name in ("split", "continues"):
-        if metadata.get(name):
-            body[name] = metadata[name]  # a piece of a cut message: where the others are
-    if int(manifest["bytes"]) <= max_bytes:
-        body["text"] = reader.text(manifest)
-        body["sourceKeys"] = [p["key"] for p in manifest["parts"]]
-    else:
-        body["chunks"] = [c for p in manifest["parts"] for c in p["chunks"]][:256]
-        body["sourceKeys"] = [p["key"] for p in manifest["parts"]][:16]
-        body["truncated"] = True
-    return body
+    keys = [p["key"] for p in manifest["parts"]]
+    small = int(manifest["bytes"]) <= max_bytes
+    document = DocumentRead(
+        document_id=document_id,
+        version=manifest["version"],
+        kind=manifest["kind"],
+        session=manifest["session"],
+        project=manifest["project"],
+        created=manifest["created"],
+        bytes=manifest["bytes"],
+        label=LABEL,
+        source_keys=tuple(keys if small else keys[:16]),
+        text=reader.text(manifest) if small else None,
+        chunks=None
+        if small
+        else tuple(
+            (str(c[0]), int(c[1]), int(c[2])) for p in manifest["parts"] for c in p["chunks"]
+        )[:256],
+        # A piece of a cut message: where the others are.
+        split=Split.from_json(metadata["split"]) if metadata.get("split") else None,
+        continues=metadata.get("continues") or None,
+    )
+    return RecallResponse(
+        "resolved" if head.get("state") == "live" else "superseded", document=document
+    )

@@ -29,27 +29,130 @@ MAX_EXCLUDED_BYTES = 1024 * 1024
 MAX_QUERY_CHARS = 4_000
 MAX_EXPANSION_TERMS = 32
 
-_KNOWN = {
-    "id",
-    "query",
-    "relation",
-    "scope",
-    "limit",
-    "excludeVisibleSourceKeys",
-    "hintBudgetTokens",
-    "sessions",
-    "project",
-    "agent",
-    "since",
-    "until",
-    "role",
-    "kind",
-    "semanticPolicy",
-    "expansionTerms",
-    "rerank",
-    "strict",
-    "group",
-}
+
+@dataclass(frozen=True)
+class RequestField:
+    """One field of the search request as JSON: its name, JSON type (``string``, ``integer``,
+    ``boolean``, ``strings`` — a list of strings — or ``any``), the values it may take
+    (``choices``, an integer range, a longest string, a longest list), its default, and what
+    it means to an agent. :func:`parse_request` checks these bounds, and the MCP search tools'
+    JSON schemas are generated from them (:func:`json_schema`), so the two cannot drift."""
+
+    name: str
+    type: str
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    max_length: int | None = None
+    max_items: int | None = None
+    nullable: bool = False
+    default: Any = None
+    description: str = ""
+
+    def json_schema(self) -> dict[str, Any]:
+        """This field as a JSON Schema property (draft 2020-12)."""
+        base = {"strings": "array", "any": None}.get(self.type, self.type)
+        out: dict[str, Any] = {}
+        if base is not None:
+            out["type"] = [base, "null"] if self.nullable else base
+        if self.type == "strings":
+            out["items"] = {"type": "string"}
+        if self.choices:
+            out["enum"] = [*self.choices, None] if self.nullable else list(self.choices)
+        for key, value in (
+            ("minimum", self.minimum),
+            ("maximum", self.maximum),
+            ("maxLength", self.max_length),
+            ("maxItems", self.max_items),
+            ("default", self.default),
+        ):
+            if value is not None:
+                out[key] = value
+        if self.description:
+            out["description"] = self.description
+        return out
+
+
+#: The search request's fields, in the order the MCP schema lists them. The bounds here are the
+#: ones :func:`parse_request` enforces.
+FIELDS: tuple[RequestField, ...] = (
+    RequestField(
+        "query",
+        "string",
+        max_length=MAX_QUERY_CHARS,
+        nullable=True,
+        description=(
+            "What to find. Exact identifiers, file paths, error codes, commit ids and "
+            "quoted phrases are matched exactly first; other words by BM25."
+        ),
+    ),
+    RequestField(
+        "relation",
+        "string",
+        choices=RELATIONS,
+        nullable=True,
+        description=(
+            "Find the latest question, request, correction, answer or decision; may be "
+            "combined with query. A query, a relation or both is required."
+        ),
+    ),
+    RequestField("scope", "string", choices=SCOPES, default="all"),
+    RequestField("limit", "integer", minimum=1, maximum=MAX_LIMIT, default=10),
+    RequestField(
+        "excludeVisibleSourceKeys",
+        "strings",
+        max_items=MAX_EXCLUDED_KEYS,
+        description=(
+            "Source message keys (source.messageKeys of earlier hits) already visible in "
+            "your context; windows made only of them are skipped."
+        ),
+    ),
+    RequestField(
+        "hintBudgetTokens",
+        "integer",
+        minimum=0,
+        description="Token budget for the snippets of all results together.",
+    ),
+    RequestField(
+        "expansionTerms",
+        "strings",
+        max_items=MAX_EXPANSION_TERMS,
+        description="Extra terms to add to a weak lexical query (optional).",
+    ),
+    RequestField("sessions", "strings"),
+    RequestField("project", "string"),
+    RequestField("agent", "string"),
+    RequestField("since", "string"),
+    RequestField("until", "string"),
+    RequestField("role", "string", choices=ROLES),
+    RequestField("kind", "string", choices=DOCUMENT_KINDS),
+    RequestField("semanticPolicy", "string", choices=POLICIES, default=DEFAULT_POLICY),
+    RequestField("rerank", "boolean", default=True),
+    RequestField("strict", "boolean", default=False),
+    RequestField("group", "string", choices=GROUPS, default="document"),
+    RequestField("id", "any"),  # echoed by ``--batch``
+)
+FIELD = {f.name: f for f in FIELDS}
+_KNOWN = frozenset(FIELD)
+
+
+def json_schema(
+    names: tuple[str, ...], overrides: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A JSON Schema object of the request fields ``names`` (no others allowed), each property
+    generated from its :class:`RequestField` and then updated with ``overrides[name]`` (a face's
+    own default or wording, or a narrower type; a None value removes that key)."""
+    overrides = overrides or {}
+    properties = {}
+    for name in names:
+        prop = FIELD[name].json_schema()
+        for key, value in overrides.get(name, {}).items():
+            if value is None:
+                prop.pop(key, None)
+            else:
+                prop[key] = value
+        properties[name] = prop
+    return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
 @dataclass(frozen=True)
@@ -91,6 +194,35 @@ def _str_list(body: dict[str, Any], name: str) -> list[str]:
     return value
 
 
+def _choice(body: dict[str, Any], name: str) -> str | None:
+    """A string field that must be one of its declared choices (None when absent)."""
+    value = _opt_str(body, name)
+    choices = FIELD[name].choices
+    if value is not None and value not in choices:
+        raise InvalidInput(f"{name} must be one of {', '.join(choices)}")
+    return value
+
+
+def _integer(body: dict[str, Any], name: str) -> Any:
+    """An integer field within its declared range (its default, None or a number, when
+    absent); the message names the range."""
+    spec = FIELD[name]
+    value = body.get(name, spec.default)
+    if value is None and spec.default is None:
+        return None
+    lo, hi = spec.minimum, spec.maximum
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or (lo is not None and value < lo)
+        or (hi is not None and value > hi)
+    ):
+        if hi is None and lo == 0:
+            raise InvalidInput(f"{name} must be a non-negative integer")
+        raise InvalidInput(f"{name} must be an integer from {lo} to {hi}")
+    return value
+
+
 def parse_request(body: dict[str, Any], *, default_policy: str = DEFAULT_POLICY) -> SearchRequest:
     """Validate a JSON request object; raise :class:`InvalidInput` naming the bad field."""
     if not isinstance(body, dict):
@@ -103,49 +235,36 @@ def parse_request(body: dict[str, Any], *, default_policy: str = DEFAULT_POLICY)
     query = _opt_str(body, "query")
     if query is not None:
         query = query.strip() or None
-    if query is not None and len(query) > MAX_QUERY_CHARS:
-        raise LimitExceeded(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-    relation = _opt_str(body, "relation")
-    if relation is not None and relation not in RELATIONS:
-        raise InvalidInput(f"relation must be one of {', '.join(RELATIONS)}")
+    longest = FIELD["query"].max_length or MAX_QUERY_CHARS
+    if query is not None and len(query) > longest:
+        raise LimitExceeded(f"query is {len(query)} characters; the limit is {longest}")
+    relation = _choice(body, "relation")
     if query is None and relation is None:
         raise InvalidInput("give a query, a relation, or both")
-    scope = _opt_str(body, "scope") or "all"
-    if scope not in SCOPES:
-        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
-    limit = body.get("limit", 10)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}")
+    scope = _choice(body, "scope") or "all"
+    limit = _integer(body, "limit")
     sessions = tuple(_str_list(body, "sessions"))
     if scope == "session" and not sessions:
         raise InvalidInput("scope session needs at least one session (--session)")
     excluded = _str_list(body, "excludeVisibleSourceKeys")
-    if len(excluded) > MAX_EXCLUDED_KEYS:
+    most = FIELD["excludeVisibleSourceKeys"].max_items or MAX_EXCLUDED_KEYS
+    if len(excluded) > most:
         raise LimitExceeded(
-            f"excludeVisibleSourceKeys has {len(excluded)} ids; the limit is {MAX_EXCLUDED_KEYS}"
+            f"excludeVisibleSourceKeys has {len(excluded)} ids; the limit is {most}"
         )
     if sum(len(k.encode("utf-8", "surrogatepass")) for k in excluded) > MAX_EXCLUDED_BYTES:
         raise LimitExceeded("excludeVisibleSourceKeys exceeds 1 MiB of ids")
-    role = _opt_str(body, "role")
-    if role is not None and role not in ROLES:
-        raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
-    kind = _opt_str(body, "kind")
-    if kind is not None and kind not in DOCUMENT_KINDS:
-        raise InvalidInput(f"kind must be one of {', '.join(DOCUMENT_KINDS)}")
+    role = _choice(body, "role")
+    kind = _choice(body, "kind")
     policy = _opt_str(body, "semanticPolicy") or default_policy
-    if policy not in POLICIES:
+    if policy not in FIELD["semanticPolicy"].choices:
         raise InvalidInput(f"semanticPolicy must be one of {', '.join(POLICIES)}")
     expansion = _str_list(body, "expansionTerms")
-    if len(expansion) > MAX_EXPANSION_TERMS:
-        raise LimitExceeded(f"expansionTerms has more than {MAX_EXPANSION_TERMS} terms")
-    budget = body.get("hintBudgetTokens")
-    if budget is not None and (
-        not isinstance(budget, int) or isinstance(budget, bool) or budget < 0
-    ):
-        raise InvalidInput("hintBudgetTokens must be a non-negative integer")
-    group = _opt_str(body, "group") or "document"
-    if group not in GROUPS:
-        raise InvalidInput(f"group must be one of {', '.join(GROUPS)}")
+    most = FIELD["expansionTerms"].max_items or MAX_EXPANSION_TERMS
+    if len(expansion) > most:
+        raise LimitExceeded(f"expansionTerms has more than {most} terms")
+    budget = _integer(body, "hintBudgetTokens")
+    group = _choice(body, "group") or "document"
     since, until = _opt_str(body, "since"), _opt_str(body, "until")
     return SearchRequest(
         query=query,

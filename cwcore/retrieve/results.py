@@ -10,7 +10,7 @@ A hit's JSON is the contract of ``cw search --json`` (fields may be added, none 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,56 @@ EMPTY_ADVICE = (
     "No archived evidence matched. Do not answer from memory as if it were found: check the "
     "current files and state, try other words or a wider scope, or ask the user."
 )
+#: ``score_metadata.mode`` of a Markdown evidence hit (see :mod:`cwcore.retrieve.evidence`).
+EVIDENCE_MODE = "markdown-evidence"
+#: The keys :meth:`SearchHit.to_json` writes from its own fields (the rest are ``extra``).
+_HIT_FIELDS = frozenset(
+    (
+        "documentId",
+        "version",
+        "kind",
+        "score",
+        "band",
+        "matchType",
+        "margin",
+        "snippet",
+        "highlights",
+        "historical",
+        "superseded",
+        "locator",
+        "reranked",
+        "matchedTerms",
+        "expandedTerms",
+        "score_metadata",
+        "source",
+    )
+)
+
+
+@dataclass(frozen=True)
+class WindowRecord:
+    """The part of a stored window record that recall and gather read: its document version,
+    its index in the document, and its range as characters and as UTF-8 bytes of the text."""
+
+    document_id: str
+    version: int
+    index: int
+    start: int
+    end: int
+    byte_start: int
+    byte_end: int
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> WindowRecord:
+        return cls(
+            document_id=str(record["documentId"]),
+            version=int(record["version"]),
+            index=int(record["index"]),
+            start=int(record["start"]),
+            end=int(record["end"]),
+            byte_start=int(record["byteStart"]),
+            byte_end=int(record["byteEnd"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -57,6 +107,18 @@ class Source:
             "agent": self.agent,
             "timestamp": self.timestamp,
         }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Source:
+        return cls(
+            session_id=body["sessionId"],
+            turn_id=body["turnId"],
+            message_key=body["messageKey"],
+            message_keys=tuple(body["messageKeys"]),
+            project=body["project"],
+            agent=body["agent"],
+            timestamp=body["timestamp"],
+        )
 
 
 @dataclass(frozen=True)
@@ -106,6 +168,33 @@ class SearchHit:
         body.update(self.extra)
         return body
 
+    @staticmethod
+    def is_evidence(body: Mapping[str, Any]) -> bool:
+        """Whether hit JSON is a Markdown evidence unit's (built as JSON, not a SearchHit)."""
+        return bool((body.get("score_metadata") or {}).get("mode") == EVIDENCE_MODE)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> SearchHit:
+        """The hit of :meth:`to_json`'s JSON; fields it does not name are ``extra``. The band
+        is not read: it is a function of the score."""
+        return cls(
+            document_id=body["documentId"],
+            version=body["version"],
+            kind=body["kind"],
+            score=body["score"],
+            match_type=body["matchType"],
+            margin=body["margin"],
+            snippet=body["snippet"],
+            highlights=tuple((int(a), int(b)) for a, b in body["highlights"]),
+            locator=body["locator"],
+            reranked=body["reranked"],
+            matched_terms=tuple(body["matchedTerms"]),
+            expanded_terms=tuple(body["expandedTerms"]),
+            score_metadata=dict(body["score_metadata"]),
+            source=Source.from_json(body["source"]),
+            extra={k: v for k, v in body.items() if k not in _HIT_FIELDS},
+        )
+
 
 @dataclass(frozen=True)
 class SearchResponse:
@@ -140,6 +229,23 @@ class SearchResponse:
         if not self.results and not self.evidence:
             body["advice"] = EMPTY_ADVICE
         return body
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> SearchResponse:
+        """The response of :meth:`to_json`'s JSON (Markdown evidence hits stay JSON)."""
+        rows = list(body["results"])
+        return cls(
+            query=body["query"],
+            relation=body["relation"],
+            results=tuple(SearchHit.from_json(h) for h in rows if not SearchHit.is_evidence(h)),
+            retrieval_status=body["retrieval_status"],
+            semantic_search_used=body["semantic_search_used"],
+            generation=body["generation"],
+            timing_ms=body["timing_ms"],
+            stages=dict(body["stages"]),
+            semantic_failure=body.get("semantic_failure"),
+            evidence=tuple(dict(h) for h in rows if SearchHit.is_evidence(h)),
+        )
 
 
 def materialize(

@@ -10,6 +10,8 @@ from rich.markup import escape
 
 from cwcore.api import Archive
 from cwcore.errors import InvalidInput, NotFound
+from cwcore.recall.results import DocumentRead, RecalledSource, RecallResponse
+from cwcore.retrieve.results import EMPTY_ADVICE
 from cwtui.output import console, emit_json, guard, shown_id
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
@@ -37,10 +39,10 @@ def recall(
                 locator, neighbors=neighbors, max_tokens=max_tokens, session_ids=session or []
             )
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
         else:
             _render(body)
-        code = recall_exit_code(str(body["status"]))
+        code = recall_exit_code(body.status)
         if code:
             raise typer.Exit(code)
 
@@ -54,30 +56,36 @@ def recall_exit_code(status: str) -> int:
     return InvalidInput.exit_code if status == "locator-invalid" else NotFound.exit_code
 
 
-def _render(body: dict[str, Any]) -> None:
+def _render(body: RecallResponse) -> None:
     """A recall answer for people: a locator's window (with ``tokens`` and ``continuation``) or
     a direct document read (with ``bytes``; a large document has a chunk list, not text)."""
-    if "text" not in body and "chunks" not in body:
-        console.print(f"[bold red]{body['status']}[/]: {escape(body.get('message', ''))}")
+    source, document = body.source, body.document
+    shown: RecalledSource | DocumentRead | None = source or document
+    if shown is None:
+        console.print(f"[bold red]{body.status}[/]: {escape(body.message or '')}")
         return
-    size = f"{body['tokens']} tokens" if "tokens" in body else f"{body.get('bytes', 0):,} bytes"
-    state = "" if body["status"] == "resolved" else f"[bold red]{body['status']}[/] · "
-    console.print(
-        f"{state}[bold]{body['documentId']}[/] v{body['version']} · {body['kind']} · session "
-        f"{escape(body['session'])} · {body['created'][:19]} · {size}"
-    )
-    console.print(f"[dim]{escape(body['label'])}[/]")
-    if body.get("parentTurn"):
-        console.print(f"[dim]turn: {escape(body['parentTurn']['text'][:200])}[/]")
-    if "text" in body:
-        console.print(escape(body["text"]), soft_wrap=True)
+    if source is not None:
+        size = f"{source.tokens} tokens"
     else:
+        size = f"{document.bytes if document is not None else 0:,} bytes"
+    state = "" if body.status == "resolved" else f"[bold red]{body.status}[/] · "
+    console.print(
+        f"{state}[bold]{shown.document_id}[/] v{shown.version} · {shown.kind} · session "
+        f"{escape(shown.session)} · {shown.created[:19]} · {size}"
+    )
+    console.print(f"[dim]{escape(shown.label)}[/]")
+    if source is not None and source.parent_turn is not None:
+        console.print(f"[dim]turn: {escape(source.parent_turn.text[:200])}[/]")
+    if shown.text is not None:
+        console.print(escape(shown.text), soft_wrap=True)
+    else:
+        chunks = document.chunks if document is not None else ()
         console.print(
-            f"[dim]{len(body['chunks'])} chunk(s); too large to print here: "
-            f"cw show {body['documentId']}[/]"
+            f"[dim]{len(chunks or ())} chunk(s); too large to print here: "
+            f"cw show {shown.document_id}[/]"
         )
-    cont = body.get("continuation") or {}
-    if cont.get("before") or cont.get("after"):
+    cont = body.continuation
+    if cont.before or cont.after:
         console.print("[dim]more: cw recall --json shows continuation locators[/]")
 
 
@@ -103,19 +111,19 @@ def gather(
         with Archive.open() as archive:
             body = archive.gather(request, neighbors=neighbors)
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
             return
-        if not body["results"]:
-            console.print(f"[dim]no results.[/] {body.get('advice', '')}")
-        for hit in body["results"]:
-            for n in hit["before"]:
-                console.print(f"[dim]  before {n['documentId']}: {escape(n['text'][:160])}[/]")
+        if not body.anchors:
+            console.print(f"[dim]no results.[/] {EMPTY_ADVICE}")
+        for anchor in body.anchors:
+            for n in anchor.before:
+                console.print(f"[dim]  before {n.document_id}: {escape(n.text[:160])}[/]")
             console.print(
-                f"[bold]{hit['band']} {hit['score']:.2f} {hit['matchType']}[/] "
-                f"{hit['documentId']}: {escape(hit['snippet'])}"
+                f"[bold]{anchor.band} {anchor.score:.2f} {anchor.match_type}[/] "
+                f"{anchor.document_id}: {escape(anchor.snippet)}"
             )
-            for n in hit["after"]:
-                console.print(f"[dim]  after  {n['documentId']}: {escape(n['text'][:160])}[/]")
+            for n in anchor.after:
+                console.print(f"[dim]  after  {n.document_id}: {escape(n.text[:160])}[/]")
             console.print()
 
 

@@ -18,6 +18,7 @@ supersedes it.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -29,6 +30,14 @@ from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
+from cwcore.recall.results import (
+    DocumentContext,
+    DocumentRead,
+    MessageSpan,
+    Neighbor,
+    RecalledSource,
+    RecallResponse,
+)
 from cwtui.screens.common import (
     ArchiveHandle,
     CallDone,
@@ -83,18 +92,32 @@ def term_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
     return [m.span() for m in pattern.finditer(text)]
 
 
-def parts_of(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The resolved text cut into its source messages: ``{message, text, match}`` each, where
-    ``match`` is the matched character span inside that message's text (or None)."""
-    text = str(body.get("text", ""))
+@dataclass(frozen=True)
+class Part:
+    """One source message of the recalled text (``message`` None: the text as one part, when
+    the answer has no message map) and the matched character span inside it, if any."""
+
+    message: MessageSpan | None
+    text: str
+    match: tuple[int, int] | None
+
+
+def _shown(body: RecallResponse | None) -> RecalledSource | DocumentRead | None:
+    """What the answer shows: a located hit's source, or a document read by id."""
+    return None if body is None else (body.source or body.document)
+
+
+def parts_of(body: RecallResponse) -> list[Part]:
+    """The resolved text cut into its source messages, with the match inside each."""
+    shown, source = _shown(body), body.source
+    text = (shown.text if shown is not None else None) or ""
     data = text.encode("utf-8", "surrogatepass")
-    start = int((body.get("range") or [0, 0])[0])
-    match = body.get("match") or [0, 0]
-    m_start, m_end = int(match[0]) - start, int(match[1]) - start
-    out: list[dict[str, Any]] = []
-    messages = body.get("messages") or []
-    for message in messages:
-        lo, hi = (int(x) - start for x in message.get("range") or (start, start))
+    start = source.range[0] if source is not None else 0
+    match = source.match if source is not None else (0, 0)
+    m_start, m_end = match[0] - start, match[1] - start
+    out: list[Part] = []
+    for message in source.messages if source is not None else ():
+        lo, hi = (x - start for x in message.range)
         lo, hi = max(0, lo), min(len(data), hi)
         if hi <= lo:
             continue
@@ -102,83 +125,92 @@ def parts_of(body: dict[str, Any]) -> list[dict[str, Any]]:
         span = None
         if m_end > lo and m_start < hi:
             span = (char_offset(chunk, m_start - lo), char_offset(chunk, m_end - lo))
-        out.append({"message": message, "text": chunk.decode("utf-8", "ignore"), "match": span})
+        out.append(Part(message, chunk.decode("utf-8", "ignore"), span))
     if not out:  # no message map: the text as one part
         span = (char_offset(data, m_start), char_offset(data, m_end)) if m_end > m_start else None
-        out.append({"message": {}, "text": text, "match": span})
+        out.append(Part(None, text, span))
     return out
 
 
-def provenance(body: dict[str, Any], neighbors: int) -> Text:
-    status = str(body.get("status"))
+def provenance(body: RecallResponse, neighbors: int) -> Text:
+    status = body.status
     text = Text.assemble((f" {status.upper()} ", STATUS_STYLES.get(status, "bold reverse")), " ")
-    if status != "resolved":
-        text.append(str(body.get("message") or ""), "bold")
-        if body.get("supersededBy"):
-            text.append(f"\nreplaced by {body['supersededBy']}")
+    shown, source = _shown(body), body.source
+    if status != "resolved" or shown is None:
+        text.append(body.message or "", "bold")
+        if body.superseded_by:
+            text.append(f"\nreplaced by {body.superseded_by}")
         return text
-    byte_range = body.get("range") or [0, 0]
+    byte_range = source.range if source is not None else (0, 0)
+    # A document read by id names no agent: shown as None, as it always has been.
+    agent = source.agent if source is not None else None
     text.append_text(
         Text.assemble(
-            (str(body.get("documentId")), "bold"),
-            (f" v{body.get('version')} · {body.get('kind')}", ""),
-            (" · markdown archive" if body.get("archiveKind") == "markdown" else "", "dim"),
-            "\nsession ",
-            (str(body.get("session")), ""),
-            (f" · {body.get('project')} · {body.get('agent')}", ""),
-            (f" · created {when(body.get('created'), seconds=True)} UTC", "dim"),
+            (shown.document_id, "bold"),
+            (f" v{shown.version} · {shown.kind}", ""),
             (
-                f"\nbytes {byte_range[0]:,}–{byte_range[1]:,} · {body.get('tokens', 0):,} tokens"
-                f" · {len(body.get('sourceKeys') or [])} message(s) · neighbours {neighbors}",
+                " · markdown archive"
+                if source is not None and source.archive_kind == "markdown"
+                else "",
+                "dim",
+            ),
+            "\nsession ",
+            (shown.session, ""),
+            (f" · {shown.project} · {agent}", ""),
+            (f" · created {when(shown.created, seconds=True)} UTC", "dim"),
+            (
+                f"\nbytes {byte_range[0]:,}–{byte_range[1]:,} · "
+                f"{source.tokens if source is not None else 0:,} tokens"
+                f" · {len(shown.source_keys)} message(s) · neighbours {neighbors}",
                 "dim",
             ),
         )
     )
-    cont = body.get("continuation") or {}
-    if cont.get("before") or cont.get("after"):
+    cont = body.continuation
+    if cont.before or cont.after:
         text.append("\ncontinues: ", "dim")
-        if cont.get("before"):
+        if cont.before:
             text.append("[ earlier ", "bold cyan")
-        if cont.get("after"):
+        if cont.after:
             text.append("] later", "bold cyan")
-    if body.get("parentTurn"):
-        parent = body["parentTurn"] or {}
-        text.append(f"\nparent turn {parent.get('documentId', '')}", "dim")
+    if source is not None and source.parent_turn is not None:
+        text.append(f"\nparent turn {source.parent_turn.document_id}", "dim")
     return text
 
 
-def context_view(turn: dict[str, Any], side: str) -> Static:
+def context_view(turn: Neighbor, side: str) -> Static:
     """A neighbouring turn (context from ``Archive.context``), dimmed: not part of the hit."""
-    keys = turn.get("messageKeys") or []
+    keys = turn.message_keys
     header = Text.assemble(
         (f"{side} · context", "bold cyan"),
-        (f"  {when(turn.get('created'), seconds=True)}", "dim"),
-        (f"  {turn.get('kind', '')}", "dim"),
+        (f"  {when(turn.created, seconds=True)}", "dim"),
+        (f"  {turn.kind}", "dim"),
         (f"  {keys[0]}" if keys else "", "dim"),
     )
-    text = str(turn.get("text", ""))
-    if turn.get("truncated"):
+    text = turn.text
+    if turn.truncated:
         text += " …"
     return Static(Text.assemble(header, "\n", (text, "dim")), classes="message recall-context")
 
 
-def part_view(part: dict[str, Any], terms: list[str]) -> Static:
-    message = part["message"]
-    role, kind = message.get("role", "system"), message.get("kind", "text")
+def part_view(part: Part, terms: list[str]) -> Static:
+    message = part.message
+    role = message.role if message is not None else "system"
+    kind = message.kind if message is not None else "text"
     header = Text.assemble(
         (str(role) if kind == "text" else f"{role} {kind}", "bold"),
-        (f"  {when(message.get('timestamp'), seconds=True)}", "dim"),
-        (f"  {message.get('messageKey', '')}", "dim"),
+        (f"  {when(message.timestamp if message else None, seconds=True)}", "dim"),
+        (f"  {message.message_key if message else ''}", "dim"),
     )
-    if part["match"]:
+    if part.match:
         header.append("  ◆ match", "bold #e3b341")
-    body = Text(part["text"])
-    for lo, hi in term_spans(part["text"], terms):
+    body = Text(part.text)
+    for lo, hi in term_spans(part.text, terms):
         body.stylize(TERM_STYLE, lo, hi)
-    if part["match"]:
-        body.stylize(HIGHLIGHT, *part["match"])
+    if part.match:
+        body.stylize(HIGHLIGHT, *part.match)
     classes = f"message recall-part role-{role} kind-{kind}"
-    if part["match"]:
+    if part.match:
         classes += " matched"
     return Static(Text.assemble(header, "\n", body), classes=classes)
 
@@ -269,7 +301,7 @@ class RecallScreen(LiveScreen):
     ]
 
     class Loaded(CallDone):
-        def __init__(self, body: dict[str, Any]) -> None:
+        def __init__(self, body: RecallResponse) -> None:
             super().__init__()
             self.body = body
 
@@ -277,7 +309,7 @@ class RecallScreen(LiveScreen):
         pass
 
     class ContextLoaded(CallDone):
-        def __init__(self, around: int, body: dict[str, Any]) -> None:
+        def __init__(self, around: int, body: DocumentContext) -> None:
             super().__init__()
             self.around, self.body = around, body
 
@@ -296,7 +328,7 @@ class RecallScreen(LiveScreen):
         self.session_ids = list(session_ids or [])
         self.terms = list(terms or [])
         self.neighbors = neighbors
-        self.body: dict[str, Any] | None = None
+        self.body: RecallResponse | None = None
         self.context = 0  # turns shown on each side (0: none)
 
     def compose(self) -> ComposeResult:
@@ -333,27 +365,28 @@ class RecallScreen(LiveScreen):
 
     async def on_recall_screen_loaded(self, message: Loaded) -> None:
         body = self.body = message.body
-        if body.get("documentId"):
-            self.document_id = str(body["documentId"])
+        shown = _shown(body)
+        if body.document_id:
+            self.document_id = body.document_id
             self.sub_title = f"Recall {self.document_id}"
         self.query_one("#recall-header", Static).update(provenance(body, self.neighbors))
         label = self.query_one("#recall-label", Static)
         view = self.query_one("#recall-body", VerticalScroll)
         await view.remove_children()
-        if body.get("status") != "resolved":
+        if body.status != "resolved" or shown is None:
             label.display = False
-            what = WHAT_NOW.get(str(body.get("status")), "")
+            what = WHAT_NOW.get(body.status, "")
             await view.mount(Static(Text(what), classes="recall-state"))
         else:
-            label.update(Text(str(body.get("label") or ""), "italic"))
-            label.display = bool(body.get("label"))
+            label.update(Text(shown.label, "italic"))
+            label.display = bool(shown.label)
             parts = [part_view(p, self.terms) for p in parts_of(body)]
             await view.mount_all(parts)
             matched = next((p for p in parts if p.has_class("matched")), None)
             if matched is not None:
                 self.call_after_refresh(view.scroll_to_widget, matched, top=True, animate=False)
             if self.context:
-                self._load_context(archive_handle(self.app), str(body["documentId"]), self.context)
+                self._load_context(archive_handle(self.app), shown.document_id, self.context)
         self.refresh_bindings()
         view.focus()
 
@@ -361,11 +394,11 @@ class RecallScreen(LiveScreen):
 
     def action_cycle_context(self) -> None:
         self.context = (self.context + 1) % 3
-        body = self.body or {}
-        if body.get("status") != "resolved":
+        shown = _shown(self.body)
+        if self.body is None or self.body.status != "resolved" or shown is None:
             return
         if self.context:
-            self._load_context(archive_handle(self.app), str(body["documentId"]), self.context)
+            self._load_context(archive_handle(self.app), shown.document_id, self.context)
         else:
             self.query("#recall-body .recall-context").remove()
             self.notify("Context hidden.", timeout=2)
@@ -386,8 +419,8 @@ class RecallScreen(LiveScreen):
             return
         view = self.query_one("#recall-body", VerticalScroll)
         await view.query(".recall-context").remove()
-        before = [context_view(n, "before") for n in message.body.get("before") or []]
-        after = [context_view(n, "after") for n in message.body.get("after") or []]
+        before = [context_view(n, "before") for n in message.body.before]
+        after = [context_view(n, "after") for n in message.body.after]
         if not before and not after:
             after = [Static(Text("No turns around it in this session.", "dim italic"))]
             after[0].add_class("recall-context")
@@ -408,12 +441,15 @@ class RecallScreen(LiveScreen):
     # -- actions -------------------------------------------------------------------------------
 
     def _continuation(self, side: str) -> str | None:
-        return ((self.body or {}).get("continuation") or {}).get(side)
+        if self.body is None:
+            return None
+        cont = self.body.continuation
+        return cont.before if side == "before" else cont.after
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not super().check_action(action, parameters):
             return False
-        resolved = (self.body or {}).get("status") == "resolved"
+        resolved = self.body is not None and self.body.status == "resolved"
         if action == "continue":
             return True if parameters and self._continuation(str(parameters[0])) else None
         if action in ("neighbors", "copy_text", "open_transcript"):
@@ -446,26 +482,27 @@ class RecallScreen(LiveScreen):
         self.action_reload()
 
     def _matched_key(self) -> str | None:
-        body = self.body or {}
-        for part in parts_of(body):
-            if part["match"] and part["message"].get("messageKey"):
-                return str(part["message"]["messageKey"])
-        keys = body.get("sourceKeys") or []
-        return str(keys[0]) if keys else None
+        shown = _shown(self.body)
+        if self.body is None or shown is None:
+            return None
+        for part in parts_of(self.body):
+            if part.match and part.message is not None and part.message.message_key:
+                return part.message.message_key
+        return shown.source_keys[0] if shown.source_keys else None
 
     def action_open_transcript(self) -> None:
         from cwtui.screens.transcript import TranscriptScreen
 
-        body = self.body or {}
-        if body.get("status") != "resolved" or not body.get("session"):
+        shown = _shown(self.body)
+        if self.body is None or self.body.status != "resolved" or not shown or not shown.session:
             return
-        if body.get("archiveKind") == "markdown":
+        if isinstance(shown, RecalledSource) and shown.archive_kind == "markdown":
             self.notify("A Markdown document has no session transcript.", severity="warning")
             return
-        self.app.push_screen(TranscriptScreen(str(body["session"]), focus_key=self._matched_key()))
+        self.app.push_screen(TranscriptScreen(shown.session, focus_key=self._matched_key()))
 
     def action_copy_text(self) -> None:
-        text = str((self.body or {}).get("text", ""))
+        text = self._text()
         if text:
             self.app.copy_to_clipboard(text)
             self.notify(f"Copied {len(text):,} characters of source.", timeout=2)
@@ -475,15 +512,15 @@ class RecallScreen(LiveScreen):
         self.notify("Copied the locator (cw recall LOCATOR).", timeout=2)
 
     def action_copy(self) -> None:
-        body = self.body or {}
+        shown = _shown(self.body)
         self.app.push_screen(
             CopyScreen(
                 [
-                    ("session id", str(body.get("session") or "")),
+                    ("session id", shown.session if shown is not None else ""),
                     ("message key", str(self._matched_key() or "")),
                     ("locator", self.locator),
                     ("document id", str(self.document_id or "")),
-                    ("text", str(body.get("text") or "")),
+                    ("text", self._text()),
                 ]
             )
         )
@@ -495,12 +532,17 @@ class RecallScreen(LiveScreen):
     def action_supersede(self) -> None:
         if not self.document_id:
             return
-        preview = str((self.body or {}).get("text", ""))[:300]
+        preview = self._text()[:300]
         self.app.push_screen(SupersedeScreen(self.document_id, preview), self._superseded)
 
     def _superseded(self, result: dict[str, Any] | None) -> None:
         if result is not None:
             self.action_reload()  # now answers "superseded"
+
+    def _text(self) -> str:
+        """The recalled text ("" when the answer shows none)."""
+        shown = _shown(self.body)
+        return (shown.text if shown is not None else None) or ""
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -367,7 +367,9 @@ class SearchScreen(LiveScreen):
                     return
                 request = self._resolve_sessions(archive, request)
                 if self.context:
-                    body = archive.gather(request, neighbors=self.context)
+                    # The results list renders search and gather hits alike, from the hit
+                    # contract's JSON (a search answer is that JSON too).
+                    body = archive.gather(request, neighbors=self.context).to_json()
                 else:
                     body = archive.search(request)
         except CwError as exc:

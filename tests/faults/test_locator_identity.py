@@ -64,9 +64,9 @@ def test_old_locator_after_forget_and_reimport_of_other_text_is_expired(
 ) -> None:
     archive.import_paths([write_jsonl(tmp_path / "old.jsonl", _rows(OLD))])
     hit = archive.search({"query": "REAP_DRAIN"})["results"][0]
-    assert archive.recall(hit["locator"])["status"] == "resolved"
+    assert archive.recall(hit["locator"]).status == "resolved"
     first_format = _as_first_format(hit["locator"], cw_home)
-    assert archive.recall(first_format)["status"] == "resolved"  # old locators still work
+    assert archive.recall(first_format).status == "resolved"  # old locators still work
 
     _reimport(archive, tmp_path, NEW, "new.jsonl")
     again = archive.search({"query": "REAP_DRAIN"})["results"][0]
@@ -74,9 +74,10 @@ def test_old_locator_after_forget_and_reimport_of_other_text_is_expired(
 
     for locator in (hit["locator"], first_format):
         body = archive.recall(locator, max_tokens=100_000)
-        assert body["status"] in ("expired", "missing"), body
-        assert "hunter2" not in json.dumps(body)
-    assert "hunter2" in archive.recall(again["locator"])["text"]  # the new locator is fine
+        assert body.status in ("expired", "missing"), body
+        assert "hunter2" not in json.dumps(body.to_json())
+    fresh = archive.recall(again["locator"]).source  # the new locator is fine
+    assert fresh is not None and "hunter2" in fresh.text
 
 
 def test_reimport_of_the_same_text_keeps_the_old_locator_valid(
@@ -86,7 +87,7 @@ def test_reimport_of_the_same_text_keeps_the_old_locator_valid(
     hit = archive.search({"query": "REAP_DRAIN"})["results"][0]
     _reimport(archive, tmp_path, OLD, "same.jsonl")
     body = archive.recall(hit["locator"])
-    assert body["status"] == "resolved" and OLD in body["text"]
+    assert body.status == "resolved" and body.source is not None and OLD in body.source.text
 
 
 def test_continuation_locators_bind_the_same_content(archive: Archive, tmp_path: Path) -> None:
@@ -94,8 +95,8 @@ def test_continuation_locators_bind_the_same_content(archive: Archive, tmp_path:
     archive.import_paths([write_jsonl(tmp_path / "long.jsonl", _rows(long_text))])
     hit = archive.search({"query": "REAP_DRAIN"})["results"][0]
     body = archive.recall(hit["locator"], max_tokens=60)
-    after = body["continuation"]["after"]
+    after = body.continuation.after
     assert after
-    assert archive.recall(after)["status"] == "resolved"
+    assert archive.recall(after).status == "resolved"
     _reimport(archive, tmp_path, long_text.replace("word", "other"), "other.jsonl")
-    assert archive.recall(after)["status"] in ("expired", "missing")
+    assert archive.recall(after).status in ("expired", "missing")

@@ -131,9 +131,9 @@ def world(tmp_path: Path, cw_home: Path) -> dict[str, Any]:
         archive.import_paths([write_jsonl(tmp_path / "miss3.jsonl", first)])
         # The fixture is what it claims: unscoped, each B locator answers its own status.
         for state in ("live", "superseded", "expired", "missing"):
-            status = archive.recall(out[state]["locator"])["status"]
+            status = archive.recall(out[state]["locator"]).status
             assert status == ("resolved" if state == "live" else state), (state, status)
-        assert archive.recall(out["superseded"]["id"])["status"] == "superseded"
+        assert archive.recall(out["superseded"]["id"]).status == "superseded"
     out["home"] = cw_home
     return out
 
@@ -230,8 +230,8 @@ def test_every_tool_with_every_b_target_answers_as_if_it_did_not_exist(
 
     # Nothing was superseded across the boundary.
     with Archive.open(world["home"], embedded=True) as archive:
-        assert archive.recall(world["live"]["locator"])["status"] == "resolved"
-        assert archive.recall(world["a1-doc"])["status"] == "resolved"
+        assert archive.recall(world["live"]["locator"]).status == "resolved"
+        assert archive.recall(world["a1-doc"]).status == "resolved"
 
 
 def test_the_core_enforces_the_project_not_only_the_adapter(world: dict[str, Any]) -> None:
@@ -241,10 +241,11 @@ def test_the_core_enforces_the_project_not_only_the_adapter(world: dict[str, Any
         for state in ("live", "superseded", "expired", "missing"):
             for target in (world[state]["id"], world[state]["locator"]):
                 answer = archive.recall(target, project=A)
-                assert answer["status"] == "locator-invalid", (state, answer)
-                assert_no_b(json.dumps(answer, ensure_ascii=False))
+                assert answer.status == "locator-invalid", (state, answer)
+                assert_no_b(json.dumps(answer.to_json(), ensure_ascii=False))
         own = archive.recall(world["superseded"]["id"], project=B)
-        assert own["status"] == "superseded" and "quokka-superseded" in own["text"]
+        assert own.status == "superseded" and own.document is not None
+        assert "quokka-superseded" in (own.document.text or "")
 
 
 def test_session_scoped_locators_need_the_bound_sessions_lineage(world: dict[str, Any]) -> None:

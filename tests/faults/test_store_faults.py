@@ -308,7 +308,8 @@ def test_an_oversize_message_reads_back_byte_identical(archive: Archive, size: i
     hits = archive.search({"query": "end"})["results"]  # the last word: in the last piece
     assert [h["documentId"] for h in hits] == [ids[-1]]
     recalled = archive.recall(hits[0]["locator"])  # and it says where the rest of it is
-    assert recalled["status"] == "resolved" and recalled["split"]["documents"] == ids[1:]
+    split = recalled.source.split if recalled.source is not None else None
+    assert recalled.status == "resolved" and split is not None and list(split.documents) == ids[1:]
 
     assert archive.index_verify()["ok"]
     assert archive.doctor()["checks"]["index"]["ok"]

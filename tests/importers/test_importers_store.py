@@ -94,8 +94,8 @@ def test_a_sub_agent_is_searched_scoped_and_recalled_like_any_session(archive: A
     )
     assert {h["source"]["sessionId"] for h in parent_only["results"]} <= {PARENT}
     assert all("SENTINEL" not in h["snippet"] for h in parent_only["results"])
-    recalled = archive.recall(hits[0]["locator"])
-    assert "RETRY_BUDGET_SENTINEL" in recalled["text"]
+    recalled = archive.recall(hits[0]["locator"]).source
+    assert recalled is not None and "RETRY_BUDGET_SENTINEL" in recalled.text
 
 
 def test_a_sub_agents_own_transcript_and_its_progress_lines_are_one_session(

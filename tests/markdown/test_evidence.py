@@ -20,6 +20,7 @@ from cwcore.markdown import evidence
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.limits import HIT_CHARS, RESULT_CHARS
 from cwcore.markdown.parse import analyze
+from cwcore.recall.results import GatherResponse
 from cwcore.text.tokenize import tokens_with_offsets
 from tests.markdown.conftest import write
 
@@ -222,7 +223,13 @@ def test_cw_search_fills_a_short_page_with_evidence_and_recall_reads_it(
     for field in ("locator", "margin", "historical", "superseded", "reranked", "source"):
         assert field in hit
     recalled = archive.recall(hit["locator"], neighbors=0)
-    assert recalled["status"] == "resolved" and term in recalled["text"]
+    assert recalled.source is not None
+    assert recalled.status == "resolved" and term in recalled.source.text
+    # Gather takes the evidence hit as an anchor too, its JSON kept as the search gave it.
+    raw = archive.call("gather", {"query": term, "neighbors": 1})
+    [anchor] = GatherResponse.from_json(raw).anchors
+    assert anchor.hit is None and anchor.document_id == doc and anchor.locator
+    assert GatherResponse.from_json(raw).to_json() == raw
     # A page the windows fill takes no evidence.
     covered = text[: text.index("item00050")].split()[-1]
     full = archive.search({"query": covered, "semanticPolicy": "never", "limit": 1})

@@ -21,12 +21,15 @@ def test_a_segment_names_its_turn_and_continues_into_its_neighbours(
     [hit] = archive.search({"query": "kestrel clue", "limit": 1, "semanticPolicy": "never"})[
         "results"
     ]
-    body = archive.recall(hit["locator"], neighbors=0)
-    assert body["status"] == "resolved" and "kestrel clue" in body["text"]
-    turn = body["turn"]
-    assert turn["documents"][0] == hit["source"]["turnId"] and len(turn["documents"]) >= 3
-    assert turn["documents"][turn["index"]] == hit["documentId"]
-    before = archive.recall(body["continuation"]["before"], neighbors=0)
-    after = archive.recall(body["continuation"]["after"], neighbors=0)
-    assert before["documentId"] == turn["before"] and after["documentId"] == turn["after"]
-    assert before["status"] == after["status"] == "resolved"
+    answer = archive.recall(hit["locator"], neighbors=0)
+    body = answer.source
+    assert answer.status == "resolved" and body is not None and "kestrel clue" in body.text
+    turn = body.turn
+    assert turn is not None
+    assert turn.documents[0] == hit["source"]["turnId"] and len(turn.documents) >= 3
+    assert turn.documents[turn.index] == hit["documentId"]
+    assert body.continuation.before and body.continuation.after
+    before = archive.recall(body.continuation.before, neighbors=0)
+    after = archive.recall(body.continuation.after, neighbors=0)
+    assert before.document_id == turn.before and after.document_id == turn.after
+    assert before.status == after.status == "resolved"

@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Input, OptionList
 
 from cwcore.api import Archive
+from cwcore.recall.results import GatherResponse
 from cwtui.screens.candidates import CandidatesScreen
 from cwtui.screens.copy import CopyScreen
 from cwtui.screens.prompt import PromptScreen
@@ -33,7 +34,7 @@ class RecordingArchive(Archive):
         RecordingArchive.calls.append(("search", dict(request)))
         return super().search(request)
 
-    def gather(self, request: dict[str, Any], *, neighbors: int = 1) -> dict[str, Any]:
+    def gather(self, request: dict[str, Any], *, neighbors: int = 1) -> GatherResponse:
         RecordingArchive.calls.append(("gather", {**request, "neighbors": neighbors}))
         return super().gather(request, neighbors=neighbors)
 
@@ -232,7 +233,7 @@ async def test_hint_candidates_open_recall_and_transcript(
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, RecallScreen)
-        assert app.screen.body is not None and app.screen.body["documentId"] == first["documentId"]
+        assert app.screen.body is not None and app.screen.body.document_id == first["documentId"]
         await pilot.press("escape")
         await settle(pilot)
         await pilot.press("c", "o")

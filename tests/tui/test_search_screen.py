@@ -11,6 +11,7 @@ from rich.console import Console
 from textual.widgets import Input, Static
 
 from cwcore.api import Archive
+from cwcore.recall.results import Continuation, MessageSpan, RecalledSource, RecallResponse
 from cwtui.screens import recall as recall_module
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.recall import RecallScreen, parts_of
@@ -110,12 +111,13 @@ async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_rec
         await settle(pilot)
         recall = app.screen
         assert isinstance(recall, RecallScreen)
-        assert recall.body is not None and recall.body["status"] == "resolved"
-        assert recall.body["documentId"] == hit["documentId"]
+        assert recall.body is not None and recall.body.status == "resolved"
+        assert recall.body.source is not None
+        assert recall.body.document_id == hit["documentId"]
         assert "RESOLVED" in static_text(recall, "#recall-header")
         assert recall.query(".recall-part.matched")  # the matched message is marked
         await pilot.press("y")
-        assert app.clipboard == recall.body["text"]
+        assert app.clipboard == recall.body.source.text
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is screen
@@ -279,15 +281,16 @@ async def test_recall_follows_continuations_and_reports_other_statuses(
         await settle(pilot)
         first = app.screen
         assert isinstance(first, RecallScreen) and first.body is not None
-        assert first.body["status"] == "resolved"
-        continuation = first.body["continuation"]
-        assert continuation["before"] and continuation["after"]
-        assert "test_case_15" in first.body["text"]
+        assert first.body.status == "resolved" and first.body.source is not None
+        continuation = first.body.continuation
+        assert continuation.before and continuation.after
+        assert "test_case_15" in first.body.source.text
         await pilot.press("right_square_bracket")
         await settle(pilot)
         later = app.screen
         assert isinstance(later, RecallScreen) and later is not first
-        assert later.body is not None and later.body["range"][1] > first.body["range"][1]
+        assert later.body is not None and later.body.source is not None
+        assert later.body.source.range[1] > first.body.source.range[1]
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is first
@@ -299,7 +302,7 @@ async def test_recall_follows_continuations_and_reports_other_statuses(
         await settle(pilot)
         bad = app.screen
         assert isinstance(bad, RecallScreen) and bad.body is not None
-        assert bad.body["status"] == "locator-invalid"
+        assert bad.body.status == "locator-invalid"
         assert "LOCATOR-INVALID" in static_text(bad, "#recall-header")
         assert "not a locator of this archive" in plain(
             bad.query_one(".recall-state", Static).content
@@ -310,21 +313,31 @@ def test_recall_parts_map_byte_ranges_to_characters() -> None:
     text = "héllo wörld\n\nsecond — part"
     data = text.encode()
     second = data.index(b"second")
-    body = {
-        "text": text,
-        "range": [100, 100 + len(data)],
-        "match": [100 + data.index("wörld".encode()), 100 + data.index(b"\n")],
-        "messages": [
-            {"messageKey": "user:u1", "role": "user", "range": [100, 100 + data.index(b"\n")]},
-            {
-                "messageKey": "assistant:a1",
-                "role": "assistant",
-                "range": [100 + second, 100 + len(data)],
-            },
-        ],
-    }
-    parts = parts_of(body)
-    assert [p["text"] for p in parts] == ["héllo wörld", "second — part"]
-    lo, hi = parts[0]["match"]
-    assert parts[0]["text"][lo:hi] == "wörld"
-    assert parts[1]["match"] is None
+    source = RecalledSource(
+        document_id="t-1",
+        version=1,
+        kind="turn",
+        archive_kind="session",
+        session="s",
+        project="p",
+        agent="a",
+        created="2026-01-01T00:00:00Z",
+        text=text,
+        range=(100, 100 + len(data)),
+        match=(100 + data.index("wörld".encode()), 100 + data.index(b"\n")),
+        tokens=8,
+        source_keys=("user:u1", "assistant:a1"),
+        messages=(
+            MessageSpan("user:u1", "user", "text", (100, 100 + data.index(b"\n")), None),
+            MessageSpan("assistant:a1", "assistant", "text", (100 + second, 100 + len(data)), None),
+        ),
+        chunks=(),
+        continuation=Continuation(),
+        label="",
+    )
+    parts = parts_of(RecallResponse("resolved", source=source))
+    assert [p.text for p in parts] == ["héllo wörld", "second — part"]
+    assert parts[0].match is not None
+    lo, hi = parts[0].match
+    assert parts[0].text[lo:hi] == "wörld"
+    assert parts[1].match is None
