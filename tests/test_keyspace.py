@@ -146,7 +146,7 @@ def test_every_key_of_a_real_archive_belongs_to_its_family(cw_home: Path, tmp_pa
         arch.import_paths([notes], fmt="markdown")
         hits = arch.search({"query": "parseConfig ERR_0001"})["results"]
         assert hits
-        assert arch.recall(hits[0]["locator"])["status"] == "resolved"
+        assert arch.recall(hits[0]["locator"]).status == "resolved"
         arch.supersede(hits[0]["documentId"], reason="reversed")
         arch.unsupersede(hits[0]["documentId"], reason="restored")
         arch.memory_add("Prefer bounded queues in the worker pool.")
