@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cwcore.retrieve.results import Ranked
+from cwcore.retrieve.page import Ranked
 
 
 def collapse(ordered: Iterable[Ranked]) -> list[Ranked]:

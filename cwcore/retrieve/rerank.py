@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from cwcore.retrieve.results import TIER, Ranked
+from cwcore.retrieve.page import TIER, Ranked
 from cwcore.retrieve.snippets import term_spans
 
 if TYPE_CHECKING:

@@ -1,5 +1,7 @@
 """What explicit search returns: :class:`SearchHit` and :class:`SearchResponse`, built once by
-:func:`materialize` from the collapsed candidates and serialized by ``to_json`` at the edge.
+:func:`cwcore.retrieve.page.materialize` from the collapsed candidates and serialized by
+``to_json`` at the edge. This module holds only the records (no store, numpy or signer), so a
+face that renders them imports little.
 
 A hit's JSON is the contract of ``cw search --json`` (fields may be added, none renamed):
 ``documentId``, ``version``, ``kind``, ``score`` (the mode's calibrated score), ``band``,
@@ -10,18 +12,12 @@ A hit's JSON is the contract of ``cw search --json`` (fields may be added, none 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from cwcore import bands
-from cwcore.retrieve.candidates import Candidate
-from cwcore.retrieve.locator import Locator, Signer, create_lease
-from cwcore.retrieve.snippets import fit_snippet, literal_spans, make_snippet, term_spans
-from cwcore.store.reader import Reader
-from cwcore.store.rocks import Store
 
-TIER = {"exact": 0, "structural": 1, "lexical": 2, "semantic": 2}
 EMPTY_ADVICE = (
     "No archived evidence matched. Do not answer from memory as if it were found: check the "
     "current files and state, try other words or a wider scope, or ask the user."
@@ -76,15 +72,6 @@ class WindowRecord:
             byte_start=int(record["byteStart"]),
             byte_end=int(record["byteEnd"]),
         )
-
-
-@dataclass(frozen=True)
-class Ranked:
-    """A candidate that survived the collapse, with its window record and fusion trace."""
-
-    cand: Candidate
-    record: dict[str, Any]
-    trace: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -246,166 +233,3 @@ class SearchResponse:
             semantic_failure=body.get("semantic_failure"),
             evidence=tuple(dict(h) for h in rows if SearchHit.is_evidence(h)),
         )
-
-
-def materialize(
-    store: Store,
-    reader: Reader,
-    signer: Signer,
-    lease_minutes: float,
-    ranked: list[Ranked],
-    *,
-    generation: int,
-    scope: str,
-    search_terms: list[str],
-    idfs: dict[str, float],
-    budget_tokens: int | None = None,
-    texts: Callable[[int], tuple[dict[str, Any], str]] | None = None,
-) -> tuple[SearchHit, ...]:
-    """Snippets, locators (one lease for the page) and provenance for the final hits. Each
-    window's text is read once. ``budget_tokens`` (the request's ``hintBudgetTokens``) bounds
-    the page's snippets together, by the conservative token estimator: each hit's snippet gets
-    an equal share and is narrowed until it fits. ``texts`` (the search's
-    :meth:`~cwcore.retrieve.candidates.Visible.text`) serves windows another stage already
-    read."""
-    if not ranked:
-        return ()
-    share = None if budget_tokens is None else budget_tokens // len(ranked)
-    lease, expires = create_lease(store, lease_minutes, [r.record["documentId"] for r in ranked])
-    scores = [r.cand.score for r in ranked]
-    hits = []
-    for i, item in enumerate(ranked):
-        cand, record = item.cand, item.record
-        if texts is not None:
-            manifest, text = texts(cand.wid)
-        else:
-            manifest = reader.manifest(record["documentId"], int(record["version"]))
-            data = reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
-            text = data.decode("utf-8", "surrogatepass")
-        if cand.literals:
-            spans = literal_spans(text, cand.literals)
-        elif cand.spans:
-            spans = [
-                (s - record["start"], e - record["start"])
-                for s, e in cand.spans
-                if record["start"] <= s < record["end"]
-            ]
-        else:
-            spans = term_spans(text, search_terms or cand.matched_terms)
-        if share is None:
-            snippet, highlights = make_snippet(text, spans, weights=idfs)
-        else:
-            snippet, highlights = fit_snippet(text, spans, share, weights=idfs)
-        first = spans[0] if spans else (0, 0)
-        match_start = record["byteStart"] + len(text[: first[0]].encode("utf-8", "surrogatepass"))
-        match_end = record["byteStart"] + len(text[: first[1]].encode("utf-8", "surrogatepass"))
-        message_key = _message_at(manifest, match_start) or (
-            record["keys"][0] if record["keys"] else ""
-        )
-        others = [s for j, s in enumerate(scores) if j != i]
-        locator = signer.sign(
-            Locator(
-                record["documentId"],
-                int(record["version"]),
-                int(record["index"]),
-                match_start,
-                match_end,
-                generation,
-                lease,
-                expires,
-                record["project"],
-                record["session"],
-                scope,
-                str(manifest["digest"]),
-            )
-        )
-        extra: dict[str, Any] = {}
-        if record["kind"] == "markdown":
-            from cwcore.markdown.hits import markdown_fields
-
-            extra = markdown_fields(manifest, record, match_start)
-        hits.append(
-            SearchHit(
-                document_id=record["documentId"],
-                version=int(record["version"]),
-                kind=record["kind"],
-                score=cand.score,
-                match_type=cand.match_type,
-                margin=round(max(0.0, cand.score - max(others, default=0.0)), 4),
-                snippet=snippet,
-                highlights=tuple((int(a), int(b)) for a, b in highlights),
-                locator=locator,
-                reranked=cand.reranked,
-                matched_terms=tuple(cand.matched_terms),
-                expanded_terms=tuple(cand.expanded_terms),
-                score_metadata=score_metadata(cand, item.trace),
-                source=Source(
-                    session_id=record["session"],
-                    turn_id=record.get("turn") or record["documentId"],
-                    message_key=message_key,
-                    message_keys=tuple(record["keys"]),
-                    project=record["project"],
-                    agent=record["agent"],
-                    timestamp=_timestamp(manifest, message_key) or record["created"],
-                ),
-                extra=extra,
-            )
-        )
-    return tuple(hits)
-
-
-def _message_at(manifest: dict[str, Any], byte_pos: int) -> str | None:
-    for part in manifest["parts"]:
-        if part["start"] <= byte_pos < max(part["end"], part["start"] + 1):
-            return str(part["key"])
-    return None
-
-
-def _timestamp(manifest: dict[str, Any], key: str) -> str | None:
-    for part in manifest["parts"]:
-        if part["key"] == key:
-            ts = part.get("ts")
-            return str(ts) if ts is not None else None
-    return None
-
-
-def score_metadata(cand: Candidate, trace: dict[str, Any]) -> dict[str, Any]:
-    """Each stage's value with its type and direction (``score_metadata``: every stage states
-    whether higher or lower is better and what kind of number it is)."""
-    raw_type = {
-        "exact": "anchor-coverage",
-        "lexical": "bm25f",
-        "structural": "bm25f",
-        "semantic": "cosine",
-    }[cand.mode]
-    stages: list[dict[str, Any]] = [
-        {
-            "stage": cand.mode,
-            "type": raw_type,
-            "direction": "higher-is-better",
-            "value": round(cand.raw, 6),
-        },
-        {
-            "stage": "calibrated",
-            "type": "calibrated-confidence",
-            "direction": "higher-is-better",
-            "value": cand.score,
-        },
-    ]
-    if trace:
-        stages += [
-            {
-                "stage": "fusion",
-                "type": "rrf-blend",
-                "direction": "higher-is-better",
-                "value": trace["fused"],
-                "ranks": trace["ranks"],
-            },
-            {
-                "stage": "importance",
-                "type": "multiplier",
-                "direction": "higher-is-better",
-                "value": trace["importance"],
-            },
-        ]
-    return {"mode": cand.mode, "tier": TIER[cand.mode], "presented": "calibrated", "stages": stages}

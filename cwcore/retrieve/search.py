@@ -41,9 +41,10 @@ from cwcore.retrieve.fusion import fuse_tier
 from cwcore.retrieve.importance import context_prior, importance
 from cwcore.retrieve.lexical import lexical_candidates, query_terms, structural_candidates
 from cwcore.retrieve.locator import Signer
+from cwcore.retrieve.page import Ranked, materialize
 from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.rerank import rerank_tier
-from cwcore.retrieve.results import Ranked, SearchResponse, materialize
+from cwcore.retrieve.results import SearchResponse
 from cwcore.retrieve.scope import resolve
 from cwcore.retrieve.semantic import SemanticOutcome, semantic_tier
 from cwcore.store.reader import Reader
