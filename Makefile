@@ -36,10 +36,11 @@ fmt: $(STAMP)
 	$(BIN)/ruff format cwcore cwtui tests bench eval
 	$(BIN)/ruff check --fix cwcore cwtui tests bench eval
 
-# The fast tier: every test not marked slow, on two workers, Hypothesis's "fast" profile
-# (under five minutes on 2 cores, lint included).
+# The fast tier: every test not marked slow, on three workers (many tests wait on subprocesses
+# and sockets, so a third worker fills two cores), Hypothesis's "fast" profile (under five
+# minutes on 2 cores, lint included; docs/testing.md).
 test: lint
-	CW_HYPOTHESIS_PROFILE=fast $(BIN)/pytest -m "not slow" -n 2
+	CW_HYPOTHESIS_PROFILE=fast $(BIN)/pytest -m "not slow" -n 3
 
 # The slow tier alone: the slow tests (crash trials, 8.5 and 20 MiB messages, long property
 # runs) and every property test again at its full example count (the "thorough" profile), one
