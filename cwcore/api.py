@@ -341,7 +341,7 @@ class Archive:
             "show.document", {"documentId": document_id, "includeSuperseded": include_superseded}
         )
 
-    # -- project-bound reads (cwcore.hosts.reads: the MCP server's) -----------------------------
+    # -- project-bound reads (cwcore.reads: the MCP server's) -----------------------------
 
     def bound_sessions(self, project: str, **filters: Any) -> dict[str, Any]:
         """A page of ``project``'s sessions (filters: agent, since, limit, cursor)."""

@@ -18,7 +18,7 @@ an agent):
 - ``context_window_sessions`` lists the bound project's sessions; ``context_window_messages``
   reads a range of messages of one of them (with a bound session: of its lineage);
   ``context_window_memory`` builds the memory injection block of a prompt from the records the
-  project may see. The engine enforces the binding (:mod:`cwcore.hosts.reads`): a session of
+  project may see. The engine enforces the binding (:mod:`cwcore.reads`): a session of
   another project answers as one that does not exist.
 
 Error messages quote a caller's values only as a short excerpt (:func:`cwcore.errors.excerpt`).
@@ -49,9 +49,9 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from cwcore import reads
 from cwcore.api import Archive
 from cwcore.errors import EXCERPT_CHARS, CwError, InvalidInput, NotFound, excerpt
-from cwcore.hosts import reads
 from cwcore.precheck import MAX_GATHER_NEIGHBORS
 from cwcore.recall.recall import LABEL, MAX_NEIGHBORS, MAX_TOKENS
 from cwcore.recall.results import RecallResponse

@@ -1,4 +1,4 @@
-"""The project-bound reads the MCP server uses (:mod:`cwcore.hosts.reads`):
+"""The project-bound reads the MCP server uses (:mod:`cwcore.reads`):
 ``bound.sessions``, ``bound.messages``, ``bound.memory``. Each takes the caller's binding —
 ``project`` (required) and ``boundSession`` (optional) — and never answers beyond it."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from cwcore import reads
 from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput
-from cwcore.hosts import reads
 from cwcore.methods.params import param_str, required_str
 from cwcore.methods.registry import Method
 

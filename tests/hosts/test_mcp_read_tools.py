@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from cwcore import reads
 from cwcore.api import Archive
-from cwcore.hosts import reads
 from cwcore.hosts.mcp_server import MEMORY, MESSAGES, SESSIONS, Binding
 from tests.helpers import write_jsonl
 from tests.hosts.test_mcp_server import ROWS, call, msg, session_of
