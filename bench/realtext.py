@@ -160,7 +160,7 @@ def search_phase(
     daemon_home = rb.clone_home(search_home, folder / name / "daemon")
     out: dict[str, Any] = {}
     with Archive.open(search_home, embedded=True) as archive:
-        engine = archive._transport.engine  # type: ignore[attr-defined]
+        engine = archive.engine
         units, present = _corpus_units(engine)
         base, built = rs.baseline_systems(units, rank_bm25)
         tally = rs.SemanticTally()

@@ -177,7 +177,7 @@ def _import_child(home: Path, src: Path, fmt: str) -> dict[str, Any]:
         t0 = time.perf_counter()
         summary = archive.import_paths([src], fmt=fmt)
         seconds = time.perf_counter() - t0
-        engine = archive._transport.engine  # type: ignore[attr-defined]
+        engine = archive.engine
         rss_import = peak_rss_mb()
         segments = len(engine.indexer.bm25.manifest().segments)
         t0 = time.perf_counter()

@@ -136,7 +136,7 @@ def _make(home: Path, n: int) -> dict[str, Any]:
     write_archive(src, n)
     with Archive.open(home, embedded=True) as archive:
         _, admit_s = timed(lambda: archive.import_paths([src], fmt="cw-jsonl"))
-        engine = archive._transport.engine  # type: ignore[attr-defined]
+        engine = archive.engine
         segments = len(engine.indexer.bm25.manifest().segments)
         # Timed once, on the segments bulk indexing left, then merged as an idle daemon does.
         as_built = time_calls(lambda q: _search(engine, q), _texts())
@@ -163,7 +163,7 @@ def run(n: int = 200_000) -> dict[str, Any]:
     os.environ["CW_HOME"] = str(home)
     facts = build(home, n)
     with Archive.open(home, embedded=True) as archive:
-        engine = archive._transport.engine  # type: ignore[attr-defined]
+        engine = archive.engine
         in_process = time_calls(lambda q: _search(engine, q), texts, warm=len(texts))
         windows = int(engine.indexer.bm25.manifest().live_docs)
     rss = peak_rss_mb()

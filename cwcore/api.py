@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from cwcore import config, large_results
 from cwcore.browse import SessionInfo
+from cwcore.errors import InvalidInput
 from cwcore.importers.pipeline import ImportSummary
 
 if TYPE_CHECKING:  # retrieval's modules load when a face first asks for its results
+    from cwcore.engine import Engine
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
 
 OnEvent = Callable[[dict[str, Any]], None]
@@ -92,6 +94,15 @@ class Archive:
     def __init__(self, transport: Transport, home: Path) -> None:
         self._transport = transport
         self.home = home
+
+    @property
+    def engine(self) -> Engine:
+        """The in-process engine of an embedded archive, for the test suite, the benches and the
+        evaluation harness, which read its store and workers directly. A daemon's archive has
+        none here: :class:`InvalidInput`."""
+        if not isinstance(self._transport, EmbeddedTransport):
+            raise InvalidInput("this archive talks to a daemon: its engine runs there")
+        return self._transport.engine
 
     @classmethod
     def open(cls, home: Path | None = None, *, embedded: bool | None = None) -> Archive:

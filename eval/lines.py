@@ -230,7 +230,7 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix=f"cw-eval-{line_set.name}-") as tmp:
         archive = build(line_set, Path(tmp) / "home")
         try:
-            engine = archive._transport.engine  # type: ignore[attr-defined]
+            engine = archive.engine
             embedding = embed_all(engine, cache) if semantic else None
             status = archive.index_status()
             coverage = Coverage(engine, line_set.logs)

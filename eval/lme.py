@@ -100,7 +100,7 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="cw-eval-lme-") as tmp:
         archive = build(ds, ds.session_order(qs), Path(tmp) / "home")
         try:
-            engine = archive._transport.engine  # type: ignore[attr-defined]
+            engine = archive.engine
             embedding = embed_all(engine, cache) if semantic else None
             status = archive.index_status()
             corpus = Corpus(engine)

@@ -21,7 +21,7 @@ PAST_LEASE = "2026-12-01T10:25:00Z"
 
 
 def _engine(archive: Archive) -> Any:
-    return archive._transport.engine  # type: ignore[attr-defined]
+    return archive.engine
 
 
 @pytest.fixture

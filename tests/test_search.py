@@ -326,7 +326,7 @@ def test_a_direct_read_over_the_size_limit_is_a_chunk_table(arch: Archive) -> No
     from cwcore.recall.recall import read_document
 
     hit = search(arch, query="REAP_DRAIN")["results"][0]
-    engine = arch._transport.engine  # type: ignore[attr-defined]
+    engine = arch.engine
     answer = read_document(engine.store, hit["documentId"], max_bytes=10)
     body = answer.document
     assert answer.status == "resolved" and body is not None
@@ -384,7 +384,7 @@ def test_gather_neighbours_have_no_score(arch: Archive) -> None:
 def test_recall_feedback_counter(arch: Archive) -> None:
     hit = search(arch, query="REAP_DRAIN")["results"][0]
     arch.recall(hit["locator"])
-    engine = arch._transport.engine  # type: ignore[attr-defined]
+    engine = arch.engine
     from cwcore.retrieve.importance import importance as _importance
 
     ordinal = engine.reader.head(hit["documentId"])["ordinal"]

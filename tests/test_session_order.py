@@ -193,7 +193,7 @@ def test_listing_matches_a_full_sort(
 
 
 def test_bad_cursors_are_invalid_input(archive: Any) -> None:
-    reader = Reader(archive._transport.engine.store)
+    reader = Reader(archive.engine.store)
     too_long = base64.urlsafe_b64encode(json.dumps(["", "x" * 600]).encode()).decode()
     for cursor in ("@@@", "bm90IGpzb24", too_long):
         with pytest.raises(InvalidInput, match="not a cursor"):
@@ -234,7 +234,7 @@ def test_maintained_through_import_reimport_forget_and_retention(
 ) -> None:
     from cwcore.config import Settings
 
-    store = archive._transport.engine.store
+    store = archive.engine.store
     write_jsonl(
         tmp_path / "a.jsonl",
         conversation("s1", 2, start_minute=10)

@@ -139,7 +139,7 @@ def test_forget_removes_the_undo_records_too(arch: Archive) -> None:
     arch.supersede(doc)
     arch.unsupersede(doc)
     arch.forget(doc)
-    engine = arch._transport.engine  # type: ignore[attr-defined]
+    engine = arch.engine
     assert engine.store.get("supersession", keys.UNSUPERSESSION.encode(doc, 1)) is None
 
 

@@ -23,7 +23,7 @@ from textual.app import App
 from textual.message import Message
 from textual.screen import Screen
 
-from cwcore.api import Archive, EmbeddedTransport
+from cwcore.api import Archive
 from cwcore.errors import CwError
 
 ArchiveFactory = Callable[[], Archive]
@@ -79,7 +79,7 @@ class ArchiveHandle:
 
 def is_embedded(archive: Archive) -> bool:
     """Whether ``archive`` runs the engine in this process (no daemon to ask for its status)."""
-    return isinstance(getattr(archive, "_transport", None), EmbeddedTransport)
+    return bool(getattr(archive, "embedded", False))
 
 
 def archive_handle(app: App[Any]) -> ArchiveHandle:

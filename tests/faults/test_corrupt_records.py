@@ -145,7 +145,7 @@ def test_doctor_reports_every_kind_of_corrupt_record(
 ) -> None:
     doc = archived["documents"][0]
     with Archive.open(cw_home, embedded=True) as archive:
-        engine = archive._transport.engine  # type: ignore[attr-defined]
+        engine = archive.engine
         manifest = engine.reader.manifest(doc)
     digest = manifest["parts"][0]["chunks"][0][0]
     ordinal = int(manifest["ordinal"])
@@ -190,7 +190,7 @@ def test_retention_leaves_a_session_it_cannot_read(cw_home: Path, archived: dict
 
     damage(cw_home, "scopes", keys.SESSION.encode("broken-1"), new_version)
     with Archive.open(cw_home, embedded=True) as archive:
-        engine = archive._transport.engine  # type: ignore[attr-defined]
+        engine = archive.engine
         settings, _ = load(cw_home)
         # Every session is older than a day.
         report = engine.retention.expire(replace(settings, retention_session_days=1))

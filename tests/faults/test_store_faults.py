@@ -205,7 +205,7 @@ def wide_text(size: int, tail: str = "") -> str:
 
 
 def engine_of(archive: Archive) -> Any:
-    return archive._transport.engine  # type: ignore[attr-defined]
+    return archive.engine
 
 
 def parsed_session(session: str, *messages: tuple[str, str, str]) -> Any:

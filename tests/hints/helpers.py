@@ -49,4 +49,4 @@ def load(archive: Archive, tmp_path: Path, rows: list[dict[str, Any]], name: str
 
 
 def engine(archive: Archive) -> Any:
-    return archive._transport.engine  # type: ignore[attr-defined]
+    return archive.engine

@@ -52,7 +52,7 @@ def _sync_grow_and_check(case: Case, home: Path, placed: Path, archive: Archive)
     docs = [d for sid in after for d in archive.show(sid)["documents"]]
     grown_ids = {d["documentId"] for d in docs if d["version"] == 2 and d["state"] == "live"}
     assert len(grown_ids) == 1, docs  # the last turn, and only it, has a second version
-    store = archive._transport.engine.store  # type: ignore[attr-defined]
+    store = archive.engine.store
     record = store.get("supersession", keys.SUPERSESSION.encode(grown_ids.pop(), 1))
     assert record is not None
     assert codec.decode_record(record, "supersession")["reason"] == "extended"

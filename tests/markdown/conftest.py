@@ -42,7 +42,7 @@ CHINESE = [
 
 
 def engine_of(archive: Archive) -> Engine:
-    engine: Engine = archive._transport.engine  # type: ignore[attr-defined]
+    engine: Engine = archive.engine
     return engine
 
 

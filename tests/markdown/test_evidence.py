@@ -181,7 +181,7 @@ def test_evidence_follows_the_live_version(archive: Archive, tmp_path: Path) -> 
     [hit] = archive.call("markdown.search", {"query": new_term})["results"]
     assert hit["version"] == 2
     # the evidence of the old version is gone, the stats follow
-    store = archive._transport.engine.store  # type: ignore[attr-defined]
+    store = archive.engine.store
     units = list(store.scan("scopes", fp.MD_UNIT.prefix()))
     assert evidence.stats(store)["units"] == len(units)
 

@@ -361,7 +361,7 @@ def test_context_ranks_by_meaning_too(
 ) -> None:
     from cwcore.semantic import runtime
 
-    semantic = runtime.for_engine(archive._transport.engine)  # type: ignore[attr-defined]
+    semantic = runtime.for_engine(archive.engine)
     semantic._embedder = minilm  # the packaged model, loaded once per test session
     archive.memory_add("Always run the database migrations before deploying", layer="L2")
     archive.memory_add("Use tabs for indentation in Go files", layer="L2")

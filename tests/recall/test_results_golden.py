@@ -96,7 +96,7 @@ def test_demo_recall_gather_and_context_json_is_unchanged(archive: Archive) -> N
             answers.append(_recall(archive, hit["locator"], neighbors=0, maxTokens=60))
             answers.append(_recall(archive, hit["documentId"]))
             answers.append(_recall(archive, hit["locator"], project="elsewhere"))
-            engine = archive._transport.engine  # type: ignore[attr-defined]
+            engine = archive.engine
             answers.append(read_document(engine.store, hit["documentId"], max_bytes=10).to_json())
             answers.append(_context(archive, hit["documentId"]))
         for around in (0, 1, 2):

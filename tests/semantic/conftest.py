@@ -52,7 +52,7 @@ def topics(archive: Archive, tmp_path: Path) -> Archive:
 
 
 def engine_of(archive: Archive) -> Any:
-    return archive._transport.engine  # type: ignore[attr-defined]
+    return archive.engine
 
 
 class FakeEmbedder:

@@ -127,7 +127,7 @@ async def test_partial_documents_and_the_rebuild_badge(
     from cwcore.store import codec
 
     with Archive.open(search_home, embedded=True) as archive:
-        engine = archive._transport.engine  # type: ignore[attr-defined]
+        engine = archive.engine
         key, value = next(iter(engine.store.scan("windows", DOC_WINDOWS.prefix())))
         mark = codec.decode_record(value)
         mark["outcomes"]["exact"] = "partial"
