@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 from cwcore.api import Archive
 from cwcore.index import windows as index_windows
+from cwcore.markdown import fingerprint as fp
 from cwcore.retrieve.results import SearchHit, SearchResponse
 from cwtui.cli import app
 from cwtui.demo import DEMO_DIR
@@ -53,6 +54,18 @@ def _round_trips(body: dict[str, Any]) -> None:
     assert SearchResponse.from_json(typed.to_json()) == typed
     for hit in typed.results:
         assert SearchHit.from_json(hit.to_json()) == hit
+
+
+def _unplaced(value: Any) -> Any:
+    """``value`` with its session ids and timestamps replaced (they vary from run to run)."""
+    if isinstance(value, list):
+        return [_unplaced(v) for v in value]
+    if isinstance(value, dict):
+        return {
+            k: f"<{k}>" if k in ("sessionId", "timestamp") else _unplaced(v)
+            for k, v in value.items()
+        }
+    return value
 
 
 def _cli(*args: str) -> list[dict[str, Any]]:
@@ -116,7 +129,11 @@ def test_markdown_and_evidence_hits_round_trip(
     for query in (uncovered_term(text), "item00003", "Inventory item00004"):
         [body] = _cli("--json", "--semantic", "never", query)
         answers.append(body)
-    _check("markdown", answers)
+    # The source paths, and so the document's and session's ids, hold the test's own
+    # temporary folder; the file's time is when the test wrote it.
+    doc = fp.document_id(root, "items.md")
+    placed = json.dumps(answers).replace(str(tmp_path), "<tmp>").replace(doc, "<doc>")
+    _check("markdown", _unplaced(json.loads(placed)))
     for body in answers:
         _round_trips(body)
     evidence = SearchResponse.from_json(answers[0]).evidence
