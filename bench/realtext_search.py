@@ -67,9 +67,9 @@ class SemanticTally:
         self.used: Counter[str] = Counter()
         self.total: Counter[str] = Counter()
 
-    def add(self, name: str, body: dict[str, Any]) -> None:
+    def add(self, name: str, semantic_used: bool) -> None:
         self.total[name] += 1
-        self.used[name] += bool(body.get("semantic_search_used"))
+        self.used[name] += semantic_used
 
     def shares(self) -> dict[str, float]:
         return {n: round(self.used[n] / t, 3) for n, t in self.total.items() if t}
@@ -84,7 +84,7 @@ def _body(text: str, sessions: Sequence[str] | None, extra: dict[str, Any]) -> d
 
 def cw_in_process(archive: Any, extra: dict[str, Any], tally: SemanticTally, name: str) -> Search:
     def search(text: str, sessions: Sequence[str] | None) -> float | None:
-        tally.add(name, archive.search(_body(text, sessions, extra)))
+        tally.add(name, archive.search(_body(text, sessions, extra)).semantic_search_used)
         return None
 
     return search
@@ -92,8 +92,8 @@ def cw_in_process(archive: Any, extra: dict[str, Any], tally: SemanticTally, nam
 
 def cw_daemon(client: Any, extra: dict[str, Any], tally: SemanticTally, name: str) -> Search:
     def search(text: str, sessions: Sequence[str] | None) -> float | None:
-        body = client.call("search", _body(text, sessions, extra))
-        tally.add(name, body)
+        body = client.call("search", _body(text, sessions, extra))  # the wire JSON: its timing
+        tally.add(name, bool(body.get("semantic_search_used")))
         return float(body["timing_ms"])
 
     return search

@@ -22,6 +22,7 @@ from cwcore.importers.pipeline import ImportSummary
 if TYPE_CHECKING:  # retrieval's modules load when a face first asks for its results
     from cwcore.engine import Engine
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
+    from cwcore.retrieve.results import SearchResponse
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -269,9 +270,12 @@ class Archive:
 
     # -- retrieval ------------------------------------------------------------------------------
 
-    def search(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Explicit search with the public request fields; returns the public response object."""
-        return self.call("search", request)
+    def search(self, request: dict[str, Any]) -> SearchResponse:
+        """Explicit search with the public request fields (``cw search --json``'s keys, checked by
+        the engine); the answer's ``to_json()`` is the JSON the engine gave, byte for byte."""
+        from cwcore.retrieve.results import SearchResponse
+
+        return SearchResponse.from_json(self.call("search", request))
 
     def recall(
         self,

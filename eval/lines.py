@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cwcore.retrieve.results import SearchHit
 from eval import baselines
 from eval.common import BandStats, SemanticOnly, embed_all, log, percentiles
 from eval.data import SHARED
@@ -169,9 +170,9 @@ class Coverage:
             out |= self.lines.get((session, key), frozenset())
         return out
 
-    def of_hit(self, hit: dict[str, Any]) -> set[tuple[str, int]]:
-        src = hit["source"]
-        return self.of_keys(src["sessionId"], src.get("messageKeys") or [src["messageKey"]])
+    def of_hit(self, hit: SearchHit) -> set[tuple[str, int]]:
+        src = hit.source
+        return self.of_keys(src.session_id, list(src.message_keys) or [src.message_key])
 
     def of_wid(self, wid: int) -> set[tuple[str, int]]:
         session, keys = self.window.get(wid, ("", []))
@@ -263,14 +264,14 @@ def evaluate(
                     t = time.perf_counter()
                     resp = archive.search({"query": q.query, "limit": TOP, **extra})
                     timings[name].append((time.perf_counter() - t) * 1000)
-                    statuses[name][resp.get("retrieval_status", "?")] += 1
-                    covered = [coverage.of_hit(h) for h in resp["results"]]
+                    statuses[name][resp.retrieval_status] += 1
+                    hits = resp.hits()
+                    covered = [coverage.of_hit(h) for h in hits]
                     metrics[name] = hit_at(covered, q.expected)
-                    for h, c in zip(resp["results"], covered, strict=True):
-                        bands.add(name, h["band"], bool(c & q.expected), h["matchType"])
+                    for h, c in zip(hits, covered, strict=True):
+                        bands.add(name, h.band, bool(c & q.expected), h.match_type)
                     tops[name] = [
-                        f"{h['band']} {h['score']:.2f} {h['matchType']} {h['documentId']}"
-                        for h in resp["results"][:3]
+                        f"{h.band} {h.score:.2f} {h.match_type} {h.document_id}" for h in hits[:3]
                     ]
                 if sem_only is not None:
                     t = time.perf_counter()

@@ -135,11 +135,12 @@ def evaluate(
                     t = time.perf_counter()
                     resp = archive.search(body)
                     timings[name].append((time.perf_counter() - t) * 1000)
-                    statuses[name][resp.get("retrieval_status", "?")] += 1
-                    runs[name] = [h["documentId"] for h in resp["results"]]
-                    for h in resp["results"][:10]:
-                        relevant = h["source"]["sessionId"] in ev
-                        bands.add(name, h["band"], relevant, h["matchType"])
+                    statuses[name][resp.retrieval_status] += 1
+                    hits = resp.hits()
+                    runs[name] = [h.document_id for h in hits]
+                    for h in hits[:10]:
+                        relevant = h.source.session_id in ev
+                        bands.add(name, h.band, relevant, h.match_type)
                 if sem_only is not None:
                     t = time.perf_counter()
                     scored = sem_only.search_scored(

@@ -57,6 +57,7 @@ from cwcore.recall.recall import LABEL, MAX_NEIGHBORS, MAX_TOKENS
 from cwcore.recall.results import RecallResponse
 from cwcore.retrieve.locator import NOT_VALID_HERE
 from cwcore.retrieve.request import json_schema as request_schema
+from cwcore.retrieve.results import SearchResponse
 from cwcore.store.keys import MAX_ID_BYTES
 
 SERVER_NAME = "cw"
@@ -432,12 +433,15 @@ class BoundTools:
         request["scope"] = "session" if scope == "session" else "project"
         return request
 
-    def _own(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _own(self, found: SearchResponse) -> dict[str, Any]:
         # The engine already filters by project; this is the boundary's second lock.
-        body["results"] = [
-            h for h in body.get("results", []) if h["source"]["project"] == self.binding.project
-        ]
-        return self._labelled(body)
+        project = self.binding.project
+        own = replace(
+            found,
+            results=tuple(h for h in found.results if h.source.project == project),
+            evidence=tuple(e for e in found.evidence if e["source"]["project"] == project),
+        )
+        return self._labelled(own.to_json())
 
     @staticmethod
     def _labelled(body: dict[str, Any]) -> dict[str, Any]:

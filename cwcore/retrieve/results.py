@@ -46,6 +46,22 @@ _HIT_FIELDS = frozenset(
         "source",
     )
 )
+#: The keys :meth:`SearchResponse.to_json` writes from its own fields (the rest are ``extra``);
+#: ``advice`` is written whenever the page is empty, so it is read back as a function of that.
+_RESPONSE_FIELDS = frozenset(
+    (
+        "query",
+        "relation",
+        "results",
+        "retrieval_status",
+        "semantic_search_used",
+        "generation",
+        "timing_ms",
+        "stages",
+        "semantic_failure",
+        "advice",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -186,7 +202,11 @@ class SearchHit:
 @dataclass(frozen=True)
 class SearchResponse:
     """A whole answer: ``retrieval_status`` is ``ok``, ``lexical_fallback`` (the semantic mode
-    should have run and could not), ``empty`` or ``partial`` (the generation in use is)."""
+    should have run and could not), ``empty`` or ``partial`` (the generation in use is).
+
+    ``to_json`` is the contract of ``cw search --json``: for an answer the engine gave,
+    ``SearchResponse.from_json(body).to_json()`` is ``body`` with its keys in the same order, so
+    a face may rebuild the JSON from the record without changing a byte."""
 
     query: str | None
     relation: str | None
@@ -198,7 +218,22 @@ class SearchResponse:
     stages: dict[str, Any]
     semantic_failure: str | None = None
     #: Markdown evidence hits that filled a short page (JSON already; see retrieve/evidence.py).
+    #: They follow ``results`` on the page and keep their own key order, so they stay JSON.
     evidence: tuple[dict[str, Any], ...] = ()
+    #: Top-level fields the record does not name, written last: ``id``, the request's echo
+    #: under ``--batch``, and whatever a newer engine adds.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def advice(self) -> str | None:
+        """What to do about an empty page (``None`` when there are hits)."""
+        return None if self.results or self.evidence else EMPTY_ADVICE
+
+    def hits(self) -> tuple[SearchHit, ...]:
+        """Every hit in page order, the evidence hits read as :class:`SearchHit` too (their
+        Markdown fields in ``extra``): for faces that render hits, not for re-serializing —
+        :meth:`to_json` keeps the evidence JSON as the engine wrote it."""
+        return self.results + tuple(SearchHit.from_json(h) for h in self.evidence)
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -213,13 +248,15 @@ class SearchResponse:
         }
         if self.semantic_failure:
             body["semantic_failure"] = self.semantic_failure
-        if not self.results and not self.evidence:
-            body["advice"] = EMPTY_ADVICE
+        if self.advice is not None:
+            body["advice"] = self.advice
+        body.update(self.extra)
         return body
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> SearchResponse:
-        """The response of :meth:`to_json`'s JSON (Markdown evidence hits stay JSON)."""
+        """The response of :meth:`to_json`'s JSON (Markdown evidence hits stay JSON; fields it
+        does not name are ``extra``)."""
         rows = list(body["results"])
         return cls(
             query=body["query"],
@@ -232,4 +269,5 @@ class SearchResponse:
             stages=dict(body["stages"]),
             semantic_failure=body.get("semantic_failure"),
             evidence=tuple(dict(h) for h in rows if SearchHit.is_evidence(h)),
+            extra={k: v for k, v in body.items() if k not in _RESPONSE_FIELDS},
         )

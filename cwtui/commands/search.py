@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,12 +13,13 @@ from rich.table import Table
 
 from cwcore.api import Archive
 from cwcore.errors import CwError, InvalidInput
+from cwcore.retrieve.results import SearchResponse
 from cwtui.output import console, emit_json, guard, shown_id
 
 BAND_STYLE = {"high": "bold green", "moderate": "yellow", "some": "cyan", "low": "dim"}
 
 
-def _highlight(snippet: str, highlights: list[list[int]]) -> str:
+def _highlight(snippet: str, highlights: Sequence[tuple[int, int]]) -> str:
     out, last = [], 0
     for start, end in sorted(highlights):
         if start < last:
@@ -29,29 +31,28 @@ def _highlight(snippet: str, highlights: list[list[int]]) -> str:
     return "".join(out).replace("\n", " ")
 
 
-def render(body: dict[str, Any]) -> None:
-    results = body["results"]
+def render(body: SearchResponse) -> None:
+    results = body.hits()
     if not results:
-        console.print(f"[dim]no results ({body['retrieval_status']}).[/] {body.get('advice', '')}")
+        console.print(f"[dim]no results ({body.retrieval_status}).[/] {body.advice or ''}")
         return
     table = Table("band", "score", "match", "session · date", "snippet", show_lines=True)
     for hit in results:
-        src = hit["source"]
-        band = hit["band"]
-        when = (src.get("timestamp") or "")[:10]
+        src = hit.source
+        when = (src.timestamp or "")[:10]
         table.add_row(
-            f"[{BAND_STYLE[band]}]{band}[/]",
-            f"{hit['score']:.2f}",
-            hit["matchType"],
-            f"{shown_id(src['sessionId'][:13])}\n{when}\n[dim]{escape(hit['documentId'])}[/]",
-            _highlight(hit["snippet"], hit.get("highlights", [])),
+            f"[{BAND_STYLE[hit.band]}]{hit.band}[/]",
+            f"{hit.score:.2f}",
+            hit.match_type,
+            f"{shown_id(src.session_id[:13])}\n{when}\n[dim]{escape(hit.document_id)}[/]",
+            _highlight(hit.snippet, hit.highlights),
         )
     console.print(table)
-    status = body["retrieval_status"]
+    status = body.retrieval_status
     note = "" if status == "ok" else f" · retrieval_status {status}"
     console.print(
-        f"[dim]{len(results)} result(s), generation {body['generation']}, "
-        f"{body['timing_ms']:.1f} ms{note} · recall one with: cw recall <locator> "
+        f"[dim]{len(results)} result(s), generation {body.generation}, "
+        f"{body.timing_ms:.1f} ms{note} · recall one with: cw recall <locator> "
         f"(cw search --json shows locators)[/]"
     )
 
@@ -75,7 +76,7 @@ def _batch(archive: Archive, lines: list[str]) -> None:
                 raise InvalidInput(f"line {number}: invalid JSON: {exc}") from None
             if isinstance(request, dict):
                 rid = request.get("id")
-            emit_json(archive.search(request))
+            emit_json(archive.search(request).to_json())
         except CwError as exc:
             emit_json({"id": rid, "error": {"code": exc.code, "message": exc.message}})
 
@@ -159,7 +160,7 @@ def search(
         with Archive.open() as archive:
             body = archive.search(request)
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
         else:
             render(body)
 

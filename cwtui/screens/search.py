@@ -40,6 +40,7 @@ from textual.worker import get_current_worker
 from cwcore import clock, config
 from cwcore.errors import CwError
 from cwcore.retrieve.filters import parse_filters
+from cwcore.retrieve.results import SearchResponse
 from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.copy import CopyScreen
 from cwtui.screens.document import DocumentScreen
@@ -224,9 +225,19 @@ class SearchScreen(LiveScreen):
     ]
 
     class Results(CallDone):
-        def __init__(self, generation: int, request: dict[str, Any], body: dict[str, Any]) -> None:
+        """A search's answer: the typed response (status, generation, timings) and the hits
+        to list as the hit contract's JSON (a gather's carry their neighbours)."""
+
+        def __init__(
+            self,
+            generation: int,
+            request: dict[str, Any],
+            response: SearchResponse,
+            hits: list[dict[str, Any]],
+        ) -> None:
             super().__init__()
-            self.generation, self.request, self.body = generation, request, body
+            self.generation, self.request = generation, request
+            self.response, self.hits = response, hits
 
     class Failed(CallDone):
         def __init__(self, generation: int, text: str) -> None:
@@ -256,7 +267,7 @@ class SearchScreen(LiveScreen):
         self.generation = 0
         self.hits: list[dict[str, Any]] = []
         self.last_request: dict[str, Any] | None = None
-        self.last_body: dict[str, Any] | None = None
+        self.last_response: SearchResponse | None = None
         self.archive_empty = False
         self._seen_changes = -1
         self._focus_results_on_answer = False
@@ -366,18 +377,20 @@ class SearchScreen(LiveScreen):
                 if worker.is_cancelled:
                     return
                 request = self._resolve_sessions(archive, request)
+                # The results list renders search and gather hits alike, from the hit
+                # contract's JSON; the status line reads the anchors' search.
                 if self.context:
-                    # The results list renders search and gather hits alike, from the hit
-                    # contract's JSON (a search answer is that JSON too).
-                    body = archive.gather(request, neighbors=self.context).to_json()
+                    found = archive.gather(request, neighbors=self.context)
+                    response, hits = found.search, found.to_json()["results"]
                 else:
-                    body = archive.search(request)
+                    response = archive.search(request)
+                    hits = response.to_json()["results"]
         except CwError as exc:
             if not worker.is_cancelled:
                 self.post_message(self.Failed(generation, error_text(exc)))
             return
         if not worker.is_cancelled:
-            self.post_message(self.Results(generation, request, body))
+            self.post_message(self.Results(generation, request, response, hits))
 
     def _resolve_sessions(self, archive: Any, request: dict[str, Any]) -> dict[str, Any]:
         """Session ids as typed (a prefix shown in the results, say) made full ids; a prefix
@@ -395,8 +408,8 @@ class SearchScreen(LiveScreen):
     def on_search_screen_results(self, message: Results) -> None:
         if message.generation != self.generation:
             return  # a newer query is on its way
-        self.last_request, self.last_body = message.request, message.body
-        self.hits = list(message.body.get("results") or [])
+        self.last_request, self.last_response = message.request, message.response
+        self.hits = list(message.hits)
         results = self.query_one(ResultsList)
         results.show(self.hits)
         if self.hits:
@@ -404,9 +417,9 @@ class SearchScreen(LiveScreen):
         elif self.archive_empty:
             self._show_empty(EMPTY_ARCHIVE)
         else:
-            self._show_empty(self._no_results_text(message.body))
+            self._show_empty(self._no_results_text(message.response))
         self._update_preview()
-        self._set_status(self._status_text(message.request, message.body))
+        self._set_status(self._status_text(message.request, message.response))
         if self._focus_results_on_answer and self.hits:
             results.focus()
         self._focus_results_on_answer = False
@@ -422,11 +435,11 @@ class SearchScreen(LiveScreen):
 
     # -- presentation --------------------------------------------------------------------------
 
-    def _no_results_text(self, body: dict[str, Any]) -> str:
+    def _no_results_text(self, body: SearchResponse) -> str:
         """For a person (the engine's ``advice`` is written for agents): what was searched
         and what to change."""
         request = self.last_request or {}
-        query = str(request.get("query") or body.get("query") or "")
+        query = str(request.get("query") or body.query or "")
         narrowed = [
             f"{name} {request[name]}"
             for name in ("project", "agent", "role", "kind")
@@ -453,7 +466,7 @@ class SearchScreen(LiveScreen):
             tip += "; or try " + ", ".join(also)
         return f"{head}\n{tip}."
 
-    def _status_text(self, request: dict[str, Any], body: dict[str, Any]) -> Text:
+    def _status_text(self, request: dict[str, Any], body: SearchResponse) -> Text:
         n = len(self.hits)
         text = Text(f"{n} result{'s' if n != 1 else ''}", "bold")
         mode = (
@@ -462,17 +475,17 @@ class SearchScreen(LiveScreen):
             else ("full" if request.get("rerank") else "fast")
         )
         text.append(f" · {mode}")
-        if self.SHOW_TIMING and isinstance(body.get("timing_ms"), int | float):
-            text.append(f" · {body['timing_ms']:.0f} ms")
-        status = str(body.get("retrieval_status") or "")
+        if self.SHOW_TIMING:
+            text.append(f" · {body.timing_ms:.0f} ms")
+        status = body.retrieval_status
         if status and status != "ok":
             style = "bold yellow" if status in ("partial", "lexical_fallback") else "dim"
             text.append(f" · {status.replace('_', ' ')}", style)
-        if body.get("semantic_search_used"):
+        if body.semantic_search_used:
             text.append(" · semantic", "magenta")
         if self.context:
             text.append(f" · context ±{self.context}", "cyan")
-        text.append(f" · gen {body.get('generation', '?')}", "dim")
+        text.append(f" · gen {body.generation}", "dim")
         for problem in self.problems:
             text.append(f" · {problem}", "bold yellow")
         return text
@@ -522,7 +535,7 @@ class SearchScreen(LiveScreen):
 
     def _clear_results(self, text: str, *, error: bool = False) -> None:
         self.hits = []
-        self.last_request = self.last_body = None
+        self.last_request, self.last_response = None, None
         self.query_one(ResultsList).show([])
         self._show_empty(text, error=error)
         if not error:
