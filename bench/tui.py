@@ -376,7 +376,8 @@ async def _keystrokes(queries: list[str]) -> dict[str, Any]:
                 fast.append((await clock.wait(query) - t0) * 1000)
                 await pilot.pause()
                 fast_idle.append((time.perf_counter() - t0) * 1000)
-                engine.append(float((screen.last_body or {}).get("timing_ms") or 0.0))
+                shown = screen.last_response
+                engine.append(shown.timing_ms if shown is not None else 0.0)
                 clock.arm(query, True)
                 t1 = time.perf_counter()
                 await pilot.press("enter")
@@ -384,7 +385,8 @@ async def _keystrokes(queries: list[str]) -> dict[str, Any]:
                 full.append((await clock.wait(query) - t1) * 1000)
                 await pilot.pause()
                 full_idle.append((time.perf_counter() - t1) * 1000)
-                semantic += bool((screen.last_body or {}).get("semantic_search_used"))
+                shown = screen.last_response
+                semantic += bool(shown is not None and shown.semantic_search_used)
             await pilot.press("escape", "escape", "q")
     finally:
         restore()

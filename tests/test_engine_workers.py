@@ -89,16 +89,14 @@ def test_the_index_worker_merges_segments_once_idle(
     engine = engine_of(archive)
     bm25 = engine.indexer.bm25
     assert len(bm25.manifest().segments) == 3
-    before = archive.search({"query": "alpha beta 1", "semanticPolicy": "never"})["results"]
+    before = archive.search({"query": "alpha beta 1", "semanticPolicy": "never"}).results
     engine.index_step()  # not idle long enough: the segments stay
     assert len(bm25.manifest().segments) == 3
     monkeypatch.setattr(worker, "IDLE_MERGE_S", 0.0)
     engine.index_step()
     assert len(bm25.manifest().segments) == 1
-    after = archive.search({"query": "alpha beta 1", "semanticPolicy": "never"})["results"]
-    assert [(h["documentId"], h["score"]) for h in after] == [
-        (h["documentId"], h["score"]) for h in before
-    ]
+    after = archive.search({"query": "alpha beta 1", "semanticPolicy": "never"}).results
+    assert [(h.document_id, h.score) for h in after] == [(h.document_id, h.score) for h in before]
 
 
 @pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread nice is Linux-only")

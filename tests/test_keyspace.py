@@ -144,11 +144,11 @@ def test_every_key_of_a_real_archive_belongs_to_its_family(cw_home: Path, tmp_pa
     with Archive.open(cw_home, embedded=True) as arch:
         arch.import_paths([write_jsonl(tmp_path / "a.jsonl", conversation("s1", 4))])
         arch.import_paths([notes], fmt="markdown")
-        hits = arch.search({"query": "parseConfig ERR_0001"})["results"]
+        hits = arch.search({"query": "parseConfig ERR_0001"}).results
         assert hits
-        assert arch.recall(hits[0]["locator"]).status == "resolved"
-        arch.supersede(hits[0]["documentId"], reason="reversed")
-        arch.unsupersede(hits[0]["documentId"], reason="restored")
+        assert arch.recall(hits[0].locator).status == "resolved"
+        arch.supersede(hits[0].document_id, reason="reversed")
+        arch.unsupersede(hits[0].document_id, reason="restored")
         arch.memory_add("Prefer bounded queues in the worker pool.")
         arch.preflight("where does parseConfig live now?", session="s2")
     heads = {(e.family, e.layout.prefix()) for e in keys.KEYSPACE}

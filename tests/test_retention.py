@@ -38,12 +38,12 @@ def test_a_live_lease_keeps_its_documents_from_expiry(
     aged: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with aged:
-        hits = aged.search({"query": "parseConfig", "limit": 5})["results"]
+        hits = aged.search({"query": "parseConfig", "limit": 5}).results
         assert hits
-        locator = hits[0]["locator"]
+        locator = hits[0].locator
         monkeypatch.setenv("CW_NOW", PAST_EXPIRY)
         report = _engine(aged)._maintenance_step()
-        assert report["sessions"] == 0 and hits[0]["documentId"] in report["skippedLeased"]
+        assert report["sessions"] == 0 and hits[0].document_id in report["skippedLeased"]
         assert aged.recall(locator).status == "resolved"
         # Once the lease is over, retention proceeds.
         monkeypatch.setenv("CW_NOW", PAST_LEASE)
@@ -98,8 +98,8 @@ def test_markdown_documents_expire_by_their_own_age(
 
 
 def _found(archive: Archive, query: str) -> set[str]:
-    hits = archive.search({"query": query})["results"]
-    return {h["markdown"]["relativePath"] for h in hits if h.get("markdown")}
+    hits = archive.search({"query": query}).hits()
+    return {h.extra["markdown"]["relativePath"] for h in hits if h.extra.get("markdown")}
 
 
 def test_the_markdown_agent_name_is_the_importers() -> None:

@@ -13,6 +13,7 @@ from cwcore import bands
 from cwcore.api import Archive
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.retrieve import fusion
+from cwcore.retrieve.results import SearchResponse
 from cwtui.cli import app
 from tests.helpers import write_jsonl
 
@@ -86,12 +87,12 @@ def arch(tmp_path: Path, archive: Archive) -> Archive:
     return archive
 
 
-def search(arch: Archive, **req: Any) -> dict[str, Any]:
+def search(arch: Archive, **req: Any) -> SearchResponse:
     return arch.search(req)
 
 
 def test_contract_shape(arch: Archive) -> None:
-    body = search(arch, query="bounded queues")
+    body = search(arch, query="bounded queues").to_json()
     assert set(body) >= {
         "query",
         "results",
@@ -112,12 +113,12 @@ def test_contract_shape(arch: Archive) -> None:
 
 def test_exact_first_and_not_broken_into_terms(arch: Archive) -> None:
     body = search(arch, query="REAP_DRAIN")
-    assert body["results"][0]["matchType"] == "exact-error"
-    assert body["results"][0]["source"]["sessionId"] == "s1"
-    assert "lexical" not in body["stages"]  # the exact lookup answered: no OR-term BM25
-    path = search(arch, query="src/reaper/drain.py")["results"][0]
-    assert path["matchType"] == "exact-path"
-    assert path["source"]["messageKey"] == "user:u1"
+    assert body.results[0].match_type == "exact-error"
+    assert body.results[0].source.session_id == "s1"
+    assert "lexical" not in body.stages  # the exact lookup answered: no OR-term BM25
+    path = search(arch, query="src/reaper/drain.py").results[0]
+    assert path.match_type == "exact-path"
+    assert path.source.message_key == "user:u1"
 
 
 def test_a_full_path_outranks_its_file_name_alone(
@@ -136,94 +137,93 @@ def test_a_full_path_outranks_its_file_name_alone(
         msg("p1", "a1", "assistant", "Yes, it changed.", 11),
     ]
     archive.import_paths([write_jsonl(tmp_path / "p.jsonl", rows)])
-    top = search(archive, query=path, semanticPolicy="never")["results"][0]
-    assert top["source"]["sessionId"] == "p2" and top["matchType"] == "exact-path"
-    assert top["score"] == 1.0  # the file name inside the matched path counts as matched
+    top = search(archive, query=path, semanticPolicy="never").results[0]
+    assert top.source.session_id == "p2" and top.match_type == "exact-path"
+    assert top.score == 1.0  # the file name inside the matched path counts as matched
 
 
 def test_tiers_never_cross(arch: Archive) -> None:
     body = search(arch, query="REAP_DRAIN bounded queues", limit=10)
-    tiers = [h["score_metadata"]["tier"] for h in body["results"]]
+    tiers = [h.score_metadata["tier"] for h in body.results]
     assert tiers == sorted(tiers)
     assert tiers[0] == 0  # exact first, lexical after
 
 
 def test_lexical_bands_and_margin(arch: Archive) -> None:
     body = search(arch, query="heartbeats garbage collection pauses")
-    top = body["results"][0]
-    assert top["matchType"] == "lexical" and top["source"]["sessionId"] == "s1"
-    assert top["band"] in ("high", "moderate")
-    assert top["margin"] >= 0
-    assert set(top["matchedTerms"]) >= {"heartbeats", "garbage", "collection"}
+    top = body.results[0]
+    assert top.match_type == "lexical" and top.source.session_id == "s1"
+    assert top.band in ("high", "moderate")
+    assert top.margin >= 0
+    assert set(top.matched_terms) >= {"heartbeats", "garbage", "collection"}
 
 
 def test_scope_and_filters(arch: Archive) -> None:
-    assert {h["source"]["project"] for h in search(arch, query="bounded queues")["results"]} == {
+    assert {h.source.project for h in search(arch, query="bounded queues").results} == {
         "alpha",
         "beta",
     }
     only_beta = search(arch, query="bounded queues", scope="project", project="beta")
-    assert {h["source"]["sessionId"] for h in only_beta["results"]} == {"s3"}
+    assert {h.source.session_id for h in only_beta.results} == {"s3"}
     session = search(arch, query="keys", scope="session", sessions=["s2"])
-    assert {h["source"]["sessionId"] for h in session["results"]} == {"s2"}
+    assert {h.source.session_id for h in session.results} == {"s2"}
     by_role = search(arch, query="bounded queues capacity", role="assistant")
     assert all(
-        any(k.startswith("assistant:") for k in h["source"]["messageKeys"])
-        for h in by_role["results"]
+        any(k.startswith("assistant:") for k in h.source.message_keys) for h in by_role.results
     )
     later = search(arch, query="bounded queues", since="2026-11-12T00:00:00Z")
-    assert {h["source"]["sessionId"] for h in later["results"]} == {"s3"}
+    assert {h.source.session_id for h in later.results} == {"s3"}
 
 
 def test_exclude_visible_source_keys(arch: Archive) -> None:
-    first = search(arch, query="rotate signing keys webhooks")["results"][0]
-    keys = first["source"]["messageKeys"]
+    first = search(arch, query="rotate signing keys webhooks").results[0]
+    keys = list(first.source.message_keys)
     again = search(arch, query="rotate signing keys webhooks", excludeVisibleSourceKeys=keys)
-    assert first["documentId"] not in [h["documentId"] for h in again["results"]]
+    assert first.document_id not in [h.document_id for h in again.results]
     with pytest.raises(LimitExceeded):
         search(arch, query="x", excludeVisibleSourceKeys=[f"user:{i}" for i in range(1001)])
 
 
 def test_relation_structural_tier(arch: Archive) -> None:
     body = search(arch, relation="decision")
-    assert body["results"] and all(h["matchType"] == "structural-decision" for h in body["results"])
+    assert body.results and all(h.match_type == "structural-decision" for h in body.results)
     combined = search(arch, relation="question", query="signing keys")
-    assert combined["results"][0]["matchType"] == "structural-question"
-    assert combined["results"][0]["source"]["sessionId"] == "s2"
+    assert combined.results[0].match_type == "structural-question"
+    assert combined.results[0].source.session_id == "s2"
 
 
 def test_a_decision_is_a_span_of_its_turn_recalled_verbatim(arch: Archive) -> None:
     """Imports create no ``decision`` documents: a decision is a structural span inside its
     turn, found with ``relation: decision`` and recalled as the verbatim span inside the
     complete turn that holds it."""
-    hit = search(arch, relation="decision", query="bounded queues")["results"][0]
-    assert (hit["kind"], hit["matchType"]) == ("turn", "structural-decision")
-    assert "We will use bounded queues" in hit["snippet"]
-    answer = arch.recall(hit["locator"])
+    hit = search(arch, relation="decision", query="bounded queues").results[0]
+    assert (hit.kind, hit.match_type) == ("turn", "structural-decision")
+    assert "We will use bounded queues" in hit.snippet
+    answer = arch.recall(hit.locator)
     body = answer.source
     assert answer.status == "resolved" and body is not None
-    assert body.document_id == hit["documentId"]
+    assert body.document_id == hit.document_id
     assert body.kind == "turn" and body.range[0] == 0  # the whole turn, not a window
     raw = body.text.encode("utf-8")
     span = raw[body.match[0] - body.range[0] : body.match[1] - body.range[0]]
     assert span.decode("utf-8").startswith("We will use bounded queues")
-    assert search(arch, query="bounded queues", kind="decision")["results"] == []
+    assert search(arch, query="bounded queues", kind="decision").results == ()
 
 
 def test_expansion_only_when_weak(arch: Archive) -> None:
     strong = search(arch, query="REAP_DRAIN")
-    assert "expanded" not in strong["stages"]
+    assert "expanded" not in strong.stages
     weak = search(arch, query="capacity")
-    assert "expanded" in weak["stages"]
-    assert len(weak["stages"]["expanded"]) <= 8
-    for hit in weak["results"]:
-        assert set(hit["expandedTerms"]) <= set(weak["stages"]["expanded"])
+    assert "expanded" in weak.stages
+    assert len(weak.stages["expanded"]) <= 8
+    for hit in weak.results:
+        assert set(hit.expanded_terms) <= set(weak.stages["expanded"])
 
 
 def test_empty_evidence_gives_advice(arch: Archive) -> None:
     body = search(arch, query="kubernetes helm chart")
-    assert body["results"] == [] and body["retrieval_status"] == "empty"
-    assert "advice" in body
+    assert body.results == () and body.retrieval_status == "empty"
+    assert body.advice and "advice" in body.to_json()
 
 
 def test_bad_requests() -> None:
@@ -281,8 +281,8 @@ def test_rrf_uses_k_60_and_gather_always_runs_the_semantic_mode() -> None:
 
 
 def test_recall_resolves_exact_source(arch: Archive) -> None:
-    hit = search(arch, query="REAP_DRAIN")["results"][0]
-    answer = arch.recall(hit["locator"])
+    hit = search(arch, query="REAP_DRAIN").results[0]
+    answer = arch.recall(hit.locator)
     body = answer.source
     assert answer.status == "resolved" and body is not None
     assert "REAP_DRAIN prevents accepting new work" in body.text
@@ -291,8 +291,8 @@ def test_recall_resolves_exact_source(arch: Archive) -> None:
 
 
 def test_recall_statuses(arch: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
-    hit = search(arch, query="REAP_DRAIN")["results"][0]
-    loc = hit["locator"]
+    hit = search(arch, query="REAP_DRAIN").results[0]
+    loc = hit.locator
     tampered = loc[:-2] + ("AA" if not loc.endswith("AA") else "BB")
     assert arch.recall(tampered).status == "locator-invalid"
     assert arch.recall("garbage").status == "locator-invalid"
@@ -309,25 +309,25 @@ def test_recall_of_a_version_that_does_not_exist_is_missing(arch: Archive) -> No
 
     from cwcore.retrieve.locator import Signer, load_key
 
-    hit = search(arch, query="REAP_DRAIN")["results"][0]
+    hit = search(arch, query="REAP_DRAIN").results[0]
     signer = Signer(load_key(arch.home))
-    later = replace(signer.verify(hit["locator"]), version=hit["version"] + 5)
+    later = replace(signer.verify(hit.locator), version=hit.version + 5)
     assert arch.recall(signer.sign(later)).status == "missing"
 
 
 def test_recall_tokens_are_capped_at_100000(arch: Archive) -> None:
-    hit = search(arch, query="REAP_DRAIN")["results"][0]
-    assert arch.recall(hit["locator"], max_tokens=100_000).status == "resolved"
+    hit = search(arch, query="REAP_DRAIN").results[0]
+    assert arch.recall(hit.locator, max_tokens=100_000).status == "resolved"
     with pytest.raises(InvalidInput):
-        arch.recall(hit["locator"], max_tokens=100_001)
+        arch.recall(hit.locator, max_tokens=100_001)
 
 
 def test_a_direct_read_over_the_size_limit_is_a_chunk_table(arch: Archive) -> None:
     from cwcore.recall.recall import read_document
 
-    hit = search(arch, query="REAP_DRAIN")["results"][0]
+    hit = search(arch, query="REAP_DRAIN").results[0]
     engine = arch.engine
-    answer = read_document(engine.store, hit["documentId"], max_bytes=10)
+    answer = read_document(engine.store, hit.document_id, max_bytes=10)
     body = answer.document
     assert answer.status == "resolved" and body is not None
     assert body.truncated and body.text is None and "text" not in answer.to_json()
@@ -335,22 +335,20 @@ def test_a_direct_read_over_the_size_limit_is_a_chunk_table(arch: Archive) -> No
 
 
 def test_session_scoped_locator_needs_lineage(arch: Archive) -> None:
-    hit = search(arch, query="keys", scope="session", sessions=["s2"])["results"][0]
-    assert arch.recall(hit["locator"]).status == "locator-invalid"
-    assert arch.recall(hit["locator"], session_ids=["s1"]).status == "locator-invalid"
-    assert arch.recall(hit["locator"], session_ids=["s2"]).status == "resolved"
+    hit = search(arch, query="keys", scope="session", sessions=["s2"]).results[0]
+    assert arch.recall(hit.locator).status == "locator-invalid"
+    assert arch.recall(hit.locator, session_ids=["s1"]).status == "locator-invalid"
+    assert arch.recall(hit.locator, session_ids=["s2"]).status == "resolved"
 
 
 def test_supersede_leaves_every_path_at_once(arch: Archive) -> None:
-    exact = search(arch, query="REAP_DRAIN")["results"][0]
-    doc = exact["documentId"]
+    exact = search(arch, query="REAP_DRAIN").results[0]
+    doc = exact.document_id
     arch.supersede(doc, reason="reversed")
-    assert doc not in [h["documentId"] for h in search(arch, query="REAP_DRAIN")["results"]]
-    assert doc not in [
-        h["documentId"] for h in search(arch, query="reaper crash drains")["results"]
-    ]
-    assert doc not in [h["documentId"] for h in search(arch, relation="question")["results"]]
-    assert arch.recall(exact["locator"]).status == "superseded"
+    assert doc not in [h.document_id for h in search(arch, query="REAP_DRAIN").results]
+    assert doc not in [h.document_id for h in search(arch, query="reaper crash drains").results]
+    assert doc not in [h.document_id for h in search(arch, relation="question").results]
+    assert arch.recall(exact.locator).status == "superseded"
     audit = arch.show_document(doc, include_superseded=True)
     assert audit["state"] == "superseded"
     assert "REAP_DRAIN" in audit["versions"][0]["text"]
@@ -359,17 +357,17 @@ def test_supersede_leaves_every_path_at_once(arch: Archive) -> None:
 
 
 def test_supersede_with_replacement_never_substitutes(arch: Archive) -> None:
-    old = search(arch, query="bounded queues capacity", project="alpha")["results"][0]
-    new = search(arch, query="picked 64 alpha", project="beta")["results"][0]
-    arch.supersede(old["documentId"], by=new["documentId"], reason="moved")
-    body = arch.recall(old["locator"])
+    old = search(arch, query="bounded queues capacity", project="alpha").results[0]
+    new = search(arch, query="picked 64 alpha", project="beta").results[0]
+    arch.supersede(old.document_id, by=new.document_id, reason="moved")
+    body = arch.recall(old.locator)
     assert body.status == "superseded" and body.source is None and body.document is None
 
 
 def test_forgotten_source_recall_is_expired(arch: Archive) -> None:
-    hit = search(arch, query="rotate signing keys")["results"][0]
-    arch.forget(hit["source"]["sessionId"])
-    assert arch.recall(hit["locator"]).status == "expired"
+    hit = search(arch, query="rotate signing keys").results[0]
+    arch.forget(hit.source.session_id)
+    assert arch.recall(hit.locator).status == "expired"
 
 
 def test_gather_neighbours_have_no_score(arch: Archive) -> None:
@@ -382,12 +380,12 @@ def test_gather_neighbours_have_no_score(arch: Archive) -> None:
 
 
 def test_recall_feedback_counter(arch: Archive) -> None:
-    hit = search(arch, query="REAP_DRAIN")["results"][0]
-    arch.recall(hit["locator"])
+    hit = search(arch, query="REAP_DRAIN").results[0]
+    arch.recall(hit.locator)
     engine = arch.engine
     from cwcore.retrieve.importance import importance as _importance
 
-    ordinal = engine.reader.head(hit["documentId"])["ordinal"]
+    ordinal = engine.reader.head(hit.document_id)["ordinal"]
     assert 1.0 < _importance(engine.store, [ordinal])[ordinal] <= 1.15
 
 
@@ -421,8 +419,8 @@ def test_cli_search_json_batch_and_recall(tmp_path: Path) -> None:
 
 
 def test_recall_by_direct_document_id(arch: Archive) -> None:
-    hit = search(arch, query="REAP_DRAIN")["results"][0]
-    answer = arch.recall(hit["documentId"])
+    hit = search(arch, query="REAP_DRAIN").results[0]
+    answer = arch.recall(hit.document_id)
     body = answer.document
     assert answer.status == "resolved" and body is not None and body.text is not None
     assert "REAP_DRAIN prevents" in body.text

@@ -82,20 +82,20 @@ def test_cw_show_marks_superseded_and_hides_on_request(
 
 
 def test_undo_brings_the_document_back_with_both_records_kept(arch: Archive) -> None:
-    hit = arch.search({"query": "ERR_0002", "limit": 5})["results"][0]
-    doc = hit["documentId"]
+    hit = arch.search({"query": "ERR_0002", "limit": 5}).results[0]
+    doc = hit.document_id
     arch.supersede(doc, reason="reversed")
-    assert doc not in [h["documentId"] for h in arch.search({"query": "ERR_0002"})["results"]]
+    assert doc not in [h.document_id for h in arch.search({"query": "ERR_0002"}).results]
     undone = arch.unsupersede(doc, reason="the reversal was wrong")
-    assert undone["state"] == "live" and undone["restored"] == hit["version"]
-    assert undone["version"] == hit["version"] + 1
-    again = arch.search({"query": "ERR_0002", "limit": 5})["results"]
-    assert doc in [h["documentId"] for h in again]  # searchable again, as the new version
-    assert next(h for h in again if h["documentId"] == doc)["version"] == undone["version"]
+    assert undone["state"] == "live" and undone["restored"] == hit.version
+    assert undone["version"] == hit.version + 1
+    again = arch.search({"query": "ERR_0002", "limit": 5}).results
+    assert doc in [h.document_id for h in again]  # searchable again, as the new version
+    assert next(h for h in again if h.document_id == doc).version == undone["version"]
     # A locator made before the supersede names the retired version: it stays superseded.
-    assert arch.recall(hit["locator"]).status == "superseded"
-    fresh = next(h for h in again if h["documentId"] == doc)
-    assert arch.recall(fresh["locator"]).status == "resolved"
+    assert arch.recall(hit.locator).status == "superseded"
+    fresh = next(h for h in again if h.document_id == doc)
+    assert arch.recall(fresh.locator).status == "resolved"
     # The audit view keeps both records: the supersession and its undoing.
     audit = arch.show_document(doc, include_superseded=True)
     assert audit["state"] == "live"

@@ -63,20 +63,20 @@ def test_old_locator_after_forget_and_reimport_of_other_text_is_expired(
     archive: Archive, tmp_path: Path, cw_home: Path
 ) -> None:
     archive.import_paths([write_jsonl(tmp_path / "old.jsonl", _rows(OLD))])
-    hit = archive.search({"query": "REAP_DRAIN"})["results"][0]
-    assert archive.recall(hit["locator"]).status == "resolved"
-    first_format = _as_first_format(hit["locator"], cw_home)
+    hit = archive.search({"query": "REAP_DRAIN"}).results[0]
+    assert archive.recall(hit.locator).status == "resolved"
+    first_format = _as_first_format(hit.locator, cw_home)
     assert archive.recall(first_format).status == "resolved"  # old locators still work
 
     _reimport(archive, tmp_path, NEW, "new.jsonl")
-    again = archive.search({"query": "REAP_DRAIN"})["results"][0]
-    assert (again["documentId"], again["version"]) == (hit["documentId"], hit["version"])
+    again = archive.search({"query": "REAP_DRAIN"}).results[0]
+    assert (again.document_id, again.version) == (hit.document_id, hit.version)
 
-    for locator in (hit["locator"], first_format):
+    for locator in (hit.locator, first_format):
         body = archive.recall(locator, max_tokens=100_000)
         assert body.status in ("expired", "missing"), body
         assert "hunter2" not in json.dumps(body.to_json())
-    fresh = archive.recall(again["locator"]).source  # the new locator is fine
+    fresh = archive.recall(again.locator).source  # the new locator is fine
     assert fresh is not None and "hunter2" in fresh.text
 
 
@@ -84,17 +84,17 @@ def test_reimport_of_the_same_text_keeps_the_old_locator_valid(
     archive: Archive, tmp_path: Path
 ) -> None:
     archive.import_paths([write_jsonl(tmp_path / "old.jsonl", _rows(OLD))])
-    hit = archive.search({"query": "REAP_DRAIN"})["results"][0]
+    hit = archive.search({"query": "REAP_DRAIN"}).results[0]
     _reimport(archive, tmp_path, OLD, "same.jsonl")
-    body = archive.recall(hit["locator"])
+    body = archive.recall(hit.locator)
     assert body.status == "resolved" and body.source is not None and OLD in body.source.text
 
 
 def test_continuation_locators_bind_the_same_content(archive: Archive, tmp_path: Path) -> None:
     long_text = " ".join(f"word{i} REAP_DRAIN" if i == 400 else f"word{i}" for i in range(800))
     archive.import_paths([write_jsonl(tmp_path / "long.jsonl", _rows(long_text))])
-    hit = archive.search({"query": "REAP_DRAIN"})["results"][0]
-    body = archive.recall(hit["locator"], max_tokens=60)
+    hit = archive.search({"query": "REAP_DRAIN"}).results[0]
+    body = archive.recall(hit.locator, max_tokens=60)
     after = body.continuation.after
     assert after
     assert archive.recall(after).status == "resolved"

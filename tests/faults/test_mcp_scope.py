@@ -32,6 +32,7 @@ from cwcore.hosts.mcp_server import (
     Binding,
     build_server,
 )
+from cwcore.retrieve.results import SearchHit
 from tests.helpers import write_jsonl
 
 MAX_MESSAGE_CHARS = 4096  # cwcore.errors.MAX_MESSAGE_CHARS (absent before the fix)
@@ -81,10 +82,10 @@ def _turn(session: str, word: str, minute: int, project: str) -> list[dict[str, 
     ]
 
 
-def _search(archive: Archive, project: str, query: str, **extra: Any) -> dict[str, Any]:
-    hits = archive.search({"query": query, "project": project, "scope": "project", **extra})
-    assert hits["results"], query
-    return dict(hits["results"][0])
+def _search(archive: Archive, project: str, query: str, **extra: Any) -> SearchHit:
+    found = archive.search({"query": query, "project": project, "scope": "project", **extra})
+    assert found.results, query
+    return found.results[0]
 
 
 @pytest.fixture
@@ -116,15 +117,15 @@ def world(tmp_path: Path, cw_home: Path) -> dict[str, Any]:
             ("missing", "quokka-extended"),
         ):
             hit = _search(archive, B, word)
-            assert hit["version"] == (2 if state == "missing" else 1)
-            out[state] = {"id": hit["documentId"], "locator": hit["locator"]}
+            assert hit.version == (2 if state == "missing" else 1)
+            out[state] = {"id": hit.document_id, "locator": hit.locator}
         session_hit = _search(
             archive, B, "quokka-live", scope="session", sessions=["beta live session"]
         )
-        out["session-scoped"] = {"id": session_hit["documentId"], "locator": session_hit["locator"]}
+        out["session-scoped"] = {"id": session_hit.document_id, "locator": session_hit.locator}
         a2_hit = _search(archive, A, "heron", scope="session", sessions=["a2"])
-        out["a2-session-scoped"] = a2_hit["locator"]
-        out["a1-doc"] = _search(archive, A, "pelican")["documentId"]
+        out["a2-session-scoped"] = a2_hit.locator
+        out["a1-doc"] = _search(archive, A, "pelican").document_id
         archive.supersede(out["superseded"]["id"], reason="reversed")
         archive.forget("beta forgotten session")
         archive.forget("beta missing session")
@@ -265,10 +266,10 @@ def test_a_superseded_documents_replacement_in_another_project_is_not_named(
 ) -> None:
     with Archive.open(world["home"], embedded=True) as archive:
         hit = _search(archive, A, "pelican")
-        archive.supersede(hit["documentId"], by=world["live"]["id"], reason="moved to beta")
+        archive.supersede(hit.document_id, by=world["live"]["id"], reason="moved to beta")
 
     async def body(client: Client) -> dict[str, Any]:
-        _, answer, whole = await call(client, RECALL, locator=hit["locator"])
+        _, answer, whole = await call(client, RECALL, locator=hit.locator)
         return {"answer": answer, "whole": whole}
 
     out = run_bound(world["home"], Binding(A), body)

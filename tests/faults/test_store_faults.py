@@ -134,8 +134,8 @@ def test_hostile_ids_round_trip_through_the_archive(tmp_path: Path, archive: Arc
     for i, session in enumerate(HOSTILE_IDS):
         messages = archive.show(session)["messages"]
         assert [m["messageKey"] for m in messages] == [f"user:{session}/m{i}"]
-        hits = archive.search({"query": f"needle{i}", "sessions": [session]})["results"]
-        assert hits and {h["source"]["sessionId"] for h in hits} == {session}
+        hits = archive.search({"query": f"needle{i}", "sessions": [session]}).results
+        assert hits and {h.source.session_id for h in hits} == {session}
         lines = archive.export(session, "jsonl").split("\n")
         assert [json.loads(line) for line in lines if line] == [_exported_row(session, i)]
     report = archive.forget("../../etc/passwd")
@@ -305,9 +305,9 @@ def test_an_oversize_message_reads_back_byte_identical(archive: Archive, size: i
     assert [v["split"]["piece"] for v in pieces] == list(range(len(pieces)))
     read = archive.call("recall", {"locator": ids[-1]})  # a direct read of the last piece
     assert read["split"]["documents"] == ids[1:] and read["continues"] == ids[0]
-    hits = archive.search({"query": "end"})["results"]  # the last word: in the last piece
-    assert [h["documentId"] for h in hits] == [ids[-1]]
-    recalled = archive.recall(hits[0]["locator"])  # and it says where the rest of it is
+    hits = archive.search({"query": "end"}).results  # the last word: in the last piece
+    assert [h.document_id for h in hits] == [ids[-1]]
+    recalled = archive.recall(hits[0].locator)  # and it says where the rest of it is
     split = recalled.source.split if recalled.source is not None else None
     assert recalled.status == "resolved" and split is not None and list(split.documents) == ids[1:]
 
@@ -614,4 +614,4 @@ def test_doctor_repair_retires_an_ordinal_left_by_the_overwrite(
     assert again["ok"] and again["retired"] == 0
     with Archive.open(cw_home, embedded=True) as archive:
         assert [m["text"] for m in archive.show("s")["messages"]] == ["hi"]
-        assert archive.search({"query": "hi"})["results"]
+        assert archive.search({"query": "hi"}).results

@@ -82,19 +82,19 @@ def test_progress_lines_are_the_sub_agents_session(archive: Archive) -> None:
 
 def test_a_sub_agent_is_searched_scoped_and_recalled_like_any_session(archive: Archive) -> None:
     archive.import_paths([PROGRESS])
-    hits = archive.search({"query": "RETRY_BUDGET_SENTINEL"})["results"]
-    assert hits and hits[0]["source"]["sessionId"] == CHILD
-    assert "tool:n-4" in hits[0]["source"]["messageKeys"]
+    hits = archive.search({"query": "RETRY_BUDGET_SENTINEL"}).results
+    assert hits and hits[0].source.session_id == CHILD
+    assert "tool:n-4" in hits[0].source.message_keys
     scoped = archive.search(
         {"query": "RETRY_BUDGET_SENTINEL", "scope": "session", "sessions": [CHILD]}
     )
-    assert {h["source"]["sessionId"] for h in scoped["results"]} == {CHILD}
+    assert {h.source.session_id for h in scoped.results} == {CHILD}
     parent_only = archive.search(
         {"query": "RETRY_BUDGET_SENTINEL", "scope": "session", "sessions": [PARENT]}
     )
-    assert {h["source"]["sessionId"] for h in parent_only["results"]} <= {PARENT}
-    assert all("SENTINEL" not in h["snippet"] for h in parent_only["results"])
-    recalled = archive.recall(hits[0]["locator"]).source
+    assert {h.source.session_id for h in parent_only.results} <= {PARENT}
+    assert all("SENTINEL" not in h.snippet for h in parent_only.results)
+    recalled = archive.recall(hits[0].locator).source
     assert recalled is not None and "RETRY_BUDGET_SENTINEL" in recalled.text
 
 
@@ -186,13 +186,13 @@ def test_thinking_is_kept_shown_on_request_and_never_searched_or_counted(
     assert body["session"]["messages"] == 2  # thinking is not a message of the counts
     for query in ("ZORBLAX_THINK_ANCHOR", "src/secret_thoughts.py", "maybe mention it"):
         for policy in ("never", "always"):
-            found = archive.search({"query": query, "semanticPolicy": policy})["results"]
-            assert all("ZORBLAX" not in h["snippet"] for h in found), (query, policy)
-            assert not any("thinking" in k for h in found for k in h["source"]["messageKeys"]), (
+            found = archive.search({"query": query, "semanticPolicy": policy}).results
+            assert all("ZORBLAX" not in h.snippet for h in found), (query, policy)
+            assert not any("thinking" in k for h in found for k in h.source.message_keys), (
                 query,
                 policy,
             )
-    assert archive.search({"query": "ZORBLAX_THINK_ANCHOR"})["results"] == []
+    assert archive.search({"query": "ZORBLAX_THINK_ANCHOR"}).results == ()
     archive.close()
     plain = runner.invoke(app, ["show", "S-THINK"])
     assert "ZORBLAX" not in plain.stdout

@@ -31,8 +31,8 @@ def test_chinese_queries_find_chinese_passages(archive: Archive, tmp_path: Path)
     assert archive.import_paths([root], fmt="markdown").imported == 1
     doc = fp.document_id(root, "设计.md")
     for query in ("二元分词", "键值存储", "中文文本", "压缩", "后台线程中进行"):
-        hits = archive.search({"query": query})["results"]
-        assert [h["documentId"] for h in hits] == [doc], query
+        hits = archive.search({"query": query}).hits()
+        assert [h.document_id for h in hits] == [doc], query
     rows, _ = archive.sessions()
     assert {r.project for r in rows} == {"设计文档"}
 
@@ -81,8 +81,8 @@ def test_chinese_windows_keep_every_bigram(archive: Archive, tmp_path: Path) -> 
     assert windows >= 2 and not truncated and all(mask)
     bigrams = sorted({t for t, _, _ in toks if len(t) == 2})
     for bigram in bigrams[:: max(1, len(bigrams) // 8)]:
-        hits = archive.search({"query": bigram})["results"]
-        assert hits and hits[0]["documentId"] == doc and bigram in hits[0]["matchedTerms"]
+        hits = archive.search({"query": bigram}).hits()
+        assert hits and hits[0].document_id == doc and bigram in hits[0].matched_terms
 
 
 def test_chinese_bigrams_past_the_window_cap_are_evidence(
@@ -103,8 +103,8 @@ def test_chinese_bigrams_past_the_window_cap_are_evidence(
     assert windows == 2 and dropped, "the text should run past two windows"
     for bigram in dropped[:5]:
         # the window index has no posting for the bigram...
-        for h in archive.search({"query": bigram})["results"]:
-            assert bigram not in h["matchedTerms"]
+        for h in archive.search({"query": bigram}).hits():
+            assert bigram not in h.matched_terms
         # ...the paragraph holding the bigram literal is still lexical evidence, with its
         # heading path and exact range
         [hit, *_] = archive.call("markdown.search", {"query": bigram})["results"]

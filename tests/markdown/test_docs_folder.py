@@ -45,9 +45,9 @@ def test_markdown_fields_of_the_docs_hit(archive: Archive) -> None:
     archive.import_paths([DOCS], fmt="markdown")
     engine = engine_of(archive)
     doc = fp.document_id(DOCS, "importers.md")
-    [hit] = [h for h in archive.search({"query": QUERY})["results"] if h["documentId"] == doc]
-    locator = engine.search_context().signer.verify(hit["locator"])
-    manifest = engine.reader.manifest(doc, hit["version"])
+    [hit] = [h for h in archive.search({"query": QUERY}).hits() if h.document_id == doc]
+    locator = engine.search_context().signer.verify(hit.locator)
+    manifest = engine.reader.manifest(doc, hit.version)
     record = windows_of(engine.store, int(engine.reader.head(doc)["ordinal"]))[locator.window]
     fields = markdown_fields(manifest, record, locator.start)
     md = fields["markdown"]

@@ -21,6 +21,7 @@ from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.limits import HIT_CHARS, RESULT_CHARS
 from cwcore.markdown.parse import analyze
 from cwcore.recall.results import GatherResponse
+from cwcore.retrieve.results import SearchHit
 from cwcore.text.tokenize import tokens_with_offsets
 from tests.markdown.conftest import write
 
@@ -147,8 +148,8 @@ def test_evidence_search_finds_what_the_windows_dropped(archive: Archive, tmp_pa
     doc = fp.document_id(root, "items.md")
     term = uncovered_term(text)
     # the window index cannot find the term (search finds it only through the evidence)...
-    found = archive.search({"query": term})["results"]
-    assert all(h["score_metadata"]["mode"] == "markdown-evidence" for h in found)
+    found = archive.search({"query": term}).hits()
+    assert all(h.score_metadata["mode"] == "markdown-evidence" for h in found)
     # ...the evidence layer can, with exact Markdown fields
     body = archive.call("markdown.search", {"query": term})
     [hit] = body["results"]
@@ -217,9 +218,10 @@ def test_cw_search_fills_a_short_page_with_evidence_and_recall_reads_it(
     doc = fp.document_id(root, "items.md")
     term = uncovered_term(text)
     body = archive.search({"query": term, "semanticPolicy": "never"})
-    [hit] = body["results"]
+    [hit] = body.evidence  # the evidence hit stays the JSON the evidence layer wrote
+    assert body.results == () and SearchHit.is_evidence(hit)
     assert hit["documentId"] == doc and hit["kind"] == "markdown" and term in hit["snippet"]
-    assert body["stages"]["markdownEvidence"] == 1 and body["retrieval_status"] != "empty"
+    assert body.stages["markdownEvidence"] == 1 and body.retrieval_status != "empty"
     for field in ("locator", "margin", "historical", "superseded", "reranked", "source"):
         assert field in hit
     recalled = archive.recall(hit["locator"], neighbors=0)
@@ -233,4 +235,4 @@ def test_cw_search_fills_a_short_page_with_evidence_and_recall_reads_it(
     # A page the windows fill takes no evidence.
     covered = text[: text.index("item00050")].split()[-1]
     full = archive.search({"query": covered, "semanticPolicy": "never", "limit": 1})
-    assert full["stages"].get("markdownEvidence") is None
+    assert full.stages.get("markdownEvidence") is None

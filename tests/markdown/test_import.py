@@ -115,8 +115,8 @@ def test_changed_file_supersedes_its_previous_version(archive: Archive, tmp_path
     root = tree(tmp_path / "handbook")
     archive.import_paths([root], fmt="markdown")
     doc = fp.document_id(root, "sub/notes.markdown")
-    hits = archive.search({"query": "zebrafish"})["results"]
-    assert [h["documentId"] for h in hits] == [doc]
+    hits = archive.search({"query": "zebrafish"}).hits()
+    assert [h.document_id for h in hits] == [doc]
 
     write(root / "sub" / "notes.markdown", "# Notes\n\nthe plan now uses salamanders\n")
     events: list[dict] = []
@@ -124,8 +124,8 @@ def test_changed_file_supersedes_its_previous_version(archive: Archive, tmp_path
     assert summary.imported == 1 and summary.skipped == 1
     assert [(e["documentId"], e["version"]) for e in events if e["type"] == "ack"] == [(doc, 2)]
 
-    assert archive.search({"query": "zebrafish"})["results"] == []
-    assert [h["documentId"] for h in archive.search({"query": "salamanders"})["results"]] == [doc]
+    assert archive.search({"query": "zebrafish"}).hits() == ()
+    assert [h.document_id for h in archive.search({"query": "salamanders"}).hits()] == [doc]
     with_old = archive.show_document(doc, include_superseded=True)
     old, new = with_old["versions"]
     assert "zebrafish" in old["text"] and old["superseded"]["reason"] == "changed"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cwcore.api import Archive
 from cwcore.retrieve import exact
+from cwcore.retrieve.results import SearchHit
 from tests.helpers import write_jsonl
 
 
@@ -26,9 +27,9 @@ def _session(sid: str, texts: list[str], project: str = "p") -> list[dict]:
     return rows
 
 
-def _search(archive: Archive, query: str, **extra: object) -> list[dict]:
+def _search(archive: Archive, query: str, **extra: object) -> tuple[SearchHit, ...]:
     body = {"query": query, "semanticPolicy": "never", "limit": 10, **extra}
-    return archive.search(body)["results"]
+    return archive.search(body).results
 
 
 def test_the_rest_of_the_query_orders_windows_that_share_an_anchor(
@@ -39,10 +40,10 @@ def test_the_rest_of_the_query_orders_windows_that_share_an_anchor(
     texts += [f"filler text about weather number {i}" for i in range(40)]
     archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _session("s", texts))])
     hits = _search(archive, "lint error: renderFrame is unused")
-    assert hits[0]["matchType"] == "exact-symbol"
-    assert "unused" in hits[0]["snippet"]
+    assert hits[0].match_type == "exact-symbol"
+    assert "unused" in hits[0].snippet
     # The windows that only name the anchor follow it, still in the exact tier.
-    assert [h["score_metadata"]["tier"] for h in hits[:7]] == [0] * 7
+    assert [h.score_metadata["tier"] for h in hits[:7]] == [0] * 7
 
 
 def test_a_common_anchor_forms_no_tier(archive: Archive, tmp_path: Path) -> None:
@@ -53,8 +54,8 @@ def test_a_common_anchor_forms_no_tier(archive: Archive, tmp_path: Path) -> None
     texts.append("the review comments listed open pull requests waiting for approval")
     archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _session("s", texts))])
     hits = _search(archive, "which pull requests were open on GitHub for review")
-    assert "pull requests" in hits[0]["snippet"]
-    assert hits[0]["matchType"] == "lexical"
+    assert "pull requests" in hits[0].snippet
+    assert hits[0].match_type == "lexical"
 
 
 def test_a_rare_anchor_outranks_lexical_evidence(archive: Archive, tmp_path: Path) -> None:
@@ -63,9 +64,9 @@ def test_a_rare_anchor_outranks_lexical_evidence(archive: Archive, tmp_path: Pat
     texts.append("the retry delay parse step returns seconds of delay for retry parse")
     archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _session("s", texts))])
     hits = _search(archive, "ParseRetryAfter retry delay parse")
-    assert hits[0]["matchType"] == "exact-symbol"
-    assert hits[0]["band"] == "high"
-    assert hits[1]["matchType"] == "lexical"
+    assert hits[0].match_type == "exact-symbol"
+    assert hits[0].band == "high"
+    assert hits[1].match_type == "lexical"
 
 
 def test_specificity_and_score_follow_document_frequency() -> None:
@@ -103,7 +104,7 @@ def test_limit_fills_with_distinct_documents(archive: Archive, tmp_path: Path) -
     archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
     hits = _search(archive, "kestrel", limit=25)
     assert len(hits) == 25
-    assert len({h["documentId"] for h in hits}) == 25
+    assert len({h.document_id for h in hits}) == 25
 
 
 def test_the_same_text_in_two_sessions_is_one_hit(archive: Archive, tmp_path: Path) -> None:
@@ -111,7 +112,7 @@ def test_the_same_text_in_two_sessions_is_one_hit(archive: Archive, tmp_path: Pa
     rows = _session("s1", [text, "unrelated chatter"]) + _session("s2", [text, "more chatter"])
     archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
     hits = _search(archive, "monotonic deadline lease renewal")
-    assert len([h for h in hits if "monotonic" in h["snippet"]]) == 1
+    assert len([h for h in hits if "monotonic" in h.snippet]) == 1
 
 
 def test_grouped_by_session_one_hit_per_session(archive: Archive, tmp_path: Path) -> None:
@@ -121,11 +122,11 @@ def test_grouped_by_session_one_hit_per_session(archive: Archive, tmp_path: Path
     archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
     plain = _search(archive, "kestrel sighting", limit=10)
     grouped = _search(archive, "kestrel sighting", limit=10, group="session")
-    assert len({h["source"]["sessionId"] for h in plain}) < len(plain)
-    sessions = [h["source"]["sessionId"] for h in grouped]
+    assert len({h.source.session_id for h in plain}) < len(plain)
+    sessions = [h.source.session_id for h in grouped]
     assert sorted(sessions) == ["s0", "s1", "s2", "s3"] and len(sessions) == 4
     # Sessions come in the order of their best hit.
-    order = list(dict.fromkeys(h["source"]["sessionId"] for h in plain))
+    order = list(dict.fromkeys(h.source.session_id for h in plain))
     assert sessions[: len(order)] == order[: len(sessions)]
 
 
@@ -135,7 +136,7 @@ def test_the_current_session_wins_a_tie_with_its_parent(archive: Archive, tmp_pa
     child = [{**r, "parent_session": "parent"} for r in _session("child", [text + " for the pool"])]
     archive.import_paths([write_jsonl(tmp_path / "a.jsonl", parent + child)])
     hits = _search(archive, "kestrel migration plan phases", scope="session", sessions=["child"])
-    assert [h["source"]["sessionId"] for h in hits] == ["child", "parent"]
+    assert [h.source.session_id for h in hits] == ["child", "parent"]
 
 
 def test_the_newer_of_two_equal_hits_comes_first(archive: Archive, tmp_path: Path) -> None:
@@ -143,4 +144,4 @@ def test_the_newer_of_two_equal_hits_comes_first(archive: Archive, tmp_path: Pat
     rows[1]["timestamp"] = "2026-11-20T10:00:00Z"
     archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
     hits = _search(archive, "kestrel note")
-    assert [h["source"]["sessionId"] for h in hits] == ["new", "old"]
+    assert [h.source.session_id for h in hits] == ["new", "old"]

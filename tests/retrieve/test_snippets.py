@@ -78,11 +78,11 @@ def test_hint_budget_tokens_bounds_the_pages_snippets(tmp_path) -> None:  # type
     with Archive.open(tmp_path / "home", embedded=True) as archive:
         archive.import_paths([write_jsonl(tmp_path / "a.jsonl", rows)])
         base = {"query": "kestrel report", "semanticPolicy": "never", "limit": 5}
-        plain = archive.search(base)["results"]
+        plain = archive.search(base).results
         for budget in (1, 20, 100):
-            hits = archive.search({**base, "hintBudgetTokens": budget})["results"]
-            assert sum(estimate(h["snippet"]) for h in hits) <= budget
-            assert [h["documentId"] for h in hits] == [h["documentId"] for h in plain]
-        wide = archive.search({**base, "hintBudgetTokens": 100})["results"]
-        assert all("kestrel" in h["snippet"] for h in wide)
-        assert all(len(w["snippet"]) < len(p["snippet"]) for w, p in zip(wide, plain, strict=True))
+            hits = archive.search({**base, "hintBudgetTokens": budget}).results
+            assert sum(estimate(h.snippet) for h in hits) <= budget
+            assert [h.document_id for h in hits] == [h.document_id for h in plain]
+        wide = archive.search({**base, "hintBudgetTokens": 100}).results
+        assert all("kestrel" in h.snippet for h in wide)
+        assert all(len(w.snippet) < len(p.snippet) for w, p in zip(wide, plain, strict=True))

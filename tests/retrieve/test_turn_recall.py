@@ -18,16 +18,14 @@ def test_a_segment_names_its_turn_and_continues_into_its_neighbours(
         text = f"step {i}: " + ("the kestrel clue is here " if i == 3 else "") + filler
         rows.append({"session": "s", "id": f"a{i}", "role": "assistant", "text": text})
     archive.import_paths([write_jsonl(tmp_path / "t.jsonl", rows)])
-    [hit] = archive.search({"query": "kestrel clue", "limit": 1, "semanticPolicy": "never"})[
-        "results"
-    ]
-    answer = archive.recall(hit["locator"], neighbors=0)
+    [hit] = archive.search({"query": "kestrel clue", "limit": 1, "semanticPolicy": "never"}).results
+    answer = archive.recall(hit.locator, neighbors=0)
     body = answer.source
     assert answer.status == "resolved" and body is not None and "kestrel clue" in body.text
     turn = body.turn
     assert turn is not None
-    assert turn.documents[0] == hit["source"]["turnId"] and len(turn.documents) >= 3
-    assert turn.documents[turn.index] == hit["documentId"]
+    assert turn.documents[0] == hit.source.turn_id and len(turn.documents) >= 3
+    assert turn.documents[turn.index] == hit.document_id
     assert body.continuation.before and body.continuation.after
     before = archive.recall(body.continuation.before, neighbors=0)
     after = archive.recall(body.continuation.after, neighbors=0)

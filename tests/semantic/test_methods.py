@@ -143,9 +143,9 @@ def test_a_failed_query_encoding_falls_back_to_lexical_and_says_why(
     semantic = runtime.for_engine(engine)
     semantic._embedder = Embedder(tmp_path / "no-model")  # vectors exist, the model does not
     body = topics.search({"query": "sourdough bread", "semanticPolicy": "always"})
-    assert body["retrieval_status"] == "lexical_fallback"
-    assert body["semantic_search_used"] is False
-    assert body["semantic_failure"] == errors.MODEL_MISSING
-    assert body["results"]  # the lexical hits are kept
+    assert body.retrieval_status == "lexical_fallback"
+    assert body.semantic_search_used is False
+    assert body.semantic_failure == errors.MODEL_MISSING
+    assert body.results  # the lexical hits are kept
     with pytest.raises(ModelUnavailable):
         topics.search({"query": "sourdough bread", "semanticPolicy": "always", "strict": True})

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from cwcore.api import Archive
 from cwcore.errors import ModelUnavailable
+from cwcore.retrieve.results import SearchResponse
 from cwcore.semantic import errors, models
 from cwcore.semantic.rerank import Reranker, centered
 from cwtui.cli import app
@@ -112,7 +113,7 @@ def test_search_reranks_the_fused_tier_around_each_match(
     assert topics.call("models.install_reranker", {"from": str(cross_encoder_dir)})["loaded"]
     request = {"query": "pricing page font", "semanticPolicy": "never", "limit": 10}
     plain = topics.search({**request, "rerank": False})
-    assert len(plain["results"]) >= 2 and not any(h["reranked"] for h in plain["results"])
+    assert len(plain.results) >= 2 and not any(h.reranked for h in plain.results)
 
     semantic = runtime.for_engine(engine_of(topics))
     seen: list[tuple[list[str], list[tuple[int, int]]]] = []
@@ -128,21 +129,24 @@ def test_search_reranks_the_fused_tier_around_each_match(
     assert len(spans) == len(texts)
     for text, (start, end) in zip(texts, spans, strict=True):
         assert text[start:end].lower() in {"pricing", "page", "font"}
-    assert all(h["reranked"] for h in ranked["results"])
+    assert all(h.reranked for h in ranked.results)
     # The tiny model prefers longer texts: order may change, presented scores never do.
-    assert {h["documentId"]: h["score"] for h in ranked["results"]} == {
-        h["documentId"]: h["score"] for h in plain["results"]
+    assert {h.document_id: h.score for h in ranked.results} == {
+        h.document_id: h.score for h in plain.results
     }
+    raw = topics.call("search", request)  # a reranked answer survives its JSON both ways
+    assert raw["results"] and all(h["reranked"] for h in raw["results"])
+    typed = SearchResponse.from_json(raw)
+    assert json.dumps(typed.to_json()) == json.dumps(raw)
+    assert SearchResponse.from_json(typed.to_json()) == typed
 
 
 def test_search_without_a_reranker_keeps_the_fused_order(topics: Archive) -> None:
     request = {"query": "pricing page font", "semanticPolicy": "never", "limit": 10}
     with_rerank = topics.search(request)
     without = topics.search({**request, "rerank": False})
-    assert [h["documentId"] for h in with_rerank["results"]] == [
-        h["documentId"] for h in without["results"]
-    ]
-    assert not any(h["reranked"] for h in with_rerank["results"])
+    assert [h.document_id for h in with_rerank.results] == [h.document_id for h in without.results]
+    assert not any(h.reranked for h in with_rerank.results)
 
 
 def test_the_default_pin_is_the_content_digest_recorded_at_install(

@@ -11,6 +11,7 @@ from textual.widgets import Input, OptionList
 
 from cwcore.api import Archive
 from cwcore.recall.results import GatherResponse
+from cwcore.retrieve.results import SearchResponse
 from cwtui.screens.candidates import CandidatesScreen
 from cwtui.screens.copy import CopyScreen
 from cwtui.screens.prompt import PromptScreen
@@ -30,7 +31,7 @@ class RecordingArchive(Archive):
 
     calls: ClassVar[list[tuple[str, dict[str, Any]]]] = []
 
-    def search(self, request: dict[str, Any]) -> dict[str, Any]:
+    def search(self, request: dict[str, Any]) -> SearchResponse:
         RecordingArchive.calls.append(("search", dict(request)))
         return super().search(request)
 

@@ -12,6 +12,7 @@ from textual.widgets import Input, Static
 
 from cwcore.api import Archive
 from cwcore.recall.results import Continuation, MessageSpan, RecalledSource, RecallResponse
+from cwcore.retrieve.results import SearchResponse
 from cwtui.screens import recall as recall_module
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.recall import RecallScreen, parts_of
@@ -32,7 +33,7 @@ class CountingArchive(Archive):
 
     requests: ClassVar[list[dict[str, Any]]] = []
 
-    def search(self, request: dict[str, Any]) -> dict[str, Any]:
+    def search(self, request: dict[str, Any]) -> SearchResponse:
         CountingArchive.requests.append(dict(request))
         return super().search(request)
 

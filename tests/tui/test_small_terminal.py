@@ -99,12 +99,12 @@ async def test_undo_a_supersession_from_the_audit_view(
     search_home: Path, app_for: AppFactory
 ) -> None:
     with Archive.open(search_home, embedded=True) as archive:
-        hit = archive.search({"query": "ADR 0007", "limit": 1})["results"][0]
-        archive.supersede(hit["documentId"], reason="reversed")
+        hit = archive.search({"query": "ADR 0007", "limit": 1}).results[0]
+        archive.supersede(hit.document_id, reason="reversed")
     app = app_for(search_home)
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
-        app.push_screen(DocumentScreen(hit["documentId"]))
+        app.push_screen(DocumentScreen(hit.document_id))
         await settle(pilot)
         audit = app.screen
         assert isinstance(audit, DocumentScreen) and audit.doc["state"] == "superseded"
