@@ -21,8 +21,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cwcore.api import Archive
+from cwcore.hosts.mcp_server import SEARCH, Binding, BoundTools, cap_results
 from cwcore.index import windows as index_windows
 from cwcore.markdown import fingerprint as fp
+from cwcore.recall.recall import LABEL
 from cwcore.retrieve.results import SearchHit, SearchResponse
 from cwtui.cli import app
 from cwtui.demo import DEMO_DIR
@@ -140,3 +142,17 @@ def test_markdown_and_evidence_hits_round_trip(
     assert evidence and all(SearchHit.is_evidence(h) for h in evidence)
     window_hits = SearchResponse.from_json(answers[1]).results
     assert window_hits and window_hits[0].kind == "markdown" and window_hits[0].extra
+
+
+def test_the_mcp_search_tool_answers_the_engine_json_labelled(cw_home: Path) -> None:
+    """The MCP search tool's answer is the engine's JSON under the historical label, capped:
+    the typed response between them changes no byte (locators and timings aside)."""
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([DEMO_DIR])
+        tools = BoundTools(archive, Binding(project="orbit-api"))
+        for args in ({"query": "retry", "limit": 3}, {"query": "zzqqxx-none"}, {"query": "pytest"}):
+            got = tools.call(SEARCH, dict(args))
+            raw = archive.call("search", {**args, "project": "orbit-api", "scope": "project"})
+            want = {"label": LABEL, "historical": True, **cap_results(raw)}
+            assert json.dumps(_normal(got)) == json.dumps(_normal(want))
+            assert got["results"] or got["advice"]
