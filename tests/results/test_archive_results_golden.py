@@ -6,7 +6,8 @@ results that carry them from the engine to the faces must serialize to exactly t
 engine answered before they existed — the same keys, in the same order, with the same values.
 Each answer is taken from the raw method table (``Archive.call``) and the typed wrapper's
 ``to_json()`` must equal it; the raw answers together must match the golden file line for line.
-Timings and disk sizes are zeroed and store paths replaced before comparing (the clock is fixed by ``CW_NOW``).
+Timings and disk sizes are zeroed and store paths replaced before comparing (the clock is
+fixed by ``CW_NOW``).
 
 Regenerate after a deliberate change of the JSON: ``CW_UPDATE_GOLDEN=1 pytest tests/results``.
 """
@@ -22,11 +23,16 @@ from typing import Any
 from cwcore.api import Archive
 from cwtui.demo import DEMO_DIR
 from tests.helpers import write_jsonl
+from tests.hints.helpers import row
 
 GOLDEN = Path(__file__).parent / "golden"
 NEVER = {"semanticPolicy": "never"}
-#: Timings and on-disk sizes vary run to run (the store compacts in the background).
-VOLATILE = ("timing_ms", "ms", "elapsedMs", "seconds", "durationMs", "disk")
+#: Timings (any ``…Ms`` / ``…_ms`` key) and on-disk sizes vary run to run.
+VOLATILE = ("ms", "seconds", "disk")
+
+
+def _volatile(key: str) -> bool:
+    return key in VOLATILE or key.endswith(("Ms", "_ms"))
 
 
 def _normal(value: Any, home: str) -> Any:
@@ -35,7 +41,7 @@ def _normal(value: Any, home: str) -> Any:
     if isinstance(value, list):
         return [_normal(v, home) for v in value]
     if isinstance(value, dict):
-        return {k: (0 if k in VOLATILE else _normal(v, home)) for k, v in value.items()}
+        return {k: (0 if _volatile(k) else _normal(v, home)) for k, v in value.items()}
     return value
 
 
@@ -93,18 +99,17 @@ def test_index_supersede_forget_and_doctor_json_is_unchanged(
     [hit] = _hits(a, "ERR_LEASE_EXPIRED", limit=1)
     [newer] = _hits(a, "retry", limit=1)
     doc = hit["documentId"]
+    session = hit["source"]["sessionId"]
     out.add("index.status doc", "index.status", {"document": doc}, lambda: a.index_status(doc))
     out.add("index.partial", "index.partial", {"limit": 5, "after": 0})
     out.add("index.verify", "index.verify", {})
     out.add("doctor", "doctor", {"repair": False})
-    out.add(
-        "forget.resolve", "forget.resolve", {"target": hit["source"]["sessionId"], "prefix": False}
-    )
+    out.add("forget.resolve", "forget.resolve", {"target": session, "prefix": False})
     out.add("forget.resolve doc", "forget.resolve", {"target": doc, "prefix": False})
     out.add(
         "forget.resolve prefix",
         "forget.resolve",
-        {"target": hit["source"]["sessionId"][:8], "prefix": True},
+        {"target": session[:8], "prefix": True},
     )
     sup = {"documentId": doc, "by": newer["documentId"], "reason": "golden"}
     out.add("supersede", "supersede", sup)
@@ -116,18 +121,19 @@ def test_index_supersede_forget_and_doctor_json_is_unchanged(
     out.add("doctor repair", "doctor", {"repair": True})
     out.add("sources", "sources", {"home": str(cw_home)})
     out.add("forget doc", "forget", {"target": newer["documentId"]})
-    out.add("forget session", "forget", {"target": hit["source"]["sessionId"]})
+    out.add("forget session", "forget", {"target": session})
     out.add("index.status after", "index.status", {})
     out.check("archive")
 
 
 ROWS = [
-    ("s1", "u1", "user", "Why does the reaper crash with REAP_DRAIN in src/reaper/drain.py?"),
-    ("s1", "a1", "assistant", "REAP_DRAIN prevents accepting new work while the pool drains."),
-    ("s1", "u2", "user", "Please switch the pool to bounded queues."),
-    ("s1", "a2", "assistant", "We use bounded queues with a capacity of 64 jobs."),
-    ("s1", "u3", "user", "The scheduler misses heartbeats when garbage collection pauses."),
-    ("s1", "a3", "assistant", "Heartbeat timers now run on a dedicated thread."),
+    row("s1", "u1", "user", "Why does the reaper crash with REAP_DRAIN in src/reaper/drain.py?"),
+    row("s1", "a1", "assistant", "REAP_DRAIN prevents accepting new work while the pool drains."),
+    row("s1", "u2", "user", "Please switch the pool to bounded queues.", minute=2),
+    row("s1", "a2", "assistant", "We use bounded queues with a capacity of 64 jobs.", minute=3),
+    row("s1", "u3", "user", "The scheduler misses heartbeats when GC pauses.", minute=4),
+    row("s1", "a3", "assistant", "Heartbeat timers now run on a dedicated thread.", minute=5),
+    row("s2", "u1", "user", "Starting a fork about zebra stripes.", days=1, parent_session="s1"),
 ]
 
 
@@ -136,28 +142,7 @@ def test_hints_and_memory_json_is_unchanged(
 ) -> None:
     a = archive
     out = Answers(a, cw_home)
-    rows = [
-        {
-            "session": s,
-            "id": i,
-            "role": r,
-            "text": t,
-            "timestamp": f"2026-01-01T10:{n:02d}:00Z",
-            "project": "alpha",
-        }
-        for n, (s, i, r, t) in enumerate(ROWS)
-    ]
-    rows.append(
-        {
-            "session": "s2",
-            "id": "u1",
-            "role": "user",
-            "text": "Starting a fork about zebra stripes.",
-            "timestamp": "2026-01-02T10:00:00Z",
-            "project": "alpha",
-            "parentSession": "s1",
-        }
-    )
+    rows = ROWS
     a.import_paths([write_jsonl(tmp_path / "h.jsonl", rows)])
     a.index_run(wait=True)
     for label, params in (
