@@ -18,6 +18,8 @@ from cwcore import config, large_results
 from cwcore.browse import SessionInfo
 from cwcore.errors import InvalidInput
 from cwcore.importers.pipeline import ImportSummary
+from cwcore.store.retention import ForgetTarget, Forgotten
+from cwcore.store.supersession import Restored, Superseded
 
 if TYPE_CHECKING:  # retrieval's modules load when a face first asks for its results
     from cwcore.engine import Engine
@@ -217,16 +219,16 @@ class Archive:
     def export(self, session: str, fmt: str = "md") -> str:
         return str(self.call("export", {"session": session, "format": fmt})["text"])
 
-    def forget(self, target: str) -> dict[str, Any]:
+    def forget(self, target: str) -> Forgotten:
         """Remove the session or document whose id is exactly ``target`` for good; returns
-        what was removed (``target``, then counts)."""
-        return self.call("forget", {"target": target})
+        what was removed (the target, then counts)."""
+        return Forgotten.from_json(self.call("forget", {"target": target}))
 
-    def forget_target(self, target: str, *, prefix: bool = False) -> dict[str, Any]:
-        """What ``forget`` would remove, without removing it: ``{"kind", "id", "project",
-        "session", "documents", "messages"}``. ``prefix`` also accepts a unique session id
-        prefix (for a confirmation that names the full id)."""
-        return self.call("forget.resolve", {"target": target, "prefix": prefix})
+    def forget_target(self, target: str, *, prefix: bool = False) -> ForgetTarget:
+        """What ``forget`` would remove, without removing it. ``prefix`` also accepts a unique
+        session id prefix (for a confirmation that names the full id)."""
+        body = self.call("forget.resolve", {"target": target, "prefix": prefix})
+        return ForgetTarget.from_json(body)
 
     def sync(
         self, *, since: str | None = None, home: str | None = None, on_event: OnEvent | None = None
@@ -318,7 +320,7 @@ class Archive:
         reason: str | None = None,
         subject_key: str | None = None,
         project: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Superseded:
         """Retire a reversed decision; ``project`` confines it (and ``by``) to that project:
         another project's document is ``not-found``, as if it did not exist."""
         params: dict[str, Any] = {"documentId": document_id}
@@ -330,20 +332,20 @@ class Archive:
         ):
             if value is not None:
                 params[name] = value
-        return self.call("supersede", params)
+        return Superseded.from_json(self.call("supersede", params))
 
     def unsupersede(
         self, document_id: str, *, reason: str | None = None, project: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Restored:
         """Undo the supersession of ``document_id``: it is searchable again, as a new version;
-        the audit view keeps both records. Returns ``{"documentId", "version", "state",
-        "restored", "reason", "at"}`` (``restored``: the version that had been superseded)."""
+        the audit view keeps both records (``restored``: the version that had been
+        superseded)."""
         params: dict[str, Any] = {"documentId": document_id}
         if reason is not None:
             params["reason"] = reason
         if project is not None:
             params["project"] = project
-        return self.call("supersede.undo", params)
+        return Restored.from_json(self.call("supersede.undo", params))
 
     def show_document(
         self, document_id: str, *, include_superseded: bool = False

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.api import Archive
+from cwcore.store.supersession import Superseded
 from cwtui.demo import DEMO_DIR
 from tests.helpers import write_jsonl
 from tests.hints.helpers import row
@@ -59,8 +60,15 @@ class Answers:
         method: str,
         params: dict[str, Any],
         typed: Callable[[], Any] | None = None,
+        change: Callable[[], Any] | None = None,
     ) -> dict[str, Any]:
-        raw = self.archive.call(method, params)
+        """Record the raw answer of ``method``; ``typed`` (a read) must answer the same, once
+        more. A ``change`` cannot run twice: it runs instead of the raw call, and its answer's
+        ``to_json()`` is what the golden file pins."""
+        if change is not None:
+            raw = change().to_json()
+        else:
+            raw = self.archive.call(method, params)
         if typed is not None:
             got = typed()
             got = got.to_json() if hasattr(got, "to_json") else got
@@ -105,23 +113,40 @@ def test_index_supersede_forget_and_doctor_json_is_unchanged(
     out.add("index.verify", "index.verify", {})
     out.add("doctor", "doctor", {"repair": False})
     out.add("forget.resolve", "forget.resolve", {"target": session, "prefix": False})
-    out.add("forget.resolve doc", "forget.resolve", {"target": doc, "prefix": False})
+    out.add(
+        "forget.resolve doc",
+        "forget.resolve",
+        {"target": doc, "prefix": False},
+        lambda: a.forget_target(doc),
+    )
     out.add(
         "forget.resolve prefix",
         "forget.resolve",
         {"target": session[:8], "prefix": True},
     )
     sup = {"documentId": doc, "by": newer["documentId"], "reason": "golden"}
-    out.add("supersede", "supersede", sup)
+    raw = a.call("supersede", sup)
+    assert Superseded.from_json(raw).to_json() == raw
+    out.rows.append(("supersede", raw))
     out.add("index.status superseded", "index.status", {"document": doc})
-    out.add("supersede.undo", "supersede.undo", {"documentId": doc, "reason": "back"})
-    out.add("supersede bare", "supersede", {"documentId": doc})
-    out.add("supersede.undo bare", "supersede.undo", {"documentId": doc})
+    undo = {"documentId": doc, "reason": "back"}
+    out.add(
+        "supersede.undo", "supersede.undo", undo, None, lambda: a.unsupersede(doc, reason="back")
+    )
+    out.add("supersede bare", "supersede", {"documentId": doc}, None, lambda: a.supersede(doc))
+    out.add(
+        "supersede.undo bare",
+        "supersede.undo",
+        {"documentId": doc},
+        None,
+        lambda: a.unsupersede(doc),
+    )
     out.add("index.rebuild", "index.rebuild", {"wait": True})
     out.add("doctor repair", "doctor", {"repair": True})
     out.add("sources", "sources", {"home": str(cw_home)})
-    out.add("forget doc", "forget", {"target": newer["documentId"]})
-    out.add("forget session", "forget", {"target": session})
+    gone = newer["documentId"]
+    out.add("forget doc", "forget", {"target": gone}, None, lambda: a.forget(gone))
+    out.add("forget session", "forget", {"target": session}, None, lambda: a.forget(session))
     out.add("index.status after", "index.status", {})
     out.check("archive")
 
