@@ -18,6 +18,7 @@ from cwcore import config, large_results
 from cwcore.browse import SessionInfo
 from cwcore.errors import InvalidInput
 from cwcore.importers.pipeline import ImportSummary
+from cwcore.index.results import IndexStatus
 from cwcore.store.retention import ForgetTarget, Forgotten
 from cwcore.store.supersession import Restored, Superseded
 
@@ -250,13 +251,15 @@ class Archive:
 
     # -- index ----------------------------------------------------------------------------------
 
-    def index_run(self, *, wait: bool = False, on_event: OnEvent | None = None) -> dict[str, Any]:
+    def index_run(self, *, wait: bool = False, on_event: OnEvent | None = None) -> IndexStatus:
         """Publish pending index work (all of it with ``wait``); returns the index status."""
-        return self.call("index.run", {"wait": wait}, on_event)
+        return IndexStatus.from_json(self.call("index.run", {"wait": wait}, on_event))
 
-    def index_status(self, document: str | None = None) -> dict[str, Any]:
+    def index_status(self, document: str | None = None) -> IndexStatus:
+        """The index's generation, handlers and semantic progress (``document``: with that
+        document's state too)."""
         params = {} if document is None else {"document": document}
-        return self.call("index.status", params)
+        return IndexStatus.from_json(self.call("index.status", params))
 
     def index_partial(self, *, limit: int = 100, after: int = 0) -> dict[str, Any]:
         """The documents with a partial or skipped handler outcome and the limits behind them
@@ -266,8 +269,10 @@ class Archive:
     def index_verify(self) -> dict[str, Any]:
         return self.call("index.verify")
 
-    def index_rebuild(self, *, wait: bool = False) -> dict[str, Any]:
-        return self.call("index.rebuild", {"wait": wait})
+    def index_rebuild(self, *, wait: bool = False) -> IndexStatus:
+        """Rebuild the derived index from the canonical records (``queued``: documents
+        re-enqueued); with ``wait``, returns after they are all published."""
+        return IndexStatus.from_json(self.call("index.rebuild", {"wait": wait}))
 
     # -- retrieval ------------------------------------------------------------------------------
 

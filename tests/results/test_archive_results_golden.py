@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.api import Archive
+from cwcore.index.results import IndexStatus
 from cwcore.store.supersession import Superseded
 from cwtui.demo import DEMO_DIR
 from tests.helpers import write_jsonl
@@ -65,10 +66,7 @@ class Answers:
         """Record the raw answer of ``method``; ``typed`` (a read) must answer the same, once
         more. A ``change`` cannot run twice: it runs instead of the raw call, and its answer's
         ``to_json()`` is what the golden file pins."""
-        if change is not None:
-            raw = change().to_json()
-        else:
-            raw = self.archive.call(method, params)
+        raw = change().to_json() if change is not None else self.archive.call(method, params)
         if typed is not None:
             got = typed()
             got = got.to_json() if hasattr(got, "to_json") else got
@@ -128,7 +126,12 @@ def test_index_supersede_forget_and_doctor_json_is_unchanged(
     raw = a.call("supersede", sup)
     assert Superseded.from_json(raw).to_json() == raw
     out.rows.append(("supersede", raw))
-    out.add("index.status superseded", "index.status", {"document": doc})
+    out.add(
+        "index.status superseded",
+        "index.status",
+        {"document": doc},
+        lambda: a.index_status(doc),
+    )
     undo = {"documentId": doc, "reason": "back"}
     out.add(
         "supersede.undo", "supersede.undo", undo, None, lambda: a.unsupersede(doc, reason="back")
@@ -141,13 +144,18 @@ def test_index_supersede_forget_and_doctor_json_is_unchanged(
         None,
         lambda: a.unsupersede(doc),
     )
-    out.add("index.rebuild", "index.rebuild", {"wait": True})
+    out.add(
+        "index.rebuild", "index.rebuild", {"wait": True}, None, lambda: a.index_rebuild(wait=True)
+    )
     out.add("doctor repair", "doctor", {"repair": True})
     out.add("sources", "sources", {"home": str(cw_home)})
     gone = newer["documentId"]
     out.add("forget doc", "forget", {"target": gone}, None, lambda: a.forget(gone))
     out.add("forget session", "forget", {"target": session}, None, lambda: a.forget(session))
-    out.add("index.status after", "index.status", {})
+    out.add("index.status after", "index.status", {}, lambda: a.index_status())
+    for _, raw in out.rows:
+        if "generation" in raw and "outbox" in raw:  # every index status round-trips
+            assert IndexStatus.from_json(raw).to_json() == raw
     out.check("archive")
 
 
