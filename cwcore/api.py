@@ -18,6 +18,9 @@ from cwcore import config, large_results
 from cwcore.browse import SessionInfo
 from cwcore.errors import InvalidInput
 from cwcore.importers.pipeline import ImportSummary
+from cwcore.index.results import IndexStatus
+from cwcore.store.retention import ForgetTarget, Forgotten
+from cwcore.store.supersession import Restored, Superseded
 
 if TYPE_CHECKING:  # retrieval's modules load when a face first asks for its results
     from cwcore.engine import Engine
@@ -218,16 +221,16 @@ class Archive:
     def export(self, session: str, fmt: str = "md") -> str:
         return str(self.call("export", {"session": session, "format": fmt})["text"])
 
-    def forget(self, target: str) -> dict[str, Any]:
+    def forget(self, target: str) -> Forgotten:
         """Remove the session or document whose id is exactly ``target`` for good; returns
-        what was removed (``target``, then counts)."""
-        return self.call("forget", {"target": target})
+        what was removed (the target, then counts)."""
+        return Forgotten.from_json(self.call("forget", {"target": target}))
 
-    def forget_target(self, target: str, *, prefix: bool = False) -> dict[str, Any]:
-        """What ``forget`` would remove, without removing it: ``{"kind", "id", "project",
-        "session", "documents", "messages"}``. ``prefix`` also accepts a unique session id
-        prefix (for a confirmation that names the full id)."""
-        return self.call("forget.resolve", {"target": target, "prefix": prefix})
+    def forget_target(self, target: str, *, prefix: bool = False) -> ForgetTarget:
+        """What ``forget`` would remove, without removing it. ``prefix`` also accepts a unique
+        session id prefix (for a confirmation that names the full id)."""
+        body = self.call("forget.resolve", {"target": target, "prefix": prefix})
+        return ForgetTarget.from_json(body)
 
     def sync(
         self, *, since: str | None = None, home: str | None = None, on_event: OnEvent | None = None
@@ -249,13 +252,15 @@ class Archive:
 
     # -- index ----------------------------------------------------------------------------------
 
-    def index_run(self, *, wait: bool = False, on_event: OnEvent | None = None) -> dict[str, Any]:
+    def index_run(self, *, wait: bool = False, on_event: OnEvent | None = None) -> IndexStatus:
         """Publish pending index work (all of it with ``wait``); returns the index status."""
-        return self.call("index.run", {"wait": wait}, on_event)
+        return IndexStatus.from_json(self.call("index.run", {"wait": wait}, on_event))
 
-    def index_status(self, document: str | None = None) -> dict[str, Any]:
+    def index_status(self, document: str | None = None) -> IndexStatus:
+        """The index's generation, handlers and semantic progress (``document``: with that
+        document's state too)."""
         params = {} if document is None else {"document": document}
-        return self.call("index.status", params)
+        return IndexStatus.from_json(self.call("index.status", params))
 
     def index_partial(self, *, limit: int = 100, after: int = 0) -> dict[str, Any]:
         """The documents with a partial or skipped handler outcome and the limits behind them
@@ -265,8 +270,10 @@ class Archive:
     def index_verify(self) -> dict[str, Any]:
         return self.call("index.verify")
 
-    def index_rebuild(self, *, wait: bool = False) -> dict[str, Any]:
-        return self.call("index.rebuild", {"wait": wait})
+    def index_rebuild(self, *, wait: bool = False) -> IndexStatus:
+        """Rebuild the derived index from the canonical records (``queued``: documents
+        re-enqueued); with ``wait``, returns after they are all published."""
+        return IndexStatus.from_json(self.call("index.rebuild", {"wait": wait}))
 
     # -- retrieval ------------------------------------------------------------------------------
 
@@ -322,7 +329,7 @@ class Archive:
         reason: str | None = None,
         subject_key: str | None = None,
         project: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Superseded:
         """Retire a reversed decision; ``project`` confines it (and ``by``) to that project:
         another project's document is ``not-found``, as if it did not exist."""
         params: dict[str, Any] = {"documentId": document_id}
@@ -334,20 +341,20 @@ class Archive:
         ):
             if value is not None:
                 params[name] = value
-        return self.call("supersede", params)
+        return Superseded.from_json(self.call("supersede", params))
 
     def unsupersede(
         self, document_id: str, *, reason: str | None = None, project: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Restored:
         """Undo the supersession of ``document_id``: it is searchable again, as a new version;
-        the audit view keeps both records. Returns ``{"documentId", "version", "state",
-        "restored", "reason", "at"}`` (``restored``: the version that had been superseded)."""
+        the audit view keeps both records (``restored``: the version that had been
+        superseded)."""
         params: dict[str, Any] = {"documentId": document_id}
         if reason is not None:
             params["reason"] = reason
         if project is not None:
             params["project"] = project
-        return self.call("supersede.undo", params)
+        return Restored.from_json(self.call("supersede.undo", params))
 
     def show_document(
         self, document_id: str, *, include_superseded: bool = False

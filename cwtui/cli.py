@@ -26,6 +26,7 @@ from cwcore.api import Archive
 from cwcore.errors import ImportErrors, InvalidInput, NotFound, excerpt
 from cwcore.importers.base import formats as importer_formats
 from cwcore.importers.pipeline import ImportSummary
+from cwcore.store.retention import ForgetTarget
 from cwtui.output import CwGroup, console, emit_json, err_console, guard, shown_id
 
 app = typer.Typer(
@@ -508,20 +509,20 @@ def forget(
             what = _describe(found)
             if not yes and not _confirm(f"Forget {what} permanently?"):
                 if as_json:
-                    emit_json({"target": found, "forgotten": False})
+                    emit_json({"target": found.to_json(), "forgotten": False})
                 else:
                     err_console.print("nothing forgotten")
                 return
             if yes and not as_json:
                 err_console.print(f"forgetting {what}", markup=False, soft_wrap=True)
-            report = archive.forget(found["id"])
+            report = archive.forget(found.id)
         if as_json:
-            emit_json(report)
+            emit_json(report.to_json())
             return
         console.print(
-            f"forgot {report['sessions']} session(s), {report['documents']} document(s) "
-            f"({report['versions']} version(s)), {report['events']} event(s), "
-            f"{report['chunks']} chunk(s); {report['tombstoned']} ordinal(s) tombstoned",
+            f"forgot {report.sessions} session(s), {report.documents} document(s) "
+            f"({report.versions} version(s)), {report.events} event(s), "
+            f"{report.chunks} chunk(s); {report.tombstoned} ordinal(s) tombstoned",
             soft_wrap=True,
         )
 
@@ -534,17 +535,17 @@ def _confirm(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def _describe(found: dict[str, Any]) -> str:
+def _describe(found: ForgetTarget) -> str:
     """``session ID (project P, N document(s), M message(s))`` or ``document ID (...)``."""
-    if found["kind"] == "session":
-        project = "its record is corrupt" if found.get("corrupt") else f"project {found['project']}"
+    if found.kind == "session":
+        project = "its record is corrupt" if found.corrupt else f"project {found.project}"
         return (
-            f"session {found['id']} ({project}, {found['documents']} "
-            f"document(s), {found['messages']} message(s))"
+            f"session {found.id} ({project}, {found.documents} "
+            f"document(s), {found.messages} message(s))"
         )
     return (
-        f"document {found['id']} (session {found['session']}, project {found['project']}, "
-        f"{found['messages']} message(s))"
+        f"document {found.id} (session {found.session}, project {found.project}, "
+        f"{found.messages} message(s))"
     )
 
 

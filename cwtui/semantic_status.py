@@ -1,6 +1,6 @@
 """How the semantic index's progress reads, for ``cw index status`` and the TUI index view.
 
-Both take the ``semantic`` object of ``index.status`` (:func:`cwcore.semantic.index.status`):
+Both take the index status's semantic progress (:class:`cwcore.index.results.SemanticProgress`):
 ``embedded`` windows with vectors, ``total`` published windows, ``pending`` windows after the
 handler's cursor, ``progress`` (the share passed), ``state`` (``disabled``, ``waiting``,
 ``embedding``, ``complete``, ``revalidating``), ``partial``, ``model`` and ``mode``.
@@ -8,9 +8,9 @@ handler's cursor, ``progress`` (the share passed), ``state`` (``disabled``, ``wa
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
+
+from cwcore.index.results import SemanticProgress
 
 #: What search does with the vectors in each state.
 SEARCH_USES = {
@@ -30,17 +30,16 @@ STATE_STYLE = {
 }
 
 
-def summary(sem: dict[str, Any]) -> Text:
+def summary(sem: SemanticProgress) -> Text:
     """``Semantic  12,345 / 22,814 windows embedded (54%) · 10,469 pending``."""
-    state = str(sem.get("state", "complete"))
+    state = sem.state
     text = Text.assemble(("Semantic  ", "bold"))
     if state == "disabled":
         text.append("disabled", "dim")
         return text
-    total = int(sem.get("total", sem.get("maxWid", 0)))
-    text.append(f"{int(sem.get('embedded', 0)):,} / {total:,}", STATE_STYLE.get(state, ""))
-    text.append(f" windows embedded ({float(sem.get('progress', 1.0)):.0%})")
-    pending = int(sem.get("pending", 0))
+    text.append(f"{sem.embedded:,} / {sem.total:,}", STATE_STYLE.get(state, ""))
+    text.append(f" windows embedded ({sem.progress:.0%})")
+    pending = sem.pending
     if state == "revalidating":
         text.append(" · revalidating after a rebuild", "dim")
     else:
@@ -48,21 +47,20 @@ def summary(sem: dict[str, Any]) -> Text:
     return text
 
 
-def detail(sem: dict[str, Any], rate: float | None = None) -> Text:
+def detail(sem: SemanticProgress, rate: float | None = None) -> Text:
     """What search uses, the model and mode, and (given a rate in windows/s) the time left."""
-    state = str(sem.get("state", "complete"))
+    state = sem.state
     text = Text()
     text.append(SEARCH_USES.get(state, state), STATE_STYLE.get(state, ""))
     if state == "disabled":
         return text
-    model = sem.get("model")
-    if model:
+    if sem.model:
         text.append(" · model ", "dim")
-        text.append(str(model))
-        text.append(f" ({sem.get('mode', 'window')} mode)", "dim")
+        text.append(sem.model)
+        text.append(f" ({sem.mode} mode)", "dim")
     else:
-        text.append(f" · {sem.get('mode', 'window')} mode", "dim")
-    pending = int(sem.get("pending", 0))
+        text.append(f" · {sem.mode} mode", "dim")
+    pending = sem.pending
     if rate and pending:
         text.append(f" · {rate:,.1f} windows/s, about {_left(pending / rate)} left", "dim")
     return text

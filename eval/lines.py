@@ -233,7 +233,7 @@ def evaluate(
         try:
             engine = archive.engine
             embedding = embed_all(engine, cache) if semantic else None
-            status = archive.index_status()
+            status = archive.index_status().to_json()
             coverage = Coverage(engine, line_set.logs)
             units = line_units(line_set.logs)
             base: dict[str, Any] = {}

@@ -102,7 +102,7 @@ def evaluate(
         try:
             engine = archive.engine
             embedding = embed_all(engine, cache) if semantic else None
-            status = archive.index_status()
+            status = archive.index_status().to_json()
             corpus = Corpus(engine)
             log(f"longmemeval: {len(corpus.docs)} documents, {len(corpus.wid_doc)} windows")
             units = [baselines.Unit(d, corpus.text[d], corpus.doc_session[d]) for d in corpus.docs]

@@ -244,7 +244,7 @@ def test_undoing_a_supersession_returns_a_free_subject_key_and_refuses_a_held_on
     adm.supersede("dec1", reason="not sure any more", subject_key="storage")
     assert store.get("scopes", keys.SUBJECT_LIVE.encode(_pd("proj"), "storage")) is None
     undone = adm.unsupersede("dec1")
-    assert undone["version"] == 2 and reader.head("dec1")["state"] == "live"
+    assert undone.version == 2 and reader.head("dec1")["state"] == "live"
     holder = store.get("scopes", keys.SUBJECT_LIVE.encode(_pd("proj"), "storage"))
     assert holder is not None and codec.decode_record(holder)["documentId"] == "dec1"
     # Replaced by dec2 through the key: dec2 holds it now, so dec1 cannot come back.

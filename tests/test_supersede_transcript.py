@@ -87,11 +87,11 @@ def test_undo_brings_the_document_back_with_both_records_kept(arch: Archive) -> 
     arch.supersede(doc, reason="reversed")
     assert doc not in [h.document_id for h in arch.search({"query": "ERR_0002"}).results]
     undone = arch.unsupersede(doc, reason="the reversal was wrong")
-    assert undone["state"] == "live" and undone["restored"] == hit.version
-    assert undone["version"] == hit.version + 1
+    assert undone.state == "live" and undone.restored == hit.version
+    assert undone.version == hit.version + 1
     again = arch.search({"query": "ERR_0002", "limit": 5}).results
     assert doc in [h.document_id for h in again]  # searchable again, as the new version
-    assert next(h for h in again if h.document_id == doc).version == undone["version"]
+    assert next(h for h in again if h.document_id == doc).version == undone.version
     # A locator made before the supersede names the retired version: it stays superseded.
     assert arch.recall(hit.locator).status == "superseded"
     fresh = next(h for h in again if h.document_id == doc)

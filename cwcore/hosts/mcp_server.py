@@ -486,7 +486,7 @@ class BoundTools:
             reason=args.get("reason"),
             subject_key=args.get("subjectKey"),
             project=self.binding.project,
-        )
+        ).to_json()
 
     def sessions(self, args: dict[str, Any]) -> dict[str, Any]:
         return self.archive.bound_sessions(self.binding.project, **args)

@@ -13,6 +13,13 @@ from typing import Any
 from cwcore import clock
 from cwcore.errors import CwError, InvalidInput, NotFound
 from cwcore.index import derived
+from cwcore.index.results import (
+    DocumentIndexState,
+    HandlerCounts,
+    IndexFault,
+    IndexStatus,
+    RebuildProgress,
+)
 from cwcore.index.worker import IndexWorker
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
@@ -22,9 +29,9 @@ DERIVED = ("windows", "exact", "relations", "importance", "postings", "stats")
 MAX_PROBLEMS = 200
 
 
-def rebuild_progress(store: Store, gen: dict[str, Any]) -> dict[str, Any] | None:
-    """``{"queued", "done", "started"}`` while the documents a rebuild queued are still being
-    published (None otherwise): the published generation then holds only some of them."""
+def rebuild_progress(store: Store, gen: dict[str, Any]) -> RebuildProgress | None:
+    """How far a rebuild got while the documents it queued are still being published (None
+    otherwise): the published generation then holds only some of them."""
     marker = store.meta_get("index-rebuild")
     if not marker:
         return None
@@ -33,10 +40,10 @@ def rebuild_progress(store: Store, gen: dict[str, Any]) -> dict[str, Any] | None
     if cursor >= through:
         return None
     done = min(queued, max(0, cursor - (through - queued)))
-    return {"queued": queued, "done": done, "started": marker.get("started")}
+    return RebuildProgress(queued, done, marker.get("started"))
 
 
-def status(store: Store, worker: IndexWorker, document: str | None = None) -> dict[str, Any]:
+def status(store: Store, worker: IndexWorker, document: str | None = None) -> IndexStatus:
     """The lexical part of ``cw index status --json``: outbox, generation, handler outcomes
     (the engine adds the semantic handler's progress, which lives above this layer).
 
@@ -46,34 +53,35 @@ def status(store: Store, worker: IndexWorker, document: str | None = None) -> di
     gen = derived.generation(store)
     handlers = gen.get("handlers") or {}
     rebuilding = rebuild_progress(store, gen)
-    body: dict[str, Any] = {
-        "outbox": {"depth": worker.depth(), "lag_s": round(worker.lag_seconds(), 3)},
-        "generation": int(gen["n"]),
-        "complete": bool(gen.get("complete", True)) and rebuilding is None,
-        "rebuild": rebuilding,
-        "published": gen.get("published"),
-        "documents": int(gen.get("documents", 0)),
-        "windows": int(gen.get("maxWid", 0)),
-        "handlers": {
-            h: handlers.get(h, {"complete": 0, "partial": 0, "skipped": 0})
-            for h in derived.HANDLERS
-        },
-        "faults": worker.faults[-5:],
-    }
+    state: DocumentIndexState | None = None
     if document is not None:
         reader = Reader(store)
         head = reader.head(document)
         mark = derived.marker(store, int(head["ordinal"]))
-        body["document"] = {
-            "documentId": document,
-            "version": head["version"],
-            "state": head.get("state", "live"),
-            "indexed": mark is not None,
-            "generation": mark.get("generation") if mark else None,
-            "windows": mark.get("windows") if mark else 0,
-            "handlers": mark.get("outcomes") if mark else {},
-        }
-    return body
+        state = DocumentIndexState(
+            document_id=document,
+            version=head["version"],
+            state=head.get("state", "live"),
+            indexed=mark is not None,
+            generation=mark.get("generation") if mark else None,
+            # Every marker the worker writes carries its window count and handler outcomes.
+            windows=int(mark["windows"]) if mark else 0,
+            handlers=tuple(mark["outcomes"].items()) if mark else (),
+        )
+    none = {"complete": 0, "partial": 0, "skipped": 0}
+    return IndexStatus(
+        outbox_depth=worker.depth(),
+        outbox_lag_s=round(worker.lag_seconds(), 3),
+        generation=int(gen["n"]),
+        complete=bool(gen.get("complete", True)) and rebuilding is None,
+        rebuild=rebuilding,
+        published=gen.get("published"),
+        documents=int(gen.get("documents", 0)),
+        windows=int(gen.get("maxWid", 0)),
+        handlers=tuple(HandlerCounts.from_json(h, handlers.get(h, none)) for h in derived.HANDLERS),
+        faults=tuple(IndexFault.from_json(f) for f in worker.faults[-5:]),
+        document=state,
+    )
 
 
 def verify(store: Store) -> dict[str, Any]:
@@ -188,9 +196,10 @@ def retire_orphans(store: Store) -> int:
     return len(orphans)
 
 
-def rebuild(store: Store, worker: IndexWorker) -> dict[str, Any]:
-    """Delete derived namespaces and re-enqueue every live document version. Runs with the
-    worker paused, so no page in flight publishes a stale generation over the rebuild's."""
+def rebuild(store: Store, worker: IndexWorker) -> int:
+    """Delete derived namespaces and re-enqueue every live document version; returns how many
+    were queued. Runs with the worker paused, so no page in flight publishes a stale generation
+    over the rebuild's."""
     with worker.paused(), store.lock:
         for family in DERIVED:
             batch = store.batch()
@@ -249,7 +258,7 @@ def rebuild(store: Store, worker: IndexWorker) -> dict[str, Any]:
         )
         store.commit(batch)
     worker.reset()
-    return {"queued": queued}
+    return queued
 
 
 #: The limits behind each handler outcome other than ``complete`` (what a partial or skipped

@@ -266,7 +266,7 @@ def _supersede(
         project=param_str(params, "project"),
     )
     engine.after_admission(1)
-    return result
+    return result.to_json()
 
 
 def _supersede_undo(
@@ -279,7 +279,7 @@ def _supersede_undo(
         target, reason=param_str(params, "reason"), project=param_str(params, "project")
     )
     engine.after_admission(1)
-    return result
+    return result.to_json()
 
 
 def _show_document(

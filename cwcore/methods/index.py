@@ -5,23 +5,23 @@ progress)."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any
 
 from cwcore.engine import Emit, Engine, MiB
 from cwcore.index import maintenance
+from cwcore.index.results import IndexStatus
 from cwcore.methods.params import param_int, param_str
 from cwcore.methods.registry import Method
 from cwcore.semantic import index as semantic_index
 
 
-def index_status(engine: Engine, document: str | None = None) -> dict[str, Any]:
+def index_status(engine: Engine, document: str | None = None) -> IndexStatus:
     """``cw index status``: the lexical generation and handlers, and the semantic handler's
     progress (two point reads each, never a scan); ``document`` adds that document's state."""
-    body = maintenance.status(engine.store, engine.indexer, document)
-    body["semantic"] = semantic_index.status(
-        engine.store, enabled=engine.indexer.settings.semantic_retrieval
-    )
-    return body
+    lexical = maintenance.status(engine.store, engine.indexer, document)
+    enabled = engine.indexer.settings.semantic_retrieval
+    return replace(lexical, semantic=semantic_index.status(engine.store, enabled=enabled))
 
 
 def _index_run(
@@ -36,13 +36,13 @@ def _index_run(
         emit({"type": "progress", "done": done, "total": max(total, done)})
         if n == 0 or not params.get("wait", False):
             break
-    return index_status(engine)
+    return index_status(engine).to_json()
 
 
 def _index_status(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    return index_status(engine, param_str(params, "document"))
+    return index_status(engine, param_str(params, "document")).to_json()
 
 
 def _index_partial(
@@ -68,7 +68,7 @@ def _index_rebuild(
         engine.indexer.drain()
     else:
         engine.index_worker.wake()
-    return {**queued, **index_status(engine)}
+    return replace(index_status(engine), queued=queued).to_json()
 
 
 METHODS: tuple[Method, ...] = (

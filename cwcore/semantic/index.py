@@ -25,6 +25,7 @@ import numpy as np
 
 from cwcore.errors import CorruptRecord, NotFound
 from cwcore.index import derived
+from cwcore.index.results import SemanticProgress
 from cwcore.semantic import store as vstore
 from cwcore.semantic.embedder import ChainCache, Embedder, VectorCache, clip
 from cwcore.store import keys
@@ -168,7 +169,7 @@ def embed_pending(
     return len(wids)
 
 
-def status(store: Store, *, enabled: bool = True) -> dict[str, Any]:
+def status(store: Store, *, enabled: bool = True) -> SemanticProgress:
     """For ``cw index status``: embedded windows, pending windows, model and mode, and what
     search uses. Two point reads (the handler state and the published generation), no scan.
 
@@ -202,16 +203,16 @@ def status(store: Store, *, enabled: bool = True) -> dict[str, Any]:
         state = "waiting"
     else:
         state = "embedding"
-    return {
-        "embedded": embedded,
-        "rows": rows,
-        "pending": pending,
-        "cursor": cursor,
-        "maxWid": max_wid,
-        "total": max_wid,
-        "progress": round(cursor / max_wid, 4) if max_wid else (0.0 if stale else 1.0),
-        "state": state,
-        "partial": state in ("embedding", "revalidating"),
-        "model": st.get("model"),
-        "mode": st.get("mode") or DEFAULT_MODE,
-    }
+    return SemanticProgress(
+        embedded=embedded,
+        rows=rows,
+        pending=pending,
+        cursor=cursor,
+        max_wid=max_wid,
+        total=max_wid,
+        progress=round(cursor / max_wid, 4) if max_wid else (0.0 if stale else 1.0),
+        state=state,
+        partial=state in ("embedding", "revalidating"),
+        model=st.get("model"),
+        mode=st.get("mode") or DEFAULT_MODE,
+    )

@@ -167,7 +167,7 @@ class Semantic:
         return True
 
     def status(self) -> dict[str, Any]:
-        body = handler.status(self.store)
+        body = handler.status(self.store).to_json()
         body["enabled"] = self.settings.semantic_retrieval
         body["loaded"] = bool(self._embedder is not None and self._embedder.loaded)
         body["indexRows"] = self._index.rows if self._index is not None else None

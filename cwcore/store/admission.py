@@ -23,6 +23,7 @@ from cwcore.store import codec, keys, session_order
 from cwcore.store.limits import CHUNK_BYTES, PART_SEPARATOR, check_document
 from cwcore.store.parts import extra_fields, models_of, usage_total
 from cwcore.store.rocks import Batch, Store
+from cwcore.store.supersession import Restored, Superseded
 
 MAX_ORDINAL = (1 << 32) - 1
 #: Document kinds whose parts are conversation messages (their usage sums into the session).
@@ -283,7 +284,7 @@ class Admission:
         reason: str | None = None,
         subject_key: str | None = None,
         project: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Superseded:
         """Retire a live document from search, keeping it auditable until retention
         removes it (an explicit correction leaves every candidate generator at once): an
         append-only record, a tombstone on its ordinal, its head marked
@@ -350,18 +351,13 @@ class Admission:
             )
             self.store.meta_put(batch, "counters", counters)
             self.store.commit(batch)
-        return {
-            "documentId": document_id,
-            "version": head["version"],
-            "state": "superseded",
-            "by": by,
-            "reason": reason or "superseded",
-            "at": head["supersededAt"],
-        }
+        return Superseded(
+            document_id, int(head["version"]), by, reason or "superseded", head["supersededAt"]
+        )
 
     def unsupersede(
         self, document_id: str, *, reason: str | None = None, project: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Restored:
         """Undo the supersession of a document: it becomes live and searchable again.
 
         Append-only: the supersession record of the retired version stays as it is, and an
@@ -474,14 +470,7 @@ class Admission:
             )
             self.store.meta_put(batch, "counters", counters)
             self.store.commit(batch)
-        return {
-            "documentId": document_id,
-            "version": version,
-            "state": "live",
-            "restored": old_version,
-            "reason": record["reason"],
-            "at": at,
-        }
+        return Restored(document_id, version, old_version, str(record["reason"]), at)
 
     def _session_record(self, session: SessionSpec, now: datetime) -> tuple[dict[str, Any], bool]:
         raw = self.store.get("scopes", keys.SESSION.encode(session.session_id))

@@ -14,6 +14,7 @@ buckets, its place in the session order) is found by scanning those indexes for 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -56,10 +57,69 @@ class ForgetTarget:
             "corrupt": self.corrupt,
         }
 
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> ForgetTarget:
+        return cls(
+            kind=body["kind"],
+            id=body["id"],
+            project=body["project"],
+            session=body["session"],
+            documents=body["documents"],
+            messages=body["messages"],
+            corrupt=body["corrupt"],
+        )
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What a forget removed, as the faces receive it (the frozen form of
+    :class:`ForgetReport`): the resolved target (None for a retention pass), then counts, and
+    the documents kept because a pin or a live lease protects them."""
+
+    target: ForgetTarget | None
+    sessions: int
+    documents: int
+    versions: int
+    events: int
+    chunks: int
+    tombstoned: int
+    skipped_pinned: tuple[str, ...]
+    skipped_leased: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": None if self.target is None else self.target.to_json(),
+            "sessions": self.sessions,
+            "documents": self.documents,
+            "versions": self.versions,
+            "events": self.events,
+            "chunks": self.chunks,
+            "tombstoned": self.tombstoned,
+            "skippedPinned": list(self.skipped_pinned),
+            "skippedLeased": list(self.skipped_leased),
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Forgotten:
+        target = body["target"]
+        return cls(
+            target=None if target is None else ForgetTarget.from_json(target),
+            sessions=body["sessions"],
+            documents=body["documents"],
+            versions=body["versions"],
+            events=body["events"],
+            chunks=body["chunks"],
+            tombstoned=body["tombstoned"],
+            skipped_pinned=tuple(body["skippedPinned"]),
+            skipped_leased=tuple(body["skippedLeased"]),
+        )
+
 
 @dataclass
 class ForgetReport:
-    """What a forget removed. ``tombstoned`` counts ordinals retired (one per version)."""
+    """What a forget removed, accumulated while it runs (a retention pass adds one report per
+    session into another, so this one is mutable; :meth:`result` freezes it).
+    ``tombstoned`` counts ordinals retired (one per version)."""
 
     sessions: int = 0
     documents: int = 0
@@ -81,18 +141,21 @@ class ForgetReport:
         self.skipped_pinned += other.skipped_pinned
         self.skipped_leased += other.skipped_leased
 
+    def result(self) -> Forgotten:
+        return Forgotten(
+            self.target,
+            self.sessions,
+            self.documents,
+            self.versions,
+            self.events,
+            self.chunks,
+            self.tombstoned,
+            tuple(self.skipped_pinned),
+            tuple(self.skipped_leased),
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "target": None if self.target is None else self.target.to_json(),
-            "sessions": self.sessions,
-            "documents": self.documents,
-            "versions": self.versions,
-            "events": self.events,
-            "chunks": self.chunks,
-            "tombstoned": self.tombstoned,
-            "skippedPinned": self.skipped_pinned,
-            "skippedLeased": self.skipped_leased,
-        }
+        return self.result().to_json()
 
 
 class Retention:

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cwcore.api import Archive
+from cwcore.index.results import IndexStatus
 from cwtui import semantic_status
 from cwtui.output import console, emit_json, err_console, guard, shown_id
 
@@ -19,32 +20,30 @@ app = typer.Typer(help="Publish, inspect, verify and rebuild the derived indexes
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
 
-def _render_status(body: dict[str, Any]) -> None:
-    rebuild = body.get("rebuild")
-    state = "complete" if body["complete"] else ("rebuilding" if rebuild else "partial")
+def _render_status(body: IndexStatus) -> None:
+    rebuild = body.rebuild
+    state = "complete" if body.complete else ("rebuilding" if rebuild else "partial")
     console.print(
-        f"generation {body['generation']} ({state}), {body['documents']:,} document(s) in "
-        f"{body['windows']:,} window(s); outbox depth {body['outbox']['depth']}, "
-        f"lag {body['outbox']['lag_s']:.1f}s"
+        f"generation {body.generation} ({state}), {body.documents:,} document(s) in "
+        f"{body.windows:,} window(s); outbox depth {body.outbox_depth}, "
+        f"lag {body.outbox_lag_s:.1f}s"
     )
     if rebuild:
-        console.print(
-            f"rebuild: {rebuild['done']:,} of {rebuild['queued']:,} document(s) republished"
-        )
+        console.print(f"rebuild: {rebuild.done:,} of {rebuild.queued:,} document(s) republished")
     table = Table("handler", "complete", "partial", "skipped")
-    for name, counts in body["handlers"].items():
-        table.add_row(name, str(counts["complete"]), str(counts["partial"]), str(counts["skipped"]))
+    for counts in body.handlers:
+        table.add_row(counts.name, str(counts.complete), str(counts.partial), str(counts.skipped))
     console.print(table)
-    sem = body.get("semantic")
+    sem = body.semantic
     if sem:
         console.print(semantic_status.summary(sem))
         console.print(Text("  ") + semantic_status.detail(sem))
-    if "document" in body:
-        doc = body["document"]
-        console.print(f"document {doc['documentId']} v{doc['version']} ({doc['state']}): ", end="")
-        if doc["indexed"]:
-            outcomes = ", ".join(f"{h} {o}" for h, o in sorted(doc["handlers"].items()))
-            console.print(f"generation {doc['generation']}, {doc['windows']} window(s): {outcomes}")
+    doc = body.document
+    if doc is not None:
+        console.print(f"document {doc.document_id} v{doc.version} ({doc.state}): ", end="")
+        if doc.indexed:
+            outcomes = ", ".join(f"{h} {o}" for h, o in sorted(doc.handlers))
+            console.print(f"generation {doc.generation}, {doc.windows} window(s): {outcomes}")
         else:
             console.print("not indexed yet")
 
@@ -62,7 +61,7 @@ def index(
         return
     with guard(as_json), Archive.open() as archive:
         if as_json:
-            emit_json(archive.index_run(wait=wait))
+            emit_json(archive.index_run(wait=wait).to_json())
             return
         with Progress(
             TextColumn("[bold]indexing[/]"),
@@ -91,7 +90,7 @@ def status(
     with guard(as_json), Archive.open() as archive:
         body = archive.index_status(document)
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
         else:
             _render_status(body)
 
@@ -147,7 +146,7 @@ def rebuild(
     with guard(as_json), Archive.open() as archive:
         body = archive.index_rebuild(wait=wait)
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
         else:
-            console.print(f"queued {body['queued']:,} document(s) for indexing")
+            console.print(f"queued {body.queued or 0:,} document(s) for indexing")
             _render_status(body)

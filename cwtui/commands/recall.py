@@ -148,23 +148,21 @@ def supersede(
                 raise InvalidInput("--undo takes only DOCUMENT and --reason")
             body = archive.unsupersede(document, reason=reason)
             if as_json:
-                emit_json(body)
+                emit_json(body.to_json())
             else:
                 console.print(
-                    f"restored {shown_id(body['documentId'])} as v{body['version']} (v"
-                    f"{body['restored']} stays superseded for audit): {escape(body['reason'])}"
+                    f"restored {shown_id(body.document_id)} as v{body.version} (v"
+                    f"{body.restored} stays superseded for audit): {escape(body.reason)}"
                 )
             return
         if subject_key is not None and by is None:
             raise InvalidInput("--subject-key needs --by (the new holder of the key)")
-        body = archive.supersede(document, by=by, reason=reason, subject_key=subject_key)
+        done = archive.supersede(document, by=by, reason=reason, subject_key=subject_key)
         if as_json:
-            emit_json(body)
+            emit_json(done.to_json())
         else:
-            target = f" by {body['by']}" if body["by"] else ""
-            console.print(
-                f"superseded {body['documentId']} v{body['version']}{target}: {body['reason']}"
-            )
+            target = f" by {done.by}" if done.by else ""
+            console.print(f"superseded {done.document_id} v{done.version}{target}: {done.reason}")
 
 
 def register(app: typer.Typer) -> None:

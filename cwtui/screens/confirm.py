@@ -13,7 +13,7 @@ A subclass composes its form, names its buttons (``GO``, ``CANCEL``), does the c
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from textual import on, work
 from textual.screen import ModalScreen
@@ -30,8 +30,11 @@ from cwtui.screens.common import (
     error_text,
 )
 
+#: The engine's typed answer to the change (``Superseded``, ``Restored``, ``Forgotten``).
+R = TypeVar("R")
 
-class ArchiveChangeDialog(ModalScreen[dict[str, Any] | None], LiveScreen):
+
+class ArchiveChangeDialog(ModalScreen[R | None], LiveScreen, Generic[R]):
     """A modal form that makes one change to the archive; see the module docstring."""
 
     #: Id of the confirm button (without ``#``).
@@ -42,18 +45,18 @@ class ArchiveChangeDialog(ModalScreen[dict[str, Any] | None], LiveScreen):
     ACTION: ClassVar[str]
 
     class Done(CallDone):
-        def __init__(self, result: dict[str, Any]) -> None:
+        def __init__(self, result: Any) -> None:
             super().__init__()
             self.result = result
 
     class Failed(CallFailed):
         pass
 
-    def perform(self, archive: Archive, request: dict[str, Any]) -> dict[str, Any]:
+    def perform(self, archive: Archive, request: dict[str, Any]) -> R:
         """Make the change (called on the worker thread, with the archive held)."""
         raise NotImplementedError
 
-    def done_text(self, result: dict[str, Any]) -> str:
+    def done_text(self, result: R) -> str:
         """The notification for a change that was made."""
         raise NotImplementedError
 

@@ -1,11 +1,11 @@
 """The forget dialog: remove one session from the archive for good, after a confirmation.
 
 ``ForgetScreen(session_id, detail)`` says what will be removed and that it cannot be undone.
-Focus starts on *Cancel*; Tab (or a click) reaches *Forget*. The ``Archive.forget`` call runs in a
-thread worker. It dismisses with the engine's report (``{"sessions", "documents", "versions",
-"events", "chunks", "tombstoned", "skippedPinned"}``) after a notification, or ``None`` when
-cancelled; a failure is a notification and the dialog stays open. On success the archive handle
-is marked changed, so every screen showing the session reloads when it resumes.
+Focus starts on *Cancel*; Tab (or a click) reaches *Forget*. The ``Archive.forget`` call runs in
+a thread worker. It dismisses with the engine's report (a
+:class:`~cwcore.store.retention.Forgotten`) after a notification, or ``None`` when cancelled; a
+failure is a notification and the dialog stays open. On success the archive handle is marked
+changed, so every screen showing the session reloads when it resumes.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Label, Static
 
 from cwcore.api import Archive
+from cwcore.store.retention import Forgotten
 from cwtui.screens.confirm import ArchiveChangeDialog
 from cwtui.widgets.dialog import Dialog
 
 
-class ForgetScreen(ArchiveChangeDialog):
+class ForgetScreen(ArchiveChangeDialog[Forgotten]):
     """Confirm forgetting one session."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -67,11 +68,11 @@ class ForgetScreen(ArchiveChangeDialog):
     def _confirm(self) -> None:
         self.start({"sessionId": self.session_id})
 
-    def perform(self, archive: Archive, request: dict[str, Any]) -> dict[str, Any]:
+    def perform(self, archive: Archive, request: dict[str, Any]) -> Forgotten:
         return archive.forget(request["sessionId"])
 
-    def done_text(self, result: dict[str, Any]) -> str:
+    def done_text(self, result: Forgotten) -> str:
         return (
-            f"Forgot {self.session_id}: {result.get('documents', 0)} document(s), "
-            f"{result.get('versions', 0)} version(s), {result.get('events', 0)} event(s)."
+            f"Forgot {self.session_id}: {result.documents} document(s), "
+            f"{result.versions} version(s), {result.events} event(s)."
         )

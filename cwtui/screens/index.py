@@ -32,6 +32,7 @@ from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
+from cwcore.index.results import HandlerCounts, IndexStatus, SemanticProgress
 from cwtui import semantic_status
 from cwtui.screens.common import (
     ArchiveHandle,
@@ -85,30 +86,27 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def summary_text(status: dict[str, Any], counts: dict[str, Any] | None) -> Text:
-    complete = bool(status.get("complete"))
-    rebuild = status.get("rebuild")
+def summary_text(status: IndexStatus, counts: dict[str, Any] | None) -> Text:
+    complete = status.complete
+    rebuild = status.rebuild
     badge = " COMPLETE " if complete else (" REBUILDING " if rebuild else " PARTIAL ")
     text = Text.assemble(
         ("Generation ", "bold"),
-        (str(status.get("generation", 0)), "bold"),
+        (str(status.generation), "bold"),
         "  ",
         (badge, "bold #0d1117 on #3fb950" if complete else "bold #0d1117 on #d29922"),
     )
-    published = status.get("published")
+    published = status.published
     text.append(
         f"  published {str(published)[:19].replace('T', ' ')} UTC"
         if published
         else "  nothing published yet",
         "dim",
     )
-    text.append(
-        f"\n{int(status.get('documents', 0)):,} documents indexed in "
-        f"{int(status.get('windows', 0)):,} windows"
-    )
+    text.append(f"\n{status.documents:,} documents indexed in {status.windows:,} windows")
     if rebuild:
         text.append(
-            f"\nrebuilding: {int(rebuild.get('done', 0)):,} of {int(rebuild.get('queued', 0)):,}"
+            f"\nrebuilding: {rebuild.done:,} of {rebuild.queued:,}"
             " documents republished; searches see those so far",
             "bold #d29922",
         )
@@ -206,7 +204,7 @@ class IndexScreen(LiveScreen):
     class Loaded(CallDone):
         def __init__(
             self,
-            status: dict[str, Any],
+            status: IndexStatus,
             counts: dict[str, Any] | None,
             daemon: dict[str, Any] | None,
             daemon_error: str | None,
@@ -227,13 +225,13 @@ class IndexScreen(LiveScreen):
             self.done, self.total = done, total
 
     class RunFinished(CallDone):
-        def __init__(self, status: dict[str, Any] | None, error: str | None) -> None:
+        def __init__(self, status: IndexStatus | None, error: str | None) -> None:
             super().__init__()
             self.status, self.error = status, error
 
     def __init__(self) -> None:
         super().__init__()
-        self.status: dict[str, Any] | None = None
+        self.status: IndexStatus | None = None
         self.peak_depth = 0
         self.running = False  # an `i` run is in flight
         self._refreshing = False
@@ -275,9 +273,10 @@ class IndexScreen(LiveScreen):
     def _tick(self) -> None:
         if not self.is_current or self._refreshing or self.running:
             return
-        status = self.status or {}
-        embedding = (status.get("semantic") or {}).get("state") in ("waiting", "embedding")
-        busy = bool((status.get("outbox") or {}).get("depth")) or embedding
+        status = self.status
+        sem = status.semantic if status is not None else None
+        embedding = sem is not None and sem.state in ("waiting", "embedding")
+        busy = (status is not None and bool(status.outbox_depth)) or embedding
         interval = self.LIVE_INTERVAL if busy else self.IDLE_INTERVAL
         if time.monotonic() - self._last_refresh >= interval - 0.05:
             # The sources line changes only with a sync: the live timer leaves it (and its
@@ -327,10 +326,10 @@ class IndexScreen(LiveScreen):
         self.query_one("#index-summary", Static).update(
             summary_text(message.status, message.counts)
         )
-        self._show_outbox(message.status.get("outbox") or {})
-        self._show_semantic(message.status.get("semantic"))
-        self._show_handlers(message.status.get("handlers") or {})
-        faults = message.status.get("faults") or []
+        self._show_outbox(message.status.outbox_depth, message.status.outbox_lag_s)
+        self._show_semantic(message.status.semantic)
+        self._show_handlers(message.status.handlers)
+        faults = [f.to_json() for f in message.status.faults]
         faults_widget = self.query_one("#index-faults", Static)
         faults_widget.display = bool(faults)
         if faults:
@@ -352,9 +351,7 @@ class IndexScreen(LiveScreen):
             Text(f"Cannot read the index status: {message.text}\nPress r to retry.", "bold red")
         )
 
-    def _show_outbox(self, outbox: dict[str, Any]) -> None:
-        depth = int(outbox.get("depth") or 0)
-        lag = float(outbox.get("lag_s") or 0.0)
+    def _show_outbox(self, depth: int, lag: float) -> None:
         self.peak_depth = max(self.peak_depth, depth) if depth else 0
         text = Text.assemble(
             ("Outbox  ", "bold"),
@@ -384,34 +381,34 @@ class IndexScreen(LiveScreen):
             return None
         return (c1 - c0) / (t1 - t0)
 
-    def _show_semantic(self, sem: dict[str, Any] | None) -> None:
+    def _show_semantic(self, sem: SemanticProgress | None) -> None:
         row = self.query_one("#index-semantic-row", Horizontal)
         detail_widget = self.query_one("#index-semantic-detail", Static)
         row.display = detail_widget.display = sem is not None
         if sem is None:  # a daemon of an older build
             return
-        rate = self.embedding_rate(int(sem.get("cursor", 0)))
+        rate = self.embedding_rate(sem.cursor)
         self.query_one("#index-semantic", Static).update(semantic_status.summary(sem))
         detail_widget.update(semantic_status.detail(sem, rate))
         bar = self.query_one("#index-semantic-progress", ProgressBar)
-        total = int(sem.get("total", 0))
-        if sem.get("state") == "disabled":
+        total = sem.total
+        if sem.state == "disabled":
             bar.update(total=1, progress=0)
         elif total:
-            bar.update(total=total, progress=int(sem.get("cursor", 0)))
+            bar.update(total=total, progress=sem.cursor)
         else:
             bar.update(total=1, progress=1)
 
-    def _show_handlers(self, handlers: dict[str, Any]) -> None:
+    def _show_handlers(self, handlers: tuple[HandlerCounts, ...]) -> None:
         table = self.query_one("#index-handlers", DataTable)
         table.clear()
-        for name, counts in handlers.items():
+        for counts in handlers:
             table.add_row(
-                Text(name, "bold"),
-                Text(f"{int(counts.get('complete', 0)):,}", justify="right"),
-                Text(f"{int(counts.get('partial', 0)):,}", justify="right"),
-                Text(f"{int(counts.get('skipped', 0)):,}", justify="right"),
-                outcome_bar(counts),
+                Text(counts.name, "bold"),
+                Text(f"{counts.complete:,}", justify="right"),
+                Text(f"{counts.partial:,}", justify="right"),
+                Text(f"{counts.skipped:,}", justify="right"),
+                outcome_bar(counts.to_json()),
             )
 
     # -- index now -----------------------------------------------------------------------------

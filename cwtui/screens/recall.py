@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
@@ -38,6 +38,7 @@ from cwcore.recall.results import (
     RecalledSource,
     RecallResponse,
 )
+from cwcore.store.supersession import Superseded
 from cwtui.screens.common import (
     ArchiveHandle,
     CallDone,
@@ -535,7 +536,7 @@ class RecallScreen(LiveScreen):
         preview = self._text()[:300]
         self.app.push_screen(SupersedeScreen(self.document_id, preview), self._superseded)
 
-    def _superseded(self, result: dict[str, Any] | None) -> None:
+    def _superseded(self, result: Superseded | None) -> None:
         if result is not None:
             self.action_reload()  # now answers "superseded"
 

@@ -2,7 +2,7 @@
 
 ``SupersedeScreen(document_id, summary)`` asks for a reason, an optional replacement document id
 (``by``) and an optional subject key, then calls ``Archive.supersede`` in a thread worker. It
-dismisses with the engine's answer (``{"documentId", "version", "state", "by", "reason", "at"}``)
+dismisses with the engine's answer (a :class:`~cwcore.store.supersession.Superseded`)
 after a notification, or with ``None`` when cancelled. A failure (unknown document, a replacement
 that does not exist, the archive gone) is a notification and the dialog stays open. On success
 the archive handle is marked changed, so screens showing the document reload when they resume.
@@ -20,6 +20,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static
 
 from cwcore.api import Archive
+from cwcore.store.supersession import Superseded
 from cwtui.screens.confirm import ArchiveChangeDialog
 from cwtui.widgets.dialog import Dialog
 
@@ -29,7 +30,7 @@ EXPLAIN = (
 )
 
 
-class SupersedeScreen(ArchiveChangeDialog):
+class SupersedeScreen(ArchiveChangeDialog[Superseded]):
     """Confirm superseding one document, with a reason, replacement and subject key."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -101,7 +102,7 @@ class SupersedeScreen(ArchiveChangeDialog):
             }
         )
 
-    def perform(self, archive: Archive, request: dict[str, Any]) -> dict[str, Any]:
+    def perform(self, archive: Archive, request: dict[str, Any]) -> Superseded:
         return archive.supersede(
             request["documentId"],
             by=request["by"],
@@ -109,9 +110,9 @@ class SupersedeScreen(ArchiveChangeDialog):
             subject_key=request["subjectKey"],
         )
 
-    def done_text(self, result: dict[str, Any]) -> str:
-        by = f", replaced by {result['by']}" if result.get("by") else ""
+    def done_text(self, result: Superseded) -> str:
+        by = f", replaced by {result.by}" if result.by else ""
         return (
-            f"Superseded {result.get('documentId', self.document_id)}{by}. "
+            f"Superseded {result.document_id}{by}. "
             "It no longer appears in search; d shows it for audit."
         )

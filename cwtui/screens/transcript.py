@@ -27,6 +27,8 @@ from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
+from cwcore.store.retention import Forgotten
+from cwcore.store.supersession import Restored
 from cwtui.external import open_text
 from cwtui.screens.common import (
     ArchiveHandle,
@@ -660,7 +662,7 @@ class TranscriptScreen(LiveScreen):
             UnsupersedeScreen(document_id, str(message.get("text", ""))[:300]), self._undone
         )
 
-    def _undone(self, result: dict[str, Any] | None) -> None:
+    def _undone(self, result: Restored | None) -> None:
         if result is not None:
             self.action_reload()
 
@@ -679,7 +681,7 @@ class TranscriptScreen(LiveScreen):
             )
         self.app.push_screen(ForgetScreen(self.session_id, detail), self._forgotten)
 
-    def _forgotten(self, report: dict[str, Any] | None) -> None:
+    def _forgotten(self, report: Forgotten | None) -> None:
         if report is not None:
             self.app.pop_screen()  # the session is gone; the screen below reloads on resume
 

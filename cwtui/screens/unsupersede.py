@@ -4,7 +4,7 @@
 ``Archive.unsupersede`` in a thread worker. The supersession record stays; an unsupersession
 record is added beside it, and the document comes back as a new version (locators made before
 the supersede keep answering ``superseded``). It dismisses with the engine's answer
-(``{"documentId", "version", "state", "restored", "reason", "at"}``) after a notification, or
+(a :class:`~cwcore.store.supersession.Restored`) after a notification, or
 with ``None`` when cancelled; a failure (not superseded, its subject key taken meanwhile) is a
 notification and the dialog stays open. On success the archive handle is marked changed.
 """
@@ -21,6 +21,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static
 
 from cwcore.api import Archive
+from cwcore.store.supersession import Restored
 from cwtui.screens.confirm import ArchiveChangeDialog
 from cwtui.widgets.dialog import Dialog
 
@@ -30,7 +31,7 @@ EXPLAIN = (
 )
 
 
-class UnsupersedeScreen(ArchiveChangeDialog):
+class UnsupersedeScreen(ArchiveChangeDialog[Restored]):
     """Confirm undoing a supersession, with a reason."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -67,11 +68,11 @@ class UnsupersedeScreen(ArchiveChangeDialog):
         reason = self.query_one("#unsupersede-reason", Input).value.strip() or None
         self.start({"documentId": self.document_id, "reason": reason})
 
-    def perform(self, archive: Archive, request: dict[str, Any]) -> dict[str, Any]:
+    def perform(self, archive: Archive, request: dict[str, Any]) -> Restored:
         return archive.unsupersede(request["documentId"], reason=request["reason"])
 
-    def done_text(self, result: dict[str, Any]) -> str:
+    def done_text(self, result: Restored) -> str:
         return (
-            f"{result.get('documentId', self.document_id)} is searchable again (version "
-            f"{result.get('version')}); version {result.get('restored')} stays in the audit."
+            f"{result.document_id} is searchable again (version "
+            f"{result.version}); version {result.restored} stays in the audit."
         )

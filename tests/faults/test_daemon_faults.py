@@ -61,7 +61,7 @@ def test_idle_grace_is_kept_while_embedding_is_pending(
         # No client any more: the daemon exits after its grace, embedding or not.
         assert wait_for_exit(pid, 15), "the daemon outlived its grace while embedding"
         with Archive.open(cw_home, embedded=True) as archive:
-            left = archive.index_status()["semantic"]
+            left = archive.index_status().to_json()["semantic"]
         assert left["pending"] > 0, left  # it did stop with work pending
         with connect(cw_home) as client:  # the next start carries on from the cursor
             assert client.pid != pid

@@ -139,7 +139,7 @@ def test_hostile_ids_round_trip_through_the_archive(tmp_path: Path, archive: Arc
         lines = archive.export(session, "jsonl").split("\n")
         assert [json.loads(line) for line in lines if line] == [_exported_row(session, i)]
     report = archive.forget("../../etc/passwd")
-    assert report["sessions"] == 1
+    assert report.sessions == 1
     assert {r.sessionId for r in archive.sessions()[0]} == set(HOSTILE_IDS) - {"../../etc/passwd"}
 
 

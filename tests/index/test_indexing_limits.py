@@ -68,7 +68,7 @@ def _found(worker: IndexWorker, term: str) -> set[int]:
 
 
 def _status(store: Store, worker: IndexWorker, doc_id: str) -> dict[str, str]:
-    return dict(maintenance.status(store, worker, doc_id)["document"]["handlers"])
+    return dict(maintenance.status(store, worker, doc_id).to_json()["document"]["handlers"])
 
 
 # -- BM25 ---------------------------------------------------------------------------------------
@@ -89,7 +89,7 @@ def test_more_than_256_unique_terms_cuts_windows_and_every_term_stays_findable(
     # Fewer than 900 tokens, but more distinct terms than a window may keep: two windows.
     assert len(_wids(store, "n-vocab")) == 2
     assert _status(store, worker, "n-vocab")["bm25"] == "complete"
-    handlers = maintenance.status(store, worker)["handlers"]
+    handlers = maintenance.status(store, worker).to_json()["handlers"]
     assert handlers["bm25"] == {"complete": 2, "partial": 0, "skipped": 0}
     wids = set(_wids(store, "n-vocab"))
     for term in set(words):
@@ -166,7 +166,7 @@ def test_more_than_1000_anchors_keeps_the_most_specific(store: Store) -> None:
     worker = IndexWorker(store, Settings())
     worker.drain()
     assert _status(store, worker, "n-anchors")["exact"] == "partial"
-    assert maintenance.status(store, worker)["handlers"]["exact"]["partial"] == 1
+    assert maintenance.status(store, worker).to_json()["handlers"]["exact"]["partial"] == 1
 
     wids = set(_wids(store, "n-anchors"))
     starts = {a.start: a for a in found}
@@ -257,7 +257,7 @@ def test_unresolvable_annotation_through_the_worker_publishes_no_relation(store:
     worker.drain()
     assert _status(store, worker, "t-bad")["structural"] == "skipped"
     assert _status(store, worker, "t-good")["structural"] == "complete"
-    assert maintenance.status(store, worker)["handlers"]["structural"] == {
+    assert maintenance.status(store, worker).to_json()["handlers"]["structural"] == {
         "complete": 1,
         "partial": 0,
         "skipped": 1,

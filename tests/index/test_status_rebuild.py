@@ -31,7 +31,7 @@ def _engine(home: Path, tmp_path: Path, sessions: int = 3) -> Engine:
 
 def _embedded_everything(engine: Engine) -> int:
     """Pretend the semantic handler embedded every published window (its stored state)."""
-    status = index_status(engine)
+    status = index_status(engine).to_json()
     total = int(status["windows"])
     batch = engine.store.batch()
     vstore.put_state(
@@ -47,12 +47,12 @@ def test_status_during_a_rebuild_never_claims_more_than_it_has(
     engine = _engine(cw_home, tmp_path)
     try:
         total = _embedded_everything(engine)
-        before = index_status(engine)
+        before = index_status(engine).to_json()
         assert before["complete"] and before.get("rebuild") is None
         assert before["semantic"]["embedded"] == total > 0
 
-        queued = maintenance.rebuild(engine.store, engine.indexer)["queued"]
-        during = index_status(engine)
+        queued = maintenance.rebuild(engine.store, engine.indexer)
+        during = index_status(engine).to_json()
         # Nothing republished yet: never "N / 0 windows embedded (100%)", never complete.
         sem = during["semantic"]
         assert sem["embedded"] <= sem["total"] == 0
@@ -66,13 +66,13 @@ def test_status_during_a_rebuild_never_claims_more_than_it_has(
         }
 
         engine.indexer.run_once(max_entries=1)
-        midway = index_status(engine)
+        midway = index_status(engine).to_json()
         assert midway["complete"] is False and midway["rebuild"]["done"] == 1
         assert midway["semantic"]["embedded"] <= midway["semantic"]["total"]
         assert midway["semantic"]["state"] == "revalidating"
 
         engine.indexer.drain()
-        after = index_status(engine)
+        after = index_status(engine).to_json()
         assert after["complete"] is True and after["rebuild"] is None
         assert after["documents"] == before["documents"]
     finally:

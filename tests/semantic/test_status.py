@@ -23,7 +23,7 @@ from tests.semantic.conftest import FakeEmbedder, engine_of, topic_rows
 
 
 def _semantic(archive: Archive) -> dict[str, Any]:
-    return dict(archive.index_status()["semantic"])
+    return dict(archive.index_status().to_json()["semantic"])
 
 
 def test_index_status_reports_embedding_progress(

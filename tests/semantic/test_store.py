@@ -28,7 +28,7 @@ def test_embeds_published_windows_in_wid_order(topics: Archive, fake_embedder) -
     assert vstore.state(engine.store)["cursor"] == 4
     assert _embed_all(engine, fake_embedder) == 2
     status = handler.status(engine.store)
-    assert status == {**status, "embedded": 6, "pending": 0, "cursor": 6, "mode": "window"}
+    assert (status.embedded, status.pending, status.cursor, status.mode) == (6, 0, 6, "window")
     assert [item.wid for item in vstore.scan(engine.store)] == list(range(1, 7))
 
 
@@ -46,7 +46,7 @@ def test_resumes_after_a_crash(topics: Archive, fake_embedder, cw_home) -> None:
         fresh = FakeEmbedder()
         assert _embed_all(engine, fresh) == 4
         assert fresh.computed == 4  # the two committed windows were not embedded again
-        assert handler.status(engine.store)["embedded"] == 6
+        assert handler.status(engine.store).embedded == 6
 
 
 def test_identical_window_texts_share_one_content_entry(archive: Archive, tmp_path, fake_embedder):
@@ -123,7 +123,7 @@ def test_rebuild_renumbering_is_detected(topics: Archive, fake_embedder) -> None
     for wid, item in after.items():
         record = derived.window_record(engine.store, wid)
         assert vstore.matches(item, record), (wid, before.get(wid))
-    assert handler.status(engine.store)["pending"] == 0
+    assert handler.status(engine.store).pending == 0
 
 
 def test_calibration_is_monotone_in_unit_interval() -> None:

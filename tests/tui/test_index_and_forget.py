@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from rich.console import Console
 from textual.widgets import DataTable, ProgressBar, Static
 
 from cwcore.api import Archive
+from cwcore.index.results import SemanticProgress
 from cwcore.semantic import index as handler
 from cwtui import semantic_status
 from cwtui.screens.forget import ForgetScreen
@@ -51,7 +53,7 @@ async def test_index_view_shows_generation_handlers_outbox_and_daemon(
     filled_home: Path, app_for: AppFactory
 ) -> None:
     with Archive.open(filled_home, embedded=True) as archive:
-        status = archive.index_status()
+        status = archive.index_status().to_json()
     app = app_for(filled_home)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_index(pilot)
@@ -95,7 +97,7 @@ async def test_index_view_shows_embedding_progress_live(
     with Archive.open(filled_home, embedded=True) as archive:
         engine = engine_of(archive)
         handler.embed_pending(engine.store, engine.reader, 2, embedder=fake)
-        total = archive.index_status()["windows"]
+        total = archive.index_status().windows
     assert total > 2
     monkeypatch.setattr(IndexScreen, "LIVE_INTERVAL", 0.05)
     app = app_for(filled_home)
@@ -131,10 +133,10 @@ def test_embedding_rate_and_time_left() -> None:
     assert screen.embedding_rate(10, now=100.0) is None
     assert screen.embedding_rate(30, now=110.0) == pytest.approx(2.0)
     assert screen.embedding_rate(5, now=111.0) is None  # the cursor went back: start over
-    sem = {"state": "embedding", "embedded": 30, "total": 100, "pending": 70, "progress": 0.3}
-    sem |= {"model": "m", "mode": "window"}
+    sem = SemanticProgress(30, 30, 70, 30, 100, 100, 0.3, "embedding", True, "m", "window")
     assert "2.0 windows/s, about 35 s left" in semantic_status.detail(sem, 2.0).plain
-    assert "Semantic  disabled" in semantic_status.summary({"state": "disabled"}).plain
+    off = replace(sem, state="disabled", partial=False)
+    assert "Semantic  disabled" in semantic_status.summary(off).plain
 
 
 def test_outcome_bars_and_daemon_lines() -> None:

@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Button
 
 from cwcore.api import Archive
+from cwcore.index.results import IndexStatus, RebuildProgress
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.export import ExportScreen, MarkRadio
 from cwtui.screens.index import summary_text
@@ -146,5 +147,6 @@ async def test_partial_documents_and_the_rebuild_badge(
         await settle(pilot)
         assert isinstance(app.screen, DocumentScreen)
         assert app.screen.document_id == mark["documentId"]
-    text = plain(summary_text({"complete": False, "rebuild": {"done": 3, "queued": 9}}, None))
+    status = IndexStatus(0, 0.0, 4, False, RebuildProgress(9, 3, None), None, 9, 12, (), ())
+    text = plain(summary_text(status, None))
     assert "REBUILDING" in text and "3 of 9 documents republished" in text
