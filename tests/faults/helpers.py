@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from click.testing import Result
 from typer.testing import CliRunner
 
 from tests.helpers import REPO
@@ -30,15 +31,7 @@ def cw_env(base: dict[str, str] | None = None, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_cw(
-    *args: str | Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``cw ARGS`` in this process with ``env`` (a whole environment, as :func:`cw_env` builds
-    it) in place of ``os.environ`` for the call; stdout and stderr captured as text.
-
-    An exception that escapes the command is raised here rather than turned into exit 1: in a
-    subprocess it would be a traceback, which no test accepts as an answer.
-    """
+def _invoke(args: tuple[str | Path, ...], env: dict[str, str] | None) -> Result:
     from cwtui.cli import app
 
     changes: dict[str, str | None] = {}
@@ -48,11 +41,32 @@ def run_cw(
     result = CliRunner().invoke(app, list(map(str, args)), env=changes)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
+    return result
+
+
+def run_cw(
+    *args: str | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``cw ARGS`` in this process with ``env`` (a whole environment, as :func:`cw_env` builds
+    it) in place of ``os.environ`` for the call; stdout and stderr captured as text.
+
+    An exception that escapes the command is raised here rather than turned into exit 1: in a
+    subprocess it would be a traceback, which no test accepts as an answer.
+    """
+    result = _invoke(args, env)
+    argv = [sys.executable, "-m", "cwtui.cli", *map(str, args)]
+    return subprocess.CompletedProcess(argv, result.exit_code, result.stdout, result.stderr)
+
+
+def run_cw_bytes(
+    *args: str | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """:func:`run_cw` with stdout and stderr as the bytes written, for tests about exactly
+    which bytes reach a terminal."""
+    result = _invoke(args, env)
+    argv = [sys.executable, "-m", "cwtui.cli", *map(str, args)]
     return subprocess.CompletedProcess(
-        [sys.executable, "-m", "cwtui.cli", *map(str, args)],
-        result.exit_code,
-        result.stdout,
-        result.stderr,
+        argv, result.exit_code, result.stdout_bytes, result.stderr_bytes
     )
 
 
