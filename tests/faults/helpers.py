@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
@@ -32,13 +33,22 @@ def cw_env(base: dict[str, str] | None = None, **extra: str) -> dict[str, str]:
 
 
 def _invoke(args: tuple[str | Path, ...], env: dict[str, str] | None) -> Result:
+    from cwtui import output
     from cwtui.cli import app
 
     changes: dict[str, str | None] = {}
     if env is not None:
         changes = {k: None for k in os.environ if k not in env}
         changes.update({k: v for k, v in env.items() if os.environ.get(k) != v})
-    result = CliRunner().invoke(app, list(map(str, args)), env=changes)
+    columns = (os.environ if env is None else env).get("COLUMNS", "")
+    with pytest.MonkeyPatch.context() as mp:
+        if columns.isdigit():
+            # Rich fixes a console's width from COLUMNS when the console is made (when
+            # cwtui.output is first imported in this process), where a new process would read
+            # it afresh; set it for this call and put back exactly what was there.
+            for stream in (output.console, output.err_console):
+                mp.setattr(stream, "_width", int(columns))
+        result = CliRunner().invoke(app, list(map(str, args)), env=changes)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result
