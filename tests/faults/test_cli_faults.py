@@ -1,7 +1,8 @@
 """``cw`` as a newcomer and a script meet it: forget, recall, usage errors, a CW_HOME that is a
-file. Each case runs the real ``cw`` in a subprocess, except the sweep of every command with a
-bad option, which runs in-process (forty subprocesses would cost half a minute) through the same
-root command class.
+file. The cases run in-process through the root command (:func:`tests.faults.helpers.run_cw`);
+the usage errors and the recall exit codes also run the real ``cw`` in a subprocess, so the
+exit status and the streams a shell sees are checked once end to end, and asking on a terminal
+needs a real process behind a pty.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from cwtui.cli import app
-from tests.faults.helpers import cw_env, json_lines, run_cw
+from tests.faults.helpers import cw_env, json_lines, run_cw, run_cw_process
 from tests.helpers import conversation, real_daemon_env, write_jsonl
 
 BOX = ("╭", "╰", "│")
@@ -146,8 +147,8 @@ def test_recall_exit_codes_are_the_same_with_and_without_json(tmp_path: Path) ->
     locator = hits[0]["locator"]
     assert run_cw("forget", "sess-1", "--yes").returncode == 0
     for target, status, code in (("not-a-locator", "locator-invalid", 2), (locator, "expired", 3)):
-        human = run_cw("recall", target)
-        machine = run_cw("recall", target, "--json")
+        human = run_cw_process("recall", target)
+        machine = run_cw_process("recall", target, "--json")
         assert json_lines(machine.stdout)[0]["status"] == status
         assert human.stdout.startswith(f"{status}: ")
         assert (human.returncode, machine.returncode) == (code, code)
@@ -166,10 +167,10 @@ def test_recall_exit_codes_are_the_same_with_and_without_json(tmp_path: Path) ->
     ],
 )
 def test_usage_errors_are_one_line_or_one_json_error(args: tuple[str, ...], message: str) -> None:
-    human = run_cw(*args)
+    human = run_cw_process(*args)
     assert (human.returncode, human.stdout) == (2, "")
     assert human.stderr == f"cw: {message}\n"
-    machine = run_cw(*args, "--json")
+    machine = run_cw_process(*args, "--json")
     assert (machine.returncode, machine.stderr) == (2, "")
     assert json_lines(machine.stdout) == [{"error": {"code": "invalid-input", "message": message}}]
 

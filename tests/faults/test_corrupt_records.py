@@ -1,6 +1,7 @@
 """A canonical record that does not decode: ``cw doctor`` still reports (naming it, exit 1), other
 commands fail in one line that names it (exit 5), nothing "repairs" it from derived data, and
-``cw forget`` of the damaged session still removes it. CLI cases run the real ``cw``.
+``cw forget`` of the damaged session still removes it. CLI cases run ``cw`` in-process through
+its root command (the daemon case through a real daemon).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """``cw import`` and ``cw sync`` on hostile input: every rejected line or file is reported, the
-rest is imported, the exit code says so, and memory stays bounded by the line limit. Each case
-runs the real ``cw`` in a subprocess (the daemon cases through a real daemon).
+rest is imported, the exit code says so, and memory stays bounded by the line limit. The cases
+run ``cw`` in-process through its root command (the daemon cases through a real daemon); the
+oversized-line cases run the real ``cw`` in a subprocess, whose peak memory they measure.
 """
 
 from __future__ import annotations

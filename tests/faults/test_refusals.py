@@ -1,6 +1,7 @@
 """Small truths of the CLI: a request certain to be refused opens nothing (no ``CW_HOME``, no
 daemon), recall says what removed a source, and an import summary counts only the sessions it
-admitted. Real ``cw`` processes.
+admitted. ``cw`` runs in-process through its root command, with a real daemon's environment
+where a daemon must not start.
 """
 
 from __future__ import annotations

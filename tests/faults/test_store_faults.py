@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from cwcore.api import Archive
 from cwcore.importers.documents import PIECE_BYTES
 from cwcore.store import keys
+from tests.faults.helpers import cw_env, run_cw_bytes
 from tests.helpers import REPO
 
 # -- ids are data (item 6) ----------------------------------------------------------------------
@@ -53,6 +54,11 @@ def cli(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess
         capture_output=True,
         timeout=300,
     )
+
+
+def cli_here(home: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """:func:`cli` (embedded, over ``home``) run in this process through the root command."""
+    return run_cw_bytes(*args, env=cw_env(CW_EMBEDDED="1", CW_HOME=str(home), COLUMNS="200"))
 
 
 def one_line_session(path: Path, session: str, message_id: str, text: str) -> Path:
@@ -145,36 +151,36 @@ def test_hostile_ids_round_trip_through_the_archive(tmp_path: Path, archive: Arc
 
 def test_hostile_ids_through_the_cli(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    imported = cli(home, "import", str(_hostile_source(tmp_path)), "--json")
+    imported = cli_here(home, "import", str(_hostile_source(tmp_path)), "--json")
     assert imported.returncode == 0, imported.stderr
     summary = json.loads(imported.stdout.splitlines()[-1])
     assert summary["errors"] == [] and summary["imported"] == len(HOSTILE_IDS)
 
-    listed = cli(home, "sessions", "--json")
+    listed = cli_here(home, "sessions", "--json")
     assert listed.returncode == 0, listed.stderr
     assert {s["sessionId"] for s in json.loads(listed.stdout)["sessions"]} == set(HOSTILE_IDS)
-    table = cli(home, "sessions")  # for people: an id is neither markup nor terminal control
+    table = cli_here(home, "sessions")  # for people: an id is neither markup nor terminal control
     assert table.returncode == 0, table.stderr
     assert b"conv-50/session_30" in table.stdout and b"\x1b[31m" not in table.stdout
 
     i, session = 6, "x[/]y [red]z"
     assert HOSTILE_IDS[i] == session
-    shown = cli(home, "show", session)
+    shown = cli_here(home, "show", session)
     assert shown.returncode == 0, shown.stderr
     assert f"user:{session}/m{i}".encode() in shown.stdout
-    found = cli(home, "search", f"needle{i}", "--session", session, "--json")
+    found = cli_here(home, "search", f"needle{i}", "--session", session, "--json")
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)["results"]
     assert hits and {h["source"]["sessionId"] for h in hits} == {session}
-    exported = cli(home, "export", session, "--format", "jsonl")
+    exported = cli_here(home, "export", session, "--format", "jsonl")
     assert exported.returncode == 0, exported.stderr
     lines = exported.stdout.split(b"\n")
     assert [json.loads(line) for line in lines if line] == [_exported_row(session, i)]
 
-    gone = cli(home, "forget", "conv-50/session_30", "--yes", "--json")
+    gone = cli_here(home, "forget", "conv-50/session_30", "--yes", "--json")
     assert gone.returncode == 0, gone.stderr
     assert json.loads(gone.stdout)["sessions"] == 1
-    after = cli(home, "show", "conv-50/session_30", "--json")
+    after = cli_here(home, "show", "conv-50/session_30", "--json")
     assert after.returncode != 0
     assert json.loads(after.stdout)["error"]["code"] == "not-found"
 

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, OptionList, Static
 
 from cwcore.api import Archive
 from cwtui.screens.hints import EMPTY_SESSION, HintsScreen
+from tests.helpers import HomeCache
 from tests.tui.conftest import SIZE, AppFactory, _line, archive_lines, settle, write_jsonl
 
 SESSION = "s-omega-1"
@@ -44,11 +45,14 @@ def omega_lines() -> list[dict[str, Any]]:
     ]
 
 
-@pytest.fixture
-def hints_home(cw_home: Path, tmp_path: Path) -> dict[str, Any]:
-    """The archive with two frozen decisions in :data:`SESSION`; returns them by key."""
-    source = write_jsonl(tmp_path / "sessions.jsonl", archive_lines() + omega_lines())
-    with Archive.open(cw_home, embedded=True) as archive:
+#: The preflight outcomes frozen by :func:`_build_hints_home`, by message key; filled when this
+#: process builds the archive (once, through the home cache) and read by every test after.
+_FROZEN: dict[str, dict[str, Any]] = {}
+
+
+def _build_hints_home(home: Path) -> None:
+    source = write_jsonl(home.parent / "sessions.jsonl", archive_lines() + omega_lines())
+    with Archive.open(home, embedded=True) as archive:
         summary = archive.import_paths([source])
         assert not summary.errors, summary.errors
         cue = archive.preflight(CUE, session=SESSION, message_key="user:u3")
@@ -58,7 +62,16 @@ def hints_home(cw_home: Path, tmp_path: Path) -> dict[str, Any]:
             _line(SESSION, "u3", "user", CUE, "2026-11-17T10:06:00Z", **OMEGA),
             _line(SESSION, "u4", "user", "ok thanks", "2026-11-17T10:07:00Z", **OMEGA),
         ]
-        archive.import_paths([write_jsonl(tmp_path / "later.jsonl", later)])
+        archive.import_paths([write_jsonl(home.parent / "later.jsonl", later)])
+    _FROZEN.update({"user:u3": cue, "user:u4": ack})
+
+
+@pytest.fixture
+def hints_home(cw_home: Path, home_cache: HomeCache) -> dict[str, Any]:
+    """The archive with two frozen decisions in :data:`SESSION`; returns them by key (a copy of
+    an archive built once per test process: the test may write to it)."""
+    home_cache.clone("tui-hints", _build_hints_home, cw_home)
+    cue, ack = _FROZEN["user:u3"], _FROZEN["user:u4"]
     assert cue["outcome"] in ("excerpt", "marker"), cue
     assert cue["hint"]
     assert ack["outcome"] == "no-query" and ack["hint"] is None
