@@ -30,8 +30,10 @@ def test_seventeenth_connection_is_busy_and_a_freed_slot_is_reused(env: DaemonEn
         for client in clients:  # all sixteen are still served
             assert client.call("daemon.ping")["pong"]
         clients.pop().close()
-        deadline = time.monotonic() + 5
-        while True:  # the daemon notices the close asynchronously
+        # The daemon notices the close asynchronously; the loop ends as soon as it has, so the
+        # deadline only bounds a broken daemon (generous: a loaded machine is slow, not wrong).
+        deadline = time.monotonic() + 60
+        while True:
             try:
                 clients.append(connect(env.home, autostart=False))
                 break
@@ -55,7 +57,10 @@ def test_silent_client_is_closed_after_the_handshake_timeout(
     error = read_error_then_eof(silent)
     waited = time.monotonic() - started
     assert error["code"] == "protocol" and "handshake" in error["message"]
-    assert 0.3 < waited < 3
+    # The configured timeout, not the 5 s default, closed it: the message names it, and it was
+    # not early. No upper bound on the wait: under load the daemon may be late, never wrong.
+    assert "within 0.5 s" in error["message"]
+    assert waited > 0.3
     assert _connections(env) == 0  # the slot is released
     silent.close()
 
