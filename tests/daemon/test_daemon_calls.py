@@ -143,5 +143,7 @@ def test_call_timeout_cancels(env: DaemonEnv) -> None:
         started = time.monotonic()
         with pytest.raises(DaemonError, match="no answer"):
             client.call("sleep", {"seconds": 30}, timeout=0.3)
-        assert time.monotonic() - started < 2
+        # Far below the 30 s the call would take: the client gave up (a loaded machine may be
+        # late by seconds, so the bound is not tight).
+        assert time.monotonic() - started < 20
         assert client.call("daemon.ping")["pong"]  # reconnects transparently
