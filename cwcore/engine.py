@@ -43,6 +43,11 @@ CAPABILITIES = frozenset({"archive/1", "import/1", "browse/1"})
 MiB = 1024 * 1024
 #: Background embedding starts only after this long without a service call (seconds).
 FOREGROUND_QUIET_S = 0.2
+#: The idle worker loads the embedding model only after this long without a service call
+#: (seconds). Loading imports fastembed and builds the ONNX session: 1–2 s of mostly
+#: GIL-holding work, in single holds of up to ~0.1 s that no request can preempt, so it waits
+#: for a lull longer than the gaps between a session's hook calls.
+WARM_QUIET_S = 2.0
 #: The output bound of a method the table does not name, bytes (the call then fails anyway).
 DEFAULT_OUTPUT_BYTES = 1 * MiB
 
@@ -115,7 +120,10 @@ class Engine:
         self._workers: list[Periodic] = []  # the started ones, stopped by close()
         self.compaction: dict[str, Any] = {}
         self._foreground = 0  # service calls running now
-        self._foreground_end = 0.0  # time.monotonic() when the last one ended
+        # time.monotonic() when the last one ended. The open counts as one: a daemon is started
+        # by a client whose first request follows at once, so background work must not treat
+        # the start as a long quiet period.
+        self._foreground_end = time.monotonic()
         self._foreground_lock = threading.Lock()
         self._index_busy_at = time.monotonic()  # last indexing work (or merge) of the worker
         #: A missing or broken model does not heal in 5 s: embedding retries at doubling
@@ -145,7 +153,7 @@ class Engine:
                 self._foreground_end = time.monotonic()
 
     def quiet_for(self) -> float:
-        """Seconds since the last service call ended; 0 while one runs."""
+        """Seconds since the last service call ended (or the engine opened); 0 while one runs."""
         with self._foreground_lock:
             if self._foreground:
                 return 0.0
@@ -236,8 +244,10 @@ class Engine:
         semantic = for_engine(self)
         try:
             done = semantic.embed_pending()
-            if not done:
-                semantic.warm()  # nothing to embed: have the model ready for the first search
+            if not done and self.quiet_for() >= WARM_QUIET_S:
+                # Nothing to embed and the daemon is idle: have the model ready for the first
+                # search. Not yet idle long enough: the next tick tries again.
+                semantic.warm()
         except ModelUnavailable as exc:
             # Search degrades to the lexical tiers meanwhile.
             delay = self.semantic_backoff.failed(time.monotonic())

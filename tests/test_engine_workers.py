@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
-from cwcore.engine import Engine
+from cwcore.engine import WARM_QUIET_S, Engine
 from cwcore.methods import TABLE, Method, MethodTable
 from cwcore.semantic import errors
 from cwcore.semantic.runtime import for_engine
@@ -135,9 +135,35 @@ def test_an_idle_embedding_worker_warms_the_model_for_the_first_search(
     warmed: list[bool] = []
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 3)
     monkeypatch.setattr(semantic, "warm", lambda: warmed.append(True) or True)
+    idle = {"s": 60.0}
+    monkeypatch.setattr(engine, "quiet_for", lambda: idle["s"])
     assert engine.semantic_step() == 3  # wakes the (never started) semantic worker
     assert warmed == []  # still embedding: the batch itself loads the model
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 0)
+    assert engine.semantic_step() == 0
+    assert warmed == [True]
+
+
+def test_the_model_is_not_loaded_while_requests_arrive(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Loading the model holds the GIL for long stretches, so the idle worker leaves it until
+    no call has run for WARM_QUIET_S; a fresh open counts as a call (its client's request
+    follows at once)."""
+    engine = engine_of(archive)
+    semantic = for_engine(engine)
+    warmed: list[bool] = []
+    monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 0)
+    monkeypatch.setattr(semantic, "warm", lambda: warmed.append(True) or True)
+    fresh = Engine(tmp_path / "fresh-home", TABLE)
+    try:
+        assert fresh.quiet_for() < WARM_QUIET_S  # the open itself is recent activity
+    finally:
+        fresh.close()
+    engine.call("sessions", {}, lambda _e: None, threading.Event())
+    assert engine.semantic_step() == 0
+    assert warmed == []  # a call just ended: not idle long enough
+    monkeypatch.setattr(engine, "quiet_for", lambda: WARM_QUIET_S + 0.1)
     assert engine.semantic_step() == 0
     assert warmed == [True]
 
