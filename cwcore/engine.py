@@ -48,6 +48,10 @@ FOREGROUND_QUIET_S = 0.2
 #: GIL-holding work, in single holds of up to ~0.1 s that no request can preempt, so it waits
 #: for a lull longer than the gaps between a session's hook calls.
 WARM_QUIET_S = 2.0
+#: A background embedding batch waits at most this long (seconds) before each inference group
+#: while a service call runs, so a search or a preflight does not share the CPU with a new
+#: group; bounded, so a steady stream of calls slows embedding without stopping it.
+BATCH_YIELD_S = 1.0
 #: The output bound of a method the table does not name, bytes (the call then fails anyway).
 DEFAULT_OUTPUT_BYTES = 1 * MiB
 
@@ -124,7 +128,8 @@ class Engine:
         # by a client whose first request follows at once, so background work must not treat
         # the start as a long quiet period.
         self._foreground_end = time.monotonic()
-        self._foreground_lock = threading.Lock()
+        # A condition, so a background batch can wait for the running calls to end.
+        self._foreground_lock = threading.Condition()
         self._index_busy_at = time.monotonic()  # last indexing work (or merge) of the worker
         #: A missing or broken model does not heal in 5 s: embedding retries at doubling
         #: intervals (5 s up to 10 minutes) instead of failing every tick.
@@ -151,6 +156,8 @@ class Engine:
             with self._foreground_lock:
                 self._foreground -= 1
                 self._foreground_end = time.monotonic()
+                if not self._foreground:
+                    self._foreground_lock.notify_all()
 
     def quiet_for(self) -> float:
         """Seconds since the last service call ended (or the engine opened); 0 while one runs."""
@@ -174,6 +181,12 @@ class Engine:
             if now >= deadline:
                 return False
             time.sleep(min(max(wait, 0.01), deadline - now, quiet_s))
+
+    def wait_for_calls(self, limit_s: float = BATCH_YIELD_S) -> bool:
+        """Block a background worker while a service call runs, at most ``limit_s`` seconds;
+        returns whether none runs now. No quiet period: between inference groups only."""
+        with self._foreground_lock:
+            return self._foreground_lock.wait_for(lambda: not self._foreground, limit_s)
 
     def max_output_bytes(self, name: str, params: dict[str, Any]) -> int:
         return self.methods.output_bytes(name)
@@ -200,6 +213,9 @@ class Engine:
             Periodic("compaction", self._sample_compaction, 60.0),
         ]
         if self.settings.semantic_retrieval:
+            # Batches pause between inference groups while requests run (daemon only: embedded,
+            # an import embeds inside its own service call and must not wait for itself).
+            for_engine(self).between_groups = self.wait_for_calls
             self._workers.append(self.semantic_worker)
         for worker in self._workers:
             worker.start()

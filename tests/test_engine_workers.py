@@ -247,3 +247,34 @@ def test_shutdown_cancels_a_backoff_at_once(
     assert time.monotonic() - began < 2.0  # well within the 5 s backoff
     assert not engine.index_worker.alive
     assert len(steps) == 1
+
+
+def test_a_batch_waits_between_groups_while_a_call_runs(cw_home: Path) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(_engine: Any, _params: dict[str, Any], _emit: Any, _cancel: Any) -> dict[str, Any]:
+        entered.set()
+        release.wait(10)
+        return {}
+
+    engine = Engine(cw_home, MethodTable([*TABLE, Method("test.slow", slow)]))
+    try:
+        assert engine.wait_for_calls(limit_s=0.0) is True  # nothing runs: no wait
+        call = threading.Thread(
+            target=engine.call, args=("test.slow", {}, lambda _e: None, threading.Event())
+        )
+        call.start()
+        assert entered.wait(10)
+        assert engine.wait_for_calls(limit_s=0.05) is False  # bounded: gives up while it runs
+        waited: list[bool] = []
+        waiter = threading.Thread(target=lambda: waited.append(engine.wait_for_calls(10.0)))
+        waiter.start()
+        release.set()
+        waiter.join(10)
+        assert waited == [True]  # woken when the call ended, long before its limit
+        call.join(10)
+        engine.start_workers()  # the daemon wires batches to wait for calls
+        assert for_engine(engine).between_groups == engine.wait_for_calls
+    finally:
+        release.set()
+        engine.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,9 @@ class Semantic:
         self._index: SemanticIndex | None = None
         self._reranker: Reranker | None = None
         self.mode = handler.DEFAULT_MODE
+        #: Called before each inference group of a background batch (the daemon sets it to wait
+        #: while a request runs); set before the embedder is first used.
+        self.between_groups: Callable[[], object] | None = None
 
     # -- parts ----------------------------------------------------------------------------------
 
@@ -65,7 +69,9 @@ class Semantic:
         with self._lock:
             if self._embedder is None:
                 try:
-                    self._embedder = Embedder.for_home(self.home, threads=inference_threads())
+                    self._embedder = Embedder.for_home(
+                        self.home, threads=inference_threads(), between_groups=self.between_groups
+                    )
                 except ModelUnavailable:
                     raise
                 except Exception as exc:
