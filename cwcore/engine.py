@@ -45,8 +45,8 @@ MiB = 1024 * 1024
 FOREGROUND_QUIET_S = 0.2
 #: The idle worker loads the embedding model only after this long without a service call
 #: (seconds). Loading imports fastembed and builds the ONNX session: 1–2 s of mostly
-#: GIL-holding work, in single holds of up to ~0.1 s that no request can preempt, so it waits
-#: for a lull longer than the gaps between a session's hook calls.
+#: GIL-holding work that stalled requests arriving meanwhile by up to ~0.1 s (more under load),
+#: so it waits for a lull longer than the gaps between a session's hook calls.
 WARM_QUIET_S = 2.0
 #: A background embedding batch waits at most this long (seconds) before each inference group
 #: while a service call runs, so a search or a preflight does not share the CPU with a new
