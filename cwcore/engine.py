@@ -213,9 +213,6 @@ class Engine:
             Periodic("compaction", self._sample_compaction, 60.0),
         ]
         if self.settings.semantic_retrieval:
-            # Batches pause between inference groups while requests run (daemon only: embedded,
-            # an import embeds inside its own service call and must not wait for itself).
-            for_engine(self).between_groups = self.wait_for_calls
             self._workers.append(self.semantic_worker)
         for worker in self._workers:
             worker.start()
@@ -259,7 +256,12 @@ class Engine:
         self.wait_for_quiet()
         semantic = for_engine(self)
         try:
-            done = semantic.embed_pending()
+            # The daemon's batches pause between inference groups while requests run. Only the
+            # worker's: a ``semantic.embed_pending`` call embeds inside its own service call and
+            # must not wait for itself.
+            done = semantic.embed_pending(
+                between_groups=self.wait_for_calls if self.background else None
+            )
             if not done and self.quiet_for() >= WARM_QUIET_S:
                 # Nothing to embed and the daemon is idle: have the model ready for the first
                 # search. Not yet idle long enough: the next tick tries again.

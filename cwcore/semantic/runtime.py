@@ -58,9 +58,6 @@ class Semantic:
         self._index: SemanticIndex | None = None
         self._reranker: Reranker | None = None
         self.mode = handler.DEFAULT_MODE
-        #: Called before each inference group of a background batch (the daemon sets it to wait
-        #: while a request runs); set before the embedder is first used.
-        self.between_groups: Callable[[], object] | None = None
 
     # -- parts ----------------------------------------------------------------------------------
 
@@ -69,9 +66,7 @@ class Semantic:
         with self._lock:
             if self._embedder is None:
                 try:
-                    self._embedder = Embedder.for_home(
-                        self.home, threads=inference_threads(), between_groups=self.between_groups
-                    )
+                    self._embedder = Embedder.for_home(self.home, threads=inference_threads())
                 except ModelUnavailable:
                     raise
                 except Exception as exc:
@@ -153,11 +148,23 @@ class Semantic:
 
     # -- what the worker calls -----------------------------------------------------------------
 
-    def embed_pending(self, max_windows: int = handler.STEP_WINDOWS) -> int:
+    def embed_pending(
+        self,
+        max_windows: int = handler.STEP_WINDOWS,
+        *,
+        between_groups: Callable[[], object] | None = None,
+    ) -> int:
+        """One handler step; ``between_groups`` is called before each inference group (the
+        daemon's worker waits there while a request runs)."""
         if not self.settings.semantic_retrieval:
             return 0
         return handler.embed_pending(
-            self.store, self.reader, max_windows, embedder=self.embedder(), mode=self.mode
+            self.store,
+            self.reader,
+            max_windows,
+            embedder=self.embedder(),
+            mode=self.mode,
+            between_groups=between_groups,
         )
 
     def warm(self) -> bool:
