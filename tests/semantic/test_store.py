@@ -112,6 +112,42 @@ def test_forgotten_windows_are_masked_and_dropped(topics: Archive, fake_embedder
     assert all(vstore.get(engine.store, w) is None for w in forgotten)
 
 
+def test_appended_rows_check_only_their_own_tombstones(
+    topics: Archive, fake_embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search after each embedding batch reads the tombstones of the batch's rows, not of
+    every loaded row; a new generation (a retirement) still rechecks them all."""
+    engine = engine_of(topics)
+    handler.embed_pending(engine.store, engine.reader, 3, embedder=fake_embedder)
+    index = SemanticIndex(engine.store)
+    index.refresh()
+    read: list[int] = []
+    get_many = engine.store.get_many
+
+    def counting(family: str, keys: list[bytes]) -> list[bytes | None]:
+        if family == "ordinals":
+            read.append(len(keys))
+        return get_many(family, keys)
+
+    monkeypatch.setattr(engine.store, "get_many", counting)
+    index.refresh()
+    assert read == []  # nothing new, same generation: no tombstone read
+    _embed_all(engine, fake_embedder)
+    read.clear()  # the handler's own reads
+    index.refresh()
+    loaded = {item.wid: item.ordinal for item in vstore.scan(engine.store)}
+    assert read == [len({o for w, o in loaded.items() if w > 3})]
+    forgotten = {
+        w for w in range(1, 7) if derived.window_record(engine.store, w)["session"] == "s-ui"
+    }
+    topics.forget("s-ui")
+    engine.indexer.drain()
+    read.clear()
+    wids, _ = index.search(np.ones(vstore.DIM, np.float32) / vstore.DIM**0.5, 6)
+    assert len(set(loaded.values())) in read  # the full recheck of every loaded row
+    assert not forgotten & {int(w) for w in wids}
+
+
 def test_rebuild_renumbering_is_detected(topics: Archive, fake_embedder) -> None:
     engine = engine_of(topics)
     _embed_all(engine, fake_embedder)
