@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cwcore import config, large_results
 from cwcore.browse import SessionInfo
 from cwcore.errors import InvalidInput
+from cwcore.hints.frozen import Maintained, Rotated
 from cwcore.importers.pipeline import ImportSummary
 from cwcore.importers.sources import SourcesReport
 from cwcore.index.health import DoctorReport
@@ -446,13 +447,15 @@ class Archive:
             params["messageKey"] = message_key
         return self.call("hints", params)
 
-    def hints_rotate(self, session: str, active: Sequence[str]) -> dict[str, Any]:
+    def hints_rotate(self, session: str, active: Sequence[str]) -> Rotated:
         """Drop hints of keys that left the active context; recompute the active budget."""
-        return self.call("hints.rotate", {"session": session, "active": list(active)})
+        body = self.call("hints.rotate", {"session": session, "active": list(active)})
+        return Rotated.from_json(body)
 
-    def hints_maintain(self, *, limit: int | None = None) -> dict[str, Any]:
+    def hints_maintain(self, *, limit: int | None = None) -> Maintained:
         """One bounded maintenance pass: exposure tombstones, abandoned-session reclaim."""
-        return self.call("hints.maintain", {} if limit is None else {"limit": limit})
+        body = self.call("hints.maintain", {} if limit is None else {"limit": limit})
+        return Maintained.from_json(body)
 
     # -- memory records (cwcore.memory) -----------------------------------------------------------
 

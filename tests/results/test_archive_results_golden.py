@@ -207,9 +207,21 @@ def test_hints_and_memory_json_is_unchanged(
     for view in ("retrieved", "manifest", "included", "excluded", "memory"):
         out.add(f"hints {view}", "hints", {"limit": 10, "session": "s2", "view": view})
     out.add("hints excluded all", "hints", {"limit": 10, "view": "excluded", "all": True})
-    out.add("hints.rotate", "hints.rotate", {"session": "s2", "active": []})
-    out.add("hints.maintain", "hints.maintain", {})
-    out.add("hints.maintain limit", "hints.maintain", {"limit": 3})
+    out.add(
+        "hints.rotate",
+        "hints.rotate",
+        {"session": "s2", "active": []},
+        None,
+        lambda: a.hints_rotate("s2", []),
+    )
+    out.add("hints.maintain", "hints.maintain", {}, None, lambda: a.hints_maintain())
+    out.add(
+        "hints.maintain limit",
+        "hints.maintain",
+        {"limit": 3},
+        None,
+        lambda: a.hints_maintain(limit=3),
+    )
     first = out.add(
         "memory.add",
         "memory.add",
