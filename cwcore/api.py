@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cwcore import config, large_results
 from cwcore.browse import SessionInfo
 from cwcore.errors import InvalidInput
+from cwcore.hints.frozen import Maintained, Rotated
 from cwcore.importers.pipeline import ImportSummary
-from cwcore.index.results import IndexStatus
+from cwcore.importers.sources import SourcesReport
+from cwcore.index.health import DoctorReport
+from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
 from cwcore.store.retention import ForgetTarget, Forgotten
 from cwcore.store.supersession import Restored, Superseded
 
@@ -169,9 +172,9 @@ class Archive:
             params["project"] = project
         return ImportSummary.from_json(self.call("import", params, on_event))
 
-    def doctor(self, *, repair: bool = False) -> dict[str, Any]:
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Store summary and consistency checks; ``repair`` rebuilds what a check found stale."""
-        return self.call("doctor", {"repair": repair})
+        return DoctorReport.from_json(self.call("doctor", {"repair": repair}))
 
     def sessions(
         self,
@@ -243,12 +246,10 @@ class Archive:
             params["home"] = home
         return ImportSummary.from_json(self.call("sync", params, on_event))
 
-    def sources(self, *, home: str | None = None) -> dict[str, Any]:
-        """Per-source coverage: ``{"sources": [row per registered location], "summary"}``, what
-        the last ``sync`` found at each location (rows: ``format``, ``location``, ``path``,
-        ``found``, ``files``, ``sessions``, ``messages``, ``skipped``, ``skippedReasons``,
-        ``skippedFiles``, ``lastSync``; see docs/cli.md)."""
-        return self.call("sources", {} if home is None else {"home": home})
+    def sources(self, *, home: str | None = None) -> SourcesReport:
+        """Per-source coverage: a row per registered location with what the last ``sync``
+        found there, and their summary (see :class:`cwcore.importers.sources.SourceRow`)."""
+        return SourcesReport.from_json(self.call("sources", {} if home is None else {"home": home}))
 
     # -- index ----------------------------------------------------------------------------------
 
@@ -262,13 +263,15 @@ class Archive:
         params = {} if document is None else {"document": document}
         return IndexStatus.from_json(self.call("index.status", params))
 
-    def index_partial(self, *, limit: int = 100, after: int = 0) -> dict[str, Any]:
+    def index_partial(self, *, limit: int = 100, after: int = 0) -> PartialDocuments:
         """The documents with a partial or skipped handler outcome and the limits behind them
         (see :func:`cwcore.index.maintenance.partial_documents`)."""
-        return self.call("index.partial", {"limit": limit, "after": after})
+        body = self.call("index.partial", {"limit": limit, "after": after})
+        return PartialDocuments.from_json(body)
 
-    def index_verify(self) -> dict[str, Any]:
-        return self.call("index.verify")
+    def index_verify(self) -> IndexVerification:
+        """The derived index checked against the canonical records."""
+        return IndexVerification.from_json(self.call("index.verify"))
 
     def index_rebuild(self, *, wait: bool = False) -> IndexStatus:
         """Rebuild the derived index from the canonical records (``queued``: documents
@@ -444,13 +447,15 @@ class Archive:
             params["messageKey"] = message_key
         return self.call("hints", params)
 
-    def hints_rotate(self, session: str, active: Sequence[str]) -> dict[str, Any]:
+    def hints_rotate(self, session: str, active: Sequence[str]) -> Rotated:
         """Drop hints of keys that left the active context; recompute the active budget."""
-        return self.call("hints.rotate", {"session": session, "active": list(active)})
+        body = self.call("hints.rotate", {"session": session, "active": list(active)})
+        return Rotated.from_json(body)
 
-    def hints_maintain(self, *, limit: int | None = None) -> dict[str, Any]:
+    def hints_maintain(self, *, limit: int | None = None) -> Maintained:
         """One bounded maintenance pass: exposure tombstones, abandoned-session reclaim."""
-        return self.call("hints.maintain", {} if limit is None else {"limit": limit})
+        body = self.call("hints.maintain", {} if limit is None else {"limit": limit})
+        return Maintained.from_json(body)
 
     # -- memory records (cwcore.memory) -----------------------------------------------------------
 

@@ -242,7 +242,7 @@ class Engine:
             self.settings, protected=leased_documents(self.store)
         ).to_json()
         report["leases"] = leases
-        report["hints"] = frozen.maintain(self.store, self.settings)
+        report["hints"] = frozen.maintain(self.store, self.settings).to_json()
         return report
 
     def semantic_step(self) -> int:

@@ -242,56 +242,56 @@ def doctor(
     """Store location, version, sizes, record counts and consistency checks."""
     with guard(as_json), open_archive() as archive:
         report = archive.doctor(repair=repair)
-        healthy = all(check["ok"] for check in report["checks"].values())
+        healthy = report.healthy
         if as_json:
-            emit_json(report)
+            emit_json(report.to_json())
             if not healthy:
                 raise typer.Exit(1)
             return
         table = Table(show_header=False, box=None)
-        table.add_row("store", report["store"])
-        table.add_row("version", f"{report['version']} (schema {report['schema']})")
-        for name, value in report["counts"].items():
+        table.add_row("store", report.store)
+        table.add_row("version", f"{report.version} (schema {report.schema})")
+        for name, value in report.counts.to_json().items():
             table.add_row(name, f"{value:,}")
-        table.add_row("disk", f"{report['sizes']['disk'] / 1e6:.1f} MB")
-        table.add_row("projects", ", ".join(report["projects"]) or "-")
-        order = report["checks"]["sessionOrder"]
-        if order["ok"]:
-            state = "[green]ok[/]" + (" (rebuilt)" if order["repaired"] else "")
+        table.add_row("disk", f"{report.disk_bytes / 1e6:.1f} MB")
+        table.add_row("projects", ", ".join(report.projects) or "-")
+        order = report.checks.session_order
+        if order.ok:
+            state = "[green]ok[/]" + (" (rebuilt)" if order.repaired else "")
         else:
-            state = _unreadable(order) or (
-                f"[red]{order['problems']} problem(s)[/]: run cw doctor --repair"
+            state = _unreadable(order.examples) or (
+                f"[red]{order.problems} problem(s)[/]: run cw doctor --repair"
             )
         table.add_row("session order", state)
-        perms = report["checks"]["permissions"]
-        if perms["ok"]:
+        perms = report.checks.permissions
+        if perms.ok:
             state = "[green]ok[/] (owner only)"
-            if perms["tightened"]:
-                state += f", {perms['tightened']} path(s) tightened {perms['tightenedAt'] or ''}"
+            if perms.tightened:
+                state += f", {perms.tightened} path(s) tightened {perms.tightened_at or ''}"
         else:
-            state = f"[red]{perms['loose']} path(s) readable by others[/]: " + escape(
-                ", ".join(perms["examples"])
+            state = f"[red]{perms.loose} path(s) readable by others[/]: " + escape(
+                ", ".join(perms.examples)
             )
         table.add_row("permissions", state)
-        records = report["checks"]["records"]
-        if records["ok"]:
-            state = f"[green]ok[/] ({records['checked']:,} canonical record(s))"
+        records = report.checks.records
+        if records.ok:
+            state = f"[green]ok[/] ({records.checked:,} canonical record(s))"
         else:
             state = (
-                f"[red]{records['corrupt']} corrupt record(s)[/]: "
-                + escape("; ".join(records["examples"]))
-                + escape(f". {records['advice']}")
+                f"[red]{records.corrupt} corrupt record(s)[/]: "
+                + escape("; ".join(records.examples))
+                + escape(f". {records.advice}")
             )
         table.add_row("records", state)
-        index = report["checks"]["index"]
-        if index["ok"]:
-            state = f"[green]ok[/] ({index['checked']:,} ordinal(s))"
-            if index["retired"]:
-                state += f", {index['retired']} overwritten ordinal(s) retired"
+        index = report.checks.index
+        if index.ok:
+            state = f"[green]ok[/] ({index.checked:,} ordinal(s))"
+            if index.retired:
+                state += f", {index.retired} overwritten ordinal(s) retired"
             table.add_row("index", state)
         else:
-            state = _unreadable(index) or (
-                f"[red]{index['problems']} problem(s)[/]: see cw index verify"
+            state = _unreadable(index.examples) or (
+                f"[red]{index.problems} problem(s)[/]: see cw index verify"
             )
             table.add_row("index", state)
         console.print(table)
@@ -299,9 +299,10 @@ def doctor(
             raise typer.Exit(1)
 
 
-def _unreadable(check: dict[str, Any]) -> str | None:
-    """A check that stopped at a corrupt record, as markup (None for other failures)."""
-    first = next(iter(check["examples"]), "")
+def _unreadable(examples: tuple[str, ...]) -> str | None:
+    """A check that stopped at a corrupt record (its examples), as markup (None for other
+    failures)."""
+    first = next(iter(examples), "")
     if " is corrupt (" not in first:
         return None
     return f"[red]not checked[/]: {escape(first)}"

@@ -43,7 +43,7 @@ def _claude_home(home: Path) -> Path:
 
 
 def test_never_synced_lists_every_location_not_found(tmp_path: Path, archive: Archive) -> None:
-    body = archive.sources(home=str(tmp_path / "nobody"))
+    body = archive.sources(home=str(tmp_path / "nobody")).to_json()
     assert body["sources"] and all(set(r) == ROW_FIELDS for r in body["sources"])
     assert all(not r["found"] and r["lastSync"] is None for r in body["sources"])
     assert {"claude-code", "codex", "pi", "gemini"} <= {r["format"] for r in body["sources"]}
@@ -64,7 +64,9 @@ def test_after_sync_a_location_shows_files_counts_and_skips(
     home = tmp_path / "user"
     project = _claude_home(home)
     first = archive.sync(home=str(home))
-    body = archive.sources(home=str(home))
+    body = archive.sources(home=str(home)).to_json()
+    # the typed rows carry skips and counts back exactly as the engine answered them
+    assert json.dumps(body) == json.dumps(archive.call("sources", {"home": str(home)}))
     claude = _row(body, "claude-code")
     assert claude["found"] and claude["files"] == 2
     assert (claude["sessions"], claude["messages"]) == (first.sessions, first.messages)
@@ -79,7 +81,7 @@ def test_after_sync_a_location_shows_files_counts_and_skips(
     # a second sync reads nothing, and the counts stay those of the files' last import
     again = archive.sync(home=str(home))
     assert again.files == 0
-    assert _row(archive.sources(home=str(home)), "claude-code") == claude
+    assert _row(archive.sources(home=str(home)).to_json(), "claude-code") == claude
     assert body["summary"]["found"] == 1 and body["summary"]["messages"] == claude["messages"]
 
 

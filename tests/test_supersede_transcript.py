@@ -109,7 +109,7 @@ def test_undo_brings_the_document_back_with_both_records_kept(arch: Archive) -> 
     keys = [m["messageKey"] for m in body["messages"]]
     assert len(keys) == len(set(keys)) and not any(m["superseded"] for m in body["messages"])
     verify = arch.index_verify()
-    assert verify["ok"], verify["problems"]
+    assert verify.ok, verify.problems
 
 
 def test_undo_refuses_what_is_not_superseded(arch: Archive) -> None:

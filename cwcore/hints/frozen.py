@@ -27,7 +27,8 @@ hint records are reclaimed. Both passes are bounded per call.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -140,9 +141,67 @@ def touch(store: Store, session: str, now: datetime) -> None:
         store.commit(batch)
 
 
-def rotate(store: Store, session: str, active_keys: Iterable[str], now: datetime) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Rotated:
+    """What ``hints.rotate`` answers: the user-message keys whose hints were dropped (in key
+    order), how many active keys kept a hint that charges the budget, the hint tokens those
+    charge now and the session's active budget (tokens). ``to_json()`` keeps the keys, order
+    and values the engine has always answered, and ``from_json(x).to_json() == x``."""
+
+    session: str
+    dropped: tuple[str, ...]
+    kept: int
+    active_tokens: int
+    active_budget: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "dropped": list(self.dropped),
+            "kept": self.kept,
+            "activeTokens": self.active_tokens,
+            "activeBudget": self.active_budget,
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Rotated:
+        return cls(
+            session=body["session"],
+            dropped=tuple(body["dropped"]),
+            kept=body["kept"],
+            active_tokens=body["activeTokens"],
+            active_budget=body["activeBudget"],
+        )
+
+
+@dataclass(frozen=True)
+class Maintained:
+    """What one bounded ``hints.maintain`` pass did: exposures past their cooldown deleted,
+    abandoned sessions whose hint records were reclaimed, and the hint records removed with
+    them. ``to_json()`` keeps the keys, order and values the engine has always answered."""
+
+    exposures_tombstoned: int
+    sessions_reclaimed: int
+    hints_reclaimed: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exposuresTombstoned": self.exposures_tombstoned,
+            "sessionsReclaimed": self.sessions_reclaimed,
+            "hintsReclaimed": self.hints_reclaimed,
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Maintained:
+        return cls(body["exposuresTombstoned"], body["sessionsReclaimed"], body["hintsReclaimed"])
+
+
+def rotate(
+    store: Store, session: str, active_keys: Iterable[str], now: datetime, budget: int
+) -> Rotated:
     """Drop the hints of user-message keys that left the active context and recompute the
-    active budget from the hints that stay (no second allowance for those)."""
+    active budget from the hints that stay (no second allowance for those); ``budget`` is the
+    session's active hint budget (tokens), reported with the result."""
     keep = set(active_keys)
     dropped: list[str] = []
     with store.lock:
@@ -165,12 +224,13 @@ def rotate(store: Store, session: str, active_keys: Iterable[str], now: datetime
         state.update({"active": remaining, "lastActivity": clock.iso(now)})
         batch.put(FAMILY, HINT_SESSION.encode(session), codec.encode_record(state))
         store.commit(batch)
-    return {
-        "session": session,
-        "dropped": dropped,
-        "kept": len(keep & set(remaining)) if remaining else 0,
-        "activeTokens": sum(remaining.values()),
-    }
+    return Rotated(
+        session=session,
+        dropped=tuple(dropped),
+        kept=len(keep & set(remaining)) if remaining else 0,
+        active_tokens=sum(remaining.values()),
+        active_budget=budget,
+    )
 
 
 class Exposures:
@@ -212,7 +272,7 @@ def exposure_until(now: datetime, settings: Settings) -> datetime:
 
 def maintain(
     store: Store, settings: Settings, now: datetime | None = None, limit: int = MAINTENANCE_BATCH
-) -> dict[str, Any]:
+) -> Maintained:
     """One bounded maintenance pass: tombstone exposures past their cooldown and reclaim the
     hint records of sessions without hint activity for ``abandonedHintDays``."""
     now = now or clock.now()
@@ -265,11 +325,7 @@ def maintain(
             codec.encode_record({"after": None if done or last is None else last}),
         )
         store.commit(batch)
-    return {
-        "exposuresTombstoned": expired,
-        "sessionsReclaimed": reclaimed_sessions,
-        "hintsReclaimed": reclaimed_hints,
-    }
+    return Maintained(expired, reclaimed_sessions, reclaimed_hints)
 
 
 def record_memory(store: Store, body: dict[str, Any], now: datetime) -> None:

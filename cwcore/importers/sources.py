@@ -10,6 +10,7 @@ dropped after :data:`MAX_RECORDS`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,48 +86,178 @@ def merge(
     return merged
 
 
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file a sync skipped, and why."""
+
+    path: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> SkippedFile:
+        return cls(body["path"], body["reason"])
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """``cw sources``: one registered location (``format``, the registry's ``location`` label,
+    the folder ``path`` here, whether it exists) and what the last sync recorded there: files
+    seen, sessions and messages they imported, files skipped (counted per reason, the first
+    :data:`MAX_SKIPPED_LISTED` named) and when (``last_sync`` None when never synced)."""
+
+    format: str
+    location: str
+    path: str
+    found: bool
+    files: int = 0
+    sessions: int = 0
+    messages: int = 0
+    skipped: int = 0
+    skipped_reasons: tuple[tuple[str, int], ...] = ()
+    skipped_files: tuple[SkippedFile, ...] = ()
+    last_sync: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "location": self.location,
+            "path": self.path,
+            "found": self.found,
+            "files": self.files,
+            "sessions": self.sessions,
+            "messages": self.messages,
+            "skipped": self.skipped,
+            "skippedReasons": dict(self.skipped_reasons),
+            "skippedFiles": [f.to_json() for f in self.skipped_files],
+            "lastSync": self.last_sync,
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> SourceRow:
+        return cls(
+            format=body["format"],
+            location=body["location"],
+            path=body["path"],
+            found=body["found"],
+            files=body["files"],
+            sessions=body["sessions"],
+            messages=body["messages"],
+            skipped=body["skipped"],
+            skipped_reasons=tuple(body["skippedReasons"].items()),
+            skipped_files=tuple(SkippedFile.from_json(f) for f in body["skippedFiles"]),
+            last_sync=body["lastSync"],
+        )
+
+
+@dataclass(frozen=True)
+class SourcesSummary:
+    """The coverage in one line (the TUI's index view): locations registered and found, files,
+    sessions, messages and skipped files over all of them, and the latest sync."""
+
+    locations: int
+    found: int
+    files: int
+    sessions: int
+    messages: int
+    skipped: int
+    last_sync: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "locations": self.locations,
+            "found": self.found,
+            "files": self.files,
+            "sessions": self.sessions,
+            "messages": self.messages,
+            "skipped": self.skipped,
+            "lastSync": self.last_sync,
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> SourcesSummary:
+        return cls(
+            locations=body["locations"],
+            found=body["found"],
+            files=body["files"],
+            sessions=body["sessions"],
+            messages=body["messages"],
+            skipped=body["skipped"],
+            last_sync=body["lastSync"],
+        )
+
+
+@dataclass(frozen=True)
+class SourcesReport:
+    """What ``sources`` answers: a row per registered location, in registry order, and their
+    summary. ``to_json()`` keeps the keys, order and values the engine has always answered
+    (``cw sources --json``), and ``from_json(x).to_json() == x``."""
+
+    sources: tuple[SourceRow, ...]
+    summary: SourcesSummary
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sources": [r.to_json() for r in self.sources], "summary": self.summary.to_json()}
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> SourcesReport:
+        return cls(
+            tuple(SourceRow.from_json(r) for r in body["sources"]),
+            SourcesSummary.from_json(body["summary"]),
+        )
+
+
+def report(
+    located: list[tuple[str, str, str, bool]], persisted: dict[str, Any] | None
+) -> SourcesReport:
+    """``cw sources``: :func:`listing` and its :func:`summary`."""
+    rows = listing(located, persisted)
+    return SourcesReport(rows, summary(rows))
+
+
 def listing(
     located: list[tuple[str, str, str, bool]], persisted: dict[str, Any] | None
-) -> list[dict[str, Any]]:
-    """``cw sources``: one row per registered location ``(format, label, path, exists)``, with
-    what the last sync recorded there (zeros and ``lastSync`` null when never synced)."""
+) -> tuple[SourceRow, ...]:
+    """One row per registered location ``(format, label, path, exists)``, with what the last
+    sync recorded there (zeros and ``lastSync`` null when never synced)."""
     stored = persisted or {}
     rows = []
     for fmt, label, path, exists in located:
         record = stored.get(key(fmt, path))
-        row: dict[str, Any] = {
-            "format": fmt,
-            "location": label,
-            "path": path,
-            "found": exists,
-            "files": 0,
-            "sessions": 0,
-            "messages": 0,
-            "skipped": 0,
-            "skippedReasons": {},
-            "skippedFiles": [],
-            "lastSync": None,
-        }
-        if isinstance(record, dict):
-            for name in ("files", "sessions", "messages", "skipped"):
-                row[name] = int(record.get(name, 0))
-            row["skippedReasons"] = dict(record.get("skippedReasons", {}))
-            row["skippedFiles"] = list(record.get("skippedFiles", []))
-            row["lastSync"] = record.get("lastSync")
-        rows.append(row)
-    return rows
+        if not isinstance(record, dict):
+            rows.append(SourceRow(fmt, label, path, exists))
+            continue
+        rows.append(
+            SourceRow(
+                format=fmt,
+                location=label,
+                path=path,
+                found=exists,
+                files=int(record.get("files", 0)),
+                sessions=int(record.get("sessions", 0)),
+                messages=int(record.get("messages", 0)),
+                skipped=int(record.get("skipped", 0)),
+                skipped_reasons=tuple(dict(record.get("skippedReasons", {})).items()),
+                skipped_files=tuple(
+                    SkippedFile.from_json(f) for f in record.get("skippedFiles", [])
+                ),
+                last_sync=record.get("lastSync"),
+            )
+        )
+    return tuple(rows)
 
 
-def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """One line for the TUI's index view: locations found, files, sessions, messages, skipped
-    files, and the latest sync."""
-    stamps = [r["lastSync"] for r in rows if r["lastSync"]]
-    return {
-        "locations": len(rows),
-        "found": sum(1 for r in rows if r["found"]),
-        "files": sum(r["files"] for r in rows),
-        "sessions": sum(r["sessions"] for r in rows),
-        "messages": sum(r["messages"] for r in rows),
-        "skipped": sum(r["skipped"] for r in rows),
-        "lastSync": max(stamps) if stamps else None,
-    }
+def summary(rows: tuple[SourceRow, ...]) -> SourcesSummary:
+    """Locations found, files, sessions, messages, skipped files, and the latest sync."""
+    stamps = [r.last_sync for r in rows if r.last_sync]
+    return SourcesSummary(
+        locations=len(rows),
+        found=sum(1 for r in rows if r.found),
+        files=sum(r.files for r in rows),
+        sessions=sum(r.sessions for r in rows),
+        messages=sum(r.messages for r in rows),
+        skipped=sum(r.skipped for r in rows),
+        last_sync=max(stamps) if stamps else None,
+    )

@@ -18,6 +18,9 @@ from cwcore.index.results import (
     HandlerCounts,
     IndexFault,
     IndexStatus,
+    IndexVerification,
+    PartialDocument,
+    PartialDocuments,
     RebuildProgress,
 )
 from cwcore.index.worker import IndexWorker
@@ -84,8 +87,9 @@ def status(store: Store, worker: IndexWorker, document: str | None = None) -> In
     )
 
 
-def verify(store: Store) -> dict[str, Any]:
-    """Compare the derived view with canonical records; list every inconsistency found."""
+def verify(store: Store) -> IndexVerification:
+    """Compare the derived view with canonical records; list every inconsistency found (the
+    first :data:`MAX_PROBLEMS`)."""
     reader = Reader(store)
     problems: list[str] = []
 
@@ -139,12 +143,7 @@ def verify(store: Store) -> dict[str, Any]:
                 )
         if first + n - 1 > int(gen.get("maxWid", 0)) and int(gen.get("cursor", 0)) > 0:
             problem(f"ordinal {ordinal}: windows beyond the published generation")
-    return {
-        "ok": not problems,
-        "checked": checked,
-        "problems": problems,
-        "generation": int(gen["n"]),
-    }
+    return IndexVerification(not problems, checked, tuple(problems), int(gen["n"]))
 
 
 #: Tombstone reason of an ordinal whose document version was written twice in one batch (the
@@ -285,11 +284,9 @@ MAX_PARTIAL_LIMIT = 1_000
 
 def partial_documents(
     store: Store, *, limit: int = 100, after: int = 0, max_scan: int = MAX_PARTIAL_SCAN
-) -> dict[str, Any]:
+) -> PartialDocuments:
     """The indexed documents with a ``partial`` or ``skipped`` handler outcome, in ordinal
-    order after ``after``: ``{"documents": [{"ordinal", "documentId", "version", "kind",
-    "session", "project", "state", "windows", "generation", "outcomes", "caps"}], "next",
-    "scanned", "caps"}``. At most ``limit`` documents and ``max_scan`` applied markers per call;
+    order after ``after``. At most ``limit`` documents and ``max_scan`` applied markers per call;
     ``next`` is the ``after`` of the following call (None at the end). Superseded documents are
     listed too (``state``): the handler counts of the generation include them."""
     if not 1 <= limit <= MAX_PARTIAL_LIMIT:
@@ -297,7 +294,7 @@ def partial_documents(
     if after < 0:
         raise InvalidInput("after must be an ordinal (0 or more)")
     reader = Reader(store)
-    found: list[dict[str, Any]] = []
+    found: list[PartialDocument] = []
     scanned, last = 0, after
     start = derived.DOC_WINDOWS.encode(after + 1) if after < (1 << 32) - 1 else None
     more = False
@@ -317,20 +314,21 @@ def partial_documents(
             continue
         current = int(head["version"]) == int(mark["version"])
         found.append(
-            {
-                "ordinal": last,
-                "documentId": mark["documentId"],
-                "version": int(mark["version"]),
-                "kind": head.get("kind"),
-                "session": head.get("session"),
-                "project": head.get("project"),
-                "state": head.get("state", "live") if current else "replaced",
-                "windows": int(mark.get("windows", 0)),
-                "generation": mark.get("generation"),
-                "outcomes": outcomes,
-                "caps": {
-                    h: CAPS.get(h, {}).get(o, o) for h, o in outcomes.items() if o != "complete"
-                },
-            }
+            PartialDocument(
+                ordinal=last,
+                document_id=mark["documentId"],
+                version=int(mark["version"]),
+                kind=head.get("kind"),
+                session=head.get("session"),
+                project=head.get("project"),
+                state=head.get("state", "live") if current else "replaced",
+                windows=int(mark.get("windows", 0)),
+                generation=mark.get("generation"),
+                outcomes=tuple(outcomes.items()),
+                caps=tuple(
+                    (h, CAPS.get(h, {}).get(o, o)) for h, o in outcomes.items() if o != "complete"
+                ),
+            )
         )
-    return {"documents": found, "next": last if more else None, "scanned": scanned, "caps": CAPS}
+    caps = tuple((handler, tuple(limits.items())) for handler, limits in CAPS.items())
+    return PartialDocuments(tuple(found), last if more else None, scanned, caps)

@@ -231,3 +231,108 @@ class IndexStatus:
             semantic=None if semantic is None else SemanticProgress.from_json(semantic),
             queued=body.get("queued"),
         )
+
+
+@dataclass(frozen=True)
+class IndexVerification:
+    """``index.verify``: the derived view compared with the canonical records — ordinals
+    checked, every inconsistency found (up to a cap, as sentences) and the published
+    generation; ``ok`` when there is none."""
+
+    ok: bool
+    checked: int
+    problems: tuple[str, ...]
+    generation: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "checked": self.checked,
+            "problems": list(self.problems),
+            "generation": self.generation,
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> IndexVerification:
+        return cls(body["ok"], body["checked"], tuple(body["problems"]), body["generation"])
+
+
+@dataclass(frozen=True)
+class PartialDocument:
+    """One indexed document with a ``partial`` or ``skipped`` handler outcome: its ordinal, id
+    and indexed version, kind, session and project (None when its head lacks them), ``state``
+    (its head state, or ``replaced`` when a newer version exists), windows, the generation
+    that indexed it, each handler's outcome and, per handler not ``complete``, the limit it hit
+    (``caps``, a sentence)."""
+
+    ordinal: int
+    document_id: str
+    version: int
+    kind: str | None
+    session: str | None
+    project: str | None
+    state: str
+    windows: int
+    generation: int | None
+    outcomes: tuple[tuple[str, str], ...]
+    caps: tuple[tuple[str, str], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ordinal": self.ordinal,
+            "documentId": self.document_id,
+            "version": self.version,
+            "kind": self.kind,
+            "session": self.session,
+            "project": self.project,
+            "state": self.state,
+            "windows": self.windows,
+            "generation": self.generation,
+            "outcomes": dict(self.outcomes),
+            "caps": dict(self.caps),
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> PartialDocument:
+        return cls(
+            ordinal=body["ordinal"],
+            document_id=body["documentId"],
+            version=body["version"],
+            kind=body["kind"],
+            session=body["session"],
+            project=body["project"],
+            state=body["state"],
+            windows=body["windows"],
+            generation=body["generation"],
+            outcomes=tuple(body["outcomes"].items()),
+            caps=tuple(body["caps"].items()),
+        )
+
+
+@dataclass(frozen=True)
+class PartialDocuments:
+    """``index.partial``: a page of :class:`PartialDocument` in ordinal order; ``next`` is the
+    ``after`` of the following page (None at the end), ``scanned`` the markers read for this
+    one, and ``caps`` every handler's limits (handler, then outcome, then the sentence)."""
+
+    documents: tuple[PartialDocument, ...]
+    next: int | None
+    scanned: int
+    caps: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "documents": [d.to_json() for d in self.documents],
+            "next": self.next,
+            "scanned": self.scanned,
+            "caps": {handler: dict(limits) for handler, limits in self.caps},
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> PartialDocuments:
+        return cls(
+            documents=tuple(PartialDocument.from_json(d) for d in body["documents"]),
+            next=body["next"],
+            scanned=body["scanned"],
+            caps=tuple((h, tuple(limits.items())) for h, limits in body["caps"].items()),
+        )

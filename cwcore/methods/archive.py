@@ -12,7 +12,6 @@ are then imported as Markdown documents.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,15 @@ from cwcore.engine import Emit, Engine
 from cwcore.errors import CorruptRecord, InvalidInput
 from cwcore.importers import pipeline, sources, sync
 from cwcore.index import maintenance
+from cwcore.index.health import (
+    DoctorChecks,
+    DoctorReport,
+    IndexCheck,
+    PermissionsCheck,
+    RecordsCheck,
+    SessionOrderCheck,
+    StoreCounts,
+)
 from cwcore.markdown import ingest
 from cwcore.methods.params import param_bool, param_int, param_str, required_str
 from cwcore.methods.registry import Method
@@ -80,81 +88,73 @@ def _doctor(
     repair = param_bool(params, "repair", False)
     # Every check runs whatever the others find: a record that does not decode fails the check
     # that met it (and ``records`` names it) instead of the whole report.
-    records = integrity.check_records(engine.store)
-    order = _check(lambda: _session_order(engine, repair), repaired=False)
-    index = _check(lambda: _index(engine, repair), checked=0, retired=0)
+    records = RecordsCheck.from_json(integrity.check_records(engine.store))
+    try:
+        order = _session_order(engine, repair)
+    except CorruptRecord as exc:
+        order = SessionOrderCheck(False, 1, (exc.message,), repaired=False)
+    try:
+        index = _index(engine, repair)
+    except CorruptRecord as exc:
+        index = IndexCheck(False, 0, 1, (exc.message,), retired=0, halted=True)
     counts = engine.store.meta_get("counts") or {}
-    sizes = {
-        family: engine.store.property_int("rocksdb.estimate-live-data-size", family)
+    sizes = [
+        (family, engine.store.property_int("rocksdb.estimate-live-data-size", family))
         for family in FAMILIES
-    }
-    sizes["disk"] = engine.store.size_on_disk()
+    ]
+    sizes.append(("disk", engine.store.size_on_disk()))
     try:
         projects = sorted(engine.reader.projects())
     except CorruptRecord:
         projects = []  # a project record is named by the records check
-    return {
-        "store": str(engine.store.path),
-        "version": cwcore.__version__,
-        "schema": engine.store.schema_version,
-        "sizes": sizes,
-        "counts": {
-            "sessions": int(counts.get("sessions", 0)),
-            "documents": int(counts.get("documents", 0)),
-            "messages": int(counts.get("messages", 0)),
-            "chunks": int(counts.get("chunks", 0)),
-            "events": int(counts.get("events", 0)),
-        },
-        "projects": projects,
-        "checks": {
-            "permissions": private.check(engine.home, engine.store.meta_get("permissions")),
-            "records": records,
-            "sessionOrder": order,
+    permissions = private.check(engine.home, engine.store.meta_get("permissions"))
+    return DoctorReport(
+        store=str(engine.store.path),
+        version=cwcore.__version__,
+        schema=engine.store.schema_version,
+        sizes=tuple(sizes),
+        counts=StoreCounts(
+            *(
+                int(counts.get(name, 0))
+                for name in ("sessions", "documents", "messages", "chunks", "events")
+            )
+        ),
+        projects=tuple(projects),
+        checks=DoctorChecks(
+            permissions=PermissionsCheck.from_json(permissions),
+            records=records,
+            session_order=order,
             # The same check as ``cw index verify``: doctor is unhealthy whenever verify fails.
-            "index": index,
-        },
-    }
+            index=index,
+        ),
+    ).to_json()
 
 
-def _check(run: Callable[[], dict[str, Any]], **defaults: Any) -> dict[str, Any]:
-    """A check's report, or a failed one naming the corrupt record it could not read past
-    (``defaults`` fill the check's other fields)."""
-    try:
-        return run()
-    except CorruptRecord as exc:
-        return {"ok": False, "problems": 1, "examples": [exc.message], **defaults}
-
-
-def _session_order(engine: Engine, repair: bool) -> dict[str, Any]:
+def _session_order(engine: Engine, repair: bool) -> SessionOrderCheck:
     problems = session_order.verify(engine.store)
     repaired = False
     if problems and repair:
         session_order.rebuild(engine.store)
         repaired, problems = True, session_order.verify(engine.store)
-    return {
-        "ok": not problems,
-        "problems": len(problems),
-        "examples": problems[:5],
-        "repaired": repaired,
-    }
+    return SessionOrderCheck(not problems, len(problems), tuple(problems[:5]), repaired)
 
 
-def _index(engine: Engine, repair: bool) -> dict[str, Any]:
+def _index(engine: Engine, repair: bool) -> IndexCheck:
     with engine.indexer.paused():  # a page in flight has markers beyond the published view
         index = maintenance.verify(engine.store)
     retired = 0
-    if not index["ok"] and repair:
+    if not index.ok and repair:
         retired = maintenance.retire_orphans(engine.store)
         engine.after_admission(retired)  # the retirements reach the index like any other
         with engine.indexer.paused():
             index = maintenance.verify(engine.store)
-    return {
-        "ok": bool(index["ok"]),
-        "checked": int(index["checked"]),
-        "problems": len(index["problems"]),
-        "examples": index["problems"][:5],
-        "retired": retired,
-    }
+    return IndexCheck(
+        ok=index.ok,
+        checked=index.checked,
+        problems=len(index.problems),
+        examples=index.problems[:5],
+        retired=retired,
+    )
 
 
 def _sessions(
@@ -248,8 +248,7 @@ def _sources(
             engine.settings, Path(home) if home else None
         )
     ]
-    rows = sources.listing(located, engine.store.meta_get(sources.META_KEY))
-    return {"sources": rows, "summary": sources.summary(rows)}
+    return sources.report(located, engine.store.meta_get(sources.META_KEY)).to_json()
 
 
 def _supersede(

@@ -124,9 +124,8 @@ def _hints_rotate(
         raise LimitExceeded(f"active has more than {MAX_EXCLUDED_KEYS * 10} keys")
     if sum(len(k.encode("utf-8", "surrogatepass")) for k in active) > MAX_EXCLUDED_BYTES * 10:
         raise LimitExceeded("active exceeds 10 MiB of keys")
-    result = frozen.rotate(engine.store, session, active, clock.now())
-    result["activeBudget"] = engine.settings.hint_active_tokens
-    return result
+    budget = engine.settings.hint_active_tokens
+    return frozen.rotate(engine.store, session, active, clock.now(), budget).to_json()
 
 
 def _hints_maintain(
@@ -136,7 +135,7 @@ def _hints_maintain(
     limit = params.get("limit", frozen.MAINTENANCE_BATCH)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100_000:
         raise InvalidInput("limit must be an integer from 1 to 100000")
-    return frozen.maintain(engine.store, engine.settings, clock.now(), limit)
+    return frozen.maintain(engine.store, engine.settings, clock.now(), limit).to_json()
 
 
 METHODS: tuple[Method, ...] = (

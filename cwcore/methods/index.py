@@ -50,14 +50,15 @@ def _index_partial(
 ) -> dict[str, Any]:
     limit = param_int(params, "limit", 100)
     after = param_int(params, "after", 0)
-    return maintenance.partial_documents(engine.store, limit=limit, after=after)
+    return maintenance.partial_documents(engine.store, limit=limit, after=after).to_json()
 
 
 def _index_verify(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
     with engine.indexer.paused():  # a page in flight has markers beyond the published view
-        return maintenance.verify(engine.store)
+        report = maintenance.verify(engine.store)
+    return report.to_json()
 
 
 def _index_rebuild(

@@ -317,11 +317,11 @@ def rotate(
     with guard(as_json), Archive.open() as archive:
         body = archive.hints_rotate(session, active or [])
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
             return
         console.print(
-            f"dropped {len(body['dropped'])} hint(s); active hint tokens now "
-            f"{body['activeTokens']}/{body['activeBudget']}"
+            f"dropped {len(body.dropped)} hint(s); active hint tokens now "
+            f"{body.active_tokens}/{body.active_budget}"
         )
 
 

@@ -105,20 +105,20 @@ def partial(
     with guard(as_json), Archive.open() as archive:
         body = archive.index_partial(limit=limit, after=after)
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
             return
-        if not body["documents"]:
+        if not body.documents:
             console.print("No document has a partial or skipped handler outcome.")
-        for doc in body["documents"]:
-            outcomes = ", ".join(f"{h} {o}" for h, o in sorted(doc["outcomes"].items()))
+        for doc in body.documents:
+            outcomes = ", ".join(f"{h} {o}" for h, o in sorted(doc.outcomes))
             console.print(
-                f"[bold]{shown_id(doc['documentId'])}[/] v{doc['version']} ({doc['state']}, "
-                f"{doc['windows']} window(s)): {outcomes}"
+                f"[bold]{shown_id(doc.document_id)}[/] v{doc.version} ({doc.state}, "
+                f"{doc.windows} window(s)): {outcomes}"
             )
-            for handler, cap in sorted(doc["caps"].items()):
+            for handler, cap in sorted(doc.caps):
                 console.print(f"  [dim]{handler}: {escape(cap)}[/]")
-        if body["next"] is not None:
-            console.print(f"[dim]more: cw index partial --after {body['next']}[/]")
+        if body.next is not None:
+            console.print(f"[dim]more: cw index partial --after {body.next}[/]")
 
 
 @app.command()
@@ -127,13 +127,13 @@ def verify(as_json: JsonOpt = False) -> None:
     with guard(as_json), Archive.open() as archive:
         body = archive.index_verify()
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
         else:
-            if body["ok"]:
-                console.print(f"ok: {body['checked']:,} ordinal(s) checked")
-            for problem in body["problems"]:
+            if body.ok:
+                console.print(f"ok: {body.checked:,} ordinal(s) checked")
+            for problem in body.problems:
                 err_console.print(problem, markup=False)
-        if not body["ok"]:
+        if not body.ok:
             raise typer.Exit(1)
 
 

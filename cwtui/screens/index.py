@@ -32,6 +32,8 @@ from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
+from cwcore.importers.sources import SourcesSummary
+from cwcore.index.health import StoreCounts
 from cwcore.index.results import HandlerCounts, IndexStatus, SemanticProgress
 from cwtui import semantic_status
 from cwtui.screens.common import (
@@ -86,7 +88,7 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def summary_text(status: IndexStatus, counts: dict[str, Any] | None) -> Text:
+def summary_text(status: IndexStatus, counts: StoreCounts | None) -> Text:
     complete = status.complete
     rebuild = status.rebuild
     badge = " COMPLETE " if complete else (" REBUILDING " if rebuild else " PARTIAL ")
@@ -119,11 +121,8 @@ def summary_text(status: IndexStatus, counts: dict[str, Any] | None) -> Text:
         )
     if counts:
         text.append(
-            "\nArchive: "
-            + " · ".join(
-                f"{int(counts.get(k, 0)):,} {k}"
-                for k in ("sessions", "documents", "messages", "chunks")
-            ),
+            f"\nArchive: {counts.sessions:,} sessions · {counts.documents:,} documents · "
+            f"{counts.messages:,} messages · {counts.chunks:,} chunks",
             "dim",
         )
     return text
@@ -149,22 +148,21 @@ def daemon_text(daemon: dict[str, Any] | None, error: str | None) -> Text:
     return text
 
 
-def sources_text(summary: dict[str, Any] | None) -> Text:
-    """The coverage of the last sync (``Archive.sources()["summary"]``), one line."""
+def sources_text(summary: SourcesSummary | None) -> Text:
+    """The coverage of the last sync (``Archive.sources().summary``), one line."""
     text = Text.assemble(("Sources  ", "bold"))
-    if not summary:
+    if summary is None:
         text.append("unknown", "dim")
         return text
-    text.append(f"{summary.get('found', 0)} of {summary.get('locations', 0)} locations found")
+    text.append(f"{summary.found} of {summary.locations} locations found")
     text.append(
-        f" · {summary.get('files', 0):,} files · {summary.get('sessions', 0):,} sessions · "
-        f"{summary.get('messages', 0):,} messages",
+        f" · {summary.files:,} files · {summary.sessions:,} sessions · "
+        f"{summary.messages:,} messages",
         "dim",
     )
-    skipped = int(summary.get("skipped") or 0)
-    if skipped:
-        text.append(f" · {skipped:,} skipped (cw sources)", "bold #d29922")
-    last = summary.get("lastSync")
+    if summary.skipped:
+        text.append(f" · {summary.skipped:,} skipped (cw sources)", "bold #d29922")
+    last = summary.last_sync
     text.append(f" · last sync {last}" if last else " · never synced (cw sync)", "dim")
     return text
 
@@ -205,10 +203,10 @@ class IndexScreen(LiveScreen):
         def __init__(
             self,
             status: IndexStatus,
-            counts: dict[str, Any] | None,
+            counts: StoreCounts | None,
             daemon: dict[str, Any] | None,
             daemon_error: str | None,
-            sources: dict[str, Any] | None = None,
+            sources: SourcesSummary | None = None,
             sources_read: bool = False,
         ) -> None:
             super().__init__()
@@ -300,11 +298,11 @@ class IndexScreen(LiveScreen):
         try:
             with handle.use() as archive:
                 status = archive.index_status()
-                counts = archive.doctor().get("counts")
+                counts = archive.doctor().counts
                 sources = None
                 if with_sources:
                     try:
-                        sources = archive.sources().get("summary")
+                        sources = archive.sources().summary
                     except CwError:
                         pass  # coverage is a nicety: never fail the index view for it
                 if not is_embedded(archive):

@@ -8,7 +8,7 @@ opens the highlighted document's audit view.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
+from cwcore.index.results import PartialDocument, PartialDocuments
 from cwtui.screens.common import (
     ArchiveHandle,
     CallDone,
@@ -34,15 +35,16 @@ from cwtui.widgets.nav import NavList
 OUTCOME_STYLE = {"partial": "bold #d29922", "skipped": "bold #da3633"}
 
 
-def document_option(doc: dict[str, Any]) -> Text:
+def document_option(doc: PartialDocument) -> Text:
     """Two or more lines: the document, its state and windows; each capped handler's limit."""
     text = Text.assemble(
-        (str(doc["documentId"]), "bold"),
-        (f" v{doc['version']} · {doc.get('kind') or '?'} · {doc['windows']} windows", "dim"),
-        (f" · {doc['state']}" if doc.get("state") != "live" else "", "bold red"),
+        (doc.document_id, "bold"),
+        (f" v{doc.version} · {doc.kind or '?'} · {doc.windows} windows", "dim"),
+        (f" · {doc.state}" if doc.state != "live" else "", "bold red"),
     )
-    for handler, cap in sorted((doc.get("caps") or {}).items()):
-        outcome = (doc.get("outcomes") or {}).get(handler, "?")
+    outcomes = dict(doc.outcomes)
+    for handler, cap in sorted(doc.caps):
+        outcome = outcomes.get(handler, "?")
         text.append(f"\n  {handler} ", "bold")
         text.append(outcome, OUTCOME_STYLE.get(outcome, ""))
         text.append(f": {cap}", "dim")
@@ -66,7 +68,7 @@ class PartialScreen(ModalScreen[None], LiveScreen):
     ]
 
     class Loaded(CallDone):
-        def __init__(self, body: dict[str, Any], append: bool) -> None:
+        def __init__(self, body: PartialDocuments, append: bool) -> None:
             super().__init__()
             self.body, self.append = body, append
 
@@ -75,7 +77,7 @@ class PartialScreen(ModalScreen[None], LiveScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.documents: list[dict[str, Any]] = []
+        self.documents: list[PartialDocument] = []
         self.next: int | None = None
 
     def compose(self) -> ComposeResult:
@@ -100,9 +102,9 @@ class PartialScreen(ModalScreen[None], LiveScreen):
             self.post_message(self.Loaded(body, append))
 
     def on_partial_screen_loaded(self, message: Loaded) -> None:
-        docs = list(message.body.get("documents") or [])
+        docs = list(message.body.documents)
         self.documents = [*self.documents, *docs] if message.append else docs
-        self.next = message.body.get("next")
+        self.next = message.body.next
         listing = self.query_one(OptionList)
         if not message.append:
             listing.clear_options()
@@ -136,7 +138,7 @@ class PartialScreen(ModalScreen[None], LiveScreen):
 
         doc = self.documents[event.option_index]
         self.dismiss(None)
-        self.app.push_screen(DocumentScreen(str(doc["documentId"])))
+        self.app.push_screen(DocumentScreen(doc.document_id))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

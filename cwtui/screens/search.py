@@ -39,6 +39,7 @@ from textual.worker import get_current_worker
 
 from cwcore import clock, config
 from cwcore.errors import CwError
+from cwcore.index.health import StoreCounts
 from cwcore.retrieve.filters import parse_filters
 from cwcore.retrieve.results import SearchResponse
 from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
@@ -245,7 +246,7 @@ class SearchScreen(LiveScreen):
             self.generation, self.text = generation, text
 
     class Probed(CallDone):
-        def __init__(self, counts: dict[str, Any]) -> None:
+        def __init__(self, counts: StoreCounts) -> None:
             super().__init__()
             self.counts = counts
 
@@ -310,13 +311,13 @@ class SearchScreen(LiveScreen):
         """Counts, to tell an empty archive from a query that matched nothing."""
         try:
             with handle.use() as archive:
-                counts = archive.doctor().get("counts") or {}
+                counts = archive.doctor().counts
         except CwError:
             return  # the search itself will report a daemon or store problem
         self.post_message(self.Probed(counts))
 
     def on_search_screen_probed(self, message: Probed) -> None:
-        self.archive_empty = not message.counts.get("documents")
+        self.archive_empty = not message.counts.documents
         if self.archive_empty and not self.hits:
             self._show_empty(EMPTY_ARCHIVE)
 

@@ -17,6 +17,7 @@ import pytest
 
 from cwcore.api import Archive
 from cwcore.errors import CorruptRecord
+from cwcore.index.health import DoctorReport
 from cwcore.store import keys
 from cwcore.store.rocks import Store
 from tests.faults.helpers import json_lines, run_cw
@@ -65,7 +66,7 @@ def archived(cw_home: Path, tmp_path: Path) -> dict[str, Any]:
         summary = archive.import_paths([write_jsonl(tmp_path / "s.jsonl", rows)])
         assert summary.errors == []
         docs = [d["documentId"] for d in archive.show("broken-1")["documents"]]
-        counts = archive.doctor()["counts"]
+        counts = archive.doctor().counts.to_json()
     return {"documents": docs, "counts": counts}
 
 
@@ -165,9 +166,17 @@ def test_doctor_reports_every_kind_of_corrupt_record(
     assert records["examples"][0].startswith(
         expected.format(doc=doc, digest=digest, ordinal=ordinal)
     )
+    # The typed report carries the failed checks back byte for byte, key order included.
+    with Archive.open(cw_home, embedded=True) as archive:
+        raw = archive.call("doctor")
+    typed = DoctorReport.from_json(raw)
+    assert json.dumps(typed.to_json()) == json.dumps(raw)
+    assert not typed.healthy and typed.checks.records.advice == raw["checks"]["records"]["advice"]
     if what == "ordinal":  # index verify cannot read past it: that check says so, the report stays
         index = report["checks"]["index"]
         assert index["ok"] is False and " is corrupt (" in index["examples"][0]
+        assert typed.checks.index.halted
+        assert list(index) == ["ok", "problems", "examples", "checked", "retired"]
         human = run_cw("doctor")
         assert human.returncode == 1 and "not checked" in human.stdout
 

@@ -317,8 +317,8 @@ def test_an_oversize_message_reads_back_byte_identical(archive: Archive, size: i
     split = recalled.source.split if recalled.source is not None else None
     assert recalled.status == "resolved" and split is not None and list(split.documents) == ids[1:]
 
-    assert archive.index_verify()["ok"]
-    assert archive.doctor()["checks"]["index"]["ok"]
+    assert archive.index_verify().ok
+    assert archive.doctor().checks.index.ok
     assert all(not a.new for a in admit_parsed(archive, parsed))  # re-admission: no-op
 
 
@@ -336,7 +336,7 @@ def test_the_issue_repro_imports_two_documents_and_verifies(
     assert summary.errors == [] and summary.imported == pieces
     assert len({a["documentId"] for a in acks if a.get("type") == "ack"}) == pieces
     assert archive.show("s1")["messages"][0]["text"] == text
-    assert archive.index_verify()["ok"]
+    assert archive.index_verify().ok
     again = archive.import_paths([path])
     assert (again.imported, again.skipped) == (0, pieces)
 
@@ -377,7 +377,7 @@ def test_doctor_fails_whenever_index_verify_fails(cw_home: Path, tmp_path: Path)
         ref = codec.encode_record({"documentId": "t-0", "version": 1})
         batch.put("ordinals", keys.ORDINAL.encode(99), ref)
         store.commit(batch)
-        assert not archive.index_verify()["ok"]
+        assert not archive.index_verify().ok
     report = runner.invoke(app, ["doctor", "--json"])
     assert report.exit_code == 1
     check = json.loads(report.stdout)["checks"]["index"]
@@ -472,7 +472,7 @@ def test_a_fresh_store_is_owner_only(cw_home: Path, tmp_path: Path, open_umask: 
         assert {"LOG", "CURRENT"} <= names and any(n.startswith("MANIFEST") for n in names)
         assert (cw_home / "locator.key").exists()
         assert loose_paths(cw_home) == []
-        assert archive.doctor()["checks"]["permissions"] == {
+        assert archive.doctor().checks.permissions.to_json() == {
             "ok": True, "loose": 0, "examples": [], "tightened": 0, "tightenedAt": None
         }  # fmt: skip
     assert os.umask(0o022) == 0o022  # closing the embedded store restored the caller's umask
@@ -523,8 +523,8 @@ def test_doctor_fails_on_a_path_others_can_read(cw_home: Path, tmp_path: Path) -
         leak = cw_home / "notes.txt"
         leak.write_text("copied in while the store was open")
         leak.chmod(0o644)
-        check = archive.doctor()["checks"]["permissions"]
-    assert not check["ok"] and check["loose"] == 1 and str(leak) in check["examples"][0]
+        check = archive.doctor().checks.permissions
+    assert not check.ok and check.loose == 1 and str(leak) in check.examples[0]
 
 
 def test_a_daemon_keeps_the_store_owner_only(
@@ -607,7 +607,7 @@ def test_doctor_repair_retires_an_ordinal_left_by_the_overwrite(
         ref = codec.encode_record({"documentId": doc_id, "version": 1})
         batch.put("ordinals", keys.ORDINAL.encode(7), ref)
         store.commit(batch)
-        assert summary.imported == 1 and not archive.index_verify()["ok"]
+        assert summary.imported == 1 and not archive.index_verify().ok
     runner = CliRunner()
     assert runner.invoke(app, ["doctor"]).exit_code == 1
     repaired = runner.invoke(app, ["doctor", "--repair", "--json"])

@@ -130,8 +130,8 @@ def test_active_budget_and_rotation(tmp_path: Path, archive: Archive) -> None:
     assert archive.hints(session="s")["sessions"]["s"]["activeTokens"] == state["activeTokens"]
     keep = [shown[0]["messageKey"], shown[1]["messageKey"]]
     rotated = archive.hints_rotate("s", keep)
-    assert rotated["activeTokens"] == shown[0]["tokens"] + shown[1]["tokens"]
-    assert set(rotated["dropped"]) == {f"user:k{i}" for i in range(8)} - set(keep)
+    assert rotated.active_tokens == shown[0]["tokens"] + shown[1]["tokens"]
+    assert set(rotated.dropped) == {f"user:k{i}" for i in range(8)} - set(keep)
     listed = {h["messageKey"] for h in archive.hints(session="s")["hints"]}
     assert listed == set(keep)
     # With the budget recomputed, a new message gets a hint again.
@@ -175,15 +175,15 @@ def test_maintenance_tombstones_exposures_and_reclaims_abandoned_sessions(
     first = ask(archive, 0, key="user:m1")
     store = engine(archive).store
     assert list(store.scan("hints", frozen.EXPOSURE.prefix()))
-    assert archive.hints_maintain()["exposuresTombstoned"] == 0  # still cooling down
+    assert archive.hints_maintain().exposures_tombstoned == 0  # still cooling down
     monkeypatch.setenv("CW_NOW", "2026-11-21T13:00:00Z")
     done = archive.hints_maintain()
-    assert done["exposuresTombstoned"] == 1 and done["sessionsReclaimed"] == 0
+    assert done.exposures_tombstoned == 1 and done.sessions_reclaimed == 0
     assert not list(store.scan("hints", frozen.EXPOSURE.prefix()))
     assert ask(archive, 0, key="user:m1")["hint"] == first["hint"]  # still frozen, active
     monkeypatch.setenv("CW_NOW", "2026-12-22T13:00:01Z")  # 31 days without hint activity
     reclaimed = archive.hints_maintain()
-    assert reclaimed["sessionsReclaimed"] == 1 and reclaimed["hintsReclaimed"] == 1
+    assert reclaimed.sessions_reclaimed == 1 and reclaimed.hints_reclaimed == 1
     assert archive.hints(session="s")["hints"] == []
 
 

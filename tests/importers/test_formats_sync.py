@@ -33,12 +33,12 @@ def _sync_grow_and_check(case: Case, home: Path, placed: Path, archive: Archive)
     first = archive.sync(home=str(home))
     assert first.files >= 1 and first.imported > 0
     assert [e for e in first.errors if e.line is None] == []
-    rows = archive.sources(home=str(home))["sources"]
+    rows = archive.sources(home=str(home)).sources
     row = max(
-        (r for r in rows if r["format"] == case.format and placed.is_relative_to(r["path"])),
-        key=lambda r: len(r["path"]),
+        (r for r in rows if r.format == case.format and placed.is_relative_to(r.path)),
+        key=lambda r: len(r.path),
     )
-    assert row["found"] and row["sessions"] >= 1 and row["messages"] == first.messages
+    assert row.found and row.sessions >= 1 and row.messages == first.messages
     again = archive.sync(home=str(home))
     assert (again.files, again.imported) == (0, 0)
     sessions, _ = archive.sessions(limit=100)
@@ -79,7 +79,7 @@ def test_sync_reads_the_project_folders_the_setting_lists(
         assert first.sessions == 1 and first.errors == []
         sessions, _ = archive.sessions(limit=10)
         assert [(s.agent, s.project) for s in sessions] == [("crush", "websockets")]
-        rows = archive.sources(home=str(tmp_path / "user"))["sources"]
-        row = next(r for r in rows if r["path"] == str(project / ".crush"))
-        assert row["found"] and row["files"] == 1 and row["sessions"] == 1
+        rows = archive.sources(home=str(tmp_path / "user")).sources
+        row = next(r for r in rows if r.path == str(project / ".crush"))
+        assert row.found and row.files == 1 and row.sessions == 1
         assert archive.sync(home=str(tmp_path / "user")).files == 0

@@ -7,6 +7,7 @@ from typing import Any
 
 from cwcore.engine import Engine
 from cwcore.index import maintenance
+from cwcore.index.results import PartialDocuments
 from cwcore.methods import make_service
 from cwcore.methods.index import index_status
 from cwcore.semantic import store as vstore
@@ -82,7 +83,7 @@ def test_status_during_a_rebuild_never_claims_more_than_it_has(
 def test_partial_documents_list_their_outcomes_and_caps(cw_home: Path, tmp_path: Path) -> None:
     engine = _engine(cw_home, tmp_path, sessions=4)
     try:
-        assert maintenance.partial_documents(engine.store)["documents"] == []
+        assert maintenance.partial_documents(engine.store).documents == ()
         # Mark two applied markers partial / skipped, as a capped document would leave them.
         family = "windows"
         from cwcore.index.derived import DOC_WINDOWS
@@ -102,21 +103,23 @@ def test_partial_documents_list_their_outcomes_and_caps(cw_home: Path, tmp_path:
         engine.store.commit(batch)
 
         body = maintenance.partial_documents(engine.store)
-        docs = body["documents"]
-        assert [d["ordinal"] for d in docs] == [int(layout.decode(k)[0]) for k, _ in markers[:2]]
-        assert docs[0]["outcomes"]["bm25"] == "partial" and "16,000" in docs[0]["caps"]["bm25"]
-        assert set(docs[1]["caps"]) == {"exact", "structural"}
-        assert docs[0]["state"] == "live" and body["next"] is None
+        docs = body.documents
+        assert [d.ordinal for d in docs] == [int(layout.decode(k)[0]) for k, _ in markers[:2]]
+        assert dict(docs[0].outcomes)["bm25"] == "partial"
+        assert "16,000" in dict(docs[0].caps)["bm25"]
+        assert {h for h, _ in docs[1].caps} == {"exact", "structural"}
+        assert docs[0].state == "live" and body.next is None
         # Bounded: one at a time, resuming from ``next``.
         first = maintenance.partial_documents(engine.store, limit=1)
-        assert len(first["documents"]) == 1 and first["next"] is not None
-        rest = maintenance.partial_documents(engine.store, limit=1, after=first["next"])
-        assert rest["documents"][0]["documentId"] == docs[1]["documentId"]
+        assert len(first.documents) == 1 and first.next is not None
+        rest = maintenance.partial_documents(engine.store, limit=1, after=first.next)
+        assert rest.documents[0].document_id == docs[1].document_id
         scan_capped = maintenance.partial_documents(engine.store, max_scan=1)
-        assert scan_capped["scanned"] == 1 and scan_capped["next"] is not None
+        assert scan_capped.scanned == 1 and scan_capped.next is not None
         through_engine = engine.call(
             "index.partial", {"limit": 5}, lambda e: None, __import__("threading").Event()
         )
         assert len(through_engine["documents"]) == 2
+        assert PartialDocuments.from_json(through_engine).to_json() == through_engine
     finally:
         engine.close()

@@ -107,9 +107,14 @@ def test_index_supersede_forget_and_doctor_json_is_unchanged(
     doc = hit["documentId"]
     session = hit["source"]["sessionId"]
     out.add("index.status doc", "index.status", {"document": doc}, lambda: a.index_status(doc))
-    out.add("index.partial", "index.partial", {"limit": 5, "after": 0})
-    out.add("index.verify", "index.verify", {})
-    out.add("doctor", "doctor", {"repair": False})
+    out.add(
+        "index.partial",
+        "index.partial",
+        {"limit": 5, "after": 0},
+        lambda: a.index_partial(limit=5, after=0),
+    )
+    out.add("index.verify", "index.verify", {}, lambda: a.index_verify())
+    out.add("doctor", "doctor", {"repair": False}, lambda: a.doctor())
     out.add("forget.resolve", "forget.resolve", {"target": session, "prefix": False})
     out.add(
         "forget.resolve doc",
@@ -147,8 +152,8 @@ def test_index_supersede_forget_and_doctor_json_is_unchanged(
     out.add(
         "index.rebuild", "index.rebuild", {"wait": True}, None, lambda: a.index_rebuild(wait=True)
     )
-    out.add("doctor repair", "doctor", {"repair": True})
-    out.add("sources", "sources", {"home": str(cw_home)})
+    out.add("doctor repair", "doctor", {"repair": True}, lambda: a.doctor(repair=True))
+    out.add("sources", "sources", {"home": str(cw_home)}, lambda: a.sources(home=str(cw_home)))
     gone = newer["documentId"]
     out.add("forget doc", "forget", {"target": gone}, None, lambda: a.forget(gone))
     out.add("forget session", "forget", {"target": session}, None, lambda: a.forget(session))
@@ -202,9 +207,21 @@ def test_hints_and_memory_json_is_unchanged(
     for view in ("retrieved", "manifest", "included", "excluded", "memory"):
         out.add(f"hints {view}", "hints", {"limit": 10, "session": "s2", "view": view})
     out.add("hints excluded all", "hints", {"limit": 10, "view": "excluded", "all": True})
-    out.add("hints.rotate", "hints.rotate", {"session": "s2", "active": []})
-    out.add("hints.maintain", "hints.maintain", {})
-    out.add("hints.maintain limit", "hints.maintain", {"limit": 3})
+    out.add(
+        "hints.rotate",
+        "hints.rotate",
+        {"session": "s2", "active": []},
+        None,
+        lambda: a.hints_rotate("s2", []),
+    )
+    out.add("hints.maintain", "hints.maintain", {}, None, lambda: a.hints_maintain())
+    out.add(
+        "hints.maintain limit",
+        "hints.maintain",
+        {"limit": 3},
+        None,
+        lambda: a.hints_maintain(limit=3),
+    )
     first = out.add(
         "memory.add",
         "memory.add",

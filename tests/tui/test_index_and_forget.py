@@ -12,6 +12,7 @@ from rich.console import Console
 from textual.widgets import DataTable, ProgressBar, Static
 
 from cwcore.api import Archive
+from cwcore.importers.sources import SourcesSummary
 from cwcore.index.results import SemanticProgress
 from cwcore.semantic import index as handler
 from cwtui import semantic_status
@@ -150,15 +151,15 @@ def test_outcome_bars_and_daemon_lines() -> None:
 
 
 def test_sources_line_names_skips_and_the_last_sync() -> None:
-    summary = {
-        "locations": 19,
-        "found": 3,
-        "files": 17,
-        "sessions": 12,
-        "messages": 4210,
-        "skipped": 2,
-        "lastSync": "2026-11-20T12:00:00Z",
-    }
+    summary = SourcesSummary(
+        locations=19,
+        found=3,
+        files=17,
+        sessions=12,
+        messages=4210,
+        skipped=2,
+        last_sync="2026-11-20T12:00:00Z",
+    )
     line = sources_text(summary).plain
     assert line.startswith("Sources  3 of 19 locations found")
     assert "4,210 messages" in line and "2 skipped (cw sources)" in line

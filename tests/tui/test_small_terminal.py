@@ -142,7 +142,7 @@ async def test_partial_documents_and_the_rebuild_badge(
         await settle(pilot)
         partial = app.screen
         assert isinstance(partial, PartialScreen)
-        assert [d["documentId"] for d in partial.documents] == [mark["documentId"]]
+        assert [d.document_id for d in partial.documents] == [mark["documentId"]]
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, DocumentScreen)
