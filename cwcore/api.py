@@ -22,6 +22,7 @@ from cwcore.importers.pipeline import ImportSummary
 from cwcore.importers.sources import SourcesReport
 from cwcore.index.health import DoctorReport
 from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
+from cwcore.memory.results import MemoryListing, MemoryRecord
 from cwcore.store.retention import ForgetTarget, Forgotten
 from cwcore.store.supersession import Restored, Superseded
 
@@ -459,30 +460,30 @@ class Archive:
 
     # -- memory records (cwcore.memory) -----------------------------------------------------------
 
-    def memory_add(self, statement: str, **fields: Any) -> dict[str, Any]:
+    def memory_add(self, statement: str, **fields: Any) -> MemoryRecord:
         """Add a memory record; ``fields`` are the ``memory.add`` request fields (ruleType,
         confidence, layer, scope, tags, doesNotApplyWhen, knownExceptions, profileId,
         supersedes)."""
-        return self.call("memory.add", {"statement": statement, **fields})
+        return MemoryRecord.from_json(self.call("memory.add", {"statement": statement, **fields}))
 
-    def memory_list(self, **filters: Any) -> dict[str, Any]:
+    def memory_list(self, **filters: Any) -> MemoryListing:
         """Memory records (filters: status, scope, tag, layer, limit)."""
-        return self.call("memory.list", filters)
+        return MemoryListing.from_json(self.call("memory.list", filters))
 
-    def memory_show(self, record_id: str) -> dict[str, Any]:
-        return self.call("memory.show", {"id": record_id})
+    def memory_show(self, record_id: str) -> MemoryRecord:
+        return MemoryRecord.from_json(self.call("memory.show", {"id": record_id}))
 
-    def memory_contest(self, record_id: str, *, reason: str | None = None) -> dict[str, Any]:
+    def memory_contest(self, record_id: str, *, reason: str | None = None) -> MemoryRecord:
         params: dict[str, Any] = {"id": record_id}
         if reason is not None:
             params["reason"] = reason
-        return self.call("memory.contest", params)
+        return MemoryRecord.from_json(self.call("memory.contest", params))
 
-    def memory_deprecate(self, record_id: str, *, reason: str | None = None) -> dict[str, Any]:
+    def memory_deprecate(self, record_id: str, *, reason: str | None = None) -> MemoryRecord:
         params: dict[str, Any] = {"id": record_id}
         if reason is not None:
             params["reason"] = reason
-        return self.call("memory.deprecate", params)
+        return MemoryRecord.from_json(self.call("memory.deprecate", params))
 
     def memory_context(self, prompt: str, **context: Any) -> dict[str, Any]:
         """The injection block for ``prompt`` (context: project, profile, cwd, session) with

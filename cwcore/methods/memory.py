@@ -11,6 +11,7 @@ from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput
 from cwcore.memory import records
 from cwcore.memory.context import context
+from cwcore.memory.results import MemoryListing, MemoryRecord
 from cwcore.methods.registry import Method
 
 
@@ -26,7 +27,7 @@ def _opt(params: dict[str, Any], name: str) -> str | None:
 def _add(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    return records.add(engine.store, params)
+    return MemoryRecord.from_json(records.add(engine.store, params)).to_json()
 
 
 def _list(
@@ -43,19 +44,20 @@ def _list(
         layer=_opt(params, "layer"),
         limit=limit,
     )
-    return {"records": rows}
+    return MemoryListing(tuple(MemoryRecord.from_json(r) for r in rows)).to_json()
 
 
 def _show(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    return records.get(engine.store, _opt(params, "id") or "")
+    return MemoryRecord.from_json(records.get(engine.store, _opt(params, "id") or "")).to_json()
 
 
 def _status(engine: Engine, params: dict[str, Any], status: str) -> dict[str, Any]:
-    return records.set_status(
+    record = records.set_status(
         engine.store, _opt(params, "id") or "", status, _opt(params, "reason")
     )
+    return MemoryRecord.from_json(record).to_json()
 
 
 def _contest(

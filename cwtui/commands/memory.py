@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cwcore.api import Archive
+from cwcore.memory.results import MemoryRecord
 from cwtui.output import console, emit_json, guard
 
 NAME = "memory"
@@ -17,13 +18,11 @@ app = typer.Typer(help="Memory records: add, list, show, contest, deprecate, inj
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
 
-def _line(record: dict[str, Any]) -> str:
-    scope = record["scope"]
-    where = "global" if scope["type"] == "global" else f"{scope['type']}:{scope['name']}"
-    rule = f" {record['ruleType']}" if record.get("ruleType") else ""
+def _line(record: MemoryRecord) -> str:
+    rule = f" {record.rule_type}" if record.rule_type else ""
     return (
-        f"[bold]{record['id']}[/] {escape('[' + record['status'] + ']')} {record['layer']} conf "
-        f"{record['confidence']:.2f} {escape(where)}{rule}: {escape(record['statement'])}"
+        f"[bold]{record.id}[/] {escape('[' + record.status + ']')} {record.layer} conf "
+        f"{record.confidence:.2f} {escape(record.scope.label)}{rule}: {escape(record.statement)}"
     )
 
 
@@ -83,12 +82,12 @@ def add(
             fields["contradicts"] = contradicts
         record = archive.memory_add(statement, **fields)
         if as_json:
-            emit_json(record)
+            emit_json(record.to_json())
             return
         console.print(_line(record))
-        for entry in record.get("history", []):
-            if entry.get("op") == "contest":
-                console.print(f"[yellow]contested[/]: {escape(str(entry.get('reason')))}")
+        for entry in record.history:
+            if entry.op == "contest":
+                console.print(f"[yellow]contested[/]: {escape(str(entry.reason))}")
 
 
 @app.command("list")
@@ -108,11 +107,11 @@ def list_(
                 filters[name] = value
         body = archive.memory_list(**filters)
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
             return
-        if not body["records"]:
+        if not body.records:
             console.print("[dim]no memory records.[/]")
-        for record in body["records"]:
+        for record in body.records:
             console.print(_line(record))
 
 
@@ -125,27 +124,27 @@ def show(
     with guard(as_json), Archive.open() as archive:
         record = archive.memory_show(record_id)
         if as_json:
-            emit_json(record)
+            emit_json(record.to_json())
             return
         console.print(_line(record))
         table = Table(show_header=False, box=None)
-        for name in (
-            "tags",
-            "profile_id",
-            "does_not_apply_when",
-            "known_exceptions",
-            "created",
-            "updated",
-            "supersedes",
-            "superseded_by",
+        # Lists print as they always have (Python list form), so the text view is unchanged.
+        for name, value in (
+            ("tags", list(record.tags)),
+            ("profile_id", record.profile_id),
+            ("does_not_apply_when", list(record.does_not_apply_when)),
+            ("known_exceptions", list(record.known_exceptions)),
+            ("created", record.created),
+            ("updated", record.updated),
+            ("supersedes", record.supersedes),
+            ("superseded_by", record.superseded_by),
         ):
-            value = record.get(name)
             if value:
                 table.add_row(name, escape(str(value)))
         console.print(table)
-        for event in record.get("history", []):
-            reason = f": {event['reason']}" if event.get("reason") else ""
-            console.print(f"[dim]{event['at']} {event['op']}{escape(reason)}[/]")
+        for event in record.history:
+            reason = f": {event.reason}" if event.reason else ""
+            console.print(f"[dim]{event.at} {event.op}{escape(reason)}[/]")
 
 
 def _status(record_id: str, reason: str | None, as_json: bool, op: str) -> None:
@@ -155,7 +154,7 @@ def _status(record_id: str, reason: str | None, as_json: bool, op: str) -> None:
         else:
             record = archive.memory_deprecate(record_id, reason=reason)
         if as_json:
-            emit_json(record)
+            emit_json(record.to_json())
         else:
             console.print(_line(record))
 

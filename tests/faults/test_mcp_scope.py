@@ -361,4 +361,4 @@ def test_read_tools_reach_nothing_of_another_project(world: dict[str, Any]) -> N
     for is_error, answer, whole in out["memory"]:
         assert not is_error, answer
         assert_no_b(whole)
-        assert "quokka-memory" not in whole and secret["id"] not in whole
+        assert "quokka-memory" not in whole and secret.id not in whole

@@ -32,7 +32,7 @@ def _rules(archive: Archive) -> dict[str, str]:
         scope="project:alpha",
     )
     other = archive.memory_add("Deploy beta with helm", scope="project:beta")
-    return {"rule": rule["id"], "other": other["id"]}
+    return {"rule": rule.id, "other": other.id}
 
 
 def test_a_prompt_gets_the_frozen_hint_and_the_memory_block(

@@ -142,7 +142,7 @@ def test_installed_hooks_deliver_the_memory_block_beside_the_hint(
         block = out[len(hint) :].lstrip("\n")
         assert block.startswith("# Persistent Intelligence Context\n\n## Hard Rules\n")
         assert "⚠️ AVOID: [conf 0.92] Never force-push to main" in block
-        assert f"- {queues['id']} [L1, conf" in block
+        assert f"- {queues.id} [L1, conf" in block
         assert "Deploy beta" not in block
         assert len(block.encode()) <= 14 * 1024
         assert run_hook(prompt_cmd, prompt, daemon_env) == out
@@ -154,12 +154,12 @@ def test_installed_hooks_deliver_the_memory_block_beside_the_hint(
     by_key = {d["messageKey"]: d for d in view}
     assert by_key["session-start"]["event"] == "session-start"
     assert by_key["session-start"]["project"] == "alpha"
-    assert by_key["session-start"]["selected"]["Hard Rules"] == [rule["id"]]
+    assert by_key["session-start"]["selected"]["Hard Rules"] == [rule.id]
     turn = next(d for d in view if d["event"] == "prompt" and not d["skipped"])
-    assert turn["selected"]["Hard Rules"] == [rule["id"]]
-    assert queues["id"] in turn["selected"]["Selected Memory"]
+    assert turn["selected"]["Hard Rules"] == [rule.id]
+    assert queues.id in turn["selected"]["Selected Memory"]
     assert {
-        "id": other["id"],
+        "id": other.id,
         "reason": "project_mismatch:beta",
         "stage": "BasicScopeProcessor",
     } in (turn["excluded"])

@@ -16,6 +16,7 @@ from cwcore.clock import iso, parse_time
 from cwcore.errors import Conflict, InvalidInput, NotFound
 from cwcore.memory import injection, processors, rank
 from cwcore.memory.injection import build, trivial
+from cwcore.memory.results import MemoryEvent, MemoryRecord, MemoryScope
 from cwcore.semantic.embedder import Embedder
 from cwtui.cli import app
 from tests.conftest import FIXED_NOW
@@ -61,29 +62,32 @@ def test_add_list_show_contest_deprecate(archive: Archive) -> None:
         knownExceptions=["release branch"],
         profileId="work",
     )
-    assert first["id"].startswith("mem_") and first["status"] == "active"
-    assert first["scope"] == {"type": "project", "name": "alpha"}
-    assert first["does_not_apply_when"] == ["personal fork"]
-    assert first["known_exceptions"] == ["release branch"]
-    assert first["profile_id"] == "work" and first["ruleType"] == "avoid_pattern"
-    assert {"created", "updated", "layer", "confidence", "tags"} <= set(first)
-    assert archive.memory_show(first["id"]) == first
-    contested = archive.memory_contest(first["id"], reason="two sources disagree")
-    assert contested["status"] == "contested"
-    assert contested["history"][-1] == {
-        "at": contested["updated"],
-        "op": "contest",
-        "reason": "two sources disagree",
-    }
-    assert archive.memory_deprecate(first["id"])["status"] == "deprecated"
-    second = archive.memory_add("Rebase before merging", supersedes=first["id"])
-    old = archive.memory_show(first["id"])
-    assert old["status"] == "superseded" and old["superseded_by"] == second["id"]
-    assert archive.call("memory.delete", {"id": second["id"]})["status"] == "deleted"
-    listed = archive.memory_list()["records"]
-    assert {r["id"] for r in listed} == {first["id"], second["id"]}
-    assert archive.memory_list(status="deleted")["records"][0]["id"] == second["id"]
-    assert archive.memory_list(tag="git")["records"][0]["id"] == first["id"]
+    assert first.id.startswith("mem_") and first.status == "active"
+    assert first.scope == MemoryScope("project", "alpha")
+    assert first.does_not_apply_when == ("personal fork",)
+    assert first.known_exceptions == ("release branch",)
+    assert first.profile_id == "work" and first.rule_type == "avoid_pattern"
+    assert first.created == first.updated and first.layer == "L2" and first.tags == ("git",)
+    assert first.confidence == 0.92
+    assert archive.memory_show(first.id) == first
+    contested = archive.memory_contest(first.id, reason="two sources disagree")
+    assert contested.status == "contested"
+    assert contested.history[-1] == MemoryEvent(
+        contested.updated, "contest", "two sources disagree"
+    )
+    assert archive.memory_deprecate(first.id).status == "deprecated"
+    second = archive.memory_add("Rebase before merging", supersedes=first.id)
+    old = archive.memory_show(first.id)
+    assert old.status == "superseded" and old.superseded_by == second.id
+    assert archive.call("memory.delete", {"id": second.id})["status"] == "deleted"
+    listed = archive.memory_list().records
+    assert {r.id for r in listed} == {first.id, second.id}
+    assert archive.memory_list(status="deleted").records[0].id == second.id
+    assert archive.memory_list(tag="git").records[0].id == first.id
+    # A stored record keeps the answer's sorted key order; a fresh one its building order.
+    raw = archive.call("memory.show", {"id": first.id})
+    assert list(raw) == sorted(raw) and MemoryRecord.from_json(raw).to_json() == raw
+    assert list(raw) != list(second.to_json())
 
 
 @pytest.mark.parametrize(
@@ -109,9 +113,9 @@ def test_missing_and_conflicting_ids(archive: Archive) -> None:
     with pytest.raises(NotFound):
         archive.memory_show("mem_nothing")
     record = archive.memory_add("x statement")
-    archive.memory_add("y statement", supersedes=record["id"])
+    archive.memory_add("y statement", supersedes=record.id)
     with pytest.raises(Conflict):
-        archive.memory_add("z statement", supersedes=record["id"])
+        archive.memory_add("z statement", supersedes=record.id)
 
 
 # -- processors --------------------------------------------------------------------------------
@@ -390,19 +394,17 @@ def test_opposite_polarity_on_the_same_pattern_contests_both(archive: Archive) -
         "Prefer mocking the database in tests!",
         ruleType="prefer_pattern", layer="L2", confidence=0.9, scope="project:alpha",
     )  # fmt: skip
-    assert prefer["status"] == "contested"
-    assert prefer["history"][-1] == {
-        "at": prefer["updated"],
-        "op": "contest",
-        "reason": f"conflicting evidence: {avoid['id']}",
-    }
-    old = archive.memory_show(avoid["id"])
-    assert old["status"] == "contested"
-    assert old["history"][-1]["reason"] == f"conflicting evidence: {prefer['id']}"
+    assert prefer.status == "contested"
+    assert prefer.history[-1] == MemoryEvent(
+        prefer.updated, "contest", f"conflicting evidence: {avoid.id}"
+    )
+    old = archive.memory_show(avoid.id)
+    assert old.status == "contested"
+    assert old.history[-1].reason == f"conflicting evidence: {prefer.id}"
     body = archive.memory_context(prompt, project="alpha", dailyLog=False)
     assert "Hard Rules" not in body["sections"]  # contested records are never hard rules
-    assert set(body["sections"]["Contested Memory"]) == {avoid["id"], prefer["id"]}
-    assert "⚠️ CONTESTED: [" + avoid["id"] in body["block"]
+    assert set(body["sections"]["Contested Memory"]) == {avoid.id, prefer.id}
+    assert "⚠️ CONTESTED: [" + avoid.id in body["block"]
 
 
 def test_only_the_same_pattern_scope_and_opposite_polarity_conflict(archive: Archive) -> None:
@@ -420,28 +422,28 @@ def test_only_the_same_pattern_scope_and_opposite_polarity_conflict(archive: Arc
     )
     no_rule = archive.memory_add("Prefer global mutable state", scope="project:alpha")
     for record in (same_polarity, other_scope, other_pattern, no_rule):
-        assert record["status"] == "active", record
-    assert archive.memory_show(base["id"])["status"] == "active"
+        assert record.status == "active", record
+    assert archive.memory_show(base.id).status == "active"
     # Replacing a record is not contradicting it (and a deprecated record is no evidence).
-    archive.memory_deprecate(same_polarity["id"])
+    archive.memory_deprecate(same_polarity.id)
     replaced = archive.memory_add(
         "Prefer global mutable state",
-        ruleType="prefer_pattern", scope="project:alpha", supersedes=base["id"],
+        ruleType="prefer_pattern", scope="project:alpha", supersedes=base.id,
     )  # fmt: skip
-    assert replaced["status"] == "active"
-    assert archive.memory_show(base["id"])["status"] == "superseded"
+    assert replaced.status == "active"
+    assert archive.memory_show(base.id).status == "superseded"
 
 
 def test_an_explicit_conflicting_link_contests_both(archive: Archive) -> None:
     first = archive.memory_add("Workers use threads", layer="L2", confidence=0.9)
-    second = archive.memory_add("Workers use processes", contradicts=[first["id"]])
-    assert second["status"] == "contested"
-    assert archive.memory_show(first["id"])["status"] == "contested"
+    second = archive.memory_add("Workers use processes", contradicts=[first.id])
+    assert second.status == "contested"
+    assert archive.memory_show(first.id).status == "contested"
     with pytest.raises(NotFound):
         archive.memory_add("x", contradicts=["mem_missing"])
-    archive.memory_deprecate(first["id"])
+    archive.memory_deprecate(first.id)
     with pytest.raises(Conflict):
-        archive.memory_add("y", contradicts=[first["id"]])
+        archive.memory_add("y", contradicts=[first.id])
 
 
 def test_memory_cli_reports_conflicting_evidence(archive: Archive) -> None:
@@ -514,9 +516,9 @@ def test_project_only_context_never_sees_another_projects_records(
     body = archive.memory_context(
         "how many jobs do queues hold?", project="alpha", projectOnly=True
     )
-    assert beta["id"] not in json.dumps(body) and "beta" not in body["block"]
+    assert beta.id not in json.dumps(body) and "beta" not in body["block"]
     assert "Sessions today: 1" in body["block"]
     wide = archive.memory_context("how many jobs do queues hold?", project="alpha")
-    assert beta["id"] in json.dumps(wide["traces"]) and "Sessions today: 2" in wide["block"]
+    assert beta.id in json.dumps(wide["traces"]) and "Sessions today: 2" in wide["block"]
     with pytest.raises(InvalidInput):
         archive.memory_context("queues?", projectOnly=True)

@@ -225,28 +225,47 @@ def test_hints_and_memory_json_is_unchanged(
     first = out.add(
         "memory.add",
         "memory.add",
-        {
-            "statement": "Always rebase before merging",
-            "ruleType": "convention",
-            "confidence": 0.9,
-            "layer": "L2",
-            "scope": "project:alpha",
-            "tags": ["git"],
-            "doesNotApplyWhen": ["hotfix"],
-            "knownExceptions": ["release branches"],
-        },
+        {},
+        None,
+        lambda: a.memory_add(
+            "Always rebase before merging",
+            ruleType="convention",
+            confidence=0.9,
+            layer="L2",
+            scope="project:alpha",
+            tags=["git"],
+            doesNotApplyWhen=["hotfix"],
+            knownExceptions=["release branches"],
+        ),
     )
-    plain = out.add("memory.add plain", "memory.add", {"statement": "Queues hold 64 jobs"})
+    plain = out.add(
+        "memory.add plain", "memory.add", {}, None, lambda: a.memory_add("Queues hold 64 jobs")
+    )
     out.add(
         "memory.add supersedes",
         "memory.add",
-        {"statement": "Rebase, then merge", "supersedes": first["id"]},
+        {},
+        None,
+        lambda: a.memory_add("Rebase, then merge", supersedes=first["id"]),
     )
-    out.add("memory.list", "memory.list", {})
-    out.add("memory.list filtered", "memory.list", {"status": "active", "limit": 1})
-    out.add("memory.show", "memory.show", {"id": first["id"]})
-    out.add("memory.contest", "memory.contest", {"id": plain["id"], "reason": "unsure"})
-    out.add("memory.deprecate", "memory.deprecate", {"id": plain["id"]})
+    out.add("memory.list", "memory.list", {}, lambda: a.memory_list())
+    out.add(
+        "memory.list filtered",
+        "memory.list",
+        {"status": "active", "limit": 1},
+        lambda: a.memory_list(status="active", limit=1),
+    )
+    out.add("memory.show", "memory.show", {"id": first["id"]}, lambda: a.memory_show(first["id"]))
+    out.add(
+        "memory.contest",
+        "memory.contest",
+        {},
+        None,
+        lambda: a.memory_contest(plain["id"], reason="unsure"),
+    )
+    out.add(
+        "memory.deprecate", "memory.deprecate", {}, None, lambda: a.memory_deprecate(plain["id"])
+    )
     out.add(
         "memory.context",
         "memory.context",
