@@ -17,19 +17,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cwcore import config, large_results
 from cwcore.browse import SessionInfo
 from cwcore.errors import InvalidInput
-from cwcore.hints.frozen import Maintained, Rotated
 from cwcore.importers.pipeline import ImportSummary
-from cwcore.importers.sources import SourcesReport
-from cwcore.index.health import DoctorReport
-from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
-from cwcore.memory.results import MemoryListing, MemoryRecord
-from cwcore.store.retention import ForgetTarget, Forgotten
-from cwcore.store.supersession import Restored, Superseded
 
-if TYPE_CHECKING:  # retrieval's modules load when a face first asks for its results
+# The result records load when a face first asks for them: `cw` starts on every command, and
+# most commands need one of them or none.
+if TYPE_CHECKING:
     from cwcore.engine import Engine
+    from cwcore.hints.frozen import Maintained, Rotated
+    from cwcore.importers.sources import SourcesReport
+    from cwcore.index.health import DoctorReport
+    from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
+    from cwcore.memory.results import MemoryListing, MemoryRecord
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
     from cwcore.retrieve.results import SearchResponse
+    from cwcore.store.retention import ForgetTarget, Forgotten
+    from cwcore.store.supersession import Restored, Superseded
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -175,6 +177,8 @@ class Archive:
 
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Store summary and consistency checks; ``repair`` rebuilds what a check found stale."""
+        from cwcore.index.health import DoctorReport
+
         return DoctorReport.from_json(self.call("doctor", {"repair": repair}))
 
     def sessions(
@@ -228,11 +232,15 @@ class Archive:
     def forget(self, target: str) -> Forgotten:
         """Remove the session or document whose id is exactly ``target`` for good; returns
         what was removed (the target, then counts)."""
+        from cwcore.store.retention import Forgotten
+
         return Forgotten.from_json(self.call("forget", {"target": target}))
 
     def forget_target(self, target: str, *, prefix: bool = False) -> ForgetTarget:
         """What ``forget`` would remove, without removing it. ``prefix`` also accepts a unique
         session id prefix (for a confirmation that names the full id)."""
+        from cwcore.store.retention import ForgetTarget
+
         body = self.call("forget.resolve", {"target": target, "prefix": prefix})
         return ForgetTarget.from_json(body)
 
@@ -250,33 +258,45 @@ class Archive:
     def sources(self, *, home: str | None = None) -> SourcesReport:
         """Per-source coverage: a row per registered location with what the last ``sync``
         found there, and their summary (see :class:`cwcore.importers.sources.SourceRow`)."""
+        from cwcore.importers.sources import SourcesReport
+
         return SourcesReport.from_json(self.call("sources", {} if home is None else {"home": home}))
 
     # -- index ----------------------------------------------------------------------------------
 
     def index_run(self, *, wait: bool = False, on_event: OnEvent | None = None) -> IndexStatus:
         """Publish pending index work (all of it with ``wait``); returns the index status."""
+        from cwcore.index.results import IndexStatus
+
         return IndexStatus.from_json(self.call("index.run", {"wait": wait}, on_event))
 
     def index_status(self, document: str | None = None) -> IndexStatus:
         """The index's generation, handlers and semantic progress (``document``: with that
         document's state too)."""
+        from cwcore.index.results import IndexStatus
+
         params = {} if document is None else {"document": document}
         return IndexStatus.from_json(self.call("index.status", params))
 
     def index_partial(self, *, limit: int = 100, after: int = 0) -> PartialDocuments:
         """The documents with a partial or skipped handler outcome and the limits behind them
         (see :func:`cwcore.index.maintenance.partial_documents`)."""
+        from cwcore.index.results import PartialDocuments
+
         body = self.call("index.partial", {"limit": limit, "after": after})
         return PartialDocuments.from_json(body)
 
     def index_verify(self) -> IndexVerification:
         """The derived index checked against the canonical records."""
+        from cwcore.index.results import IndexVerification
+
         return IndexVerification.from_json(self.call("index.verify"))
 
     def index_rebuild(self, *, wait: bool = False) -> IndexStatus:
         """Rebuild the derived index from the canonical records (``queued``: documents
         re-enqueued); with ``wait``, returns after they are all published."""
+        from cwcore.index.results import IndexStatus
+
         return IndexStatus.from_json(self.call("index.rebuild", {"wait": wait}))
 
     # -- retrieval ------------------------------------------------------------------------------
@@ -336,6 +356,8 @@ class Archive:
     ) -> Superseded:
         """Retire a reversed decision; ``project`` confines it (and ``by``) to that project:
         another project's document is ``not-found``, as if it did not exist."""
+        from cwcore.store.supersession import Superseded
+
         params: dict[str, Any] = {"documentId": document_id}
         for name, value in (
             ("by", by),
@@ -353,6 +375,8 @@ class Archive:
         """Undo the supersession of ``document_id``: it is searchable again, as a new version;
         the audit view keeps both records (``restored``: the version that had been
         superseded)."""
+        from cwcore.store.supersession import Restored
+
         params: dict[str, Any] = {"documentId": document_id}
         if reason is not None:
             params["reason"] = reason
@@ -450,11 +474,15 @@ class Archive:
 
     def hints_rotate(self, session: str, active: Sequence[str]) -> Rotated:
         """Drop hints of keys that left the active context; recompute the active budget."""
+        from cwcore.hints.frozen import Rotated
+
         body = self.call("hints.rotate", {"session": session, "active": list(active)})
         return Rotated.from_json(body)
 
     def hints_maintain(self, *, limit: int | None = None) -> Maintained:
         """One bounded maintenance pass: exposure tombstones, abandoned-session reclaim."""
+        from cwcore.hints.frozen import Maintained
+
         body = self.call("hints.maintain", {} if limit is None else {"limit": limit})
         return Maintained.from_json(body)
 
@@ -464,22 +492,32 @@ class Archive:
         """Add a memory record; ``fields`` are the ``memory.add`` request fields (ruleType,
         confidence, layer, scope, tags, doesNotApplyWhen, knownExceptions, profileId,
         supersedes)."""
+        from cwcore.memory.results import MemoryRecord
+
         return MemoryRecord.from_json(self.call("memory.add", {"statement": statement, **fields}))
 
     def memory_list(self, **filters: Any) -> MemoryListing:
         """Memory records (filters: status, scope, tag, layer, limit)."""
+        from cwcore.memory.results import MemoryListing
+
         return MemoryListing.from_json(self.call("memory.list", filters))
 
     def memory_show(self, record_id: str) -> MemoryRecord:
+        from cwcore.memory.results import MemoryRecord
+
         return MemoryRecord.from_json(self.call("memory.show", {"id": record_id}))
 
     def memory_contest(self, record_id: str, *, reason: str | None = None) -> MemoryRecord:
+        from cwcore.memory.results import MemoryRecord
+
         params: dict[str, Any] = {"id": record_id}
         if reason is not None:
             params["reason"] = reason
         return MemoryRecord.from_json(self.call("memory.contest", params))
 
     def memory_deprecate(self, record_id: str, *, reason: str | None = None) -> MemoryRecord:
+        from cwcore.memory.results import MemoryRecord
+
         params: dict[str, Any] = {"id": record_id}
         if reason is not None:
             params["reason"] = reason

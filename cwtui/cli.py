@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -25,9 +25,11 @@ from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.errors import ImportErrors, InvalidInput, NotFound, excerpt
 from cwcore.importers.base import formats as importer_formats
-from cwcore.importers.pipeline import ImportSummary
-from cwcore.store.retention import ForgetTarget
 from cwtui.output import CwGroup, console, emit_json, err_console, guard, shown_id
+
+if TYPE_CHECKING:
+    from cwcore.importers.pipeline import ImportSummary
+    from cwcore.store.retention import ForgetTarget
 
 app = typer.Typer(
     name="cw",

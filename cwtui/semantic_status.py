@@ -8,9 +8,12 @@ handler's cursor, ``progress`` (the share passed), ``state`` (``disabled``, ``wa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
-from cwcore.index.results import SemanticProgress
+if TYPE_CHECKING:
+    from cwcore.index.results import SemanticProgress
 
 #: What search does with the vectors in each state.
 SEARCH_USES = {

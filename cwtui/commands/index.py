@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -11,9 +11,11 @@ from rich.table import Table
 from rich.text import Text
 
 from cwcore.api import Archive
-from cwcore.index.results import IndexStatus
 from cwtui import semantic_status
 from cwtui.output import console, emit_json, err_console, guard, shown_id
+
+if TYPE_CHECKING:
+    from cwcore.index.results import IndexStatus
 
 app = typer.Typer(help="Publish, inspect, verify and rebuild the derived indexes.")
 

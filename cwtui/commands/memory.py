@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from cwcore.api import Archive
-from cwcore.memory.results import MemoryRecord
 from cwtui.output import console, emit_json, guard
+
+if TYPE_CHECKING:
+    from cwcore.memory.results import MemoryRecord
 
 NAME = "memory"
 app = typer.Typer(help="Memory records: add, list, show, contest, deprecate, injection context.")

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
 from cwcore.api import Archive
 from cwcore.errors import InvalidInput, NotFound
-from cwcore.recall.results import DocumentRead, RecalledSource, RecallResponse
 from cwcore.retrieve.results import EMPTY_ADVICE
 from cwtui.output import console, emit_json, guard, shown_id
+
+if TYPE_CHECKING:
+    from cwcore.recall.results import DocumentRead, RecalledSource, RecallResponse
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 

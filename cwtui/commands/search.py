@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -13,8 +13,10 @@ from rich.table import Table
 
 from cwcore.api import Archive
 from cwcore.errors import CwError, InvalidInput
-from cwcore.retrieve.results import SearchResponse
 from cwtui.output import console, emit_json, guard, shown_id
+
+if TYPE_CHECKING:
+    from cwcore.retrieve.results import SearchResponse
 
 BAND_STYLE = {"high": "bold green", "moderate": "yellow", "some": "cyan", "low": "dim"}
 

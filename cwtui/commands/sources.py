@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from cwcore.api import Archive
-from cwcore.importers.sources import SourcesReport
 from cwtui.output import console, emit_json, guard
+
+if TYPE_CHECKING:
+    from cwcore.importers.sources import SourcesReport
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
