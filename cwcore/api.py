@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cwcore.engine import Engine
     from cwcore.hints.frozen import Maintained, Rotated
     from cwcore.importers.sources import SourcesReport
-    from cwcore.index.health import DoctorReport
+    from cwcore.index.health import DoctorReport, StoreCounts
     from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
     from cwcore.memory.results import MemoryListing, MemoryRecord
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
@@ -180,6 +180,12 @@ class Archive:
         from cwcore.index.health import DoctorReport
 
         return DoctorReport.from_json(self.call("doctor", {"repair": repair}))
+
+    def counts(self) -> StoreCounts:
+        """The store's record counts (one read; :meth:`doctor` also runs every check)."""
+        from cwcore.index.health import StoreCounts
+
+        return StoreCounts.from_json(self.call("counts"))
 
     def sessions(
         self,

@@ -26,6 +26,7 @@ EXPECTED = {
     "bound.messages": (2 * MiB, False),
     "bound.sessions": (MiB, False),
     "context": (MiB, False),
+    "counts": (MiB, True),
     "doctor": (MiB, False),
     "export": (SHOW_BYTES, False),
     "forget": (MiB, False),
@@ -118,7 +119,7 @@ def test_every_method_a_face_calls_is_in_the_table() -> None:
 
 def test_output_bounds_and_passive_methods_are_the_declared_ones() -> None:
     assert {m.name: (m.output_bytes, m.passive) for m in TABLE} == EXPECTED
-    assert TABLE.passive_names == {"index.partial", "index.status", "sources"}
+    assert TABLE.passive_names == {"counts", "index.partial", "index.status", "sources"}
     assert TABLE.output_bytes("no.such.method") == DEFAULT_OUTPUT_BYTES
     assert TABLE.handler("no.such.method") is None and not TABLE.passive("no.such.method")
 

@@ -298,7 +298,7 @@ class IndexScreen(LiveScreen):
         try:
             with handle.use() as archive:
                 status = archive.index_status()
-                counts = archive.doctor().counts
+                counts = archive.counts()
                 sources = None
                 if with_sources:
                     try:

@@ -311,7 +311,7 @@ class SearchScreen(LiveScreen):
         """Counts, to tell an empty archive from a query that matched nothing."""
         try:
             with handle.use() as archive:
-                counts = archive.doctor().counts
+                counts = archive.counts()
         except CwError:
             return  # the search itself will report a daemon or store problem
         self.post_message(self.Probed(counts))

@@ -201,3 +201,33 @@ async def test_forget_a_session_after_confirming(filled_home: Path, app_for: App
     with Archive.open(filled_home, embedded=True) as archive:
         rows, _ = archive.sessions()
     assert [r.sessionId for r in rows] == ["s-beta-1", "s-gamma-1"]
+
+
+class _NoDoctor(Archive):
+    """An archive that records doctor calls: the screens' polled reads must not run it."""
+
+    doctor_calls = 0
+
+    def doctor(self, *, repair: bool = False) -> Any:
+        type(self).doctor_calls += 1
+        return super().doctor(repair=repair)
+
+
+async def test_the_polled_views_read_counts_without_running_doctor(
+    filled_home: Path, app_for: AppFactory
+) -> None:
+    # doctor decodes every record of the archive; the index view polls every few seconds and
+    # the search screen probes on open, so both read the counts record alone.
+    with Archive.open(filled_home, embedded=True) as archive:
+        assert archive.counts() == archive.doctor().counts
+    _NoDoctor.doctor_calls = 0
+    app = app_for(filled_home, _NoDoctor)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_index(pilot)
+        assert "4 sessions" in plain(screen.query_one("#index-summary", Static))
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("2")  # the search screen probes whether the archive is empty
+        await settle(pilot)
+        assert type(pilot.app.screen).__name__ == "SearchScreen"
+    assert _NoDoctor.doctor_calls == 0
