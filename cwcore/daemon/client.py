@@ -292,9 +292,19 @@ class Client:
         return sock
 
     def _handshake(self, sock: socket.socket) -> dict[str, Any]:
+        hello = protocol.hello(frozenset(), self.required, self._settings)
         try:
-            hello = protocol.hello(frozenset(), self.required, self._settings)
             protocol.send(sock, hello)
+        except TimeoutError:
+            raise DaemonError(
+                f"the daemon did not complete the handshake within {self.timeout:g} s"
+            ) from None
+        except OSError:
+            # A daemon that refuses (busy, stopping) sends its error frame and closes without
+            # reading the hello; if it closed first, the hello fails but the refusal is still
+            # waiting to be read, and it, not the broken pipe, is the answer.
+            pass
+        try:
             reply = protocol.recv(sock)
         except TimeoutError:
             raise DaemonError(

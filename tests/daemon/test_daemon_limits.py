@@ -7,6 +7,7 @@ import socket
 import struct
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from daemon_helpers import DaemonEnv, read_error_then_eof
@@ -181,3 +182,18 @@ def test_group_accessible_socket_dir_is_refused(env: DaemonEnv) -> None:
     with pytest.raises(UnsafeSocket, match="0700"):
         connect(env.home)
     assert not (env.home / "opened").exists()
+
+
+def test_a_refusal_sent_before_the_hello_is_still_the_answer(tmp_path: Path) -> None:
+    # Under load the daemon may send its busy frame and close before the client has written
+    # its hello: writing then fails (broken pipe), yet the refusal waits in the socket. The
+    # client reports it, not a lost connection it would retry and end as "could not connect".
+    ours, daemon = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    daemon.sendall(protocol.encode(protocol.error(None, Busy("the daemon already serves 16"))))
+    daemon.close()
+    client = Client(tmp_path / "home", autostart=False)
+    try:
+        with pytest.raises(Busy, match="already serves 16"):
+            client._handshake(ours)
+    finally:
+        ours.close()
