@@ -66,5 +66,8 @@ def test_request_default_is_the_setting_default() -> None:
     from cwcore.retrieve.request import DEFAULT_POLICY, SearchRequest, parse_request
 
     assert Settings().semantic_policy == DEFAULT_POLICY
-    assert SearchRequest().semantic_policy == DEFAULT_POLICY
-    assert parse_request({"query": "x"}).semantic_policy == DEFAULT_POLICY
+    # A request that names no policy leaves it to the engine, which parses with its setting.
+    assert SearchRequest().semantic_policy is None
+    assert parse_request({"query": "x"}).semantic_policy is None
+    engine_side = parse_request({"query": "x"}, default_policy=Settings().semantic_policy)
+    assert engine_side.semantic_policy == DEFAULT_POLICY
