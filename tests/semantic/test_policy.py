@@ -59,6 +59,9 @@ def test_cw_search_without_a_flag_uses_the_setting(
     monkeypatch.setenv("CW_SEMANTIC_POLICY", "never")
     _search()  # never: the semantic mode is not consulted at all
     assert policies == ["auto", "always", "always"]
+    # A policy named on the command line stays named on the wire, even the default one.
+    _search("--semantic", "auto")
+    assert policies == ["auto", "always", "always", "auto"]
 
 
 def test_request_default_is_the_setting_default() -> None:

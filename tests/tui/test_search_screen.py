@@ -201,6 +201,22 @@ async def test_an_empty_archive_says_how_to_import(cw_home: Path, app_for: AppFa
         assert static_text(screen, "#search-empty") == EMPTY_ARCHIVE
 
 
+async def test_a_request_the_engine_would_refuse_fails_on_the_screen_without_a_call(
+    search_home: Path, app_for: AppFactory
+) -> None:
+    CountingArchive.requests = []
+    app = app_for(search_home, CountingArchive)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "queue")
+        asked = len(CountingArchive.requests)
+        screen.query_one(QueryInput).value = "q" * 4_001  # over the query length limit
+        await settle(pilot)
+        assert CountingArchive.requests[asked:] == []
+        assert screen.hits == [] and screen.last_request is None
+        empty = static_text(screen, "#search-empty")
+        assert "Search failed: query is 4001 characters; the limit is 4000" in empty
+
+
 async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
     search_home: Path, app_for: AppFactory
 ) -> None:
