@@ -299,7 +299,7 @@ class _PaintClock:
         def took(screen: Any, message: Any) -> None:
             on_results(screen, message)
             req = message.request
-            if clock.target == (req.get("query"), bool(req.get("rerank"))):
+            if clock.target == (req.query, req.rerank):
                 clock.answered = True
 
         def frame(screen: Any, *args: Any, **kwargs: Any) -> Any:
@@ -341,8 +341,8 @@ async def _keystrokes(queries: list[str]) -> dict[str, Any]:
     async def answered(screen: SearchScreen, query: str, rerank: bool) -> None:
         deadline = time.perf_counter() + 60
         while time.perf_counter() < deadline:
-            req = screen.last_request or {}
-            if req.get("query") == query and bool(req.get("rerank")) == rerank:
+            req = screen.last_request
+            if req is not None and req.query == query and req.rerank == rerank:
                 return
             await asyncio.sleep(0.001)
         bar_value = screen.query_one("#search-query").value  # type: ignore[attr-defined]

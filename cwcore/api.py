@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
     from cwcore.memory.results import MemoryListing, MemoryRecord
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
+    from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
     from cwcore.store.retention import ForgetTarget, Forgotten
     from cwcore.store.supersession import Restored, Superseded
@@ -307,12 +308,23 @@ class Archive:
 
     # -- retrieval ------------------------------------------------------------------------------
 
-    def search(self, request: dict[str, Any]) -> SearchResponse:
-        """Explicit search with the public request fields (``cw search --json``'s keys, checked by
-        the engine); the answer's ``to_json()`` is the JSON the engine gave, byte for byte."""
+    @staticmethod
+    def _request_body(request: SearchRequest | Mapping[str, Any]) -> dict[str, Any]:
+        """The search request as the engine method's params: a typed request's wire body, or a
+        mapping's own fields (the engine validates either)."""
+        if isinstance(request, Mapping):
+            return dict(request)
+        return request.to_json()
+
+    def search(self, request: SearchRequest | Mapping[str, Any]) -> SearchResponse:
+        """Explicit search. A face passes the :class:`SearchRequest` it validated at its edge
+        (:func:`~cwcore.retrieve.request.parse_request`), serialized here once for the
+        transport; a mapping of the public request fields (``cw search --json``'s keys) is sent
+        as it is and checked by the engine. The answer's ``to_json()`` is the JSON the engine
+        gave, byte for byte."""
         from cwcore.retrieve.results import SearchResponse
 
-        return SearchResponse.from_json(self.call("search", request))
+        return SearchResponse.from_json(self.call("search", self._request_body(request)))
 
     def recall(
         self,
@@ -338,11 +350,15 @@ class Archive:
             params["project"] = project
         return RecallResponse.from_json(self.call("recall", params))
 
-    def gather(self, request: dict[str, Any], *, neighbors: int = 1) -> GatherResponse:
-        """Search hits with their chronological before/after neighbours (no score on those)."""
+    def gather(
+        self, request: SearchRequest | Mapping[str, Any], *, neighbors: int = 1
+    ) -> GatherResponse:
+        """Search hits with their chronological before/after neighbours (no score on those);
+        ``request`` as :meth:`search` takes it (gather always runs the semantic mode)."""
         from cwcore.recall.results import GatherResponse
 
-        return GatherResponse.from_json(self.call("gather", {**request, "neighbors": neighbors}))
+        body = {**self._request_body(request), "neighbors": neighbors}
+        return GatherResponse.from_json(self.call("gather", body))
 
     def context(self, document_id: str, *, neighbors: int = 1) -> DocumentContext:
         """The turns before and after ``document_id`` in its session (context, not ranked)."""

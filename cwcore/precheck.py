@@ -32,9 +32,14 @@ def gather(params: dict[str, Any]) -> tuple[Any, int]:
     rest = dict(params)
     around = rest.pop("neighbors", 1)
     request = parse_request({**rest, "semanticPolicy": "always"})
+    return request, gather_neighbors(around)
+
+
+def gather_neighbors(around: object) -> int:
+    """A gather's ``neighbors``: turns before and after each hit, from 0 to 8."""
     if not isinstance(around, int) or not 0 <= around <= MAX_GATHER_NEIGHBORS:
         raise InvalidInput(f"neighbors must be from 0 to {MAX_GATHER_NEIGHBORS}")
-    return request, around
+    return around
 
 
 def sessions(params: dict[str, Any]) -> None:

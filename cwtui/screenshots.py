@@ -111,8 +111,8 @@ async def drive(app: Any, out: Path, size: tuple[int, int] = SIZE) -> list[Path]
         screen = app.screen
         assert isinstance(screen, SearchScreen), screen
         hits = screen.hits
-        decision = next(i for i, h in enumerate(hits) if DECISION_TEXT in h["snippet"])
-        reversal = next(h for h in hits if REVERSAL_TEXT in h["snippet"])
+        decision = next(i for i, h in enumerate(hits) if DECISION_TEXT in h.snippet)
+        reversal = next(h for h in hits if REVERSAL_TEXT in h.snippet)
         await pilot.press(*(["down"] * decision))
         await shot(pilot, "search")
         await pilot.press("question_mark")
@@ -140,7 +140,7 @@ async def drive(app: Any, out: Path, size: tuple[int, int] = SIZE) -> list[Path]
         await pilot.press("x")
         await settle(pilot)
         await pilot.press(*"Reversed on 2026-11-15: RocksDB admits one process (ADR 0008)")
-        await pilot.press("enter", *reversal["documentId"], "enter", *"queue-backend")
+        await pilot.press("enter", *reversal.document_id, "enter", *"queue-backend")
         await shot(pilot, "supersede")
         await pilot.press("enter")
         await settle(pilot)

@@ -56,6 +56,7 @@ from cwcore.precheck import MAX_GATHER_NEIGHBORS
 from cwcore.recall.recall import LABEL, MAX_NEIGHBORS, MAX_TOKENS
 from cwcore.recall.results import RecallResponse
 from cwcore.retrieve.locator import NOT_VALID_HERE
+from cwcore.retrieve.request import SearchRequest, parse_request
 from cwcore.retrieve.request import json_schema as request_schema
 from cwcore.retrieve.results import SearchResponse
 from cwcore.store.keys import MAX_ID_BYTES
@@ -419,8 +420,9 @@ class BoundTools:
         }[name]
         return handler(_validate(name, arguments))
 
-    def _scoped(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Pin a search request to the binding: the bound project, the bound session."""
+    def _scoped(self, request: dict[str, Any]) -> SearchRequest:
+        """Pin a search request to the binding (the bound project, the bound session) and parse
+        it: the one validation, here at the edge, with the engine's own messages."""
         scope = request.pop("scope", None) or "project"
         request["project"] = self.binding.project
         if scope == "session":
@@ -431,7 +433,7 @@ class BoundTools:
                 )
             request["sessions"] = [self.binding.session]
         request["scope"] = "session" if scope == "session" else "project"
-        return request
+        return parse_request(request)
 
     def _own(self, found: SearchResponse) -> dict[str, Any]:
         # The engine already filters by project; this is the boundary's second lock.

@@ -410,6 +410,12 @@ class GatherAnchor:
     def hit_json(self) -> dict[str, Any]:
         return self.hit.to_json() if self.hit is not None else dict(self.evidence or {})
 
+    @property
+    def search_hit(self) -> SearchHit:
+        """The anchor read as a :class:`SearchHit` (an evidence hit parsed from its JSON, its
+        Markdown fields in ``extra``): for faces that render hits, not for re-serializing."""
+        return self.hit if self.hit is not None else SearchHit.from_json(self.evidence or {})
+
     # The hit contract's fields, the same for a window hit and an evidence hit.
 
     @property

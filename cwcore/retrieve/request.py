@@ -8,8 +8,8 @@ Field names are the public JSON names of a search request: ``query``, ``relation
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import MISSING, dataclass, field, fields
+from datetime import UTC, datetime
 from typing import Any
 
 from cwcore.clock import parse_time
@@ -155,8 +155,27 @@ def json_schema(
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
+#: The JSON name of each :class:`SearchRequest` attribute whose name differs from it.
+_JSON_NAMES = {
+    "exclude_keys": "excludeVisibleSourceKeys",
+    "hint_budget_tokens": "hintBudgetTokens",
+    "semantic_policy": "semanticPolicy",
+    "expansion_terms": "expansionTerms",
+}
+
+
+def _wire_time(moment: datetime) -> str:
+    """An instant as ISO-8601 UTC with a ``Z``, at full precision (so it parses back equal)."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 @dataclass(frozen=True)
 class SearchRequest:
+    """A validated search request, built once at the edge by :func:`parse_request` and sent to
+    the engine as :meth:`to_json`. ``semantic_policy`` None means the request named none: the
+    serving engine fills in its ``semanticPolicy`` setting (the faces cannot read the settings
+    of a daemon's store, and an explicit policy must stay explicit on the wire)."""
+
     query: str | None = None
     relation: str | None = None
     scope: str = "all"
@@ -170,12 +189,31 @@ class SearchRequest:
     kind: str | None = None
     exclude_keys: frozenset[str] = field(default_factory=frozenset)
     hint_budget_tokens: int | None = None
-    semantic_policy: str = DEFAULT_POLICY
+    semantic_policy: str | None = None
     expansion_terms: tuple[str, ...] = ()
     rerank: bool = True
     strict: bool = False
     group: str = "document"  # "session": one hit per session, sessions ranked by all their hits
     id: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The public wire body: the fields that differ from their defaults under their JSON
+        names (``id`` whenever set, so ``--batch`` can echo it). For a parsed request
+        ``parse_request(r.to_json()) == r``; the visible keys are sorted, the dates are UTC."""
+        body: dict[str, Any] = {}
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            default = spec.default if spec.default_factory is MISSING else spec.default_factory()
+            if value == default:
+                continue
+            if isinstance(value, datetime):
+                value = _wire_time(value)
+            elif isinstance(value, frozenset):
+                value = sorted(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            body[_JSON_NAMES.get(spec.name, spec.name)] = value
+        return body
 
 
 def _opt_str(body: dict[str, Any], name: str) -> str | None:
@@ -223,8 +261,10 @@ def _integer(body: dict[str, Any], name: str) -> Any:
     return value
 
 
-def parse_request(body: dict[str, Any], *, default_policy: str = DEFAULT_POLICY) -> SearchRequest:
-    """Validate a JSON request object; raise :class:`InvalidInput` naming the bad field."""
+def parse_request(body: dict[str, Any], *, default_policy: str | None = None) -> SearchRequest:
+    """Validate a JSON request object; raise :class:`InvalidInput` naming the bad field. A face
+    parses with no ``default_policy`` (an unnamed policy stays None, for the engine to fill);
+    the engine parses with its ``semanticPolicy`` setting."""
     if not isinstance(body, dict):
         raise InvalidInput("a search request must be a JSON object")
     unknown = sorted(set(body) - _KNOWN)
@@ -257,7 +297,7 @@ def parse_request(body: dict[str, Any], *, default_policy: str = DEFAULT_POLICY)
     role = _choice(body, "role")
     kind = _choice(body, "kind")
     policy = _opt_str(body, "semanticPolicy") or default_policy
-    if policy not in FIELD["semanticPolicy"].choices:
+    if policy is not None and policy not in FIELD["semanticPolicy"].choices:
         raise InvalidInput(f"semanticPolicy must be one of {', '.join(POLICIES)}")
     expansion = _str_list(body, "expansionTerms")
     most = FIELD["expansionTerms"].max_items or MAX_EXPANSION_TERMS

@@ -42,7 +42,7 @@ from cwcore.retrieve.importance import context_prior, importance
 from cwcore.retrieve.lexical import lexical_candidates, query_terms, structural_candidates
 from cwcore.retrieve.locator import Signer
 from cwcore.retrieve.page import Ranked, materialize
-from cwcore.retrieve.request import SearchRequest
+from cwcore.retrieve.request import DEFAULT_POLICY, SearchRequest
 from cwcore.retrieve.rerank import rerank_tier
 from cwcore.retrieve.results import SearchResponse
 from cwcore.retrieve.scope import resolve
@@ -264,12 +264,15 @@ def _semantic(
     stages: dict[str, Any],
 ) -> SemanticOutcome | None:
     """The embedding mode when the policy asks for it (never for exact-looking input the exact
-    tier answered, nor before anything is embedded: no query embedding is paid for then)."""
+    tier answered, nor before anything is embedded: no query embedding is paid for then). A
+    request that names no policy (one not parsed by the engine's handler, which fills in the
+    setting) runs the default policy."""
+    policy = req.semantic_policy or DEFAULT_POLICY
     if (
         ctx.semantic is None
         or not plan.text
         or (plan.exact_looking and answered)
-        or req.semantic_policy == "never"
+        or policy == "never"
         or ctx.semantic.index().rows == 0
     ):
         return None
@@ -278,7 +281,7 @@ def _semantic(
         visible,
         plan.text,
         k,
-        policy=req.semantic_policy,
+        policy=policy,
         weak=weak,
         strict=req.strict,
     )

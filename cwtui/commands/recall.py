@@ -103,13 +103,18 @@ def gather(
     as_json: JsonOpt = False,
 ) -> None:
     """Search, then show each hit with the turns around it (context, not ranked)."""
+    from cwcore.precheck import gather_neighbors
+    from cwcore.retrieve.request import parse_request
+
     with guard(as_json):
-        request: dict[str, Any] = {"query": query, "limit": limit, "scope": scope}
+        fields: dict[str, Any] = {"query": query, "limit": limit, "scope": scope}
         if session:
-            request["sessions"] = session
+            fields["sessions"] = session
         if project:
-            request["project"] = project
-        Archive.check("gather", {**request, "neighbors": neighbors})
+            fields["project"] = project
+        # Validated here, before the store opens: a bad request creates no CW_HOME.
+        request = parse_request(fields)
+        gather_neighbors(neighbors)
         with Archive.open() as archive:
             body = archive.gather(request, neighbors=neighbors)
         if as_json:

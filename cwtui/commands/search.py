@@ -67,6 +67,11 @@ def _batch_lines(path: Path) -> list[str]:
 
 
 def _batch(archive: Archive, lines: list[str]) -> None:
+    """One answer line per request line: the response (with the line's ``id`` echoed by the
+    engine) or an error object carrying that ``id``. Each line is validated here, at the
+    edge, so a bad one costs no engine call."""
+    from cwcore.retrieve.request import parse_request
+
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -78,7 +83,7 @@ def _batch(archive: Archive, lines: list[str]) -> None:
                 raise InvalidInput(f"line {number}: invalid JSON: {exc}") from None
             if isinstance(request, dict):
                 rid = request.get("id")
-            emit_json(archive.search(request).to_json())
+            emit_json(archive.search(parse_request(request)).to_json())
         except CwError as exc:
             emit_json({"id": rid, "error": {"code": exc.code, "message": exc.message}})
 
@@ -129,6 +134,8 @@ def search(
     Results carry a relevance band (high, moderate, some, low), the match type, and a locator
     for `cw recall`.
     """
+    from cwcore.retrieve.request import parse_request
+
     with guard(as_json or batch is not None):
         if batch is not None:
             if query is not None:
@@ -137,7 +144,7 @@ def search(
             with Archive.open() as archive:
                 _batch(archive, lines)
             return
-        request: dict[str, Any] = {"limit": limit, "scope": scope}
+        fields: dict[str, Any] = {"limit": limit, "scope": scope}
         for name, value in (
             ("semanticPolicy", semantic),
             ("query", query),
@@ -151,14 +158,16 @@ def search(
             ("group", group),
         ):
             if value is not None:
-                request[name] = value
+                fields[name] = value
         if session:
-            request["sessions"] = session
+            fields["sessions"] = session
         if no_rerank:
-            request["rerank"] = False
+            fields["rerank"] = False
         if strict:
-            request["strict"] = True
-        Archive.check("search", request)  # a certain refusal opens nothing
+            fields["strict"] = True
+        # Validated here, before the store opens: a bad request creates no CW_HOME and starts
+        # no daemon. No policy named stays unnamed, for the store's semanticPolicy setting.
+        request = parse_request(fields)
         with Archive.open() as archive:
             body = archive.search(request)
         if as_json:

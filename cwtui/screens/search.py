@@ -27,6 +27,7 @@ terms, how the score was made); the timeline charts when the topic came up. Ente
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -40,8 +41,10 @@ from textual.worker import get_current_worker
 from cwcore import clock, config
 from cwcore.errors import CwError
 from cwcore.index.health import StoreCounts
+from cwcore.recall.results import GatherAnchor
 from cwcore.retrieve.filters import parse_filters
-from cwcore.retrieve.results import SearchResponse
+from cwcore.retrieve.request import SearchRequest, parse_request
+from cwcore.retrieve.results import SearchHit, SearchResponse
 from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.copy import CopyScreen
 from cwtui.screens.document import DocumentScreen
@@ -226,19 +229,21 @@ class SearchScreen(LiveScreen):
     ]
 
     class Results(CallDone):
-        """A search's answer: the typed response (status, generation, timings) and the hits
-        to list as the hit contract's JSON (a gather's carry their neighbours)."""
+        """A search's answer: the request it answers, the typed response (status, generation,
+        timings), the hits to list in page order and, for a gather, each hit's anchor with its
+        neighbours (empty for a plain search)."""
 
         def __init__(
             self,
             generation: int,
-            request: dict[str, Any],
+            request: SearchRequest,
             response: SearchResponse,
-            hits: list[dict[str, Any]],
+            hits: tuple[SearchHit, ...],
+            anchors: tuple[GatherAnchor, ...] = (),
         ) -> None:
             super().__init__()
             self.generation, self.request = generation, request
-            self.response, self.hits = response, hits
+            self.response, self.hits, self.anchors = response, hits, anchors
 
     class Failed(CallDone):
         def __init__(self, generation: int, text: str) -> None:
@@ -266,8 +271,10 @@ class SearchScreen(LiveScreen):
         self.pin_project: str | None = None
         self.pin_session: str | None = None
         self.generation = 0
-        self.hits: list[dict[str, Any]] = []
-        self.last_request: dict[str, Any] | None = None
+        self.hits: list[SearchHit] = []
+        #: A gather's anchors, one per hit (empty when the last answer was a plain search).
+        self.anchors: list[GatherAnchor] = []
+        self.last_request: SearchRequest | None = None
         self.last_response: SearchResponse | None = None
         self.archive_empty = False
         self._seen_changes = -1
@@ -302,7 +309,7 @@ class SearchScreen(LiveScreen):
         handle = archive_handle(self.app)
         if self._seen_changes not in (-1, handle.changes) and self.last_request is not None:
             # A supersede or forget happened meanwhile: the shown results may be stale.
-            self._run(full=bool(self.last_request.get("rerank")))
+            self._run(full=self.last_request.rerank)
 
     # -- the archive ---------------------------------------------------------------------------
 
@@ -321,9 +328,16 @@ class SearchScreen(LiveScreen):
         if self.archive_empty and not self.hits:
             self._show_empty(EMPTY_ARCHIVE)
 
-    def build_request(self, *, full: bool) -> dict[str, Any] | None:
-        """The search request for the current query, filters and toggles (None: nothing to
-        search). Inline filters win over the standing ones; both over the scope's pin."""
+    def build_request(self, *, full: bool) -> SearchRequest | None:
+        """The search request for the current query, filters and toggles, validated (None:
+        nothing to search; :class:`CwError` when the engine would refuse it, a query over the
+        length limit say). Session ids are as typed until the search resolves them."""
+        fields = self.request_fields(full=full)
+        return None if fields is None else parse_request(fields)
+
+    def request_fields(self, *, full: bool) -> dict[str, Any] | None:
+        """The request's JSON fields for the current query, filters and toggles (None: nothing
+        to search). Inline filters win over the standing ones; both over the scope's pin."""
         now = clock.now()
         standing = parse_filters(self.filter_text, now=now)
         inline = parse_filters(self.query_one(QueryInput).value, now=now)
@@ -351,7 +365,12 @@ class SearchScreen(LiveScreen):
 
     def _run(self, *, full: bool, debounced: bool = False) -> None:
         self.generation += 1
-        request = self.build_request(full=full)
+        try:
+            request = self.build_request(full=full)
+        except CwError as exc:  # refused here, at the edge: no worker, no archive call
+            self.workers.cancel_group(self, "search")
+            self._show_failure(error_text(exc))
+            return
         if request is None:
             self.workers.cancel_group(self, "search")
             self._clear_results(EMPTY_ARCHIVE if self.archive_empty else START)
@@ -363,7 +382,7 @@ class SearchScreen(LiveScreen):
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(
-        self, handle: ArchiveHandle, generation: int, request: dict[str, Any], debounced: bool
+        self, handle: ArchiveHandle, generation: int, request: SearchRequest, debounced: bool
     ) -> None:
         worker = get_current_worker()
         started = time.monotonic()
@@ -378,39 +397,40 @@ class SearchScreen(LiveScreen):
                 if worker.is_cancelled:
                     return
                 request = self._resolve_sessions(archive, request)
-                # The results list renders search and gather hits alike, from the hit
-                # contract's JSON; the status line reads the anchors' search.
+                # The results list renders search and gather hits alike; the status line reads
+                # the anchors' search, the preview a gather anchor's neighbours.
+                anchors: tuple[GatherAnchor, ...] = ()
                 if self.context:
                     found = archive.gather(request, neighbors=self.context)
-                    response, hits = found.search, found.to_json()["results"]
+                    response, anchors = found.search, found.anchors
+                    hits = tuple(a.search_hit for a in anchors)
                 else:
                     response = archive.search(request)
-                    hits = response.to_json()["results"]
+                    hits = response.hits()
         except CwError as exc:
             if not worker.is_cancelled:
                 self.post_message(self.Failed(generation, error_text(exc)))
             return
         if not worker.is_cancelled:
-            self.post_message(self.Results(generation, request, response, hits))
+            self.post_message(self.Results(generation, request, response, hits, anchors))
 
-    def _resolve_sessions(self, archive: Any, request: dict[str, Any]) -> dict[str, Any]:
+    def _resolve_sessions(self, archive: Any, request: SearchRequest) -> SearchRequest:
         """Session ids as typed (a prefix shown in the results, say) made full ids; a prefix
         that names no session or several raises :class:`NotFound` with the reason."""
-        sessions = request.get("sessions")
-        if not sessions:
+        if not request.sessions:
             return request
         full = []
-        for session in sessions:
+        for session in request.sessions:
             if session not in self._sessions:
                 self._sessions[session] = archive.resolve_session(session).sessionId
             full.append(self._sessions[session])
-        return {**request, "sessions": full}
+        return replace(request, sessions=tuple(full))
 
     def on_search_screen_results(self, message: Results) -> None:
         if message.generation != self.generation:
             return  # a newer query is on its way
         self.last_request, self.last_response = message.request, message.response
-        self.hits = list(message.hits)
+        self.hits, self.anchors = list(message.hits), list(message.anchors)
         results = self.query_one(ResultsList)
         results.show(self.hits)
         if self.hits:
@@ -427,28 +447,35 @@ class SearchScreen(LiveScreen):
         self.refresh_bindings()
 
     def on_search_screen_failed(self, message: Failed) -> None:
-        if message.generation != self.generation:
-            return
+        if message.generation == self.generation:
+            self._show_failure(message.text)
+
+    def _show_failure(self, text: str) -> None:
         self._focus_results_on_answer = False
         self._set_status(Text("search failed", "bold red"))
-        self._clear_results(f"Search failed: {message.text}", error=True)
-        self.notify(message.text, title="Search", severity="error", markup=False)
+        self._clear_results(f"Search failed: {text}", error=True)
+        self.notify(text, title="Search", severity="error", markup=False)
 
     # -- presentation --------------------------------------------------------------------------
 
     def _no_results_text(self, body: SearchResponse) -> str:
         """For a person (the engine's ``advice`` is written for agents): what was searched
         and what to change."""
-        request = self.last_request or {}
-        query = str(request.get("query") or body.query or "")
+        request = self.last_request or SearchRequest()
+        query = request.query or body.query or ""
         narrowed = [
-            f"{name} {request[name]}"
-            for name in ("project", "agent", "role", "kind")
-            if request.get(name)
+            f"{name} {value}"
+            for name, value in (
+                ("project", request.project),
+                ("agent", request.agent),
+                ("role", request.role),
+                ("kind", request.kind),
+            )
+            if value
         ]
-        if request.get("sessions"):
-            narrowed.append("session " + ", ".join(short_session(s) for s in request["sessions"]))
-        if request.get("since") or request.get("until"):
+        if request.sessions:
+            narrowed.append("session " + ", ".join(short_session(s) for s in request.sessions))
+        if request.since or request.until:
             narrowed.append("a date range")
         what = f"“{query}”" if query else f"{self.relation} passages"
         head = f"No results for {what}"
@@ -467,13 +494,13 @@ class SearchScreen(LiveScreen):
             tip += "; or try " + ", ".join(also)
         return f"{head}\n{tip}."
 
-    def _status_text(self, request: dict[str, Any], body: SearchResponse) -> Text:
+    def _status_text(self, request: SearchRequest, body: SearchResponse) -> Text:
         n = len(self.hits)
         text = Text(f"{n} result{'s' if n != 1 else ''}", "bold")
         mode = (
             "full (reranked)"
-            if any(h.get("reranked") for h in self.hits)
-            else ("full" if request.get("rerank") else "fast")
+            if any(h.reranked for h in self.hits)
+            else ("full" if request.rerank else "fast")
         )
         text.append(f" · {mode}")
         if self.SHOW_TIMING:
@@ -535,7 +562,7 @@ class SearchScreen(LiveScreen):
         self._apply_preview(empty=text is not None)
 
     def _clear_results(self, text: str, *, error: bool = False) -> None:
-        self.hits = []
+        self.hits, self.anchors = [], []
         self.last_request, self.last_response = None, None
         self.query_one(ResultsList).show([])
         self._show_empty(text, error=error)
@@ -560,10 +587,12 @@ class SearchScreen(LiveScreen):
         results = self.query_one(ResultsList)
         hit = results.current
         body: Any = ""
-        if hit:
+        if hit is not None:
             body = preview(hit)
-            if self.context and ("before" in hit or "after" in hit):
-                body = context_block(hit, body)
+            index = results.highlighted
+            if self.anchors and index is not None and 0 <= index < len(self.anchors):
+                anchor = self.anchors[index]
+                body = context_block(anchor.before, anchor.after, body)
         self.query_one("#preview", Static).update(body)
         self.query_one(Timeline).show(self.hits, results.highlighted)
 
@@ -637,20 +666,20 @@ class SearchScreen(LiveScreen):
 
     def _rerun(self) -> None:
         self._update_toggles()
-        if self.build_request(full=False) is not None:
+        if self.request_fields(full=False) is not None:
             self._run(full=False)
 
     def action_cycle_scope(self) -> None:
         hit = self.current_hit
-        source = (hit or {}).get("source") or {}
+        source = hit.source if hit is not None else None
         scope = SCOPES[(SCOPES.index(self.scope) + 1) % len(SCOPES)]
         if scope == "project":
-            self.pin_project = source.get("project") or self.pin_project
+            self.pin_project = (source and source.project) or self.pin_project
             if not self.pin_project:
                 self.notify("Select a result first: project scope uses its project.", timeout=3)
                 scope = "all"
         if scope == "session":
-            self.pin_session = source.get("sessionId") or self.pin_session
+            self.pin_session = (source and source.session_id) or self.pin_session
             if not self.pin_session:
                 scope = "all"
         self.scope = scope
@@ -684,7 +713,7 @@ class SearchScreen(LiveScreen):
     # -- result actions ------------------------------------------------------------------------
 
     @property
-    def current_hit(self) -> dict[str, Any] | None:
+    def current_hit(self) -> SearchHit | None:
         return self.query_one(ResultsList).current if self.hits else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -705,20 +734,19 @@ class SearchScreen(LiveScreen):
         hit = self._need_hit()
         if hit is None:
             return
-        source = hit.get("source") or {}
         self.app.push_screen(
             CopyScreen(
                 [
-                    ("session id", str(source.get("sessionId") or "")),
-                    ("message key", str(source.get("messageKey") or "")),
-                    ("locator", str(hit.get("locator") or "")),
-                    ("document id", str(hit.get("documentId") or "")),
-                    ("snippet", str(hit.get("snippet") or "")),
+                    ("session id", hit.source.session_id),
+                    ("message key", hit.source.message_key),
+                    ("locator", hit.locator),
+                    ("document id", hit.document_id),
+                    ("snippet", hit.snippet),
                 ]
             )
         )
 
-    def _need_hit(self) -> dict[str, Any] | None:
+    def _need_hit(self) -> SearchHit | None:
         hit = self.current_hit
         if hit is None:
             self.notify("No result selected.", severity="warning", timeout=2)
@@ -726,13 +754,13 @@ class SearchScreen(LiveScreen):
 
     def on_results_list_recall(self, message: ResultsList.Recall) -> None:
         hit = message.hit
-        sessions = (self.last_request or {}).get("sessions") or []
+        sessions = self.last_request.sessions if self.last_request is not None else ()
         self.app.push_screen(
             RecallScreen(
-                str(hit["locator"]),
-                document_id=str(hit.get("documentId")),
+                hit.locator,
+                document_id=hit.document_id,
                 session_ids=list(sessions),
-                terms=list(hit.get("matchedTerms") or []) + list(hit.get("expandedTerms") or []),
+                terms=[*hit.matched_terms, *hit.expanded_terms],
             )
         )
 
@@ -742,24 +770,22 @@ class SearchScreen(LiveScreen):
         hit = self._need_hit()
         if hit is None:
             return
-        source = hit.get("source") or {}
-        if not source.get("sessionId") or hit.get("kind") == "markdown":
+        source = hit.source
+        if not source.session_id or hit.kind == "markdown":
             self.notify("This result has no session transcript.", severity="warning")
             return
-        self.app.push_screen(
-            TranscriptScreen(str(source["sessionId"]), focus_key=source.get("messageKey"))
-        )
+        self.app.push_screen(TranscriptScreen(source.session_id, focus_key=source.message_key))
 
     def action_copy_snippet(self) -> None:
         hit = self._need_hit()
         if hit is not None:
-            self.app.copy_to_clipboard(str(hit.get("snippet", "")))
+            self.app.copy_to_clipboard(hit.snippet)
             self.notify("Copied the snippet.", timeout=2)
 
     def action_copy_locator(self) -> None:
         hit = self._need_hit()
         if hit is not None:
-            self.app.copy_to_clipboard(str(hit.get("locator", "")))
+            self.app.copy_to_clipboard(hit.locator)
             self.notify("Copied the locator (cw recall LOCATOR).", timeout=2)
 
     def action_supersede(self) -> None:
@@ -767,13 +793,13 @@ class SearchScreen(LiveScreen):
         if hit is None:
             return
         self.app.push_screen(
-            SupersedeScreen(str(hit["documentId"]), str(hit.get("snippet", "")))
+            SupersedeScreen(hit.document_id, hit.snippet)
         )  # on success the handle is marked changed and the search reruns on resume
 
     def action_document(self) -> None:
         hit = self._need_hit()
         if hit is not None:
-            self.app.push_screen(DocumentScreen(str(hit["documentId"])))
+            self.app.push_screen(DocumentScreen(hit.document_id))
 
     def action_document_by_id(self) -> None:
         def open_document(document_id: str | None) -> None:

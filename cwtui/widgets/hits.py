@@ -1,19 +1,24 @@
 """How a search hit reads: band badges, the two-line result row, the preview, highlighted text.
 
-Presentation only. Every function takes the hit dict exactly as ``Archive.search`` returns it
-(the public hit shape) and returns Rich renderables; nothing here ranks, filters or scores.
-Source text is never parsed as markup.
+Presentation only. Every function takes the typed records ``Archive.search`` and
+``Archive.gather`` answer with (a :class:`~cwcore.retrieve.results.SearchHit`, a gather's
+:class:`~cwcore.recall.results.Neighbor` turns) and returns Rich renderables; nothing here
+ranks, filters or scores. Source text is never parsed as markup.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.rule import Rule
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from cwcore.recall.results import Neighbor
+    from cwcore.retrieve.results import SearchHit
 
 #: Band badge colours: fixed, so a band reads the same on every theme.
 BAND_STYLES = {
@@ -90,42 +95,39 @@ def highlighted(text: str, spans: Iterable[Sequence[int]], style: str = HIGHLIGH
     return out
 
 
-def hit_flags(hit: dict[str, Any]) -> list[str]:
-    flags = []
-    if hit.get("superseded"):
-        flags.append("superseded")
-    if hit.get("reranked"):
-        flags.append("reranked")
-    return flags
+def hit_flags(hit: SearchHit) -> list[str]:
+    """The marks a hit carries beyond its band (a search hit is never superseded: search
+    leaves retired documents out)."""
+    return ["reranked"] if hit.reranked else []
 
 
-def result_row(hit: dict[str, Any]) -> Lines:
+def result_row(hit: SearchHit) -> Lines:
     """Two lines for the results list: badge, score, match type, kind, session, date; then the
     snippet on one line with its highlights (both lines end in an ellipsis where the list is too
     narrow)."""
-    source = hit.get("source") or {}
+    source = hit.source
     head = Text.assemble(
-        band_badge(hit.get("band")),
-        (f" {hit.get('score', 0):.2f} ", "bold"),
-        (f" {hit.get('matchType', '?')}", "cyan"),
-        (f" · {hit.get('kind', '?')}", "dim"),
-        (f" · {short_session(source.get('sessionId'))}", ""),
-        (f" · {when(source.get('timestamp'))}", "dim"),
+        band_badge(hit.band),
+        (f" {hit.score:.2f} ", "bold"),
+        (f" {hit.match_type}", "cyan"),
+        (f" · {hit.kind}", "dim"),
+        (f" · {short_session(source.session_id)}", ""),
+        (f" · {when(source.timestamp)}", "dim"),
     )
     for flag in hit_flags(hit):
-        head.append(f" {flag}", "bold red" if flag == "superseded" else "magenta")
+        head.append(f" {flag}", "magenta")
     # One line: cut to ROW_CHARS characters before any styling, and no newline or tab inside
     # (each is one character, so the highlight spans keep their places).
-    flat = str(hit.get("snippet", ""))[:ROW_CHARS].replace("\n", " ").replace("\t", " ")
+    flat = hit.snippet[:ROW_CHARS].replace("\n", " ").replace("\t", " ")
     body = Text("  ", no_wrap=True, overflow="ellipsis")
-    body.append_text(highlighted(flat, hit.get("highlights") or []))
+    body.append_text(highlighted(flat, hit.highlights))
     return Lines(head, body)
 
 
-def score_stages(hit: dict[str, Any]) -> Text:
+def score_stages(hit: SearchHit) -> Text:
     """The score's path, e.g. ``lexical bm25f 11.82 → calibrated 0.90 → rrf 0.975 → ×1.08``."""
     parts: list[str] = []
-    for stage in (hit.get("score_metadata") or {}).get("stages") or []:
+    for stage in hit.score_metadata.get("stages") or []:
         name, kind, value = stage.get("stage"), stage.get("type"), stage.get("value")
         if not isinstance(value, int | float):
             continue
@@ -136,41 +138,40 @@ def score_stages(hit: dict[str, Any]) -> Text:
     return Text(" → ".join(parts) or "—", style="dim")
 
 
-def preview(hit: dict[str, Any]) -> RenderableType:
+def preview(hit: SearchHit) -> RenderableType:
     """The preview pane: identity and provenance, then the match-centred snippet highlighted,
     then the terms that matched and how the score was made."""
-    source = hit.get("source") or {}
-    keys = source.get("messageKeys") or []
+    source = hit.source
+    keys = source.message_keys
     title = Text.assemble(
-        (str(hit.get("documentId", "?")), "bold"),
-        (f" v{hit.get('version', '?')}", "dim"),
-        (f" · {hit.get('kind', '?')}", ""),
+        (hit.document_id, "bold"),
+        (f" v{hit.version}", "dim"),
+        (f" · {hit.kind}", ""),
     )
     score = Text.assemble(
-        band_badge(hit.get("band")),
-        (f" score {hit.get('score', 0):.2f}", "bold"),
-        (f" · {hit.get('matchType', '?')}", "cyan"),
-        (f" · margin {hit.get('margin', 0):.2f}", "dim"),
+        band_badge(hit.band),
+        (f" score {hit.score:.2f}", "bold"),
+        (f" · {hit.match_type}", "cyan"),
+        (f" · margin {hit.margin:.2f}", "dim"),
     )
     for flag in hit_flags(hit):
-        score.append(f" · {flag}", "bold red" if flag == "superseded" else "magenta")
+        score.append(f" · {flag}", "magenta")
     where = Text.assemble(
         ("session ", "dim"),
-        str(source.get("sessionId") or "—"),
+        source.session_id or "—",
         ("\n", ""),
-        (f"{source.get('project') or '—'} · {source.get('agent') or '—'}", ""),
-        (f" · {when(source.get('timestamp'), seconds=True)} UTC", "dim"),
+        (f"{source.project or '—'} · {source.agent or '—'}", ""),
+        (f" · {when(source.timestamp, seconds=True)} UTC", "dim"),
         ("\nmessage ", "dim"),
-        str(source.get("messageKey") or "—"),
+        source.message_key or "—",
     )
     if len(keys) > 1:
         where.append(f"  (+{len(keys) - 1} more in this window)", "dim")
-    snippet = highlighted(str(hit.get("snippet", "")), hit.get("highlights") or [])
-    terms = Text.assemble(("matched ", "dim"), ", ".join(hit.get("matchedTerms") or []) or "—")
-    expanded = hit.get("expandedTerms") or []
-    if expanded:
+    snippet = highlighted(hit.snippet, hit.highlights)
+    terms = Text.assemble(("matched ", "dim"), ", ".join(hit.matched_terms) or "—")
+    if hit.expanded_terms:
         terms.append("\nexpanded ", "dim")
-        terms.append(", ".join(expanded))
+        terms.append(", ".join(hit.expanded_terms))
     return Group(
         title,
         score,
@@ -193,28 +194,28 @@ def best_band(bands: Iterable[str]) -> str | None:
 CONTEXT_CHARS = 300
 
 
-def _neighbour(item: dict[str, Any], side: str) -> Text:
-    text = " ".join(str(item.get("text", "")).split())
+def _neighbour(item: Neighbor, side: str) -> Text:
+    text = " ".join(item.text.split())
     if len(text) > CONTEXT_CHARS:
         text = text[: CONTEXT_CHARS - 1] + "…"
-    keys = item.get("messageKeys") or []
+    keys = item.message_keys
     head = Text.assemble(
         (f"{side} ", "bold cyan"),
-        (f"{when(item.get('created'))} · {item.get('kind', '?')}", "dim"),
+        (f"{when(item.created)} · {item.kind}", "dim"),
         (f" · {keys[0]}" if keys else "", "dim"),
     )
     return Text.assemble(head, "\n", (text, "dim"))
 
 
-def context_block(hit: dict[str, Any], body: RenderableType) -> Group:
-    """The preview with the hit's chronological neighbours around it (``gather``'s ``before``
-    and ``after``: context, never ranked — they carry no score)."""
-    before = [_neighbour(n, "before") for n in hit.get("before") or []]
-    after = [_neighbour(n, "after") for n in hit.get("after") or []]
+def context_block(
+    before: Sequence[Neighbor], after: Sequence[Neighbor], body: RenderableType
+) -> Group:
+    """The preview ``body`` with the hit's chronological neighbours around it (a gather
+    anchor's ``before`` and ``after``: context, never ranked — they carry no score)."""
     parts: list[RenderableType] = [body, Rule("context (not ranked)", style="dim")]
     if not before and not after:
         parts.append(Text("no neighbouring turns in this session", "dim italic"))
-    parts += before
+    parts += [_neighbour(n, "before") for n in before]
     parts.append(Text("▶ the hit", "bold #e3b341"))
-    parts += after
+    parts += [_neighbour(n, "after") for n in after]
     return Group(*parts)

@@ -6,7 +6,8 @@ recalls it (the screen handles :class:`ResultsList.Recall`); Esc goes back to th
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -15,6 +16,9 @@ from textual.widgets.option_list import Option
 
 from cwtui.widgets.hits import result_row
 from cwtui.widgets.nav import NavList
+
+if TYPE_CHECKING:
+    from cwcore.retrieve.results import SearchHit
 
 
 class ResultsList(NavList):
@@ -41,16 +45,16 @@ class ResultsList(NavList):
     class Recall(Message):
         """The user asked to recall ``hit``."""
 
-        def __init__(self, index: int, hit: dict[str, Any]) -> None:
+        def __init__(self, index: int, hit: SearchHit) -> None:
             super().__init__()
             self.index = index
             self.hit = hit
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.hits: list[dict[str, Any]] = []
+        self.hits: list[SearchHit] = []
 
-    def show(self, hits: list[dict[str, Any]]) -> None:
+    def show(self, hits: Sequence[SearchHit]) -> None:
         """Replace the options with ``hits`` (highlighting the first)."""
         self.hits = list(hits)
         options: list[Option | None] = []
@@ -63,7 +67,7 @@ class ResultsList(NavList):
             self.highlighted = 0
 
     @property
-    def current(self) -> dict[str, Any] | None:
+    def current(self) -> SearchHit | None:
         index = self.highlighted
         if index is None or not 0 <= index < len(self.hits):
             return None

@@ -8,9 +8,10 @@ under the bucket of the selected result. Presentation only: the dates come from 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.reactive import reactive
@@ -19,6 +20,9 @@ from textual.widget import Widget
 from cwcore.clock import parse_time
 from cwcore.errors import CwError
 from cwtui.widgets.hits import BAND_COLOURS, best_band
+
+if TYPE_CHECKING:
+    from cwcore.retrieve.results import SearchHit
 
 DAY_LIMIT = 60
 WEEK_LIMIT = 104
@@ -45,8 +49,8 @@ class Buckets:
         return sum(self.counts)
 
 
-def hit_day(hit: dict[str, Any]) -> date | None:
-    stamp = (hit.get("source") or {}).get("timestamp")
+def hit_day(hit: SearchHit) -> date | None:
+    stamp = hit.source.timestamp
     if not stamp:
         return None
     try:
@@ -63,9 +67,9 @@ def _next_month(day: date) -> date:
     return date(day.year + (day.month == 12), day.month % 12 + 1, 1)
 
 
-def bucketize(hits: list[dict[str, Any]], selected: int | None = None) -> Buckets | None:
+def bucketize(hits: Sequence[SearchHit], selected: int | None = None) -> Buckets | None:
     """The results' dates in buckets from the earliest to the latest (None: no dated hit)."""
-    dated = [(i, d, str(h.get("band") or "")) for i, h in enumerate(hits) if (d := hit_day(h))]
+    dated = [(i, d, h.band) for i, h in enumerate(hits) if (d := hit_day(h))]
     if not dated:
         return None
     last = max(d for _, d, _ in dated)
@@ -165,7 +169,7 @@ class Timeline(Widget):
 
     buckets: reactive[Buckets | None] = reactive(None)
 
-    def show(self, hits: list[dict[str, Any]], selected: int | None) -> None:
+    def show(self, hits: Sequence[SearchHit], selected: int | None) -> None:
         self.buckets = bucketize(hits, selected)
 
     def caption(self) -> str:

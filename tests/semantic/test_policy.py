@@ -59,6 +59,9 @@ def test_cw_search_without_a_flag_uses_the_setting(
     monkeypatch.setenv("CW_SEMANTIC_POLICY", "never")
     _search()  # never: the semantic mode is not consulted at all
     assert policies == ["auto", "always", "always"]
+    # A policy named on the command line stays named on the wire, even the default one.
+    _search("--semantic", "auto")
+    assert policies == ["auto", "always", "always", "auto"]
 
 
 def test_request_default_is_the_setting_default() -> None:
@@ -66,5 +69,8 @@ def test_request_default_is_the_setting_default() -> None:
     from cwcore.retrieve.request import DEFAULT_POLICY, SearchRequest, parse_request
 
     assert Settings().semantic_policy == DEFAULT_POLICY
-    assert SearchRequest().semantic_policy == DEFAULT_POLICY
-    assert parse_request({"query": "x"}).semantic_policy == DEFAULT_POLICY
+    # A request that names no policy leaves it to the engine, which parses with its setting.
+    assert SearchRequest().semantic_policy is None
+    assert parse_request({"query": "x"}).semantic_policy is None
+    engine_side = parse_request({"query": "x"}, default_policy=Settings().semantic_policy)
+    assert engine_side.semantic_policy == DEFAULT_POLICY

@@ -3,6 +3,8 @@ empty state, copying; the sessions' sort, text match and id jump; hints candidat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -11,6 +13,7 @@ from textual.widgets import Input, OptionList
 
 from cwcore.api import Archive
 from cwcore.recall.results import GatherResponse
+from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.results import SearchResponse
 from cwtui.screens.candidates import CandidatesScreen
 from cwtui.screens.copy import CopyScreen
@@ -29,18 +32,23 @@ pytestmark = pytest.mark.anyio
 class RecordingArchive(Archive):
     """The real archive, recording the search and gather requests it receives."""
 
-    calls: ClassVar[list[tuple[str, dict[str, Any]]]] = []
+    #: (method, the typed request the screen built, neighbours: 0 for a search).
+    calls: ClassVar[list[tuple[str, SearchRequest, int]]] = []
 
-    def search(self, request: dict[str, Any]) -> SearchResponse:
-        RecordingArchive.calls.append(("search", dict(request)))
+    def search(self, request: SearchRequest | Mapping[str, Any]) -> SearchResponse:
+        assert isinstance(request, SearchRequest)  # the screen validates at its edge
+        RecordingArchive.calls.append(("search", request, 0))
         return super().search(request)
 
-    def gather(self, request: dict[str, Any], *, neighbors: int = 1) -> GatherResponse:
-        RecordingArchive.calls.append(("gather", {**request, "neighbors": neighbors}))
+    def gather(
+        self, request: SearchRequest | Mapping[str, Any], *, neighbors: int = 1
+    ) -> GatherResponse:
+        assert isinstance(request, SearchRequest)
+        RecordingArchive.calls.append(("gather", request, neighbors))
         return super().gather(request, neighbors=neighbors)
 
 
-def last_request() -> dict[str, Any]:
+def last_request() -> SearchRequest:
     return RecordingArchive.calls[-1][1]
 
 
@@ -52,26 +60,26 @@ async def test_inline_filters_narrow_the_search_and_a_session_prefix_resolves(
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_search(pilot, "queue backend session:s-delta-2 role:user")
         request = last_request()
-        assert request["query"] == "queue backend"
-        assert request["sessions"] == ["s-delta-2"] and request["role"] == "user"
-        assert {h["source"]["sessionId"] for h in screen.hits} == {"s-delta-2"}
-        assert all(h["source"]["messageKey"].startswith("user:") for h in screen.hits)
+        assert request.query == "queue backend"
+        assert request.sessions == ("s-delta-2",) and request.role == "user"
+        assert {h.source.session_id for h in screen.hits} == {"s-delta-2"}
+        assert all(h.source.message_key.startswith("user:") for h in screen.hits)
         # A unique prefix (what the results list shows) names its session.
         bar = screen.query_one(QueryInput)
         bar.value = "queue backend session:s-delta-3"
         await settle(pilot)
-        assert {h["source"]["sessionId"] for h in screen.hits} == {"s-delta-3"}
+        assert {h.source.session_id for h in screen.hits} == {"s-delta-3"}
         bar.value = "queue backend session:s-del"  # a prefix of every s-delta-N
         await settle(pilot)
         assert "ambiguous" in static_text(screen, "#search-empty")
         bar.value = "queue since:2026-11-14 until:2026-11-16"
         await settle(pilot)
-        assert last_request()["since"] == "2026-11-14T00:00:00.000Z"
-        assert last_request()["until"] == "2026-11-16T23:59:59.999Z"
-        assert {h["source"]["sessionId"] for h in screen.hits} == {"s-delta-3"}
+        assert last_request().since == datetime(2026, 11, 14, tzinfo=UTC)
+        assert last_request().until == datetime(2026, 11, 16, 23, 59, 59, 999000, tzinfo=UTC)
+        assert {h.source.session_id for h in screen.hits} == {"s-delta-3"}
         bar.value = "queue kind:tool"  # a bad value: said, and left out of the request
         await settle(pilot)
-        assert "kind" not in last_request()
+        assert last_request().kind is None
         assert "kind:tool is not a kind" in static_text(screen, "#search-status")
 
 
@@ -87,7 +95,7 @@ async def test_standing_filters_stay_and_history_brings_a_search_back(
         assert isinstance(app.screen, PromptScreen)
         await pilot.press(*"project:delta agent:claude-code", "enter")
         await settle(pilot)
-        assert last_request()["project"] == "delta" and last_request()["agent"] == "claude-code"
+        assert last_request().project == "delta" and last_request().agent == "claude-code"
         assert "project:delta" in plain(screen.toggles_text(140))
         await pilot.press("enter")  # the full search, remembered with its filters
         await settle(pilot)
@@ -95,17 +103,17 @@ async def test_standing_filters_stay_and_history_brings_a_search_back(
         bar.focus()
         bar.value = "socket path"  # another query: the standing filters still apply
         await settle(pilot)
-        assert last_request()["project"] == "delta" and not screen.hits
+        assert last_request().project == "delta" and not screen.hits
         empty = static_text(screen, "#search-empty")
         assert empty.startswith("No results for “socket path” with project delta, agent")
         assert "fewer filters (F5" in empty and "agent" not in empty.split("\n")[1]
         await pilot.press("f5", *["backspace"] * 40, "enter")  # clear them
         await settle(pilot)
-        assert "project" not in last_request() and screen.hits
+        assert last_request().project is None and screen.hits
         await pilot.press("up")  # the earlier search, its filters with it
         await settle(pilot)
         assert bar.value == "queue backend" and screen.filter_text.startswith("project:delta")
-        assert last_request()["project"] == "delta"
+        assert last_request().project == "delta"
 
 
 async def test_context_shows_neighbours_in_search_and_recall(
@@ -117,10 +125,10 @@ async def test_context_shows_neighbours_in_search_and_recall(
         screen = await open_search(pilot, "parse since dates")
         await pilot.press("f6")
         await settle(pilot)
-        kind, request = RecordingArchive.calls[-1]
-        assert kind == "gather" and request["neighbors"] == 1
-        hit = screen.hits[0]
-        assert "after" in hit and "context ±1" in static_text(screen, "#search-status")
+        kind, _, neighbors = RecordingArchive.calls[-1]
+        assert kind == "gather" and neighbors == 1
+        assert len(screen.anchors) == len(screen.hits) > 0  # each hit with its neighbours
+        assert "context ±1" in static_text(screen, "#search-status")
         preview = static_text(screen, "#preview")
         assert "context (not ranked)" in preview and "▶ the hit" in preview
         await pilot.press("enter")  # the full search (as gather), to the results
@@ -148,10 +156,10 @@ async def test_copy_menu_from_a_result(search_home: Path, app_for: AppFactory) -
         assert isinstance(app.screen, CopyScreen)
         await pilot.press("3")
         await pilot.pause()
-        assert app.clipboard == hit["locator"] and app.screen is screen
+        assert app.clipboard == hit.locator and app.screen is screen
         await pilot.press("c", "1")
         await pilot.pause()
-        assert app.clipboard == hit["source"]["sessionId"]
+        assert app.clipboard == hit.source.session_id
 
 
 async def test_sessions_sort_match_and_open_by_prefix(

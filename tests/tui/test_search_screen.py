@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,6 +13,7 @@ from textual.widgets import Input, Static
 
 from cwcore.api import Archive
 from cwcore.recall.results import Continuation, MessageSpan, RecalledSource, RecallResponse
+from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.results import SearchResponse
 from cwtui.screens import recall as recall_module
 from cwtui.screens.document import DocumentScreen
@@ -31,10 +33,11 @@ pytestmark = pytest.mark.anyio
 class CountingArchive(Archive):
     """The real archive, recording every search request it receives."""
 
-    requests: ClassVar[list[dict[str, Any]]] = []
+    requests: ClassVar[list[SearchRequest]] = []
 
-    def search(self, request: dict[str, Any]) -> SearchResponse:
-        CountingArchive.requests.append(dict(request))
+    def search(self, request: SearchRequest | Mapping[str, Any]) -> SearchResponse:
+        assert isinstance(request, SearchRequest)  # the screen validates at its edge
+        CountingArchive.requests.append(request)
         return super().search(request)
 
 
@@ -82,31 +85,31 @@ async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_rec
         # left; every earlier one was cancelled before it reached the archive.
         monkeypatch.setattr(SearchScreen, "DEBOUNCE", 0.0)
         await settle(pilot)
-        assert [r["query"] for r in CountingArchive.requests] == ["queue backend"]
-        assert CountingArchive.requests[0]["rerank"] is False
-        sessions = [h["source"]["sessionId"] for h in screen.hits]
+        assert [r.query for r in CountingArchive.requests] == ["queue backend"]
+        assert CountingArchive.requests[0].rerank is False
+        sessions = [h.source.session_id for h in screen.hits]
         assert sorted(sessions) == ["s-delta-1", "s-delta-2", "s-delta-3", "s-delta-4"]
         assert "fast" in static_text(screen, "#search-status")
         # Preview of the highlighted hit, and a timeline with one bar per day.
-        assert screen.hits[0]["documentId"] in static_text(screen, "#preview")
+        assert screen.hits[0].document_id in static_text(screen, "#preview")
         buckets = screen.query_one(Timeline).buckets
         assert buckets is not None and buckets.unit == "day" and buckets.total == 4
         assert buckets.marked is not None
 
         await pilot.press("enter")  # the full explicit search, focus to the results
         await settle(pilot)
-        assert CountingArchive.requests[-1]["rerank"] is True
+        assert CountingArchive.requests[-1].rerank is True
         results = screen.query_one(ResultsList)
         assert results.has_focus
 
         await pilot.press("down")
         await settle(pilot)
         hit = screen.hits[1]
-        assert hit["documentId"] in static_text(screen, "#preview")
+        assert hit.document_id in static_text(screen, "#preview")
         await pilot.press("y")
-        assert app.clipboard == hit["snippet"]
+        assert app.clipboard == hit.snippet
         await pilot.press("l")
-        assert app.clipboard == hit["locator"]
+        assert app.clipboard == hit.locator
 
         await pilot.press("enter")  # recall
         await settle(pilot)
@@ -114,7 +117,7 @@ async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_rec
         assert isinstance(recall, RecallScreen)
         assert recall.body is not None and recall.body.status == "resolved"
         assert recall.body.source is not None
-        assert recall.body.document_id == hit["documentId"]
+        assert recall.body.document_id == hit.document_id
         assert "RESOLVED" in static_text(recall, "#recall-header")
         assert recall.query(".recall-part.matched")  # the matched message is marked
         await pilot.press("y")
@@ -128,9 +131,9 @@ async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_rec
         await settle(pilot)
         transcript = app.screen
         assert isinstance(transcript, TranscriptScreen)
-        assert transcript.session_id == hit["source"]["sessionId"]
+        assert transcript.session_id == hit.source.session_id
         current = transcript.query_one(".message.current", MessageView)
-        assert current.message["messageKey"] == hit["source"]["messageKey"]
+        assert current.message["messageKey"] == hit.source.message_key
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is screen
@@ -149,18 +152,20 @@ async def test_toggles_no_results_and_an_empty_archive(
         assert hit is not None
         await pilot.press("f2")  # scope project, from the selected hit
         await settle(pilot)
-        assert CountingArchive.requests[-1]["scope"] == "project"
-        assert CountingArchive.requests[-1]["project"] == "delta"
+        assert CountingArchive.requests[-1].scope == "project"
+        assert CountingArchive.requests[-1].project == "delta"
         await pilot.press("f2")  # scope session: the selected hit's session
         await settle(pilot)
-        session = screen.query_one(ResultsList).current["source"]["sessionId"]  # type: ignore[index]
-        assert CountingArchive.requests[-1]["sessions"] == [session]
-        assert [h["source"]["sessionId"] for h in screen.hits] == [session]
-        assert CountingArchive.requests[-1]["semanticPolicy"] == "auto"  # the setting
+        current = screen.query_one(ResultsList).current
+        assert current is not None
+        session = current.source.session_id
+        assert CountingArchive.requests[-1].sessions == (session,)
+        assert [h.source.session_id for h in screen.hits] == [session]
+        assert CountingArchive.requests[-1].semantic_policy == "auto"  # the setting
         await pilot.press("f2", "f3", "f4")  # back to all; semantic always; relation question
         await settle(pilot)
         last = CountingArchive.requests[-1]
-        assert (last["scope"], last["semanticPolicy"], last["relation"]) == (
+        assert (last.scope, last.semantic_policy, last.relation) == (
             "all",
             "always",
             "question",
@@ -173,7 +178,7 @@ async def test_toggles_no_results_and_an_empty_archive(
         await pilot.press("enter")
         await settle(pilot)
         assert app.screen is screen and screen.policy == "never"
-        assert CountingArchive.requests[-1]["semanticPolicy"] == "never"
+        assert CountingArchive.requests[-1].semantic_policy == "never"
 
         await pilot.press("slash", "ctrl+u", *"zzzqqq")
         await settle(pilot)
@@ -184,8 +189,8 @@ async def test_toggles_no_results_and_an_empty_archive(
         await pilot.press("escape")
         await settle(pilot)
         assert screen.query_one(QueryInput).value == ""
-        assert "query" not in CountingArchive.requests[-1]
-        assert CountingArchive.requests[-1]["relation"] == "question"
+        assert CountingArchive.requests[-1].query is None
+        assert CountingArchive.requests[-1].relation == "question"
 
 
 async def test_an_empty_archive_says_how_to_import(cw_home: Path, app_for: AppFactory) -> None:
@@ -196,6 +201,22 @@ async def test_an_empty_archive_says_how_to_import(cw_home: Path, app_for: AppFa
         assert static_text(screen, "#search-empty") == EMPTY_ARCHIVE
 
 
+async def test_a_request_the_engine_would_refuse_fails_on_the_screen_without_a_call(
+    search_home: Path, app_for: AppFactory
+) -> None:
+    CountingArchive.requests = []
+    app = app_for(search_home, CountingArchive)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "queue")
+        asked = len(CountingArchive.requests)
+        screen.query_one(QueryInput).value = "q" * 4_001  # over the query length limit
+        await settle(pilot)
+        assert CountingArchive.requests[asked:] == []
+        assert screen.hits == [] and screen.last_request is None
+        empty = static_text(screen, "#search-empty")
+        assert "Search failed: query is 4001 characters; the limit is 4000" in empty
+
+
 async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
     search_home: Path, app_for: AppFactory
 ) -> None:
@@ -203,36 +224,36 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_search(pilot, "rocksdb")
         await pilot.press("down")
-        decision = next(h for h in screen.hits if h["source"]["sessionId"] == "s-delta-2")
-        reversal = next(h for h in screen.hits if h["source"]["sessionId"] == "s-delta-3")
+        decision = next(h for h in screen.hits if h.source.session_id == "s-delta-2")
+        reversal = next(h for h in screen.hits if h.source.session_id == "s-delta-3")
         while screen.query_one(ResultsList).current is not decision:
             await pilot.press("down")
         await pilot.press("x")
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, SupersedeScreen)
-        assert dialog.document_id == decision["documentId"]
+        assert dialog.document_id == decision.document_id
         # Enter moves down the form and confirms on the last field.
         await pilot.press(*"ADR 8", "enter")
-        dialog.query_one("#supersede-by", Input).value = reversal["documentId"]
+        dialog.query_one("#supersede-by", Input).value = reversal.document_id
         await pilot.press("enter", *"queue", "enter")
         await settle(pilot)
         assert app.screen is screen
-        ids = [h["documentId"] for h in screen.hits]
-        assert decision["documentId"] not in ids and reversal["documentId"] in ids
+        ids = [h.document_id for h in screen.hits]
+        assert decision.document_id not in ids and reversal.document_id in ids
 
         # Still reachable for audit, by id.
         await pilot.press("i")
         await pilot.pause()
-        app.screen.query_one("#prompt-input", Input).value = decision["documentId"]
+        app.screen.query_one("#prompt-input", Input).value = decision.document_id
         await pilot.press("enter")
         await settle(pilot)
         audit = app.screen
         assert isinstance(audit, DocumentScreen)
         assert audit.doc is not None and audit.doc["state"] == "superseded"
-        assert audit.doc["supersededBy"] == reversal["documentId"]
+        assert audit.doc["supersededBy"] == reversal.document_id
         header = static_text(audit, "#document-header")
-        assert "SUPERSEDED" in header and reversal["documentId"] in header
+        assert "SUPERSEDED" in header and reversal.document_id in header
         assert "reason: ADR 8" in static_text(audit, "#document-versions")
         await pilot.press("x")  # only a live document can be superseded
         await settle(pilot)
@@ -256,7 +277,7 @@ async def test_a_failed_change_keeps_the_dialog_open_with_its_button_back(
     app = app_for(search_home)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_search(pilot, "rocksdb")
-        live = screen.hits[0]["documentId"]
+        live = screen.hits[0].document_id
         dialog = UnsupersedeScreen(live)
         await app.push_screen(dialog)
         await settle(pilot)

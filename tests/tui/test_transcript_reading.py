@@ -111,7 +111,7 @@ async def test_open_at_a_hit_lands_on_it_and_stays_there(
         await settle(pilot)
         search = app.screen
         assert isinstance(search, SearchScreen)
-        assert search.hits[0]["source"]["messageKey"] == "assistant:m26"
+        assert search.hits[0].source.message_key == "assistant:m26"
         await pilot.press("o")
         await settle(pilot)
         for _ in range(5):  # let every batch that wants to mount do so
