@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.api import Archive
+from cwcore.hints.results import PreflightDecision
 from cwcore.index.results import IndexStatus
 from cwcore.store.supersession import Superseded
 from cwtui.demo import DEMO_DIR
@@ -201,12 +202,28 @@ def test_hints_and_memory_json_is_unchanged(
             },
         ),
     ):
-        out.add(label, "preflight", params)
-    out.add("hints", "hints", {"limit": 1000})
-    out.add("hints session", "hints", {"limit": 10, "session": "s2"})
+        raw = out.add(label, "preflight", params)
+        assert PreflightDecision.from_json(raw).to_json() == raw, label
+    out.add("hints", "hints", {"limit": 1000}, lambda: a.hints(limit=1000))
+    out.add(
+        "hints session",
+        "hints",
+        {"limit": 10, "session": "s2"},
+        lambda: a.hints(limit=10, session="s2"),
+    )
     for view in ("retrieved", "manifest", "included", "excluded", "memory"):
-        out.add(f"hints {view}", "hints", {"limit": 10, "session": "s2", "view": view})
-    out.add("hints excluded all", "hints", {"limit": 10, "view": "excluded", "all": True})
+        out.add(
+            f"hints {view}",
+            "hints",
+            {"limit": 10, "session": "s2", "view": view},
+            lambda view=view: a.hints(limit=10, session="s2", view=view),
+        )
+    out.add(
+        "hints excluded all",
+        "hints",
+        {"limit": 10, "view": "excluded", "all": True},
+        lambda: a.hints(limit=10, view="excluded", everything=True),
+    )
     out.add(
         "hints.rotate",
         "hints.rotate",
