@@ -9,8 +9,9 @@ ever shown) and ``hintBudgetTokens`` (lowers the per-message budget).
 
 Response (a public contract): a :class:`~cwcore.hints.results.PreflightDecision`, whose JSON is
 ``{"outcome", "hint", "messageKey", "queryHash", "generation", "diagnostics"}`` plus ``session``,
-``tokens`` and ``frozen``. The first call for a key decides and freezes; later calls return the identical bytes. Any failure after validation freezes the
-empty ``failed`` outcome and is never raised to the caller. Logs carry counts and timings only.
+``tokens`` and ``frozen``. The first call for a key decides and freezes; later calls return the
+identical bytes. Any failure after validation freezes the empty ``failed`` outcome and is never
+raised to the caller. Logs carry counts and timings only.
 """
 
 from __future__ import annotations

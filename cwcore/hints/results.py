@@ -26,7 +26,7 @@ from cwcore.errors import CorruptRecord
 
 
 def is_sorted(body: Mapping[str, Any], *, tail: tuple[str, ...] = ()) -> bool:
-    """True when ``body``'s keys (``tail`` keys left out) are in sorted order: read from the store."""
+    """True when ``body``'s keys (``tail`` left out) are sorted: it was read from the store."""
     keys = [k for k in body if k not in tail]
     return keys == sorted(keys)
 
