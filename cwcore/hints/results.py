@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cwcore.errors import CorruptRecord
+from cwcore.store import codec
 
 
 def is_sorted(body: Mapping[str, Any], *, tail: tuple[str, ...] = ()) -> bool:
@@ -284,7 +284,7 @@ class Counts:
         unknown = set(body) - set(COUNT_NAMES)
         if unknown:
             names = ", ".join(sorted(unknown))
-            raise CorruptRecord(f"hint diagnostics name unknown counters: {names}", reason=names)
+            raise codec.corrupt("hint diagnostics", f"unknown counters: {names}")
         g = body.get
         return cls(
             g("lineageSessions"),

@@ -53,6 +53,7 @@ from cwcore.hints.listings import (
     ViewDecision,
 )
 from cwcore.hints.results import Counts, Diagnostics, IncludedItem, PrivacyExclusion
+from cwcore.store import codec
 
 VIEWS = ("retrieved", "manifest", "included", "excluded", "memory")
 #: Reasons of rows dropped before ranking (shown by ``excluded`` only with ``all``).
@@ -85,9 +86,25 @@ def head(record: Stored) -> DecisionHead:
     )
 
 
+#: What parsing a stored record that lacks a field or holds the wrong type raises.
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
+
+
 def diagnostics(record: Stored) -> Diagnostics:
-    """The diagnostics frozen with a decision (empty for a record that kept none)."""
-    return Diagnostics.from_json(record.get("diagnostics") or {})
+    """The diagnostics frozen with a decision (empty for a record that kept none); a record
+    whose diagnostics do not read back is corrupt (:class:`~cwcore.errors.CorruptRecord`)."""
+    try:
+        return Diagnostics.from_json(record.get("diagnostics") or {})
+    except _MALFORMED as exc:
+        raise codec.corrupt("hint diagnostics", f"{type(exc).__name__}: {exc}") from None
+
+
+def memory_turn(record: Stored) -> MemoryTurn:
+    """A kept memory selection; one that does not read back is corrupt."""
+    try:
+        return MemoryTurn.from_json(record)
+    except _MALFORMED as exc:
+        raise codec.corrupt("memory turn", f"{type(exc).__name__}: {exc}") from None
 
 
 def included(record: Stored, diag: Diagnostics) -> tuple[IncludedItem, ...]:
@@ -172,7 +189,7 @@ def retrieved(record: Stored, diag: Diagnostics) -> RetrievedDecision:
 
 def memory(record: Stored) -> MemoryDecision:
     """One turn's memory selection: what entered the block and what was left out, and why."""
-    turn = MemoryTurn.from_json(record)
+    turn = memory_turn(record)
     left_out: list[MemoryExclusion] = []
     for trace in turn.traces:
         reasons = dict(trace.exclusion_reasons)

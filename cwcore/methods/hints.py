@@ -122,7 +122,7 @@ def _listing(engine: Engine, rows: list[dict[str, Any]], truncated: bool) -> Hin
 
 def _memory_turn(engine: Engine, session: str, message_key: str) -> MemoryTurn | None:
     body = frozen.memory_record(engine.store, session, message_key)
-    return None if body is None else MemoryTurn.from_json(body)
+    return None if body is None else views.memory_turn(body)
 
 
 def _hints_rotate(

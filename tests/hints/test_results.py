@@ -282,3 +282,28 @@ def test_view_exclusions_round_trip(
     exclusion = Exclusion.from_json(body)
     assert exclusion.id == row.id and exclusion.reason == reason and exclusion.stage == stage
     assert text(exclusion.to_json()) == text(body)
+
+
+@pytest.mark.parametrize(
+    "diag",
+    [
+        {"counts": {"lineageSessions": 1, "bogus": 2}},  # a counter no decision keeps
+        {"retrieved": [{"id": "t-1#user:u1"}]},  # a row without its fields
+        {"gate": "strong"},  # the wrong type
+    ],
+)
+def test_stored_diagnostics_that_do_not_read_back_are_corrupt(diag: dict[str, Any]) -> None:
+    from cwcore.errors import CorruptRecord
+    from cwcore.hints import views
+
+    record = {"session": "s", "messageKey": "k", "outcome": "none", "diagnostics": diag}
+    with pytest.raises(CorruptRecord, match="hint diagnostics is corrupt"):
+        views.diagnostics(record)
+
+
+def test_a_stored_memory_turn_without_its_fields_is_corrupt() -> None:
+    from cwcore.errors import CorruptRecord
+    from cwcore.hints import views
+
+    with pytest.raises(CorruptRecord, match="memory turn is corrupt"):
+        views.memory_turn({"session": "s", "messageKey": "k"})
