@@ -45,13 +45,10 @@ from cwcore.hints.listings import (
     IncludedDecision,
     ManifestDecision,
     ManifestEntry,
-    MemoryDecision,
-    MemoryExclusion,
-    MemoryTurn,
     RetrievedDecision,
-    TraceCounts,
     ViewDecision,
 )
+from cwcore.hints.memory_turns import MemoryDecision, MemoryExclusion, MemoryTurn, TraceCounts
 from cwcore.hints.results import Counts, Diagnostics, IncludedItem, PrivacyExclusion
 from cwcore.store import codec
 

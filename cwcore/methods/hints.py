@@ -11,7 +11,8 @@ from cwcore import clock
 from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.hints import frozen, views
-from cwcore.hints.listings import HintEntry, HintsListing, MemoryTurn, SessionBudget
+from cwcore.hints.listings import HintEntry, HintsListing, SessionBudget
+from cwcore.hints.memory_turns import MemoryTurn
 from cwcore.hints.preflight import preflight
 from cwcore.hints.turn import turn
 from cwcore.methods.registry import Method

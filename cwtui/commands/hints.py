@@ -19,10 +19,10 @@ if TYPE_CHECKING:
         HintsListing,
         IncludedDecision,
         ManifestDecision,
-        MemoryDecision,
         RetrievedDecision,
         ViewDecision,
     )
+    from cwcore.hints.memory_turns import MemoryDecision
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
@@ -150,9 +150,9 @@ def _render_view(name: str, decisions: tuple[ViewDecision, ...]) -> None:
         ExcludedDecision,
         IncludedDecision,
         ManifestDecision,
-        MemoryDecision,
         RetrievedDecision,
     )
+    from cwcore.hints.memory_turns import MemoryDecision
 
     if name == "memory":
         _render_memory([d for d in decisions if isinstance(d, MemoryDecision)])

@@ -24,9 +24,9 @@ from cwcore.hints.listings import (
     Exclusion,
     HintsListing,
     HintsView,
-    MemoryDecision,
     RetrievedDecision,
 )
+from cwcore.hints.memory_turns import MemoryDecision
 from cwcore.hints.results import (
     Budget,
     CandidateRow,
