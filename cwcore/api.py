@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
 from cwcore.browse import SessionInfo
@@ -24,6 +24,8 @@ from cwcore.importers.pipeline import ImportSummary
 if TYPE_CHECKING:
     from cwcore.engine import Engine
     from cwcore.hints.frozen import Maintained, Rotated
+    from cwcore.hints.listings import HintsListing, HintsView
+    from cwcore.hints.results import PreflightDecision
     from cwcore.importers.sources import SourcesReport
     from cwcore.index.health import DoctorReport, StoreCounts
     from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
@@ -457,8 +459,10 @@ class Archive:
         visible: Sequence[str] = (),
         max_results: int | None = None,
         hint_budget_tokens: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> PreflightDecision:
         """The frozen preflight decision for one real user message (the public preflight JSON)."""
+        from cwcore.hints.results import PreflightDecision
+
         params: dict[str, Any] = {"message": message, "session": session}
         if message_key is not None:
             params["messageKey"] = message_key
@@ -468,7 +472,29 @@ class Archive:
             params["maxResults"] = max_results
         if hint_budget_tokens is not None:
             params["hintBudgetTokens"] = hint_budget_tokens
-        return self.call("preflight", params)
+        return PreflightDecision.from_json(self.call("preflight", params))
+
+    @overload
+    def hints(
+        self,
+        *,
+        session: str | None = ...,
+        limit: int = ...,
+        view: None = ...,
+        everything: bool = ...,
+        message_key: str | None = ...,
+    ) -> HintsListing: ...
+
+    @overload
+    def hints(
+        self,
+        *,
+        session: str | None = ...,
+        limit: int = ...,
+        view: str,
+        everything: bool = ...,
+        message_key: str | None = ...,
+    ) -> HintsView: ...
 
     def hints(
         self,
@@ -478,11 +504,13 @@ class Archive:
         view: str | None = None,
         everything: bool = False,
         message_key: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> HintsListing | HintsView:
         """Frozen hints per user message, with their diagnostics and each session's budget;
         with ``view`` (``retrieved``, ``manifest``, ``included``, ``excluded``) that view of
         them instead (``everything``: the excluded view lists filtered rows too); view
         ``memory`` lists the memory selections the hooks kept per turn."""
+        from cwcore.hints.listings import HintsListing, HintsView
+
         params: dict[str, Any] = {"limit": limit}
         if session is not None:
             params["session"] = session
@@ -492,7 +520,8 @@ class Archive:
             params["all"] = True
         if message_key is not None:
             params["messageKey"] = message_key
-        return self.call("hints", params)
+        body = self.call("hints", params)
+        return HintsListing.from_json(body) if view is None else HintsView.from_json(body)
 
     def hints_rotate(self, session: str, active: Sequence[str]) -> Rotated:
         """Drop hints of keys that left the active context; recompute the active budget."""

@@ -7,10 +7,11 @@ most 1,000 ids and 1 MiB, rejected before any exclusion set is built), ``maxResu
 default 10: the size of the ranked evidence set kept for diagnostics; at most one candidate is
 ever shown) and ``hintBudgetTokens`` (lowers the per-message budget).
 
-Response (a public contract): ``{"outcome", "hint", "messageKey", "queryHash", "generation",
-"diagnostics"}`` plus ``session``, ``tokens`` and ``frozen``. The first call for a key decides
-and freezes; later calls return the identical bytes. Any failure after validation freezes the
-empty ``failed`` outcome and is never raised to the caller. Logs carry counts and timings only.
+Response (a public contract): a :class:`~cwcore.hints.results.PreflightDecision`, whose JSON is
+``{"outcome", "hint", "messageKey", "queryHash", "generation", "diagnostics"}`` plus ``session``,
+``tokens`` and ``frozen``. The first call for a key decides and freezes; later calls return the
+identical bytes. Any failure after validation freezes the empty ``failed`` outcome and is never
+raised to the caller. Logs carry counts and timings only.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cwcore import clock
@@ -27,6 +28,7 @@ from cwcore.hints import frozen, gate, privacy, render
 from cwcore.hints.candidates import COVERAGE_MIN, IDF_MIN, MIN_MATCHED, Evidence, retrieve
 from cwcore.hints.lineage import allowed_rows
 from cwcore.hints.query import Query, extract
+from cwcore.hints.results import Diagnostics, PreflightDecision
 from cwcore.index import derived
 from cwcore.retrieve.candidates import Visible
 from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS, SearchRequest
@@ -103,24 +105,28 @@ def parse(params: dict[str, Any]) -> PreflightRequest:
     return PreflightRequest(message, session, key, frozenset(visible), max_results, budget)
 
 
-def _response(record: dict[str, Any], *, was_frozen: bool, started: float) -> dict[str, Any]:
-    diagnostics = dict(record.get("diagnostics") or {})
-    diagnostics["frozen"] = was_frozen
-    diagnostics["callMs"] = round((time.perf_counter() - started) * 1000, 3)
-    return {
-        "outcome": record["outcome"],
-        "hint": record.get("hint"),
-        "messageKey": record["messageKey"],
-        "session": record["session"],
-        "queryHash": record.get("queryHash"),
-        "generation": record.get("generation"),
-        "tokens": int(record.get("tokens") or 0),
-        "frozen": was_frozen,
-        "diagnostics": diagnostics,
-    }
+def _response(record: dict[str, Any], *, was_frozen: bool, started: float) -> PreflightDecision:
+    """The answer for a decision record (as built, or as read back from the store): its
+    diagnostics with whether it came frozen and the whole call's time (ms) appended."""
+    diagnostics = replace(
+        Diagnostics.from_json(record.get("diagnostics") or {}),
+        frozen=was_frozen,
+        call_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+    return PreflightDecision(
+        outcome=record["outcome"],
+        hint=record.get("hint"),
+        message_key=record["messageKey"],
+        session=record["session"],
+        query_hash=record.get("queryHash"),
+        generation=record.get("generation"),
+        tokens=int(record.get("tokens") or 0),
+        frozen=was_frozen,
+        diagnostics=diagnostics,
+    )
 
 
-def preflight(engine: Any, params: dict[str, Any]) -> dict[str, Any]:
+def preflight(engine: Any, params: dict[str, Any]) -> PreflightDecision:
     """Validate, return the frozen decision if there is one, else decide, freeze and return."""
     req = parse(params)
     started = time.perf_counter()
@@ -166,7 +172,12 @@ def preflight(engine: Any, params: dict[str, Any]) -> dict[str, Any]:
         stored.get("tokens", 0),
         (time.perf_counter() - started) * 1000,
     )
-    return _response(stored, was_frozen=False, started=started)
+    try:
+        return _response(stored, was_frozen=False, started=started)
+    except Exception as exc:  # diagnostics that do not read back: still an answer, never an error
+        log.warning("preflight could not answer its decision: %s", type(exc).__name__)
+        failed = _failed(req, query, generation, started)
+        return _response(failed, was_frozen=False, started=started)
 
 
 def _failed(

@@ -82,8 +82,8 @@ def turn(engine: Any, params: dict[str, Any]) -> dict[str, Any]:
     if event == "prompt":
         fields = {k: v for k, v in params.items() if k not in ("event", "cwd")}
         decision = preflight(engine, fields)
-        out.update(hint=decision["hint"], outcome=decision["outcome"])
-        message_key, prompt = str(decision["messageKey"]), str(params["message"])
+        out.update(hint=decision.hint, outcome=decision.outcome)
+        message_key, prompt = decision.message_key, str(params["message"])
     else:
         message_key, prompt = frozen.SESSION_START_KEY, ""
     out["messageKey"] = message_key

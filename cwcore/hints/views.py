@@ -32,10 +32,25 @@ candidate is listed as excluded with that reason.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from cwcore.errors import InvalidInput
 from cwcore.hints import render
+from cwcore.hints.listings import (
+    DecisionHead,
+    ExcludedDecision,
+    Exclusion,
+    HintsView,
+    IncludedDecision,
+    ManifestDecision,
+    ManifestEntry,
+    RetrievedDecision,
+    ViewDecision,
+)
+from cwcore.hints.memory_turns import MemoryDecision, MemoryExclusion, MemoryTurn, TraceCounts
+from cwcore.hints.results import Counts, Diagnostics, IncludedItem, PrivacyExclusion
+from cwcore.store import codec
 
 VIEWS = ("retrieved", "manifest", "included", "excluded", "memory")
 #: Reasons of rows dropped before ranking (shown by ``excluded`` only with ``all``).
@@ -43,6 +58,9 @@ FILTER_REASONS = ("unverified", "stale", "durable-archive")
 RANK_REASONS = ("duplicate", "suppressed", "max-results")
 #: The reason of a ranked candidate behind the one shown: a decision shows one item at most.
 BEHIND_SHOWN = "one-per-message"
+
+#: A frozen decision as the store keeps it (:func:`cwcore.hints.frozen.listing`).
+Stored = Mapping[str, Any]
 
 
 def stage(reason: str) -> str:
@@ -55,151 +73,168 @@ def stage(reason: str) -> str:
     return "planner"
 
 
-def _head(record: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "session": record["session"],
-        "messageKey": record["messageKey"],
-        "outcome": record["outcome"],
-        "reason": record.get("reason"),
-        "createdAt": record.get("createdAt"),
-    }
+def head(record: Stored) -> DecisionHead:
+    return DecisionHead(
+        session=record["session"],
+        message_key=record["messageKey"],
+        outcome=record["outcome"],
+        reason=record.get("reason"),
+        created_at=record.get("createdAt"),
+    )
 
 
-def included(record: dict[str, Any]) -> list[dict[str, Any]]:
+#: What parsing a stored record that lacks a field or holds the wrong type raises.
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
+
+
+def diagnostics(record: Stored) -> Diagnostics:
+    """The diagnostics frozen with a decision (empty for a record that kept none); a record
+    whose diagnostics do not read back is corrupt (:class:`~cwcore.errors.CorruptRecord`)."""
+    try:
+        return Diagnostics.from_json(record.get("diagnostics") or {})
+    except _MALFORMED as exc:
+        raise codec.corrupt("hint diagnostics", f"{type(exc).__name__}: {exc}") from None
+
+
+def memory_turn(record: Stored) -> MemoryTurn:
+    """A kept memory selection; one that does not read back is corrupt."""
+    try:
+        return MemoryTurn.from_json(record)
+    except _MALFORMED as exc:
+        raise codec.corrupt("memory turn", f"{type(exc).__name__}: {exc}") from None
+
+
+def included(record: Stored, diag: Diagnostics) -> tuple[IncludedItem, ...]:
     """The items of a decision that entered the context (none when no hint was kept)."""
-    if not record.get("hint"):
-        return []
-    return [dict(item) for item in (record.get("diagnostics") or {}).get("included") or []]
+    return diag.shown if record.get("hint") else ()
 
 
-def excluded(record: dict[str, Any], *, everything: bool = False) -> list[dict[str, Any]]:
+def excluded(record: Stored, diag: Diagnostics, *, everything: bool = False) -> list[Exclusion]:
     """What a decision left out, with reasons and stages (see the module docstring)."""
-    diag = record.get("diagnostics") or {}
-    out: list[dict[str, Any]] = []
-    for item in diag.get("excluded") or []:
-        reason = str(item.get("reason") or "")
-        entry = {**item, "reason": reason, "stage": stage(reason)}
-        if everything or entry["stage"] != "filter":
+    out: list[Exclusion] = []
+    for row in diag.left_out:
+        reason = row.reason or ""
+        entry = Exclusion(row, reason, stage(reason))
+        if everything or entry.stage != "filter":
             out.append(entry)
-    shown = {item["id"] for item in included(record)}
+    shown = {item.id for item in included(record, diag)}
     # A privacy exclusion already accounts for the best candidate (it left the ranked list).
-    top_accounted = bool(shown) or any(e["reason"].startswith("privacy:") for e in out)
-    for rank, item in enumerate(diag.get("retrieved") or []):
-        if item["id"] in shown:
+    top_accounted = bool(shown) or any(e.reason.startswith("privacy:") for e in out)
+    for rank, candidate in enumerate(diag.candidates):
+        if candidate.id in shown:
             continue
         if rank == 0 and not top_accounted:
             # The best candidate was not shown: the gate, the budget or the freeze said why.
-            reason = str(record.get("reason") or diag.get("reason") or "none")
+            reason = str(record.get("reason") or diag.reason or "none")
         else:
             reason = BEHIND_SHOWN
-        out.append({**item, "reason": reason, "stage": "planner"})
+        out.append(Exclusion(candidate, reason, "planner"))
     return out
 
 
-def manifest(record: dict[str, Any]) -> dict[str, Any]:
+def manifest(record: Stored, diag: Diagnostics) -> ManifestDecision:
     """Manifest entries (selected and privacy-excluded items) and their source ids."""
-    diag = record.get("diagnostics") or {}
     entries = [
-        {
-            "kind": "retrieval",
-            "id": item["id"],
-            "included": True,
-            "classification": item.get("classification"),
-            "score": item.get("score"),
-            "tokens": item.get("tokens"),
-            "group": item.get("group", record["messageKey"]),
-            "reason": item.get("reason"),
-        }
-        for item in included(record)
+        ManifestEntry(
+            kind="retrieval",
+            id=item.id,
+            included=True,
+            classification=item.classification,
+            score=item.score,
+            tokens=item.tokens,
+            group=item.group,
+            reason=item.reason,
+        )
+        for item in included(record, diag)
     ]
-    for item in diag.get("excluded") or []:
-        if str(item.get("reason") or "").startswith("privacy:"):
+    for row in diag.left_out:
+        if (row.reason or "").startswith("privacy:"):
             entries.append(
-                {
-                    "kind": "retrieval",
-                    "id": item["id"],
-                    "included": False,
-                    "classification": item.get("classification"),
-                    "score": None,
-                    "tokens": 0,
-                    "group": record["messageKey"],
-                    "reason": item["reason"],
-                }
+                ManifestEntry(
+                    kind="retrieval",
+                    id=row.id,
+                    included=False,
+                    classification=(
+                        row.classification if isinstance(row, PrivacyExclusion) else None
+                    ),
+                    score=None,
+                    tokens=0,
+                    group=record["messageKey"],
+                    reason=row.reason,
+                )
             )
-    return {
-        **_head(record),
-        "entries": entries,
-        "retrievedEventIds": [e["id"] for e in entries],
-    }
+    return ManifestDecision(head(record), tuple(entries))
 
 
-def retrieved(record: dict[str, Any]) -> dict[str, Any]:
+def retrieved(record: Stored, diag: Diagnostics) -> RetrievedDecision:
     """Local excerpts, candidates, counts, planner exclusions, token use and latency."""
-    diag = record.get("diagnostics") or {}
     hint = str(record.get("hint") or "")
     is_marker = bool(hint) and record["outcome"] == "marker"
-    return {
-        **_head(record),
-        "excerpt": render.quoted_content(hint) if hint and not is_marker else None,
-        "markerPhrases": render.marker_phrases(hint) if is_marker else None,
-        "candidates": list(diag.get("retrieved") or []),
-        "counts": dict(diag.get("counts") or {}),
-        "exclusions": [e for e in excluded(record) if e["stage"] == "planner"],
-        "tokens": int(record.get("tokens") or 0),
-        "budget": diag.get("budget"),
-        "warnings": list(diag.get("warnings") or []),
-        "latencyMs": diag.get("latencyMs"),
-    }
+    return RetrievedDecision(
+        head=head(record),
+        excerpt=render.quoted_content(hint) if hint and not is_marker else None,
+        marker_phrases=tuple(render.marker_phrases(hint)) if is_marker else None,
+        candidates=diag.candidates,
+        counts=diag.counts or Counts(),
+        exclusions=tuple(e for e in excluded(record, diag) if e.stage == "planner"),
+        tokens=int(record.get("tokens") or 0),
+        budget=diag.budget,
+        warnings=diag.warnings or (),
+        latency_ms=diag.latency_ms,
+    )
 
 
-def memory(record: dict[str, Any]) -> dict[str, Any]:
+def memory(record: Stored) -> MemoryDecision:
     """One turn's memory selection: what entered the block and what was left out, and why."""
-    excluded: list[dict[str, Any]] = []
-    for trace in record.get("traces") or []:
-        reasons = trace.get("exclusion_reasons") or {}
-        for rid in trace.get("excluded_ids") or []:
-            excluded.append({"id": rid, "reason": reasons.get(rid), "stage": trace["processor"]})
-    excluded += [{**e, "stage": "selection"} for e in record.get("unselected") or []]
-    more = sum(int(t.get("excludedMore") or 0) for t in record.get("traces") or [])
-    more += int(record.get("unselectedMore") or 0)
-    return {
-        "session": record["session"],
-        "messageKey": record["messageKey"],
-        "event": record.get("event"),
-        "project": record.get("project"),
-        "createdAt": record.get("createdAt"),
-        "skipped": bool(record.get("skipped")),
-        "reason": record.get("reason"),
-        "bytes": int(record.get("bytes") or 0),
-        "budgetBytes": record.get("budgetBytes"),
-        "selected": dict(record.get("sections") or {}),
-        "truncated": list(record.get("truncated") or []),
-        "excluded": excluded,
-        "excludedMore": more,
-        "ranking": record.get("ranking"),
-        "traces": [
-            {k: t[k] for k in ("processor", "input_count", "output_count")}
-            for t in record.get("traces") or []
-        ],
-        "latencyMs": record.get("latencyMs"),
-    }
+    turn = memory_turn(record)
+    left_out: list[MemoryExclusion] = []
+    for trace in turn.traces:
+        reasons = dict(trace.exclusion_reasons)
+        for rid in trace.excluded_ids:
+            left_out.append(MemoryExclusion(rid, reasons.get(rid), trace.processor))
+    left_out += [MemoryExclusion(u.id, u.reason, "selection") for u in turn.unselected]
+    more = sum(t.excluded_more or 0 for t in turn.traces) + (turn.unselected_more or 0)
+    return MemoryDecision(
+        session=turn.session,
+        message_key=turn.message_key,
+        event=turn.event,
+        project=turn.project,
+        created_at=turn.created_at,
+        skipped=turn.skipped,
+        reason=turn.reason,
+        bytes=turn.bytes,
+        budget_bytes=turn.budget_bytes,
+        selected=turn.sections,
+        truncated=turn.truncated,
+        excluded=tuple(left_out),
+        excluded_more=more,
+        ranking=turn.ranking,
+        traces=tuple(TraceCounts(t.processor, t.input_count, t.output_count) for t in turn.traces),
+        latency_ms=turn.latency_ms,
+    )
 
 
-def view(name: str, records: list[dict[str, Any]], *, everything: bool = False) -> dict[str, Any]:
-    """The ``name`` view of frozen decisions (``everything`` applies to ``excluded``)."""
+def _decision(name: str, record: Stored, everything: bool) -> ViewDecision:
+    if name == "memory":
+        return memory(record)
+    diag = diagnostics(record)
+    if name == "retrieved":
+        return retrieved(record, diag)
+    if name == "manifest":
+        return manifest(record, diag)
+    if name == "included":
+        return IncludedDecision(head(record), included(record, diag))
+    return ExcludedDecision(head(record), tuple(excluded(record, diag, everything=everything)))
+
+
+def view(
+    name: str, records: list[dict[str, Any]], *, everything: bool = False, truncated: bool
+) -> HintsView:
+    """The ``name`` view of frozen decisions (``everything`` applies to ``excluded``);
+    ``truncated`` says the records were cut at the listing's limit."""
     if name not in VIEWS:
         raise InvalidInput(f"view must be one of {', '.join(VIEWS)}")
     if everything and name != "excluded":
         raise InvalidInput("all applies to the excluded view only")
-    decisions: list[dict[str, Any]]
-    if name == "retrieved":
-        decisions = [retrieved(r) for r in records]
-    elif name == "manifest":
-        decisions = [manifest(r) for r in records]
-    elif name == "memory":
-        decisions = [memory(r) for r in records]
-    elif name == "included":
-        decisions = [{**_head(r), "included": included(r)} for r in records]
-    else:
-        decisions = [{**_head(r), "excluded": excluded(r, everything=everything)} for r in records]
-    return {"view": name, "all": everything, "decisions": decisions}
+    decisions = tuple(_decision(name, r, everything) for r in records)
+    return HintsView(name, everything, decisions, truncated)

@@ -11,6 +11,8 @@ from cwcore import clock
 from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.hints import frozen, views
+from cwcore.hints.listings import HintEntry, HintsListing, SessionBudget
+from cwcore.hints.memory_turns import MemoryTurn
 from cwcore.hints.preflight import preflight
 from cwcore.hints.turn import turn
 from cwcore.methods.registry import Method
@@ -23,7 +25,7 @@ MAX_LISTING = 10_000
 def _preflight(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    return preflight(engine, params)
+    return preflight(engine, params).to_json()
 
 
 def _turn(
@@ -75,40 +77,53 @@ def _hints(
         rows = frozen.listing(engine.store, session, limit)
     if message_key:
         rows = [r for r in rows if r["messageKey"] == message_key]
+    truncated = len(rows) >= limit
     if name is not None:
-        body = views.view(name, rows, everything=everything)
-        body["truncated"] = len(rows) >= limit
-        return body
+        return views.view(name, rows, everything=everything, truncated=truncated).to_json()
     if everything:
         raise InvalidInput("all applies to the excluded view only")
-    hints = [
-        {
-            "session": r["session"],
-            "messageKey": r["messageKey"],
-            "outcome": r["outcome"],
-            "reason": r.get("reason"),
-            "hint": r.get("hint"),
-            "bytes": int(r.get("bytes") or 0),
-            "tokens": int(r.get("tokens") or 0),
-            "queryHash": r.get("queryHash"),
-            "generation": r.get("generation"),
-            "createdAt": r.get("createdAt"),
-            "diagnostics": r.get("diagnostics") or {},
-            "memory": frozen.memory_record(engine.store, r["session"], r["messageKey"]),
-        }
+    return _listing(engine, rows, truncated).to_json()
+
+
+def _listing(engine: Engine, rows: list[dict[str, Any]], truncated: bool) -> HintsListing:
+    """The frozen decisions with the memory selection of the same turn, and the active budget
+    of every session they belong to (sorted by id)."""
+    hints = tuple(
+        HintEntry(
+            session=r["session"],
+            message_key=r["messageKey"],
+            outcome=r["outcome"],
+            reason=r.get("reason"),
+            hint=r.get("hint"),
+            bytes=int(r.get("bytes") or 0),
+            tokens=int(r.get("tokens") or 0),
+            query_hash=r.get("queryHash"),
+            generation=r.get("generation"),
+            created_at=r.get("createdAt"),
+            diagnostics=views.diagnostics(r),
+            memory=_memory_turn(engine, r["session"], r["messageKey"]),
+        )
         for r in rows
-    ]
-    sessions = {}
-    for name in sorted({h["session"] for h in hints}):
-        state = frozen.session_record(engine.store, name)
+    )
+    sessions = []
+    for session in sorted({h.session for h in hints}):
+        state = frozen.session_record(engine.store, session)
         active = state.get("active") or {}
-        sessions[name] = {
-            "activeKeys": sorted(active),
-            "activeTokens": sum(int(v) for v in active.values()),
-            "activeBudget": engine.settings.hint_active_tokens,
-            "lastActivity": state.get("lastActivity"),
-        }
-    return {"hints": hints, "sessions": sessions, "truncated": len(rows) >= limit}
+        sessions.append(
+            SessionBudget(
+                session=session,
+                active_keys=tuple(sorted(active)),
+                active_tokens=sum(int(v) for v in active.values()),
+                active_budget=engine.settings.hint_active_tokens,
+                last_activity=state.get("lastActivity"),
+            )
+        )
+    return HintsListing(hints, tuple(sessions), truncated)
+
+
+def _memory_turn(engine: Engine, session: str, message_key: str) -> MemoryTurn | None:
+    body = frozen.memory_record(engine.store, session, message_key)
+    return None if body is None else views.memory_turn(body)
 
 
 def _hints_rotate(

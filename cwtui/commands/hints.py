@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -11,6 +11,18 @@ from rich.table import Table
 
 from cwcore.api import Archive
 from cwtui.output import console, emit_json, guard
+
+if TYPE_CHECKING:
+    from cwcore.hints.listings import (
+        DecisionHead,
+        ExcludedDecision,
+        HintsListing,
+        IncludedDecision,
+        ManifestDecision,
+        RetrievedDecision,
+        ViewDecision,
+    )
+    from cwcore.hints.memory_turns import MemoryDecision
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
@@ -46,16 +58,16 @@ def preflight(
                 max_results=max_results,
             )
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
             return
-        frozen = " (frozen)" if body["frozen"] else ""
+        frozen = " (frozen)" if body.frozen else ""
         console.print(
-            f"[bold]{body['outcome']}[/]{frozen} · key {escape(body['messageKey'])} · "
-            f"{body['tokens']} tokens · generation {body['generation']} · "
-            f"reason {escape(str(body['diagnostics'].get('reason')))}"
+            f"[bold]{body.outcome}[/]{frozen} · key {escape(body.message_key)} · "
+            f"{body.tokens} tokens · generation {body.generation} · "
+            f"reason {escape(str(body.diagnostics.reason))}"
         )
-        if body["hint"]:
-            console.print(escape(body["hint"].lstrip("\n")), soft_wrap=True)
+        if body.hint:
+            console.print(escape(body.hint.lstrip("\n")), soft_wrap=True)
 
 
 @app.callback(invoke_without_command=True)
@@ -71,42 +83,42 @@ def hints(
     with guard(as_json), Archive.open() as archive:
         body = archive.hints(session=session)
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
             return
         _render(body)
 
 
-def _render(body: dict[str, Any]) -> None:
-    if not body["hints"]:
+def _render(body: HintsListing) -> None:
+    if not body.hints:
         console.print("[dim]no frozen hints.[/]")
         return
     table = Table("session", "message key", "outcome", "bytes", "tokens", "query", "gen", "why")
-    for h in body["hints"]:
-        d = h["diagnostics"]
-        counts = d.get("counts") or {}
-        why = str(d.get("reason") or h.get("reason") or "")
+    for h in body.hints:
+        d = h.diagnostics
+        counts = d.counts
+        why = str(d.reason or h.reason or "")
         if counts:
             why += (
-                f"\n{counts.get('candidates', 0)} cand · {len(d.get('included') or [])} incl · "
-                f"{len(d.get('excluded') or [])} excl · {counts.get('dedup', 0)} dedup · "
-                f"{counts.get('branch', 0)} branch rows · {d.get('latencyMs', 0):.1f} ms"
+                f"\n{counts.candidates or 0} cand · {len(d.shown)} incl · "
+                f"{len(d.left_out)} excl · {counts.dedup or 0} dedup · "
+                f"{counts.branch or 0} branch rows · {d.latency_ms or 0:.1f} ms"
             )
         table.add_row(
-            escape(h["session"][:16]),
-            escape(h["messageKey"][:24]),
-            h["outcome"],
-            str(h["bytes"]),
-            str(h["tokens"]),
-            h["queryHash"] or "-",
-            str(h["generation"]),
+            escape(h.session[:16]),
+            escape(h.message_key[:24]),
+            h.outcome,
+            str(h.bytes),
+            str(h.tokens),
+            h.query_hash or "-",
+            str(h.generation),
             escape(why),
         )
     console.print(table)
-    for name, state in body["sessions"].items():
+    for state in body.sessions:
         console.print(
-            f"[dim]{escape(name)}: {state['activeTokens']}/{state['activeBudget']} active hint "
-            f"tokens over {len(state['activeKeys'])} key(s); last activity "
-            f"{state['lastActivity']}[/]"
+            f"[dim]{escape(state.session)}: {state.active_tokens}/{state.active_budget} active "
+            f"hint tokens over {len(state.active_keys)} key(s); last activity "
+            f"{state.last_activity}[/]"
         )
 
 
@@ -122,138 +134,158 @@ def _view(
             session=session, view=name, everything=everything, message_key=message_key
         )
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
             return
-        if not body["decisions"]:
+        if not body.decisions:
             console.print(
                 "[dim]no memory selections.[/]" if name == "memory" else "[dim]no frozen hints.[/]"
             )
             return
-        _VIEW_RENDERERS[name](body["decisions"])
+        _render_view(name, body.decisions)
 
 
-def _heading(d: dict[str, Any]) -> str:
+def _render_view(name: str, decisions: tuple[ViewDecision, ...]) -> None:
+    """Each view's decisions are all of the view's record type."""
+    from cwcore.hints.listings import (
+        ExcludedDecision,
+        IncludedDecision,
+        ManifestDecision,
+        RetrievedDecision,
+    )
+    from cwcore.hints.memory_turns import MemoryDecision
+
+    if name == "memory":
+        _render_memory([d for d in decisions if isinstance(d, MemoryDecision)])
+    elif name == "retrieved":
+        _render_retrieved([d for d in decisions if isinstance(d, RetrievedDecision)])
+    elif name == "manifest":
+        _render_manifest([d for d in decisions if isinstance(d, ManifestDecision)])
+    elif name == "included":
+        _render_included([d for d in decisions if isinstance(d, IncludedDecision)])
+    else:
+        _render_excluded([d for d in decisions if isinstance(d, ExcludedDecision)])
+
+
+def _heading(d: DecisionHead) -> str:
     return (
-        f"[bold]{escape(d['session'])}[/] · {escape(d['messageKey'])} · "
-        f"{d['outcome']} ({escape(str(d.get('reason') or '-'))})"
+        f"[bold]{escape(d.session)}[/] · {escape(d.message_key)} · "
+        f"{d.outcome} ({escape(str(d.reason or '-'))})"
     )
 
 
-def _render_retrieved(decisions: list[dict[str, Any]]) -> None:
+def _render_retrieved(decisions: list[RetrievedDecision]) -> None:
     for d in decisions:
-        console.print(_heading(d))
-        if d["excerpt"] is not None:
-            console.print(f"  excerpt: {escape(d['excerpt'])}", soft_wrap=True)
-        if d["markerPhrases"] is not None:
-            phrases = ", ".join(escape(p) for p in d["markerPhrases"])
+        console.print(_heading(d.head))
+        if d.excerpt is not None:
+            console.print(f"  excerpt: {escape(d.excerpt)}", soft_wrap=True)
+        if d.marker_phrases is not None:
+            phrases = ", ".join(escape(p) for p in d.marker_phrases)
             console.print(f"  marker phrases (the user's own words): {phrases}")
-        counts = d["counts"]
+        counts = d.counts
         if counts:
             console.print(
-                f"  {counts.get('candidates', 0)} candidates · {counts.get('verified', 0)} "
-                f"verified · {counts.get('dedup', 0)} dedup · {counts.get('branch', 0)} branch "
-                f"rows · {counts.get('alternateBranch', 0)} alternate-branch"
+                f"  {counts.candidates or 0} candidates · {counts.verified or 0} "
+                f"verified · {counts.dedup or 0} dedup · {counts.branch or 0} branch "
+                f"rows · {counts.alternate_branch or 0} alternate-branch"
             )
-        for i, c in enumerate(d["candidates"], 1):
+        for i, c in enumerate(d.candidates, 1):
             console.print(
-                f"  {i}. {escape(c['id'])} score {c['score']} · tier {c['tier']} · "
-                f"{c['matchType']} · {c['matchedUnits']} units · coverage {c['coverage']}"
-                + (" · strong" if c.get("strong") else ""),
+                f"  {i}. {escape(c.id)} score {c.score} · tier {c.tier} · "
+                f"{c.match_type} · {c.matched_units} units · coverage {c.coverage}"
+                + (" · strong" if c.strong else ""),
                 soft_wrap=True,
             )
-        for e in d["exclusions"]:
-            console.print(f"  - {escape(e['id'])}: {escape(e['reason'])}", soft_wrap=True)
-        budget = d.get("budget") or {}
-        used = f"  {d['tokens']} tokens"
-        if budget:
-            used += f" of {budget.get('available')} available (message {budget.get('message')})"
-        if d.get("latencyMs") is not None:
-            used += f" · {d['latencyMs']:.1f} ms"
+        for e in d.exclusions:
+            console.print(f"  - {escape(e.id)}: {escape(e.reason)}", soft_wrap=True)
+        used = f"  {d.tokens} tokens"
+        if d.budget is not None:
+            used += f" of {d.budget.available} available (message {d.budget.message})"
+        if d.latency_ms is not None:
+            used += f" · {d.latency_ms:.1f} ms"
         console.print(used)
-        for w in d["warnings"]:
+        for w in d.warnings:
             console.print(f"  [yellow]warning[/] {escape(w)}")
 
 
-def _render_manifest(decisions: list[dict[str, Any]]) -> None:
+def _render_manifest(decisions: list[ManifestDecision]) -> None:
     for d in decisions:
-        console.print(_heading(d))
-        if not d["entries"]:
+        console.print(_heading(d.head))
+        if not d.entries:
             console.print("  [dim]no retrieval entries[/]")
-        for e in d["entries"]:
-            state = "included" if e["included"] else "excluded"
-            score = "-" if e["score"] is None else e["score"]
+        for e in d.entries:
+            state = "included" if e.included else "excluded"
+            score = "-" if e.score is None else e.score
             console.print(
-                f"  {e['kind']} {escape(e['id'])} · {state} · "
-                f"{escape(str(e['classification'] or '-'))} · score {score} · "
-                f"{e['tokens']} tokens · group {escape(str(e['group']))} · "
-                f"{escape(str(e['reason'] or '-'))}",
+                f"  {e.kind} {escape(e.id)} · {state} · "
+                f"{escape(str(e.classification or '-'))} · score {score} · "
+                f"{e.tokens} tokens · group {escape(str(e.group))} · "
+                f"{escape(str(e.reason or '-'))}",
                 soft_wrap=True,
             )
         console.print(
-            f"  retrievedEventIds: {escape(', '.join(d['retrievedEventIds']) or '-')}",
+            f"  retrievedEventIds: {escape(', '.join(d.retrieved_event_ids) or '-')}",
             soft_wrap=True,
         )
 
 
-def _render_items(decisions: list[dict[str, Any]], key: str) -> None:
-    shown = 0
-    for d in decisions:
-        if not d[key]:
-            continue
-        console.print(_heading(d))
-        for item in d[key]:
-            shown += 1
-            detail = [f"score {item.get('score', '-')}"]
-            if key == "included":
-                detail += [
-                    str(item.get("classification") or "-"),
-                    f"{item.get('tokens', 0)} tokens",
-                    f"priority {item.get('priority', '-')}",
-                    f"group {item.get('group') or '-'}",
-                ]
-            else:
-                detail.insert(0, f"{item['stage']} stage")
-            reason = escape(str(item.get("reason") or "-"))
-            console.print(
-                f"  {escape(item['id'])}: {reason} · {escape(' · '.join(detail))}",
-                soft_wrap=True,
-            )
+def _item_line(ident: str, reason: str | None, detail: list[str]) -> None:
+    console.print(
+        f"  {escape(ident)}: {escape(str(reason or '-'))} · {escape(' · '.join(detail))}",
+        soft_wrap=True,
+    )
+
+
+def _render_included(decisions: list[IncludedDecision]) -> None:
+    shown = [d for d in decisions if d.included]
+    for d in shown:
+        console.print(_heading(d.head))
+        for item in d.included:
+            detail = [
+                f"score {item.score}",
+                str(item.classification or "-"),
+                f"{item.tokens} tokens",
+                f"priority {item.priority}",
+                f"group {item.group or '-'}",
+            ]
+            _item_line(item.id, item.reason, detail)
     if not shown:
-        console.print(f"[dim]nothing {key}.[/]")
+        console.print("[dim]nothing included.[/]")
 
 
-def _render_memory(decisions: list[dict[str, Any]]) -> None:
+def _render_excluded(decisions: list[ExcludedDecision]) -> None:
+    from cwcore.hints.results import CandidateRow
+
+    shown = [d for d in decisions if d.excluded]
+    for d in shown:
+        console.print(_heading(d.head))
+        for e in d.excluded:
+            score = e.row.score if isinstance(e.row, CandidateRow) else "-"  # privacy: none
+            _item_line(e.id, e.reason, [f"{e.stage} stage", f"score {score}"])
+    if not shown:
+        console.print("[dim]nothing excluded.[/]")
+
+
+def _render_memory(decisions: list[MemoryDecision]) -> None:
     for d in decisions:
-        state = f"skipped ({d['reason']})" if d["skipped"] else f"{d['bytes']} bytes"
+        state = f"skipped ({d.reason})" if d.skipped else f"{d.bytes} bytes"
         console.print(
-            f"[bold]{escape(d['session'])}[/] · {escape(d['messageKey'])} · "
-            f"{escape(str(d.get('event') or '-'))} · project {escape(str(d.get('project')))} · "
+            f"[bold]{escape(d.session)}[/] · {escape(d.message_key)} · "
+            f"{escape(str(d.event or '-'))} · project {escape(str(d.project))} · "
             f"{escape(state)}"
         )
-        for section, ids in d["selected"].items():
+        for section, ids in d.selected:
             console.print(f"  {escape(section)}: {escape(', '.join(ids))}", soft_wrap=True)
-        if d["truncated"]:
-            console.print(f"  cut by the budget: {escape(', '.join(d['truncated']))}")
-        for t in d["traces"]:
+        if d.truncated:
+            console.print(f"  cut by the budget: {escape(', '.join(d.truncated))}")
+        for t in d.traces:
+            console.print(f"  [dim]{escape(t.processor)}: {t.input_count} → {t.output_count}[/]")
+        for e in d.excluded:
             console.print(
-                f"  [dim]{escape(t['processor'])}: {t['input_count']} → {t['output_count']}[/]"
-            )
-        for e in d["excluded"]:
-            console.print(
-                f"  - {escape(e['id'])}: {escape(str(e['reason']))} · {escape(e['stage'])}",
+                f"  - {escape(e.id)}: {escape(str(e.reason))} · {escape(e.stage)}",
                 soft_wrap=True,
             )
-        if d["excludedMore"]:
-            console.print(f"  [dim]… and {d['excludedMore']} more left out[/]")
-
-
-_VIEW_RENDERERS = {
-    "memory": _render_memory,
-    "retrieved": _render_retrieved,
-    "manifest": _render_manifest,
-    "included": lambda ds: _render_items(ds, "included"),
-    "excluded": lambda ds: _render_items(ds, "excluded"),
-}
+        if d.excluded_more:
+            console.print(f"  [dim]… and {d.excluded_more} more left out[/]")
 
 
 @app.command("retrieved")

@@ -1,15 +1,16 @@
 """The candidates of one frozen preflight decision, each one a way into its source.
 
-``CandidatesScreen(hint)`` lists what the decision retrieved (its diagnostics' ``retrieved``
-rows and the ``included`` item: ids, dates, kinds, scores — never text). Enter recalls the
-highlighted candidate's document (``Archive.recall`` with the document id), ``o`` opens its
-session's transcript at its message. The ids are ``<documentId>#<messageKey>`` or
+``CandidatesScreen(hint, session)`` lists what the decision retrieved (its diagnostics'
+``retrieved`` rows and the ``included`` item: ids, dates, kinds, scores — never text). Enter
+recalls the highlighted candidate's document (``Archive.recall`` with the document id), ``o``
+opens its session's transcript at its message. The ids are ``<documentId>#<messageKey>`` or
 ``<documentId>@w<window>`` (a window with no single message).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -23,34 +24,62 @@ from cwtui.screens.common import LiveScreen
 from cwtui.widgets.dialog import Dialog
 from cwtui.widgets.nav import NavList
 
+if TYPE_CHECKING:
+    from cwcore.hints.listings import HintEntry
 
-def candidates(hint: dict[str, Any]) -> list[dict[str, Any]]:
-    """The decision's retrieved rows, the included one first, each with ``documentId``,
-    ``messageKey`` (None for a window id), ``session`` and ``included``."""
-    diag = hint.get("diagnostics") or {}
-    rows: list[dict[str, Any]] = []
+
+@dataclass(frozen=True)
+class Candidate:
+    """One row of the list: the source document, its message key (None for a window id), the
+    session to open, whether the decision showed it, and what the row says of it."""
+
+    document_id: str
+    message_key: str | None
+    session: str | None
+    included: bool
+    timestamp: str
+    kind: str | None
+    match_type: str
+    score: float
+
+
+def candidates(hint: HintEntry, session: str | None = None) -> list[Candidate]:
+    """The decision's retrieved rows, the included one first; ``session`` (default: the
+    decision's) stands in for a row that names none."""
+    diag = hint.diagnostics
+    fallback = session or hint.session
+    rows: list[Candidate] = []
     seen: set[str] = set()
-    for row, included in [(r, True) for r in diag.get("included") or []] + [
-        (r, False) for r in diag.get("retrieved") or []
-    ]:
-        if not isinstance(row, dict):
-            continue
-        ident = str(row.get("id") or row.get("documentId") or "")
+
+    def place(ident: str) -> tuple[str, str | None] | None:
         if not ident or ident in seen:
-            continue
+            return None
         seen.add(ident)
         document, _, key = ident.partition("#")
-        if not key:
-            document = str(row.get("documentId") or ident.split("@w")[0])
-        rows.append(
-            {
-                **row,
-                "documentId": document,
-                "messageKey": key or None,
-                "session": row.get("session") or hint.get("session"),
-                "included": included,
-            }
-        )
+        return (document, key) if key else (ident.split("@w")[0], None)
+
+    for item in diag.shown:
+        where = place(item.id)
+        if where is not None:
+            rows.append(
+                Candidate(*where, fallback, True, "", item.kind, item.match_type, item.score)
+            )
+    for row in diag.candidates:
+        where = place(row.id)
+        if where is not None:
+            document, key = where
+            rows.append(
+                Candidate(
+                    document if key else row.document_id,
+                    key,
+                    row.session or fallback,
+                    False,
+                    row.timestamp,
+                    row.kind,
+                    row.match_type,
+                    row.score,
+                )
+            )
     return rows
 
 
@@ -68,15 +97,15 @@ class CandidatesScreen(ModalScreen[None], LiveScreen):
         ),
     ]
 
-    def __init__(self, hint: dict[str, Any]) -> None:
+    def __init__(self, hint: HintEntry, session: str | None = None) -> None:
         super().__init__()
         self.hint = hint
-        self.rows = candidates(hint)
+        self.rows = candidates(hint, session)
 
     def compose(self) -> ComposeResult:
         with Dialog(id="candidates-dialog", classes="dialog"):
             yield Label(
-                f"Candidates of {self.hint.get('messageKey') or 'this message'}",
+                f"Candidates of {self.hint.message_key or 'this message'}",
                 classes="dialog-title",
             )
             if not self.rows:
@@ -84,13 +113,13 @@ class CandidatesScreen(ModalScreen[None], LiveScreen):
             options = []
             for row in self.rows:
                 label = Text.assemble(
-                    ("+ " if row["included"] else "  ", "bold #3fb950"),
-                    (str(row["documentId"]), "bold"),
-                    (f"  {row['messageKey'] or '(window)'}", "dim"),
-                    (f"\n    {str(row.get('timestamp') or '')[:10]}", "dim"),
-                    (f" · {row.get('kind') or '?'}", "dim"),
-                    (f" · {row.get('matchType') or ''}", "cyan"),
-                    (f" · score {row['score']}" if "score" in row else "", "dim"),
+                    ("+ " if row.included else "  ", "bold #3fb950"),
+                    (row.document_id, "bold"),
+                    (f"  {row.message_key or '(window)'}", "dim"),
+                    (f"\n    {row.timestamp[:10]}", "dim"),
+                    (f" · {row.kind or '?'}", "dim"),
+                    (f" · {row.match_type}", "cyan"),
+                    (f" · score {row.score}", "dim"),
                 )
                 options.append(Option(label))
             yield NavList(*options, id="candidates-list")
@@ -102,7 +131,7 @@ class CandidatesScreen(ModalScreen[None], LiveScreen):
             listing.highlighted = 0
         listing.focus()
 
-    def _row(self) -> dict[str, Any] | None:
+    def _row(self) -> Candidate | None:
         index = self.query_one(OptionList).highlighted
         return self.rows[index] if index is not None and 0 <= index < len(self.rows) else None
 
@@ -112,17 +141,17 @@ class CandidatesScreen(ModalScreen[None], LiveScreen):
 
         row = self.rows[event.option_index]
         self.dismiss(None)
-        self.app.push_screen(RecallScreen(str(row["documentId"]), document_id=row["documentId"]))
+        self.app.push_screen(RecallScreen(row.document_id, document_id=row.document_id))
 
     def action_open_transcript(self) -> None:
         from cwtui.screens.transcript import TranscriptScreen
 
         row = self._row()
-        if row is None or not row.get("session"):
+        if row is None or not row.session:
             self.notify("This candidate names no session.", severity="warning")
             return
         self.dismiss(None)
-        self.app.push_screen(TranscriptScreen(str(row["session"]), focus_key=row.get("messageKey")))
+        self.app.push_screen(TranscriptScreen(row.session, focus_key=row.message_key))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

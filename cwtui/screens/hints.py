@@ -21,7 +21,7 @@ reads: rotation (``cw hints rotate``) stays with the hosts.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -39,6 +39,9 @@ from cwtui.screens.prompt import PromptScreen
 from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hints import budget_text, detail_text, row_cells
 from cwtui.widgets.nav import NavList, NavTable
+
+if TYPE_CHECKING:
+    from cwcore.hints.listings import HintEntry, HintsListing, SessionBudget
 
 EMPTY_SESSION = (
     "No frozen hints for this session yet — agents create them with `cw preflight` through "
@@ -141,13 +144,13 @@ class HintsScreen(LiveScreen):
     ]
 
     class SessionsLoaded(CallDone):
-        def __init__(self, sessions: dict[str, Any], counts: dict[str, int]) -> None:
+        def __init__(self, sessions: dict[str, SessionBudget], counts: dict[str, int]) -> None:
             super().__init__()
             self.sessions, self.counts = sessions, counts
 
     class HintsLoaded(CallDone):
         def __init__(
-            self, generation: int, session: str, body: dict[str, Any], said: dict[str, str]
+            self, generation: int, session: str, body: HintsListing, said: dict[str, str]
         ) -> None:
             super().__init__()
             self.generation, self.session, self.body, self.said = generation, session, body, said
@@ -161,10 +164,10 @@ class HintsScreen(LiveScreen):
         super().__init__()
         self.session: str | None = None
         self.pinned: str | None = None  # the Sessions screen's selection when last seen
-        self.hints: list[dict[str, Any]] = []
+        self.hints: list[HintEntry] = []
         self.said: dict[str, str] = {}  # message key → what the user said there
-        self.budget: dict[str, Any] | None = None
-        self.listing: dict[str, Any] = {}
+        self.budget: SessionBudget | None = None
+        self.listing: dict[str, SessionBudget] = {}
         self.counts: dict[str, int] = {}
         self.generation = 0
         self._seen_changes = -1
@@ -217,10 +220,11 @@ class HintsScreen(LiveScreen):
             self.post_message(self.Failed(None, error_text(exc)))
             return
         counts: dict[str, int] = {}
-        for row in body.get("hints") or []:
-            counts[str(row.get("session"))] = counts.get(str(row.get("session")), 0) + 1
+        for row in body.hints:
+            counts[row.session] = counts.get(row.session, 0) + 1
         if not get_current_worker().is_cancelled:
-            self.post_message(self.SessionsLoaded(dict(body.get("sessions") or {}), counts))
+            sessions = {state.session: state for state in body.sessions}
+            self.post_message(self.SessionsLoaded(sessions, counts))
 
     def _load(self, session: str) -> None:
         self.generation += 1
@@ -236,7 +240,7 @@ class HintsScreen(LiveScreen):
                 except NotFound:
                     pass  # hints may outlive their session: ask for them by the id as typed
                 body = archive.hints(session=session, limit=self.LIMIT)
-                if body.get("hints"):
+                if body.hints:
                     try:
                         transcript = archive.show(session)
                     except NotFound:
@@ -256,7 +260,7 @@ class HintsScreen(LiveScreen):
         self.listing, self.counts = message.sessions, message.counts
         order = sorted(
             message.sessions,
-            key=lambda s: str(message.sessions[s].get("lastActivity") or ""),
+            key=lambda s: message.sessions[s].last_activity or "",
             reverse=True,
         )
         if self.pinned and self.pinned not in order:
@@ -283,11 +287,8 @@ class HintsScreen(LiveScreen):
             return
         self.session = message.session
         self.said = message.said
-        rows = list(message.body.get("hints") or [])
-        self.hints = sorted(
-            rows, key=lambda h: (str(h.get("createdAt") or ""), str(h.get("messageKey")))
-        )
-        self.budget = (message.body.get("sessions") or {}).get(message.session)
+        self.hints = sorted(message.body.hints, key=lambda h: (h.created_at or "", h.message_key))
+        self.budget = message.body.budget(message.session)
         self.query_one("#hints-budget", Static).update(
             budget_text(message.session, self.budget, len(self.hints))
         )
@@ -299,7 +300,7 @@ class HintsScreen(LiveScreen):
         table.clear()
         for n, hint in enumerate(self.hints):
             cells = row_cells(hint)
-            said = " ".join(self.said.get(str(hint.get("messageKey")), "").split())
+            said = " ".join(self.said.get(hint.message_key, "").split())
             if len(said) > SAID_CHARS:
                 said = said[: SAID_CHARS - 1] + "…"
             table.add_row(cells[0], Text(said, "italic"), *cells[1:], key=str(n))
@@ -328,7 +329,7 @@ class HintsScreen(LiveScreen):
         self.query_one("#hints-detail-pane").display = text is None
 
     @property
-    def current(self) -> dict[str, Any] | None:
+    def current(self) -> HintEntry | None:
         table = self.query_one("#hints-table", DataTable)
         if not self.hints or not table.row_count:
             return None
@@ -339,7 +340,7 @@ class HintsScreen(LiveScreen):
         hint = self.current
         body: Any = ""
         if hint:
-            said = " ".join(self.said.get(str(hint.get("messageKey")), "").split())
+            said = " ".join(self.said.get(hint.message_key, "").split())
             if len(said) > DETAIL_SAID_CHARS:
                 said = said[: DETAIL_SAID_CHARS - 1] + "…"
             body = Text.assemble(
@@ -367,14 +368,14 @@ class HintsScreen(LiveScreen):
         if not super().check_action(action, parameters):
             return False
         if action == "copy_hint":
-            return True if self.current and self.current.get("hint") else None
+            return True if self.current and self.current.hint else None
         if action in ("candidates", "open_transcript"):
             return True if self.current else None
         return True
 
     def action_candidates(self) -> None:
         if self.current is not None:
-            self.app.push_screen(CandidatesScreen({**self.current, "session": self.session}))
+            self.app.push_screen(CandidatesScreen(self.current, self.session))
 
     def action_open_transcript(self) -> None:
         from cwtui.screens.transcript import TranscriptScreen
@@ -382,7 +383,7 @@ class HintsScreen(LiveScreen):
         hint = self.current
         if hint is None or not self.session:
             return
-        self.app.push_screen(TranscriptScreen(self.session, focus_key=hint.get("messageKey")))
+        self.app.push_screen(TranscriptScreen(self.session, focus_key=hint.message_key))
 
     def action_choose_session(self) -> None:
         def chosen(session: str | None) -> None:
@@ -403,8 +404,8 @@ class HintsScreen(LiveScreen):
 
     def action_copy_hint(self) -> None:
         hint = self.current
-        if hint and hint.get("hint"):
-            self.app.copy_to_clipboard(str(hint["hint"]))
-            self.notify(f"Copied the hint ({int(hint.get('bytes') or 0):,} bytes).", timeout=2)
+        if hint and hint.hint:
+            self.app.copy_to_clipboard(hint.hint)
+            self.notify(f"Copied the hint ({hint.bytes:,} bytes).", timeout=2)
         else:
             self.notify("This message has no hint.", severity="warning", timeout=2)

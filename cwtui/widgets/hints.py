@@ -7,9 +7,13 @@ markup, so hint bytes and ids show exactly as stored (``[CW …]`` stays literal
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from cwcore.hints.listings import HintEntry, SessionBudget
+    from cwcore.hints.results import CandidateRow
 
 #: Outcome → style (docs/hints.md: excerpt, marker, none, no-query, failed).
 OUTCOME_STYLES = {
@@ -35,17 +39,21 @@ COUNT_KEYS = (
     "suppressed",
     "alternateBranch",
 )
-RETRIEVED_FIELDS = (
-    ("kind", "kind"),
-    ("role", "role"),
-    ("matchType", "match"),
-    ("tier", "tier"),
-    ("score", "score"),
-    ("normalized", "norm"),
-    ("matchedUnits", "units"),
-    ("coverage", "coverage"),
-    ("maxIdf", "maxIdf"),
-)
+
+
+def retrieved_fields(row: CandidateRow) -> tuple[tuple[str, Any], ...]:
+    """``(label, value)`` of what a retrieved candidate row shows under its id."""
+    return (
+        ("kind", row.kind),
+        ("role", row.role),
+        ("match", row.match_type),
+        ("tier", row.tier),
+        ("score", row.score),
+        ("norm", row.normalized),
+        ("units", row.matched_units),
+        ("coverage", row.coverage),
+        ("maxIdf", row.max_idf),
+    )
 
 
 def outcome_text(outcome: str | None) -> Text:
@@ -53,35 +61,33 @@ def outcome_text(outcome: str | None) -> Text:
     return Text(outcome, OUTCOME_STYLES.get(outcome, "bold"))
 
 
-def row_cells(hint: dict[str, Any]) -> tuple[Text, ...]:
+def row_cells(hint: HintEntry) -> tuple[Text, ...]:
     """Message key, outcome, reason, bytes, tokens, query hash, generation, created."""
-    created = str(hint.get("createdAt") or "")[5:16].replace("T", " ")
+    created = str(hint.created_at or "")[5:16].replace("T", " ")
     return (
-        Text(str(hint.get("messageKey") or "—"), "bold"),
-        outcome_text(hint.get("outcome")),
-        Text(str(hint.get("reason") or ""), "dim"),
-        Text(f"{int(hint.get('bytes') or 0):,}", justify="right"),
-        Text(f"{int(hint.get('tokens') or 0):,}", justify="right"),
-        Text(str(hint.get("queryHash") or "—"), "dim" if not hint.get("queryHash") else ""),
-        Text(str(hint.get("generation", "—")), justify="right"),
+        Text(hint.message_key or "—", "bold"),
+        outcome_text(hint.outcome),
+        Text(hint.reason or "", "dim"),
+        Text(f"{hint.bytes:,}", justify="right"),
+        Text(f"{hint.tokens:,}", justify="right"),
+        Text(hint.query_hash or "—", "dim" if not hint.query_hash else ""),
+        Text(str(hint.generation), justify="right"),
         Text(created, "dim"),
     )
 
 
-def budget_text(session: str, budget: dict[str, Any] | None, count: int) -> Text:
+def budget_text(session: str, budget: SessionBudget | None, count: int) -> Text:
     """The session line: id, how many frozen decisions, the active budget in use."""
     text = Text.assemble(("Session ", "bold"), (session, "bold"))
     text.append(f"  {count} frozen decision{'s' if count != 1 else ''}", "dim")
-    if budget:
-        used = int(budget.get("activeTokens") or 0)
-        total = int(budget.get("activeBudget") or 0)
-        keys = budget.get("activeKeys") or []
+    if budget is not None:
+        used, total, keys = budget.active_tokens, budget.active_budget, budget.active_keys
         text.append("  active budget ", "dim")
         over = total and used >= total
         text.append(f"{used:,} / {total:,} tokens", "bold #d29922" if over else "bold")
         text.append(f" · {len(keys)} active key{'s' if len(keys) != 1 else ''}", "dim")
-        if budget.get("lastActivity"):
-            last = str(budget["lastActivity"])[:19].replace("T", " ")
+        if budget.last_activity:
+            last = budget.last_activity[:19].replace("T", " ")
             text.append(f" · last activity {last} UTC", "dim")
     return text
 
@@ -110,37 +116,37 @@ def hint_block(hint: str | None) -> Text:
 
 
 def detail_text(
-    hint: dict[str, Any], budget: dict[str, Any] | None = None, *, show_timing: bool = True
+    hint: HintEntry, budget: SessionBudget | None = None, *, show_timing: bool = True
 ) -> Text:
     """Everything frozen for one user message: the bytes, then the diagnostics kept with them."""
-    diag: dict[str, Any] = hint.get("diagnostics") or {}
+    diag = hint.diagnostics
     text = Text.assemble(
         ("Message ", "bold"),
-        (str(hint.get("messageKey") or "—"), "bold"),
+        (hint.message_key or "—", "bold"),
         "  ",
-        outcome_text(hint.get("outcome")),
+        outcome_text(hint.outcome),
     )
-    if hint.get("reason"):
-        text.append(f" ({hint['reason']})", "dim")
+    if hint.reason:
+        text.append(f" ({hint.reason})", "dim")
     text.append(
-        f"\n{int(hint.get('bytes') or 0):,} bytes · {int(hint.get('tokens') or 0):,} tokens"
-        f" · query {hint.get('queryHash') or '—'} · generation {hint.get('generation', '—')}",
+        f"\n{hint.bytes:,} bytes · {hint.tokens:,} tokens"
+        f" · query {hint.query_hash or '—'} · generation {hint.generation}",
     )
-    if hint.get("createdAt"):
-        text.append(f" · frozen {str(hint['createdAt'])[:19].replace('T', ' ')} UTC", "dim")
-    units = diag.get("units") or {}
+    if hint.created_at:
+        text.append(f" · frozen {hint.created_at[:19].replace('T', ' ')} UTC", "dim")
+    units = diag.units.to_json() if diag.units is not None else {}
     if units:
         text.append("\nquery units: " + ", ".join(f"{units[k]} {k}" for k in sorted(units)), "dim")
-    if "historicalIntent" in diag:
+    if diag.historical_intent is not None:
         text.append(
-            " · historical cue" if diag.get("historicalIntent") else " · no historical cue",
+            " · historical cue" if diag.historical_intent else " · no historical cue",
             "dim",
         )
 
     _section(text, "Hint (exact bytes inserted after the user message)")
-    text.append_text(hint_block(hint.get("hint")))
+    text.append_text(hint_block(hint.hint))
 
-    retrieved = diag.get("retrieved") or []
+    retrieved = diag.candidates
     _section(text, f"Retrieved ({len(retrieved)})")
     if not retrieved:
         text.append("none", "dim")
@@ -148,58 +154,56 @@ def detail_text(
         if n:
             text.append("\n")
         text.append(f"{n + 1}. ", "dim")
-        text.append(str(row.get("id") or row.get("documentId") or "?"), "bold")
-        if row.get("strong"):
+        text.append(row.id or row.document_id or "?", "bold")
+        if row.strong:
             text.append(" strong", "#3fb950")
-        stamp = str(row.get("timestamp") or "")[:10]
+        stamp = row.timestamp[:10]
         if stamp:
             text.append(f" · {stamp}", "dim")
-        parts = [f"{label} {_number(row[key])}" for key, label in RETRIEVED_FIELDS if key in row]
-        if parts:
-            text.append("\n   " + " · ".join(parts), "dim")
+        parts = [f"{label} {_number(value)}" for label, value in retrieved_fields(row)]
+        text.append("\n   " + " · ".join(parts), "dim")
 
-    included = diag.get("included") or []
+    included = diag.shown
     _section(text, f"Included ({len(included)})")
     if not included:
         text.append("none", "dim")
-    for row in included:
+    for item in included:
         text.append("+ ", "#3fb950")
-        text.append(str(row.get("id") or "?"), "bold")
+        text.append(item.id or "?", "bold")
         extra = [
-            f"{key} {_number(row[key])}"
-            for key in ("classification", "tokens", "priority", "group")
-            if key in row
+            f"classification {item.classification}",
+            f"tokens {_number(item.tokens)}",
+            f"priority {_number(item.priority)}",
+            f"group {item.group}",
         ]
-        if extra:
-            text.append(" · " + " · ".join(extra), "dim")
-        if row.get("reason"):
-            text.append(f"\n  reason: {row['reason']}")
+        text.append(" · " + " · ".join(extra), "dim")
+        if item.reason:
+            text.append(f"\n  reason: {item.reason}")
         text.append("\n")
     if included:
         text.rstrip()
 
-    excluded = diag.get("excluded") or []
+    excluded = diag.left_out
     _section(text, f"Excluded ({len(excluded)})")
     if not excluded:
         text.append("none", "dim")
-    for n, row in enumerate(excluded):
+    for n, left in enumerate(excluded):
         if n:
             text.append("\n")
         text.append("− ", "#da3633")
-        if isinstance(row, dict):
-            text.append(str(row.get("id") or row.get("documentId") or "?"), "bold")
-            rest = {k: v for k, v in row.items() if k not in ("id", "documentId", "reason")}
-            if row.get("reason"):
-                text.append(f" reason: {row['reason']}")
-            if rest:
-                text.append(
-                    " · " + " · ".join(f"{k} {_number(v)}" for k, v in sorted(rest.items())),
-                    "dim",
-                )
-        else:
-            text.append(str(row))
+        # Every other field of the row, by its public name: rows differ in what they keep.
+        body = left.to_json()
+        text.append(str(body.get("id") or body.get("documentId") or "?"), "bold")
+        rest = {k: v for k, v in body.items() if k not in ("id", "documentId", "reason")}
+        if left.reason:
+            text.append(f" reason: {left.reason}")
+        if rest:
+            text.append(
+                " · " + " · ".join(f"{k} {_number(v)}" for k, v in sorted(rest.items())),
+                "dim",
+            )
 
-    counts = diag.get("counts") or {}
+    counts = dict(diag.counts.items()) if diag.counts is not None else {}
     _section(text, "Counts")
     if counts:
         keys = [k for k in COUNT_KEYS if k in counts] + sorted(set(counts) - set(COUNT_KEYS))
@@ -207,36 +211,33 @@ def detail_text(
     else:
         text.append("none (no query was searched)", "dim")
 
-    gate = diag.get("gate")
-    if gate:
+    gate = diag.gate
+    if gate is not None:
         _section(text, "Gate")
         text.append(
-            f"strong {gate.get('strong')} · ambiguous {gate.get('ambiguous')}"
-            f" · margin {_number(gate.get('margin')) if gate.get('margin') is not None else '—'}"
+            f"strong {gate.strong} · ambiguous {gate.ambiguous}"
+            f" · margin {_number(gate.margin) if gate.margin is not None else '—'}"
         )
-        thresholds = gate.get("thresholds") or {}
-        if thresholds:
-            text.append(
-                "\nthresholds: "
-                + " · ".join(f"{k} {_number(v)}" for k, v in sorted(thresholds.items())),
-                "dim",
-            )
+        thresholds = gate.thresholds.to_json()
+        text.append(
+            "\nthresholds: "
+            + " · ".join(f"{k} {_number(v)}" for k, v in sorted(thresholds.items())),
+            "dim",
+        )
 
     _section(text, "Tokens and latency")
-    text.append(f"this hint {int(hint.get('tokens') or 0):,} tokens")
-    per_call = diag.get("budget") or {}
-    if per_call:
+    text.append(f"this hint {hint.tokens:,} tokens")
+    if diag.budget is not None:
+        per_call = diag.budget.to_json()
         text.append(
             " · at decision: " + " · ".join(f"{k} {_number(v)}" for k, v in per_call.items())
         )
-    if show_timing and isinstance(diag.get("latencyMs"), int | float):
-        text.append(f" · latency {diag['latencyMs']:.1f} ms")
-    if budget:
+    if show_timing and diag.latency_ms is not None:
+        text.append(f" · latency {diag.latency_ms:.1f} ms")
+    if budget is not None:
         text.append(
-            f"\nsession active budget: {int(budget.get('activeTokens') or 0):,} / "
-            f"{int(budget.get('activeBudget') or 0):,} tokens",
+            f"\nsession active budget: {budget.active_tokens:,} / {budget.active_budget:,} tokens",
         )
-        keys = budget.get("activeKeys") or []
-        if keys:
-            text.append(" · active keys " + ", ".join(str(k) for k in keys), "dim")
+        if budget.active_keys:
+            text.append(" · active keys " + ", ".join(budget.active_keys), "dim")
     return text

@@ -129,13 +129,34 @@ def test_hints_excluded_view_and_all(tmp_path: Path, archive: Archive) -> None:
     assert bad.exit_code == 0
 
 
+def _candidate(ident: str, score: float, tier: int) -> dict[str, Any]:
+    """A ranked candidate row as a decision keeps it in its diagnostics."""
+    return {
+        "id": ident,
+        "documentId": ident.split("#")[0],
+        "session": "s",
+        "kind": "turn",
+        "role": "user",
+        "timestamp": "2026-11-18T12:00:00.000Z",
+        "score": score,
+        "normalized": round(score / 160, 4),
+        "tier": tier,
+        "matchType": "exact-error" if tier == 0 else "lexical",
+        "matchedUnits": 1,
+        "coverage": 1.0,
+        "maxIdf": 1.0,
+        "strong": tier == 0,
+    }
+
+
 def test_hints_views_of_privacy_and_withdrawn_decisions() -> None:
     """The manifest keeps privacy-excluded evidence (id, classification, reason only); a hint
     withdrawn at freezing (active budget) is excluded, not included."""
     from cwcore.hints import views
+    from cwcore.hints.listings import ExcludedDecision, IncludedDecision, ManifestDecision
 
-    cand = {"id": "t-1#user:u1", "score": 142.0, "tier": 0}
-    runner_up = {"id": "t-2#user:u2", "score": 90.0, "tier": 2}
+    cand = _candidate("t-1#user:u1", 142.0, 0)
+    runner_up = _candidate("t-2#user:u2", 90.0, 2)
     private = {
         "session": "s",
         "messageKey": "k1",
@@ -150,27 +171,47 @@ def test_hints_views_of_privacy_and_withdrawn_decisions() -> None:
             ],
         },
     }
-    body = views.view("manifest", [private])["decisions"][0]
-    assert body["retrievedEventIds"] == ["t-1#user:u1"]
-    assert body["entries"][0]["included"] is False
-    assert body["entries"][0]["classification"] == "confidential"
-    left = views.view("excluded", [private])["decisions"][0]["excluded"]
-    assert [(e["id"], e["reason"]) for e in left] == [
+
+    def one(name: str, record: dict[str, Any]) -> Any:
+        view = views.view(name, [record], truncated=False)
+        assert type(view).from_json(view.to_json()) == view
+        return view.decisions[0]
+
+    body = one("manifest", private)
+    assert isinstance(body, ManifestDecision)
+    assert body.retrieved_event_ids == ("t-1#user:u1",)
+    assert body.entries[0].included is False
+    assert body.entries[0].classification == "confidential"
+    left = one("excluded", private)
+    assert isinstance(left, ExcludedDecision)
+    assert [(e.id, e.reason) for e in left.excluded] == [
         ("t-1#user:u1", "privacy:HR"),
         ("t-2#user:u2", views.BEHIND_SHOWN),
     ]
+    item = {
+        "id": cand["id"],
+        "kind": "retrieval",
+        "classification": "historical-evidence",
+        "score": 142.0,
+        "matchType": "exact-error",
+        "tokens": 150,
+        "priority": 85,
+        "group": "k2",
+        "reason": "exact identifier, 1/1 units",
+    }
     withdrawn = {
         "session": "s",
         "messageKey": "k2",
         "outcome": "none",
         "reason": "active-budget",
         "hint": None,
-        "diagnostics": {"retrieved": [cand], "included": [{**cand, "tokens": 150}]},
+        "diagnostics": {"retrieved": [cand], "included": [item]},
     }
-    assert views.view("included", [withdrawn])["decisions"][0]["included"] == []
-    left = views.view("excluded", [withdrawn])["decisions"][0]["excluded"]
-    assert [(e["id"], e["reason"]) for e in left] == [("t-1#user:u1", "active-budget")]
-    assert views.view("manifest", [withdrawn])["decisions"][0]["retrievedEventIds"] == []
+    shown = one("included", withdrawn)
+    assert isinstance(shown, IncludedDecision) and shown.included == ()
+    left = one("excluded", withdrawn)
+    assert [(e.id, e.reason) for e in left.excluded] == [("t-1#user:u1", "active-budget")]
+    assert one("manifest", withdrawn).retrieved_event_ids == ()
 
 
 def test_hints_view_requests_are_validated(archive: Archive) -> None:
@@ -184,4 +225,4 @@ def test_hints_view_requests_are_validated(archive: Archive) -> None:
         archive.hints(view="manifest", everything=True)
     with pytest.raises(InvalidInput):
         archive.hints(everything=True)
-    assert archive.hints(view="included")["decisions"] == []
+    assert archive.hints(view="included").decisions == ()

@@ -17,6 +17,7 @@ from cwcore.hints import lineage as lineage_mod
 from cwcore.hints.candidates import Evidence, is_strong, normalized_idf
 from cwcore.hints.lineage import Allowed, exact_wids
 from cwcore.hints.query import extract
+from cwcore.hints.results import PreflightDecision
 from cwcore.index import derived
 from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
 from tests.hints.helpers import NOW, engine, load, row
@@ -51,22 +52,23 @@ def arch(tmp_path: Path, archive: Archive) -> Archive:
     return archive
 
 
-def pf(arch: Archive, message: str, session: str = "fork", **kw: Any) -> dict[str, Any]:
+def pf(arch: Archive, message: str, session: str = "fork", **kw: Any) -> PreflightDecision:
     return arch.preflight(message, session=session, **kw)
 
 
 def test_contract_shape(arch: Archive) -> None:
     body = pf(arch, "what did we decide about REAP_DRAIN last time?")
-    assert set(body) >= {"outcome", "hint", "messageKey", "queryHash", "generation", "diagnostics"}
-    assert body["outcome"] in ("no-query", "none", "excerpt", "marker", "failed")
-    assert body["messageKey"].startswith("text-")
-    assert isinstance(body["generation"], int) and body["generation"] >= 1
+    keys = {"outcome", "hint", "messageKey", "queryHash", "generation", "diagnostics"}
+    assert set(body.to_json()) >= keys
+    assert body.outcome in ("no-query", "none", "excerpt", "marker", "failed")
+    assert body.message_key.startswith("text-")
+    assert isinstance(body.generation, int) and body.generation >= 1
 
 
 def test_excerpt_for_explicit_historical_intent(arch: Archive) -> None:
     body = pf(arch, "what did we decide about REAP_DRAIN last time?")
-    assert body["outcome"] == "excerpt", body["diagnostics"]
-    hint = body["hint"]
+    assert body.outcome == "excerpt", body.diagnostics
+    hint = body.hint
     assert hint.startswith(render.SEPARATOR + render.EVIDENCE_OPEN)
     assert hint.endswith(render.EVIDENCE_CLOSE)
     assert f"Date: {ROWS[0]['timestamp'][:10]}" in hint
@@ -74,21 +76,21 @@ def test_excerpt_for_explicit_historical_intent(arch: Archive) -> None:
     assert "\nRetrieval score: " in hint and "\nReason: exact identifier, " in hint
     quoted = render.quoted_content(hint)
     assert quoted is not None and "REAP_DRAIN" in quoted
-    assert body["tokens"] <= 160
-    included = body["diagnostics"]["included"]
-    assert len(included) == 1 and included[0]["priority"] == 85
-    assert included[0]["tokens"] == body["tokens"]
-    assert included[0]["classification"] == "historical-evidence"
+    assert body.tokens <= 160
+    included = body.diagnostics.included
+    assert len(included) == 1 and included[0].priority == 85
+    assert included[0].tokens == body.tokens
+    assert included[0].classification == "historical-evidence"
 
 
 def test_marker_for_recurring_concept_without_cue(arch: Archive) -> None:
     message = "tune the REAP_DRAIN handling of the reaper"
     body = pf(arch, message)
-    assert body["outcome"] == "marker", body["diagnostics"]
-    phrases = render.marker_phrases(body["hint"])
+    assert body.outcome == "marker", body.diagnostics
+    phrases = render.marker_phrases(body.hint)
     assert "REAP_DRAIN" in phrases and all(p in message for p in phrases)
-    assert "prevents" not in body["hint"] and "drain.py" not in body["hint"]
-    assert "SEARCH PROMPT, NOT EVIDENCE" in body["hint"]
+    assert "prevents" not in body.hint and "drain.py" not in body.hint
+    assert "SEARCH PROMPT, NOT EVIDENCE" in body.hint
 
 
 def test_ambiguous_historical_match_gives_marker(tmp_path: Path, archive: Archive) -> None:
@@ -100,35 +102,35 @@ def test_ambiguous_historical_match_gives_marker(tmp_path: Path, archive: Archiv
     ]
     load(archive, tmp_path, rows)
     body = archive.preflight("remember FLUSH_GATE?", session="s")
-    assert body["outcome"] == "marker"
-    assert body["diagnostics"]["reason"] == "ambiguous-historical"
-    assert body["diagnostics"]["gate"]["margin"] < gate.AMBIGUITY_MARGIN
-    assert render.marker_phrases(body["hint"]) == ["FLUSH_GATE"]
+    assert body.outcome == "marker"
+    assert body.diagnostics.reason == "ambiguous-historical"
+    assert body.diagnostics.gate.margin < gate.AMBIGUITY_MARGIN
+    assert render.marker_phrases(body.hint) == ["FLUSH_GATE"]
 
 
 def test_weak_single_keyword_gives_nothing(arch: Archive) -> None:
     body = pf(arch, "remember the heartbeats?")
-    assert body["outcome"] == "none" and body["hint"] is None
-    assert body["diagnostics"]["reason"] == "weak"
+    assert body.outcome == "none" and body.hint is None
+    assert body.diagnostics.reason == "weak"
 
 
 def test_coverage_threshold(arch: Archive) -> None:
     # 3 of 6 units match (0.50): weak. 3 of 5 (0.60): strong.
     weak = pf(arch, "remember heartbeats garbage collection zebu okapi quagga")
-    assert weak["diagnostics"]["retrieved"][0]["coverage"] == 0.5
-    assert weak["outcome"] == "none" and weak["diagnostics"]["reason"] == "weak"
+    assert weak.diagnostics.retrieved[0].coverage == 0.5
+    assert weak.outcome == "none" and weak.diagnostics.reason == "weak"
     strong = pf(arch, "remember heartbeats garbage collection zebu okapi")
-    assert strong["diagnostics"]["retrieved"][0]["coverage"] == 0.6
-    assert strong["outcome"] == "excerpt", strong["diagnostics"]
+    assert strong.diagnostics.retrieved[0].coverage == 0.6
+    assert strong.outcome == "excerpt", strong.diagnostics
 
 
 def test_idf_threshold(tmp_path: Path, archive: Archive) -> None:
     rows = [row("s", f"u{i}", "user", f"kiwi mango note {i}", minute=i) for i in range(12)]
     load(archive, tmp_path, rows)
     body = archive.preflight("remember kiwi mango", session="s")
-    top = body["diagnostics"]["retrieved"][0]
-    assert top["coverage"] == 1.0 and top["maxIdf"] < cand_mod.IDF_MIN
-    assert body["outcome"] == "none" and body["diagnostics"]["reason"] == "weak"
+    top = body.diagnostics.retrieved[0]
+    assert top.coverage == 1.0 and top.max_idf < cand_mod.IDF_MIN
+    assert body.outcome == "none" and body.diagnostics.reason == "weak"
 
 
 @pytest.mark.parametrize(
@@ -230,16 +232,16 @@ def test_tiers_precede_scores_and_ties_break_by_time_then_id(
     ]
     load(archive, tmp_path, rows)
     body = archive.preflight("CACHE_KEY loader misses", session="s")
-    retrieved = body["diagnostics"]["retrieved"]
-    assert [r["tier"] for r in retrieved] == sorted(r["tier"] for r in retrieved)
-    assert retrieved[0]["tier"] == 0
+    retrieved = body.diagnostics.retrieved
+    assert [r.tier for r in retrieved] == sorted(r.tier for r in retrieved)
+    assert retrieved[0].tier == 0
 
 
 def test_branch_isolation(arch: Archive) -> None:
-    assert pf(arch, "remember SIBLING_ONLY_TOKEN?", session="fork")["outcome"] == "none"
-    assert pf(arch, "remember SIBLING_ONLY_TOKEN?", session="sib")["outcome"] == "excerpt"
+    assert pf(arch, "remember SIBLING_ONLY_TOKEN?", session="fork").outcome == "none"
+    assert pf(arch, "remember SIBLING_ONLY_TOKEN?", session="sib").outcome == "excerpt"
     # The parent does not see its fork's rows either.
-    assert pf(arch, "remember zebra stripes fork?", session="s1")["outcome"] == "none"
+    assert pf(arch, "remember zebra stripes fork?", session="s1").outcome == "none"
 
 
 def test_branch_isolation_applies_before_limits(
@@ -254,8 +256,8 @@ def test_branch_isolation_applies_before_limits(
     mine = [row("mine", "u1", "user", note)]
     load(archive, tmp_path, siblings + mine)
     body = archive.preflight("remember widget sprocket WIDGET_ID?", session="mine")
-    assert body["outcome"] == "excerpt"
-    assert body["diagnostics"]["counts"]["candidates"] == 1
+    assert body.outcome == "excerpt"
+    assert body.diagnostics.counts.candidates == 1
     # Exact lookups are complete for the lineage whichever way they read the postings.
     eng = engine(archive)
     gen = derived.generation(eng.store)["n"]
@@ -270,8 +272,8 @@ def test_branch_isolation_applies_before_limits(
 def test_visible_rows_are_excluded(arch: Archive) -> None:
     keys = ["user:u1", "assistant:a1"]
     body = pf(arch, "what did we decide about REAP_DRAIN last time?", session="s1", visible=keys)
-    assert body["outcome"] == "none"
-    assert body["diagnostics"]["counts"]["visible"] >= 1
+    assert body.outcome == "none"
+    assert body.diagnostics.counts.visible >= 1
 
 
 def test_visible_limits_are_enforced(arch: Archive) -> None:
@@ -282,7 +284,7 @@ def test_visible_limits_are_enforced(arch: Archive) -> None:
     for bad in (0, 101):
         with pytest.raises(InvalidInput):
             pf(arch, "REAP_DRAIN", max_results=bad)
-    assert pf(arch, "REAP_DRAIN crash again", max_results=100)["outcome"] in ("excerpt", "marker")
+    assert pf(arch, "REAP_DRAIN crash again", max_results=100).outcome in ("excerpt", "marker")
 
 
 def test_dedup_of_normalized_identical_text(tmp_path: Path, archive: Archive) -> None:
@@ -294,10 +296,10 @@ def test_dedup_of_normalized_identical_text(tmp_path: Path, archive: Archive) ->
     ]
     load(archive, tmp_path, rows)
     body = archive.preflight("remember FOO_BAR canary?", session="s")
-    assert body["diagnostics"]["counts"]["dedup"] == 1
-    assert body["outcome"] == "excerpt"  # the duplicate no longer makes it ambiguous
+    assert body.diagnostics.counts.dedup == 1
+    assert body.outcome == "excerpt"  # the duplicate no longer makes it ambiguous
     # Same score but for recency: the newer copy stays.
-    assert "deploy FOO_BAR" in (render.quoted_content(body["hint"]) or "")
+    assert "deploy FOO_BAR" in (render.quoted_content(body.hint) or "")
 
 
 def test_source_age_limits(tmp_path: Path, archive: Archive) -> None:
@@ -312,13 +314,13 @@ def test_source_age_limits(tmp_path: Path, archive: Archive) -> None:
     ]  # fmt: skip
     load(archive, tmp_path, rows)
     old = archive.preflight("remember OLD_ANCHOR?", session="s")
-    assert old["outcome"] == "none" and old["diagnostics"]["counts"]["stale"] >= 1
+    assert old.outcome == "none" and old.diagnostics.counts.stale >= 1
     tool = archive.preflight("remember TOOL_ANCHOR?", session="s")
-    assert tool["outcome"] == "none"
-    assert [e["reason"] for e in tool["diagnostics"]["excluded"]] == ["stale:tool-payload"]
+    assert tool.outcome == "none"
+    assert [e.reason for e in tool.diagnostics.excluded] == ["stale:tool-payload"]
     fresh = archive.preflight("remember FRESH_TOOL_ANCHOR?", session="s")
-    assert fresh["outcome"] == "excerpt"
-    assert "\nOriginal role: tool output\n" in fresh["hint"]
+    assert fresh.outcome == "excerpt"
+    assert "\nOriginal role: tool output\n" in fresh.hint
 
 
 def test_source_age_follows_the_settable_clock(
@@ -326,7 +328,7 @@ def test_source_age_follows_the_settable_clock(
 ) -> None:
     load(archive, tmp_path, [row("s", "u1", "user", "CLOCK_ANCHOR here", days=20)])
     monkeypatch.setenv("CW_NOW", "2026-12-20T12:00:00Z")  # now 50 days old
-    assert archive.preflight("remember CLOCK_ANCHOR?", session="s")["outcome"] == "none"
+    assert archive.preflight("remember CLOCK_ANCHOR?", session="s").outcome == "none"
 
 
 def test_durable_archives_are_never_inserted(arch: Archive) -> None:
@@ -345,8 +347,8 @@ def test_durable_archives_are_never_inserted(arch: Archive) -> None:
         eng.admission.admit_one(session, spec)
     eng.after_admission(2)
     body = pf(arch, "remember DURABLE_ANCHOR?")
-    assert body["outcome"] == "none"
-    assert body["diagnostics"]["counts"]["durable"] == 2
+    assert body.outcome == "none"
+    assert body.diagnostics.counts.durable == 2
 
 
 def test_superseded_rows_are_not_candidates(arch: Archive) -> None:
@@ -355,7 +357,7 @@ def test_superseded_rows_are_not_candidates(arch: Archive) -> None:
         r["documentId"] for r in eng.reader.session_document_refs("s1")
     )  # the REAP_DRAIN turn
     arch.supersede(doc, reason="reversed")
-    assert pf(arch, "what did we decide about REAP_DRAIN last time?")["outcome"] == "none"
+    assert pf(arch, "what did we decide about REAP_DRAIN last time?").outcome == "none"
 
 
 def test_logs_hold_counts_only(arch: Archive, caplog: pytest.LogCaptureFixture) -> None:
@@ -369,7 +371,7 @@ def test_logs_hold_counts_only(arch: Archive, caplog: pytest.LogCaptureFixture) 
 
 def test_diagnostics_hold_no_text(arch: Archive) -> None:
     body = pf(arch, "what did we decide about REAP_DRAIN last time?")
-    diag = dict(body["diagnostics"])
+    diag = body.diagnostics.to_json()
     import json
 
     blob = json.dumps(diag)
@@ -393,7 +395,7 @@ def test_no_embeddings_reranker_or_expansion(
     monkeypatch.setattr(prior, "importance", boom)
     monkeypatch.setattr(search, "importance", boom)
     monkeypatch.setattr(search, "search", boom)
-    assert pf(arch, "remember heartbeats garbage collection?")["outcome"] == "excerpt"
+    assert pf(arch, "remember heartbeats garbage collection?").outcome == "excerpt"
 
 
 def test_lexical_failure_keeps_the_exact_hits_and_warns(
@@ -404,11 +406,11 @@ def test_lexical_failure_keeps_the_exact_hits_and_warns(
 
     monkeypatch.setattr(cand_mod, "lexical_candidates", broken)
     body = pf(arch, "what did we decide about REAP_DRAIN last time?")
-    assert body["outcome"] == "excerpt", body["diagnostics"]
-    assert "REAP_DRAIN" in (render.quoted_content(body["hint"]) or "")
-    diag = body["diagnostics"]
-    assert diag["warnings"] == ["lexical-failed:RuntimeError"]
-    assert diag["counts"]["lexical"] == 0 and diag["counts"]["exact"] >= 1
+    assert body.outcome == "excerpt", body.diagnostics
+    assert "REAP_DRAIN" in (render.quoted_content(body.hint) or "")
+    diag = body.diagnostics
+    assert diag.warnings == ("lexical-failed:RuntimeError",)
+    assert diag.counts.lexical == 0 and diag.counts.exact >= 1
 
 
 def test_exact_failure_disables_the_call(arch: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -417,7 +419,7 @@ def test_exact_failure_disables_the_call(arch: Archive, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(cand_mod, "exact_wids", broken)
     body = pf(arch, "what did we decide about REAP_DRAIN last time?")
-    assert body["outcome"] == "failed" and body["hint"] is None
-    assert body["diagnostics"]["reason"] == "failed"
+    assert body.outcome == "failed" and body.hint is None
+    assert body.diagnostics.reason == "failed"
     again = pf(arch, "what did we decide about REAP_DRAIN last time?")
-    assert again["frozen"] and again["outcome"] == "failed"
+    assert again.frozen and again.outcome == "failed"

@@ -123,11 +123,11 @@ def test_end_to_end_marker_never_copies_archived_text(tmp_path: Path, archive: A
     load(archive, tmp_path, [row("s", "u1", "user", archived)])
     message = "toggle ZETA_FLAG please"
     body = archive.preflight(message, session="s")
-    assert body["outcome"] == "marker"
-    for phrase in render.marker_phrases(body["hint"]):
+    assert body.outcome == "marker"
+    for phrase in render.marker_phrases(body.hint):
         assert phrase in message
     for word in ("quasar", "orbit.py", "scheduler"):
-        assert word not in body["hint"]
+        assert word not in body.hint
 
 
 def test_quote_json_escapes_line_breaks_of_every_kind() -> None:

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from cwcore.api import Archive
 from cwcore.errors import InvalidInput
 from cwcore.hints import frozen
+from cwcore.hints.memory_turns import MemoryDecision, MemoryExclusion
 from cwcore.memory import diagnostics
 from cwtui.cli import app
 from tests.hints.helpers import engine, load, row
@@ -43,23 +44,23 @@ def test_a_prompt_gets_the_frozen_hint_and_the_memory_block(
     params = {"session": "s", "message": "what about REAP_DRAIN before I force-push?"}
     body = archive.call("hook.turn", params)
     alone = archive.preflight(params["message"], session="s")
-    assert body["hint"] == alone["hint"] and alone["frozen"]  # the same frozen decision
+    assert body["hint"] == alone.hint and alone.frozen  # the same frozen decision
     assert body["hint"] and body["outcome"] == "marker" and body["event"] == "prompt"
     assert body["memory"].startswith("# Persistent Intelligence Context")
     assert "Never force-push to main" in body["memory"] and "helm" not in body["memory"]
     assert body["memoryBytes"] == len(body["memory"].encode()) and body["memoryReason"] is None
     # The listing shows the turn's memory selection beside its frozen decision.
-    listed = archive.hints(session="s")["hints"]
-    memory = next(h for h in listed if h["messageKey"] == body["messageKey"])["memory"]
-    assert memory["sections"]["Hard Rules"] == [ids["rule"]]
-    assert "block" not in memory and "statement" not in json.dumps(memory)
-    view = archive.hints(session="s", view="memory")["decisions"]
-    assert [d["messageKey"] for d in view] == [body["messageKey"]]
-    assert {
-        "id": ids["other"],
-        "reason": "project_mismatch:beta",
-        "stage": "BasicScopeProcessor",
-    } in view[0]["excluded"]
+    listed = archive.hints(session="s").hints
+    memory = next(h for h in listed if h.message_key == body["messageKey"]).memory
+    assert memory is not None
+    assert dict(memory.sections)["Hard Rules"] == (ids["rule"],)
+    raw = memory.to_json()
+    assert "block" not in raw and "statement" not in json.dumps(raw)
+    view = archive.hints(session="s", view="memory").decisions
+    assert [d.message_key for d in view] == [body["messageKey"]]
+    assert isinstance(view[0], MemoryDecision)
+    other = MemoryExclusion(ids["other"], "project_mismatch:beta", "BasicScopeProcessor")
+    assert other in view[0].excluded
 
 
 def test_trivial_prompts_and_session_start(tmp_path: Path, archive: Archive) -> None:
@@ -81,9 +82,10 @@ def test_trivial_prompts_and_session_start(tmp_path: Path, archive: Archive) -> 
         "hook.turn", {"session": "new-2", "event": "session-start", "cwd": "/home/me/beta"}
     )
     assert "Never force-push" not in (elsewhere["memory"] or "")
-    view = archive.hints(session="new-1", view="memory")["decisions"]
-    assert view[0]["event"] == "session-start" and view[0]["project"] == "alpha"
-    assert view[0]["selected"]["Hard Rules"] == [ids["rule"]]
+    (start_turn,) = archive.hints(session="new-1", view="memory").decisions
+    assert isinstance(start_turn, MemoryDecision)
+    assert start_turn.event == "session-start" and start_turn.project == "alpha"
+    assert dict(start_turn.selected)["Hard Rules"] == (ids["rule"],)
     with pytest.raises(InvalidInput):
         archive.call("hook.turn", {"session": "s", "event": "nonsense"})
 
@@ -100,8 +102,8 @@ def test_a_failing_memory_half_still_gives_the_hint(
     monkeypatch.setattr(context, "context", broken)
     body = archive.call("hook.turn", {"session": "s", "message": "what about REAP_DRAIN?"})
     assert body["hint"] and body["memory"] is None and body["memoryReason"] == "failed"
-    view = archive.hints(session="s", view="memory")["decisions"]
-    assert view[0]["skipped"] and view[0]["reason"] == "failed"
+    (turn,) = archive.hints(session="s", view="memory").decisions
+    assert isinstance(turn, MemoryDecision) and turn.skipped and turn.reason == "failed"
 
 
 def test_rotation_keeps_the_session_start_selection(tmp_path: Path, archive: Archive) -> None:
@@ -109,10 +111,10 @@ def test_rotation_keeps_the_session_start_selection(tmp_path: Path, archive: Arc
     _rules(archive)
     archive.call("hook.turn", {"session": "s", "event": "session-start"})
     turn = archive.call("hook.turn", {"session": "s", "message": "what about REAP_DRAIN?"})
-    keys = {d["messageKey"] for d in archive.hints(session="s", view="memory")["decisions"]}
+    keys = {d.message_key for d in archive.hints(session="s", view="memory").decisions}
     assert keys == {frozen.SESSION_START_KEY, turn["messageKey"]}
     archive.hints_rotate("s", [])
-    keys = {d["messageKey"] for d in archive.hints(session="s", view="memory")["decisions"]}
+    keys = {d.message_key for d in archive.hints(session="s", view="memory").decisions}
     assert keys == {frozen.SESSION_START_KEY}
     store = engine(archive).store
     assert frozen.memory_record(store, "s", turn["messageKey"]) is None
@@ -171,4 +173,4 @@ def test_memory_injection_can_be_turned_off(
         assert body["hint"] and body["memory"] is None and body["memoryReason"] == "disabled"
         start = archive.call("hook.turn", {"session": "s", "event": "session-start"})
         assert start["memory"] is None
-        assert archive.hints(session="s", view="memory")["decisions"] == []
+        assert archive.hints(session="s", view="memory").decisions == ()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
+from cwcore.hints.memory_turns import MemoryDecision, MemoryExclusion
 from cwcore.hosts import hooks
 from tests.helpers import real_daemon_env, write_jsonl
 
@@ -135,7 +136,7 @@ def test_installed_hooks_deliver_the_memory_block_beside_the_hint(
     }
     out = run_hook(prompt_cmd, prompt, daemon_env)
     with Archive.open(cw_home, embedded=False) as archive:
-        hint = archive.hints(session="live")["hints"][0]["hint"]
+        hint = archive.hints(session="live").hints[0].hint
         assert hint and "REAP_DRAIN" in hint
         # The frozen hint first, byte for byte, then the memory block of this turn.
         assert out.startswith(hint)
@@ -150,19 +151,20 @@ def test_installed_hooks_deliver_the_memory_block_beside_the_hint(
         ack = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "ok thanks"}
         assert run_hook(prompt_cmd, ack, daemon_env) == ""
 
-        view = archive.hints(session="live", view="memory")["decisions"]
-    by_key = {d["messageKey"]: d for d in view}
-    assert by_key["session-start"]["event"] == "session-start"
-    assert by_key["session-start"]["project"] == "alpha"
-    assert by_key["session-start"]["selected"]["Hard Rules"] == [rule.id]
-    turn = next(d for d in view if d["event"] == "prompt" and not d["skipped"])
-    assert turn["selected"]["Hard Rules"] == [rule.id]
-    assert queues.id in turn["selected"]["Selected Memory"]
-    assert {
-        "id": other.id,
-        "reason": "project_mismatch:beta",
-        "stage": "BasicScopeProcessor",
-    } in (turn["excluded"])
-    assert [t["processor"] for t in turn["traces"]][:1] == ["StatusFilterProcessor"]
-    skipped = next(d for d in view if d["skipped"])
-    assert skipped["reason"] is not None and skipped["selected"] == {}
+        view = [
+            d
+            for d in archive.hints(session="live", view="memory").decisions
+            if isinstance(d, MemoryDecision)
+        ]
+    by_key = {d.message_key: d for d in view}
+    assert by_key["session-start"].event == "session-start"
+    assert by_key["session-start"].project == "alpha"
+    assert dict(by_key["session-start"].selected)["Hard Rules"] == (rule.id,)
+    turn = next(d for d in view if d.event == "prompt" and not d.skipped)
+    assert dict(turn.selected)["Hard Rules"] == (rule.id,)
+    assert queues.id in dict(turn.selected)["Selected Memory"]
+    other_out = MemoryExclusion(other.id, "project_mismatch:beta", "BasicScopeProcessor")
+    assert other_out in turn.excluded
+    assert [t.processor for t in turn.traces][:1] == ["StatusFilterProcessor"]
+    skipped = next(d for d in view if d.skipped)
+    assert skipped.reason is not None and skipped.selected == ()

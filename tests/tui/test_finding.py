@@ -225,7 +225,7 @@ async def test_hint_candidates_open_recall_and_transcript(
     with Archive.open(cw_home, embedded=True) as archive:
         archive.import_paths([source])
         cue = archive.preflight(CUE, session=SESSION, message_key="user:u3")
-    assert cue["diagnostics"]["retrieved"] or cue["diagnostics"]["included"]
+    assert cue.diagnostics.candidates or cue.diagnostics.shown
     app = app_for(cw_home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -242,7 +242,7 @@ async def test_hint_candidates_open_recall_and_transcript(
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, RecallScreen)
-        assert app.screen.body is not None and app.screen.body.document_id == first["documentId"]
+        assert app.screen.body is not None and app.screen.body.document_id == first.document_id
         await pilot.press("escape")
         await settle(pilot)
         await pilot.press("c", "o")

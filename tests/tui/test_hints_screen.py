@@ -55,8 +55,9 @@ def _build_hints_home(home: Path) -> None:
     with Archive.open(home, embedded=True) as archive:
         summary = archive.import_paths([source])
         assert not summary.errors, summary.errors
-        cue = archive.preflight(CUE, session=SESSION, message_key="user:u3")
-        ack = archive.preflight("ok thanks", session=SESSION, message_key="user:u4")
+        # Kept as the public preflight JSON, which the assertions below compare the screen to.
+        cue = archive.preflight(CUE, session=SESSION, message_key="user:u3").to_json()
+        ack = archive.preflight("ok thanks", session=SESSION, message_key="user:u4").to_json()
         # The host logs the messages after their preflight; a later import brings them in.
         later = [
             _line(SESSION, "u3", "user", CUE, "2026-11-17T10:06:00Z", **OMEGA),
