@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -71,6 +71,14 @@ class SessionInfo:
             tokens=(Usage.from_json(record.get("tokens")) or Usage()).to_json(),
             models=list(record.get("models") or []),
         )
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> SessionInfo:
+        """The row ``to_json()`` gave (every field present), its containers copied."""
+        values = {name: body[name] for name in _SESSION_FIELDS}
+        values["tokens"] = dict(body["tokens"])
+        values["models"] = list(body["models"])
+        return cls(**values)
 
     def to_json(self) -> dict[str, Any]:
         # A plain dict, without asdict's recursive deep copy (a page of a thousand rows spent
