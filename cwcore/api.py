@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from cwcore.retrieve.results import SearchResponse
     from cwcore.store.retention import ForgetTarget, Forgotten
     from cwcore.store.supersession import Restored, Superseded
+    from cwcore.views import DocumentView
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -392,12 +393,13 @@ class Archive:
             params["project"] = project
         return Restored.from_json(self.call("supersede.undo", params))
 
-    def show_document(
-        self, document_id: str, *, include_superseded: bool = False
-    ) -> dict[str, Any]:
-        return self.call(
-            "show.document", {"documentId": document_id, "includeSuperseded": include_superseded}
-        )
+    def show_document(self, document_id: str, *, include_superseded: bool = False) -> DocumentView:
+        """A document's text and provenance: its head version, or with ``include_superseded``
+        every version (the audit view; see :func:`cwcore.browse.show_document`)."""
+        from cwcore.views import DocumentView
+
+        params = {"documentId": document_id, "includeSuperseded": include_superseded}
+        return DocumentView.from_json(self.call("show.document", params))
 
     # -- project-bound reads (cwcore.reads: the MCP server's) -----------------------------
 

@@ -19,6 +19,7 @@ from cwcore.store.reader import Reader
 
 if TYPE_CHECKING:  # recall pulls in retrieval: the sessions browser imports it only to run it
     from cwcore.recall.results import DocumentContext, Neighbor
+    from cwcore.views import DocumentView
 
 MAX_LIMIT = 10_000
 
@@ -560,12 +561,14 @@ def _json_object(text: object) -> dict[str, Any] | None:
 
 def show_document(
     reader: Reader, document_id: str, *, include_superseded: bool = False
-) -> dict[str, Any]:
+) -> DocumentView:
     """A document's text and provenance; superseded versions only with ``include_superseded``
     (the audit view: the old source stays readable until retention removes it). A version that
     holds a piece of a cut message carries its ``split`` metadata (message key, piece, count and
     every piece's document in order): joining those documents' pieces gives the message."""
+    from cwcore.recall.results import Split
     from cwcore.store import codec, keys
+    from cwcore.views import DocumentVersion, DocumentView
 
     head = reader.head(document_id)
     live = head.get("state", "live") == "live"
@@ -584,32 +587,32 @@ def show_document(
                 keys.UNSUPERSESSION.encode(document_id, version),
             ],
         )
-        out.append(
-            {
-                "version": version,
-                "current": version == int(head["version"]),
-                "superseded": codec.decode_record(raw) if raw else None,
-                "unsuperseded": codec.decode_record(undone) if undone else None,
-                "kind": manifest["kind"],
-                "created": manifest["created"],
-                "messageKeys": [p["key"] for p in manifest["parts"]],
-                "text": reader.text(manifest),
-            }
-        )
-        if manifest.get("restores"):
-            out[-1]["restores"] = manifest["restores"]  # an undone supersession brought it back
         split = (manifest.get("metadata") or {}).get("split")
-        if split:
-            out[-1]["split"] = split  # a piece of a cut message: which, and where the others are
-    return {
-        "documentId": document_id,
-        "state": head.get("state", "live"),
-        "supersededBy": head.get("supersededBy"),
-        "session": head["session"],
-        "project": head["project"],
-        "kind": head["kind"],
-        "versions": out,
-    }
+        out.append(
+            DocumentVersion(
+                version=version,
+                current=version == int(head["version"]),
+                superseded=codec.decode_record(raw) if raw else None,
+                unsuperseded=codec.decode_record(undone) if undone else None,
+                kind=manifest["kind"],
+                created=manifest["created"],
+                message_keys=tuple(p["key"] for p in manifest["parts"]),
+                text=reader.text(manifest),
+                # Set when an undone supersession brought this version back.
+                restores=manifest.get("restores") or None,
+                # Set on a piece of a cut message: which, and where the others are.
+                split=Split.from_json(split) if split else None,
+            )
+        )
+    return DocumentView(
+        document_id=document_id,
+        state=head.get("state", "live"),
+        superseded_by=head.get("supersededBy"),
+        session=head["session"],
+        project=head["project"],
+        kind=head["kind"],
+        versions=tuple(out),
+    )
 
 
 MAX_CONTEXT = 8

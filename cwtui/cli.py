@@ -461,7 +461,7 @@ def show(
                 doc = None
             if doc is not None:
                 if as_json:
-                    emit_json(doc)
+                    emit_json(doc.to_json())
                 else:
                     render_document(console, doc)
                 return

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from cwtui.output import shown_id
+
+if TYPE_CHECKING:
+    from cwcore.views import DocumentView
 
 FOLD_LINES = 12
 
@@ -142,26 +145,26 @@ def render_transcript(
             )
 
 
-def render_document(console: Console, doc: dict[str, Any]) -> None:
+def render_document(console: Console, doc: DocumentView) -> None:
     """One document, every version shown (audit view of superseded evidence)."""
-    state = doc["state"]
+    state = doc.state
     mark = "" if state == "live" else f" [red]({state}"
-    if doc.get("supersededBy"):
-        mark += f" by {escape(doc['supersededBy'])}"
+    if doc.superseded_by:
+        mark += f" by {escape(doc.superseded_by)}"
     mark += ")[/]" if state != "live" else ""
     console.print(
-        f"[bold]{escape(doc['documentId'])}[/] {doc['kind']} · session {shown_id(doc['session'])}"
-        f" · {shown_id(doc['project'])}{mark}"
+        f"[bold]{escape(doc.document_id)}[/] {doc.kind} · session {shown_id(doc.session)}"
+        f" · {shown_id(doc.project)}{mark}"
     )
-    for version in doc["versions"]:
-        sup = version.get("superseded")
+    for version in doc.versions:
+        sup = version.superseded
         note = f" — superseded ({escape(sup['reason'])})" if sup else ""
-        undone = version.get("unsuperseded")
+        undone = version.unsuperseded
         if undone:
             note += (
                 f" — supersession undone {escape(str(undone.get('at', ''))[:19])} "
                 f"({escape(str(undone.get('reason') or ''))}), restored as "
                 f"v{undone.get('restoredVersion')}"
             )
-        console.print(f"\n[bold]v{version['version']}[/] {version['created'][:19]}{note}")
-        console.print(escape(version["text"]), soft_wrap=True)
+        console.print(f"\n[bold]v{version.version}[/] {version.created[:19]}{note}")
+        console.print(escape(version.text), soft_wrap=True)

@@ -98,12 +98,14 @@ def test_undo_brings_the_document_back_with_both_records_kept(arch: Archive) -> 
     assert arch.recall(fresh.locator).status == "resolved"
     # The audit view keeps both records: the supersession and its undoing.
     audit = arch.show_document(doc, include_superseded=True)
-    assert audit["state"] == "live"
-    old, new = audit["versions"]
-    assert old["superseded"]["reason"] == "reversed"
-    assert old["unsuperseded"]["reason"] == "the reversal was wrong"
-    assert old["unsuperseded"]["restoredVersion"] == new["version"]
-    assert new["restores"]["version"] == old["version"] and new["text"] == old["text"]
+    assert audit.state == "live"
+    old, new = audit.versions
+    assert old.superseded is not None and old.superseded["reason"] == "reversed"
+    assert old.unsuperseded is not None
+    assert old.unsuperseded["reason"] == "the reversal was wrong"
+    assert old.unsuperseded["restoredVersion"] == new.version
+    assert new.restores is not None and new.restores["version"] == old.version
+    assert new.text == old.text
     # The transcript shows it live again, once.
     body = arch.show("s1")
     keys = [m["messageKey"] for m in body["messages"]]
@@ -127,9 +129,9 @@ def test_undo_refuses_what_is_not_superseded(arch: Archive) -> None:
     # A second supersede and undo work the same way, each with its own records.
     arch.supersede(doc, reason="second time")
     arch.unsupersede(doc)
-    versions = arch.show_document(doc, include_superseded=True)["versions"]
-    assert [v["superseded"] is not None for v in versions] == [True, True, False]
-    assert [v["unsuperseded"] is not None for v in versions] == [True, True, False]
+    versions = arch.show_document(doc, include_superseded=True).versions
+    assert [v.superseded is not None for v in versions] == [True, True, False]
+    assert [v.unsuperseded is not None for v in versions] == [True, True, False]
 
 
 def test_forget_removes_the_undo_records_too(arch: Archive) -> None:

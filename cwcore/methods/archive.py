@@ -300,7 +300,7 @@ def _show_document(
     body = browse.show_document(
         engine.reader, target, include_superseded=bool(params.get("includeSuperseded", False))
     )
-    return large_results.send(body, emit)
+    return large_results.send(body.to_json(), emit)
 
 
 def _context(

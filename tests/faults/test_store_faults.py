@@ -306,9 +306,9 @@ def test_an_oversize_message_reads_back_byte_identical(archive: Archive, size: i
     assert [r["text"] for r in rows] == ["what is in the log?", text]
     assert f"\n{text}\n" in archive.export("big/s", "md")
 
-    pieces = [archive.show_document(d)["versions"][0] for d in ids[1:]]
-    assert "".join(v["text"] for v in pieces) == text
-    assert [v["split"]["piece"] for v in pieces] == list(range(len(pieces)))
+    pieces = [archive.show_document(d).versions[0] for d in ids[1:]]
+    assert "".join(v.text for v in pieces) == text
+    assert [v.split.piece if v.split else None for v in pieces] == list(range(len(pieces)))
     read = archive.call("recall", {"locator": ids[-1]})  # a direct read of the last piece
     assert read["split"]["documents"] == ids[1:] and read["continues"] == ids[0]
     hits = archive.search({"query": "end"}).results  # the last word: in the last piece

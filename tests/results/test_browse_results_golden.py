@@ -77,19 +77,36 @@ def test_show_and_show_document_json_is_unchanged(
     out.add("show hidden", "show", {"session": "g1", "hideSuperseded": True})
     out.add("show older parameter", "show", {"session": "g1", "includeSuperseded": False})
     out.add("show prefix", "show", {"session": PROGRESS[:-1]})
-    out.add("show.document", "show.document", {"documentId": documents[0]})
-    out.add("show.document piece", "show.document", {"documentId": pieces[1]})
+    out.add(
+        "show.document",
+        "show.document",
+        {"documentId": documents[0]},
+        lambda: a.show_document(documents[0]),
+    )
+    out.add(
+        "show.document piece",
+        "show.document",
+        {"documentId": pieces[1]},
+        lambda: a.show_document(pieces[1]),
+    )
     out.add(
         "show.document superseded",
         "show.document",
         {"documentId": old, "includeSuperseded": True},
+        lambda: a.show_document(old, include_superseded=True),
     )
     a.unsupersede(old, reason="back")
     out.add(
         "show.document restored",
         "show.document",
         {"documentId": old, "includeSuperseded": True},
+        lambda: a.show_document(old, include_superseded=True),
     )
-    out.add("show.document restored head", "show.document", {"documentId": old})
+    out.add(
+        "show.document restored head",
+        "show.document",
+        {"documentId": old},
+        lambda: a.show_document(old),
+    )
     assert all(json.dumps(raw) for _, raw in out.rows)
     out.check("browse")

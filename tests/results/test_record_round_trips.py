@@ -15,6 +15,7 @@ import pytest
 from cwcore.memory import diagnostics, injection
 from cwcore.memory.blocks import MemoryContext
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
+from cwcore.views import DocumentView
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -25,21 +26,26 @@ def _answers(name: str) -> dict[str, Any]:
 
 
 HINTS = _answers("hints")
+BROWSE = _answers("browse")
 RECORDS: dict[str, Callable[[Any], Any]] = {
     "memory.context": MemoryContext.from_json,
     "bound.memory": MemoryContext.from_json,
     "bound.sessions": BoundSessions.from_json,
     "bound.messages": BoundMessages.from_json,
 }
+GOLDEN_ANSWERS = [(label, HINTS[label], RECORDS[label]) for label in sorted(RECORDS)] + [
+    (label, answer, DocumentView.from_json)
+    for label, answer in BROWSE.items()
+    if label.startswith("show.document")
+]
 
 
-@pytest.mark.parametrize("label", sorted(RECORDS))
-def test_golden_answers_round_trip(label: str) -> None:
-    answer = HINTS[label]
-    typed = RECORDS[label](answer)
-    assert json.dumps(typed.to_json(), ensure_ascii=False) == json.dumps(
-        answer, ensure_ascii=False
-    )
+@pytest.mark.parametrize(("label", "answer", "record"), GOLDEN_ANSWERS, ids=lambda x: None)
+def test_golden_answers_round_trip(
+    label: str, answer: dict[str, Any], record: Callable[[Any], Any]
+) -> None:
+    typed = record(answer)
+    assert json.dumps(typed.to_json(), ensure_ascii=False) == json.dumps(answer, ensure_ascii=False)
 
 
 def test_the_bound_answer_carries_its_project_and_the_unbound_does_not() -> None:

@@ -229,8 +229,8 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         await settle(pilot)
         audit = app.screen
         assert isinstance(audit, DocumentScreen)
-        assert audit.doc is not None and audit.doc["state"] == "superseded"
-        assert audit.doc["supersededBy"] == reversal["documentId"]
+        assert audit.doc is not None and audit.doc.state == "superseded"
+        assert audit.doc.superseded_by == reversal["documentId"]
         header = static_text(audit, "#document-header")
         assert "SUPERSEDED" in header and reversal["documentId"] in header
         assert "reason: ADR 8" in static_text(audit, "#document-versions")
@@ -246,7 +246,7 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         await pilot.press(*"holds after all", "enter")
         await settle(pilot)
         assert app.screen is audit
-        assert audit.doc is not None and audit.doc["state"] == "live"
+        assert audit.doc is not None and audit.doc.state == "live"
         assert any("searchable again" in str(n.message) for n in app._notifications)
 
 
