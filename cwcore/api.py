@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from cwcore.retrieve.results import SearchResponse
     from cwcore.store.retention import ForgetTarget, Forgotten
     from cwcore.store.supersession import Restored, Superseded
-    from cwcore.views import DocumentView
+    from cwcore.views import DocumentView, Transcript
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -227,13 +227,14 @@ class Archive:
 
     def show(
         self, session: str, *, include_all: bool = False, hide_superseded: bool = False
-    ) -> dict[str, Any]:
+    ) -> Transcript:
         """A session's transcript; superseded messages are listed (marked) unless
-        ``hide_superseded`` (see :func:`cwcore.browse.transcript`)."""
-        return self.call(
-            "show",
-            {"session": session, "all": include_all, "hideSuperseded": hide_superseded},
-        )
+        ``hide_superseded``, metadata events only with ``include_all`` (see
+        :func:`cwcore.browse.transcript`)."""
+        from cwcore.views import Transcript
+
+        params = {"session": session, "all": include_all, "hideSuperseded": hide_superseded}
+        return Transcript.from_json(self.call("show", params))
 
     def export(self, session: str, fmt: str = "md") -> str:
         return str(self.call("export", {"session": session, "format": fmt})["text"])

@@ -279,32 +279,32 @@ def messages_range(
         raise InvalidInput(f"at most {MAX_RANGE} messages per call (from..to)")
     record = bound_session(reader, session, project, bound)
     body = browse.transcript(reader, record["id"])
-    listed = [m for m in body["messages"] if m["kind"] != "thinking"]
+    listed = [m for m in body.messages if m.kind != "thinking"]
     out: list[BoundMessage] = []
     used = 0
     following: int | None = end + 1 if end < len(listed) else None
     for n in range(start, min(end, len(listed)) + 1):
         m = listed[n - 1]
-        text = m["text"] or ""
+        text = m.text or ""
         room = MAX_CHARS - used
         if out and len(text) > room:
             following = n
             break
         item = BoundMessage(
             n=n,
-            role=m["role"],
-            kind=m["kind"],
-            timestamp=m["timestamp"],
-            tool=m["tool"],
-            message_key=m["messageKey"],
-            document_id=m["documentId"],
-            superseded=m["superseded"],
+            role=m.role,
+            kind=m.kind,
+            timestamp=m.timestamp,
+            tool=m.tool,
+            message_key=m.message_key,
+            document_id=m.document_id,
+            superseded=m.superseded,
             text=text[:room],
             text_cut=TextCut(room, len(text)) if len(text) > room else None,
         )
         out.append(item)
         used += len(item.text)
-    info = _row(reader, SessionInfo.from_json(body["session"]), project)
+    info = _row(reader, body.session, project)
     return BoundMessages(
         session=info,
         total=len(listed),

@@ -21,29 +21,27 @@ def arch(cw_home: Path, tmp_path: Path) -> Any:
 
 
 def documents(arch: Archive) -> list[str]:
-    return [d["documentId"] for d in arch.show("s1")["documents"]]
+    return [d.document_id for d in arch.show("s1").documents]
 
 
 def test_a_superseded_document_stays_in_the_transcript_marked(arch: Archive) -> None:
     before = arch.show("s1")
-    doc = before["documents"][1]["documentId"]
-    arch.supersede(doc, by=before["documents"][2]["documentId"], reason="reversed by ADR 8")
+    doc = before.documents[1].document_id
+    arch.supersede(doc, by=before.documents[2].document_id, reason="reversed by ADR 8")
     body = arch.show("s1")
     # Every message is still there, in order; the superseded ones say why and by what.
-    assert [m["messageKey"] for m in body["messages"]] == [
-        m["messageKey"] for m in before["messages"]
-    ]
-    marked = [m for m in body["messages"] if m["superseded"]]
-    assert marked and all(m["documentId"] == doc for m in marked)
-    assert marked[0]["supersession"]["reason"] == "reversed by ADR 8"
-    assert marked[0]["supersession"]["by"] == before["documents"][2]["documentId"]
-    assert body["counts"] == {
-        "messages": len(before["messages"]),
+    assert [m.message_key for m in body.messages] == [m.message_key for m in before.messages]
+    marked = [m for m in body.messages if m.superseded]
+    assert marked and all(m.document_id == doc for m in marked)
+    assert marked[0].supersession.reason == "reversed by ADR 8"
+    assert marked[0].supersession.by == before.documents[2].document_id
+    assert body.counts.to_json() == {
+        "messages": len(before.messages),
         "superseded": len(marked),
         "hiddenSuperseded": 0,
     }
-    assert body["session"]["messages"] == body["counts"]["messages"]  # the header's count
-    assert {d["documentId"]: d["state"] for d in body["documents"]}[doc] == "superseded"
+    assert body.session.messages == body.counts.messages  # the header's count
+    assert {d.document_id: d.state for d in body.documents}[doc] == "superseded"
 
 
 def test_hiding_superseded_messages_is_explicit_and_counted(arch: Archive) -> None:
@@ -51,10 +49,10 @@ def test_hiding_superseded_messages_is_explicit_and_counted(arch: Archive) -> No
     arch.supersede(doc)
     full = arch.show("s1")
     hidden = arch.show("s1", hide_superseded=True)
-    gone = [m for m in full["messages"] if m["superseded"]]
-    assert hidden["counts"]["hiddenSuperseded"] == len(gone) > 0
-    assert not any(m["superseded"] for m in hidden["messages"])
-    assert len(hidden["messages"]) == len(full["messages"]) - len(gone)
+    gone = [m for m in full.messages if m.superseded]
+    assert hidden.counts.hidden_superseded == len(gone) > 0
+    assert not any(m.superseded for m in hidden.messages)
+    assert len(hidden.messages) == len(full.messages) - len(gone)
     # The older parameter keeps its meaning for callers that still send it.
     old_style = arch.call("show", {"session": "s1", "includeSuperseded": False})
     assert old_style["counts"]["hiddenSuperseded"] == len(gone)
@@ -108,8 +106,8 @@ def test_undo_brings_the_document_back_with_both_records_kept(arch: Archive) -> 
     assert new.text == old.text
     # The transcript shows it live again, once.
     body = arch.show("s1")
-    keys = [m["messageKey"] for m in body["messages"]]
-    assert len(keys) == len(set(keys)) and not any(m["superseded"] for m in body["messages"])
+    keys = [m.message_key for m in body.messages]
+    assert len(keys) == len(set(keys)) and not any(m.superseded for m in body.messages)
     verify = arch.index_verify()
     assert verify.ok, verify.problems
 

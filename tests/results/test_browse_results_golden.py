@@ -63,8 +63,18 @@ def test_show_and_show_document_json_is_unchanged(
     summary = a.import_paths([write_jsonl(tmp_path / "g1.jsonl", _rows())])
     assert not summary.errors, summary.errors
     for session in (PROGRESS, f"{PROGRESS}/agent-f00d1", OWN):
-        out.add(f"show {session}", "show", {"session": session, "all": False})
-    out.add("show all", "show", {"session": PROGRESS, "all": True})
+        out.add(
+            f"show {session}",
+            "show",
+            {"session": session, "all": False},
+            lambda s=session: a.show(s),
+        )
+    out.add(
+        "show all",
+        "show",
+        {"session": PROGRESS, "all": True},
+        lambda: a.show(PROGRESS, include_all=True),
+    )
     body = a.call("show", {"session": "g1"})
     documents = [d["documentId"] for d in body["documents"]]
     split = next(m for m in body["messages"] if "split" in m)
@@ -73,10 +83,20 @@ def test_show_and_show_document_json_is_unchanged(
     turns = [d["documentId"] for d in body["documents"] if d["kind"] == "turn"]
     old, new = turns[-2], turns[-1]
     a.supersede(old, by=new, reason="golden")
-    out.add("show superseded", "show", {"session": "g1", "all": True})
-    out.add("show hidden", "show", {"session": "g1", "hideSuperseded": True})
+    out.add(
+        "show superseded",
+        "show",
+        {"session": "g1", "all": True},
+        lambda: a.show("g1", include_all=True),
+    )
+    out.add(
+        "show hidden",
+        "show",
+        {"session": "g1", "hideSuperseded": True},
+        lambda: a.show("g1", hide_superseded=True),
+    )
     out.add("show older parameter", "show", {"session": "g1", "includeSuperseded": False})
-    out.add("show prefix", "show", {"session": PROGRESS[:-1]})
+    out.add("show prefix", "show", {"session": PROGRESS[:-1]}, lambda: a.show(PROGRESS[:-1]))
     out.add(
         "show.document",
         "show.document",

@@ -15,7 +15,7 @@ import pytest
 from cwcore.memory import diagnostics, injection
 from cwcore.memory.blocks import MemoryContext
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
-from cwcore.views import DocumentView
+from cwcore.views import DocumentView, Transcript
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -33,11 +33,19 @@ RECORDS: dict[str, Callable[[Any], Any]] = {
     "bound.sessions": BoundSessions.from_json,
     "bound.messages": BoundMessages.from_json,
 }
-GOLDEN_ANSWERS = [(label, HINTS[label], RECORDS[label]) for label in sorted(RECORDS)] + [
-    (label, answer, DocumentView.from_json)
-    for label, answer in BROWSE.items()
-    if label.startswith("show.document")
-]
+GOLDEN_ANSWERS = (
+    [(label, HINTS[label], RECORDS[label]) for label in sorted(RECORDS)]
+    + [
+        (label, answer, DocumentView.from_json)
+        for label, answer in BROWSE.items()
+        if label.startswith("show.document")
+    ]
+    + [
+        (label, answer, Transcript.from_json)
+        for label, answer in BROWSE.items()
+        if label.startswith("show ")
+    ]
+)
 
 
 @pytest.mark.parametrize(("label", "answer", "record"), GOLDEN_ANSWERS, ids=lambda x: None)

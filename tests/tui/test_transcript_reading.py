@@ -131,9 +131,9 @@ async def test_superseded_messages_are_marked_hidden_on_request_and_reachable(
 ) -> None:
     with Archive.open(long_home, embedded=True) as archive:
         body = archive.show("long")
-        doc = body["messages"][79]["documentId"]
+        doc = body.messages[79].document_id
         archive.supersede(doc, reason="wrong turn")
-        gone = [m["messageKey"] for m in body["messages"] if m["documentId"] == doc]
+        gone = [m.message_key for m in body.messages if m.document_id == doc]
     app = app_for(long_home)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_long(pilot)
