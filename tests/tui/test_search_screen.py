@@ -130,7 +130,7 @@ async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_rec
         assert isinstance(transcript, TranscriptScreen)
         assert transcript.session_id == hit["source"]["sessionId"]
         current = transcript.query_one(".message.current", MessageView)
-        assert current.message["messageKey"] == hit["source"]["messageKey"]
+        assert current.message.message_key == hit["source"]["messageKey"]
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is screen
