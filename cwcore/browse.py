@@ -288,8 +288,6 @@ def transcript(
     messages listed, how many of them are superseded, and how many superseded ones were left
     out.
     """
-    record = reader.find_session(session)
-    session_id = record["id"]
     from cwcore.views import (
         MetadataEvent,
         Transcript,
@@ -298,6 +296,8 @@ def transcript(
         TranscriptMessage,
     )
 
+    record = reader.find_session(session)
+    session_id = record["id"]
     messages: list[dict[str, Any]] = []  # built as JSON: cut messages are joined in place
     documents = []
     shown: set[str] = set()  # message keys already in the transcript
