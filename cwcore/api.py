@@ -29,12 +29,15 @@ if TYPE_CHECKING:
     from cwcore.importers.sources import SourcesReport
     from cwcore.index.health import DoctorReport, StoreCounts
     from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
+    from cwcore.memory.blocks import MemoryContext
     from cwcore.memory.results import MemoryListing, MemoryRecord
+    from cwcore.reads import BoundMessages, BoundSessions
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
     from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
     from cwcore.store.retention import ForgetTarget, Forgotten
     from cwcore.store.supersession import Restored, Superseded
+    from cwcore.views import DocumentView, Transcript
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -219,21 +222,22 @@ class Archive:
         if ascending:
             params["ascending"] = True
         body = self.call("sessions", params)
-        return [SessionInfo(**row) for row in body["sessions"]], body.get("next_cursor")
+        return [SessionInfo.from_json(row) for row in body["sessions"]], body.get("next_cursor")
 
     def resolve_session(self, session: str) -> SessionInfo:
         """The session an id or a unique prefix of 4+ characters names (NotFound otherwise)."""
-        return SessionInfo(**self.call("sessions.resolve", {"session": session})["session"])
+        return SessionInfo.from_json(self.call("sessions.resolve", {"session": session})["session"])
 
     def show(
         self, session: str, *, include_all: bool = False, hide_superseded: bool = False
-    ) -> dict[str, Any]:
+    ) -> Transcript:
         """A session's transcript; superseded messages are listed (marked) unless
-        ``hide_superseded`` (see :func:`cwcore.browse.transcript`)."""
-        return self.call(
-            "show",
-            {"session": session, "all": include_all, "hideSuperseded": hide_superseded},
-        )
+        ``hide_superseded``, metadata events only with ``include_all`` (see
+        :func:`cwcore.browse.transcript`)."""
+        from cwcore.views import Transcript
+
+        params = {"session": session, "all": include_all, "hideSuperseded": hide_superseded}
+        return Transcript.from_json(self.call("show", params))
 
     def export(self, session: str, fmt: str = "md") -> str:
         return str(self.call("export", {"session": session, "format": fmt})["text"])
@@ -408,18 +412,21 @@ class Archive:
             params["project"] = project
         return Restored.from_json(self.call("supersede.undo", params))
 
-    def show_document(
-        self, document_id: str, *, include_superseded: bool = False
-    ) -> dict[str, Any]:
-        return self.call(
-            "show.document", {"documentId": document_id, "includeSuperseded": include_superseded}
-        )
+    def show_document(self, document_id: str, *, include_superseded: bool = False) -> DocumentView:
+        """A document's text and provenance: its head version, or with ``include_superseded``
+        every version (the audit view; see :func:`cwcore.browse.show_document`)."""
+        from cwcore.views import DocumentView
+
+        params = {"documentId": document_id, "includeSuperseded": include_superseded}
+        return DocumentView.from_json(self.call("show.document", params))
 
     # -- project-bound reads (cwcore.reads: the MCP server's) -----------------------------
 
-    def bound_sessions(self, project: str, **filters: Any) -> dict[str, Any]:
+    def bound_sessions(self, project: str, **filters: Any) -> BoundSessions:
         """A page of ``project``'s sessions (filters: agent, since, limit, cursor)."""
-        return self.call("bound.sessions", {"project": project, **filters})
+        from cwcore.reads import BoundSessions
+
+        return BoundSessions.from_json(self.call("bound.sessions", {"project": project, **filters}))
 
     def bound_messages(
         self,
@@ -429,24 +436,29 @@ class Archive:
         bound_session: str | None = None,
         start: int = 1,
         end: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> BoundMessages:
         """Messages ``start``..``end`` of a session of ``project`` (and of ``bound_session``'s
         lineage): another project's session answers as a missing one."""
+        from cwcore.reads import BoundMessages
+
         params: dict[str, Any] = {"session": session, "project": project, "from": start}
         if bound_session is not None:
             params["boundSession"] = bound_session
         if end is not None:
             params["to"] = end
-        return self.call("bound.messages", params)
+        return BoundMessages.from_json(self.call("bound.messages", params))
 
     def bound_memory(
         self, prompt: str, *, project: str, bound_session: str | None = None
-    ) -> dict[str, Any]:
-        """The memory injection block of ``prompt`` over the records ``project`` may see."""
+    ) -> MemoryContext:
+        """The memory injection block of ``prompt`` over the records ``project`` may see, with
+        its selection's ids bounded (``project`` set on the answer)."""
+        from cwcore.memory.blocks import MemoryContext
+
         params: dict[str, Any] = {"prompt": prompt, "project": project}
         if bound_session is not None:
             params["boundSession"] = bound_session
-        return self.call("bound.memory", params)
+        return MemoryContext.from_json(self.call("bound.memory", params))
 
     # -- preflight hints (cwcore.hints) -----------------------------------------------------------
 
@@ -574,7 +586,9 @@ class Archive:
             params["reason"] = reason
         return MemoryRecord.from_json(self.call("memory.deprecate", params))
 
-    def memory_context(self, prompt: str, **context: Any) -> dict[str, Any]:
-        """The injection block for ``prompt`` (context: project, profile, cwd, session) with
-        the processor traces."""
-        return self.call("memory.context", {"prompt": prompt, **context})
+    def memory_context(self, prompt: str, **context: Any) -> MemoryContext:
+        """The injection block for ``prompt`` (context: project, profile, cwd, session,
+        dailyLog, projectOnly) with the processor traces."""
+        from cwcore.memory.blocks import MemoryContext
+
+        return MemoryContext.from_json(self.call("memory.context", {"prompt": prompt, **context}))

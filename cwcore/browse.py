@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from cwcore.store.reader import Reader
 
 if TYPE_CHECKING:  # recall pulls in retrieval: the sessions browser imports it only to run it
     from cwcore.recall.results import DocumentContext, Neighbor
+    from cwcore.views import DocumentView, Transcript, TranscriptMessage
 
 MAX_LIMIT = 10_000
 
@@ -71,6 +72,14 @@ class SessionInfo:
             tokens=(Usage.from_json(record.get("tokens")) or Usage()).to_json(),
             models=list(record.get("models") or []),
         )
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> SessionInfo:
+        """The row ``to_json()`` gave (every field present), its containers copied."""
+        values = {name: body[name] for name in _SESSION_FIELDS}
+        values["tokens"] = dict(body["tokens"])
+        values["models"] = list(body["models"])
+        return cls(**values)
 
     def to_json(self) -> dict[str, Any]:
         # A plain dict, without asdict's recursive deep copy (a page of a thousand rows spent
@@ -259,7 +268,7 @@ def resolve_session(reader: Reader, session: str) -> SessionInfo:
 
 def transcript(
     reader: Reader, session: str, *, include_all: bool = False, hide_superseded: bool = False
-) -> dict[str, Any]:
+) -> Transcript:
     """A session as ordered messages from its documents, in order of first admission.
 
     A transcript shows what happened: the messages of superseded documents are listed too,
@@ -279,9 +288,17 @@ def transcript(
     messages listed, how many of them are superseded, and how many superseded ones were left
     out.
     """
+    from cwcore.views import (
+        MetadataEvent,
+        Transcript,
+        TranscriptCounts,
+        TranscriptDocument,
+        TranscriptMessage,
+    )
+
     record = reader.find_session(session)
     session_id = record["id"]
-    messages: list[dict[str, Any]] = []
+    messages: list[dict[str, Any]] = []  # built as JSON: cut messages are joined in place
     documents = []
     shown: set[str] = set()  # message keys already in the transcript
     hidden = 0
@@ -296,12 +313,7 @@ def transcript(
             )
             continue
         documents.append(
-            {
-                "documentId": head["documentId"],
-                "version": head["version"],
-                "kind": head["kind"],
-                "state": state,
-            }
+            TranscriptDocument(head["documentId"], int(head["version"]), head["kind"], state)
         )
         supersession = _supersession(reader, head) if state != "live" else None
         asides: dict[int, list[tuple[dict[str, Any], str]]] = {}
@@ -335,29 +347,24 @@ def transcript(
         if "subagent" in message:
             child = message["subagent"]
             message["subagent"] = {"sessionId": child, "messages": children.get(child)}
-    body: dict[str, Any] = {
-        "session": SessionInfo.from_record(record).to_json(),
-        "documents": documents,
-        "messages": messages,
-        "counts": {
-            "messages": len(messages),
-            "superseded": sum(1 for m in messages if m["superseded"]),
-            "hiddenSuperseded": hidden,
-        },
-    }
+    events = None
     if include_all:
-        body["events"] = [
-            {
-                "seq": e.seq,
-                "line": e.line,
-                "type": e.type,
-                "conversational": e.conversational,
-                "raw": e.raw.decode("utf-8", "replace"),
-            }
+        events = tuple(
+            MetadataEvent(e.seq, e.line, e.type, e.conversational, e.raw.decode("utf-8", "replace"))
             for e in reader.events(session_id)
             if not e.conversational
-        ]
-    return body
+        )
+    return Transcript(
+        session=SessionInfo.from_record(record),
+        documents=tuple(documents),
+        messages=tuple(TranscriptMessage.from_json(m) for m in messages),
+        counts=TranscriptCounts(
+            messages=len(messages),
+            superseded=sum(1 for m in messages if m["superseded"]),
+            hidden_superseded=hidden,
+        ),
+        events=events,
+    )
 
 
 def _message(
@@ -448,94 +455,93 @@ def export_session(reader: Reader, session: str, fmt: str) -> str:
     """
     check_export_format(fmt)
     body = transcript(reader, session, hide_superseded=True)
-    info = body["session"]
+    info = body.session
     if fmt == "jsonl":
         users = [
-            (m["text"], not m.get("meta"))
-            for m in body["messages"]
-            if m["role"] == "user" and m["kind"] == "text"
+            (m.text, not m.meta) for m in body.messages if m.role == "user" and m.kind == "text"
         ]
         # A title an import would derive again is not written.
-        title = info.get("title") if info.get("title") != prompt_title(users) else None
+        title = info.title if info.title != prompt_title(users) else None
         lines = [
             json.dumps(_jsonl_row(info, m, first=index == 0, title=title), ensure_ascii=False)
-            for index, m in enumerate(body["messages"])
+            for index, m in enumerate(body.messages)
         ]
         return "\n".join(lines) + ("\n" if lines else "")
-    out = [f"# Session {info['sessionId']}", ""]
-    out.append(f"- project: {info['project']}")
-    out.append(f"- agent: {info['agent']}")
-    if info["started"]:
-        out.append(f"- started: {info['started']}")
-    out.append(f"- messages: {info['messages']}, turns: {info['turns']}")
+    out = [f"# Session {info.sessionId}", ""]
+    out.append(f"- project: {info.project}")
+    out.append(f"- agent: {info.agent}")
+    if info.started:
+        out.append(f"- started: {info.started}")
+    out.append(f"- messages: {info.messages}, turns: {info.turns}")
     out.append("")
-    for m in body["messages"]:
-        if m["kind"] == "thinking":
+    for m in body.messages:
+        if m.kind == "thinking":
             continue
         label = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}[
-            m["role"]
+            m.role
         ]
-        if m["kind"] == "tool-call":
-            label = f"Tool call `{m['tool'] or 'tool'}`"
-        elif m["kind"] == "tool-result":
-            label = "Tool result" + (f" `{m['tool']}`" if m["tool"] else "")
-        stamp = f" — {m['timestamp']}" if m["timestamp"] else ""
+        if m.kind == "tool-call":
+            label = f"Tool call `{m.tool or 'tool'}`"
+        elif m.kind == "tool-result":
+            label = "Tool result" + (f" `{m.tool}`" if m.tool else "")
+        stamp = f" — {m.timestamp}" if m.timestamp else ""
         out.append(f"## {label}{stamp}")
         out.append("")
-        if m["kind"] in ("tool-call", "tool-result"):
-            fence = "````" if "```" in m["text"] else "```"
-            out += [fence, m["text"], fence]
+        if m.kind in ("tool-call", "tool-result"):
+            fence = "````" if "```" in m.text else "```"
+            out += [fence, m.text, fence]
         else:
-            out.append(m["text"])
+            out.append(m.text)
         out.append("")
     return "\n".join(out)
 
 
 def _jsonl_row(
-    info: dict[str, Any], m: dict[str, Any], *, first: bool, title: str | None
+    info: SessionInfo, m: TranscriptMessage, *, first: bool, title: str | None
 ) -> dict[str, Any]:
     """One cw-jsonl line for transcript message ``m`` of session ``info``; the session's first
     line carries ``title`` (a title an import would not derive again) and the sub-agent link."""
     row: dict[str, Any] = {
-        "session": info["sessionId"],
-        "id": m["messageKey"].split(":", 1)[1],
-        "role": m["role"],
-        "text": m["text"],
+        "session": info.sessionId,
+        "id": m.message_key.split(":", 1)[1],
+        "role": m.role,
+        "text": m.text,
     }
-    implied = {"tool": "tool-result"}.get(m["role"], "text")
-    if m["role"] == "assistant" and m["tool"]:
+    implied = {"tool": "tool-result"}.get(m.role, "text")
+    if m.role == "assistant" and m.tool:
         implied = "tool-call"
-    if m["kind"] != implied:
-        row["kind"] = m["kind"]
-    if m["timestamp"]:
-        row["timestamp"] = m["timestamp"]
-    row["project"] = info["project"]
-    row["agent"] = info["agent"]
-    if info["parent"]:
-        row["parent_session"] = info["parent"]
+    if m.kind != implied:
+        row["kind"] = m.kind
+    if m.timestamp:
+        row["timestamp"] = m.timestamp
+    row["project"] = info.project
+    row["agent"] = info.agent
+    if info.parent:
+        row["parent_session"] = info.parent
     if first and title:
         row["title"] = title
-    if first and info.get("parentToolCall"):
-        row["parent_tool_call"] = info["parentToolCall"]
-    if m.get("parent"):
-        row["parent"] = m["parent"]
-    if m["tool"]:
-        row["tool_name"] = m["tool"]
-    if m.get("toolCallId"):
-        row["tool_call_id"] = m["toolCallId"]
-    tool_input = _json_object(m["text"] if m.get("inputIsText") else m.get("toolInput"))
+    if first and info.parentToolCall:
+        row["parent_tool_call"] = info.parentToolCall
+    if m.parent:
+        row["parent"] = m.parent
+    if m.tool:
+        row["tool_name"] = m.tool
+    if m.tool_call_id:
+        row["tool_call_id"] = m.tool_call_id
+    tool_input = _json_object(m.text if m.input_is_text else m.tool_input)
     if tool_input is not None:
         row["tool_input"] = tool_input
-    if m.get("meta"):
+    if m.meta:
         row["meta"] = True
-    if m.get("isError"):
+    if m.is_error:
         row["is_error"] = True
-    if m.get("model"):
-        row["model"] = m["model"]
-    if m.get("usage"):
-        row["usage"] = m["usage"]
-    if m.get("subagent"):
-        row["subagent"] = m["subagent"]["sessionId"]
+    if m.model:
+        row["model"] = m.model
+    usage = m.usage_json()
+    if usage:
+        row["usage"] = usage
+    if m.subagent is not None:
+        row["subagent"] = m.subagent.session_id
     return row
 
 
@@ -552,12 +558,14 @@ def _json_object(text: object) -> dict[str, Any] | None:
 
 def show_document(
     reader: Reader, document_id: str, *, include_superseded: bool = False
-) -> dict[str, Any]:
+) -> DocumentView:
     """A document's text and provenance; superseded versions only with ``include_superseded``
     (the audit view: the old source stays readable until retention removes it). A version that
     holds a piece of a cut message carries its ``split`` metadata (message key, piece, count and
     every piece's document in order): joining those documents' pieces gives the message."""
+    from cwcore.recall.results import Split
     from cwcore.store import codec, keys
+    from cwcore.views import DocumentVersion, DocumentView
 
     head = reader.head(document_id)
     live = head.get("state", "live") == "live"
@@ -576,32 +584,32 @@ def show_document(
                 keys.UNSUPERSESSION.encode(document_id, version),
             ],
         )
-        out.append(
-            {
-                "version": version,
-                "current": version == int(head["version"]),
-                "superseded": codec.decode_record(raw) if raw else None,
-                "unsuperseded": codec.decode_record(undone) if undone else None,
-                "kind": manifest["kind"],
-                "created": manifest["created"],
-                "messageKeys": [p["key"] for p in manifest["parts"]],
-                "text": reader.text(manifest),
-            }
-        )
-        if manifest.get("restores"):
-            out[-1]["restores"] = manifest["restores"]  # an undone supersession brought it back
         split = (manifest.get("metadata") or {}).get("split")
-        if split:
-            out[-1]["split"] = split  # a piece of a cut message: which, and where the others are
-    return {
-        "documentId": document_id,
-        "state": head.get("state", "live"),
-        "supersededBy": head.get("supersededBy"),
-        "session": head["session"],
-        "project": head["project"],
-        "kind": head["kind"],
-        "versions": out,
-    }
+        out.append(
+            DocumentVersion(
+                version=version,
+                current=version == int(head["version"]),
+                superseded=codec.decode_record(raw) if raw else None,
+                unsuperseded=codec.decode_record(undone) if undone else None,
+                kind=manifest["kind"],
+                created=manifest["created"],
+                message_keys=tuple(p["key"] for p in manifest["parts"]),
+                text=reader.text(manifest),
+                # Set when an undone supersession brought this version back.
+                restores=manifest.get("restores") or None,
+                # Set on a piece of a cut message: which, and where the others are.
+                split=Split.from_json(split) if split else None,
+            )
+        )
+    return DocumentView(
+        document_id=document_id,
+        state=head.get("state", "live"),
+        superseded_by=head.get("supersededBy"),
+        session=head["session"],
+        project=head["project"],
+        kind=head["kind"],
+        versions=tuple(out),
+    )
 
 
 MAX_CONTEXT = 8

@@ -16,15 +16,24 @@ superseded messages kept and marked), from 1. Answers are bounded: at most
 :data:`MAX_PAGE` sessions and :data:`MAX_RANGE` messages, and :data:`MAX_CHARS` characters of
 rows or message text (a message longer than what is left is cut and says so; the page says where
 to go on).
+
+The answers are frozen dataclasses (:class:`BoundSessions`, :class:`BoundMessages`; the memory
+block is a :class:`cwcore.memory.blocks.MemoryContext`): the ``bound.*`` handlers serialize them
+once with ``to_json()`` and :class:`cwcore.api.Archive` rebuilds them with ``from_json()``;
+``to_json()`` keeps exactly the keys, order and values these methods have always answered.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cwcore import browse
+from cwcore.browse import SessionInfo
 from cwcore.errors import CwError, InvalidInput, NotFound, excerpt
+from cwcore.memory.blocks import MemoryContext
 from cwcore.retrieve.scope import lineage
 from cwcore.store.reader import Reader
 
@@ -38,24 +47,139 @@ TITLE_CHARS = 200
 MEMORY_IDS = 20
 
 
+@dataclass(frozen=True)
+class BoundSessions:
+    """A page of the bound project's sessions, newest first, and the cursor of the next page
+    (None on the last)."""
+
+    project: str
+    sessions: tuple[SessionInfo, ...]
+    next_cursor: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "sessions": [s.to_json() for s in self.sessions],
+            "nextCursor": self.next_cursor,
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> BoundSessions:
+        return cls(
+            body["project"],
+            tuple(SessionInfo.from_json(s) for s in body["sessions"]),
+            body["nextCursor"],
+        )
+
+
+@dataclass(frozen=True)
+class TextCut:
+    """A message text cut to fit the answer: ``shown`` characters of its ``chars``."""
+
+    shown: int
+    chars: int
+
+
+@dataclass(frozen=True)
+class BoundMessage:
+    """Message number ``n`` (from 1) of a session: who and what it is, when (ISO-8601 UTC or
+    None), its tool, source message key and document, whether it was superseded, and its text
+    (cut when ``text_cut`` is set)."""
+
+    n: int
+    role: str
+    kind: str
+    timestamp: str | None
+    tool: str | None
+    message_key: str
+    document_id: str
+    superseded: bool
+    text: str
+    text_cut: TextCut | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "n": self.n,
+            "role": self.role,
+            "kind": self.kind,
+            "timestamp": self.timestamp,
+            "tool": self.tool,
+            "messageKey": self.message_key,
+            "documentId": self.document_id,
+            "superseded": self.superseded,
+            "text": self.text,
+        }
+        if self.text_cut is not None:
+            out["textCut"] = {"shown": self.text_cut.shown, "chars": self.text_cut.chars}
+        return out
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> BoundMessage:
+        cut = body.get("textCut")
+        return cls(
+            n=body["n"],
+            role=body["role"],
+            kind=body["kind"],
+            timestamp=body["timestamp"],
+            tool=body["tool"],
+            message_key=body["messageKey"],
+            document_id=body["documentId"],
+            superseded=body["superseded"],
+            text=body["text"],
+            text_cut=TextCut(cut["shown"], cut["chars"]) if cut is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class BoundMessages:
+    """Messages ``start``..``end`` of a session (``end``: the last one shown, None when none
+    is), of its ``total``; ``next`` is the number to ask for next (None at the end)."""
+
+    session: SessionInfo
+    total: int
+    start: int
+    end: int | None
+    messages: tuple[BoundMessage, ...]
+    next: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session.to_json(),
+            "total": self.total,
+            "from": self.start,
+            "to": self.end,
+            "messages": [m.to_json() for m in self.messages],
+            "next": self.next,
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> BoundMessages:
+        return cls(
+            session=SessionInfo.from_json(body["session"]),
+            total=body["total"],
+            start=body["from"],
+            end=body["to"],
+            messages=tuple(BoundMessage.from_json(m) for m in body["messages"]),
+            next=body["next"],
+        )
+
+
 def _cut(text: str | None, limit: int) -> str | None:
     if text is None or len(text) <= limit:
         return text
     return text[: limit - 1] + "…"
 
 
-def _row(reader: Reader, row: dict[str, Any], project: str) -> dict[str, Any]:
+def _row(reader: Reader, row: SessionInfo, project: str) -> SessionInfo:
     """A listing row as a bound caller may see it: a parent in another project is not named."""
-    out = {**row, "title": _cut(row.get("title"), TITLE_CHARS)}
-    parent = out.get("parent")
-    if parent is not None:
+    out = replace(row, title=_cut(row.title, TITLE_CHARS))
+    if out.parent is not None:
         try:
-            same = reader.session(parent).get("project") == project
+            same = reader.session(out.parent).get("project") == project
         except CwError:
             same = False
         if not same:
-            out["parent"] = None
-            out["parentToolCall"] = None
+            out = replace(out, parent=None, parentToolCall=None)
     return out
 
 
@@ -67,28 +191,30 @@ def sessions_page(
     since: str | None = None,
     limit: int = DEFAULT_RANGE,
     cursor: str | None = None,
-) -> dict[str, Any]:
-    """``{"project", "sessions", "nextCursor"}``: one page of ``project``'s sessions."""
+) -> BoundSessions:
+    """One page of ``project``'s sessions, at most ``limit`` and :data:`MAX_CHARS` characters
+    of row JSON (the first row is kept whatever its size)."""
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
 
-    def page(n: int) -> tuple[list[dict[str, Any]], str | None]:
+    def page(n: int) -> tuple[list[SessionInfo], str | None]:
         body = browse.list_sessions(
             reader, project=project, agent=agent, since=since, limit=n, cursor=cursor
         )
-        return [_row(reader, r, project) for r in body["sessions"]], body["next_cursor"]
+        rows = [_row(reader, SessionInfo.from_json(r), project) for r in body["sessions"]]
+        return rows, body["next_cursor"]
 
     rows, next_cursor = page(limit)
     used, kept = 0, 0
     for row in rows:
-        size = len(json.dumps(row, ensure_ascii=False))
+        size = len(json.dumps(row.to_json(), ensure_ascii=False))
         if kept and used + size > MAX_CHARS:
             break
         used += size
         kept += 1
     if kept < len(rows):  # the same first rows again, so the cursor resumes after the last kept
         rows, next_cursor = page(kept)
-    return {"project": project, "sessions": rows, "nextCursor": next_cursor}
+    return BoundSessions(project, tuple(rows), next_cursor)
 
 
 def bound_session(
@@ -137,10 +263,10 @@ def messages_range(
     bound: str | None = None,
     start: int = 1,
     end: int | None = None,
-) -> dict[str, Any]:
+) -> BoundMessages:
     """Messages ``start``..``end`` (1-based, inclusive; default 20 from ``start``) of a
-    reachable session: ``{"session", "total", "from", "to", "messages", "next"}`` — ``to`` the
-    last message shown, ``next`` the number to ask for next (None at the end)."""
+    reachable session, at most :data:`MAX_CHARS` characters of text (the first message is cut
+    to fit, a later one that does not fit is left for the next call)."""
     for name, value in (("from", start), ("to", end)):
         if value is not None and (
             not isinstance(value, int) or isinstance(value, bool) or value < 1
@@ -153,54 +279,55 @@ def messages_range(
         raise InvalidInput(f"at most {MAX_RANGE} messages per call (from..to)")
     record = bound_session(reader, session, project, bound)
     body = browse.transcript(reader, record["id"])
-    listed = [m for m in body["messages"] if m["kind"] != "thinking"]
-    out: list[dict[str, Any]] = []
+    listed = [m for m in body.messages if m.kind != "thinking"]
+    out: list[BoundMessage] = []
     used = 0
     following: int | None = end + 1 if end < len(listed) else None
     for n in range(start, min(end, len(listed)) + 1):
         m = listed[n - 1]
-        text = m["text"] or ""
+        text = m.text or ""
         room = MAX_CHARS - used
         if out and len(text) > room:
             following = n
             break
-        item = {
-            "n": n,
-            "role": m["role"],
-            "kind": m["kind"],
-            "timestamp": m["timestamp"],
-            "tool": m["tool"],
-            "messageKey": m["messageKey"],
-            "documentId": m["documentId"],
-            "superseded": m["superseded"],
-            "text": text[:room],
-        }
-        if len(text) > room:
-            item["textCut"] = {"shown": room, "chars": len(text)}
+        item = BoundMessage(
+            n=n,
+            role=m.role,
+            kind=m.kind,
+            timestamp=m.timestamp,
+            tool=m.tool,
+            message_key=m.message_key,
+            document_id=m.document_id,
+            superseded=m.superseded,
+            text=text[:room],
+            text_cut=TextCut(room, len(text)) if len(text) > room else None,
+        )
         out.append(item)
-        used += len(item["text"])
-    info = _row(reader, body["session"], project)
-    return {
-        "session": info,
-        "total": len(listed),
-        "from": start,
-        "to": out[-1]["n"] if out else None,
-        "messages": out,
-        "next": following,
-    }
+        used += len(item.text)
+    info = _row(reader, body.session, project)
+    return BoundMessages(
+        session=info,
+        total=len(listed),
+        start=start,
+        end=out[-1].n if out else None,
+        messages=tuple(out),
+        next=following,
+    )
 
 
 def memory_context(
     engine: Any, prompt: str, project: str, *, bound: str | None = None
-) -> dict[str, Any]:
+) -> MemoryContext:
     """The injection block of ``prompt`` over the records ``project`` may see (another
     project's records never enter the pipeline), with its bounded selection."""
     from cwcore.memory import diagnostics
     from cwcore.memory.context import context
 
     result = context(engine, prompt, project=project, session=bound, project_only=True)
-    return {
-        "project": project,
-        "block": result.get("block"),
-        **diagnostics.summary(result, limit=MEMORY_IDS),
-    }
+    return MemoryContext.from_json(
+        {
+            "project": project,
+            "block": result.get("block"),
+            **diagnostics.summary(result, limit=MEMORY_IDS),
+        }
+    )

@@ -461,7 +461,7 @@ def show(
                 doc = None
             if doc is not None:
                 if as_json:
-                    emit_json(doc)
+                    emit_json(doc.to_json())
                 else:
                     render_document(console, doc)
                 return
@@ -472,7 +472,7 @@ def show(
                 raise
             raise NotFound(f"no document or session {excerpt(session)}") from exc
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
             return
         render_transcript(console, body, fold=not full, thinking=thinking)
 

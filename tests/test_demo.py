@@ -31,7 +31,7 @@ def test_demo_archive_imports_without_errors(cw_home: Path) -> None:
         # The story's first session is the ERR_LEASE_EXPIRED debugging one.
         first = min(rows, key=lambda r: r.started or "")
         body = archive.show(first.sessionId)
-        assert any(DEMO_QUERY in m["text"] for m in body["messages"])
+        assert any(DEMO_QUERY in m.text for m in body.messages)
 
 
 def test_demo_sessions_are_modest_and_complete(cw_home: Path) -> None:
@@ -43,8 +43,8 @@ def test_demo_sessions_are_modest_and_complete(cw_home: Path) -> None:
             assert 10 <= row.messages <= 40, row
             assert row.toolCalls >= 1, row
             body = archive.show(row.sessionId)
-            calls = sum(m["kind"] == "tool-call" for m in body["messages"])
-            results = sum(m["kind"] == "tool-result" for m in body["messages"])
+            calls = sum(m.kind == "tool-call" for m in body.messages)
+            results = sum(m.kind == "tool-result" for m in body.messages)
             assert results >= calls, row  # every call answered (pi adds a user !command)
 
 

@@ -350,8 +350,8 @@ def test_supersede_leaves_every_path_at_once(arch: Archive) -> None:
     assert doc not in [h.document_id for h in search(arch, relation="question").results]
     assert arch.recall(exact.locator).status == "superseded"
     audit = arch.show_document(doc, include_superseded=True)
-    assert audit["state"] == "superseded"
-    assert "REAP_DRAIN" in audit["versions"][0]["text"]
+    assert audit.state == "superseded"
+    assert "REAP_DRAIN" in audit.versions[0].text
     with pytest.raises(InvalidInput):
         arch.show_document(doc)
 

@@ -21,29 +21,27 @@ def arch(cw_home: Path, tmp_path: Path) -> Any:
 
 
 def documents(arch: Archive) -> list[str]:
-    return [d["documentId"] for d in arch.show("s1")["documents"]]
+    return [d.document_id for d in arch.show("s1").documents]
 
 
 def test_a_superseded_document_stays_in_the_transcript_marked(arch: Archive) -> None:
     before = arch.show("s1")
-    doc = before["documents"][1]["documentId"]
-    arch.supersede(doc, by=before["documents"][2]["documentId"], reason="reversed by ADR 8")
+    doc = before.documents[1].document_id
+    arch.supersede(doc, by=before.documents[2].document_id, reason="reversed by ADR 8")
     body = arch.show("s1")
     # Every message is still there, in order; the superseded ones say why and by what.
-    assert [m["messageKey"] for m in body["messages"]] == [
-        m["messageKey"] for m in before["messages"]
-    ]
-    marked = [m for m in body["messages"] if m["superseded"]]
-    assert marked and all(m["documentId"] == doc for m in marked)
-    assert marked[0]["supersession"]["reason"] == "reversed by ADR 8"
-    assert marked[0]["supersession"]["by"] == before["documents"][2]["documentId"]
-    assert body["counts"] == {
-        "messages": len(before["messages"]),
+    assert [m.message_key for m in body.messages] == [m.message_key for m in before.messages]
+    marked = [m for m in body.messages if m.superseded]
+    assert marked and all(m.document_id == doc for m in marked)
+    assert marked[0].supersession.reason == "reversed by ADR 8"
+    assert marked[0].supersession.by == before.documents[2].document_id
+    assert body.counts.to_json() == {
+        "messages": len(before.messages),
         "superseded": len(marked),
         "hiddenSuperseded": 0,
     }
-    assert body["session"]["messages"] == body["counts"]["messages"]  # the header's count
-    assert {d["documentId"]: d["state"] for d in body["documents"]}[doc] == "superseded"
+    assert body.session.messages == body.counts.messages  # the header's count
+    assert {d.document_id: d.state for d in body.documents}[doc] == "superseded"
 
 
 def test_hiding_superseded_messages_is_explicit_and_counted(arch: Archive) -> None:
@@ -51,10 +49,10 @@ def test_hiding_superseded_messages_is_explicit_and_counted(arch: Archive) -> No
     arch.supersede(doc)
     full = arch.show("s1")
     hidden = arch.show("s1", hide_superseded=True)
-    gone = [m for m in full["messages"] if m["superseded"]]
-    assert hidden["counts"]["hiddenSuperseded"] == len(gone) > 0
-    assert not any(m["superseded"] for m in hidden["messages"])
-    assert len(hidden["messages"]) == len(full["messages"]) - len(gone)
+    gone = [m for m in full.messages if m.superseded]
+    assert hidden.counts.hidden_superseded == len(gone) > 0
+    assert not any(m.superseded for m in hidden.messages)
+    assert len(hidden.messages) == len(full.messages) - len(gone)
     # The older parameter keeps its meaning for callers that still send it.
     old_style = arch.call("show", {"session": "s1", "includeSuperseded": False})
     assert old_style["counts"]["hiddenSuperseded"] == len(gone)
@@ -98,16 +96,18 @@ def test_undo_brings_the_document_back_with_both_records_kept(arch: Archive) -> 
     assert arch.recall(fresh.locator).status == "resolved"
     # The audit view keeps both records: the supersession and its undoing.
     audit = arch.show_document(doc, include_superseded=True)
-    assert audit["state"] == "live"
-    old, new = audit["versions"]
-    assert old["superseded"]["reason"] == "reversed"
-    assert old["unsuperseded"]["reason"] == "the reversal was wrong"
-    assert old["unsuperseded"]["restoredVersion"] == new["version"]
-    assert new["restores"]["version"] == old["version"] and new["text"] == old["text"]
+    assert audit.state == "live"
+    old, new = audit.versions
+    assert old.superseded is not None and old.superseded["reason"] == "reversed"
+    assert old.unsuperseded is not None
+    assert old.unsuperseded["reason"] == "the reversal was wrong"
+    assert old.unsuperseded["restoredVersion"] == new.version
+    assert new.restores is not None and new.restores["version"] == old.version
+    assert new.text == old.text
     # The transcript shows it live again, once.
     body = arch.show("s1")
-    keys = [m["messageKey"] for m in body["messages"]]
-    assert len(keys) == len(set(keys)) and not any(m["superseded"] for m in body["messages"])
+    keys = [m.message_key for m in body.messages]
+    assert len(keys) == len(set(keys)) and not any(m.superseded for m in body.messages)
     verify = arch.index_verify()
     assert verify.ok, verify.problems
 
@@ -127,9 +127,9 @@ def test_undo_refuses_what_is_not_superseded(arch: Archive) -> None:
     # A second supersede and undo work the same way, each with its own records.
     arch.supersede(doc, reason="second time")
     arch.unsupersede(doc)
-    versions = arch.show_document(doc, include_superseded=True)["versions"]
-    assert [v["superseded"] is not None for v in versions] == [True, True, False]
-    assert [v["unsuperseded"] is not None for v in versions] == [True, True, False]
+    versions = arch.show_document(doc, include_superseded=True).versions
+    assert [v.superseded is not None for v in versions] == [True, True, False]
+    assert [v.unsuperseded is not None for v in versions] == [True, True, False]
 
 
 def test_forget_removes_the_undo_records_too(arch: Archive) -> None:

@@ -491,7 +491,7 @@ class BoundTools:
         ).to_json()
 
     def sessions(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.archive.bound_sessions(self.binding.project, **args)
+        return self.archive.bound_sessions(self.binding.project, **args).to_json()
 
     def messages(self, args: dict[str, Any]) -> dict[str, Any]:
         body = self.archive.bound_messages(
@@ -502,14 +502,14 @@ class BoundTools:
             end=args.get("to"),
         )
         # The engine enforces the binding before it reads; this is the boundary's second lock.
-        if body["session"]["project"] != self.binding.project:
+        if body.session.project != self.binding.project:
             raise NotFound(f"no session {excerpt(args['session'])}")
-        return {"label": LABEL, "historical": True, **body}
+        return {"label": LABEL, "historical": True, **body.to_json()}
 
     def memory(self, args: dict[str, Any]) -> dict[str, Any]:
         return self.archive.bound_memory(
             args["prompt"], project=self.binding.project, bound_session=self.binding.session
-        )
+        ).to_json()
 
 
 #: A tool result holds at most this many hits and this many characters of hit JSON (the agent's

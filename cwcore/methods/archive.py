@@ -206,7 +206,7 @@ def _show(
     body = browse.transcript(
         engine.reader, session, include_all=bool(params.get("all", False)), hide_superseded=hide
     )
-    return large_results.send(body, emit)
+    return large_results.send(body.to_json(), emit)
 
 
 def _export(
@@ -300,7 +300,7 @@ def _show_document(
     body = browse.show_document(
         engine.reader, target, include_superseded=bool(params.get("includeSuperseded", False))
     )
-    return large_results.send(body, emit)
+    return large_results.send(body.to_json(), emit)
 
 
 def _context(

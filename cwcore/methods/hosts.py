@@ -30,7 +30,7 @@ def _sessions(
         since=param_str(params, "since"),
         limit=params.get("limit", reads.DEFAULT_RANGE),
         cursor=param_str(params, "cursor"),
-    )
+    ).to_json()
 
 
 def _messages(
@@ -44,7 +44,7 @@ def _messages(
         bound=bound,
         start=params.get("from", 1),
         end=params.get("to"),
-    )
+    ).to_json()
 
 
 def _memory(
@@ -54,7 +54,7 @@ def _memory(
     prompt = params.get("prompt")
     if not isinstance(prompt, str):
         raise InvalidInput("prompt must be a string")
-    return reads.memory_context(engine, prompt, project, bound=bound)
+    return reads.memory_context(engine, prompt, project, bound=bound).to_json()
 
 
 METHODS: tuple[Method, ...] = (

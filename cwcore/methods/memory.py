@@ -10,6 +10,7 @@ from typing import Any
 from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput
 from cwcore.memory import records
+from cwcore.memory.blocks import MemoryContext
 from cwcore.memory.context import context
 from cwcore.memory.results import MemoryListing, MemoryRecord
 from cwcore.methods.registry import Method
@@ -89,7 +90,7 @@ def _context(
     project_only = params.get("projectOnly", False)
     if not isinstance(project_only, bool):
         raise InvalidInput("projectOnly must be true or false")
-    return context(
+    result = context(
         engine,
         prompt,
         project=_opt(params, "project"),
@@ -99,6 +100,7 @@ def _context(
         with_daily_log=bool(params.get("dailyLog", True)),
         project_only=project_only,
     )
+    return MemoryContext.from_json(result).to_json()
 
 
 METHODS: tuple[Method, ...] = (

@@ -205,9 +205,9 @@ def context(
                 params[name] = value
         body = archive.memory_context(prompt, **params)
         if as_json:
-            emit_json(body)
+            emit_json(body.to_json())
             return
-        if body["block"]:
-            console.print(escape(body["block"]), soft_wrap=True)
+        if body.block:
+            console.print(escape(body.block), soft_wrap=True)
         else:
-            console.print(f"[dim]no memory block ({body['reason']}).[/]")
+            console.print(f"[dim]no memory block ({body.reason}).[/]")

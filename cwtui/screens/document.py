@@ -9,7 +9,7 @@ opened at the document's first message (``o``).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Group
 from rich.text import Text
@@ -34,37 +34,40 @@ from cwtui.screens.unsupersede import UnsupersedeScreen
 from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hits import when
 
+if TYPE_CHECKING:
+    from cwcore.views import DocumentVersion, DocumentView
+
 STATE_STYLES = {"live": "bold #0d1117 on #3fb950", "superseded": "bold #0d1117 on #d29922"}
 
 
-def document_header(doc: dict[str, Any]) -> Text:
-    state = str(doc.get("state") or "?")
+def document_header(doc: DocumentView) -> Text:
+    state = doc.state or "?"
     text = Text.assemble(
         (f" {state.upper()} ", STATE_STYLES.get(state, "bold reverse")),
         " ",
-        (str(doc.get("documentId")), "bold"),
-        (f" · {doc.get('kind', '?')}", ""),
-        (f"\nsession {doc.get('session') or '—'} · {doc.get('project') or '—'}", "dim"),
+        (doc.document_id, "bold"),
+        (f" · {doc.kind or '?'}", ""),
+        (f"\nsession {doc.session or '—'} · {doc.project or '—'}", "dim"),
     )
     if state == "superseded":
-        by = doc.get("supersededBy")
+        by = doc.superseded_by
         text.append("\nsuperseded", "bold #d29922")
         text.append(f" — replaced by {by}" if by else " — no replacement named")
         text.append(". Hidden from search and recall; shown here for audit.", "dim")
-    versions = doc.get("versions") or []
+    versions = doc.versions
     text.append(f"\n{len(versions)} version{'s' if len(versions) != 1 else ''}", "dim")
     return text
 
 
-def version_block(version: dict[str, Any]) -> Group:
+def version_block(version: DocumentVersion) -> Group:
     head = Text.assemble(
-        (f"version {version.get('version')}", "bold"),
-        (" (current)" if version.get("current") else "", "dim"),
-        (f" · {version.get('kind', '?')} · created {when(version.get('created'))} UTC", "dim"),
-        (f" · {len(version.get('messageKeys') or [])} message(s)", "dim"),
+        (f"version {version.version}", "bold"),
+        (" (current)" if version.current else "", "dim"),
+        (f" · {version.kind or '?'} · created {when(version.created)} UTC", "dim"),
+        (f" · {len(version.message_keys)} message(s)", "dim"),
     )
     parts: list[Any] = [head]
-    retired = version.get("superseded")
+    retired = version.superseded
     if retired:
         by = retired.get("by") or ""
         line = Text.assemble(
@@ -74,7 +77,7 @@ def version_block(version: dict[str, Any]) -> Group:
             (f" · by {by} v{retired.get('byVersion')}" if by else "", ""),
         )
         parts.append(line)
-    undone = version.get("unsuperseded")
+    undone = version.unsuperseded
     if undone:
         parts.append(
             Text.assemble(
@@ -84,12 +87,12 @@ def version_block(version: dict[str, Any]) -> Group:
                 (f" · restored as version {undone.get('restoredVersion')}", ""),
             )
         )
-    restores = version.get("restores")
+    restores = version.restores
     if restores:
         parts.append(
             Text(f"restores version {restores.get('version')} (same text)", style="#3fb950")
         )
-    parts.append(Text(str(version.get("text", "")), style="" if not retired else "dim"))
+    parts.append(Text(version.text, style="" if not retired else "dim"))
     return Group(*parts)
 
 
@@ -133,7 +136,7 @@ class DocumentScreen(LiveScreen):
     ]
 
     class Loaded(CallDone):
-        def __init__(self, doc: dict[str, Any]) -> None:
+        def __init__(self, doc: DocumentView) -> None:
             super().__init__()
             self.doc = doc
 
@@ -143,7 +146,7 @@ class DocumentScreen(LiveScreen):
     def __init__(self, document_id: str) -> None:
         super().__init__()
         self.document_id = document_id
-        self.doc: dict[str, Any] | None = None
+        self.doc: DocumentView | None = None
         self._seen_changes = -1
 
     def compose(self) -> ComposeResult:
@@ -180,7 +183,7 @@ class DocumentScreen(LiveScreen):
     def on_document_screen_loaded(self, message: Loaded) -> None:
         self.doc = message.doc
         self.query_one("#document-header", Static).update(document_header(message.doc))
-        versions = list(reversed(message.doc.get("versions") or []))  # newest first
+        versions = list(reversed(message.doc.versions))  # newest first
         body: Any = Group(*(version_block(v) for v in versions)) if versions else "No versions."
         self.query_one("#document-versions", Static).update(body)
         self.refresh_bindings()
@@ -192,25 +195,24 @@ class DocumentScreen(LiveScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not super().check_action(action, parameters):
             return False
-        if action == "supersede" and (self.doc is None or self.doc.get("state") != "live"):
+        if action == "supersede" and (self.doc is None or self.doc.state != "live"):
             return None  # shown greyed out: only a live document can be superseded
-        if action == "unsupersede" and (self.doc is None or self.doc.get("state") != "superseded"):
+        if action == "unsupersede" and (self.doc is None or self.doc.state != "superseded"):
             return None
         return True
 
     def action_unsupersede(self) -> None:
-        if self.doc is None or self.doc.get("state") != "superseded":
+        if self.doc is None or self.doc.state != "superseded":
             self.notify("Only a superseded document can be brought back.", severity="warning")
             return
         self.app.push_screen(UnsupersedeScreen(self.document_id, self._current_text()[:300]))
 
     def _current_text(self) -> str:
-        versions = (self.doc or {}).get("versions") or []
-        current = next((v for v in versions if v.get("current")), versions[-1] if versions else {})
-        return str(current.get("text", ""))
+        current = self.doc.current if self.doc is not None else None
+        return current.text if current is not None else ""
 
     def action_supersede(self) -> None:
-        if self.doc is None or self.doc.get("state") != "live":
+        if self.doc is None or self.doc.state != "live":
             self.notify("Only a live document can be superseded.", severity="warning")
             return
         self.app.push_screen(SupersedeScreen(self.document_id, self._current_text()[:300]))
@@ -218,12 +220,12 @@ class DocumentScreen(LiveScreen):
     def action_open_transcript(self) -> None:
         from cwtui.screens.transcript import TranscriptScreen
 
-        if not self.doc or not self.doc.get("session"):
+        if self.doc is None or not self.doc.session:
             return
-        versions = self.doc.get("versions") or []
-        keys = next((v.get("messageKeys") for v in versions if v.get("current")), None) or []
+        current = next((v for v in self.doc.versions if v.current), None)
+        keys = current.message_keys if current is not None else ()
         focus = keys[0] if keys else None
-        self.app.push_screen(TranscriptScreen(str(self.doc["session"]), focus_key=focus))
+        self.app.push_screen(TranscriptScreen(self.doc.session, focus_key=focus))
 
     def action_copy_text(self) -> None:
         text = self._current_text()

@@ -242,14 +242,10 @@ class HintsScreen(LiveScreen):
                 body = archive.hints(session=session, limit=self.LIMIT)
                 if body.hints:
                     try:
-                        transcript = archive.show(session)
+                        messages = archive.show(session).messages
                     except NotFound:
-                        transcript = {"messages": []}
-                    said = {
-                        str(m["messageKey"]): str(m["text"])
-                        for m in transcript.get("messages") or []
-                        if m.get("role") == "user"
-                    }
+                        messages = ()
+                    said = {m.message_key: m.text for m in messages if m.role == "user"}
         except CwError as exc:
             self.post_message(self.Failed(generation, error_text(exc)))
             return

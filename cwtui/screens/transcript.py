@@ -16,7 +16,7 @@ while the messages around it mount.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -26,9 +26,11 @@ from textual.reactive import reactive
 from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
+from cwcore.browse import SessionInfo
 from cwcore.errors import CwError
 from cwcore.store.retention import Forgotten
 from cwcore.store.supersession import Restored
+from cwcore.views import Transcript, TranscriptCounts, TranscriptMessage
 from cwtui.external import open_text
 from cwtui.screens.common import (
     ArchiveHandle,
@@ -58,34 +60,35 @@ MOVE = Binding.Group("message")
 OPEN = Binding.Group("open")
 
 
-def session_summary(info: dict[str, Any], counts: dict[str, Any] | None = None) -> Text:
+def session_summary(
+    info: SessionInfo, counts: TranscriptCounts | None = None, *, hidden: bool = False
+) -> Text:
     """The header: id, project, agent, start, counts (superseded ones too), the title and the
-    resume command when known. ``counts`` is the transcript's (``Archive.show``), with
-    ``hidden`` set when the screen hides superseded messages."""
-    started = (info.get("started") or "")[:19].replace("T", " ")
-    counts = counts or {}
+    resume command when known. ``counts`` is the transcript's (``Archive.show``); ``hidden``
+    says the screen hides superseded messages."""
+    started = (info.started or "")[:19].replace("T", " ")
     # The transcript's own count when known: the messages it lists, superseded ones included.
-    messages = int(counts.get("messages", info["messages"]))
+    messages = counts.messages if counts is not None else info.messages
     text = Text.assemble(
-        (info["sessionId"], "bold"),
-        f"  {info['project']} · {info['agent']}",
+        (info.sessionId, "bold"),
+        f"  {info.project} · {info.agent}",
         f" · {started} UTC" if started else "",
         (
-            f"\n{messages} messages · {info['turns']} turns · {info['toolCalls']} tool calls",
+            f"\n{messages} messages · {info.turns} turns · {info.toolCalls} tool calls",
             "dim",
         ),
     )
-    superseded = int(counts.get("superseded") or 0)
+    superseded = counts.superseded if counts is not None else 0
     if superseded:
-        if counts.get("hidden"):
+        if hidden:
             text.append(f" · {superseded} superseded hidden (u shows them)", "bold #d29922")
         else:
             text.append(f" · {superseded} superseded, marked (u hides them)", "#d29922")
-    if info.get("title"):
-        text.append("\n" + " ".join(str(info["title"]).split()), "italic")
-    if info.get("resume"):
+    if info.title:
+        text.append("\n" + " ".join(info.title.split()), "italic")
+    if info.resume:
         text.append("\nresume: ", "dim")
-        text.append(str(info["resume"]), "bold")
+        text.append(info.resume, "bold")
     return text
 
 
@@ -103,14 +106,17 @@ def resolve_jump(entries: list[Entry], wanted: str) -> int | None:
         for i, e in enumerate(entries):
             if e.kind != "message":
                 continue
-            key = str(e.data["messageKey"])
+            if e.message is None:
+                continue
+            key = e.message.message_key
             if key == wanted if exact else key.split(":", 1)[-1] == wanted:
                 return i
     return None
 
 
 def is_user_prompt(entry: Entry) -> bool:
-    return entry.kind == "message" and entry.data["role"] == "user" and entry.data["kind"] == "text"
+    m = entry.message
+    return m is not None and m.role == "user" and m.kind == "text"
 
 
 def find_matches(entries: list[Entry], term: str) -> list[tuple[int, int]]:
@@ -118,9 +124,9 @@ def find_matches(entries: list[Entry], term: str) -> list[tuple[int, int]]:
     (``line``: 0-based, in the text as the message shows it)."""
     found: list[tuple[int, int]] = []
     for position, entry in enumerate(entries):
-        if entry.kind != "message":
+        if entry.message is None:
             continue
-        text = shown_text(entry.data)
+        text = shown_text(entry.message)
         for start, _ in found_spans(text, term):
             found.append((position, text.count("\n", 0, start)))
             if len(found) >= MAX_MATCHES:
@@ -314,7 +320,7 @@ class TranscriptScreen(LiveScreen):
     tools_expanded: reactive[bool] = reactive(False)
 
     class Loaded(CallDone):
-        def __init__(self, body: dict[str, Any]) -> None:
+        def __init__(self, body: Transcript) -> None:
             super().__init__()
             self.body = body
 
@@ -326,7 +332,7 @@ class TranscriptScreen(LiveScreen):
         super().__init__()
         self.session_id = session_id
         self.focus_key = focus_key
-        self.body: dict[str, Any] | None = None
+        self.body: Transcript | None = None
         self.all_entries: list[Entry] = []
         self.current = -1  # position (in the shown entries) of the message last gone to
         self.find_term = ""
@@ -389,17 +395,15 @@ class TranscriptScreen(LiveScreen):
 
     def _current_key(self) -> str | None:
         if 0 <= self.current < len(self.entries):
-            entry = self.entries[self.current]
-            if entry.kind == "message":
-                return str(entry.data["messageKey"])
+            message = self.entries[self.current].message
+            if message is not None:
+                return message.message_key
         return None
 
     def _visible(self) -> list[Entry]:
         if not self.hide_superseded:
             return list(self.all_entries)
-        return [
-            e for e in self.all_entries if not (e.kind == "message" and e.data.get("superseded"))
-        ]
+        return [e for e in self.all_entries if not (e.message is not None and e.message.superseded)]
 
     async def _rebuild(self, wanted: str | None) -> None:
         """Show the entries again (after a load or a toggle), landing on ``wanted``."""
@@ -436,9 +440,10 @@ class TranscriptScreen(LiveScreen):
     def _update_header(self) -> None:
         if self.body is None:
             return
-        counts = {**(self.body.get("counts") or {}), "hidden": self.hide_superseded}
         header = self.query_one("#transcript-header", Static)
-        header.update(session_summary(self.body["session"], counts))
+        header.update(
+            session_summary(self.body.session, self.body.counts, hidden=self.hide_superseded)
+        )
 
     # -- presentation toggles ------------------------------------------------------------------
 
@@ -447,7 +452,8 @@ class TranscriptScreen(LiveScreen):
 
     def action_toggle_thinking(self) -> None:
         self.show_thinking = not self.show_thinking
-        count = sum(1 for m in (self.body or {}).get("messages", []) if m["kind"] == "thinking")
+        messages = self.body.messages if self.body is not None else ()
+        count = sum(1 for m in messages if m.kind == "thinking")
         state = "shown" if self.show_thinking else "hidden"
         self.notify(f"Thinking {state} ({count} in this session)", timeout=2)
 
@@ -461,7 +467,7 @@ class TranscriptScreen(LiveScreen):
         self.action_reload()
 
     async def action_toggle_superseded(self) -> None:
-        count = int(((self.body or {}).get("counts") or {}).get("superseded") or 0)
+        count = self.body.counts.superseded if self.body is not None else 0
         wanted = self._current_key()
         self.hide_superseded = not self.hide_superseded
         self._update_header()
@@ -479,7 +485,7 @@ class TranscriptScreen(LiveScreen):
             return
         row = 0
         if isinstance(widget, MessageView):
-            if widget.message["kind"] == "thinking":
+            if widget.message.kind == "thinking":
                 self.show_thinking = True  # a jump to thinking must land on something visible
             if line is not None:
                 widget.show_line(line)
@@ -502,7 +508,7 @@ class TranscriptScreen(LiveScreen):
         self.notify("No more user prompts that way.", timeout=2)
 
     def _shown(self, entry: Entry) -> bool:
-        return self.show_thinking or entry.kind != "message" or entry.data["kind"] != "thinking"
+        return self.show_thinking or entry.message is None or entry.message.kind != "thinking"
 
     async def action_step_message(self, step: int) -> None:
         start = self.current
@@ -531,7 +537,7 @@ class TranscriptScreen(LiveScreen):
         await self._jump_to(str(entry.pair))
 
     def action_jump(self) -> None:
-        count = len((self.body or {}).get("messages", []))
+        count = len(self.body.messages) if self.body is not None else 0
         self.app.push_screen(JumpScreen(count), self._jump_to)
 
     async def _jump_to(self, wanted: str | None) -> None:
@@ -612,24 +618,24 @@ class TranscriptScreen(LiveScreen):
 
     # -- the current message -------------------------------------------------------------------
 
-    def _current_message(self) -> dict[str, Any] | None:
+    def _current_message(self) -> TranscriptMessage | None:
         focused = self.app.focused
         if isinstance(focused, MessageView):
             return focused.message
-        if 0 <= self.current < len(self.entries) and self.entries[self.current].kind == "message":
-            return self.entries[self.current].data
+        if 0 <= self.current < len(self.entries) and self.entries[self.current].message:
+            return self.entries[self.current].message
         first = self.view.first_in_view()
         return first.message if isinstance(first, MessageView) else None
 
     def action_copy(self) -> None:
-        info = (self.body or {}).get("session") or {}
-        message = self._current_message() or {}
+        info = self.body.session if self.body is not None else None
+        message = self._current_message()
         choices = [
-            ("session id", str(info.get("sessionId") or self.session_id)),
-            ("message key", str(message.get("messageKey") or "")),
-            ("resume command", str(info.get("resume") or "")),
-            ("message text", str(message.get("text") or "")),
-            ("document id", str(message.get("documentId") or "")),
+            ("session id", (info.sessionId if info else "") or self.session_id),
+            ("message key", message.message_key if message else ""),
+            ("resume command", (info.resume if info else None) or ""),
+            ("message text", message.text if message else ""),
+            ("document id", message.document_id if message else ""),
         ]
         self.app.push_screen(CopyScreen(choices))
 
@@ -638,8 +644,8 @@ class TranscriptScreen(LiveScreen):
         if message is None:
             self.notify("No message to open.", severity="warning", timeout=2)
             return
-        text = shown_text(message) if message["kind"] in FOLDABLE else str(message["text"])
-        name = f"{self.session_id}-{message['messageKey']}"
+        text = shown_text(message) if message.kind in FOLDABLE else message.text
+        name = f"{self.session_id}-{message.message_key}"
         problem = open_text(self.app, text, editor=editor, name=name)
         if problem:
             self.notify(problem, severity="error", markup=False)
@@ -648,18 +654,16 @@ class TranscriptScreen(LiveScreen):
         if not super().check_action(action, parameters):
             return False
         if action == "unsupersede":
-            counts = (self.body or {}).get("counts") or {}
-            return True if counts.get("superseded") else None
+            return True if self.body is not None and self.body.counts.superseded else None
         return True
 
     def action_unsupersede(self) -> None:
         message = self._current_message()
-        if message is None or not message.get("superseded"):
+        if message is None or not message.superseded:
             self.notify("Go to a superseded message first (g, j / k).", severity="warning")
             return
-        document_id = str(message["documentId"])
         self.app.push_screen(
-            UnsupersedeScreen(document_id, str(message.get("text", ""))[:300]), self._undone
+            UnsupersedeScreen(message.document_id, message.text[:300]), self._undone
         )
 
     def _undone(self, result: Restored | None) -> None:
@@ -672,12 +676,11 @@ class TranscriptScreen(LiveScreen):
         self.app.push_screen(ExportScreen(self.session_id))
 
     def action_forget(self) -> None:
-        info = (self.body or {}).get("session") or {}
         detail = ""
-        if info:
+        if self.body is not None:
+            info = self.body.session
             detail = (
-                f"{info.get('project')} · {info.get('agent')} · "
-                f"{info.get('messages')} messages · {info.get('turns')} turns"
+                f"{info.project} · {info.agent} · {info.messages} messages · {info.turns} turns"
             )
         self.app.push_screen(ForgetScreen(self.session_id, detail), self._forgotten)
 

@@ -23,7 +23,7 @@ scrolling a 1,000-message transcript responsive.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
@@ -35,6 +35,9 @@ from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from cwcore.views import MetadataEvent, TranscriptMessage
 
 #: Tool output longer than this (lines or characters) starts collapsed.
 FOLD_LINES = 12
@@ -85,12 +88,12 @@ def tool_body(text: str, limit: int | None = None) -> RenderableType:
     return Text(body)
 
 
-def shown_text(message: dict[str, Any]) -> str:
+def shown_text(message: TranscriptMessage) -> str:
     """The text a message's body shows (a tool message's JSON pretty-printed): what a find
     searches and what its line numbers count."""
-    if message["kind"] in FOLDABLE:
-        return pretty_json(message["text"]) or message["text"]
-    return str(message["text"])
+    if message.kind in FOLDABLE:
+        return pretty_json(message.text) or message.text
+    return message.text
 
 
 def found_spans(text: str, term: str) -> list[tuple[int, int]]:
@@ -108,33 +111,33 @@ def found_spans(text: str, term: str) -> list[tuple[int, int]]:
     return spans
 
 
-def supersession_note(message: dict[str, Any]) -> str:
+def supersession_note(message: TranscriptMessage) -> str:
     """``superseded: reason · replaced by DOC`` for a superseded message ("" otherwise)."""
-    if not message.get("superseded"):
+    if not message.superseded:
         return ""
-    why = message.get("supersession") or {}
-    note = f"superseded: {why.get('reason') or 'superseded'}"
-    if why.get("by"):
-        note += f" · replaced by {why['by']}"
+    why = message.supersession
+    note = f"superseded: {(why.reason if why else '') or 'superseded'}"
+    if why is not None and why.by:
+        note += f" · replaced by {why.by}"
     return note
 
 
-def message_label(message: dict[str, Any]) -> str:
-    kind, tool = message["kind"], message.get("tool")
+def message_label(message: TranscriptMessage) -> str:
+    kind, tool = message.kind, message.tool
     if kind == "tool-call":
         return f"→ {tool or 'tool'}"
     if kind == "tool-result":
         return "← result" + (f" {tool}" if tool else "")
     if kind in ("summary", "thinking"):
         return kind
-    return str(message["role"])
+    return message.role
 
 
-def fold_title(message: dict[str, Any]) -> str:
+def fold_title(message: TranscriptMessage) -> str:
     """The line a folded tool message shows: the call's first line, or the output's size."""
-    body = message["text"]
-    if message["kind"] == "tool-call":
-        return f"{message.get('tool') or 'tool'}: {_first_line(body)}"
+    body = message.text
+    if message.kind == "tool-call":
+        return f"{message.tool or 'tool'}: {_first_line(body)}"
     lines = body.count("\n") + 1
     return f"{lines} line{'s' if lines != 1 else ''}: {_first_line(body)}"
 
@@ -178,7 +181,7 @@ class MessageView(Widget):
 
     def __init__(
         self,
-        message: dict[str, Any],
+        message: TranscriptMessage,
         *,
         position: int,
         number: int,
@@ -186,9 +189,9 @@ class MessageView(Widget):
         pair: int | None = None,
         find_term: str = "",
     ) -> None:
-        role, kind = message["role"], message["kind"]
+        role, kind = message.role, message.kind
         classes = f"message role-{role} kind-{kind}"
-        if message.get("superseded"):
+        if message.superseded:
             classes += " superseded"
         super().__init__(classes=classes)
         self.message = message
@@ -198,7 +201,7 @@ class MessageView(Widget):
         self.foldable = kind in FOLDABLE
         self.can_focus = True
         # Tool calls always start folded; output only when long (short output is the answer).
-        start_open = expand_tools or (kind == "tool-result" and not is_long(message["text"]))
+        start_open = expand_tools or (kind == "tool-result" and not is_long(message.text))
         self.set_reactive(MessageView.expanded, start_open)
         self.set_reactive(MessageView.find_term, find_term)
         self._body: RenderableType | None = None
@@ -206,7 +209,7 @@ class MessageView(Widget):
 
     @property
     def key(self) -> str:
-        return str(self.message["messageKey"])
+        return self.message.message_key
 
     @property
     def line_count(self) -> int:
@@ -217,15 +220,15 @@ class MessageView(Widget):
 
     def _header(self) -> Text:
         m = self.message
-        stamp = (m.get("timestamp") or "")[:19].replace("T", " ")
+        stamp = (m.timestamp or "")[:19].replace("T", " ")
         text = Text.assemble(
             (message_label(m), "bold"),
             ("  " + stamp if stamp else "", "dim"),
-            (f"  #{self.number}  {m['messageKey']}", "dim"),
+            (f"  #{self.number}  {m.message_key}", "dim"),
         )
         text.stylize(self.get_component_rich_style("message--header", partial=True))
         if self.pair is not None:
-            what = "result" if m["kind"] == "tool-call" else "call"
+            what = "result" if m.kind == "tool-call" else "call"
             text.append(f"  ⇄ {what} #{self.pair}", "dim italic")
         note = supersession_note(m)
         if note:
@@ -248,11 +251,11 @@ class MessageView(Widget):
                 self._body = Padding(text, (0, 0, 0, 2)) if self.foldable else text
             elif self.foldable:
                 limit = self.limit if long_tool else None
-                self._body = Padding(tool_body(m["text"], limit), (0, 0, 0, 2))
-            elif m["kind"] == "thinking":
-                self._body = Text(m["text"], style="italic")
+                self._body = Padding(tool_body(m.text, limit), (0, 0, 0, 2))
+            elif m.kind == "thinking":
+                self._body = Text(m.text, style="italic")
             else:
-                self._body = Markdown(m["text"], code_theme=CODE_THEME)
+                self._body = Markdown(m.text, code_theme=CODE_THEME)
         return self._body
 
     def watch_find_term(self) -> None:
@@ -308,13 +311,13 @@ class MessageView(Widget):
 class EventView(Static):
     """A metadata event (the ``--all`` toggle): line number, type, the raw line's start."""
 
-    def __init__(self, event: dict[str, Any], *, position: int) -> None:
-        raw = " ".join(str(event.get("raw", "")).split())
+    def __init__(self, event: MetadataEvent, *, position: int) -> None:
+        raw = " ".join(event.raw.split())
         if len(raw) > EVENT_CHARS:
             raw = raw[: EVENT_CHARS - 1] + "…"
         text = Text.assemble(
             ("· ", "dim"),
-            (f"line {event.get('line')} {event.get('type')}", "italic"),
+            (f"line {event.line} {event.type}", "italic"),
             ("  " + raw, "dim"),
         )
         super().__init__(text, classes="event")

@@ -10,6 +10,7 @@ or, for a far one, a new window starting there.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from cwcore.views import MetadataEvent, Transcript, TranscriptMessage
 from cwtui.widgets.message import EventView, MessageView
 
 
@@ -28,12 +30,17 @@ class Entry:
     ``pair`` is the number of the tool call a result answers, or of the result a call got."""
 
     kind: str  # "message" | "event"
-    data: dict[str, Any]
+    data: TranscriptMessage | MetadataEvent
     number: int = 0
     pair: int | None = None
 
+    @property
+    def message(self) -> TranscriptMessage | None:
+        """The message of a message row (None for an event)."""
+        return self.data if isinstance(self.data, TranscriptMessage) else None
 
-def tool_pairs(messages: list[dict[str, Any]]) -> dict[int, int]:
+
+def tool_pairs(messages: Sequence[TranscriptMessage]) -> dict[int, int]:
     """Tool calls and their results, by 1-based message number both ways.
 
     A result answers the oldest unanswered call of its tool before it (parallel calls are
@@ -42,31 +49,31 @@ def tool_pairs(messages: list[dict[str, Any]]) -> dict[int, int]:
     pairs: dict[int, int] = {}
     open_calls: list[tuple[int, str | None]] = []
     for number, message in enumerate(messages, start=1):
-        kind = message["kind"]
+        kind = message.kind
         if kind == "tool-call":
-            open_calls.append((number, message.get("tool")))
+            open_calls.append((number, message.tool))
         elif kind == "tool-result" and open_calls:
-            tool = message.get("tool")
+            tool = message.tool
             pick = next((c for c in open_calls if tool and c[1] == tool), open_calls[0])
             open_calls.remove(pick)
             pairs[pick[0]], pairs[number] = number, pick[0]
-        elif message["role"] == "user" and kind == "text":
+        elif message.role == "user" and kind == "text":
             open_calls.clear()
     return pairs
 
 
-def build_entries(body: dict[str, Any]) -> list[Entry]:
+def build_entries(body: Transcript) -> list[Entry]:
     """Messages in order, with metadata events (when present) placed by source line."""
-    messages = body.get("messages", [])
+    messages = body.messages
     pairs = tool_pairs(messages)
     items: list[tuple[int, int, Entry]] = []
     for index, message in enumerate(messages):
-        line = message["lines"][0] if message.get("lines") else 0
+        line = message.lines[0] if message.lines else 0
         entry = Entry("message", message, index + 1, pairs.get(index + 1))
         items.append((line, index, entry))
-    events = body.get("events") or []
+    events = body.events or ()
     for event in events:
-        items.append((int(event.get("line") or 0), -1, Entry("event", event)))
+        items.append((event.line, -1, Entry("event", event)))
     if events:  # messages keep their own order when there is nothing to interleave
         items.sort(key=lambda item: (item[0], item[1]))
     return [entry for _, _, entry in items]
@@ -193,7 +200,7 @@ class TranscriptView(VerticalScroll):
 
     def _make(self, position: int) -> Widget:
         entry = self.entries[position]
-        if entry.kind == "event":
+        if isinstance(entry.data, MetadataEvent):
             return EventView(entry.data, position=position)
         return MessageView(
             entry.data,

@@ -65,7 +65,7 @@ def archived(cw_home: Path, tmp_path: Path) -> dict[str, Any]:
     with Archive.open(cw_home, embedded=True) as archive:
         summary = archive.import_paths([write_jsonl(tmp_path / "s.jsonl", rows)])
         assert summary.errors == []
-        docs = [d["documentId"] for d in archive.show("broken-1")["documents"]]
+        docs = [d.document_id for d in archive.show("broken-1").documents]
         counts = archive.doctor().counts.to_json()
     return {"documents": docs, "counts": counts}
 

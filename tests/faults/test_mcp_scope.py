@@ -320,7 +320,7 @@ def test_read_tools_reach_nothing_of_another_project(world: dict[str, Any]) -> N
         )
         archive.memory_add("Pelicans are configured in settings.toml", scope=f"project:{A}")
         b_page = archive.bound_sessions(B, limit=1)
-        assert b_page["sessions"] and b_page["nextCursor"]
+        assert b_page.sessions and b_page.next_cursor
         # The engine refuses B's session to a caller bound to A, as if it did not exist.
         for sid in B_SESSIONS:
             with pytest.raises(NotFound) as caught:
@@ -334,7 +334,7 @@ def test_read_tools_reach_nothing_of_another_project(world: dict[str, Any]) -> N
             out["messages"][sid] = await call(client, MESSAGES, session=sid)
         out["lists"] = [
             await call(client, SESSIONS, limit=50),
-            await call(client, SESSIONS, cursor=b_page["nextCursor"]),
+            await call(client, SESSIONS, cursor=b_page.next_cursor),
             await call(client, SESSIONS, agent="cw-jsonl"),
         ]
         out["memory"] = [

@@ -96,8 +96,8 @@ def test_any_id_round_trips_through_import_show_and_export(tmp_path: Path, cw_ho
             summary = archive.import_paths([path])
             assert summary.errors == []
             body = archive.show(session)
-            assert body["session"]["sessionId"] == session
-            assert [(m["messageKey"], m["text"]) for m in body["messages"]] == [
+            assert body.session.sessionId == session
+            assert [(m.message_key, m.text) for m in body.messages] == [
                 (f"user:{session}", "round trip body")
             ]
             # JSONL lines end at "\n" only (str.splitlines would also cut at U+0085, U+2028...).
@@ -138,8 +138,8 @@ def test_hostile_ids_round_trip_through_the_archive(tmp_path: Path, archive: Arc
     rows, _ = archive.sessions()
     assert {r.sessionId for r in rows} == set(HOSTILE_IDS)
     for i, session in enumerate(HOSTILE_IDS):
-        messages = archive.show(session)["messages"]
-        assert [m["messageKey"] for m in messages] == [f"user:{session}/m{i}"]
+        messages = archive.show(session).messages
+        assert [m.message_key for m in messages] == [f"user:{session}/m{i}"]
         hits = archive.search({"query": f"needle{i}", "sessions": [session]}).results
         assert hits and {h.source.session_id for h in hits} == {session}
         lines = archive.export(session, "jsonl").split("\n")
@@ -195,7 +195,7 @@ def test_nul_in_an_id_is_a_line_error_and_the_rest_imports(tmp_path: Path, archi
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     summary = archive.import_paths([path])
     assert sorted((e.line, "NUL" in e.reason) for e in summary.errors) == [(2, True), (3, True)]
-    assert [m["text"] for m in archive.show("s/ok")["messages"]] == ["kept"]
+    assert [m.text for m in archive.show("s/ok").messages] == ["kept"]
 
 
 # -- a message larger than one admission (item 1) -----------------------------------------------
@@ -297,18 +297,19 @@ def test_an_oversize_message_reads_back_byte_identical(archive: Archive, size: i
     assert all(a.version == 1 for a in acks)
 
     body = archive.show("big/s")  # over one frame for 20 MiB: it arrives in parts
-    assert [m["messageKey"] for m in body["messages"]] == ["user:u1", "assistant:a1"]
-    assert body["messages"][1]["text"] == text
-    assert body["messages"][1]["split"]["documentIds"] == ids[1:]
-    assert body["session"]["messages"] == 2
+    assert [m.message_key for m in body.messages] == ["user:u1", "assistant:a1"]
+    assert body.messages[1].text == text
+    split = body.messages[1].split
+    assert split is not None and list(split.document_ids) == ids[1:]
+    assert body.session.messages == 2
 
     rows = [json.loads(line) for line in archive.export("big/s", "jsonl").split("\n") if line]
     assert [r["text"] for r in rows] == ["what is in the log?", text]
     assert f"\n{text}\n" in archive.export("big/s", "md")
 
-    pieces = [archive.show_document(d)["versions"][0] for d in ids[1:]]
-    assert "".join(v["text"] for v in pieces) == text
-    assert [v["split"]["piece"] for v in pieces] == list(range(len(pieces)))
+    pieces = [archive.show_document(d).versions[0] for d in ids[1:]]
+    assert "".join(v.text for v in pieces) == text
+    assert [v.split.piece if v.split else None for v in pieces] == list(range(len(pieces)))
     read = archive.call("recall", {"locator": ids[-1]})  # a direct read of the last piece
     assert read["split"]["documents"] == ids[1:] and read["continues"] == ids[0]
     hits = archive.search({"query": "end"}).results  # the last word: in the last piece
@@ -335,7 +336,7 @@ def test_the_issue_repro_imports_two_documents_and_verifies(
     summary = archive.import_paths([path], on_event=acks.append)
     assert summary.errors == [] and summary.imported == pieces
     assert len({a["documentId"] for a in acks if a.get("type") == "ack"}) == pieces
-    assert archive.show("s1")["messages"][0]["text"] == text
+    assert archive.show("s1").messages[0].text == text
     assert archive.index_verify().ok
     again = archive.import_paths([path])
     assert (again.imported, again.skipped) == (0, pieces)
@@ -600,7 +601,7 @@ def test_doctor_repair_retires_an_ordinal_left_by_the_overwrite(
 
     with Archive.open(cw_home, embedded=True) as archive:
         summary = archive.import_paths([one_line_session(tmp_path / "s.jsonl", "s", "m", "hi")])
-        doc_id = archive.show("s")["messages"][0]["documentId"]
+        doc_id = archive.show("s").messages[0].document_id
         # What the old split left: a second ordinal naming a version whose manifest is another's.
         store = engine_of(archive).store
         batch = store.batch()
@@ -619,5 +620,5 @@ def test_doctor_repair_retires_an_ordinal_left_by_the_overwrite(
     again = json.loads(runner.invoke(app, ["doctor", "--json"]).stdout)["checks"]["index"]
     assert again["ok"] and again["retired"] == 0
     with Archive.open(cw_home, embedded=True) as archive:
-        assert [m["text"] for m in archive.show("s")["messages"]] == ["hi"]
+        assert [m.text for m in archive.show("s").messages] == ["hi"]
         assert archive.search({"query": "hi"}).results

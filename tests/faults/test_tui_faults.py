@@ -18,6 +18,7 @@ import pytest
 from textual import events
 
 from cwcore.api import Archive
+from cwcore.views import Transcript
 from cwtui.commands import tui as tui_command
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
@@ -34,7 +35,7 @@ class SlowArchive(Archive):
     gate = threading.Event()
     entered = threading.Event()
 
-    def show(self, session: str, **kwargs: Any) -> dict[str, Any]:
+    def show(self, session: str, **kwargs: Any) -> Transcript:
         SlowArchive.entered.set()
         if not SlowArchive.gate.wait(30):
             raise AssertionError("the test never released the transcript worker")

@@ -49,8 +49,8 @@ def _sync_grow_and_check(case: Case, home: Path, placed: Path, archive: Archive)
     sessions, _ = archive.sessions(limit=100)
     after = {s.sessionId: s.messages for s in sessions}
     assert sum(after.values()) == sum(before.values()) + 1
-    docs = [d for sid in after for d in archive.show(sid)["documents"]]
-    grown_ids = {d["documentId"] for d in docs if d["version"] == 2 and d["state"] == "live"}
+    docs = [d for sid in after for d in archive.show(sid).documents]
+    grown_ids = {d.document_id for d in docs if d.version == 2 and d.state == "live"}
     assert len(grown_ids) == 1, docs  # the last turn, and only it, has a second version
     store = archive.engine.store
     record = store.get("supersession", keys.SUPERSESSION.encode(grown_ids.pop(), 1))

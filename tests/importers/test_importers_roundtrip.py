@@ -56,7 +56,8 @@ def snapshot(archive: Archive) -> tuple[dict[str, Any], dict[str, list[dict[str,
     infos = {s.sessionId: {f: s.to_json()[f] for f in SESSION_FIELDS} for s in sessions}
     messages = {
         s.sessionId: [
-            {f: m.get(f) for f in MESSAGE_FIELDS} for m in archive.show(s.sessionId)["messages"]
+            {f: m.to_json().get(f) for f in MESSAGE_FIELDS}
+            for m in archive.show(s.sessionId).messages
         ]
         for s in sessions
     }

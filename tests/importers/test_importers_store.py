@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from cwcore.api import Archive
 from cwcore.importers.documents import SEGMENT_BYTES
+from cwcore.views import SubagentLink
 from cwtui.cli import app
 from tests.helpers import write_jsonl
 from tests.importers.golden_support import FIXTURES
@@ -64,20 +65,20 @@ def test_progress_lines_are_the_sub_agents_session(archive: Archive) -> None:
     assert (child["messages"], child["turns"], child["toolCalls"]) == (5, 1, 2)
     assert (rows[PARENT]["messages"], rows[PARENT]["turns"]) == (4, 1)  # its own only
     assert child["title"] == "Find retry budget"
-    shown = archive.show(CHILD)["messages"]
-    assert [m["messageKey"] for m in shown] == [
+    shown = archive.show(CHILD).messages
+    assert [m.message_key for m in shown] == [
         "user:n-1",
         "assistant:toolu_S1",
         "assistant:toolu_S2",
         "tool:n-4",
         "tool:n-5",
     ]
-    assert next(m for m in shown if m["messageKey"] == "tool:n-4")["lines"] == [8, 9]
-    parent = archive.show(PARENT)["messages"]
-    task = next(m for m in parent if m["messageKey"] == "assistant:toolu_T1")
-    assert task["subagent"] == {"sessionId": CHILD, "messages": 5}
+    assert next(m for m in shown if m.message_key == "tool:n-4").lines == (8, 9)
+    parent = archive.show(PARENT).messages
+    task = next(m for m in parent if m.message_key == "assistant:toolu_T1")
+    assert task.subagent == SubagentLink(CHILD, 5)
     # a prefix names the parent, not the sub-agents that share it
-    assert archive.show(PARENT[:12])["session"]["sessionId"] == PARENT
+    assert archive.show(PARENT[:12]).session.sessionId == PARENT
 
 
 def test_a_sub_agent_is_searched_scoped_and_recalled_like_any_session(archive: Archive) -> None:
@@ -107,15 +108,15 @@ def test_a_sub_agents_own_transcript_and_its_progress_lines_are_one_session(
     # without its transcript, the progress lines give the sub-agent's session
     archive.import_paths([project / f"{OWN}.jsonl"])
     child = f"{OWN}/agent-b7f00d1"
-    early = [m["messageKey"] for m in archive.show(child)["messages"]]
+    early = [m.message_key for m in archive.show(child).messages]
     assert early == ["user:s-1", "assistant:toolu_X1"]
     # its transcript, once there, is the same session (same ids: nothing twice), now whole
     shutil.copytree(CLAUDE / OWN, project / OWN)
     archive.import_paths([project])
     rows = sessions(archive)
     assert set(rows) == {OWN, child}
-    full = archive.show(child)["messages"]
-    assert [m["messageKey"] for m in full] == [
+    full = archive.show(child).messages
+    assert [m.message_key for m in full] == [
         "user:s-1",
         "assistant:toolu_X1",
         "tool:s-3",
@@ -129,8 +130,8 @@ def test_a_sub_agents_own_transcript_and_its_progress_lines_are_one_session(
     # the parent, read again, leaves the transcript's messages to it
     again = archive.import_paths([project / f"{OWN}.jsonl"])
     assert (again.imported, sessions(archive)[child]["messages"]) == (0, 4)
-    agent = next(m for m in archive.show(OWN)["messages"] if m["tool"] == "Agent")
-    assert agent["subagent"] == {"sessionId": child, "messages": 4}
+    agent = next(m for m in archive.show(OWN).messages if m.tool == "Agent")
+    assert agent.subagent == SubagentLink(child, 4)
 
 
 def test_cw_show_points_at_the_sub_agent_and_cw_sessions_lists_it(archive: Archive) -> None:
@@ -178,12 +179,12 @@ def test_thinking_is_kept_shown_on_request_and_never_searched_or_counted(
     summary = archive.import_paths([write_jsonl(tmp_path / "S-THINK.jsonl", THINKING_ROWS)])
     assert summary.messages == 2
     body = archive.show("S-THINK")
-    assert [(m["messageKey"], m["kind"]) for m in body["messages"]] == [
+    assert [(m.message_key, m.kind) for m in body.messages] == [
         ("user:u1", "text"),
         ("assistant:a1#thinking1", "thinking"),
         ("assistant:a1", "text"),
     ]
-    assert body["session"]["messages"] == 2  # thinking is not a message of the counts
+    assert body.session.messages == 2  # thinking is not a message of the counts
     for query in ("ZORBLAX_THINK_ANCHOR", "src/secret_thoughts.py", "maybe mention it"):
         for policy in ("never", "always"):
             found = archive.search({"query": query, "semanticPolicy": policy}).results
@@ -224,8 +225,8 @@ def test_sessions_sum_token_usage_and_list_models(tmp_path: Path, archive: Archi
     assert rows[PARENT]["models"] == ["claude-opus-4-6"]
     assert rows[CHILD]["tokens"] == {"input": 5, "output": 31, "cacheRead": 4000, "cacheWrite": 300}
     assert rows[CHILD]["models"] == ["claude-haiku-4-5-20251001"]
-    task = next(m for m in archive.show(PARENT)["messages"] if m["tool"] == "Task")
-    assert (task["model"], task["usage"]["output"]) == ("claude-opus-4-6", 42)
+    task = next(m for m in archive.show(PARENT).messages if m.tool == "Task")
+    assert (task.model, dict(task.usage or ())["output"]) == ("claude-opus-4-6", 42)
 
 
 def test_titles_come_from_the_format_else_the_first_prompt(
@@ -267,7 +268,7 @@ def test_cw_jsonl_meta_lines_are_not_real_user_messages(tmp_path: Path, archive:
     archive.import_paths([write_jsonl(tmp_path / "s.jsonl", rows)])
     row = sessions(archive)["s"]
     assert (row["messages"], row["turns"]) == (4, 2)  # a preamble turn, then the question
-    kinds = [m["kind"] for m in archive.show("s")["messages"]]
+    kinds = [m.kind for m in archive.show("s").messages]
     assert kinds == ["text", "text", "text", "summary"]
     exported = [json.loads(x) for x in archive.export("s", "jsonl").splitlines()]
     assert exported[0]["meta"] is True and "meta" not in exported[1]
@@ -283,7 +284,7 @@ def test_a_tool_output_in_its_own_document_is_counted(tmp_path: Path, archive: A
         {"session": "s", "id": "a1", "role": "assistant", "text": "it passed"},
     ]
     archive.import_paths([write_jsonl(tmp_path / "s.jsonl", rows)])
-    kinds = {d["kind"] for d in archive.show("s")["documents"]}
+    kinds = {d.kind for d in archive.show("s").documents}
     assert "tool-result" in kinds  # the output is a document of its own
     row = sessions(archive)["s"]
     assert (row["messages"], row["turns"], row["toolCalls"]) == (4, 1, 1)
@@ -312,15 +313,15 @@ def test_thinking_of_a_live_turn_stays_in_place_as_the_turn_grows(
 ) -> None:
     path = write_jsonl(tmp_path / "S-THINK.jsonl", THINKING_ROWS[:2])  # the answer not yet written
     archive.import_paths([path])
-    early = archive.show("S-THINK")["messages"]
-    assert [m["messageKey"] for m in early] == ["user:u1", "assistant:a1#thinking1"]
+    early = archive.show("S-THINK").messages
+    assert [m.message_key for m in early] == ["user:u1", "assistant:a1#thinking1"]
     write_jsonl(path, THINKING_ROWS)
     grown = archive.import_paths([path])
     assert grown.imported == 1
     body = archive.show("S-THINK")
-    assert [m["messageKey"] for m in body["messages"]] == [
+    assert [m.message_key for m in body.messages] == [
         "user:u1",
         "assistant:a1#thinking1",
         "assistant:a1",
     ]
-    assert [(d["version"], d["state"]) for d in body["documents"]] == [(2, "live")]
+    assert [(d.version, d.state) for d in body.documents] == [(2, "live")]

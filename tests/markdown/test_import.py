@@ -50,9 +50,8 @@ def test_folder_import_makes_markdown_documents(archive: Archive, tmp_path: Path
     assert row.project == "handbook" and row.agent == "markdown"
     doc = fp.document_id(root, "sub/notes.markdown")
     shown = archive.show_document(doc)
-    assert shown["kind"] == "markdown" and shown["versions"][0]["messageKeys"] == [
-        "system:sub%2Fnotes.markdown"
-    ]
+    assert shown.kind == "markdown"
+    assert shown.versions[0].message_keys == ("system:sub%2Fnotes.markdown",)
     manifest = engine_of(archive).reader.manifest(doc)
     assert manifest["metadata"]["markdown"]["relativePath"] == "sub/notes.markdown"
     assert manifest["metadata"]["sections"][0]["headingPath"] == ["Notes"]
@@ -127,10 +126,11 @@ def test_changed_file_supersedes_its_previous_version(archive: Archive, tmp_path
     assert archive.search({"query": "zebrafish"}).hits() == ()
     assert [h.document_id for h in archive.search({"query": "salamanders"}).hits()] == [doc]
     with_old = archive.show_document(doc, include_superseded=True)
-    old, new = with_old["versions"]
-    assert "zebrafish" in old["text"] and old["superseded"]["reason"] == "changed"
-    assert old["superseded"]["byVersion"] == 2 and new["current"]
-    assert "salamanders" in new["text"]
+    old, new = with_old.versions
+    assert old.superseded is not None and "zebrafish" in old.text
+    assert old.superseded["reason"] == "changed"
+    assert old.superseded["byVersion"] == 2 and new.current
+    assert "salamanders" in new.text
     # the old version stays readable for audit by its pinned entry id
     body = archive.call("markdown.read-entry", {"entry": f"{doc}@v1#md:0:34"})
     assert "zebrafish" in body["text"] and body["current"] is False
@@ -143,7 +143,7 @@ def test_auto_format_imports_a_markdown_file_named_explicitly(
     summary = archive.import_paths([alone])
     assert summary.imported == 1 and summary.files == 1
     doc = fp.document_id(alone.parent, "one.md")
-    assert archive.show_document(doc)["session"] == fp.session_id(alone.parent)
+    assert archive.show_document(doc).session == fp.session_id(alone.parent)
 
 
 def test_project_option_and_membership(archive: Archive, tmp_path: Path) -> None:

@@ -324,13 +324,14 @@ def test_context_method_uses_the_archive(tmp_path: Path, archive: Archive) -> No
     archive.memory_add("alpha queues hold 64 jobs", scope="project:alpha", layer="L2")
     archive.memory_add("beta queues hold 8 jobs", scope="project:beta", layer="L2")
     body = archive.memory_context("how many jobs do the queues hold?", session="today")
-    assert "alpha queues hold 64 jobs" in body["block"]
-    assert "beta queues" not in body["block"]
-    assert "Sessions today: 1" in body["block"]
-    assert "- [alpha] Fixed the reaper drain." in body["block"]
-    reasons = {k: v for t in body["traces"] for k, v in t["exclusion_reasons"].items()}
+    block = body.block or ""
+    assert "alpha queues hold 64 jobs" in block
+    assert "beta queues" not in block
+    assert "Sessions today: 1" in block
+    assert "- [alpha] Fixed the reaper drain." in block
+    reasons = {k: v for t in body.traces for k, v in t.exclusion_reasons}
     assert list(reasons.values()) == ["project_mismatch:beta"]
-    assert archive.memory_context("ok")["skipped"]
+    assert archive.memory_context("ok").skipped
 
 
 def test_memory_cli(archive: Archive) -> None:
@@ -371,15 +372,14 @@ def test_context_ranks_by_meaning_too(
     archive.memory_add("Use tabs for indentation in Go files", layer="L2")
     prompt = "how should we ship schema changes to production?"  # no word in common
     body = archive.memory_context(prompt)
-    assert body["ranking"]["mode"] == "hybrid"
-    assert "database migrations" in body["block"]
-    assert "indentation" not in body["block"]  # unrelated: below the semantic floor
+    assert body.ranking is not None and body.ranking.mode == "hybrid"
+    assert "database migrations" in (body.block or "")
+    assert "indentation" not in (body.block or "")  # unrelated: below the semantic floor
 
     monkeypatch.setattr(semantic, "similarity", lambda *_a: 1 / 0)  # a failing model
     fallback = archive.memory_context(prompt)
-    assert fallback["ranking"]["mode"] == "fts" and "database migrations" not in (
-        fallback["block"] or ""
-    )
+    assert fallback.ranking is not None and fallback.ranking.mode == "fts"
+    assert "database migrations" not in (fallback.block or "")
 
 
 def test_opposite_polarity_on_the_same_pattern_contests_both(archive: Archive) -> None:
@@ -389,7 +389,7 @@ def test_opposite_polarity_on_the_same_pattern_contests_both(archive: Archive) -
     )  # fmt: skip
     prompt = "should we mock the database in tests or use mocking at all?"
     before = archive.memory_context(prompt, project="alpha", dailyLog=False)
-    assert "⚠️ AVOID: [conf 0.95] Avoid mocking the database in tests" in before["block"]
+    assert "⚠️ AVOID: [conf 0.95] Avoid mocking the database in tests" in (before.block or "")
     prefer = archive.memory_add(
         "Prefer mocking the database in tests!",
         ruleType="prefer_pattern", layer="L2", confidence=0.9, scope="project:alpha",
@@ -402,9 +402,9 @@ def test_opposite_polarity_on_the_same_pattern_contests_both(archive: Archive) -
     assert old.status == "contested"
     assert old.history[-1].reason == f"conflicting evidence: {prefer.id}"
     body = archive.memory_context(prompt, project="alpha", dailyLog=False)
-    assert "Hard Rules" not in body["sections"]  # contested records are never hard rules
-    assert set(body["sections"]["Contested Memory"]) == {avoid.id, prefer.id}
-    assert "⚠️ CONTESTED: [" + avoid.id in body["block"]
+    assert "Hard Rules" not in dict(body.sections)  # contested records are never hard rules
+    assert set(dict(body.sections)["Contested Memory"]) == {avoid.id, prefer.id}
+    assert "⚠️ CONTESTED: [" + avoid.id in (body.block or "")
 
 
 def test_only_the_same_pattern_scope_and_opposite_polarity_conflict(archive: Archive) -> None:
@@ -516,9 +516,10 @@ def test_project_only_context_never_sees_another_projects_records(
     body = archive.memory_context(
         "how many jobs do queues hold?", project="alpha", projectOnly=True
     )
-    assert beta.id not in json.dumps(body) and "beta" not in body["block"]
-    assert "Sessions today: 1" in body["block"]
+    assert beta.id not in json.dumps(body.to_json()) and "beta" not in (body.block or "")
+    assert "Sessions today: 1" in (body.block or "")
     wide = archive.memory_context("how many jobs do queues hold?", project="alpha")
-    assert beta.id in json.dumps(wide["traces"]) and "Sessions today: 2" in wide["block"]
+    traces = [t.to_json() for t in wide.traces]
+    assert beta.id in json.dumps(traces) and "Sessions today: 2" in (wide.block or "")
     with pytest.raises(InvalidInput):
         archive.memory_context("queues?", projectOnly=True)

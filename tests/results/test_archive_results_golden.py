@@ -288,16 +288,29 @@ def test_hints_and_memory_json_is_unchanged(
     out.add(
         "memory.deprecate", "memory.deprecate", {}, None, lambda: a.memory_deprecate(plain["id"])
     )
+    prompt = "how many jobs do the queues hold?"
     out.add(
         "memory.context",
         "memory.context",
-        {"prompt": "how many jobs do the queues hold?", "session": "today", "project": "alpha"},
+        {"prompt": prompt, "session": "today", "project": "alpha"},
+        lambda: a.memory_context(prompt, session="today", project="alpha"),
     )
-    out.add("bound.sessions", "bound.sessions", {"project": "alpha"})
-    out.add("bound.messages", "bound.messages", {"session": "s1", "project": "alpha", "from": 1})
+    out.add(
+        "bound.sessions",
+        "bound.sessions",
+        {"project": "alpha"},
+        lambda: a.bound_sessions("alpha"),
+    )
+    out.add(
+        "bound.messages",
+        "bound.messages",
+        {"session": "s1", "project": "alpha", "from": 1},
+        lambda: a.bound_messages("s1", project="alpha"),
+    )
     out.add(
         "bound.memory",
         "bound.memory",
-        {"prompt": "how many jobs do the queues hold?", "project": "alpha"},
+        {"prompt": prompt, "project": "alpha"},
+        lambda: a.bound_memory(prompt, project="alpha"),
     )
     out.check("hints")

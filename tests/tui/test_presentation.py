@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime
 
 import pytest
 
+from cwcore.browse import SessionInfo
 from cwcore.errors import InvalidInput
+from cwcore.views import MetadataEvent, Transcript, TranscriptCounts, TranscriptMessage
 from cwtui.screens.export import default_path
 from cwtui.screens.sessions import parse_since
 from cwtui.screens.transcript import resolve_jump, session_summary
@@ -50,15 +53,22 @@ def test_default_export_path_is_a_safe_file_name() -> None:
     assert default_path("", "md") == "./session.md"
 
 
-def _message(key: str, line: int, role: str = "user", kind: str = "text") -> dict[str, object]:
-    return {"messageKey": key, "role": role, "kind": kind, "lines": [line], "text": key}
+def _message(key: str, line: int, role: str = "user", kind: str = "text") -> TranscriptMessage:
+    return TranscriptMessage("d-1", key, role, kind, key, None, None, (line,), False)
+
+
+def _transcript(
+    messages: list[TranscriptMessage], events: tuple[MetadataEvent, ...] | None = None
+) -> Transcript:
+    info = SessionInfo("s", "p", "a", None, None, len(messages), 1, 0, None)
+    return Transcript(info, (), tuple(messages), TranscriptCounts(len(messages), 0, 0), events)
 
 
 def test_entries_interleave_metadata_events_by_source_line() -> None:
-    body = {
-        "messages": [_message("user:u1", 2), _message("assistant:a1", 4, "assistant")],
-        "events": [{"line": 1, "type": "progress", "raw": "{}"}, {"line": 3, "type": "x"}],
-    }
+    body = _transcript(
+        [_message("user:u1", 2), _message("assistant:a1", 4, "assistant")],
+        (MetadataEvent(1, 1, "progress", False, "{}"), MetadataEvent(2, 3, "x", False, "")),
+    )
     entries = build_entries(body)
     assert [(e.kind, e.number) for e in entries] == [
         ("event", 0),
@@ -70,7 +80,7 @@ def test_entries_interleave_metadata_events_by_source_line() -> None:
 
 def test_resolve_jump_by_number_full_key_or_source_id() -> None:
     entries = build_entries(
-        {"messages": [_message("user:u1", 1), _message("assistant:u1x", 2, "assistant")]}
+        _transcript([_message("user:u1", 1), _message("assistant:u1x", 2, "assistant")])
     )
     assert resolve_jump(entries, "2") == 1
     assert resolve_jump(entries, "user:u1") == 0
@@ -80,16 +90,18 @@ def test_resolve_jump_by_number_full_key_or_source_id() -> None:
 
 
 def test_session_summary_shows_the_resume_command_when_known() -> None:
-    info = {
-        "sessionId": "abc",
-        "project": "p",
-        "agent": "claude-code",
-        "started": "2026-11-18T09:30:00.000Z",
-        "messages": 3,
-        "turns": 1,
-        "toolCalls": 0,
-        "resume": "claude --resume abc",
-    }
+    info = SessionInfo(
+        sessionId="abc",
+        project="p",
+        agent="claude-code",
+        started="2026-11-18T09:30:00.000Z",
+        ended=None,
+        messages=3,
+        turns=1,
+        toolCalls=0,
+        parent=None,
+        resume="claude --resume abc",
+    )
     text = session_summary(info).plain
     assert "resume: claude --resume abc" in text
-    assert "resume" not in session_summary({**info, "resume": None}).plain
+    assert "resume" not in session_summary(replace(info, resume=None)).plain

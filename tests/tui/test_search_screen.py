@@ -133,7 +133,7 @@ async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_rec
         assert isinstance(transcript, TranscriptScreen)
         assert transcript.session_id == hit.source.session_id
         current = transcript.query_one(".message.current", MessageView)
-        assert current.message["messageKey"] == hit.source.message_key
+        assert current.message.message_key == hit.source.message_key
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is screen
@@ -250,8 +250,8 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         await settle(pilot)
         audit = app.screen
         assert isinstance(audit, DocumentScreen)
-        assert audit.doc is not None and audit.doc["state"] == "superseded"
-        assert audit.doc["supersededBy"] == reversal.document_id
+        assert audit.doc is not None and audit.doc.state == "superseded"
+        assert audit.doc.superseded_by == reversal.document_id
         header = static_text(audit, "#document-header")
         assert "SUPERSEDED" in header and reversal.document_id in header
         assert "reason: ADR 8" in static_text(audit, "#document-versions")
@@ -267,7 +267,7 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         await pilot.press(*"holds after all", "enter")
         await settle(pilot)
         assert app.screen is audit
-        assert audit.doc is not None and audit.doc["state"] == "live"
+        assert audit.doc is not None and audit.doc.state == "live"
         assert any("searchable again" in str(n.message) for n in app._notifications)
 
 

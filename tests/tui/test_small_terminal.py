@@ -108,15 +108,16 @@ async def test_undo_a_supersession_from_the_audit_view(
         app.push_screen(DocumentScreen(hit.document_id))
         await settle(pilot)
         audit = app.screen
-        assert isinstance(audit, DocumentScreen) and audit.doc["state"] == "superseded"
+        assert isinstance(audit, DocumentScreen)
+        assert audit.doc is not None and audit.doc.state == "superseded"
         await pilot.press("U")
         await settle(pilot)
         assert isinstance(app.screen, UnsupersedeScreen)
         await pilot.press(*"it holds after all", "enter")
         await settle(pilot)
-        assert app.screen is audit and audit.doc["state"] == "live"  # reloaded on resume
-        versions = audit.doc["versions"]
-        assert versions[0]["unsuperseded"]["reason"] == "it holds after all"
+        assert app.screen is audit and audit.doc.state == "live"  # reloaded on resume
+        undone = audit.doc.versions[0].unsuperseded
+        assert undone is not None and undone["reason"] == "it holds after all"
         shown = plain(audit.query_one("#document-versions").content)
         assert "supersession undone" in shown and "restores version 1" in shown
 

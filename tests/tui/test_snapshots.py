@@ -71,8 +71,8 @@ def test_transcript_find_and_superseded(
 ) -> None:
     """A superseded message shown and marked; a find landed in folded tool output."""
     with Archive.open(filled_home, embedded=True) as archive:
-        docs = archive.show("s-alpha-1")["documents"]
-        archive.supersede(docs[-1]["documentId"], reason="export moved to cw export --format")
+        docs = archive.show("s-alpha-1").documents
+        archive.supersede(docs[-1].document_id, reason="export moved to cw export --format")
 
     async def find(pilot: Any) -> None:
         await settle(pilot)

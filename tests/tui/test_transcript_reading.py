@@ -131,9 +131,9 @@ async def test_superseded_messages_are_marked_hidden_on_request_and_reachable(
 ) -> None:
     with Archive.open(long_home, embedded=True) as archive:
         body = archive.show("long")
-        doc = body["messages"][79]["documentId"]
+        doc = body.messages[79].document_id
         archive.supersede(doc, reason="wrong turn")
-        gone = [m["messageKey"] for m in body["messages"] if m["documentId"] == doc]
+        gone = [m.message_key for m in body.messages if m.document_id == doc]
     app = app_for(long_home)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_long(pilot)
@@ -164,7 +164,7 @@ async def test_a_long_tool_output_opens_a_page_at_a_time(
         await pilot.press("g", *"41", "enter")
         await settle(pilot)
         output = current(screen)
-        assert output.message["kind"] == "tool-result" and not output.expanded
+        assert output.message.kind == "tool-result" and not output.expanded
         assert output.pair == 40  # paired with its call
         await pilot.press("enter")
         await pilot.pause()
@@ -300,7 +300,7 @@ async def test_titles_show_in_the_table_and_header_and_find_reaches_thinking(
         assert "Why is the queue back on SQLite?" in str(
             screen.query_one("#transcript-header").render()
         )
-        thinking = next(v for v in screen.query(MessageView) if v.message["kind"] == "thinking")
+        thinking = next(v for v in screen.query(MessageView) if v.message.kind == "thinking")
         assert not thinking.display  # hidden until t …
         await pilot.press("slash", *"monotonic", "enter")  # … or until a find lands in it
         await settle(pilot)

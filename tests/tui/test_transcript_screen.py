@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from textual.widgets import Input, RadioButton, Static
 
 from cwcore.api import Archive
+from cwcore.views import Transcript
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.message import MessageView
@@ -28,20 +30,18 @@ class ThinkingArchive(Archive):
 
     def show(
         self, session: str, *, include_all: bool = False, hide_superseded: bool = False
-    ) -> dict[str, Any]:
+    ) -> Transcript:
         body = super().show(session, include_all=include_all, hide_superseded=hide_superseded)
-        if body["session"]["sessionId"] == "s-alpha-1":
-            first = body["messages"][0]
-            body["messages"].insert(
-                1,
-                {
-                    **first,
-                    "messageKey": "assistant:think-1",
-                    "role": "assistant",
-                    "kind": "thinking",
-                    "text": "The user wants date parsing; parse_time handles ISO input.",
-                },
+        if body.session.sessionId == "s-alpha-1":
+            first = body.messages[0]
+            thinking = replace(
+                first,
+                message_key="assistant:think-1",
+                role="assistant",
+                kind="thinking",
+                text="The user wants date parsing; parse_time handles ISO input.",
             )
+            body = replace(body, messages=(first, thinking, *body.messages[1:]))
         return body
 
 
@@ -133,11 +133,11 @@ async def test_thinking_and_metadata_toggles(filled_home: Path, app_for: AppFact
         assert not thinking.display
 
         # Metadata events are the `cw show --all` view: toggling asks the archive again.
-        assert screen.body is not None and "events" not in screen.body
+        assert screen.body is not None and screen.body.events is None
         await pilot.press("m")
         await settle(pilot)
         # cw-jsonl lines are all conversational, so the list is empty, but it was asked for.
-        assert screen.body is not None and screen.body["events"] == []
+        assert screen.body is not None and screen.body.events == ()
         assert len(views(screen)) == 8
 
 

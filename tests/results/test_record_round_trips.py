@@ -1,0 +1,123 @@
+"""Each typed record of the memory block, the project-bound reads, the transcript and the
+document view rebuilds from its golden answer and serializes back to exactly that answer, and
+the shapes the golden files do not hold (a skipped turn, a bounded selection that cut its lists,
+a cut message text) round-trip too."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cwcore.memory import diagnostics, injection
+from cwcore.memory.blocks import MemoryContext
+from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
+from cwcore.views import DocumentView, Transcript
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _answers(name: str) -> dict[str, Any]:
+    lines = (GOLDEN / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    return {row["label"]: row["answer"] for row in map(json.loads, lines)}
+
+
+HINTS = _answers("hints")
+BROWSE = _answers("browse")
+RECORDS: dict[str, Callable[[Any], Any]] = {
+    "memory.context": MemoryContext.from_json,
+    "bound.memory": MemoryContext.from_json,
+    "bound.sessions": BoundSessions.from_json,
+    "bound.messages": BoundMessages.from_json,
+}
+GOLDEN_ANSWERS = (
+    [(label, HINTS[label], RECORDS[label]) for label in sorted(RECORDS)]
+    + [
+        (label, answer, DocumentView.from_json)
+        for label, answer in BROWSE.items()
+        if label.startswith("show.document")
+    ]
+    + [
+        (label, answer, Transcript.from_json)
+        for label, answer in BROWSE.items()
+        if label.startswith("show ")
+    ]
+)
+
+
+@pytest.mark.parametrize(("label", "answer", "record"), GOLDEN_ANSWERS, ids=lambda x: None)
+def test_golden_answers_round_trip(
+    label: str, answer: dict[str, Any], record: Callable[[Any], Any]
+) -> None:
+    typed = record(answer)
+    assert json.dumps(typed.to_json(), ensure_ascii=False) == json.dumps(answer, ensure_ascii=False)
+
+
+def test_the_bound_answer_carries_its_project_and_the_unbound_does_not() -> None:
+    assert MemoryContext.from_json(HINTS["bound.memory"]).project == "alpha"
+    assert MemoryContext.from_json(HINTS["memory.context"]).project is None
+
+
+def _record(rid: str, statement: str) -> dict[str, Any]:
+    return {
+        "id": rid,
+        "statement": statement,
+        "tags": [],
+        "status": "active",
+        "profile_id": None,
+        "scope": {"type": "global", "name": None},
+        "does_not_apply_when": [],
+        "known_exceptions": [],
+        "layer": "L2",
+        "confidence": 0.5,
+        "ruleType": None,
+        "created": "2026-11-01T00:00:00.000Z",
+        "updated": "2026-11-01T00:00:00.000Z",
+        "supersedes": None,
+        "superseded_by": None,
+        "history": [],
+    }
+
+
+def test_a_skipped_turn_round_trips_bound_and_unbound() -> None:
+    skipped = injection.build([], "ok")
+    assert skipped["skipped"] and "budgetBytes" not in skipped
+    assert MemoryContext.from_json(skipped).to_json() == skipped
+    bound = {"project": "p", "block": None, **diagnostics.summary(skipped)}
+    typed = MemoryContext.from_json(bound)
+    assert typed.budget_bytes is None and typed.ranking is None
+    assert json.dumps(typed.to_json()) == json.dumps(bound)
+
+
+def test_a_bounded_selection_keeps_its_cut_counts() -> None:
+    records = [_record(f"mem_{n:02d}", f"queues hold {n} jobs") for n in range(6)]
+    records += [{**_record("mem_gone", "retired"), "status": "deprecated"}]
+    records += [{**_record("mem_old", "older"), "status": "deprecated"}]
+    full = injection.build(records, "how many jobs do the queues hold?", budget=200)
+    assert MemoryContext.from_json(full).to_json() == full
+    bound = {"project": "p", "block": full["block"], **diagnostics.summary(full, limit=1)}
+    typed = MemoryContext.from_json(bound)
+    assert typed.traces[0].excluded_more == 1
+    assert typed.unselected_more and typed.ranking and typed.ranking.scores_more
+    assert json.dumps(typed.to_json()) == json.dumps(bound)
+
+
+def test_a_cut_message_text_round_trips() -> None:
+    body = {
+        "n": 3,
+        "role": "tool",
+        "kind": "tool-result",
+        "timestamp": None,
+        "tool": "Bash",
+        "messageKey": "tool:t1",
+        "documentId": "r-1",
+        "superseded": False,
+        "text": "abc",
+        "textCut": {"shown": 3, "chars": 10},
+    }
+    message = BoundMessage.from_json(body)
+    assert message.text_cut is not None and message.text_cut.chars == 10
+    assert json.dumps(message.to_json()) == json.dumps(body)
