@@ -20,7 +20,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from cwcore.index import bm25, derived
-from cwcore.index.postings import PostingIndex
+from cwcore.index.postings import PostingIndex, PostingReader
 from cwcore.retrieve.candidates import Candidate, Visible
 from cwcore.store import codec
 from cwcore.store.rocks import Store
@@ -56,14 +56,16 @@ def lexical_candidates(
     scored_terms: list[str] | None = None,
     only: np.ndarray | None = None,
     weights: dict[str, float] | None = None,
+    reader: PostingReader | None = None,
 ) -> tuple[list[Candidate], dict[str, float]]:
     """BM25 over windows; returns calibrated candidates (best first) and each term's idf.
 
     ``scored_terms`` are the terms coverage is measured against (the original query terms when
-    ``terms`` includes expansion terms)."""
+    ``terms`` includes expansion terms). ``reader``: the search's posting reader when several
+    queries share one (a memo reader), else a fresh one of ``index``."""
     if not terms:
         return [], {}
-    reader = index.reader()
+    reader = reader or index.reader()
     out: list[Candidate] = []
     idfs: dict[str, float] = {}
     # A little headroom over k covers windows the scope or a tombstone removes; a scope that
