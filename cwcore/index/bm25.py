@@ -441,4 +441,7 @@ def _candidates(manifest: Manifest, plans: list[TermPlan]) -> _Sparse | _Dense:
 def _upper_bound(df_low: int, max_tf: float, min_dl: float, n_docs: int, avgdl: float) -> float:
     """The most one term can add to any document's score (idf at its lowest possible df)."""
     weight = float(idf(min(max(df_low, 0), n_docs), n_docs))
-    return float(term_scores(weight, np.array([max_tf]), np.array([min_dl]), avgdl)[0])
+    # term_scores' formula on Python floats: the same IEEE operations in the same order, so the
+    # same value, without building one-element arrays per query term.
+    tf, dl = float(max_tf), float(min_dl)
+    return weight * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * dl / avgdl))

@@ -69,7 +69,7 @@ class Visible:
             ):
                 self.records[wid] = record
             ordinals = sorted({r["ordinal"] for w in missing if (r := self.records[w])})
-            found = self.store.get_many("ordinals", [keys.TOMBSTONE.encode(o) for o in ordinals])
+            found = self.store.get_many("ordinals", derived.u32_keys(keys.TOMBSTONE, ordinals))
             dead = {o for o, t in zip(ordinals, found, strict=True) if t is not None}
             for wid in missing:
                 record = self.records[wid]

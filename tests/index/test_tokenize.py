@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from collections import Counter
 
 from cwcore.text.tokenize import MAX_TOKEN_CHARS, fold, term_counts, tokens, tokens_with_offsets
 from tests.helpers import examples
@@ -107,8 +106,10 @@ def test_never_crashes_and_agrees_with_offsets(text: str) -> None:
 
 _ascii_words = st.lists(
     st.sampled_from(
-        ["the", "The", "HTTP", "parseHTTPResponse", "os.path.join", "a_b", "src/cw/api.py", "x"]
-        + ["3.14", "no-rerank", "getX", "e.g.", "OK", "x" * 130, "ab", "42"]
+        [
+            *("the", "The", "HTTP", "parseHTTPResponse", "os.path.join", "a_b", "src/cw/api.py"),
+            *("x", "3.14", "no-rerank", "getX", "e.g.", "OK", "x" * 130, "ab", "42"),
+        ]
     ),
     max_size=40,
 ).map(" ".join)
