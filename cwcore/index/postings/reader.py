@@ -107,11 +107,12 @@ class PostingReader:
                 wanted.extend((entry.segment, n) for n in range(nblocks))
                 continue
             if near is not None and len(near):
-                idx = np.searchsorted(entry.lasts, near)
-                inside = idx < nblocks
-                idx = idx[inside]
-                covered = idx[entry.firsts[idx] <= near[inside]]
-                wanted.extend((entry.segment, n) for n in np.unique(covered).tolist())
+                # A block is wanted when some ``near`` ordinal lies in [its first, its last]:
+                # two searches per block rather than one per ordinal (``near`` can be every
+                # candidate of a query, the blocks are a few per term).
+                lo = np.searchsorted(near, entry.firsts, side="left")
+                hi = np.searchsorted(near, entry.lasts, side="right")
+                wanted.extend((entry.segment, n) for n in np.flatnonzero(hi > lo).tolist())
             if newest is not None:
                 by_last.extend(
                     (last, entry.segment, n, count)
