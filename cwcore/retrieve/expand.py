@@ -9,6 +9,8 @@ matched in ``expandedTerms``.
 
 from __future__ import annotations
 
+import heapq
+
 from cwcore.index import bm25
 from cwcore.index.postings import PostingIndex, PostingReader
 from cwcore.retrieve.candidates import Candidate, Visible
@@ -40,17 +42,16 @@ def rm3_weighted(
     score over the best term's (frequency in the top windows × corpus IDF). ``index`` may be
     the search's own posting reader, so the requery reuses the term plans read here."""
     counts: dict[str, float] = {}
+    asked = set(query)
     for cand in top[:TOP_WINDOWS]:
         if visible.records.get(cand.wid) is None:
             continue
         _, text = visible.text(cand.wid)
         # Counted per distinct term: the window's length (in kept terms) is their tf sum.
-        window_terms = {
-            t: tf for t, tf in term_counts(text).items() if len(t) > 2 and not t.isdigit()
-        }
-        total = sum(window_terms.values()) or 1
-        for term, tf in window_terms.items():
-            if term in STOPWORDS or term in query:
+        kept = [(t, tf) for t, tf in term_counts(text).items() if len(t) > 2 and not t.isdigit()]
+        total = sum(tf for _, tf in kept) or 1
+        for term, tf in kept:
+            if term in STOPWORDS or term in asked:
                 continue
             counts[term] = counts.get(term, 0.0) + tf / total
     if not counts:
@@ -59,9 +60,9 @@ def rm3_weighted(
     snap = postings.snapshot()
     n = max(1, snap.manifest.live_docs)
     scored = []
-    for plan in postings.plan(
-        snap, sorted(counts, key=lambda t: (-counts[t], t))[:CANDIDATE_TERMS]
-    ):
+    # The most frequent feedback terms (ties by term): a partial sort, the list being long.
+    best_counts = heapq.nsmallest(CANDIDATE_TERMS, [(-c, t) for t, c in counts.items()])
+    for plan in postings.plan(snap, [t for _, t in best_counts]):
         if plan.df >= MIN_DF:
             scored.append((counts[plan.term] * float(bm25.idf(plan.df, n)), plan.term))
     scored.sort(key=lambda x: (-x[0], x[1]))

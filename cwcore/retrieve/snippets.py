@@ -88,22 +88,30 @@ def densest(
     if not spans:
         return None
     ordered = sorted(spans)
-    keys = [fold(text[s:e]) for s, e in ordered]
-    weight = [(weights or {}).get(k, 1.0) for k in keys]
+    # ASCII text folds by lowering: lowered once, each span is a slice of it.
+    low = text.lower() if text.isascii() else None
+    keys = [low[s:e] if low is not None else fold(text[s:e]) for s, e in ordered]
+    table = weights or {}
+    weight = [table.get(k, 1.0) for k in keys]
+    ends = [e for _, e in ordered]
+    n = len(ordered)
     counts: dict[str, int] = {}
     best = (-1.0, 0, 0)  # (score, first, last)
     score = 0.0
     j = 0  # next span not yet in the group
     for i, (start, _) in enumerate(ordered):
-        while j < len(ordered) and (j == i or ordered[j][1] - start <= width):
-            counts[keys[j]] = counts.get(keys[j], 0) + 1
-            if counts[keys[j]] == 1:
+        while j < n and (j == i or ends[j] - start <= width):
+            key = keys[j]
+            seen = counts.get(key, 0) + 1
+            counts[key] = seen
+            if seen == 1:
                 score += weight[j]
             j += 1
         if score > best[0] + 1e-9:
             best = (score, i, j - 1)
-        counts[keys[i]] -= 1
-        if not counts[keys[i]]:
+        key = keys[i]
+        counts[key] -= 1
+        if not counts[key]:
             score -= weight[i]
     return ordered[best[1]][0], ordered[best[2]][1]
 
