@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-QUESTIONS = Path("/work/shared/data/longmemeval-s-dev/queries.jsonl")
 MODES = ("all", "haystack")
 
 
@@ -137,7 +136,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--home", type=Path, required=True, help="a copy of a search home")
     parser.add_argument("--corpus", type=Path, required=True, help="its cw-jsonl corpus")
     parser.add_argument("--base", type=Path, required=True, help="a tree holding cwcore/")
-    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    from eval.data import DEFAULT_DATA  # the shared data sets (no cwcore import)
+
+    parser.add_argument("--questions", type=Path, default=DEFAULT_DATA / "queries.jsonl")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--dump", action="store_true", help="compare the two trees' answers")
     drive(parser.parse_args(argv))
