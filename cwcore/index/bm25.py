@@ -57,6 +57,9 @@ DENSE_DENSITY = 8
 _RETRIES = 5
 # Relative slack on the pruning test so float rounding never prunes a document that could tie.
 _SLACK = 1e-9
+# Relative margin over the summed bounds of the scored terms for a score's float rounding (a few
+# ulps; far below this).
+_BOUND_ROUNDING = 1e-9
 
 Dead = npt.NDArray[np.bool_] | Collection[int] | None
 
@@ -220,6 +223,9 @@ class _Dense:
         self.counts = np.zeros(span, np.uint8)
         self.member = np.zeros(span, bool)
         self.size = 0
+        # The candidates' ordinals, sorted, while no term added any (the existing-only terms
+        # after pruning all score the same set).
+        self._members: U32Array | None = None
 
     def __len__(self) -> int:
         return self.size
@@ -230,6 +236,7 @@ class _Dense:
         rel = rel[(rel >= 0) & (rel < self.span)]
         self.member[rel] = True
         self.size = int(self.member.sum())
+        self._members = None
 
     def kth(self, k: int) -> float:
         return _kth(self.scores[self.member], k) if self.size >= k else float("-inf")
@@ -241,11 +248,15 @@ class _Dense:
         self.scores[rel] += scores
         self.masks[rel] |= bit
         self.counts[rel] += np.uint8(1)
+        self._members = None
 
     def score_existing(
         self, reader: PostingReader, plan: TermPlan, query: _Query, bit: np.uint64
     ) -> int:
-        members = np.flatnonzero(self.member).astype(np.uint32) + np.uint32(self.base)
+        members = self._members
+        if members is None:
+            members = np.flatnonzero(self.member).astype(np.uint32) + np.uint32(self.base)
+            self._members = members
         views = reader.views(plan, members, query.retired)
         retired_seen = sum(retired_in(v.ordinals, query.retired) for v in views)
         df = query.live_df(plan, retired_seen)
@@ -379,14 +390,19 @@ def _search_once(
         else:
             cands = _Sparse(scope)
     spent = 0
+    seen = 0.0
     truncated = False
     dfs: dict[str, int] = {}
     for step, i in enumerate(present):
         plan = plans[i]
         bit = np.uint64(1) << np.uint64(i)
+        # No score can exceed the bounds of the terms scored so far (``seen``): while the rest
+        # may add as much, the k-th score cannot prune them and is not computed.
+        rest = float(remaining[step]) * (1.0 + _SLACK)
         existing_only = only is not None or (
-            len(cands) >= k and remaining[step] * (1.0 + _SLACK) < cands.kth(k)
+            len(cands) >= k and rest < seen * (1.0 + _BOUND_ROUNDING) and rest < cands.kth(k)
         )
+        seen += bounds[step]
         limit = budget - spent
         if not existing_only and limit <= 0:
             existing_only, truncated = True, True
@@ -441,4 +457,7 @@ def _candidates(manifest: Manifest, plans: list[TermPlan]) -> _Sparse | _Dense:
 def _upper_bound(df_low: int, max_tf: float, min_dl: float, n_docs: int, avgdl: float) -> float:
     """The most one term can add to any document's score (idf at its lowest possible df)."""
     weight = float(idf(min(max(df_low, 0), n_docs), n_docs))
-    return float(term_scores(weight, np.array([max_tf]), np.array([min_dl]), avgdl)[0])
+    # term_scores' formula on Python floats: the same IEEE operations in the same order, so the
+    # same value, without building one-element arrays per query term.
+    tf, dl = float(max_tf), float(min_dl)
+    return weight * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * dl / avgdl))

@@ -17,6 +17,7 @@ generation stays invisible until that generation is published.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from typing import Any
 
 from cwcore.store import codec, keys
@@ -59,8 +60,11 @@ def session_wid_ranges(store: Store, session: str) -> list[tuple[int, int]]:
     """``(first wid, count)`` of every indexed document version of a session (binary keys only:
     a scope filter reads no JSON)."""
     out = []
-    for key, value in store.scan("windows", SESSION_WIDS.prefix(session)):
-        out.append((int(SESSION_WIDS.decode(key)[1]), int(_U32.unpack(value)[0])))
+    prefix = SESSION_WIDS.prefix(session)
+    size = len(prefix) + _U32.size  # the first wid is the key's last field: 4 bytes
+    for key, value in store.scan("windows", prefix):
+        first = int.from_bytes(key[-4:], "big") if len(key) == size else SESSION_WIDS.decode(key)[1]
+        out.append((int(first), int(_U32.unpack(value)[0])))
     return out
 
 
@@ -82,8 +86,18 @@ def window_record(store: Store, wid: int) -> dict[str, Any] | None:
     return None if raw is None else codec.decode_record(raw, "window")
 
 
+def u32_keys(layout: keys.KeyLayout, values: Iterable[int]) -> list[bytes]:
+    """``[layout.encode(v) for v in values]`` for a layout of one u32 field: its two head bytes
+    and each value as 4 big-endian bytes, without the generic encoder's per-key checks (a
+    search multi-gets a few hundred such keys)."""
+    if layout.fields != ("u32",):
+        raise ValueError(f"{layout.name} is not a one-u32 layout")
+    head = bytes((layout.tag, layout.version))
+    return [head + v.to_bytes(4, "big") for v in values]
+
+
 def window_records(store: Store, wids: list[int]) -> list[dict[str, Any] | None]:
-    raws = store.get_many("windows", [WINDOW.encode(w) for w in wids])
+    raws = store.get_many("windows", u32_keys(WINDOW, wids))
     return [None if r is None else codec.decode_record(r, "window") for r in raws]
 
 

@@ -69,7 +69,7 @@ class Visible:
             ):
                 self.records[wid] = record
             ordinals = sorted({r["ordinal"] for w in missing if (r := self.records[w])})
-            found = self.store.get_many("ordinals", [keys.TOMBSTONE.encode(o) for o in ordinals])
+            found = self.store.get_many("ordinals", derived.u32_keys(keys.TOMBSTONE, ordinals))
             dead = {o for o, t in zip(ordinals, found, strict=True) if t is not None}
             for wid in missing:
                 record = self.records[wid]
@@ -93,11 +93,11 @@ def scope_wids(store: Store, scope: Scope) -> np.ndarray | None:
         sessions = frozenset(str(keys.PROJECT_SESSION.decode(k)[1]) for k, _ in found)
     if sessions is None or len(sessions) > MAX_SCOPE_SESSIONS:
         return None
-    ranges = [
-        np.arange(first, first + count, dtype=np.uint32)
-        for session in sorted(sessions)
-        for first, count in derived.session_wid_ranges(store, session)
-    ]
+    ranges = [r for session in sorted(sessions) for r in derived.session_wid_ranges(store, session)]
     if not ranges:
         return np.empty(0, dtype=np.uint32)
-    return np.unique(np.concatenate(ranges))
+    # Every range expanded at once: each wid is its range's first wid plus its offset in it.
+    firsts, counts = np.array(ranges, dtype=np.int64).T
+    ends = np.cumsum(counts)
+    offsets = np.arange(int(ends[-1]), dtype=np.int64) - np.repeat(ends - counts, counts)
+    return np.unique((np.repeat(firsts, counts) + offsets).astype(np.uint32))

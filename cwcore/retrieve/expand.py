@@ -9,14 +9,14 @@ matched in ``expandedTerms``.
 
 from __future__ import annotations
 
-from collections import Counter
+import heapq
 
 from cwcore.index import bm25
-from cwcore.index.postings import PostingIndex
+from cwcore.index.postings import PostingIndex, PostingReader
 from cwcore.retrieve.candidates import Candidate, Visible
 from cwcore.store.reader import Reader
 from cwcore.text.stopwords import STOPWORDS
-from cwcore.text.tokenize import tokens
+from cwcore.text.tokenize import term_counts
 
 MAX_TERMS = 8
 TOP_WINDOWS = 3
@@ -32,30 +32,37 @@ def rm3_terms(
 
 
 def rm3_weighted(
-    reader: Reader, index: PostingIndex, visible: Visible, top: list[Candidate], query: list[str]
+    reader: Reader,
+    index: PostingIndex | PostingReader,
+    visible: Visible,
+    top: list[Candidate],
+    query: list[str],
 ) -> list[tuple[str, float]]:
     """The expansion terms, best first, each with its relative weight in (0, 1]: its feedback
-    score over the best term's (frequency in the top windows × corpus IDF)."""
+    score over the best term's (frequency in the top windows × corpus IDF). ``index`` may be
+    the search's own posting reader, so the requery reuses the term plans read here."""
     counts: dict[str, float] = {}
+    asked = set(query)
     for cand in top[:TOP_WINDOWS]:
         if visible.records.get(cand.wid) is None:
             continue
         _, text = visible.text(cand.wid)
-        window_terms = [t for t in tokens(text) if len(t) > 2 and not t.isdigit()]
-        total = len(window_terms) or 1
-        for term, tf in Counter(window_terms).items():
-            if term in STOPWORDS or term in query:
+        # Counted per distinct term: the window's length (in kept terms) is their tf sum.
+        kept = [(t, tf) for t, tf in term_counts(text).items() if len(t) > 2 and not t.isdigit()]
+        total = sum(tf for _, tf in kept) or 1
+        for term, tf in kept:
+            if term in STOPWORDS or term in asked:
                 continue
             counts[term] = counts.get(term, 0.0) + tf / total
     if not counts:
         return []
-    postings = index.reader()
+    postings = index if isinstance(index, PostingReader) else index.reader()
     snap = postings.snapshot()
     n = max(1, snap.manifest.live_docs)
     scored = []
-    for plan in postings.plan(
-        snap, sorted(counts, key=lambda t: (-counts[t], t))[:CANDIDATE_TERMS]
-    ):
+    # The most frequent feedback terms (ties by term): a partial sort, the list being long.
+    best_counts = heapq.nsmallest(CANDIDATE_TERMS, [(-c, t) for t, c in counts.items()])
+    for plan in postings.plan(snap, [t for _, t in best_counts]):
         if plan.df >= MIN_DF:
             scored.append((counts[plan.term] * float(bm25.idf(plan.df, n)), plan.term))
     scored.sort(key=lambda x: (-x[0], x[1]))

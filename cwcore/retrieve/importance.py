@@ -23,7 +23,7 @@ def importance(store: Store, ordinals: list[int]) -> dict[int, float]:
     # The namespace prefix is encoded once; a u32 field is 4 big-endian bytes.
     base = derived.IMPORTANCE.prefix(derived.IMPORTANCE_NAMESPACE)
     raws = store.get_many("importance", [base + o.to_bytes(4, "big") for o in ordinals])
-    counts = store.get_many("feedback", [FEEDBACK.encode(o) for o in ordinals])
+    counts = store.get_many("feedback", derived.u32_keys(FEEDBACK, ordinals))
     out = {}
     for ordinal, raw, count in zip(ordinals, raws, counts, strict=True):
         prior = derived.unpack_float(raw) if raw else 1.0

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from cwcore.index import bm25, derived
-from cwcore.index.postings import PostingIndex
+from cwcore.index.postings import PostingIndex, PostingReader
 from cwcore.retrieve.candidates import Candidate, Visible
 from cwcore.store import codec
 from cwcore.store.rocks import Store
@@ -56,14 +56,16 @@ def lexical_candidates(
     scored_terms: list[str] | None = None,
     only: np.ndarray | None = None,
     weights: dict[str, float] | None = None,
+    reader: PostingReader | None = None,
 ) -> tuple[list[Candidate], dict[str, float]]:
     """BM25 over windows; returns calibrated candidates (best first) and each term's idf.
 
     ``scored_terms`` are the terms coverage is measured against (the original query terms when
-    ``terms`` includes expansion terms)."""
+    ``terms`` includes expansion terms). ``reader``: the search's posting reader when several
+    queries share one (a memo reader), else a fresh one of ``index``."""
     if not terms:
         return [], {}
-    reader = index.reader()
+    reader = reader or index.reader()
     out: list[Candidate] = []
     idfs: dict[str, float] = {}
     # A little headroom over k covers windows the scope or a tombstone removes; a scope that
@@ -77,19 +79,28 @@ def lexical_candidates(
         basis = scored_terms or terms
         upper = _upper(idfs, basis) or 1.0
         total_idf = sum(idfs[t] for t in basis) or 1.0
-        ordinals = [int(o) for o in hits.ordinals]
+        ordinals = hits.ordinals.tolist()
         allowed = set(visible.filter(ordinals))
         out = []
-        for i, wid in enumerate(ordinals):
+        # Hits share few distinct term masks: each mask's terms and coverage are worked out once.
+        by_mask: dict[int, tuple[list[str], list[str], float]] = {}
+        for wid, raw, mask in zip(ordinals, hits.scores.tolist(), hits.masks.tolist(), strict=True):
             if wid not in allowed:
                 continue
-            mask = int(hits.masks[i])
-            matched = [t for j, t in enumerate(hits.terms) if mask >> j & 1]
-            covered = sum(idfs.get(t, 0.0) for t in matched if t in basis) / total_idf
-            score = math.sqrt(min(1.0, float(hits.scores[i]) / upper)) * covered
-            cand = Candidate(wid, "lexical", round(score, 4), float(hits.scores[i]), "lexical")
-            cand.matched_terms = [t for t in matched if t in basis]
-            cand.expanded_terms = [t for t in matched if t not in basis]
+            terms_of = by_mask.get(mask)
+            if terms_of is None:
+                matched = [t for j, t in enumerate(hits.terms) if mask >> j & 1]
+                covered = sum(idfs.get(t, 0.0) for t in matched if t in basis) / total_idf
+                terms_of = (
+                    [t for t in matched if t in basis],
+                    [t for t in matched if t not in basis],
+                    covered,
+                )
+                by_mask[mask] = terms_of
+            score = math.sqrt(min(1.0, raw / upper)) * terms_of[2]
+            cand = Candidate(wid, "lexical", round(score, 4), raw, "lexical")
+            cand.matched_terms = list(terms_of[0])
+            cand.expanded_terms = list(terms_of[1])
             out.append(cand)
         if len(out) >= k or len(hits) < fetch or attempt == 1:
             break

@@ -217,7 +217,12 @@ def _lexical(
     out = LexicalPass(weak=not exact)
     if not plan.text or (plan.exact_looking and exact) or not plan.terms:
         return out
-    cands, idfs = lexical_candidates(ctx.postings, visible, plan.terms, k=fetch, only=plan.only)
+    # One memo reader for the pass, the feedback statistics and the requery: the requery reads
+    # and decodes only the expansion terms' postings.
+    postings = ctx.postings.reader(memo=True)
+    cands, idfs = lexical_candidates(
+        ctx.postings, visible, plan.terms, k=fetch, only=plan.only, reader=postings
+    )
     out.idfs = idfs
     out.saturated = len(cands) >= fetch
     if plan.exact_looking and not exact:
@@ -234,7 +239,7 @@ def _lexical(
         < WEAK_COVERAGE
     )
     if out.weak and cands and EXPANSION:
-        weighted = expand.rm3_weighted(ctx.reader, ctx.postings, visible, cands, plan.terms)
+        weighted = expand.rm3_weighted(ctx.reader, postings, visible, cands, plan.terms)
         out.expanded = [term for term, _ in weighted]
         if out.expanded:
             cands, _ = lexical_candidates(
@@ -245,6 +250,7 @@ def _lexical(
                 scored_terms=plan.terms,
                 only=plan.only,
                 weights={t: EXPANSION_WEIGHT * w for t, w in weighted},
+                reader=postings,
             )
     taken = literal | {e.wid for e in exact}
     out.candidates = [c for c in cands if c.wid not in taken]

@@ -39,19 +39,63 @@ def term_spans(text: str, terms: Iterable[str], limit: int = 64) -> list[Span]:
     if not wanted:
         return []
     if text.isascii():
-        # Most windows are ASCII: lowering keeps every offset, and a case-sensitive pattern
-        # with ASCII word boundaries runs about twice as fast as the Unicode, case-folding one.
+        # Most windows are ASCII: lowering keeps every offset, and a case-sensitive search with
+        # ASCII word boundaries runs about twice as fast as the Unicode, case-folding pattern.
         plain = tuple(t for t in wanted if t.isascii())
         if not plain:
             return []
-        found = _ascii_pattern(plain).finditer(text.lower())
-        return [m.span() for _, m in zip(range(limit), found, strict=False)]
+        low = text.lower()
+        found = _found_spans(low, plain, limit)
+        if found is not None:
+            return found
+        return [
+            m.span()
+            for _, m in zip(range(limit), _ascii_pattern(plain).finditer(low), strict=False)
+        ]
     pattern = _pattern(wanted)
     spans = [m.span() for _, m in zip(range(limit), pattern.finditer(text), strict=False)]
     if spans:
         return spans
     folded = set(wanted)
     return [(s, e) for term, s, e in tokens_with_offsets(text) if term in folded][:limit]
+
+
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def _found_spans(low: str, terms: tuple[str, ...], limit: int) -> list[Span] | None:
+    """What :func:`_ascii_pattern` finds in ``low`` (``terms`` longest first), by ``str.find``
+    per term: a window holds each query term a few times, and a dozen substring searches cost
+    less than trying every alternative at every position. The pattern's rules, restated: an
+    occurrence counts when no ASCII letter or digit touches either end; scanning left to right,
+    the longest counting occurrence at a position wins and later ones may not overlap it; the
+    first ``limit`` are kept. None when some term occurs more than ``limit`` times (then the
+    pattern, which stops at ``limit``, is the cheaper scan)."""
+    size = len(low)
+    found: list[tuple[int, int]] = []  # (start, -length): longest first at one start
+    for term in terms:
+        length = len(term)
+        at = low.find(term)
+        seen = 0
+        while at != -1:
+            seen += 1
+            if seen > limit:
+                return None
+            end = at + length
+            if (at == 0 or low[at - 1] not in _ALNUM) and (end == size or low[end] not in _ALNUM):
+                found.append((at, -length))
+            at = low.find(term, at + 1)
+    found.sort()
+    spans: list[Span] = []
+    last = 0
+    for start, neg in found:
+        if start < last:
+            continue
+        last = start - neg
+        spans.append((start, last))
+        if len(spans) >= limit:
+            break
+    return spans
 
 
 @functools.lru_cache(maxsize=256)
@@ -88,22 +132,30 @@ def densest(
     if not spans:
         return None
     ordered = sorted(spans)
-    keys = [fold(text[s:e]) for s, e in ordered]
-    weight = [(weights or {}).get(k, 1.0) for k in keys]
+    # ASCII text folds by lowering: lowered once, each span is a slice of it.
+    low = text.lower() if text.isascii() else None
+    keys = [low[s:e] if low is not None else fold(text[s:e]) for s, e in ordered]
+    table = weights or {}
+    weight = [table.get(k, 1.0) for k in keys]
+    ends = [e for _, e in ordered]
+    n = len(ordered)
     counts: dict[str, int] = {}
     best = (-1.0, 0, 0)  # (score, first, last)
     score = 0.0
     j = 0  # next span not yet in the group
     for i, (start, _) in enumerate(ordered):
-        while j < len(ordered) and (j == i or ordered[j][1] - start <= width):
-            counts[keys[j]] = counts.get(keys[j], 0) + 1
-            if counts[keys[j]] == 1:
+        while j < n and (j == i or ends[j] - start <= width):
+            key = keys[j]
+            seen = counts.get(key, 0) + 1
+            counts[key] = seen
+            if seen == 1:
                 score += weight[j]
             j += 1
         if score > best[0] + 1e-9:
             best = (score, i, j - 1)
-        counts[keys[i]] -= 1
-        if not counts[keys[i]]:
+        key = keys[i]
+        counts[key] -= 1
+        if not counts[key]:
             score -= weight[i]
     return ordered[best[1]][0], ordered[best[2]][1]
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cwcore.index import bm25, postings
+from cwcore.index import bm25, derived, postings
 from cwcore.index.postings import (
     BLOCK,
     DOC,
@@ -30,6 +30,7 @@ from cwcore.index.postings import (
     term_key,
     value_codec,
 )
+from cwcore.store import keys
 from cwcore.store.keys import prefix_end
 from cwcore.store.rocks import Store
 from tests.helpers import examples
@@ -63,6 +64,11 @@ def test_fast_keys_match_the_key_layouts() -> None:
     assert block_key(3, 7, digest, 2) == BLOCK.encode(3, 7, digest, 2)
     assert doc_key(3, 99) == DOC.encode(3, 99)
     assert all(0x90 <= layout.tag <= 0x9F for layout in (TERM, BLOCK, DOC, postings.MANIFEST))
+    values = [0, 1, 255, 65_536, 2**32 - 1]
+    for layout in (keys.WINDOW, keys.TOMBSTONE, keys.RECALL_FEEDBACK):
+        assert derived.u32_keys(layout, values) == [layout.encode(v) for v in values]
+    with pytest.raises(ValueError):
+        derived.u32_keys(keys.SESSION_WIDS, [1])
 
 
 def test_value_codec_picks_the_narrowest_exact_encoding() -> None:
@@ -202,6 +208,40 @@ def test_lookup_reads_covering_blocks_and_counts_retired_postings(
     assert dict(zip(where.tolist(), tf.tolist(), strict=True)) == {1: 5.0, 2: 63.0, 3: 99.0}
     assert dict(zip(where.tolist(), dl.tolist(), strict=True)) == {1: 9.0, 2: 125.0, 3: 197.0}
     assert retired_seen == 2
+
+
+def test_a_memo_reader_answers_as_a_plain_one_and_rereads_after_a_flush(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postings, "BLOCK_POSTINGS", 10)
+    monkeypatch.setattr(postings, "INLINE_POSTINGS", 4)
+    index = _index(store, {o: ["t"] + (["u"] if o % 3 else []) for o in range(0, 100, 2)})
+    memo = index.reader(memo=True)
+    reads: list[int] = []
+    get_many = store.get_many
+    monkeypatch.setattr(
+        store, "get_many", lambda cf, keys: reads.append(len(keys)) or get_many(cf, keys)
+    )
+
+    def answer(reader: postings.PostingReader) -> list[tuple[list[int], list[float]]]:
+        out = []
+        for terms, only in ((["t", "u"], None), (["u", "t"], np.array([4, 8, 40], np.uint32))):
+            hits = bm25.search(reader, terms, k=7, only=only)
+            out.append((hits.ordinals.tolist(), hits.scores.tolist()))
+        return out
+
+    first = answer(memo)
+    reads.clear()
+    assert answer(memo) == first
+    # The second round through the memo read only the manifest and the retired list (one
+    # two-key read per query): no term entry, no block.
+    assert reads == [2, 2]
+    assert answer(index.reader()) == first
+    writer = index.writer()
+    writer.add(200, Counter(["t", "t"]), 2)
+    writer.flush()  # a new segment: the memo must not answer from the old manifest
+    again = answer(memo)
+    assert again == answer(index.reader()) and again != first
 
 
 def test_statistics_survive_reopening(tmp_path: Path) -> None:

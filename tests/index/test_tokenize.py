@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cwcore.text.tokenize import MAX_TOKEN_CHARS, fold, tokens, tokens_with_offsets
+from cwcore.text.tokenize import MAX_TOKEN_CHARS, fold, term_counts, tokens, tokens_with_offsets
 from tests.helpers import examples
 
 
@@ -101,6 +102,24 @@ def test_never_crashes_and_agrees_with_offsets(text: str) -> None:
         assert term
         assert 0 <= start < end <= len(text)
         assert fold(text[start:end]) == term
+
+
+_ascii_words = st.lists(
+    st.sampled_from(
+        [
+            *("the", "The", "HTTP", "parseHTTPResponse", "os.path.join", "a_b", "src/cw/api.py"),
+            *("x", "3.14", "no-rerank", "getX", "e.g.", "OK", "x" * 130, "ab", "42"),
+        ]
+    ),
+    max_size=40,
+).map(" ".join)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.one_of(_text, _ascii_words))
+def test_term_counts_are_the_counted_tokens(text: str) -> None:
+    # Repeated words (split once, counted n times) and every ASCII special case included.
+    assert term_counts(text) == dict(Counter(tokens(text)))
 
 
 @settings(max_examples=examples(400), deadline=None)

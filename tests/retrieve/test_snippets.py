@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cwcore.retrieve.snippets import make_snippet, readable, term_spans
@@ -59,6 +59,31 @@ def test_ascii_spans_equal_the_general_pattern(text: str, terms: list[str]) -> N
     wanted = tuple(sorted(set(terms), key=lambda t: (-len(t), t)))
     general = [m.span() for _, m in zip(range(64), _pattern(wanted).finditer(text), strict=False)]
     assert term_spans(text, terms) == general
+
+
+@example("a.a.a x b/ab ab-ab", ["a.a", "ab", "b/ab", "a"], 64)
+@example("ab ab ab ab", ["ab"], 2)
+@example("1 1 1", ["1"], 2)
+@given(
+    st.text(alphabet="abAB_ 1.-/", max_size=300),
+    st.lists(st.sampled_from(["ab", "a", "b1", "a.a", "b/ab", "ab_b", "ba", "1"]), min_size=1),
+    st.integers(min_value=1, max_value=70),
+)
+def test_substring_search_finds_what_the_ascii_pattern_finds(
+    text: str, terms: list[str], limit: int
+) -> None:
+    # Overlapping compounds ("a.a" in "a.a.a", "b/ab" around "ab"), the longest at one start,
+    # the limit, and a term too frequent for the substring search (None: the pattern answers).
+    from cwcore.retrieve.snippets import _ascii_pattern, _found_spans
+
+    low = text.lower()
+    wanted = tuple(sorted(set(terms), key=lambda t: (-len(t), t)))
+    matches = _ascii_pattern(wanted).finditer(low)
+    pattern = [m.span() for _, m in zip(range(limit), matches, strict=False)]
+    found = _found_spans(low, wanted, limit)
+    assert found is None or found == pattern
+    if all(low.count(t) <= limit for t in wanted):
+        assert found == pattern
 
 
 def test_hint_budget_tokens_bounds_the_pages_snippets(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -77,7 +77,13 @@ from cwcore.index.postings.layout import (
     term_digest,
     term_key,
 )
-from cwcore.index.postings.reader import ManifestChanged, PostingReader, TermPlan, retired_in
+from cwcore.index.postings.reader import (
+    ManifestChanged,
+    MemoReader,
+    PostingReader,
+    TermPlan,
+    retired_in,
+)
 from cwcore.index.postings.tuning import (
     BLOCK_POSTINGS,
     FLUSH_DOCS,
@@ -107,6 +113,7 @@ __all__ = [
     "FlushResult",
     "Manifest",
     "ManifestChanged",
+    "MemoReader",
     "MergeResult",
     "PostingIndex",
     "PostingReader",

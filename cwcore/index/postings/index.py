@@ -28,7 +28,7 @@ from cwcore.index.postings.layout import (
     doc_key,
 )
 from cwcore.index.postings.merge import merge_segments
-from cwcore.index.postings.reader import PostingReader
+from cwcore.index.postings.reader import MemoReader, PostingReader
 from cwcore.index.postings.writer import PostingWriter
 from cwcore.store.keys import prefix_end
 from cwcore.store.rocks import Batch, Store
@@ -101,8 +101,10 @@ class PostingIndex:
     ) -> PostingWriter:
         return PostingWriter(self, max_docs=max_docs, max_postings=max_postings)
 
-    def reader(self) -> PostingReader:
-        return PostingReader(self)
+    def reader(self, *, memo: bool = False) -> PostingReader:
+        """A reader; ``memo``: one that keeps what it read for the next query of the same
+        search (:class:`~cwcore.index.postings.reader.MemoReader`)."""
+        return MemoReader(self) if memo else PostingReader(self)
 
     def retire(self, ordinals: Iterable[int]) -> int:
         """Retire indexed, live ``ordinals``: subtract them from N and the total length, and hide

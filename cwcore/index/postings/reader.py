@@ -91,10 +91,10 @@ class PostingReader:
             plans.append(TermPlan(term, digest, entries))
         return plans
 
-    def _blocks(
+    def _select(
         self, plan: TermPlan, near: U32Array | None, newest: int | None
     ) -> tuple[list[TermEntry], list[bytes]]:
-        """The inline entries and the block values of ``plan`` that :meth:`fetch` describes."""
+        """The inline entries and the block keys of ``plan`` that :meth:`fetch` describes."""
         inline: list[TermEntry] = []
         wanted: list[tuple[int, int]] = []  # (segment, block number)
         by_last: list[tuple[int, int, int, int]] = []  # (last ordinal, segment, block, count)
@@ -107,11 +107,12 @@ class PostingReader:
                 wanted.extend((entry.segment, n) for n in range(nblocks))
                 continue
             if near is not None and len(near):
-                idx = np.searchsorted(entry.lasts, near)
-                inside = idx < nblocks
-                idx = idx[inside]
-                covered = idx[entry.firsts[idx] <= near[inside]]
-                wanted.extend((entry.segment, n) for n in np.unique(covered).tolist())
+                # A block is wanted when some ``near`` ordinal lies in [its first, its last]:
+                # two searches per block rather than one per ordinal (``near`` can be every
+                # candidate of a query, the blocks are a few per term).
+                lo = np.searchsorted(near, entry.firsts, side="left")
+                hi = np.searchsorted(near, entry.lasts, side="right")
+                wanted.extend((entry.segment, n) for n in np.flatnonzero(hi > lo).tolist())
             if newest is not None:
                 by_last.extend(
                     (last, entry.segment, n, count)
@@ -126,15 +127,26 @@ class PostingReader:
                     break
                 wanted.append((segment, n))
                 have += count
-        values: list[bytes] = []
-        if wanted:
-            gen = self.generation
-            keys = [block_key(gen, s, plan.digest, n) for s, n in sorted(set(wanted))]
-            for value in self.store.get_many(POSTINGS_CF, keys):
-                if value is None:
-                    raise ManifestChanged
-                values.append(value)
-        return inline, values
+        gen = self.generation
+        return inline, [block_key(gen, s, plan.digest, n) for s, n in sorted(set(wanted))]
+
+    def _block_views(
+        self, plan: TermPlan, near: U32Array | None, newest: int | None
+    ) -> list[BlockView]:
+        """Views of the inline lists, then of the blocks, that :meth:`fetch` describes."""
+        inline, keys = self._select(plan, near, newest)
+        return [view_block(e.raw, _ENTRY_HEAD.size) for e in inline] + self._read_views(keys)
+
+    def _read_views(self, keys: list[bytes]) -> list[BlockView]:
+        """The blocks at ``keys``, decoded; :class:`ManifestChanged` if one vanished."""
+        if not keys:
+            return []
+        views = []
+        for value in self.store.get_many(POSTINGS_CF, keys):
+            if value is None:
+                raise ManifestChanged
+            views.append(view_block(value))
+        return views
 
     def fetch(
         self, plan: TermPlan, *, near: U32Array | None = None, newest: int | None = None
@@ -146,18 +158,13 @@ class PostingReader:
         until at least ``newest`` postings are covered (plus the ``near`` blocks). Inline
         postings always come whole. Raises :class:`ManifestChanged` if a block vanished.
         """
-        inline, values = self._blocks(plan, near, newest)
-        views = [view_block(e.raw, _ENTRY_HEAD.size) for e in inline]
-        return _gather([*views, *(view_block(v) for v in values)])
+        return _gather(self._block_views(plan, near, newest))
 
     def views(self, plan: TermPlan, ordinals: U32Array, retired: U32Array) -> list[BlockView]:
         """Zero-copy views of the inline lists and of the blocks covering ``ordinals`` or
         ``retired`` (both sorted): what scoring existing candidates needs, and no more."""
         near = np.union1d(ordinals, retired) if len(retired) else ordinals
-        inline, values = self._blocks(plan, near, None)
-        return [view_block(e.raw, _ENTRY_HEAD.size) for e in inline] + [
-            view_block(v) for v in values
-        ]
+        return self._block_views(plan, near, None)
 
     def lookup(
         self, plan: TermPlan, ordinals: U32Array, retired: U32Array
@@ -210,6 +217,61 @@ class PostingReader:
             except ManifestChanged:
                 continue
         raise CorruptRecord("bm25: the manifest kept changing during a read")
+
+
+class MemoReader(PostingReader):
+    """A :class:`PostingReader` for the few queries of one search (the first BM25 pass, the
+    expansion's feedback statistics, the expansion requery): term plans, decoded blocks and
+    whole posting lists are kept while the manifest stays the one this reader last saw, so a
+    later query reads and decodes only its new terms. Results are the plain reader's: every
+    memo is dropped when a snapshot finds a different manifest, and block keys name immutable
+    segment data. Meant to live for one search (it keeps every term it was asked for)."""
+
+    def __init__(self, index: PostingIndex) -> None:
+        super().__init__(index)
+        self._raw: bytes | None = None
+        self._plans: dict[str, TermPlan] = {}
+        self._views: dict[bytes, BlockView] = {}
+        self._whole: dict[str, Postings] = {}
+
+    def snapshot(self) -> Snapshot:
+        snap = super().snapshot()
+        if snap.raw != self._raw:
+            self._raw = snap.raw
+            self._plans.clear()
+            self._views.clear()
+            self._whole.clear()
+        return snap
+
+    def plan(self, snap: Snapshot, terms: Sequence[str]) -> list[TermPlan]:
+        if snap.raw != self._raw:  # a snapshot this reader did not take: no memo applies
+            return super().plan(snap, terms)
+        missing = [t for t in dict.fromkeys(terms) if t not in self._plans]
+        if missing:
+            for found in super().plan(snap, missing):
+                self._plans[found.term] = found
+        return [self._plans[t] for t in terms]
+
+    def _read_views(self, keys: list[bytes]) -> list[BlockView]:
+        missing = [k for k in keys if k not in self._views]
+        if missing:
+            for key, view in zip(missing, super()._read_views(missing), strict=True):
+                self._views[key] = view
+        return [self._views[k] for k in keys]
+
+    def fetch(
+        self, plan: TermPlan, *, near: U32Array | None = None, newest: int | None = None
+    ) -> Postings:
+        if near is not None or newest is not None:
+            return super().fetch(plan, near=near, newest=newest)
+        found = self._whole.get(plan.term)
+        if found is None or self._plans.get(plan.term) is not plan:
+            found = super().fetch(plan)
+            for column in found:
+                column.setflags(write=False)  # shared by later queries of the search
+            if self._plans.get(plan.term) is plan:
+                self._whole[plan.term] = found
+        return found
 
 
 def retired_in(ordinals: U32Array, retired: U32Array) -> int:
