@@ -403,15 +403,23 @@ def test_cli_search_json_batch_and_recall(tmp_path: Path) -> None:
     batch = tmp_path / "q.jsonl"
     batch.write_text(
         '{"id": "a", "query": "REAP_DRAIN"}\nnot json\n{"id": 7, "query": "x", "limit": 0}\n'
+        '["REAP_DRAIN"]\n{"id": "z", "query": "REAP_DRAIN"}\n'
     )
     lines = [
         json.loads(x)
         for x in runner.invoke(app, ["search", "--batch", str(batch)]).stdout.splitlines()
     ]
-    assert [x.get("id") for x in lines] == ["a", None, 7]
+    # A line that is JSON but not an object is refused like any bad line and the batch goes on
+    # (it used to end the batch with an internal error).
+    assert [x.get("id") for x in lines] == ["a", None, 7, None, "z"]
     assert (
         lines[0]["results"] and "error" in lines[1] and lines[2]["error"]["code"] == "invalid-input"
     )
+    assert lines[3]["error"] == {
+        "code": "invalid-input",
+        "message": "a search request must be a JSON object",
+    }
+    assert lines[4]["results"]
     recalled = runner.invoke(app, ["recall", body["results"][0]["locator"]])
     assert recalled.exit_code == 0 and "REAP_DRAIN prevents" in recalled.stdout
     bad = runner.invoke(app, ["recall", "cwl1.x.y", "--json"])
