@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
-from cwcore.browse import SessionInfo
 from cwcore.errors import InvalidInput
 from cwcore.importers.pipeline import ImportSummary
+from cwcore.session_info import SessionInfo
 
 # The result records load when a face first asks for them: `cw` starts on every command, and
 # most commands need one of them or none.

@@ -31,10 +31,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cwcore import browse
-from cwcore.browse import SessionInfo
 from cwcore.errors import CwError, InvalidInput, NotFound, excerpt
 from cwcore.memory.blocks import MemoryContext
 from cwcore.retrieve.scope import lineage
+from cwcore.session_info import SessionInfo
 from cwcore.store.reader import Reader
 
 MAX_PAGE = 50

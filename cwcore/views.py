@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cwcore.browse import SessionInfo
 from cwcore.recall.results import Split
+from cwcore.session_info import SessionInfo
 
 
 def _copy(record: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from cwcore import browse
 from cwcore.clock import parse_time
 from cwcore.errors import InvalidInput, NotFound, StoreError
 from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
+from cwcore.session_info import SessionInfo
 from cwcore.store import codec, keys, rocks, session_order
 from cwcore.store.admission import Admission
 from cwcore.store.admission import project_digest as admission_digest
@@ -50,7 +51,7 @@ def reference(
             last = record.get("ended") or record.get("started")
             if not last or parse_time(last) < since_dt:
                 continue
-        rows.append(browse.SessionInfo.from_record(record))
+        rows.append(SessionInfo.from_record(record))
     rows.sort(key=lambda r: (r.started or "", r.sessionId), reverse=True)
     if cursor:
         after = browse._cursor_decode(cursor)

@@ -34,8 +34,8 @@ from textual.widgets import DataTable, Header, Input, Select, Static
 from textual.worker import get_current_worker
 
 from cwcore import clock
-from cwcore.browse import SessionInfo
 from cwcore.errors import CwError, InvalidInput
+from cwcore.session_info import SessionInfo
 from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen

@@ -26,8 +26,8 @@ from textual.reactive import reactive
 from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
-from cwcore.browse import SessionInfo
 from cwcore.errors import CwError
+from cwcore.session_info import SessionInfo
 from cwcore.store.retention import Forgotten
 from cwcore.store.supersession import Restored
 from cwcore.views import Transcript, TranscriptCounts, TranscriptMessage

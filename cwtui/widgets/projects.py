@@ -1,8 +1,8 @@
 """The projects list: each project with its session count and a sessions-per-day sparkline.
 
-:class:`ProjectTally` folds pages of :class:`~cwcore.browse.SessionInfo` (as the sessions screen
-walks the archive) into an immutable :class:`Overview`; :class:`ProjectList` shows one and posts
-:class:`ProjectList.Chosen` when the user picks a project (``None`` = all projects).
+:class:`ProjectTally` folds pages of :class:`~cwcore.session_info.SessionInfo` (as the sessions
+screen walks the archive) into an immutable :class:`Overview`; :class:`ProjectList` shows one and
+posts :class:`ProjectList.Chosen` when the user picks a project (``None`` = all projects).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from cwcore.browse import SessionInfo
+from cwcore.session_info import SessionInfo
 from cwtui.widgets.nav import NavList
 from cwtui.widgets.sparkline import activity_day, daily_counts, sparkline
 

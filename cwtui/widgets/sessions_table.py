@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
-from cwcore.browse import SessionInfo
+from cwcore.session_info import SessionInfo
 from cwtui.widgets.nav import NavTable
 
 ID_CHARS = 13
