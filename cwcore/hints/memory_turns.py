@@ -14,115 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cwcore.hints.results import is_sorted, ordered
-
-
-def _pairs(body: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    return tuple(body.items())
-
+from cwcore.memory.blocks import LeftOut, MemoryRanking, ProcessorTrace
+from cwcore.store.codec import is_sorted, ordered
 
 # -- a turn's memory selection, as kept -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MemoryTrace:
-    """One processor of the memory pipeline: records in and out, the ids it left out (at most
-    100; ``excluded_more`` counts the rest) and each one's reason."""
-
-    processor: str
-    input_count: int
-    output_count: int
-    excluded_ids: tuple[str, ...]
-    exclusion_reasons: tuple[tuple[str, str], ...]
-    excluded_more: int | None = None
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "processor": self.processor,
-            "input_count": self.input_count,
-            "output_count": self.output_count,
-            "excluded_ids": list(self.excluded_ids),
-            "exclusion_reasons": dict(self.exclusion_reasons),
-        }
-        if self.excluded_more is not None:
-            body["excludedMore"] = self.excluded_more
-        return ordered(body, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> MemoryTrace:
-        return cls(
-            processor=body["processor"],
-            input_count=body["input_count"],
-            output_count=body["output_count"],
-            excluded_ids=tuple(body["excluded_ids"]),
-            exclusion_reasons=_pairs(body["exclusion_reasons"]),
-            excluded_more=body.get("excludedMore"),
-            as_stored=is_sorted(body),
-        )
-
-
-@dataclass(frozen=True)
-class MemoryScore:
-    """A memory record's ranking score for the turn's prompt."""
-
-    id: str
-    score: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "score": self.score}
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> MemoryScore:
-        return cls(body["id"], body["score"])
-
-
-@dataclass(frozen=True)
-class MemoryRanking:
-    """How the turn ranked memory records: the mode, the tier weights, the best scores (at most
-    100; ``scores_more`` counts the rest)."""
-
-    mode: str | None
-    weights: tuple[tuple[str, float], ...] | None
-    scores: tuple[MemoryScore, ...]
-    scores_more: int | None = None
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "mode": self.mode,
-            "weights": None if self.weights is None else dict(self.weights),
-            "scores": [s.to_json() for s in self.scores],
-        }
-        if self.scores_more is not None:
-            body["scoresMore"] = self.scores_more
-        return ordered(body, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> MemoryRanking:
-        weights = body["weights"]
-        return cls(
-            mode=body["mode"],
-            weights=None if weights is None else _pairs(weights),
-            scores=tuple(MemoryScore.from_json(s) for s in body["scores"]),
-            scores_more=body.get("scoresMore"),
-            as_stored=is_sorted(body),
-        )
-
-
-@dataclass(frozen=True)
-class MemoryLeftOut:
-    """A memory record that passed the pipeline but was not put in the block, and why."""
-
-    id: str
-    reason: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "reason": self.reason}
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> MemoryLeftOut:
-        return cls(body["id"], body.get("reason"))
 
 
 @dataclass(frozen=True)
@@ -145,8 +40,8 @@ class MemoryTurn:
     budget_bytes: int | None
     sections: tuple[tuple[str, tuple[str, ...]], ...]
     truncated: tuple[str, ...]
-    traces: tuple[MemoryTrace, ...]
-    unselected: tuple[MemoryLeftOut, ...]
+    traces: tuple[ProcessorTrace, ...]
+    unselected: tuple[LeftOut, ...]
     unselected_more: int | None = None
     ranking: MemoryRanking | None = None
     as_stored: bool = field(default=False, compare=False)
@@ -190,8 +85,8 @@ class MemoryTurn:
             budget_bytes=body["budgetBytes"],
             sections=tuple((k, tuple(v)) for k, v in body["sections"].items()),
             truncated=tuple(body["truncated"]),
-            traces=tuple(MemoryTrace.from_json(t) for t in body["traces"]),
-            unselected=tuple(MemoryLeftOut.from_json(u) for u in body["unselected"]),
+            traces=tuple(ProcessorTrace.from_json(t) for t in body["traces"]),
+            unselected=tuple(LeftOut.from_json(u) for u in body["unselected"]),
             unselected_more=body.get("unselectedMore"),
             ranking=None if ranking is None else MemoryRanking.from_json(ranking),
             as_stored=is_sorted(body),

@@ -23,17 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cwcore.store import codec
-
-
-def is_sorted(body: Mapping[str, Any], *, tail: tuple[str, ...] = ()) -> bool:
-    """True when ``body``'s keys (``tail`` left out) are sorted: it was read from the store."""
-    keys = [k for k in body if k not in tail]
-    return keys == sorted(keys)
-
-
-def ordered(body: dict[str, Any], as_stored: bool) -> dict[str, Any]:
-    """``body`` in build order, or with sorted keys when it was read from the store."""
-    return dict(sorted(body.items())) if as_stored else body
+from cwcore.store.codec import is_sorted, ordered
 
 
 def _put(body: dict[str, Any], key: str, value: Any) -> None:

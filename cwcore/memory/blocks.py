@@ -16,15 +16,18 @@ exactly the keys, order and values the engine has always answered, and
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from cwcore.store.codec import is_sorted, ordered
 
 
 @dataclass(frozen=True)
 class ProcessorTrace:
     """One pipeline processor's run: records in and out, the ids it excluded (in order) with
     each one's reason. ``excluded_more`` counts excluded ids a bounded answer left out (None
-    when the list is whole)."""
+    when the list is whole). ``as_stored`` (outside equality): read back from the store, whose
+    encoding sorts keys, so it answers with sorted keys (a turn's selection kept by the hints)."""
 
     processor: str
     input_count: int
@@ -32,6 +35,7 @@ class ProcessorTrace:
     excluded_ids: tuple[str, ...]
     exclusion_reasons: tuple[tuple[str, str], ...]
     excluded_more: int | None = None
+    as_stored: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -43,7 +47,7 @@ class ProcessorTrace:
         }
         if self.excluded_more is not None:
             out["excludedMore"] = self.excluded_more
-        return out
+        return ordered(out, self.as_stored)
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> ProcessorTrace:
@@ -54,6 +58,7 @@ class ProcessorTrace:
             excluded_ids=tuple(body["excluded_ids"]),
             exclusion_reasons=tuple(body["exclusion_reasons"].items()),
             excluded_more=body.get("excludedMore"),
+            as_stored=is_sorted(body),
         )
 
 
@@ -61,43 +66,52 @@ class ProcessorTrace:
 class LeftOut:
     """A record that passed the pipeline but is not in the block, and why (``not-relevant``,
     ``selected-limit``, ``hard-rule-limit``, ``scratchpad-limit``, ``contested:not-relevant``,
-    ``contested-limit`` or ``budget``)."""
+    ``contested-limit`` or ``budget``; None in a kept selection that recorded no reason)."""
 
     id: str
-    reason: str
+    reason: str | None
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> LeftOut:
+        return cls(body["id"], body.get("reason"))
 
 
 @dataclass(frozen=True)
 class MemoryRanking:
     """How the relevant records were ranked: ``mode`` (``hybrid``, ``fts`` or ``none``), the
-    weights of full-text and semantic scores, and each ranked record's score, best first.
-    ``scores_more`` counts scores a bounded answer left out (None when the list is whole)."""
+    weights of full-text and semantic scores, and each ranked record's ``(id, score)``, best
+    first. ``scores_more`` counts scores a bounded answer left out (None when the list is
+    whole). A kept selection may hold no mode or weights (None); ``as_stored`` as in
+    :class:`ProcessorTrace`."""
 
-    mode: str
-    weights: tuple[tuple[str, float], ...]
+    mode: str | None
+    weights: tuple[tuple[str, float], ...] | None
     scores: tuple[tuple[str, float], ...]
     scores_more: int | None = None
+    as_stored: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "mode": self.mode,
-            "weights": dict(self.weights),
+            "weights": None if self.weights is None else dict(self.weights),
             "scores": [{"id": rid, "score": score} for rid, score in self.scores],
         }
         if self.scores_more is not None:
             out["scoresMore"] = self.scores_more
-        return out
+        return ordered(out, self.as_stored)
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> MemoryRanking:
+        weights = body["weights"]
         return cls(
             mode=body["mode"],
-            weights=tuple(body["weights"].items()),
+            weights=None if weights is None else tuple(weights.items()),
             scores=tuple((s["id"], s["score"]) for s in body["scores"]),
             scores_more=body.get("scoresMore"),
+            as_stored=is_sorted(body),
         )
 
 
@@ -163,7 +177,7 @@ class MemoryContext:
             sections=tuple((name, tuple(ids)) for name, ids in body.get("sections", {}).items()),
             truncated=tuple(body.get("truncated", ())),
             traces=tuple(ProcessorTrace.from_json(t) for t in body["traces"]),
-            unselected=tuple(LeftOut(u["id"], u["reason"]) for u in body.get("unselected", ())),
+            unselected=tuple(LeftOut.from_json(u) for u in body.get("unselected", ())),
             ranking=MemoryRanking.from_json(ranking) if ranking is not None else None,
             project=body.get("project"),
             unselected_more=body.get("unselectedMore"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -23,6 +24,18 @@ from cwcore.errors import CorruptRecord
 
 RECORD_V1 = 1
 EVENT_V1 = 1
+
+
+def is_sorted(body: Mapping[str, Any], *, tail: tuple[str, ...] = ()) -> bool:
+    """True when ``body``'s keys (``tail`` left out) are sorted, as a structured record read back
+    from the store has them: the typed answers use it to remember which order to answer in."""
+    keys = [k for k in body if k not in tail]
+    return keys == sorted(keys)
+
+
+def ordered(body: dict[str, Any], as_stored: bool) -> dict[str, Any]:
+    """``body`` in build order, or with sorted keys when it was read back from the store."""
+    return dict(sorted(body.items())) if as_stored else body
 
 
 def dumps(body: Any) -> bytes:
