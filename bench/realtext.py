@@ -11,7 +11,9 @@ The clock is fixed (``CW_NOW``) for the whole run.
    each imported with ``cw import`` semantics and timed: admission messages/s with foreground
    indexing, then admission without indexing and the outbox drained by the index worker in a
    second build (indexing messages/s), RocksDB bytes per message after a full compaction beside
-   the text's bytes, peak RSS of each phase's process;
+   the text's bytes, peak RSS of each phase's process; then ``cw import`` of the slice and the
+   full corpus as a user runs it, the CLI against a running daemon on a fresh store
+   (:func:`daemon_import`);
 2. **search** (:mod:`bench.realtext_search`) on every LongMemEval question, unrestricted and
    within its haystack sessions, at the slice and the full corpus: cw lexical only
    (``semanticPolicy: never``) and cw default, in process and through a real daemon (client
@@ -117,6 +119,48 @@ def builds(plan: Plan, data: Path, folder: Path) -> tuple[dict[str, Any], dict[s
         index = rb.build_indexing_home(folder, corpus) if indexing else None
         facts[corpus.name] = _build_facts(corpus, search, index)
     return facts, {c.name: c for c, _ in corpora}
+
+
+def daemon_import(folder: Path, corpus: rb.Corpus) -> dict[str, Any]:
+    """``cw import`` as a user runs it: the CLI in its own process against a running daemon on a
+    fresh store, timed from the command's start to its exit (interpreter start included). The
+    daemon admits every document and acknowledges; publication is the index worker's, which
+    yields to the import call and runs after it (a single small document is published in the
+    foreground first). The daemon's start is not timed."""
+    import subprocess
+    import sys
+
+    home = folder / corpus.name / "daemon-import"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    client = _daemon(home)
+    cw = Path(sys.executable).with_name("cw")
+    env = {**os.environ, "CW_HOME": str(home)}
+    env.pop("CW_EMBEDDED", None)
+    try:
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [str(cw), "import", str(corpus.source), "--format", corpus.fmt],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+        seconds = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"cw import failed (exit {proc.returncode}): {proc.stderr[-500:]}")
+        status = client.call("index.status", {})
+    finally:
+        rss = _stop(client, home)
+        shutil.rmtree(home, ignore_errors=True)
+    return {
+        "messages": corpus.messages,
+        "seconds": round(seconds, 3),
+        "messages_per_s": round(corpus.messages / seconds, 1),
+        "outbox_depth_after_import": status["outbox"]["depth"],
+        "daemon_peak_rss_mb": rss,
+    }
 
 
 # -- search --------------------------------------------------------------------------------------
@@ -304,6 +348,11 @@ def run(quick: bool = False) -> dict[str, Any]:
     result["builds"], corpora = builds(plan, data, folder)
     queries = rs.load_questions(data / rb.LME / "queries.jsonl", plan.questions)
     result["questions"] = len(queries)
+    result["daemon_import"] = {}
+    for n in (plan.slice_messages, plan.full_messages):
+        name = _name(n)
+        print(f"  cw import through the daemon, {name} ...", flush=True)
+        result["daemon_import"][name] = daemon_import(folder, corpora[name])
     result["search"] = {}
     for n in (plan.slice_messages, plan.full_messages):
         name = _name(n)

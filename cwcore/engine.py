@@ -52,6 +52,12 @@ WARM_QUIET_S = 2.0
 #: while a service call runs, so a search or a preflight does not share the CPU with a new
 #: group; bounded, so a steady stream of calls slows embedding without stopping it.
 BATCH_YIELD_S = 1.0
+#: A background index page waits at most this long (seconds) while a service call runs, so an
+#: import admits without sharing the interpreter with publication (with a 1 s bound the worker
+#: still took about half of it). It waits for no call to be running, not for a quiet period, so
+#: a stream of short calls (searches, status polls) leaves it gaps; only one long call holds it,
+#: and then at most this long per page.
+INDEX_YIELD_S = 30.0
 #: The output bound of a method the table does not name, bytes (the call then fails anyway).
 DEFAULT_OUTPUT_BYTES = 1 * MiB
 
@@ -221,7 +227,13 @@ class Engine:
         """One step of the index worker: a page of indexing; more pending work wakes the worker
         again at once, an idle worker merges BM25 segments; retryable failures back off (50 ms
         doubling to 5 s). The backoff is a wakeable wait: an admission (which wakes the worker)
-        retries at once, and shutdown cancels it. Returns the outbox entries published."""
+        retries at once, and shutdown cancels it. Returns the outbox entries published.
+
+        Each page first yields to a running service call, at most :data:`INDEX_YIELD_S`: an
+        import then admits at full speed, and a search does not share the interpreter with a
+        page (`index.run`, the call that waits for publication, publishes in its own thread)."""
+        if self.background:  # embedded, a step may run inside a call: it never waits
+            self.wait_for_calls(INDEX_YIELD_S)
         done = self.indexer.step()
         if self.indexer.backoff:
             self.index_worker.pause(self.indexer.backoff)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
-from cwcore.engine import WARM_QUIET_S, Engine
+from cwcore.engine import INDEX_YIELD_S, WARM_QUIET_S, Engine
 from cwcore.methods import TABLE, Method, MethodTable
 from cwcore.semantic import errors
 from cwcore.semantic.runtime import for_engine
@@ -282,6 +282,52 @@ def test_a_batch_waits_between_groups_while_a_call_runs(
         engine.background = True  # the daemon's worker: its batches wait for calls
         engine.semantic_step()
         assert given == [None, engine.wait_for_calls]
+    finally:
+        release.set()
+        engine.close()
+
+
+def test_a_background_index_page_waits_while_a_call_runs(
+    cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon's index worker publishes no page while a call (an import) runs, so admission
+    does not share the interpreter with publication; it starts the moment the call ends."""
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(_engine: Any, _params: dict[str, Any], _emit: Any, _cancel: Any) -> dict[str, Any]:
+        entered.set()
+        release.wait(10)
+        return {}
+
+    engine = Engine(cw_home, MethodTable([*TABLE, Method("test.slow", slow)]))
+    limits: list[float] = []
+    real_wait = engine.wait_for_calls
+
+    def recorded(limit_s: float = 1.0) -> bool:
+        limits.append(limit_s)
+        return real_wait(limit_s)
+
+    monkeypatch.setattr(engine, "wait_for_calls", recorded)
+    stepped = threading.Event()
+    monkeypatch.setattr(engine.indexer, "step", lambda: stepped.set() or 0)
+    try:
+        engine.index_step()  # embedded: a step may run inside a call, so it never waits
+        assert stepped.is_set() and limits == []
+        stepped.clear()
+        engine.background = True
+        call = threading.Thread(
+            target=engine.call, args=("test.slow", {}, lambda _e: None, threading.Event())
+        )
+        call.start()
+        assert entered.wait(10)
+        page = threading.Thread(target=engine.index_step)
+        page.start()
+        assert not stepped.wait(0.2)  # held while the call runs
+        release.set()
+        assert stepped.wait(10)  # and published as soon as it ends
+        page.join(10)
+        call.join(10)
+        assert limits == [INDEX_YIELD_S]
     finally:
         release.set()
         engine.close()
