@@ -108,6 +108,8 @@ def test_realtext_quick_runs_every_phase_on_a_stand_in(tmp_path: Path) -> None:
         assert build["indexing"]["drain"]["entries_done"] > 0
         assert build["disk_bytes_per_message"] > 0
         assert build["import"]["peak_rss_mb"] > 0
+        through = result["daemon_import"][name]  # `cw import` against a running daemon
+        assert through["messages"] == turns and through["messages_per_s"] > 0
         search = result["search"][name]
         systems = {"cw-lexical", "cw-default", "cw-lexical-daemon", "cw-default-daemon"}
         for system in systems | {"fts5", "bm25s"}:
