@@ -1,0 +1,101 @@
+"""The JSON of the Markdown reads, pinned to a golden file.
+
+``cw read-entry --json`` and ``cw read-markdown --json`` (and the MCP tools over the same
+methods) answer exactly what the engine's ``markdown.read-entry`` and ``markdown.read`` methods
+return; the typed results that carry those answers to the faces must serialize to the same JSON,
+keys in the same order. Each raw answer (``Archive.call``) is compared, as JSON text, with the
+typed method's ``to_json()``, and the raw answers together must match the golden file line for
+line. Paths under the test's temporary directory and the Markdown document id (a digest of that
+path) are replaced before comparing.
+
+Regenerate after a deliberate change of the JSON: ``CW_UPDATE_GOLDEN=1 pytest tests/results``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cwcore.api import Archive
+from cwcore.markdown import fingerprint as fp
+from cwtui.demo import DEMO_DIR
+from tests.markdown.conftest import write
+
+GOLDEN = Path(__file__).parent / "golden"
+DOC = (
+    "# Architecture\n\nOverview text.\n\n## Keyspace\n\nKeys are tagged.\n\n"
+    "### Layouts\nFixed-width fields.\n\n# Retrieval\n\n## Keyspace\nTerm digests.\n"
+)
+
+
+class Faces:
+    """Raw answers in order, each compared with its typed method's ``to_json()`` as text."""
+
+    def __init__(self, archive: Archive, replace: dict[str, str]) -> None:
+        self.archive = archive
+        self.replace = replace
+        self.rows: list[str] = []
+
+    def text(self, value: Any) -> str:
+        out = json.dumps(value, ensure_ascii=False)
+        for old, new in self.replace.items():
+            out = out.replace(old, new)
+        return out
+
+    def add(
+        self,
+        label: str,
+        method: str,
+        params: dict[str, Any],
+        typed: Callable[[], Any] | None = None,
+    ) -> dict[str, Any]:
+        raw: dict[str, Any] = self.archive.call(method, params)
+        if typed is not None:
+            # As JSON text: dictionary equality would not see a change of key order.
+            assert self.text(typed().to_json()) == self.text(raw), label
+        self.rows.append(self.text({"label": label, "answer": raw}))
+        return raw
+
+    def check(self, name: str) -> None:
+        path = GOLDEN / f"{name}.jsonl"
+        text = "".join(row + "\n" for row in self.rows)
+        if os.environ.get("CW_UPDATE_GOLDEN"):
+            path.write_text(text, encoding="utf-8")
+        expected = path.read_text(encoding="utf-8").splitlines()
+        for i, (line, want) in enumerate(zip(self.rows, expected, strict=False)):
+            assert line == want, f"{name} answer {i} differs"
+        assert len(self.rows) == len(expected)
+
+
+def test_markdown_reads_json_is_unchanged(archive: Archive, tmp_path: Path) -> None:
+    a = archive
+    root = tmp_path / "site"
+    path = write(root / "design.md", DOC)
+    a.import_paths([DEMO_DIR])
+    a.import_paths([root], fmt="markdown")
+    doc = fp.document_id(root, "design.md")
+    out = Faces(a, {str(tmp_path): "<tmp>", doc: "<doc>"})
+    a.index_run(wait=True)
+    out.add("read-entry whole", "markdown.read-entry", {"entry": doc})
+    out.add("read-entry span", "markdown.read-entry", {"entry": f"{doc}#md:16:40"})
+    cut = out.add("read-entry cut", "markdown.read-entry", {"entry": doc, "maxChars": 20})
+    out.add("read-entry next", "markdown.read-entry", {"entry": cut["next"]})
+    out.add("read lines", "markdown.read", {"document": doc, "lines": "5-7"})
+    out.add("read lines path", "markdown.read", {"document": str(path), "lines": "14-99"})
+    out.add("read heading", "markdown.read", {"document": doc, "heading": "layouts"})
+    out.add(
+        "read heading cut",
+        "markdown.read",
+        {"document": "design.md", "heading": "Architecture > Keyspace", "maxChars": 10},
+    )
+    hit = a.call("search", {"query": "ERR_LEASE_EXPIRED", "limit": 1, "semanticPolicy": "never"})
+    session_doc = hit["results"][0]["documentId"]
+    out.add("read-entry session", "markdown.read-entry", {"entry": session_doc, "maxChars": 60})
+    write(root / "design.md", DOC.replace("Term digests.", "Term digests, revised."))
+    a.import_paths([root], fmt="markdown")
+    out.add("read-entry old version", "markdown.read-entry", {"entry": f"{doc}@v1#md:0:14"})
+    out.add("read-entry new version", "markdown.read-entry", {"entry": f"{doc}#md:0:14"})
+    out.check("markdown")
