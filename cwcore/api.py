@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from cwcore.importers.sources import SourcesReport
     from cwcore.index.health import DoctorReport, StoreCounts
     from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
+    from cwcore.markdown.results import MarkdownRead
     from cwcore.memory.blocks import MemoryContext
     from cwcore.memory.results import MemoryListing, MemoryRecord
     from cwcore.reads import BoundMessages, BoundSessions
@@ -419,6 +420,39 @@ class Archive:
 
         params = {"documentId": document_id, "includeSuperseded": include_superseded}
         return DocumentView.from_json(self.call("show.document", params))
+
+    # -- Markdown evidence ---------------------------------------------------------------
+
+    def read_entry(self, entry: str, *, max_chars: int | None = None) -> MarkdownRead:
+        """Expand a hit: the exact characters of ``DOC#md:S:E`` (or of a whole document ``DOC``;
+        ``DOC@vN#md:S:E`` reads an older version), at most ``max_chars`` of them."""
+        from cwcore.markdown.results import MarkdownRead
+
+        params: dict[str, Any] = {"entry": entry}
+        if max_chars is not None:
+            params["maxChars"] = max_chars
+        return MarkdownRead.from_json(self.call("markdown.read-entry", params))
+
+    def read_markdown(
+        self,
+        document: str,
+        *,
+        lines: str | None = None,
+        heading: str | None = None,
+        max_chars: int | None = None,
+    ) -> MarkdownRead:
+        """One-based inclusive ``lines`` (``A-B``) or one unique ``heading``'s section of a live
+        Markdown document named by id or by the imported file's path; exactly one of the two."""
+        from cwcore.markdown.results import MarkdownRead
+
+        params: dict[str, Any] = {"document": document}
+        if max_chars is not None:
+            params["maxChars"] = max_chars
+        if lines is not None:
+            params["lines"] = lines
+        if heading is not None:
+            params["heading"] = heading
+        return MarkdownRead.from_json(self.call("markdown.read", params))
 
     # -- project-bound reads (cwcore.reads: the MCP server's) -----------------------------
 

@@ -31,8 +31,26 @@ DOC = (
 )
 
 
+def _read_entry(a: Archive, p: dict[str, Any]) -> Any:
+    return a.read_entry(p["entry"], max_chars=p.get("maxChars"))
+
+
+def _read_markdown(a: Archive, p: dict[str, Any]) -> Any:
+    return a.read_markdown(
+        p["document"], lines=p.get("lines"), heading=p.get("heading"), max_chars=p.get("maxChars")
+    )
+
+
+#: The typed Archive method that answers each raw method, given the raw call's parameters.
+TYPED: dict[str, Callable[[Archive, dict[str, Any]], Any]] = {
+    "markdown.read-entry": _read_entry,
+    "markdown.read": _read_markdown,
+}
+
+
 class Faces:
-    """Raw answers in order, each compared with its typed method's ``to_json()`` as text."""
+    """Raw answers in order, each compared with its typed method's (:data:`TYPED`)
+    ``to_json()`` as text."""
 
     def __init__(self, archive: Archive, replace: dict[str, str]) -> None:
         self.archive = archive
@@ -50,12 +68,11 @@ class Faces:
         label: str,
         method: str,
         params: dict[str, Any],
-        typed: Callable[[], Any] | None = None,
     ) -> dict[str, Any]:
         raw: dict[str, Any] = self.archive.call(method, params)
-        if typed is not None:
-            # As JSON text: dictionary equality would not see a change of key order.
-            assert self.text(typed().to_json()) == self.text(raw), label
+        typed = TYPED[method](self.archive, params)
+        # As JSON text: dictionary equality would not see a change of key order.
+        assert self.text(typed.to_json()) == self.text(raw), label
         self.rows.append(self.text({"label": label, "answer": raw}))
         return raw
 

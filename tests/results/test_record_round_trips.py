@@ -1,7 +1,7 @@
-"""Each typed record of the memory block, the project-bound reads, the transcript and the
-document view rebuilds from its golden answer and serializes back to exactly that answer, and
-the shapes the golden files do not hold (a skipped turn, a bounded selection that cut its lists,
-a cut message text) round-trip too."""
+"""Each typed record of the memory block, the project-bound reads, the transcript, the
+document view and the Markdown reads rebuilds from its golden answer and serializes back to
+exactly that answer, and the shapes the golden files do not hold (a skipped turn, a bounded
+selection that cut its lists, a cut message text) round-trip too."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cwcore.markdown.results import MarkdownRead
 from cwcore.memory import diagnostics, injection
 from cwcore.memory.blocks import MemoryContext
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
@@ -27,6 +28,7 @@ def _answers(name: str) -> dict[str, Any]:
 
 HINTS = _answers("hints")
 BROWSE = _answers("browse")
+MARKDOWN = _answers("markdown")
 RECORDS: dict[str, Callable[[Any], Any]] = {
     "memory.context": MemoryContext.from_json,
     "bound.memory": MemoryContext.from_json,
@@ -45,6 +47,7 @@ GOLDEN_ANSWERS = (
         for label, answer in BROWSE.items()
         if label.startswith("show ")
     ]
+    + [(label, answer, MarkdownRead.from_json) for label, answer in MARKDOWN.items()]
 )
 
 
@@ -121,3 +124,12 @@ def test_a_cut_message_text_round_trips() -> None:
     message = BoundMessage.from_json(body)
     assert message.text_cut is not None and message.text_cut.chars == 10
     assert json.dumps(message.to_json()) == json.dumps(body)
+
+
+def test_a_markdown_read_has_a_place_only_for_markdown_and_a_heading_only_by_heading() -> None:
+    session = MarkdownRead.from_json(MARKDOWN["read-entry session"])
+    assert session.place is None and session.heading is None and session.truncated
+    by_heading = MarkdownRead.from_json(MARKDOWN["read heading"])
+    assert by_heading.heading is not None and by_heading.heading.title == "Layouts"
+    assert by_heading.place is not None and by_heading.place.heading_path[-1] == "Layouts"
+    assert MarkdownRead.from_json(MARKDOWN["read lines"]).heading is None
