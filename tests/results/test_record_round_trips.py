@@ -152,7 +152,7 @@ def test_model_answers_the_golden_files_do_not_hold_round_trip() -> None:
     typed = ModelsStatus.from_json(broken)
     assert json.dumps(typed.to_json()) == json.dumps(broken)
     assert typed.embedder.self_test == SelfTest(
-        False, category="model-missing", error=failed["error"]
+        False, category="model-missing", error="no model.onnx"
     )
     assert not typed.semantic.enabled and typed.semantic.progress.state == "disabled"
     # A manifest field the engine does not know (older installs wrote others) keeps its place.
