@@ -13,13 +13,19 @@ Regenerate after a deliberate change of the JSON: ``CW_UPDATE_GOLDEN=1 pytest te
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cwcore.api import Archive
+from cwcore.daemon import control, paths
 from cwcore.markdown import fingerprint as fp
 from cwcore.semantic import models
 from cwtui.demo import DEMO_DIR
@@ -27,6 +33,7 @@ from tests.markdown.conftest import write
 from tests.semantic.conftest import build_cross_encoder
 
 GOLDEN = Path(__file__).parent / "golden"
+REPO = Path(__file__).resolve().parents[2]
 DOC = (
     "# Architecture\n\nOverview text.\n\n## Keyspace\n\nKeys are tagged.\n\n"
     "### Layouts\nFixed-width fields.\n\n# Retrieval\n\n## Keyspace\nTerm digests.\n"
@@ -59,7 +66,8 @@ TYPED: dict[str, Callable[[Archive, dict[str, Any]], Any]] = {
 #: similarities (an int8 model's rounding can differ between CPUs) and a model folder's size
 #: (its manifest records the source folder's path, whose length varies with the temporary
 #: directory).
-VOLATILE = ("ms", "related", "unrelated", "bytes")
+#: A daemon's pid, uptime and start time vary too.
+VOLATILE = ("ms", "related", "unrelated", "bytes", "pid", "uptime_s", "started_at")
 
 
 def _steady(value: Any) -> Any:
@@ -160,3 +168,29 @@ def test_models_json_is_unchanged(archive: Archive, tmp_path: Path) -> None:
     )
     out.add("status reranker", "models.status", {"selfTest": False})
     out.check("models")
+
+
+@pytest.fixture
+def daemon_home(cw_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A daemon of the test service (tests/daemon/fake_service.py, whose status is small and
+    steady) started on demand, with its socket under a short private runtime directory (a
+    Unix socket path has a length limit pytest's tmp_path can exceed); stopped afterwards."""
+    runtime = Path(tempfile.mkdtemp(prefix="cwd", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("CW_DAEMON_SERVICE", "fake_service:make_service")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), str(REPO / "tests" / "daemon")]))
+    cw_home.mkdir(parents=True, exist_ok=True)
+    yield cw_home
+    with contextlib.suppress(Exception):
+        control.stop(cw_home)
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
+def test_daemon_status_json_is_unchanged(daemon_home: Path) -> None:
+    with Archive.open(daemon_home, embedded=False) as a:
+        # The socket is named by a digest of the store's path: replaced whole.
+        socket = str(paths.daemon_paths(daemon_home).socket)
+        out = Faces(a, {socket: "<socket>", str(daemon_home.resolve()): "<home>"})
+        out.add("daemon.status", "daemon.status", {})
+        out.add("daemon.status again", "daemon.status", {})
+    out.check("daemon")
