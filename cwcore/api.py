@@ -22,6 +22,7 @@ from cwcore.session_info import SessionInfo
 # The result records load when a face first asks for them: `cw` starts on every command, and
 # most commands need one of them or none.
 if TYPE_CHECKING:
+    from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
     from cwcore.hints.frozen import Maintained, Rotated
     from cwcore.hints.listings import HintsListing, HintsView
@@ -484,6 +485,15 @@ class Archive:
         if revision is not None:
             params["revision"] = revision
         return ModelFolder.from_json(self.call("models.install_reranker", params))
+
+    # -- the daemon -------------------------------------------------------------------------
+
+    def daemon_status(self) -> DaemonStatus:
+        """The serving daemon's status (an embedded archive has no daemon: the method is not
+        in its table, and the call fails as an unknown method does)."""
+        from cwcore.daemon.results import DaemonStatus
+
+        return DaemonStatus.from_json(self.call("daemon.status"))
 
     # -- project-bound reads (cwcore.reads: the MCP server's) -----------------------------
 

@@ -59,6 +59,7 @@ TYPED: dict[str, Callable[[Archive, dict[str, Any]], Any]] = {
     "models.install_reranker": lambda a, p: a.install_reranker(
         p["from"], name=p.get("name"), revision=p.get("revision")
     ),
+    "daemon.status": lambda a, p: a.daemon_status(),
 }
 
 
@@ -100,10 +101,9 @@ class Faces:
         params: dict[str, Any],
     ) -> dict[str, Any]:
         raw: dict[str, Any] = self.archive.call(method, params)
-        typed = TYPED.get(method)
-        if typed is not None:
-            # As JSON text: dictionary equality would not see a change of key order.
-            assert self.text(typed(self.archive, params).to_json()) == self.text(raw), label
+        typed = TYPED[method](self.archive, params)
+        # As JSON text: dictionary equality would not see a change of key order.
+        assert self.text(typed.to_json()) == self.text(raw), label
         self.rows.append((label, raw))
         return raw
 

@@ -1,8 +1,8 @@
 """Each typed record of the memory block, the project-bound reads, the transcript, the
-document view, the Markdown reads and the model answers rebuilds from its golden answer and
-serializes back to exactly that answer, and the shapes the golden files do not hold (a skipped
-turn, a bounded selection that cut its lists, a cut message text, a failed self-test, an old
-manifest) round-trip too."""
+document view, the Markdown reads, the model answers and the daemon status rebuilds from its
+golden answer and serializes back to exactly that answer, and the shapes the golden files do not
+hold (a skipped turn, a bounded selection that cut its lists, a cut message text, a failed
+self-test, an old manifest, a service that could not answer) round-trip too."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from cwcore.daemon.results import DaemonStatus
 from cwcore.markdown.results import MarkdownRead
 from cwcore.memory import diagnostics, injection
 from cwcore.memory.blocks import MemoryContext
@@ -32,6 +33,7 @@ HINTS = _answers("hints")
 BROWSE = _answers("browse")
 MARKDOWN = _answers("markdown")
 MODELS = _answers("models")
+DAEMON = _answers("daemon")
 RECORDS: dict[str, Callable[[Any], Any]] = {
     "memory.context": MemoryContext.from_json,
     "bound.memory": MemoryContext.from_json,
@@ -55,6 +57,7 @@ GOLDEN_ANSWERS = (
         (label, answer, ModelsStatus.from_json if "status" in label else ModelFolder.from_json)
         for label, answer in MODELS.items()
     ]
+    + [(label, answer, DaemonStatus.from_json) for label, answer in DAEMON.items()]
 )
 
 
@@ -162,3 +165,10 @@ def test_model_answers_the_golden_files_do_not_hold_round_trip() -> None:
     assert json.dumps(folder.to_json()) == json.dumps(old)
     empty = ModelFolder.from_json(MODELS["status bare"]["embedder"])
     assert not empty.installed and empty.note is not None and empty.size_bytes is None
+
+
+def test_a_daemon_whose_service_could_not_answer_round_trips() -> None:
+    body = {**DAEMON["daemon.status"], "service": {"error": "TimeoutError: "}}
+    status = DaemonStatus.from_json(body)
+    assert json.dumps(status.to_json()) == json.dumps(body)
+    assert status.service["error"] == "TimeoutError: " and status.build == "fake-1"
