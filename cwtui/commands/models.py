@@ -8,13 +8,16 @@ assembles MiniLM from installed Python packages, ``install-reranker`` copies a l
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from cwcore.api import Archive
 from cwtui.output import console, emit_json, guard
+
+if TYPE_CHECKING:
+    from cwcore.semantic.results import ModelFolder
 
 NAME = "models"
 
@@ -26,38 +29,44 @@ app = typer.Typer(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
 
-def _size(n: Any) -> str:
-    return f"{int(n) / 1e6:.1f} MB" if isinstance(n, int) else "-"
+def _size(n: int | None) -> str:
+    return f"{n / 1e6:.1f} MB" if n is not None else "-"
 
 
-def _render_model(title: str, body: dict[str, Any]) -> None:
+def _render_model(title: str, folder: ModelFolder) -> None:
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
-    table.add_row("installed", "yes" if body.get("installed", True) else "no")
+    table.add_row("installed", "yes" if folder.installed else "no")
+    manifest = folder.manifest
     for key in ("model", "revision", "variant", "source", "path", "sha256", "installed_at"):
-        if body.get(key):
-            table.add_row(key, str(body[key]))
-    pinned = body.get("pinned")
-    if isinstance(pinned, dict):
+        value = folder.path if key == "path" else manifest.get(key)
+        if value:
+            table.add_row(key, str(value))
+    if folder.pinned is not None:
         table.add_row(
-            "pinned revision",
-            f"{pinned.get('revision') or '-'} ({pinned.get('source', 'none')})",
+            "pinned revision", f"{folder.pinned.revision or '-'} ({folder.pinned.source})"
         )
-    if "bytes" in body:
-        table.add_row("size", _size(body["bytes"]))
-    test = body.get("selfTest")
-    if isinstance(test, dict):
-        verdict = "ok" if test.get("ok") else f"FAILED ({test.get('category', '?')})"
+    if folder.size_bytes is not None:
+        table.add_row("size", _size(folder.size_bytes))
+    test = folder.self_test
+    if test is not None:
+        verdict = "ok" if test.ok else f"FAILED ({test.category or '?'})"
         detail = (
-            f"related {test.get('related')}, unrelated {test.get('unrelated')}, {test.get('ms')} ms"
-            if test.get("ok")
-            else str(test.get("error", ""))
+            f"related {test.related}, unrelated {test.unrelated}, {test.ms} ms"
+            if test.ok
+            else str(test.error or "")
         )
         table.add_row("self-test", f"{verdict}: {detail}")
-    for key in ("enabled", "loaded", "category", "error", "note"):
-        if key in body:
-            table.add_row(key, str(body[key]))
+    for key, value in (
+        ("enabled", folder.enabled),
+        ("loaded", folder.loaded),
+        ("category", folder.category),
+        ("error", folder.error),
+        ("note", folder.note),
+    ):
+        if value is not None:
+            table.add_row(key, str(value))
     console.print(table)
 
 
@@ -69,11 +78,11 @@ def install_cmd(as_json: JsonOpt = False) -> None:
     tokenizer files ship with cw. Search also does this by itself on first use.
     """
     with guard(as_json), Archive.open() as archive:
-        body = archive.call("models.install")
+        folder = archive.models_install()
         if as_json:
-            emit_json(body)
+            emit_json(folder.to_json())
         else:
-            _render_model("embedding model", {**body, "installed": True})
+            _render_model("embedding model", folder)
 
 
 @app.command("status")
@@ -85,16 +94,17 @@ def status_cmd(
 ) -> None:
     """What is installed, where and how large; runs a self-test embedding."""
     with guard(as_json), Archive.open() as archive:
-        body = archive.call("models.status", {"selfTest": not no_test})
+        status = archive.models_status(self_test=not no_test)
         if as_json:
-            emit_json(body)
+            emit_json(status.to_json())
             return
-        _render_model("embedding model", body["embedder"])
-        _render_model("reranker", body["reranker"])
-        sem = body["semantic"]
+        _render_model("embedding model", status.embedder)
+        _render_model("reranker", status.reranker)
+        sem = status.semantic
         console.print(
-            f"semantic index: {sem['embedded']:,} window(s) embedded, {sem['pending']:,} "
-            f"pending ({sem['mode']} mode){'' if sem.get('enabled', True) else ', disabled'}"
+            f"semantic index: {sem.progress.embedded:,} window(s) embedded, "
+            f"{sem.progress.pending:,} pending ({sem.progress.mode} mode)"
+            f"{'' if sem.enabled else ', disabled'}"
         )
 
 
@@ -116,13 +126,8 @@ def install_reranker_cmd(
 ) -> None:
     """Install a cross-encoder reranker from a local folder (the only way one is installed)."""
     with guard(as_json), Archive.open() as archive:
-        params: dict[str, Any] = {"from": str(source.expanduser().resolve())}
-        if name is not None:
-            params["name"] = name
-        if revision is not None:
-            params["revision"] = revision
-        body = archive.call("models.install_reranker", params)
+        folder = archive.install_reranker(source, name=name, revision=revision)
         if as_json:
-            emit_json(body)
+            emit_json(folder.to_json())
         else:
-            _render_model("reranker", {**body, "installed": True})
+            _render_model("reranker", folder)

@@ -21,7 +21,7 @@ are pending.
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -47,16 +47,11 @@ from cwtui.screens.common import (
 )
 from cwtui.widgets.footer import KeysFooter
 
+if TYPE_CHECKING:
+    from cwcore.daemon.results import DaemonStatus
+
 BAR_WIDTH = 24
 BAR = "━"
-DAEMON_FIELDS = (
-    ("pid", "pid"),
-    ("uptime_s", "uptime"),
-    ("connections", "connections"),
-    ("in_flight", "in flight"),
-    ("build", "build"),
-    ("socket", "socket"),
-)
 
 
 def outcome_bar(counts: dict[str, int], width: int = BAR_WIDTH) -> Text:
@@ -128,7 +123,7 @@ def summary_text(status: IndexStatus, counts: StoreCounts | None) -> Text:
     return text
 
 
-def daemon_text(daemon: dict[str, Any] | None, error: str | None) -> Text:
+def daemon_text(daemon: DaemonStatus | None, error: str | None) -> Text:
     text = Text.assemble(("Daemon  ", "bold"))
     if error:
         text.append(error, "bold red")
@@ -138,13 +133,16 @@ def daemon_text(daemon: dict[str, Any] | None, error: str | None) -> Text:
         text.append(" — this process opened the store itself (CW_EMBEDDED=1); no daemon", "dim")
         return text
     text.append("running", "bold #3fb950")
-    for key, label in DAEMON_FIELDS:
-        if key in daemon:
-            value = daemon[key]
-            if key == "uptime_s" and isinstance(value, int | float):
-                value = duration(float(value))
-            text.append(f"  {label} ", "dim")
-            text.append(str(value))
+    for label, value in (
+        ("pid", str(daemon.pid)),
+        ("uptime", duration(float(daemon.uptime_s))),
+        ("connections", str(daemon.connections)),
+        ("in flight", str(daemon.in_flight)),
+        ("build", daemon.build),
+        ("socket", daemon.socket),
+    ):
+        text.append(f"  {label} ", "dim")
+        text.append(value)
     return text
 
 
@@ -204,7 +202,7 @@ class IndexScreen(LiveScreen):
             self,
             status: IndexStatus,
             counts: StoreCounts | None,
-            daemon: dict[str, Any] | None,
+            daemon: DaemonStatus | None,
             daemon_error: str | None,
             sources: SourcesSummary | None = None,
             sources_read: bool = False,
@@ -293,7 +291,7 @@ class IndexScreen(LiveScreen):
 
     @work(thread=True, exclusive=True, group="index-status", exit_on_error=False)
     def _load(self, handle: ArchiveHandle, with_sources: bool = True) -> None:
-        daemon: dict[str, Any] | None = None
+        daemon: DaemonStatus | None = None
         daemon_error: str | None = None
         try:
             with handle.use() as archive:
@@ -307,7 +305,7 @@ class IndexScreen(LiveScreen):
                         pass  # coverage is a nicety: never fail the index view for it
                 if not is_embedded(archive):
                     try:
-                        daemon = archive.call("daemon.status")
+                        daemon = archive.daemon_status()
                     except CwError as exc:
                         daemon_error = f"status unavailable: {error_text(exc)}"
         except CwError as exc:

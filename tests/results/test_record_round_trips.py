@@ -1,7 +1,8 @@
-"""Each typed record of the memory block, the project-bound reads, the transcript and the
-document view rebuilds from its golden answer and serializes back to exactly that answer, and
-the shapes the golden files do not hold (a skipped turn, a bounded selection that cut its lists,
-a cut message text) round-trip too."""
+"""Each typed record of the memory block, the project-bound reads, the transcript, the
+document view, the Markdown reads, the model answers and the daemon status rebuilds from its
+golden answer and serializes back to exactly that answer, and the shapes the golden files do not
+hold (a skipped turn, a bounded selection that cut its lists, a cut message text, a failed
+self-test, an old manifest, a service that could not answer) round-trip too."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from typing import Any
 
 import pytest
 
+from cwcore.daemon.results import DaemonStatus
+from cwcore.markdown.results import MarkdownRead
 from cwcore.memory import diagnostics, injection
 from cwcore.memory.blocks import MemoryContext
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
+from cwcore.semantic.results import ModelFolder, ModelsStatus, SelfTest
 from cwcore.views import DocumentView, Transcript
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -27,6 +31,9 @@ def _answers(name: str) -> dict[str, Any]:
 
 HINTS = _answers("hints")
 BROWSE = _answers("browse")
+MARKDOWN = _answers("markdown")
+MODELS = _answers("models")
+DAEMON = _answers("daemon")
 RECORDS: dict[str, Callable[[Any], Any]] = {
     "memory.context": MemoryContext.from_json,
     "bound.memory": MemoryContext.from_json,
@@ -45,6 +52,12 @@ GOLDEN_ANSWERS = (
         for label, answer in BROWSE.items()
         if label.startswith("show ")
     ]
+    + [(label, answer, MarkdownRead.from_json) for label, answer in MARKDOWN.items()]
+    + [
+        (label, answer, ModelsStatus.from_json if "status" in label else ModelFolder.from_json)
+        for label, answer in MODELS.items()
+    ]
+    + [(label, answer, DaemonStatus.from_json) for label, answer in DAEMON.items()]
 )
 
 
@@ -121,3 +134,41 @@ def test_a_cut_message_text_round_trips() -> None:
     message = BoundMessage.from_json(body)
     assert message.text_cut is not None and message.text_cut.chars == 10
     assert json.dumps(message.to_json()) == json.dumps(body)
+
+
+def test_a_markdown_read_has_a_place_only_for_markdown_and_a_heading_only_by_heading() -> None:
+    session = MarkdownRead.from_json(MARKDOWN["read-entry session"])
+    assert session.place is None and session.heading is None and session.truncated
+    by_heading = MarkdownRead.from_json(MARKDOWN["read heading"])
+    assert by_heading.heading is not None and by_heading.heading.title == "Layouts"
+    assert by_heading.place is not None and by_heading.place.heading_path[-1] == "Layouts"
+    assert MarkdownRead.from_json(MARKDOWN["read lines"]).heading is None
+
+
+def test_model_answers_the_golden_files_do_not_hold_round_trip() -> None:
+    failed = {"ok": False, "category": "model-missing", "error": "no model.onnx"}
+    assert SelfTest.from_json(failed).to_json() == failed
+    status = MODELS["status"]
+    broken = {**status, "embedder": {**status["embedder"], "selfTest": failed}}
+    semantic = {**status["semantic"], "state": "disabled", "enabled": False}
+    broken["semantic"] = semantic
+    typed = ModelsStatus.from_json(broken)
+    assert json.dumps(typed.to_json()) == json.dumps(broken)
+    assert typed.embedder.self_test == SelfTest(
+        False, category="model-missing", error="no model.onnx"
+    )
+    assert not typed.semantic.enabled and typed.semantic.progress.state == "disabled"
+    # A manifest field the engine does not know (older installs wrote others) keeps its place.
+    old = {"kind": "reranker", "installed_at": "2025-01-01", "installed": True, "path": "/m"}
+    folder = ModelFolder.from_json(old)
+    assert folder.installed and folder.manifest["installed_at"] == "2025-01-01"
+    assert json.dumps(folder.to_json()) == json.dumps(old)
+    empty = ModelFolder.from_json(MODELS["status bare"]["embedder"])
+    assert not empty.installed and empty.note is not None and empty.size_bytes is None
+
+
+def test_a_daemon_whose_service_could_not_answer_round_trips() -> None:
+    body = {**DAEMON["daemon.status"], "service": {"error": "TimeoutError: "}}
+    status = DaemonStatus.from_json(body)
+    assert json.dumps(status.to_json()) == json.dumps(body)
+    assert status.service["error"] == "TimeoutError: " and status.build == "fake-1"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from rich.console import Console
 from textual.widgets import DataTable, ProgressBar, Static
 
 from cwcore.api import Archive
+from cwcore.daemon.results import DaemonStatus
 from cwcore.importers.sources import SourcesSummary
 from cwcore.index.results import SemanticProgress
 from cwcore.semantic import index as handler
@@ -145,8 +147,12 @@ def test_outcome_bars_and_daemon_lines() -> None:
     spans = outcome_bar({"complete": 1, "partial": 0, "skipped": 1}, 10).spans
     assert [s.end - s.start for s in spans if s.end > s.start][:2] == [5, 5]
     assert outcome_bar({"complete": 0, "partial": 0, "skipped": 0}, 4).plain == "····"
-    running = daemon_text({"pid": 42, "uptime_s": 90.0, "connections": 1}, None).plain
+    golden = Path(__file__).parents[1] / "results" / "golden" / "daemon.jsonl"
+    body = json.loads(golden.read_text(encoding="utf-8").splitlines()[0])["answer"]
+    status = DaemonStatus.from_json({**body, "pid": 42, "uptime_s": 90.0, "connections": 1})
+    running = daemon_text(status, None).plain
     assert "running" in running and "pid 42" in running and "uptime 1.5 min" in running
+    assert "connections 1" in running and "build fake-1" in running
     assert "cannot connect" in daemon_text(None, "cannot connect").plain
 
 
