@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from cwcore.daemon.client import STOP_WAIT_S, Client, DaemonNotRunning, log_tail, wait_for_exit
 from cwcore.daemon.paths import daemon_paths
+from cwcore.daemon.results import DaemonStatus
 from cwcore.errors import DaemonError
 
 RESTART_WARNING = (
@@ -29,15 +29,15 @@ RESTART_WARNING = (
 )
 
 
-def status(home: Path | None = None) -> dict[str, Any] | None:
-    """The running daemon's ``daemon.status`` body, or None when no daemon is running."""
+def status(home: Path | None = None) -> DaemonStatus | None:
+    """The running daemon's ``daemon.status``, or None when no daemon is running."""
     try:
         client = Client.connect(home, autostart=False)
     except DaemonNotRunning:
         return None
     with client:
         try:
-            return client.call("daemon.status")
+            return DaemonStatus.from_json(client.call("daemon.status"))
         except DaemonNotRunning:  # it stopped between the handshake and the call
             return None
 
@@ -47,13 +47,13 @@ Notice = Callable[[str], None]
 
 def start(
     home: Path | None = None, *, service: str | None = None, on_notice: Notice | None = None
-) -> dict[str, Any]:
+) -> DaemonStatus:
     """Ensure a daemon serves ``home`` (starting one with ``service``) and return its status."""
     with Client.connect(home, autostart=True, service=service) as client:
         if on_notice is not None:
             for text in client.notices:
                 on_notice(text)
-        return client.call("daemon.status")
+        return DaemonStatus.from_json(client.call("daemon.status"))
 
 
 def stop(home: Path | None = None) -> bool:
@@ -79,12 +79,12 @@ def restart(
     *,
     service: str | None = None,
     on_notice: Notice | None = None,
-) -> dict[str, Any] | str:
+) -> DaemonStatus | str:
     """With ``force``: replace the daemon and return the new status. Without: the warning."""
     if not force:
         return RESTART_WARNING
     current = status(home)
-    factory = service or (current or {}).get("factory")
+    factory = service or (current.factory if current is not None else None)
     if current is not None:
         stop(home)
     return start(home, service=factory, on_notice=on_notice)

@@ -8,13 +8,16 @@ and the error's exit code.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from cwcore.daemon import control
 from cwtui.output import console, emit_json, err_console, guard
+
+if TYPE_CHECKING:
+    from cwcore.daemon.results import DaemonStatus
 
 app = typer.Typer(
     help="Inspect and control the background daemon that owns the store.",
@@ -23,7 +26,7 @@ app = typer.Typer(
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
-#: Status fields shown to people, in order, with their labels.
+#: Status fields (``DaemonStatus`` attributes) shown to people, in order, with their labels.
 _ROWS = (
     ("pid", "pid"),
     ("uptime_s", "uptime (s)"),
@@ -39,7 +42,7 @@ _ROWS = (
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value)
     return str(value)
 
@@ -48,14 +51,13 @@ def _notice(text: str) -> None:
     err_console.print(text, markup=False, soft_wrap=True)
 
 
-def _render_status(body: dict[str, Any]) -> None:
+def _render_status(status: DaemonStatus) -> None:
     table = Table(title="cw daemon", show_header=False, title_justify="left")
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
     for key, label in _ROWS:
-        if key in body:
-            table.add_row(label, _cell(body[key]))
-    for key, value in sorted((body.get("service") or {}).items()):  # the engine's own fields
+        table.add_row(label, _cell(getattr(status, key)))
+    for key, value in sorted(status.service.items()):  # the engine's own fields
         table.add_row(key.replace("_", " "), _cell(value))
     console.print(table)
 
@@ -65,12 +67,12 @@ def status_cmd(as_json: JsonOpt = False) -> None:
     """Show the running daemon (pid, uptime, store, socket, connections, queue depths); when none
     runs, the last lines of its log (why it stopped, or why it failed to start)."""
     with guard(as_json):
-        body = control.status()
-        if body is not None:
+        running = control.status()
+        if running is not None:
             if as_json:
-                emit_json(body)
+                emit_json(running.to_json())
             else:
-                _render_status(body)
+                _render_status(running)
             return
         log, tail = control.last_log_lines()
         if as_json:
@@ -87,11 +89,11 @@ def status_cmd(as_json: JsonOpt = False) -> None:
 def start_cmd(as_json: JsonOpt = False) -> None:
     """Start the daemon if it is not running."""
     with guard(as_json):
-        body = control.start(on_notice=_notice)
+        started = control.start(on_notice=_notice)
         if as_json:
-            emit_json(body)
+            emit_json(started.to_json())
         else:
-            console.print(f"cw daemon: running (pid {body.get('pid')})")
+            console.print(f"cw daemon: running (pid {started.pid})")
 
 
 @app.command("stop")
@@ -122,6 +124,6 @@ def restart_cmd(
                 err_console.print(f"cw: {outcome}", markup=False, soft_wrap=True)
             return
         if as_json:
-            emit_json({"restarted": True, **outcome})
+            emit_json({"restarted": True, **outcome.to_json()})
         else:
-            console.print(f"cw daemon: restarted (pid {outcome.get('pid')})")
+            console.print(f"cw daemon: restarted (pid {outcome.pid})")

@@ -58,15 +58,16 @@ def test_restart_requires_force_and_force_replaces_the_pid(env: DaemonEnv) -> No
     first = control.start(env.home)
     warning = control.restart(env.home, force=False)
     assert isinstance(warning, str) and "disconnect" in warning
-    assert control.status(env.home)["pid"] == first["pid"]  # type: ignore[index]
+    running = control.status(env.home)
+    assert running is not None and running.pid == first.pid
     long_lived = connect(env.home)
     replaced = control.restart(env.home, force=True)
-    assert isinstance(replaced, dict)
-    assert replaced["pid"] != first["pid"]
-    assert replaced["factory"] == "fake_service:make_service"
-    assert not alive(first["pid"])
+    assert not isinstance(replaced, str)
+    assert replaced.pid != first.pid
+    assert replaced.factory == "fake_service:make_service"
+    assert not alive(first.pid)
     # a connected client reconnects to the replacement on its next call
-    assert long_lived.call("daemon.ping")["pid"] == replaced["pid"]
+    assert long_lived.call("daemon.ping")["pid"] == replaced.pid
     long_lived.close()
 
 
