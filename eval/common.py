@@ -55,7 +55,7 @@ def embed_all(engine: Any, cache: Any, mode: str | None = None) -> dict[str, Any
         if time.perf_counter() - last > 30:
             last = time.perf_counter()
             st = status(engine.store)
-            log(f"embedding ({mode}): {st['cursor']}/{st['maxWid']} windows")
+            log(f"embedding ({mode}): {st.cursor}/{st.max_wid} windows")
     return {
         "mode": mode,
         "windows": done,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -166,3 +168,23 @@ def test_calibration_is_monotone_in_unit_interval() -> None:
     cos = np.linspace(-1, 1, 101)
     scores = calibrate(cos)
     assert np.all(np.diff(scores) > 0) and scores.min() > 0 and scores.max() < 1
+
+
+def test_the_evaluation_embeds_everything_and_logs_its_progress(
+    topics: Archive, fake_embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make eval``'s embedding loop reads the handler's typed progress (it indexed the JSON
+    body once and failed at its first progress line, 30 s into a cold embedding)."""
+    from cwcore.semantic import embedder as embedder_module
+    from eval import common
+
+    monkeypatch.setattr(
+        embedder_module.Embedder, "for_home", classmethod(lambda cls, *_a, **_k: fake_embedder)
+    )
+    ticks = itertools.count(0.0, 31.0)  # every reading 31 s after the last: each batch logs
+    monkeypatch.setattr(common.time, "perf_counter", lambda: next(ticks))
+    lines: list[str] = []
+    monkeypatch.setattr(common, "log", lines.append)
+    done = common.embed_all(engine_of(topics), None)
+    assert done["windows"] > 0 and done["mode"] == "window"
+    assert lines and all(line.startswith("embedding (window): ") for line in lines)
