@@ -3,8 +3,9 @@
 Traps of rocksdict 0.3.29 this module contains: iterating a snapshot returns live data,
 so consistent scans use generation-addressed immutable keys; ``set_iterate_lower_bound`` is ignored,
 so scans seek to their lower bound; ``close()`` keeps the LOCK while any column-family handle or
-iterator lives, so :meth:`Store.close` drops every handle first; zlib is not compiled in, so
-compression is zstd.
+iterator lives, so :meth:`Store.close` drops every handle first (and runs a full garbage
+collection only while a scan is still open, since that collection costs a second or more in a
+large process); zlib is not compiled in, so compression is zstd.
 """
 
 from __future__ import annotations
@@ -104,6 +105,10 @@ class Store:
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        # Scans whose rocksdict iterator is still alive (started and not yet finished or
+        # discarded); see close().
+        self._open_scans = 0
+        self._scans_lock = threading.Lock()
         try:
             self._db: Any = rd.Rdict(
                 str(path),
@@ -192,6 +197,8 @@ class Store:
         upper bound. The iterator is closed when the generator finishes or is discarded.
         """
         it = self._families[family].iter()
+        with self._scans_lock:
+            self._open_scans += 1
         try:
             if reverse:
                 upper = start if start is not None else prefix_end(prefix)
@@ -218,6 +225,8 @@ class Store:
                     it.next()
         finally:
             del it
+            with self._scans_lock:
+                self._open_scans -= 1
 
     def meta_get(self, name: str) -> dict[str, Any] | None:
         raw = self._db.get(META.encode(name))
@@ -250,18 +259,24 @@ class Store:
         return self._lock
 
     def close(self) -> None:
-        """Close the database. Every handle is dropped first so the LOCK is released."""
+        """Close the database. Every handle is dropped first so the LOCK is released.
+
+        Only this object holds the column families and handles, so clearing them frees them at
+        once. A scan left open (a suspended generator, perhaps kept alive only by a reference
+        cycle such as a traceback) holds an iterator, and an iterator holds the LOCK: only then is
+        a full garbage collection run, to finalize such generators.
+        """
         db = getattr(self, "_db", None)
         if db is None:
             return
         self._families.clear()
         self._handles.clear()
-        gc.collect()
+        if self._open_scans:
+            gc.collect()
         try:
             db.close()
         finally:
             self._db = None
-            gc.collect()
 
     def __enter__(self) -> Store:
         return self
