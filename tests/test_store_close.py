@@ -1,5 +1,5 @@
 """Store.close releases RocksDB's LOCK, and pays for a full garbage collection only when a scan
-is still open (in a large process that collection took 0.3-0.4 s, twice per close)."""
+is still open (in a large process such a collection took 0.3-0.45 s, and close ran two)."""
 
 from __future__ import annotations
 
