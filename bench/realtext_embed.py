@@ -109,14 +109,18 @@ def handler(home: Path, windows: int) -> dict[str, Any]:
     """cw's semantic index handler itself (``embed_pending``, the daemon worker's step: read the
     windows, embed, commit rows and cursor) over the first ``windows`` windows of ``home`` (a
     private copy: its vectors are cleared first, content table included, so nothing is cached).
-    The embedder runs at normal priority (the daemon's worker runs at nice 19)."""
+    The embedder has the daemon's sessions (a query session on ``inference_threads()``, the
+    batch session on ``batch_threads()``) but runs at normal priority (the daemon's worker
+    runs at nice 19)."""
     from cwcore.methods import make_service
     from cwcore.semantic import store as vstore
     from cwcore.semantic.embedder import Embedder
     from cwcore.semantic.index import BATCH_WINDOWS, DEFAULT_MODE, embed_pending
+    from cwcore.semantic.runtime import batch_threads, inference_threads
 
     engine = make_service(home)
-    embedder = Embedder.for_home(home, background=False)
+    threads = {"threads": inference_threads(), "batch_threads": batch_threads()}
+    embedder = Embedder.for_home(home, background=False, **threads)
     try:
         vstore.clear(engine.store, model=None, mode=None)
         embedder.load()
@@ -139,6 +143,7 @@ def handler(home: Path, windows: int) -> dict[str, Any]:
         engine.close()
     return {
         "mode": DEFAULT_MODE,
+        **threads,
         "windows": done,
         "computed": embedder.computed - warm,  # texts through the model (none from a cache)
         "seconds": round(seconds, 2),

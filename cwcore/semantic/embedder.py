@@ -142,17 +142,23 @@ class Embedder:
         manifest: dict[str, Any] | None = None,
         *,
         threads: int | None = None,
+        batch_threads: int | None = None,
         cache: VectorCache | None = None,
         background: bool = True,
     ) -> None:
         self.folder = folder
         self.manifest = manifest or models.read_manifest(folder) or {}
         self.threads = threads
+        self.batch_threads = batch_threads
         self.cache = cache
         sha = str(self.manifest.get("sha256", "unknown"))[:16]
         #: What a vector depends on: weights, pooling, sequence cap and text clipping.
         self.model_id = f"minilm-int8:{sha}:t{models.MAX_TOKENS}:c{MAX_CHARS}"
         self._model: Any = None
+        # Batches get a session of their own when they may use more threads than a query:
+        # ONNX Runtime creates a session's intra-op threads when it builds the session, and they
+        # inherit the creating thread's nice value, so this one is built on the batch thread.
+        self._batch_model: Any = None
         self._load_error: BaseException | None = None
         # Queries never wait behind a background batch: ONNX Runtime sessions run concurrently.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-embed-query")
@@ -178,15 +184,27 @@ class Embedder:
     # -- loading ------------------------------------------------------------------------------
 
     def _load(self) -> Any:
-        """Runs on a worker thread."""
+        """The query session; runs on a worker thread."""
         if self._model is not None:
             return self._model
         with self._load_lock:
-            return self._load_locked()
-
-    def _load_locked(self) -> Any:
-        if self._model is not None:
+            if self._model is None:
+                self._model = self._build(self.threads)
             return self._model
+
+    def _load_batch(self) -> Any:
+        """The batch session; runs on the batch thread. The query session when both would run
+        on the same threads (one session, not two)."""
+        if self.batch_threads == self.threads:
+            return self._load()
+        if self._batch_model is not None:
+            return self._batch_model
+        with self._load_lock:
+            if self._batch_model is None:
+                self._batch_model = self._build(self.batch_threads)
+            return self._batch_model
+
+    def _build(self, threads: int | None) -> Any:
         if self._load_error is not None:
             raise self._load_error
         if models.read_manifest(self.folder) is None:
@@ -196,13 +214,13 @@ class Embedder:
             from fastembed import TextEmbedding
 
             _register(FASTEMBED_NAME)
-            self._model = TextEmbedding(
+            model = TextEmbedding(
                 FASTEMBED_NAME,
                 specific_model_path=str(self.folder),
-                threads=self.threads,
+                threads=threads,
                 local_files_only=True,
             )
-            tokenizer = getattr(getattr(self._model, "model", None), "tokenizer", None)
+            tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
             if tokenizer is not None:
                 tokenizer.enable_truncation(max_length=models.MAX_TOKENS)
         except ImportError as exc:
@@ -215,7 +233,7 @@ class Embedder:
                 errors.LOAD_FAILED, f"cannot load the embedding model: {exc}"
             )
             raise self._load_error from None
-        return self._model
+        return model
 
     def load(self, timeout: float = LOAD_TIMEOUT_S) -> None:
         """Load the model now (on the worker thread); raises a categorized ModelUnavailable."""
@@ -241,10 +259,12 @@ class Embedder:
         """The content digest of a text's vector (model identity + clipped text)."""
         return digest16("cw-embed", self.model_id, clip(text))
 
-    def _infer(self, texts: list[str], pause: Callable[[], object] | None = None) -> np.ndarray:
-        """Runs on the worker thread: texts sorted by length so batches pad little; ``pause``
-        is called before each group."""
-        model = self._load()
+    def _infer(
+        self, texts: list[str], pause: Callable[[], object] | None = None, batch: bool = False
+    ) -> np.ndarray:
+        """Runs on a worker thread (``batch``: the batch thread, with the batch session): texts
+        sorted by length so batches pad little; ``pause`` is called before each group."""
+        model = self._load_batch() if batch else self._load()
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.empty((len(texts), DIM), dtype=np.float32)
         try:
@@ -301,7 +321,7 @@ class Embedder:
         if self._model is None:
             self.load(timeout=max(timeout, LOAD_TIMEOUT_S))
         return np.asarray(
-            self._run(self._infer, timeout, texts, pause, batch=batch), dtype=np.float32
+            self._run(self._infer, timeout, texts, pause, batch, batch=batch), dtype=np.float32
         )
 
     def _documents(

@@ -41,10 +41,19 @@ class SemanticHits:
 
 
 def inference_threads() -> int:
-    """ONNX Runtime threads per inference: all cores but one, so that a background embedding
-    batch never takes the core a search or a preflight request needs (each concurrent inference
-    call runs on its own threads; a query embedding is short and fast on one)."""
+    """ONNX Runtime threads of the query session (a search's or a gather's question): all
+    cores but one, so a query embedding never takes every core from the request threads; it
+    is short (a few ms) and fast on one."""
     return max(1, (os.cpu_count() or 2) - 1)
+
+
+def batch_threads() -> int:
+    """ONNX Runtime threads for background embedding batches: every core. The batch session is
+    built on the batch thread, which runs at nice 19, and its intra-op threads inherit that, so
+    a request's thread still gets its core at once; the daemon's worker also waits while a
+    service call runs before each inference group. On 2 cores this doubles the daemon's
+    embedding rate (``python -m bench realtext``, docs/performance.md)."""
+    return max(1, os.cpu_count() or 2)
 
 
 class Semantic:
@@ -66,7 +75,9 @@ class Semantic:
         with self._lock:
             if self._embedder is None:
                 try:
-                    self._embedder = Embedder.for_home(self.home, threads=inference_threads())
+                    self._embedder = Embedder.for_home(
+                        self.home, threads=inference_threads(), batch_threads=batch_threads()
+                    )
                 except ModelUnavailable:
                     raise
                 except Exception as exc:

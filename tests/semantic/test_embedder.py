@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -113,3 +114,55 @@ def test_batch_runs_call_between_groups_before_each_group(tmp_path: Path) -> Non
     embedder.embed(["another document"], batch=True)  # no pause given
     embedder.embed_query("a question never waits")
     assert calls == []
+
+
+class _CountingStub(_StubModel):
+    def __init__(self) -> None:
+        self.texts = 0
+
+    def embed(self, texts: list[str], batch_size: int) -> list[np.ndarray]:
+        self.texts += len(texts)
+        return super().embed(texts, batch_size)
+
+
+def test_batches_run_on_their_own_session_only_when_their_threads_differ(
+    tmp_path: Path,
+) -> None:
+    query, batch = _CountingStub(), _CountingStub()
+    embedder = Embedder(tmp_path, threads=1, batch_threads=2)
+    embedder._model, embedder._batch_model = query, batch
+    embedder.embed(["a background window"], batch=True)
+    embedder.embed_query("a question")
+    assert (query.texts, batch.texts) == (1, 1)
+    shared = Embedder(tmp_path, threads=2, batch_threads=2)
+    shared._model = query
+    shared.embed(["another background window"], batch=True)
+    assert query.texts == 2 and shared._batch_model is None
+
+
+def _nice_by_thread() -> dict[str, int]:
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        stat = Path(f"/proc/self/task/{tid}/stat").read_text()
+        out[tid] = int(stat.rsplit(")", 1)[1].split()[16])  # field 19: nice
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="per-thread nice is Linux's")
+def test_the_batch_session_threads_run_at_background_priority(minilm_home: Path) -> None:
+    """The batch session uses more threads than a query; ONNX Runtime's threads for it are
+    created on the batch thread and must inherit its nice value, or a background batch would
+    compete with requests at full priority."""
+    embedder = Embedder.for_home(minilm_home, threads=1, batch_threads=2, background=True)
+    try:
+        embedder.load()
+        before = _nice_by_thread()
+        vecs = embedder.embed(["a window embedded in the background"] * 2, batch=True)
+        created = {t: n for t, n in _nice_by_thread().items() if t not in before}
+        assert embedder._batch_model is not None and embedder._batch_model is not embedder._model
+        assert len(created) >= 2  # the batch thread and at least one intra-op thread
+        assert set(created.values()) == {19}
+        query = embedder.embed_query("a window embedded in the background")
+        assert float(vecs[0] @ query) > 0.999  # both sessions: the same model
+    finally:
+        embedder.close()
