@@ -134,7 +134,9 @@ class ChainCache:
 
 
 class Embedder:
-    """One loaded MiniLM model. Thread-safe; every inference runs on its worker thread."""
+    """One MiniLM model. Thread-safe; every inference runs on a worker thread. Queries run on a
+    session with ``threads``; batches on one with ``batch_threads`` (the same session when the
+    two are equal), each loaded on first use."""
 
     def __init__(
         self,
