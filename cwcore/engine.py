@@ -276,8 +276,10 @@ class Engine:
             )
             if not done and self.quiet_for() >= WARM_QUIET_S:
                 # Nothing to embed and the daemon is idle: have the model ready for the first
-                # search. Not yet idle long enough: the next tick tries again.
+                # search. Not yet idle long enough: the next tick tries again. A batch session
+                # idle for minutes is freed (its memory back; the next batch rebuilds it).
                 semantic.warm()
+                semantic.rest()
         except ModelUnavailable as exc:
             # Search degrades to the lexical tiers meanwhile.
             delay = self.semantic_backoff.failed(time.monotonic())

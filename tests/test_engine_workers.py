@@ -131,15 +131,18 @@ def test_an_idle_embedding_worker_warms_the_model_for_the_first_search(
     engine = engine_of(archive)
     semantic = for_engine(engine)
     warmed: list[bool] = []
+    rested: list[bool] = []
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 3)
     monkeypatch.setattr(semantic, "warm", lambda: warmed.append(True) or True)
+    monkeypatch.setattr(semantic, "rest", lambda: rested.append(True) or True)
     idle = {"s": 60.0}
     monkeypatch.setattr(engine, "quiet_for", lambda: idle["s"])
     assert engine.semantic_step() == 3  # wakes the (never started) semantic worker
-    assert warmed == []  # still embedding: the batch itself loads the model
+    assert warmed == [] and rested == []  # still embedding: the batch itself loads the model
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 0)
     assert engine.semantic_step() == 0
     assert warmed == [True]
+    assert rested == [True]  # nothing to embed: an idle batch session may be freed
 
 
 def test_the_model_is_not_loaded_while_requests_arrive(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -42,6 +43,10 @@ QUERY_TIMEOUT_S = 10.0
 LOAD_TIMEOUT_S = 120.0  # first use: import fastembed + ONNX session (1–2 s idle, more when busy)
 BATCH_TIMEOUT_S = 300.0
 MEMORY_CACHE = 20_000  # document vectors only; queries are never cached
+#: A separate batch session unused this long is dropped (:meth:`Embedder.release_batch`): its
+#: ONNX session and arena hold about 400 MB after a long run, and rebuilding it costs 1–2 s of
+#: the batch thread, so a live session's trickle of windows keeps it.
+BATCH_IDLE_RELEASE_S = 600.0
 FASTEMBED_NAME = "cw/all-MiniLM-L6-v2-onnx-int8"
 
 _register_lock = threading.Lock()
@@ -161,6 +166,7 @@ class Embedder:
         # ONNX Runtime creates a session's intra-op threads when it builds the session, and they
         # inherit the creating thread's nice value, so this one is built on the batch thread.
         self._batch_model: Any = None
+        self._last_batch = 0.0  # time.monotonic() at the end of the last batch inference
         self._load_error: BaseException | None = None
         # Queries never wait behind a background batch: ONNX Runtime sessions run concurrently.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-embed-query")
@@ -205,6 +211,22 @@ class Embedder:
             if self._batch_model is None:
                 self._batch_model = self._build(self.batch_threads)
             return self._batch_model
+
+    def release_batch(self, idle_s: float = BATCH_IDLE_RELEASE_S) -> bool:
+        """Drop the separate batch session when no batch has run for ``idle_s`` seconds, so an
+        idle daemon gives back its memory; the next batch builds it again. Never drops the query
+        session. Returns whether it dropped one."""
+        if self._batch_model is None or time.monotonic() - self._last_batch < idle_s:
+            return False
+
+        def drop() -> bool:  # on the batch thread: never under a running batch
+            if self._batch_model is None or time.monotonic() - self._last_batch < idle_s:
+                return False
+            with self._load_lock:
+                self._batch_model = None
+            return True
+
+        return bool(self._run(drop, BATCH_TIMEOUT_S, batch=True))
 
     def _build(self, threads: int | None) -> Any:
         if self._load_error is not None:
@@ -278,6 +300,9 @@ class Embedder:
                     out[i] = vec
         except Exception as exc:
             raise errors.unavailable(errors.INFERENCE_FAILED, f"embedding failed: {exc}") from None
+        finally:
+            if batch:
+                self._last_batch = time.monotonic()
         self.computed += len(texts)
         return normalize(out)
 

@@ -190,6 +190,12 @@ class Semantic:
         embedder.load()
         return True
 
+    def rest(self) -> bool:
+        """Nothing is left to embed: free the batch session if it has been idle for
+        :data:`~cwcore.semantic.embedder.BATCH_IDLE_RELEASE_S` (the daemon's worker calls this
+        with :meth:`warm`). Returns whether it freed one."""
+        return self._embedder is not None and self._embedder.release_batch()
+
     def status(self) -> dict[str, Any]:
         body = handler.status(self.store).to_json()
         body["enabled"] = self.settings.semantic_retrieval

@@ -166,3 +166,30 @@ def test_the_batch_session_threads_run_at_background_priority(minilm_home: Path)
         assert float(vecs[0] @ query) > 0.999  # both sessions: the same model
     finally:
         embedder.close()
+
+
+def test_an_idle_batch_session_is_released_and_rebuilt_on_the_next_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[int | None] = []
+
+    def build(self: Embedder, threads: int | None) -> _CountingStub:
+        built.append(threads)
+        return _CountingStub()
+
+    monkeypatch.setattr(Embedder, "_build", build)
+    embedder = Embedder(tmp_path, threads=1, batch_threads=2)
+    embedder._model = _CountingStub()
+    assert not embedder.release_batch(idle_s=0.0)  # no batch session yet
+    embedder.embed(["a background window"], batch=True)
+    assert built == [2]
+    assert not embedder.release_batch(idle_s=3600.0)  # used just now: kept
+    assert embedder._batch_model is not None
+    assert embedder.release_batch(idle_s=0.0)
+    assert embedder._batch_model is None and embedder._model is not None
+    embedder.embed(["the next background window"], batch=True)
+    assert built == [2, 2] and embedder._batch_model is not None
+    shared = Embedder(tmp_path, threads=2, batch_threads=2)
+    shared._model = _CountingStub()
+    shared.embed(["one session for both"], batch=True)
+    assert not shared.release_batch(idle_s=0.0) and shared._model is not None
