@@ -44,8 +44,9 @@ LOAD_TIMEOUT_S = 120.0  # first use: import fastembed + ONNX session (1–2 s id
 BATCH_TIMEOUT_S = 300.0
 MEMORY_CACHE = 20_000  # document vectors only; queries are never cached
 #: A separate batch session unused this long is dropped (:meth:`Embedder.release_batch`): its
-#: ONNX session and arena hold about 400 MB after a long run, and rebuilding it costs 1–2 s of
-#: the batch thread, so a live session's trickle of windows keeps it.
+#: ONNX session and arena hold about 400 MB after a long run; rebuilding it costs 0.25–0.3 s of
+#: the batch thread (and stalls other Python threads by up to ~20 ms), so a live session's
+#: trickle of windows keeps it.
 BATCH_IDLE_RELEASE_S = 600.0
 FASTEMBED_NAME = "cw/all-MiniLM-L6-v2-onnx-int8"
 
