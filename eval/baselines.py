@@ -52,22 +52,31 @@ class Fts5:
         self.stop = stopwords()
 
     def search(self, query: str, k: int, groups: Sequence[str] | None = None) -> list[str]:
+        return [r[0] for r in self._rows("uid", query, k, groups)]
+
+    def page(
+        self, query: str, k: int, groups: Sequence[str] | None = None
+    ) -> list[tuple[str, str]]:
+        """``(uid, snippet)`` of the top ``k``: what a results list shows, as cw's page does
+        (FTS5's ``snippet()``, up to 48 tokens around the matches, matches bracketed). The
+        bench's "what a user sees" reference beside the bare ranking of :meth:`search`."""
+        return self._rows("uid, snippet(u, 0, '[', ']', '…', 48)", query, k, groups)
+
+    def _rows(self, columns: str, query: str, k: int, groups: Sequence[str] | None) -> list[Any]:
         terms = query_terms(query, self.stop)
         if not terms:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)
         if groups is None:
-            rows = self.db.execute(
-                f"SELECT uid FROM u WHERE u MATCH ? ORDER BY bm25(u) LIMIT {int(k)}", [match]
+            return self.db.execute(
+                f"SELECT {columns} FROM u WHERE u MATCH ? ORDER BY bm25(u) LIMIT {int(k)}", [match]
             ).fetchall()
-        else:
-            marks = ",".join("?" * len(groups))
-            rows = self.db.execute(
-                f"SELECT uid FROM u WHERE u MATCH ? AND grp IN ({marks}) "
-                f"ORDER BY bm25(u) LIMIT {int(k)}",
-                [match, *groups],
-            ).fetchall()
-        return [r[0] for r in rows]
+        marks = ",".join("?" * len(groups))
+        return self.db.execute(
+            f"SELECT {columns} FROM u WHERE u MATCH ? AND grp IN ({marks}) "
+            f"ORDER BY bm25(u) LIMIT {int(k)}",
+            [match, *groups],
+        ).fetchall()
 
 
 class Bm25s:

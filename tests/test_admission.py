@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from cwcore.errors import Conflict, InvalidInput, LimitExceeded, StoreVersionError, UnsafeKey
+from cwcore.errors import (
+    Conflict,
+    InvalidInput,
+    LimitExceeded,
+    NotFound,
+    StoreVersionError,
+    UnsafeKey,
+)
 from cwcore.model import Annotation, DocumentPart, DocumentSpec, SessionSpec, SourceEvent
 from cwcore.store import codec, keys
 from cwcore.store.admission import Admission, split_chunks
@@ -267,3 +274,31 @@ def _pd(project: str) -> bytes:
     from cwcore.store.admission import project_digest
 
     return project_digest(project)
+
+
+def test_read_ranges_is_read_bytes_of_each_range(tmp_path: Path) -> None:
+    """One store read for many ranges returns what a read per range returns: across parts,
+    separators, chunk boundaries (a part over 32 KiB is several chunks), empty and clipped
+    ranges, several documents."""
+    big = "".join(f"line {i} of a long tool output\n" for i in range(2_500))  # ~75 KB
+    with Store(tmp_path / "db") as store:
+        adm, reader = Admission(store), Reader(store)
+        adm.admit_one(SESSION, doc("d1", part("a", "hello"), part("b", big, "assistant")))
+        adm.admit_one(SESSION, doc("d2", part("c", "short"), part("d", "täxt ✓", "assistant")))
+        m1, m2 = reader.manifests([("d1", 1), ("d2", 1)])
+        assert m1 == reader.manifest("d1", 1) and m2 == reader.manifest("d2", 1)
+        size = int(m1["bytes"])
+        ranges = [
+            (m1, 0, None),
+            (m1, 3, 9),
+            (m1, 32_000, 33_000),
+            (m1, size - 10, size + 50),
+            (m2, 4, 4),
+            (m2, 0, None),
+            (m1, 40, 10),
+        ]
+        assert reader.read_ranges(ranges) == [reader.read_bytes(*r) for r in ranges]
+        assert reader.read_ranges([(m1, 3, 9)]) == [b"lo\n\nli"]
+        with pytest.raises(NotFound):
+            reader.manifests([("d1", 1), ("d1", 7)])
+        assert reader.read_ranges([(m1, 9, 9)]) == [b""] and reader.read_ranges([]) == []

@@ -112,11 +112,12 @@ def test_realtext_quick_runs_every_phase_on_a_stand_in(tmp_path: Path) -> None:
         assert through["messages"] == turns and through["messages_per_s"] > 0
         search = result["search"][name]
         systems = {"cw-lexical", "cw-default", "cw-lexical-daemon", "cw-default-daemon"}
-        for system in systems | {"fts5", "bm25s"}:
+        for system in systems | {"fts5", "fts5-snippet", "bm25s"}:
             for mode in ("all", "haystack"):
                 assert search["timings"][f"{system}/{mode}"]["n"] == questions
         assert search["timings"]["cw-default-daemon/all"]["server"]["n"] == questions
         assert search["ratios"]["cw-lexical/haystack"]["p50_vs_fts5"] > 0
+        assert search["ratios"]["cw-lexical/all"]["p95_vs_fts5_snippet"] > 0
         assert search["daemon_peak_rss_mb"] > 0
         busy = search["while_embedding"]
         assert busy["timings"]["cw-default-daemon/haystack"]["n"] == questions

@@ -52,13 +52,28 @@ class Visible:
         few windows: one read and one decode each."""
         found = self._texts.get(wid)
         if found is None:
+            self.prefetch([wid])
+            found = self._texts[wid]
+        return found
+
+    def prefetch(self, wids: Iterable[int]) -> None:
+        """Read the texts of loaded windows not read yet, all in two store reads (their
+        manifests, then their chunks), so a page or a feedback set costs two reads, not two
+        per window."""
+        missing = [w for w in dict.fromkeys(wids) if w not in self._texts]
+        if not missing:
+            return
+        records = []
+        for wid in missing:
             record = self.records[wid]
             assert record is not None, "text() of a window that did not pass filter()"
-            manifest = self.reader.manifest(record["documentId"], int(record["version"]))
-            data = self.reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
-            found = (manifest, data.decode("utf-8", "surrogatepass"))
-            self._texts[wid] = found
-        return found
+            records.append(record)
+        manifests = self.reader.manifests([(r["documentId"], int(r["version"])) for r in records])
+        datas = self.reader.read_ranges(
+            [(m, r["byteStart"], r["byteEnd"]) for m, r in zip(manifests, records, strict=True)]
+        )
+        for wid, manifest, data in zip(missing, manifests, datas, strict=True):
+            self._texts[wid] = (manifest, data.decode("utf-8", "surrogatepass"))
 
     def filter(self, wids: Iterable[int]) -> list[int]:
         wanted = [w for w in dict.fromkeys(wids) if 0 < w <= self.max_wid]

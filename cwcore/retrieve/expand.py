@@ -43,9 +43,9 @@ def rm3_weighted(
     the search's own posting reader, so the requery reuses the term plans read here."""
     counts: dict[str, float] = {}
     asked = set(query)
-    for cand in top[:TOP_WINDOWS]:
-        if visible.records.get(cand.wid) is None:
-            continue
+    feedback = [c for c in top[:TOP_WINDOWS] if visible.records.get(c.wid) is not None]
+    visible.prefetch([c.wid for c in feedback])
+    for cand in feedback:
         _, text = visible.text(cand.wid)
         # Counted per distinct term: the window's length (in kept terms) is their tf sum.
         kept = [(t, tf) for t, tf in term_counts(text).items() if len(t) > 2 and not t.isdigit()]

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from cwcore import clock
 from cwcore.errors import InvalidInput
 from cwcore.store import codec, keys
@@ -127,13 +129,14 @@ class Signer:
         # The format prefix is authenticated too (the first format's was not), so a payload
         # cannot be presented under another format than the one it was signed for.
         signed = payload if prefix == PREFIX_V1 else f"{prefix}.".encode() + payload
-        return hmac.new(self._key, signed, hashlib.sha256).digest()[:16]
+        return hmac.digest(self._key, signed, hashlib.sha256)[:16]
 
     def sign(self, loc: Locator) -> str:
         """A ``cwl2`` locator; ``loc.digest`` must name the version's content."""
         if not loc.digest:
             raise ValueError("a locator binds its version's content digest")
-        payload = json.dumps(loc.payload(), separators=(",", ":"), sort_keys=True).encode()
+        # Compact, sorted keys, UTF-8 (verify() reads any JSON; a page signs one per hit).
+        payload = orjson.dumps(loc.payload(), option=orjson.OPT_SORT_KEYS)
         return f"{PREFIX}.{_b64(payload)}.{_b64(self._mac(payload))}"
 
     def verify(self, text: str) -> Locator:

@@ -81,9 +81,11 @@ def materialize(
             snippet, highlights = make_snippet(text, spans, weights=idfs)
         else:
             snippet, highlights = fit_snippet(text, spans, share, weights=idfs)
-        first = spans[0] if spans else (0, 0)
-        match_start = record["byteStart"] + len(text[: first[0]].encode("utf-8", "surrogatepass"))
-        match_end = record["byteStart"] + len(text[: first[1]].encode("utf-8", "surrogatepass"))
+        lo, hi = spans[0] if spans else (0, 0)
+        if not text.isascii():  # character offsets to byte offsets
+            lo = len(text[:lo].encode("utf-8", "surrogatepass"))
+            hi = len(text[:hi].encode("utf-8", "surrogatepass"))
+        match_start, match_end = record["byteStart"] + lo, record["byteStart"] + hi
         message_key = _message_at(manifest, match_start) or (
             record["keys"][0] if record["keys"] else ""
         )

@@ -41,6 +41,7 @@ def rerank_tier(
         return ranked  # not installed or disabled: skip reading the candidates' text
     texts: list[str] = []
     spans: list[tuple[int, int]] = []
+    visible.prefetch([item.cand.wid for item in head])
     for item in head:
         text = visible.text(item.cand.wid)[1]
         if not text.isascii():  # the model's tokenizer takes no lone surrogates

@@ -154,6 +154,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         )
     if req.group == "session":
         ranked = by_session(ranked)
+    visible.prefetch([r.cand.wid for r in ranked[: req.limit]])
     hits = materialize(
         ctx.store,
         ctx.reader,
@@ -368,9 +369,9 @@ def _literal_matches(
     """Lexical candidates whose window text contains ``anchor`` verbatim (case-sensitive)."""
     found = []
     needle = anchor.value
+    pool = [c for c in pool if visible.records.get(c.wid) is not None]
+    visible.prefetch([c.wid for c in pool])
     for cand in pool:
-        if visible.records.get(cand.wid) is None:
-            continue
         if needle in visible.text(cand.wid)[1]:
             exact = Candidate(cand.wid, "exact", 1.0, 1.0, anchor.match_type)
             exact.literals = [anchor.value]

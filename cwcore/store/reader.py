@@ -138,6 +138,19 @@ class Reader:
             raise NotFound(f"no document {excerpt(document_id)} version {version}")
         return codec.decode_record(raw, f"manifest of {excerpt(document_id)} version {version}")
 
+    def manifests(self, versions: list[tuple[str, int]]) -> list[dict[str, Any]]:
+        """The manifests of ``(document id, version)`` pairs, in order, in one store read."""
+        raws = self.store.get_many(
+            "documents", [keys.DOC_VERSION.encode(d, int(v)) for d, v in versions]
+        )
+        out = []
+        for (document_id, version), raw in zip(versions, raws, strict=True):
+            if raw is None:
+                raise NotFound(f"no document {excerpt(document_id)} version {version}")
+            what = f"manifest of {excerpt(document_id)} version {version}"
+            out.append(codec.decode_record(raw, what))
+        return out
+
     def versions(self, document_id: str) -> list[int]:
         return [
             int(keys.DOC_VERSION.decode(key)[1])
@@ -146,37 +159,27 @@ class Reader:
 
     def read_bytes(self, manifest: dict[str, Any], start: int = 0, end: int | None = None) -> bytes:
         """Bytes ``[start, end)`` of a document's text, fetching only intersecting chunks."""
-        total = int(manifest["bytes"])
-        end = total if end is None else min(end, total)
-        start = max(0, start)
-        if start >= end:
-            return b""
+        return self.read_ranges([(manifest, start, end)])[0]
+
+    def read_ranges(self, ranges: list[tuple[dict[str, Any], int, int | None]]) -> list[bytes]:
+        """:meth:`read_bytes` of each ``(manifest, start, end)``, every chunk they need fetched
+        in one store read (a page of hits, a search's feedback windows)."""
+        spans = []
         wanted: list[tuple[str, int, int]] = []
-        for part in manifest["parts"]:
-            if part["end"] <= start or part["start"] >= end:
-                continue
-            for digest, offset, length in part["chunks"]:
-                if offset + length > start and offset < end:
-                    wanted.append((digest, offset, length))
+        for manifest, start, end in ranges:
+            total = int(manifest["bytes"])
+            end = total if end is None else min(end, total)
+            start = max(0, start)
+            chunks = _chunks_between(manifest, start, end) if start < end else []
+            spans.append((manifest, start, end, len(wanted), len(wanted) + len(chunks)))
+            wanted += chunks
         payloads = self.store.get_many(
             "chunks", [keys.CHUNK.encode(bytes.fromhex(d)) for d, _, _ in wanted]
         )
-        buffer = bytearray()
-        cursor = start
-        for (digest, offset, length), payload in zip(wanted, payloads, strict=True):
-            if payload is None or len(payload) != length:
-                raise CorruptRecord(f"chunk {digest} of {manifest['documentId']} is missing")
-            if offset > cursor:
-                # The gap between parts is the separator; it is not stored as a chunk.
-                buffer += (_SEP * ((offset - cursor) // len(_SEP) + 1))[: offset - cursor]
-                cursor = offset
-            lo = max(start, offset) - offset
-            hi = min(end, offset + length) - offset
-            buffer += payload[lo:hi]
-            cursor = offset + hi
-        if cursor < end:
-            buffer += (_SEP * ((end - cursor) // len(_SEP) + 1))[: end - cursor]
-        return bytes(buffer)
+        return [
+            _assemble(manifest, start, end, wanted[lo:hi], payloads[lo:hi]) if start < end else b""
+            for manifest, start, end, lo, hi in spans
+        ]
 
     def text(self, manifest: dict[str, Any]) -> str:
         return self.read_bytes(manifest).decode("utf-8", "surrogatepass")
@@ -232,3 +235,41 @@ class Reader:
     def tombstone(self, ordinal: int) -> dict[str, Any] | None:
         raw = self.store.get("ordinals", keys.TOMBSTONE.encode(ordinal))
         return None if raw is None else codec.decode_record(raw, "tombstone")
+
+
+def _chunks_between(manifest: dict[str, Any], start: int, end: int) -> list[tuple[str, int, int]]:
+    """``(digest, offset, length)`` of each chunk of ``manifest`` intersecting ``[start, end)``."""
+    wanted: list[tuple[str, int, int]] = []
+    for part in manifest["parts"]:
+        if part["end"] <= start or part["start"] >= end:
+            continue
+        for digest, offset, length in part["chunks"]:
+            if offset + length > start and offset < end:
+                wanted.append((digest, offset, length))
+    return wanted
+
+
+def _assemble(
+    manifest: dict[str, Any],
+    start: int,
+    end: int,
+    wanted: list[tuple[str, int, int]],
+    payloads: list[bytes | None],
+) -> bytes:
+    """Bytes ``[start, end)`` from the chunks that cover them; the gaps between parts are the
+    separator, which is not stored as a chunk."""
+    buffer = bytearray()
+    cursor = start
+    for (digest, offset, length), payload in zip(wanted, payloads, strict=True):
+        if payload is None or len(payload) != length:
+            raise CorruptRecord(f"chunk {digest} of {manifest['documentId']} is missing")
+        if offset > cursor:
+            buffer += (_SEP * ((offset - cursor) // len(_SEP) + 1))[: offset - cursor]
+            cursor = offset
+        lo = max(start, offset) - offset
+        hi = min(end, offset + length) - offset
+        buffer += payload[lo:hi]
+        cursor = offset + hi
+    if cursor < end:
+        buffer += (_SEP * ((end - cursor) // len(_SEP) + 1))[: end - cursor]
+    return bytes(buffer)
