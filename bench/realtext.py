@@ -166,7 +166,8 @@ def daemon_import(folder: Path, corpus: rb.Corpus) -> dict[str, Any]:
 # -- search --------------------------------------------------------------------------------------
 
 
-def _corpus_units(engine: Any) -> tuple[list[Any], set[str]]:
+def corpus_units(engine: Any) -> tuple[list[Any], set[str]]:
+    """The archive's turn documents as baseline units, and the sessions they come from."""
     from eval import baselines
     from eval.lme import Corpus
 
@@ -205,7 +206,7 @@ def search_phase(
     out: dict[str, Any] = {}
     with Archive.open(search_home, embedded=True) as archive:
         engine = archive.engine
-        units, present = _corpus_units(engine)
+        units, present = corpus_units(engine)
         base, built = rs.baseline_systems(units, rank_bm25)
         tally = rs.SemanticTally()
         client = _daemon(daemon_home)

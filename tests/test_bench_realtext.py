@@ -152,3 +152,43 @@ def test_realtext_skips_with_a_notice_when_the_data_is_absent(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert "realtext: skipped" in done.stdout
     assert not (tmp_path / "results").exists()
+
+
+def test_beside_times_cw_and_both_fts5_rows_on_a_built_home(tmp_path: Path) -> None:
+    from bench import beside
+    from bench import realtext_build as rb
+    from bench import realtext_search as rs
+
+    turns, questions = _stand_in(tmp_path / "data")
+    corpus = rb.lme_corpus(tmp_path / "data", tmp_path, "lme-all", None)
+    assert corpus.messages == turns
+    rb._import_child(tmp_path / "home", corpus.source, corpus.fmt)
+    queries = rs.load_questions(tmp_path / "data" / rb.LME / "queries.jsonl", None)
+    out = beside.measure(tmp_path / "home", queries)
+    for system in ("cw-lexical", "fts5", "fts5-snippet", "bm25s"):
+        for mode in ("all", "haystack"):
+            assert out["timings"][f"{system}/{mode}"]["n"] == questions
+    assert set(out["ratios"]["cw-lexical/all"]) == {
+        "p50_vs_fts5",
+        "p95_vs_fts5",
+        "p50_vs_fts5_snippet",
+        "p95_vs_fts5_snippet",
+    }
+
+
+def test_beside_refuses_a_folder_without_an_archive(tmp_path: Path) -> None:
+    _stand_in(tmp_path / "data")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CW_")}
+    env["CW_BENCH_DATA"] = str(tmp_path / "data")
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.beside", "--home", str(tmp_path / "nothing")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"bench.beside: {tmp_path / 'nothing'} holds no archive"
+    ]
