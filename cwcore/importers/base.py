@@ -14,7 +14,8 @@ malformed lines as ``problems``.
 
 Optional members an importer may add: ``configured_locations(settings)`` (locations a setting
 names, e.g. per-project logs: :func:`project_locations`), ``configured_note`` (how the docs
-describe them), and ``companions(path)`` (other files a session of ``path`` also lives in, whose
+describe them), ``not_read`` (what of the format cw leaves unread, one line for the
+format table of docs/importers.md), and ``companions(path)`` (other files a session of ``path`` also lives in, whose
 changes ``cw sync`` must notice: sidecars, a JSON tree).
 """
 

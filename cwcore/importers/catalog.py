@@ -17,10 +17,11 @@ END = "<!-- formats:end -->"
 
 
 def table() -> str:
-    """One row per registered format, in detection order: ``--format``, module, locations."""
+    """One row per registered format, in detection order: ``--format``, module, locations, and
+    what of the format cw does not read (the importer's ``not_read``)."""
     rows = [
-        "| `--format` | module | standard locations (`cw sync`) |",
-        "|---|---|---|",
+        "| `--format` | module | standard locations (`cw sync`) | not read |",
+        "|---|---|---|---|",
     ]
     for importer in base.importers():
         module = type(importer).__module__.rsplit(".", 1)[-1] + ".py"
@@ -28,9 +29,9 @@ def table() -> str:
         configured = getattr(importer, "configured_note", "")
         if configured:
             places.append(configured)
-        rows.append(
-            f"| `{importer.name}` | `{module}` | {'; '.join(places) or '`cw import PATH` only'} |"
-        )
+        where = "; ".join(places) or "`cw import PATH` only"
+        left = getattr(importer, "not_read", "") or "—"
+        rows.append(f"| `{importer.name}` | `{module}` | {where} | {left} |")
     return "\n".join(rows) + "\n"
 
 
