@@ -117,8 +117,51 @@ def _read_db(path: Path) -> tuple[list[_Session], dict[str, str]]:
             data = _loads(row.get("data"))
             parent = messages.get(str(row["message_id"]))
             if parent is not None:
-                parent[2].append(({**data, "id": row["id"]}, _event("part", {**row, "data": data})))
+                record = {**data, "id": row["id"], "_created": row.get("time_created")}
+                parent[2].append((record, _event("part", {**row, "data": data})))
+    for session in sessions.values():
+        _in_time_order(session)
     return list(sessions.values()), projects
+
+
+def _millis(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _part_time(part: dict[str, Any]) -> float | None:
+    """When a part began: its ``time.start`` (text, reasoning), else its ``time.created``, else
+    the row's ``time_created``."""
+    times = obj(part.get("time"))
+    for value in (times.get("start"), times.get("created"), part.get("_created")):
+        if _millis(value) is not None:
+            return _millis(value)
+    return None
+
+
+def _message_time(message: dict[str, Any]) -> float | None:
+    created = _millis(obj(message.get("time")).get("created"))
+    return created if created is not None else _millis(message.get("_created"))
+
+
+def _time_order(items: list[Any], when: Any) -> list[Any]:
+    """``items`` (given in id order) in time order; an item without a time keeps its place
+    after the item before it (it takes that one's time), and equal times keep id order."""
+    keyed = []
+    last = float("-inf")
+    for index, item in enumerate(items):
+        stamp = when(item)
+        last = stamp if stamp is not None else last
+        keyed.append((last, index, item))
+    keyed.sort(key=lambda k: (k[0], k[1]))
+    return [item for _, _, item in keyed]
+
+
+def _in_time_order(session: _Session) -> None:
+    """OpenCode ids are mostly, not always, in time order (peers' data has both): messages go
+    by ``time.created``, a message's parts by their start, ids breaking ties."""
+    session.messages = _time_order(session.messages, lambda m: _message_time(m[0]))
+    for _, _, parts in session.messages:
+        parts[:] = _time_order(parts, lambda p: _part_time(p[0]))
 
 
 def _read_tree(path: Path) -> tuple[list[_Session], dict[str, str]]:
@@ -140,6 +183,7 @@ def _read_tree(path: Path) -> tuple[list[_Session], dict[str, str]]:
             parts.append((part, json.dumps(part, ensure_ascii=False, sort_keys=True).encode()))
         event = json.dumps(data, ensure_ascii=False, sort_keys=True).encode()
         session.messages.append(({**data, "id": mid}, event, parts))
+    _in_time_order(session)
     return [session], {}
 
 
@@ -208,6 +252,9 @@ class _Builder:
             return
         model = text_of(data.get("modelID")) or None
         usage = _usage(data)
+        if usage is None:  # older messages: only the steps' own counts (step-finish parts)
+            steps = [_usage(p) for p, _ in numbered if p.get("type") == "step-finish"]
+            usage = sum((u for u in steps if u), Usage()) or None
         response: dict[str, Any] = {"model": model, "usage": usage}
         thinking = 0
         for part, number in numbered:
@@ -248,6 +295,11 @@ class _Builder:
 class OpenCodeImporter:
     """OpenCode's database and JSON tree; Kilo CLI (an OpenCode fork) is the same schema."""
 
+    not_read = (
+        "costs; `step-finish` token counts when the message has its own; `patch`, `snapshot`,"
+        " `agent`, `subtask`, `retry` parts (kept as events); `session_diff`, `todo`, `share`"
+    )
+
     def __init__(self, name: str, db_name: str, locations: tuple[Location, ...], resume: str):
         self.name = self.agent = name
         self.priority = 50 if name == "kilo" else 51  # kilo first: it checks the file name
@@ -255,16 +307,34 @@ class OpenCodeImporter:
         self.db_name = db_name
         self.resume = resume
 
-    def _is_tree(self, path: Path, head: list[bytes]) -> bool:
-        if path.suffix != ".json" or path.parent.parent.name != "session":
-            return False
-        if not (path.parent.parent.parent / "message").is_dir():
-            return False
+    def _tree_info(self, path: Path) -> dict[str, Any]:
+        if path.suffix != ".json":
+            return {}
         try:
-            info = _loads(path.read_bytes()[: 1 << 20])
+            with path.open("rb") as fh:
+                return _loads(fh.read(1 << 20))
         except OSError:
+            return {}
+
+    def _is_tree(self, path: Path, head: list[bytes]) -> bool:
+        """A session file of the tree: ``storage/session/<project>/<id>.json`` holding an object
+        whose ``id`` is its file name (what OpenCode always writes; ``projectID``, ``time`` and
+        the rest are optional)."""
+        if path.parent.parent.name != "session":
             return False
-        return isinstance(info.get("id"), str) and "projectID" in info and "time" in info
+        return self._tree_info(path).get("id") == path.stem
+
+    def is_companion(self, path: Path) -> bool:
+        """A message or part file of the JSON tree (``storage/message/<sessionID>/<id>.json``,
+        ``storage/part/<messageID>/<id>.json``): part of a session whose file is
+        ``storage/session/…``; or a database's ``-wal``/``-shm``."""
+        if self.name == "opencode" and path.suffix == ".json":
+            parts = path.parts
+            if len(parts) >= 4 and parts[-3] in ("message", "part"):
+                return (path.parent.parent.parent / "session").is_dir()
+        return path.name.endswith(("-wal", "-shm", "-journal")) and path.name.startswith(
+            self.db_name.split(".")[0]
+        )
 
     def companions(self, path: Path) -> list[Path]:
         """Where a session of the JSON tree also lives: its message files and their parts'
@@ -287,7 +357,11 @@ class OpenCodeImporter:
         return self.name == "opencode" and self._is_tree(path, head)
 
     def accepts(self, path: Path, head: list[bytes]) -> bool:
-        return sqlite.has_tables(path, head, _DB_TABLES) or self._is_tree(path, head)
+        """Forced: the database's tables, or a ``.json`` object with a string ``id`` (a session
+        file of the tree, wherever it was copied)."""
+        if sqlite.has_tables(path, head, _DB_TABLES):
+            return True
+        return isinstance(self._tree_info(path).get("id"), str)
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         with path.open("rb") as fh:
