@@ -12,9 +12,13 @@ An earlier JSONL session is a metadata line (``working_dir``, ``description``…
 
 What becomes what (docs/importers.md): a ``user`` message's text -> user message (real unless
 ``metadata.userVisible`` is false); an ``assistant`` message's ``thinking`` -> thinking, its text
--> ONE assistant message, each ``toolRequest`` -> a tool call (id: its ``id``); each
-``toolResponse`` -> a tool result (``<id>#result``) paired by id; other items are kept in the
-message's event only.
+-> ONE assistant message (with the session's model, ``model_config_json``), each
+``toolRequest`` -> a tool call (id: its ``id``); each ``toolResponse`` -> a tool result
+(``<id>#result``) paired by id, its ``value`` a content list or an MCP ``CallToolResult``
+(``{content, isError}``); ``systemNotification`` / ``actionRequired`` items -> ``system``
+notices (``<id>#notice<n>``); an assistant message with ``userVisible: false`` (text only the
+model sees) -> a ``system`` message. ``parent_session_id`` is the lineage. Other items are kept
+in the message's event only.
 """
 
 from __future__ import annotations
@@ -57,7 +61,8 @@ class _Row:
 
 def _seconds(value: object) -> str | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return norm_time(value * 1000)
+        # Goose writes seconds; a value this large is already milliseconds.
+        return norm_time(value if value > 10**11 else value * 1000)
     return norm_time(value)
 
 
@@ -84,26 +89,87 @@ def _texts(items: list[dict[str, Any]]) -> str:
     return "\n\n".join(t for t in out if t)
 
 
-def _build(rows: list[_Row]) -> Conversation:
+def _tool_contents(items: list[Any]) -> str:
+    """The text of MCP content items (a tool's output): ``text``, a resource's text (else its
+    uri), ``[image]``/``[audio]`` markers; an item of another shape as compact JSON."""
+    out = []
+    for item in items:
+        if not isinstance(item, dict):
+            out.append(item if isinstance(item, str) else canonical_json(item))
+            continue
+        kind = item.get("type")
+        if kind == "text" and isinstance(item.get("text"), str):
+            out.append(item["text"])
+        elif kind in ("image", "audio"):
+            out.append(f"[{kind}]")
+        elif kind == "resource" and isinstance(item.get("resource"), dict):
+            resource = item["resource"]
+            out.append(text_of(resource.get("text")) or text_of(resource.get("uri")))
+        elif kind == "resource_link":
+            out.append(text_of(item.get("uri")) or canonical_json(item))
+        else:
+            out.append(canonical_json(item))
+    return "\n\n".join(t for t in out if t)
+
+
+def _tool_result(result: dict[str, Any]) -> tuple[str, bool]:
+    """``(text, is_error)`` of a ``toolResponse``'s ``toolResult``: ``{status: success, value}``
+    where ``value`` is the content list (earlier Goose) or an MCP ``CallToolResult``
+    (``{content: [...], isError?, structuredContent?}``), or ``{status: error, error}``. Any
+    other shape keeps its compact JSON, so no output is lost."""
+    status = result.get("status")
+    if status == "error":
+        value = result.get("error")
+        return (value if isinstance(value, str) else canonical_json(value)), True
+    value = result.get("value")
+    if isinstance(value, str):
+        return value, False
+    if isinstance(value, list):
+        return _tool_contents(value), False
+    if isinstance(value, dict) and isinstance(value.get("content"), list):
+        text = _tool_contents(value["content"])
+        if not text and value.get("structuredContent") is not None:
+            text = canonical_json(value["structuredContent"])
+        return text, value.get("isError") is True
+    return canonical_json(value if value is not None else result), False
+
+
+#: Content items that are the host speaking (a notice, a request to confirm), not a party.
+_NOTICES = {"systemNotification": "msg", "actionRequired": "message"}
+
+
+def _notices(items: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for item in items:
+        key = _NOTICES.get(text_of(item.get("type")))
+        if key is None:
+            continue
+        text = text_of(item.get(key)) or text_of(item.get("message"))
+        if not text and isinstance(item.get("data"), dict):
+            data = item["data"]
+            text = text_of(data.get("message")) or text_of(data.get("prompt"))
+        out.append(text or canonical_json(item))
+    return out
+
+
+def _build(rows: list[_Row], model: str | None = None) -> Conversation:
     convo = Conversation()
     for row in rows:
         base = row.message_id or f"L{row.number}"
         items = row.content
+        # userVisible false: text Goose shows only to the model (a compaction summary, its
+        # "continue" instruction, injected memory): the host speaking, never the user's own
+        # words, and not the model's visible answer.
+        hidden = row.meta.get("userVisible", True) is False
+        for n, notice in enumerate(_notices(items), start=1):
+            convo.system(f"{base}#notice{n}", notice, line=row.number, ts=row.ts)
         if row.role == "user":
-            real = row.meta.get("userVisible", True) is not False
-            convo.user(base, _texts(items), line=row.number, ts=row.ts, real=real)
+            convo.user(base, _texts(items), line=row.number, ts=row.ts, real=not hidden)
             for item in items:
                 if item.get("type") != "toolResponse":
                     continue
                 call = native_id(item.get("id"))
-                result = obj(item.get("toolResult"))
-                failed = result.get("status") == "error"
-                if failed:
-                    value = result.get("error")
-                    text = value if isinstance(value, str) else canonical_json(value)
-                else:
-                    value = result.get("value")
-                    text = _texts(_items(value)) if isinstance(value, list) else text_of(value)
+                text, failed = _tool_result(obj(item.get("toolResult")))
                 convo.result(
                     f"{call or base}#result",
                     call,
@@ -115,7 +181,10 @@ def _build(rows: list[_Row]) -> Conversation:
             continue
         if row.role != "assistant":
             continue
-        convo.begin_response()
+        if hidden:
+            convo.system(base, _texts(items), line=row.number, ts=row.ts)
+            continue
+        convo.begin_response(model)
         n = 0
         for item in items:
             if item.get("type") == "thinking":
@@ -134,10 +203,26 @@ def _build(rows: list[_Row]) -> Conversation:
     return convo
 
 
+def _model(info: dict[str, Any]) -> str | None:
+    """The session's model: ``model_config_json`` (``model_name``) of the sessions row, or a
+    ``model_config`` object in a JSONL session's metadata line."""
+    config = info.get("model_config_json", info.get("model_config"))
+    config = _loads(config) if isinstance(config, str | bytes) else config
+    for key in ("model_name", "modelName", "model"):
+        name = text_of(obj(config).get(key)).strip()
+        if name:
+            return name
+    return None
+
+
 class GooseImporter:
     name = "goose"
     agent = "goose"
     priority = 52
+    not_read = (
+        "the `usage_ledger` table and token columns (no per-message usage); `redactedThinking`,"
+        " recipes and extension data (kept as events)"
+    )
     locations: tuple[Location, ...] = (
         Location("$XDG_DATA_HOME/goose/sessions", ("sessions.db", "*.jsonl"), depth=0),
         Location("~/.goose/sessions", ("*.jsonl",), depth=0),
@@ -183,10 +268,12 @@ class GooseImporter:
         rows: list[_Row],
         project: str | None,
     ) -> tuple[ParsedSession, list[tuple[int, str]]]:
-        convo = _build(rows)
+        convo = _build(rows, _model(info))
         cwd = text_of(info.get("working_dir")) or None
         title = text_of(info.get("name")).strip() or text_of(info.get("description")).strip()
         started = _seconds(info.get("created_at")) or convo.started()
+        parent = native_id(info.get("parent_session_id"))
+        parent = parent if parent != sid else None
         parsed = ParsedSession(
             session_id=sid,
             agent=self.agent,
@@ -196,6 +283,8 @@ class GooseImporter:
             started=started,
             title=title or None,
             cwd=cwd,
+            parent_session=parent,
+            lineage=(parent,) if parent else (),
             source_path=str(path),
             resume_command=f"goose session --resume --session-id {shlex.quote(sid)}",
         )
