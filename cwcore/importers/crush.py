@@ -116,6 +116,10 @@ class CrushImporter:
     name = "crush"
     agent = "crush"
     priority = 53
+    not_read = (
+        "token counts and cost (`sessions` columns); `finish` parts (kept in the event);"
+        " `binary`/`image_url` data (a marker only); the `files` table"
+    )
     locations: tuple[Location, ...] = (
         Location("~/.crush", ("crush.db",), depth=0),
         Location("$XDG_DATA_HOME/crush", ("crush.db",), depth=0),

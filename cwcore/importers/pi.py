@@ -20,7 +20,9 @@ entries have no ids (ids ``L<n>``; each follows the previous message); v2/v3 ent
 The parsed session holds ALL branches; each message's ``parent_id`` is the message its entry
 follows (through metadata entries, and through the tool calls of an assistant entry, so a branch
 is a chain). :func:`branch_path` and :func:`latest_leaf` resolve ``S@LEAF`` and ``S``.
-``parentSession`` (a path to the parent file) gives the lineage.
+``branchedFrom`` (the file of the session this one was branched from), else ``parentSession`` (a
+path to the parent file, or an oh-my-pi session id), gives the lineage. Title: oh-my-pi's
+``title`` slot line, else the last ``session_info`` name, else the header's ``title``.
 """
 
 from __future__ import annotations
@@ -76,6 +78,10 @@ def _check(obj: dict[str, Any]) -> str:
     return ""
 
 
+def _text(value: object) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
 def usage_of(value: object) -> Usage | None:
     """A pi ``usage`` object (``input``, ``output``, ``cacheRead``, ``cacheWrite``)."""
     if not isinstance(value, dict):
@@ -97,11 +103,42 @@ def session_ref(value: object) -> str | None:
     return native_id(name)
 
 
+def _result_text(content: object) -> str:
+    """A tool result's content as OpenClaw writes it: text blocks, ``toolResult`` blocks with a
+    ``text``, Anthropic ``tool_result`` blocks (their ``content`` a string or blocks); any other
+    non-empty content keeps its compact JSON, so no output is lost."""
+    if isinstance(content, str):
+        return content
+    blocks = [content] if isinstance(content, dict) else content
+    if not isinstance(blocks, list):
+        return "" if content is None else canonical_json(content)
+    pieces = []
+    for block in blocks:
+        if isinstance(block, str):
+            pieces.append(block)
+        elif not isinstance(block, dict):
+            continue
+        elif isinstance(block.get("text"), str) and block.get("type") in ("text", "toolResult"):
+            pieces.append(block["text"])
+        elif block.get("type") == "tool_result":
+            pieces.append(_result_text(block.get("content")))
+        elif block.get("type") in ("image", "input_image"):
+            pieces.append("[image]")
+        else:
+            pieces.append(canonical_json(block))
+    return "\n\n".join(p for p in pieces if p)
+
+
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, *, claw: bool = False) -> None:
         self.sink = Sink()
         self.entry_tail: dict[str, str | None] = {}  # entry id -> message its children follow
         self.title: str | None = None
+        self.slot_title: str | None = None  # oh-my-pi's title slot line (rewritten in place)
+        # OpenClaw's variants of pi's blocks: Anthropic ``tool_use``/``tool_result`` blocks
+        # and ``toolResult`` blocks inside ``toolResult`` messages.
+        self.claw = claw
+        self.tools: dict[str, str] = {}  # tool call id -> tool name
 
     def entry(self, line: Line) -> None:
         obj = line.obj
@@ -129,6 +166,8 @@ class _Reader:
             return self._add(line, base, parent, stamp, "system", "text", text)
         if kind == "session_info" and isinstance(obj.get("name"), str):
             self.title = obj["name"].strip() or self.title
+        if kind == "title" and isinstance(obj.get("title"), str):
+            self.slot_title = obj["title"].strip() or self.slot_title
         if kind != "message":
             return parent
         message = obj["message"]
@@ -136,14 +175,17 @@ class _Reader:
         role = message["role"]
         content = message.get("content")
         if role == "user":
-            return self._add(
+            tail = self._add(
                 line, base, parent, stamp, "user", "text", blocks_text(content), real_user=True
             )
+            return self._claw_results(line, base, tail, stamp, content) if self.claw else tail
         if role == "assistant":
             return self._assistant(line, base, parent, stamp, message)
         if role == "toolResult":
             call_id = message.get("toolCallId")
             name = message.get("toolName")
+            if self.claw and not isinstance(name, str) and isinstance(call_id, str):
+                name = self.tools.get(call_id)
             return self._add(
                 line,
                 base,
@@ -151,7 +193,7 @@ class _Reader:
                 stamp,
                 "tool",
                 "tool-result",
-                blocks_text(content),
+                _result_text(content) if self.claw else blocks_text(content),
                 always=True,
                 tool_call_id=call_id if isinstance(call_id, str) else None,
                 tool_name=name if isinstance(name, str) else None,
@@ -212,13 +254,18 @@ class _Reader:
         if tail == base:
             response = {}
         calls = 0
+        kinds = ("toolCall", "tool_use") if self.claw else ("toolCall",)
         for block in blocks:
-            if block.get("type") != "toolCall":
+            if block.get("type") not in kinds:
                 continue
             calls += 1
             call_id = native_id(block.get("id")) or f"{base}#{calls}"
             name = block.get("name") if isinstance(block.get("name"), str) else None
             args = block.get("arguments")
+            if args is None and self.claw:
+                args = block.get("input")  # tool_use blocks, and some toolCall blocks
+            if name:
+                self.tools[call_id] = name
             tail = self._add(
                 line,
                 call_id,
@@ -234,6 +281,31 @@ class _Reader:
                 **response,
             )
             response = {}
+        return tail
+
+    def _claw_results(
+        self, line: Line, base: str, parent: str | None, stamp: str | None, content: object
+    ) -> str | None:
+        """Anthropic ``tool_result`` blocks in an OpenClaw user message: one tool result each
+        (``<entry id>#result<n>``), after the message's own text."""
+        tail = parent
+        blocks = content if isinstance(content, list) else []
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        for n, block in enumerate(results, start=1):
+            call_id = native_id(block.get("tool_use_id"))
+            tail = self._add(
+                line,
+                f"{base}#result{n}",
+                tail,
+                stamp,
+                "tool",
+                "tool-result",
+                _result_text(block.get("content")),
+                always=True,
+                tool_call_id=call_id,
+                tool_name=self.tools.get(call_id) if call_id else None,
+                is_error=block.get("is_error") is True,
+            )
         return tail
 
     def _add(
@@ -271,6 +343,10 @@ class PiImporter:
     name = "pi"
     agent = "pi"
     priority = 30
+    not_read = (
+        "`label`, `custom` and `thinking_level_change` entries (kept as events); usage `cost`;"
+        " image data (a marker only)"
+    )
     locations: tuple[Location, ...] = (Location("~/.pi/agent/sessions"),)
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
@@ -292,8 +368,12 @@ class PiImporter:
         return self.sniff(path, head)  # sniffing already needs only one line of the format
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
+        return self.read(path, project=project)
+
+    def read(self, path: Path, *, project: str | None = None, claw: bool = False) -> FileParse:
+        """The session of ``path``; ``claw`` also reads OpenClaw's variants of the blocks."""
         lines, problems = read_jsonl(path)
-        reader = _Reader()
+        reader = _Reader(claw=claw)
         kept: list[Line] = []
         header: dict[str, Any] = {}
         for line in lines:
@@ -309,7 +389,9 @@ class PiImporter:
             return FileParse((), tuple(problems))
         problems.extend(reader.sink.problems)
         session_id = native_id(header.get("id")) or session_ref(path.name) or "pi-session"
-        parent = session_ref(header.get("parentSession"))
+        # the session this one was branched (forked) from: ``branchedFrom`` (a path to its
+        # file), else ``parentSession`` (a path, or oh-my-pi's session id)
+        parent = session_ref(header.get("branchedFrom")) or session_ref(header.get("parentSession"))
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
         used = {n for m in reader.sink.messages for n in m.lines}
         events = tuple(
@@ -329,7 +411,7 @@ class PiImporter:
             events=events,
             messages=tuple(reader.sink.messages),
             started=norm_time(header.get("timestamp")) or (min(stamps) if stamps else None),
-            title=reader.title,
+            title=reader.slot_title or reader.title or _text(header.get("title")),
             cwd=cwd,
             parent_session=parent if parent != session_id else None,
             lineage=(parent,) if parent and parent != session_id else (),
