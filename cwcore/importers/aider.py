@@ -24,7 +24,8 @@ from cwcore.importers.lines import Overlong, iter_lines
 from cwcore.model import FileParse, ParsedSession
 
 FILE_NAME = ".aider.chat.history.md"
-_START = re.compile(r"^# aider chat started at (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
+_START = re.compile(r"^# aider chat started at\s*(.*?)\s*$")
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}")
 _MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)")
 
 
@@ -115,7 +116,8 @@ class AiderImporter:
                 if started:
                     if run is not None:
                         run.block(kind, block)
-                    run, kind, block = _Run(number, started.group(1)), "", []
+                    stamp = _STAMP.match(started.group(1))
+                    run, kind, block = _Run(number, stamp.group() if stamp else ""), "", []
                     runs.append(run)
                     run.records.append((number, raw, "start"))
                     continue
@@ -137,7 +139,9 @@ class AiderImporter:
         repo = path.resolve().parent
         sessions = []
         for r in runs:
-            if not r.records:
+            if not any(m.role != "system" for m in r.convo.messages):
+                # A run with no prompt, answer or output (a header alone, or the startup
+                # banner of a run quit at once) is no conversation: no session is made.
                 continue
             stamp = re.sub(r"\D", "", r.started) or f"L{r.number}"
             # the repository's name and the run's start: stable while the file grows

@@ -12,10 +12,13 @@ earliest unanswered call of its tool name.
 
 from __future__ import annotations
 
+import json
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
+from cwcore.errors import excerpt
 from cwcore.importers import cursor_vscdb, sqlite
 from cwcore.importers.base import Location, json_lines, register
 from cwcore.importers.common import DEFAULT_PROJECT, read_jsonl
@@ -38,6 +41,35 @@ def user_text(text: str) -> tuple[str, bool]:
     if found:
         return "\n\n".join(found), True
     return text.strip(), True
+
+
+_KEY_VALUE = re.compile(r"([A-Za-z_][\w.-]*)\s*(?:=|:)\s?(.*)", re.S)
+
+
+def call_input(text: str) -> Any:
+    """A text-format call's input from its (dedented) body: ``key: value`` or ``key=value``
+    lines as an object (a line that is neither continues the previous value), a JSON value
+    as itself, anything else (a raw patch) as the text; None when empty."""
+    if not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        value = None
+    if isinstance(value, dict):
+        return value
+    args: dict[str, Any] = {}
+    key = ""
+    for line in text.split("\n"):
+        found = _KEY_VALUE.fullmatch(line) if not line[:1].isspace() else None
+        if found:
+            key = found.group(1)
+            args[key] = found.group(2).strip()
+        elif key:
+            args[key] = f"{args[key]}\n{line}".strip("\n")
+        else:
+            return text
+    return args
 
 
 def project_of(path: Path) -> str | None:
@@ -63,7 +95,7 @@ class _Text:
 
     def __init__(self, convo: Conversation) -> None:
         self.convo = convo
-        self.pending: dict[str, list[str]] = {}  # tool name -> unanswered call ids
+        self.pending: list[tuple[str, str]] = []  # unanswered calls: (tool name, call id)
 
     def block(self, role: str, start: int, lines: list[tuple[int, str]]) -> None:
         if not lines:
@@ -93,29 +125,32 @@ class _Text:
             self._text(body, start)
             return
         number, marker = head
-        if marker.startswith("[Tool call] "):
+        first = next((t for _, t in body if t.strip()), "")
+        if marker.startswith("[Tool call] ") or first[:1].isspace():
+            # Indented lines belong to the marker (blank lines between them too); the first
+            # line at the left margin is the assistant's prose again.
             cut = next((i for i, (_, t) in enumerate(body) if t and not t[0].isspace()), len(body))
         else:
+            # Output written at the left margin runs to the first blank line.
             cut = next((i for i, (_, t) in enumerate(body) if not t.strip()), len(body))
         owned, rest = body[:cut], body[cut:]
-        text = "\n".join(t for _, t in owned).strip("\n")
+        text = textwrap.dedent("\n".join(t for _, t in owned)).strip("\n")
         lines = (number, *(n for n, t in owned if t.strip()))
         if marker.startswith("[Thinking]"):
             said = "\n".join(x for x in (marker.removeprefix("[Thinking]").strip(), text) if x)
             self.convo.add(f"L{number}", "assistant", "thinking", said, line=lines, ts=None)
         elif marker.startswith("[Tool call] "):
             name = marker.removeprefix("[Tool call] ").strip() or None
-            args: dict[str, Any] = {}
-            for _, line in owned:
-                key, sep, value = line.strip().partition(":")
-                if sep and key:
-                    args[key.strip()] = value.strip()
-            self.convo.call(f"L{number}", name, args or None, line=lines, ts=None)
-            self.pending.setdefault(name or "", []).append(f"L{number}")
+            self.convo.call(f"L{number}", name, call_input(text), line=lines, ts=None)
+            self.pending.append((name or "", f"L{number}"))
         else:
             name = marker.removeprefix("[Tool result]").strip()
-            waiting = self.pending.get(name) or []
-            call = waiting.pop(0) if waiting else None
+            # A named result answers the earliest unanswered call of that tool; a bare
+            # ``[Tool result]`` the earliest unanswered call.
+            index = next(
+                (i for i, (tool, _) in enumerate(self.pending) if not name or tool == name), None
+            )
+            call = self.pending.pop(index)[1] if index is not None else None
             self.convo.result(f"L{number}", call, text, line=lines, ts=None, name=name or None)
         self._text(rest, start)
 
@@ -147,11 +182,15 @@ class CursorImporter:
                 line.strip() in (b"user:", b"assistant:") for line in head
             )
         objs = json_lines(head)
-        return bool(objs) and all(
-            o.get("role") in ("user", "assistant")
-            and isinstance(o.get("message"), dict)
-            and not ({"type", "uuid", "sessionId", "session", "id"} & o.keys())
-            for o in objs
+        return (
+            bool(objs)
+            and all(
+                isinstance(o.get("role"), str)
+                and isinstance(o.get("message"), dict)
+                and not ({"type", "uuid", "sessionId", "session", "id"} & o.keys())
+                for o in objs
+            )
+            and any(o["role"] in ("user", "assistant") for o in objs)
         )
 
     def accepts(self, path: Path, head: list[bytes]) -> bool:
@@ -198,8 +237,11 @@ class CursorImporter:
         problems.extend(bad)
         for line in lines:
             role, message = line.obj.get("role"), line.obj.get("message")
-            if role not in ("user", "assistant") or not isinstance(message, dict):
+            if not isinstance(role, str) or not isinstance(message, dict):
                 problems.append((line.number, "line without a 'role' and a 'message' object"))
+                continue
+            if role not in ("user", "assistant"):
+                problems.append((line.number, f"role {excerpt(role)} is not read (skipped)"))
                 continue
             records.append((line.number, line.raw, role))
             content = message.get("content")

@@ -52,7 +52,15 @@ from cwcore.importers.common import (
     read_jsonl,
     tool_call_text,
 )
-from cwcore.importers.gemini_log import LEGACY_HEAD, Record, UpsertLog, event_type, read_legacy
+from cwcore.importers.gemini_log import (
+    LegacyShape,
+    Record,
+    UpsertLog,
+    event_type,
+    legacy_shape,
+    read_legacy,
+)
+from cwcore.importers.lines import SNIFF_BYTES
 from cwcore.model import FileParse, Message, ParsedSession, Role, SourceEvent, Usage
 
 _ROLES: dict[str, Role] = {
@@ -257,6 +265,21 @@ class _Builder:
         return message.message_id if self.sink.add(message) else None
 
 
+def _legacy(path: Path, head: list[bytes]) -> LegacyShape:
+    """The legacy object's shape from the head; when the head (20 lines) ends before it shows
+    enough — a pretty-printed file whose keys are sorted puts a long ``messages`` list first —
+    from the file's first :data:`~cwcore.importers.lines.SNIFF_BYTES` bytes (the same bound as
+    the head's)."""
+    shape = legacy_shape(b"\n".join(head))
+    if shape.conclusive() or not shape.is_object:
+        return shape
+    try:
+        with path.open("rb") as fh:
+            return legacy_shape(fh.read(SNIFF_BYTES))
+    except OSError:
+        return shape
+
+
 class GeminiImporter:
     name = "gemini"
     agent = "gemini"
@@ -265,7 +288,7 @@ class GeminiImporter:
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         if path.suffix == ".json":
-            return bool(LEGACY_HEAD.match(b"\n".join(head)))
+            return _legacy(path, head).sniff(".gemini" in path.parts)
         for obj in json_lines(head):
             if (
                 "type" not in obj
@@ -278,6 +301,8 @@ class GeminiImporter:
         return False
 
     def accepts(self, path: Path, head: list[bytes]) -> bool:
+        if path.suffix == ".json":
+            return _legacy(path, head).accepts()
         return self.sniff(path, head)  # sniffing already needs only one line of the format
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:

@@ -18,8 +18,105 @@ from typing import Any
 
 from cwcore.importers.common import Line, native_id
 
-#: The head of a legacy file: one JSON object with a session id and messages.
-LEGACY_HEAD = re.compile(rb'^\s*\{.*"sessionId"\s*:.*"(?:projectHash|messages)"\s*:', re.S)
+#: Record types of a Gemini chat recording.
+RECORD_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+#: JSON tokens the legacy-shape scan needs: strings and structure (numbers and literals are
+#: skipped; an unterminated string at the end of a cut prefix simply matches nothing).
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
+#: How many ``messages`` elements the shape scan looks at.
+_SHAPE_RECORDS = 4
+
+
+@dataclass
+class LegacyShape:
+    """What a bounded prefix of a legacy ``.json`` file shows: whether it opens an object, its
+    top-level keys, and the string fields of the first elements of its ``messages`` list.
+    Key order plays no part (``jq -S`` puts ``messages`` before ``sessionId``)."""
+
+    is_object: bool = False
+    keys: set[str] = field(default_factory=set)
+    records: list[dict[str, str]] = field(default_factory=list)
+
+    def gemini_records(self) -> list[dict[str, str]]:
+        return [r for r in self.records if r.get("type") in RECORD_TYPES and "role" not in r]
+
+    def conclusive(self) -> bool:
+        return self.is_object and (
+            {"sessionId", "projectHash"} <= self.keys or len(self.records) >= _SHAPE_RECORDS
+        )
+
+    def accepts(self) -> bool:
+        """What the format must have: an object with a session id or project hash and
+        messages, or a ``messages`` list of Gemini records (a forced ``--format gemini``)."""
+        if not self.is_object:
+            return False
+        if "sessionId" in self.keys and self.keys & {"projectHash", "messages"}:
+            return True
+        return "messages" in self.keys and bool(self.gemini_records())
+
+    def sniff(self, under_gemini: bool) -> bool:
+        """Auto-detection: the metadata keys, or Gemini records that only Gemini writes (a
+        ``gemini`` record, a project hash, or a file under ``.gemini``)."""
+        if not self.accepts():
+            return False
+        if "sessionId" in self.keys and self.keys & {"projectHash", "messages"}:
+            return True
+        typed = {r.get("type") for r in self.gemini_records()}
+        return "gemini" in typed or "projectHash" in self.keys or under_gemini
+
+
+def legacy_shape(data: bytes) -> LegacyShape:
+    """Scan a (possibly cut) prefix of a JSON text for the legacy file's shape."""
+    shape = LegacyShape()
+    start = data.lstrip()
+    if start.startswith(b"\xef\xbb\xbf"):
+        start = start[3:].lstrip()
+    if not start.startswith(b"{"):
+        return shape
+    shape.is_object = True
+    stack: list[bytes] = []
+    expect_key = False
+    top_key = ""
+    key = ""
+    record: dict[str, str] | None = None
+    for match in _TOKEN.finditer(start):
+        token = match.group()
+        if token in (b"{", b"["):
+            if token == b"{" and stack == [b"{", b"["] and top_key == "messages":
+                if len(shape.records) >= _SHAPE_RECORDS:
+                    break
+                record = {}
+                shape.records.append(record)
+            stack.append(token)
+            expect_key = token == b"{"
+        elif token in (b"}", b"]"):
+            if stack:
+                stack.pop()
+            if len(stack) < 3:
+                record = None
+            expect_key = False
+            if not stack:
+                break
+        elif token == b",":
+            expect_key = bool(stack) and stack[-1] == b"{"
+        elif token == b":":
+            expect_key = False
+        else:
+            try:
+                text = json.loads(token)
+            except ValueError:
+                continue
+            if expect_key:
+                key = text
+                if len(stack) == 1:
+                    top_key = text
+                    shape.keys.add(text)
+                expect_key = False
+            elif record is not None and len(stack) == 3 and isinstance(text, str):
+                record[key] = text
+        if shape.conclusive():
+            break
+    return shape
 
 
 @dataclass
@@ -67,8 +164,10 @@ class UpsertLog:
             if isinstance(obj.get("sessionId"), str):
                 self.meta.update({k: v for k, v in obj.items() if k != "messages"})
                 return ""
-            return "not a Gemini record (no id, sessionId, $set or $rewindTo)"
-        source_id = native_id(obj.get("id"))
+            if obj.get("type") not in RECORD_TYPES:
+                return "not a Gemini record (no id, sessionId, $set or $rewindTo)"
+        # A record without an id (some writers leave it out) is its own message at its line.
+        source_id = native_id(obj.get("id")) if "id" in obj else f"L{number}"
         if source_id is None:
             return "message 'id' is not a usable id"
         if not isinstance(obj.get("type"), str):

@@ -91,33 +91,17 @@ class _Reader:
         tail = parent
         add = self._adder(line, ts, side)
         if kind == "user":
-            text = parts_text(_parts(rec))
+            # A user record may carry the results of the model's calls (Gemini sends them
+            # back as the user's turn): those parts are tool results, never the user's words.
+            parts = _parts(rec)
+            text = parts_text([p for p in parts if "functionResponse" not in p])
             real = not rec.get("subtype")
-            tail = add(uuid, tail, "user", "text", text, real_user=real)
+            new_tail = add(uuid, tail, "user", "text", text, real_user=real)
+            tail = self._results(rec, uuid, new_tail, add, taken=new_tail != tail)
         elif kind == "assistant":
             tail = self._assistant(rec, uuid, tail, add)
         elif kind == "tool_result":
-            n = 0
-            result = obj(rec.get("toolCallResult"))
-            for part in _parts(rec):
-                response = part.get("functionResponse")
-                if not isinstance(response, dict):
-                    continue
-                n += 1
-                call = native_id(response.get("id")) or native_id(result.get("callId"))
-                text, failed = _response_text(response)
-                name = text_of(response.get("name")) or (self.tools.get(call) if call else None)
-                tail = add(
-                    uuid if n == 1 else f"{uuid}#{n}",
-                    tail,
-                    "tool",
-                    "tool-result",
-                    text,
-                    always=True,
-                    tool_call_id=call,
-                    tool_name=name or None,
-                    is_error=failed or result.get("status") == "error",
-                )
+            tail = self._results(rec, uuid, tail, add, taken=False)
         elif kind == "system":
             payload = obj(rec.get("systemPayload"))
             if rec.get("subtype") == "custom_title":
@@ -125,6 +109,35 @@ class _Reader:
             elif rec.get("subtype") == "parent_session":
                 self.parent = native_id(payload.get("parentSessionId")) or self.parent
         self.tail[uuid] = tail
+
+    def _results(
+        self, rec: dict[str, Any], uuid: str, tail: str | None, add: Any, *, taken: bool
+    ) -> str | None:
+        """One tool result per ``functionResponse`` part, paired with its call by id: the
+        record's uuid for the first (``<uuid>#<n>`` after it, or for all when the uuid is
+        ``taken`` by the record's text)."""
+        n = 0
+        result = obj(rec.get("toolCallResult"))
+        for part in _parts(rec):
+            response = part.get("functionResponse")
+            if not isinstance(response, dict):
+                continue
+            n += 1
+            call = native_id(response.get("id")) or native_id(result.get("callId"))
+            text, failed = _response_text(response)
+            name = text_of(response.get("name")) or (self.tools.get(call) if call else None)
+            tail = add(
+                uuid if n == 1 and not taken else f"{uuid}#{n + taken}",
+                tail,
+                "tool",
+                "tool-result",
+                text,
+                always=True,
+                tool_call_id=call,
+                tool_name=name or None,
+                is_error=failed or result.get("status") == "error",
+            )
+        return tail
 
     def _adder(self, line: Line, ts: str | None, side: bool) -> Any:
         def add(
