@@ -58,6 +58,7 @@ _BASES = {
     "$XDG_CONFIG_HOME": ".config",
     "$XDG_STATE_HOME": ".local/state",
     "$APPDATA": "AppData/Roaming",
+    "$LOCALAPPDATA": "AppData/Local",
 }
 
 
@@ -205,6 +206,7 @@ def json_lines(head: list[bytes]) -> list[dict[str, Any]]:
 #: checks that every module of the package that registers an importer is listed here.
 IMPORTER_MODULES = (
     "aider",
+    "amp",
     "claude_code",
     "codex",
     "copilot",
@@ -217,9 +219,11 @@ IMPORTER_MODULES = (
     "kiro",
     "markdown",
     "openclaw",
+    "openhands",
     "opencode",
     "pi",
     "qwen",
+    "zed",
 )
 _loaded = False
 

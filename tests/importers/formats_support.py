@@ -256,6 +256,68 @@ def _grow_cursor_workspace(path: Path) -> None:
     conn.close()
 
 
+ZED_THREAD = "9b2e4f10-7c3d-4a5e-8f60-000000002ed1"
+
+
+def _grow_zed(path: Path) -> None:
+    import sqlite3
+
+    import zstandard
+
+    conn = sqlite3.connect(path)
+    with conn:
+        (blob,) = conn.execute("SELECT data FROM threads WHERE id = ?", (ZED_THREAD,)).fetchone()
+        thread = json.loads(zstandard.ZstdDecompressor().decompressobj().decompress(blob))
+        text = "I also added a test for capacity 0."
+        thread["messages"].append({"Agent": {"content": [{"Text": text}], "tool_results": {}}})
+        data = zstandard.ZstdCompressor(level=3).compress(json.dumps(thread).encode())
+        conn.execute(
+            "UPDATE threads SET data = ?, updated_at = ? WHERE id = ?",
+            (data, "2026-03-14T09:21:00+00:00", ZED_THREAD),
+        )
+    conn.close()
+
+
+def _grow_openhands(path: Path) -> None:
+    text = "The regression test is in tests/test_city_names.py and passes."
+    eid = "0c5e7a10-3b2d-4e6f-9a8b-00000000e013"
+    event = {
+        "kind": "MessageEvent",
+        "id": eid,
+        "timestamp": "2026-03-16T10:02:30.000000",
+        "source": "agent",
+        "llm_message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+        "llm_response_id": "chatcmpl-oh-0006",
+    }
+    (path.parent / "events" / f"event-00013-{eid}.json").write_text(json.dumps(event))
+
+
+def _grow_openhands_v0(path: Path) -> None:
+    text = "Run pip install -r requirements.txt to pick up the pin."
+    event = {
+        "id": 10,
+        "timestamp": "2025-07-21T14:02:40.000000",
+        "source": "agent",
+        "message": text,
+        "action": "message",
+        "args": {"content": text, "wait_for_response": True},
+    }
+    (path.parent / "10.json").write_text(json.dumps(event))
+
+
+def _grow_amp(path: Path) -> None:
+    thread = json.loads(path.read_text(encoding="utf-8"))
+    text = "Once it is tagged, `git tag -v v0.9.1` shows the key it was signed with."
+    thread["messages"].append(
+        {"role": "assistant", "messageId": 12, "content": [{"type": "text", "text": text}]}
+    )
+    path.write_text(json.dumps(thread, indent=2) + "\n", encoding="utf-8")
+
+
+OPENHANDS = "openhands/conversations/5a7c1e2f9d3b4c6a8e0f1a2b3c4d0b01"
+OPENHANDS_V0 = "openhands/sessions/a41f0c2e9b7d4e58"
+AMP = "amp/threads/T-7e4b2a19-5c3d-4f8e-9a61-00000000a301.json"
+
 CURSOR_WORKSPACE = "cursor/User/workspaceStorage/8f3e2a1b0c9d8e7f6a5b4c3d2e1f0a9b"
 CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
 CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
@@ -334,6 +396,10 @@ CASES: list[Case] = [
     ),
     Case("kiro", "kiro/data.db", ".local/share/kiro-cli/data.sqlite3", _grow_kiro_db),
     Case("openclaw", OPENCLAW, f".{OPENCLAW}", _grow_openclaw),
+    Case("zed", "zed/threads.db", ".local/share/zed/threads/threads.db", _grow_zed),
+    Case("openhands", OPENHANDS, f".{OPENHANDS}", _grow_openhands, main="base_state.json"),
+    Case("openhands", OPENHANDS_V0, f".{OPENHANDS_V0}", _grow_openhands_v0, main="events/0.json"),
+    Case("amp", AMP, f".local/share/{AMP}", _grow_amp),
 ]
 
 

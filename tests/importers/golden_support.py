@@ -54,6 +54,10 @@ CASES: dict[str, str] = {
     "kiro/sessions/cli/e4d3c2b1-9a8f-4e7d-8c6b-00000000e001.jsonl": "kiro",
     "kiro/data.db": "kiro",
     "openclaw/agents/main/sessions/0c1a2b3c-4d5e-4f60-8a9b-00000000f001.jsonl": "openclaw",
+    "zed/threads.db": "zed",
+    "openhands/conversations/5a7c1e2f9d3b4c6a8e0f1a2b3c4d0b01/base_state.json": "openhands",
+    "openhands/sessions/a41f0c2e9b7d4e58/events/0.json": "openhands",
+    "amp/threads/T-7e4b2a19-5c3d-4f8e-9a61-00000000a301.json": "amp",
 }
 
 
