@@ -102,7 +102,7 @@ def _read_db(path: Path) -> tuple[list[_Session], dict[str, str]]:
             owner = sessions.get(str(row["session_id"]))
             if owner is None:
                 continue
-            record = {**data, "id": row["id"], "_created": row.get("time_created")}
+            record = {**data, "id": row["id"], "_created": _row_time(row)}
             entry: tuple[dict[str, Any], bytes, list[Any]] = (
                 record,
                 _event("message", {**row, "data": data}),
@@ -117,15 +117,30 @@ def _read_db(path: Path) -> tuple[list[_Session], dict[str, str]]:
             data = _loads(row.get("data"))
             parent = messages.get(str(row["message_id"]))
             if parent is not None:
-                record = {**data, "id": row["id"], "_created": row.get("time_created")}
+                record = {**data, "id": row["id"], "_created": _row_time(row)}
                 parent[2].append((record, _event("part", {**row, "data": data})))
     for session in sessions.values():
         _in_time_order(session)
     return list(sessions.values()), projects
 
 
+def _row_time(row: dict[str, Any]) -> object:
+    """A row's creation time: ``time_created`` (OpenCode), else ``created_at`` (other writers)."""
+    value = row.get("time_created")
+    return value if value is not None else row.get("created_at")
+
+
 def _millis(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """Epoch milliseconds; a number too small for that is seconds (some writers use them)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    return float(value) * 1000 if abs(value) < 10**11 else float(value)
+
+
+def _when(value: object) -> str | None:
+    """An ISO time from epoch milliseconds (or seconds) or a date text."""
+    millis = _millis(value)
+    return norm_time(millis) if millis is not None else norm_time(value)
 
 
 def _part_time(part: dict[str, Any]) -> float | None:
@@ -204,7 +219,7 @@ def _usage(data: dict[str, Any]) -> Usage | None:
 def _stamp(value: object) -> str | None:
     if isinstance(value, dict):
         value = value.get("created")
-    return norm_time(value)
+    return _when(value)
 
 
 class _Builder:
@@ -223,7 +238,7 @@ class _Builder:
         convo = self.convo
         mid = native_id(data.get("id"))
         line = self.record(raw, f"message:{text_of(data.get('role')) or '?'}")
-        ts = _stamp(data.get("time")) or norm_time(data.get("_created"))
+        ts = _stamp(data.get("time")) or _when(data.get("_created"))
         numbered = [(p, self.record(r, f"part:{text_of(p.get('type')) or '?'}")) for p, r in parts]
         if mid is None:
             return
@@ -278,6 +293,10 @@ class _Builder:
             convo.call(call_id, name, state.get("input"), line=number, ts=ts, **response)
             response = {}
             status = state.get("status")
+            if status not in ("completed", "error", "pending", "running") and (
+                state.get("output") is not None or state.get("error") is not None
+            ):  # no status but an outcome (other writers): read what is there
+                status = "completed" if state.get("output") is not None else "error"
             if status in ("completed", "error"):
                 output = state.get("output") if status == "completed" else state.get("error")
                 if not isinstance(output, str):
@@ -287,7 +306,7 @@ class _Builder:
                     call_id,
                     output,
                     line=number,
-                    ts=norm_time(obj(state.get("time")).get("end")) or ts,
+                    ts=_when(obj(state.get("time")).get("end")) or ts,
                     is_error=status == "error",
                 )
 
@@ -328,7 +347,7 @@ class OpenCodeImporter:
         """A message or part file of the JSON tree (``storage/message/<sessionID>/<id>.json``,
         ``storage/part/<messageID>/<id>.json``): part of a session whose file is
         ``storage/session/…``; or a database's ``-wal``/``-shm``."""
-        if self.name == "opencode" and path.suffix == ".json":
+        if path.suffix == ".json":
             parts = path.parts
             if len(parts) >= 4 and parts[-3] in ("message", "part"):
                 return (path.parent.parent.parent / "session").is_dir()
@@ -354,7 +373,11 @@ class OpenCodeImporter:
         if sqlite.looks_like_sqlite(head):
             named = path.name.startswith("kilo")
             return named == (self.name == "kilo") and sqlite.has_tables(path, head, _DB_TABLES)
-        return self.name == "opencode" and self._is_tree(path, head)
+        if not self._is_tree(path, head):
+            return False
+        # Kilo CLI keeps the same tree under its own data folder (``…/kilo/storage/``).
+        kilo = path.parent.parent.parent.parent.name.startswith("kilo")
+        return kilo == (self.name == "kilo")
 
     def accepts(self, path: Path, head: list[bytes]) -> bool:
         """Forced: the database's tables, or a ``.json`` object with a string ``id`` (a session
@@ -411,7 +434,7 @@ class OpenCodeImporter:
             title = None
         parent = native_id(info.get("parent_id") or info.get("parentID"))
         times = obj(info.get("time"))
-        started = norm_time(info.get("time_created")) or norm_time(times.get("created"))
+        started = _when(_row_time(info)) or _when(times.get("created"))
         parsed = ParsedSession(
             session_id=sid,
             agent=self.agent,
@@ -444,7 +467,10 @@ register(
     OpenCodeImporter(
         "kilo",
         "kilo.db",
-        (Location("$XDG_DATA_HOME/kilo", ("kilo*.db",), depth=0),),
+        (
+            Location("$XDG_DATA_HOME/kilo", ("kilo*.db",), depth=0),
+            Location("$XDG_DATA_HOME/kilo/storage/session", ("ses_*.json",)),
+        ),
         "kilo --session",
     )
 )
