@@ -139,6 +139,7 @@ class _Reader:
         # and ``toolResult`` blocks inside ``toolResult`` messages.
         self.claw = claw
         self.tools: dict[str, str] = {}  # tool call id -> tool name
+        self.model: str | None = None  # the header's or the last model_change's model
 
     def entry(self, line: Line) -> None:
         obj = line.obj
@@ -166,6 +167,10 @@ class _Reader:
             return self._add(line, base, parent, stamp, "system", "text", text)
         if kind == "session_info" and isinstance(obj.get("name"), str):
             self.title = obj["name"].strip() or self.title
+        if kind in ("session", "model_change"):
+            # an assistant message without its own model ran on this one
+            model = _text(obj.get("modelId")) or _text(obj.get("model"))
+            self.model = model or self.model
         if kind == "title" and isinstance(obj.get("title"), str):
             self.slot_title = obj["title"].strip() or self.slot_title
         if kind != "message":
@@ -246,7 +251,7 @@ class _Reader:
                     parent_id=parent,
                 )
             )
-        model = message.get("model") if isinstance(message.get("model"), str) else None
+        model = _text(message.get("model")) or self.model
         usage = usage_of(message.get("usage"))
         response: dict[str, Any] = {"model": model or None, "usage": usage}
         text = blocks_text(content)
