@@ -247,7 +247,11 @@ class DocumentSpec:
 
 @dataclass(frozen=True)
 class SessionSpec:
-    """Session-level facts admission records once per session (membership is immutable)."""
+    """Session-level facts admission records once per session (membership is immutable).
+
+    ``session_id`` is the store's id of the session; ``native_id`` the id its agent gave it,
+    when the two differ (another agent's session holds the bare id: ``cwcore.store.identity``).
+    """
 
     session_id: str
     project: str
@@ -260,3 +264,4 @@ class SessionSpec:
     source_path: str | None = None
     resume_command: str | None = None
     parent_tool_call: str | None = None
+    native_id: str | None = None

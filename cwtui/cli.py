@@ -159,9 +159,18 @@ def _finish(summary: ImportSummary, as_json: bool) -> None:
 
 
 def _print_summary(summary: ImportSummary) -> None:
+    extra = []
+    if summary.empty:
+        extra.append(f"{summary.empty} session(s) without messages not imported")
+    if summary.companions:
+        extra.append(f"{summary.companions} companion file(s) read with their sessions")
+    notices = len(summary.notices) + summary.notices_truncated
+    if notices:
+        extra.append(f"{notices} notice(s)")
     console.print(
         f"{summary.files} file(s), {summary.sessions} session(s), {summary.messages} "
         f"message(s): {summary.imported} document(s) imported, {summary.skipped} unchanged"
+        + "".join(f"; {part}" for part in extra)
     )
     _print_errors(summary)
 

@@ -39,6 +39,7 @@ PINNED_TAGS = {
     "subject-live": 0x45,
     "session-order": 0x46,
     "project-session-order": 0x47,
+    "session-native": 0x48,
     "ordinal": 0x50,
     "tombstone": 0x51,
     "outbox": 0x60,

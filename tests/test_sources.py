@@ -17,6 +17,7 @@ from cwtui.cli import app
 FIXTURES = Path(__file__).parent / "importers" / "fixtures"
 ROW_FIELDS = {
     "format",
+    "companions",
     "location",
     "path",
     "found",

@@ -11,6 +11,7 @@ Markdown document (:mod:`cwcore.markdown.ingest`, which the engine's ``import`` 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from cwcore.importers import markdown as markdown_importer
 from cwcore.importers.documents import build_documents, session_counts, session_spec
 from cwcore.importers.summary import ImportProblem, ImportSummary
 from cwcore.model import ParsedSession
+from cwcore.store import identity
 from cwcore.store.admission import Admission
 
 __all__ = ["BATCH_DOCUMENTS", "ImportProblem", "ImportSummary", "check_format", "import_paths"]
@@ -59,6 +61,11 @@ def plan(
         path = Path(raw).expanduser()
         if path.is_dir():
             for file in _walk(path):
+                if _companion(file, forced) is not None:
+                    # A sidecar or tree file of a multi-file session: read with the session
+                    # file it belongs to, so it is counted, never reported one by one.
+                    summary.companions += 1
+                    continue
                 importer = _detect(file) if forced is None else _accepting(forced, file)
                 if (
                     importer is not None
@@ -90,10 +97,28 @@ def plan(
             summary.error(str(path), None, f"cannot read: {exc.strerror or exc}")
             continue
         if importer is None:
-            summary.error(str(path), None, "not a recognized session log (try --format)")
+            owner = _companion(path, forced)
+            reason = (
+                f"part of a {owner.name} session, read with the session's own file"
+                if owner is not None
+                else "not a recognized session log (try --format)"
+            )
+            summary.error(str(path), None, reason)
             continue
         work.append((path, importer))
     return work
+
+
+def _companion(file: Path, forced: base.Importer | None) -> base.Importer | None:
+    """The importer whose multi-file sessions ``file`` is a part of (not their entry file)."""
+    for importer in [forced] if forced is not None else base.importers():
+        check = getattr(importer, "is_companion", None)
+        try:
+            if check is not None and check(file):
+                return importer
+        except OSError:
+            continue
+    return None
 
 
 def _mismatch(path: Path, forced: base.Importer) -> str:
@@ -182,10 +207,28 @@ def _admit_session(
     path: str,
     emit: Emit,
 ) -> None:
+    messages = session_counts(parsed)["messages"]
+    if not messages:
+        # A header-only run, a file of metadata, a format whose conversation cw cannot read:
+        # nothing to list as a session, and the user hears why.
+        note = f"{path}: session {parsed.session_id} ({parsed.agent}) has no messages; not imported"
+        summary.notice(note)
+        summary.empty += 1
+        emit({"type": "notice", "message": note})
+        return
+    parsed, native = _identify(admission, parsed)
     docs = build_documents(parsed, segment_bytes=settings.segment_bytes)
     spec = session_spec(parsed)
+    if native != parsed.session_id:
+        spec = dataclasses.replace(spec, native_id=native)
+        note = (
+            f"{path}: another agent's session is {native}: this {parsed.agent} session is "
+            f"{parsed.session_id}"
+        )
+        summary.notice(note)
+        emit({"type": "notice", "message": note})
     summary.sessions += 1
-    summary.messages += session_counts(parsed)["messages"]
+    summary.messages += messages
     events = parsed.events
     for start in range(0, max(len(docs), 1), BATCH_DOCUMENTS):
         group = docs[start : start + BATCH_DOCUMENTS]
@@ -203,6 +246,23 @@ def _admit_session(
                 emit({"type": "ack", **ack.to_json()})
             else:
                 summary.skipped += 1
+
+
+def _identify(admission: Admission, parsed: ParsedSession) -> tuple[ParsedSession, str]:
+    """``parsed`` under its store id (:func:`cwcore.store.identity.session_key`: its agent's and
+    native id's), with the ancestors it names mapped the same way; and its native id."""
+    store = admission.store
+    native = parsed.session_id
+    key = identity.session_key(store, native, parsed.agent)
+    lineage = tuple(identity.session_key(store, s, parsed.agent) for s in parsed.lineage)
+    parent = parsed.parent_session
+    if parent is not None:
+        parent = identity.session_key(store, parent, parsed.agent)
+    if key == native and lineage == parsed.lineage and parent == parsed.parent_session:
+        return parsed, native
+    return dataclasses.replace(
+        parsed, session_id=key, lineage=lineage, parent_session=parent
+    ), native
 
 
 def check_format(fmt: str) -> None:

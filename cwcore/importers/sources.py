@@ -31,6 +31,7 @@ class Report:
     found: bool
     files: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # file -> reason
+    companions: int = 0  # files read with another file's session (sidecars, a JSON tree)
 
     def skip(self, path: str, reason: str) -> None:
         self.skipped[path] = reason
@@ -60,6 +61,7 @@ def records(
             "sessions": sum(int(s.get("sessions", 0)) for s in imported),
             "messages": sum(int(s.get("messages", 0)) for s in imported),
             "skipped": len(report.skipped),
+            "companions": report.companions,
             "skippedReasons": dict(sorted(reasons.items())),
             "skippedFiles": [
                 {"path": p, "reason": r}
@@ -106,7 +108,9 @@ class SourceRow:
     """``cw sources``: one registered location (``format``, the registry's ``location`` label,
     the folder ``path`` here, whether it exists) and what the last sync recorded there: files
     seen, sessions and messages they imported, files skipped (counted per reason, the first
-    :data:`MAX_SKIPPED_LISTED` named) and when (``last_sync`` None when never synced)."""
+    :data:`MAX_SKIPPED_LISTED` named; a file whose sessions hold no message is skipped with
+    reason ``no messages``), ``companions`` (files read with another file's session, not
+    counted in ``files``) and when (``last_sync`` None when never synced)."""
 
     format: str
     location: str
@@ -119,6 +123,7 @@ class SourceRow:
     skipped_reasons: tuple[tuple[str, int], ...] = ()
     skipped_files: tuple[SkippedFile, ...] = ()
     last_sync: str | None = None
+    companions: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -133,6 +138,7 @@ class SourceRow:
             "skippedReasons": dict(self.skipped_reasons),
             "skippedFiles": [f.to_json() for f in self.skipped_files],
             "lastSync": self.last_sync,
+            "companions": self.companions,
         }
 
     @classmethod
@@ -149,6 +155,7 @@ class SourceRow:
             skipped_reasons=tuple(body["skippedReasons"].items()),
             skipped_files=tuple(SkippedFile.from_json(f) for f in body["skippedFiles"]),
             last_sync=body["lastSync"],
+            companions=int(body.get("companions", 0)),
         )
 
 
@@ -244,6 +251,7 @@ def listing(
                     SkippedFile.from_json(f) for f in record.get("skippedFiles", [])
                 ),
                 last_sync=record.get("lastSync"),
+                companions=int(record.get("companions", 0)),
             )
         )
     return tuple(rows)

@@ -51,6 +51,11 @@ class ImportSummary:
     skipped: int = 0
     sessions: int = 0
     messages: int = 0
+    #: Sessions read but not imported because they hold no message (each also a notice).
+    empty: int = 0
+    #: Files of a folder walk that belong to a multi-file session (sidecars, a JSON tree):
+    #: read with their session's own file, counted here and not listed.
+    companions: int = 0
     errors: list[ImportProblem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     errors_truncated: int = 0
@@ -90,7 +95,7 @@ class ImportSummary:
 
     def absorb(self, other: ImportSummary) -> None:
         """Add ``other``'s counts, problems and notices to this summary (still bounded)."""
-        for name in ("files", "imported", "skipped", "sessions", "messages"):
+        for name in ("files", "imported", "skipped", "sessions", "messages", "empty", "companions"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for problem in other.errors:
             self.error(problem.path, problem.line, problem.reason)
@@ -106,6 +111,8 @@ class ImportSummary:
             "skipped": self.skipped,
             "sessions": self.sessions,
             "messages": self.messages,
+            "empty": self.empty,
+            "companions": self.companions,
             "errors": [e.to_json() for e in self.errors],
             "errors_truncated": self.errors_truncated,
             "notices": list(self.notices),
@@ -120,6 +127,8 @@ class ImportSummary:
             skipped=int(body.get("skipped", 0)),
             sessions=int(body.get("sessions", 0)),
             messages=int(body.get("messages", 0)),
+            empty=int(body.get("empty", 0)),
+            companions=int(body.get("companions", 0)),
         )
         for e in body.get("errors", []):
             summary.error(e["path"], e.get("line"), e["reason"])

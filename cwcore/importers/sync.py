@@ -119,6 +119,9 @@ def sync(
             if key in claimed:
                 continue
             claimed.add(key)
+            if _is_companion(importer, path):
+                report.companions += 1  # read with its session's own file
+                continue
             report.files.append(key)
             try:
                 sig = signature(path, importer)
@@ -153,6 +156,9 @@ def sync(
         total.absorb(summary)
         if summary.file_errors:
             errors[key] = next((e.reason for e in summary.errors if e.line is None), "error")
+        elif summary.empty and not summary.sessions:
+            errors[key] = "no messages"
+            seen[key] = {"sig": sig, "sessions": 0, "messages": 0}
         else:
             seen[key] = {"sig": sig, "sessions": summary.sessions, "messages": summary.messages}
         emit({"type": "progress", "file": key, "files": index, "total": len(changed)})
@@ -170,6 +176,14 @@ def sync(
         )
         store.commit(batch)
     return total
+
+
+def _is_companion(importer: base.Importer, path: Path) -> bool:
+    check = getattr(importer, "is_companion", None)
+    try:
+        return bool(check is not None and check(path))
+    except OSError:
+        return False
 
 
 def fingerprint(

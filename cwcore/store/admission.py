@@ -476,6 +476,12 @@ class Admission:
         raw = self.store.get("scopes", keys.SESSION.encode(session.session_id))
         if raw is not None:
             record = codec.decode_record(raw, "session")
+            if record.get("agent") and record["agent"] != session.agent:
+                # Another agent's session with this id: identity.session_key gives it its own.
+                raise InvalidInput(
+                    f"session {excerpt(session.session_id)} belongs to {record['agent']}, "
+                    f"not {excerpt(session.agent)}"
+                )
             # Membership is immutable: the first admission's project and agent stay.
             for name, value in (
                 ("cwd", session.cwd),
@@ -492,7 +498,7 @@ class Admission:
                 record["lineage"] = list(session.lineage)
                 record["parent"] = session.parent_session
             return record, False
-        return {
+        record: dict[str, Any] = {
             "id": session.session_id,
             "project": session.project,
             "agent": session.agent,
@@ -511,12 +517,20 @@ class Admission:
             "turns": 0,
             "toolCalls": 0,
             "documents": 0,
-        }, True
+        }
+        if session.native_id and session.native_id != session.session_id:
+            record["nativeId"] = session.native_id
+        return record, True
 
     def _put_membership(self, batch: Batch, session: SessionSpec) -> None:
         pd = project_digest(session.project)
         batch.put("scopes", keys.PROJECT.encode(pd), codec.encode_record({"name": session.project}))
         batch.put("scopes", keys.PROJECT_SESSION.encode(pd, session.session_id), b"")
+        batch.put(
+            "scopes",
+            keys.SESSION_NATIVE.encode(session.native_id or session.session_id, session.agent),
+            session.session_id.encode("utf-8"),
+        )
 
     def _put_events(
         self, batch: Batch, session_id: str, record: dict[str, Any], events: Sequence[SourceEvent]

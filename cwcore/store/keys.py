@@ -361,6 +361,11 @@ PROJECT_SESSION_ORDER = _define(
     "project digest, started (desc), session id (desc) -> summary",
 )
 
+# A session's identity is (agent, native id): two agents' sessions never share a record.
+SESSION_NATIVE = _define(
+    "scopes", "session-native", 0x48, ("str", "str"), "native id, agent -> session id"
+)
+
 # ordinals CF
 ORDINAL = _define("ordinals", "ordinal", 0x50, ("u32",), "ordinal -> (document id, version)")
 TOMBSTONE = _define("ordinals", "tombstone", 0x51, ("u32",), "ordinal -> retirement")

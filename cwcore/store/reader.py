@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cwcore.errors import CorruptRecord, NotFound, excerpt
-from cwcore.store import codec, keys
+from cwcore.store import codec, identity, keys
+from cwcore.store.identity import session_what
 from cwcore.store.limits import PART_SEPARATOR
 from cwcore.store.rocks import Store
 
@@ -28,11 +29,6 @@ class EventRecord:
     conversational: bool
     type: str
     raw: bytes
-
-
-def session_what(session_id: str) -> str:
-    """How an error names a session's record."""
-    return f"session record of {excerpt(session_id)}"
 
 
 class Reader:
@@ -51,12 +47,13 @@ class Reader:
     def find_session(self, prefix: str) -> dict[str, Any]:
         """A session by id or unique id prefix (at least 4 characters). Prefixes are matched on
         the keys, so only the matching record is decoded (a corrupt record elsewhere does not
-        stand in the way)."""
-        try:
-            return self.session(prefix)
-        except NotFound:
-            if len(prefix) < 4:
-                raise
+        stand in the way). A native id two agents share is :class:`NotFound` naming both
+        (:func:`cwcore.store.identity.resolve`); ``<agent>:<id>`` names one of them."""
+        exact = identity.resolve(self.store, prefix)
+        if exact is not None:
+            return self.session(exact)
+        if len(prefix) < 4:
+            self.session(prefix)  # raises NotFound
         matches = [sid for sid in self.session_ids() if sid.startswith(prefix)]
         if len(matches) == 1:
             return self.session(matches[0])

@@ -299,6 +299,9 @@ class Retention:
             if record is not None:
                 pd = project_digest(record["project"])
                 batch.delete("scopes", keys.PROJECT_SESSION.encode(pd, session_id))
+                if record.get("agent"):
+                    native = str(record.get("nativeId") or session_id)
+                    batch.delete("scopes", keys.SESSION_NATIVE.encode(native, record["agent"]))
                 session_order.delete(batch, record)
                 for stamp in {record.get("started"), record.get("ended"), record.get("created")}:
                     if stamp:
@@ -329,6 +332,10 @@ class Retention:
             for key, _ in self.store.scan("scopes", layout.prefix()):
                 if layout.decode(key)[-1] == session_id:
                     batch.delete("scopes", key)
+        wanted = session_id.encode("utf-8")
+        for key, value in self.store.scan("scopes", keys.SESSION_NATIVE.prefix()):
+            if value == wanted:
+                batch.delete("scopes", key)
 
     def _pinned(self, head: dict[str, Any]) -> bool:
         return bool(self.reader.manifest(head["documentId"], head["version"]).get("pinned"))

@@ -51,7 +51,8 @@ FAMILIES = CANONICAL_FAMILIES + DERIVED_FAMILIES
 
 #: The store schema this build writes. A store with a higher number is refused.
 #: 2: the ``session-order`` index (sessions newest first), kept with every session record.
-SCHEMA_VERSION = 2
+#: 3: the ``session-native`` index (a session is its agent's and its native id's).
+SCHEMA_VERSION = 3
 
 
 def _add_session_order(store: Store) -> None:
@@ -62,7 +63,16 @@ def _add_session_order(store: Store) -> None:
 
 #: Migrations from version N to N+1, run in order on open: ``MIGRATIONS[N](store)``. Each must
 #: be safe to re-run (the version is recorded only after it finishes).
-MIGRATIONS: dict[int, Callable[[Store], None]] = {1: _add_session_order}
+def _add_session_identity(store: Store) -> None:
+    from cwcore.store import identity
+
+    identity.backfill(store)
+
+
+MIGRATIONS: dict[int, Callable[[Store], None]] = {
+    1: _add_session_order,
+    2: _add_session_identity,
+}
 
 
 def _options() -> rd.Options:

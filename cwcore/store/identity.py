@@ -1,0 +1,131 @@
+"""Session identity: a session is ``(agent, native id)``, never the native id alone.
+
+Two agents can give sessions the same id (a Codex rollout and an OpenClaw session both
+``quote-123``; a Kilo database copied from OpenCode's, with the same ``ses_…`` ids). The store
+keeps them apart without renaming anything it already holds:
+
+- the first agent to bring a native id keeps it as the store's session id (every existing
+  session, and nearly every session ever: agents' ids are UUIDs);
+- another agent's session with that native id is stored as ``<agent>:<native id>``
+  (:func:`qualified`), with ``nativeId`` in its record;
+- the ``session-native`` index maps ``(native id, agent)`` to the store's id, so an import finds
+  the session its agent already has, and a bare id a user types resolves to the one session it
+  names — or to a clear "shared by …" error (:func:`resolve`).
+
+Stores written before this index are upgraded at writable open (:func:`backfill`, schema 3),
+one page of sessions per write batch with a durable cursor, so a kill at any point resumes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cwcore.errors import NotFound, excerpt
+from cwcore.store import codec, keys
+
+if TYPE_CHECKING:
+    from cwcore.store.rocks import Store
+
+__all__ = ["agents_of", "backfill", "qualified", "resolve", "session_key", "session_what"]
+
+#: Sessions indexed per write batch by the upgrade (small batches, a cursor after each).
+BACKFILL_PAGE = 256
+
+
+def session_what(session_id: str) -> str:
+    """How an error names a session's record."""
+    return f"session record of {excerpt(session_id)}"
+
+
+def qualified(agent: str, native_id: str) -> str:
+    """The store id of ``agent``'s session ``native_id`` when another agent holds the bare id:
+    ``<agent>:<native id>``, or ``<agent>:#<digest>`` when that would pass the id limit."""
+    key = f"{agent}:{native_id}"
+    if len(key.encode("utf-8", "surrogatepass")) <= keys.MAX_ID_BYTES:
+        return key
+    return f"{agent[:64]}:#{keys.digest16(native_id).hex()}"
+
+
+def session_key(store: Store, native_id: str, agent: str) -> str:
+    """The store id for ``agent``'s session ``native_id``: the one already assigned, else the
+    bare id while no other agent's session holds it, else :func:`qualified`."""
+    raw = store.get("scopes", keys.SESSION_NATIVE.encode(native_id, agent))
+    if raw is not None:
+        return raw.decode("utf-8")
+    record = _record(store, native_id)
+    if record is None or (record.get("agent") == agent and not record.get("nativeId")):
+        return native_id
+    return qualified(agent, native_id)
+
+
+def agents_of(store: Store, native_id: str) -> list[tuple[str, str]]:
+    """``(agent, store id)`` of every session whose agent gave it ``native_id``."""
+    out = []
+    for key, value in store.scan("scopes", keys.SESSION_NATIVE.prefix(native_id)):
+        _, agent = keys.SESSION_NATIVE.decode(key)
+        out.append((str(agent), value.decode("utf-8")))
+    return out
+
+
+def resolve(store: Store, name: str) -> str | None:
+    """The store id ``name`` names exactly, or None.
+
+    ``name`` is a native id (accepted when one agent's session has it), ``<agent>:<native id>``,
+    or a store id. Raises :class:`NotFound` naming the agents when a bare id is shared."""
+    owners = agents_of(store, name)
+    if len(owners) > 1:
+        names = ", ".join(f"{agent} ({qualified(agent, name)})" for agent, _ in sorted(owners))
+        raise NotFound(
+            f"session {excerpt(name)} is shared by {len(owners)} agents: {names}; "
+            "name one as <agent>:<id>"
+        )
+    if owners:
+        return owners[0][1]
+    if _record(store, name) is not None:
+        return name
+    agent, sep, native = name.partition(":")
+    if sep and agent and native:
+        raw = store.get("scopes", keys.SESSION_NATIVE.encode(native, agent))
+        if raw is not None:
+            return raw.decode("utf-8")
+    return None
+
+
+def _record(store: Store, session_id: str) -> dict[str, Any] | None:
+    try:
+        raw = store.get("scopes", keys.SESSION.encode(session_id))
+    except Exception:  # an id the key encoding refuses names no session
+        return None
+    return None if raw is None else codec.decode_record(raw, session_what(session_id))
+
+
+def backfill(store: Store) -> None:
+    """Index every session record under ``(native id, agent)``: the schema-3 upgrade.
+
+    Resumable and idempotent: each page's index entries and the cursor (the last session id
+    indexed) commit in one batch, and an entry is a deterministic put."""
+    state = store.meta_get("identity-backfill") or {}
+    after = state.get("after")
+    prefix = keys.SESSION.prefix()
+    start = keys.SESSION.encode(after) if after else None
+    while True:
+        page = []
+        for key, value in store.scan("scopes", prefix, start=start, limit=BACKFILL_PAGE + 1):
+            sid = str(keys.SESSION.decode(key)[0])
+            if sid == after:
+                continue
+            page.append((sid, codec.decode_record(value, session_what(sid))))
+            if len(page) == BACKFILL_PAGE:
+                break
+        if not page:
+            return
+        batch = store.batch()
+        for sid, record in page:
+            native = str(record.get("nativeId") or sid)
+            agent = str(record.get("agent") or "")
+            if agent:
+                batch.put("scopes", keys.SESSION_NATIVE.encode(native, agent), sid.encode("utf-8"))
+        after = page[-1][0]
+        store.meta_put(batch, "identity-backfill", {"after": after})
+        store.commit(batch)
+        start = keys.SESSION.encode(after)
