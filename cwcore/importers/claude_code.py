@@ -77,9 +77,30 @@ def _check(obj: dict[str, Any]) -> str:
             return f"{kind} line without a 'message' object"
         if not isinstance(message.get("content"), str | list):
             return "message.content must be a string or a list"
-        if native_id(obj.get("uuid")) is None:
-            return f"{kind} line without a usable 'uuid'"
+        if obj.get("uuid") is not None and native_id(obj.get("uuid")) is None:
+            return f"{kind} line with an unusable 'uuid'"
     return ""
+
+
+def _with_fallback_id(line: Line) -> Line:
+    """A ``user``/``assistant`` line without a ``uuid`` (written by other tools, or trimmed)
+    reads as if its uuid were ``L<n>``, n its 1-based line: the id formats without native ids
+    use. Its raw bytes stay as written."""
+    if line.obj["type"] in ("user", "assistant") and line.obj.get("uuid") is None:
+        return Line(line.number, line.raw, {**line.obj, "uuid": f"L{line.number}"})
+    return line
+
+
+def _claude_message(obj: dict[str, Any]) -> bool:
+    """A ``user``/``assistant`` line in Claude's shape: ``message`` an object whose
+    ``content`` is a string or a list of blocks (Gemini-shaped ``parts`` are Qwen's)."""
+    message = obj.get("message")
+    return (
+        obj.get("type") in ("user", "assistant")
+        and isinstance(message, dict)
+        and isinstance(message.get("content"), str | list)
+        and "parts" not in message
+    )
 
 
 def _session_id(path: Path, lines: list[Line]) -> str:
@@ -138,10 +159,15 @@ class ClaudeCodeImporter:
     locations: tuple[Location, ...] = (Location("~/.claude/projects"),)
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
+        """One line of the format: a known type with Claude's ids, or a ``user``/``assistant``
+        line with Claude's ``message`` object (ids are optional: tools that write Claude's
+        shape often leave them out)."""
         for obj in json_lines(head):
             if obj.get("type") not in CLAUDE_TYPES or "payload" in obj or "projectHash" in obj:
                 continue
             if any(k in obj for k in ("uuid", "parentUuid", "leafUuid", "messageId", "sessionId")):
+                return True
+            if _claude_message(obj) and "role" not in obj:
                 return True
         return False
 
@@ -156,7 +182,7 @@ class ClaudeCodeImporter:
             if reason:
                 problems.append((line.number, reason))
             else:
-                kept.append(line)
+                kept.append(_with_fallback_id(line))
         if not kept:
             return FileParse((), tuple(problems))
         own = _transcript_agent(path, kept)

@@ -38,6 +38,7 @@ from cwcore.importers.common import (
     Sink,
     blocks_text,
     canonical_json,
+    host_wrapped,
     native_id,
     norm_time,
     parse_arguments,
@@ -49,14 +50,41 @@ from cwcore.model import FileParse, Message, ParsedSession, SourceEvent, Usage
 
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
-#: User-role text starting with one of these is injected by the host.
-HOST_MARKERS = (
-    "<environment_context>",
-    "<user_instructions>",
-    "<permissions instructions>",
-    "# AGENTS.md instructions for",
-    "<turn_aborted>",
-)
+#: The wrappers Codex puts around the text it injects as user messages (its contextual user
+#: fragments: environment, instructions, plugin and skill lists, shell commands the user ran
+#: with ``!``, aborted turns, sub-agent notifications, goal reminders): opening -> closing.
+HOST_WRAPPERS = {
+    **{
+        f"<{tag}>": f"</{tag}>"
+        for tag in (
+            "environment_context",
+            "user_instructions",
+            "permissions instructions",
+            "turn_aborted",
+            "recommended_plugins",
+            "plugins",
+            "skill",
+            "skills_instructions",
+            "user_shell_command",
+            "subagent_notification",
+            "subagents",
+            "app-context",
+            "codex_internal_context",
+            "goal_context",
+            "INSTRUCTIONS",
+        )
+    },
+    "# AGENTS.md instructions for": "</INSTRUCTIONS>",
+}
+#: User-role text starting with one of these is injected by the host (docs, tests).
+HOST_MARKERS = tuple(HOST_WRAPPERS)
+
+
+def is_host_text(text: str) -> bool:
+    """Whether a user message is only host wrappers (see
+    :func:`~cwcore.importers.common.host_wrapped`)."""
+    return host_wrapped(text, HOST_WRAPPERS)
+
 
 _CALLS = {
     "function_call": "arguments",
@@ -170,13 +198,14 @@ class _Reader:
 
     def item(self, line: Line, payload: dict[str, Any], stamp: str | None) -> None:
         kind = payload.get("type")
-        if kind == "message":
+        if kind == "message" or (kind is None and "role" in payload and "content" in payload):
+            # Some writers leave out the item's "type": a role and content make a message.
             role = payload.get("role")
             text = blocks_text(payload.get("content"), text_types=_TEXT_TYPES)
             if not text.strip() or role not in ("user", "assistant", "developer", "system"):
                 return
             if role == "user":
-                host = text.lstrip().startswith(HOST_MARKERS)
+                host = is_host_text(text)
                 self._add(line, "user", "text", text, stamp, real_user=not host)
             else:
                 self._add(

@@ -199,3 +199,28 @@ def project_from_cwd(cwd: object) -> str | None:
         if part in _WORKTREE_DIRS or nested:
             return parts[i - 1]
     return parts[-1] if parts else None
+
+
+def host_wrapped(text: str, wrappers: dict[str, str], prefixes: tuple[str, ...] = ()) -> bool:
+    """Whether ``text`` is made only of host wrappers: ``wrappers`` maps an opening marker
+    (``<environment_context>``; a tag with attributes is matched by ``<tag`` and a space) to its
+    closing one, ``prefixes`` are host texts without a close (``[Request interrupted``).
+
+    The text must start with a marker; complete wrappers are skipped one after another, and
+    the user's own words after them make it the user's text (an IDE selection or a reminder
+    put before a prompt). A wrapper left open holds the rest of the text: host text."""
+    rest = text.lstrip("\ufeff \t\r\n")
+    while rest:
+        if prefixes and rest.startswith(prefixes):
+            return True
+        opening = next(
+            (o for o in wrappers if rest.startswith(o) or rest.startswith(o.rstrip(">") + " ")),
+            None,
+        )
+        if opening is None:
+            return False
+        close = rest.find(wrappers[opening], len(opening.rstrip(">")))
+        if close < 0:
+            return True
+        rest = rest[close + len(wrappers[opening]) :].lstrip()
+    return bool(text.strip())

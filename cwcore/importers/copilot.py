@@ -1,21 +1,25 @@
 """GitHub Copilot CLI: ``~/.copilot/session-state/<sessionId>/events.jsonl`` (older versions:
 ``~/.copilot/session-state/<sessionId>.jsonl``).
 
-Every line is an event ``{type, data, id, timestamp, parentId}``. What becomes what
-(docs/importers.md): ``user.message`` -> real user message (``data.content``);
-``assistant.message`` -> its ``reasoningText`` as thinking, its ``content`` as assistant text, and
-one tool-call message per ``toolRequests`` entry (id: ``toolCallId``); ``assistant.reasoning`` ->
-thinking; ``tool.execution_start`` -> a tool call when no request announced that ``toolCallId``;
-``tool.execution_complete`` -> the tool result (id ``<toolCallId>#result``), paired with its
-call by ``toolCallId``, an error when ``success`` is false; ``assistant.usage`` -> model and
-usage of the response; ``session.error``/``session.warning`` -> ``system`` text. Every other
+Every line is an event ``{type, data, id, timestamp, parentId}`` (``id`` optional: ``L<n>``
+when absent). What becomes what (docs/importers.md): ``user.message`` -> real user message
+(``data.content``), unless the host injected it (a skill's ``<skill-context …>``, or a
+``source`` naming a skill: kept, not real); ``assistant.message`` -> its ``reasoningText`` as
+thinking, its ``content`` as assistant text, and one tool-call message per ``toolRequests``
+entry (id: ``toolCallId``); ``assistant.reasoning`` -> thinking; ``tool.execution_start`` -> a
+tool call when no request announced that ``toolCallId``; ``tool.execution_complete`` -> the
+tool result (id ``<toolCallId>#result``), paired with its call by ``toolCallId``, an error when
+``success`` is false; ``assistant.usage`` -> model and usage of the response;
+``session.shutdown`` -> the run's per-model token totals, used only for a run without
+``assistant.usage``; ``session.error``/``session.warning`` -> ``system`` text. Every other
 event (``session.start``, ``session.model_change``, deltas, turn markers, unknown types) is
-metadata, kept verbatim. The session title is the ``summary`` of ``workspace.yaml`` beside the
-events file when present.
+metadata, kept verbatim. The session title is the ``name`` (else the ``summary``) of
+``workspace.yaml`` beside ``events.jsonl`` when present.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,7 @@ from cwcore.importers.common import (
     read_jsonl,
 )
 from cwcore.importers.convo import Conversation, count, text_of
-from cwcore.model import FileParse, ParsedSession, Usage
+from cwcore.model import FileParse, Message, ParsedSession, Usage
 
 _KNOWN = ("session.start", "user.message", "assistant.message", "tool.execution_start")
 
@@ -51,6 +55,44 @@ def _result_text(data: dict[str, Any]) -> tuple[str, bool]:
     return text, failed
 
 
+#: A user message whose text opens with one of these was written by the host (a skill's
+#: instructions loaded into the conversation).
+HOST_MARKERS = ("<skill-context",)
+
+
+def _host_prompt(data: dict[str, Any], text: str) -> bool:
+    """Whether a ``user.message`` was injected by the host: a skill's context (its ``source``
+    names a skill, or its text is a ``<skill-context …>`` wrapper)."""
+    source = data.get("source")
+    if isinstance(source, str) and source.startswith("skill-"):
+        return True
+    return text.lstrip().startswith(HOST_MARKERS)
+
+
+def _shutdown_usage(data: dict[str, Any]) -> list[tuple[str, Usage]]:
+    """``(model, usage)`` per model of a ``session.shutdown`` event's ``modelMetrics``: the
+    tokens of the run that ended. Its ``inputTokens`` include the cached prompt tokens, which
+    cw counts apart."""
+    metrics = data.get("modelMetrics")
+    out: list[tuple[str, Usage]] = []
+    if not isinstance(metrics, dict):
+        return out
+    for model, entry in metrics.items():
+        usage = entry.get("usage") if isinstance(entry, dict) else None
+        if not isinstance(model, str) or not isinstance(usage, dict):
+            continue
+        read, write = count(usage.get("cacheReadTokens")), count(usage.get("cacheWriteTokens"))
+        total = Usage(
+            input=max(0, count(usage.get("inputTokens")) - read - write),
+            output=count(usage.get("outputTokens")),
+            cache_read=read,
+            cache_write=write,
+        )
+        if total:
+            out.append((model, total))
+    return out
+
+
 def _workspace(path: Path) -> dict[str, str]:
     """The flat ``key: value`` lines of ``workspace.yaml`` beside the events (no YAML parser
     needed: the file is written flat)."""
@@ -66,6 +108,33 @@ def _workspace(path: Path) -> dict[str, str]:
     return out
 
 
+def _with_shutdown_usage(
+    messages: list[Message], shutdowns: list[tuple[int, list[tuple[str, Usage]]]]
+) -> list[Message]:
+    """The messages with each ``session.shutdown``'s per-model totals (of a run that reported
+    no ``assistant.usage``) on that run's assistant messages, latest first: a model's totals go
+    to the latest message of the run without usage whose model is that one or unknown, else
+    are added to the run's last assistant message, so the session's sums stay whole."""
+    out = list(messages)
+    start = 0
+    for end, totals in shutdowns:
+        run = [
+            i for i in range(start, end) if out[i].role == "assistant" and out[i].kind != "thinking"
+        ]
+        start = end
+        for model, usage in totals:
+            free = [i for i in run if out[i].usage is None and out[i].model in (None, model)]
+            if free:
+                i = free[-1]
+                out[i] = dataclasses.replace(out[i], model=model, usage=usage)
+            elif run:
+                i = run[-1]
+                before = out[i].usage
+                summed = before + usage if before is not None else usage
+                out[i] = dataclasses.replace(out[i], usage=summed, model=out[i].model or model)
+    return out
+
+
 class CopilotImporter:
     name = "copilot"
     agent = "copilot"
@@ -73,9 +142,10 @@ class CopilotImporter:
     locations: tuple[Location, ...] = (Location("~/.copilot/session-state"),)
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
-        objs = json_lines(head)
-        return bool(objs) and any(
-            o.get("type") in _KNOWN and isinstance(o.get("data"), dict) and "id" in o for o in objs
+        """One event of the format: a known dotted ``type`` with a ``data`` object (the event
+        ``id`` is optional: events without one get ``L<n>``)."""
+        return any(
+            o.get("type") in _KNOWN and isinstance(o.get("data"), dict) for o in json_lines(head)
         )
 
     def accepts(self, path: Path, head: list[bytes]) -> bool:
@@ -90,6 +160,8 @@ class CopilotImporter:
         started: str | None = None
         model: str | None = None
         reasoning: set[str] = set()
+        run_usage = False  # the current run (up to a session.shutdown) reported assistant.usage
+        shutdowns: list[tuple[int, list[tuple[str, Usage]]]] = []
         for line in lines:
             obj = line.obj
             kind, data = obj.get("type"), obj.get("data")
@@ -108,7 +180,9 @@ class CopilotImporter:
             elif kind == "session.model_change":
                 model = text_of(data.get("newModel")) or model
             elif kind == "user.message":
-                convo.user(base, text_of(data.get("content")), line=line.number, ts=ts)
+                said = text_of(data.get("content"))
+                real = not _host_prompt(data, said)
+                convo.user(base, said, line=line.number, ts=ts, real=real)
             elif kind == "assistant.reasoning":
                 said = text_of(data.get("content"))
                 if said.strip() and said not in reasoning:
@@ -154,12 +228,20 @@ class CopilotImporter:
                     cache_write=count(data.get("cacheWriteTokens")),
                 )
                 convo.attach(text_of(data.get("model")) or model, usage or None)
+                run_usage = True
+            elif kind == "session.shutdown":
+                if not run_usage:  # per-response usage already counts this run's tokens
+                    shutdowns.append((len(convo.messages), _shutdown_usage(data)))
+                run_usage = False
             elif kind in ("session.error", "session.warning"):
                 convo.system(base, text_of(data.get("message")), line=line.number, ts=ts)
         if not records:
             return FileParse((), tuple(problems))
         problems.extend(convo.sink.problems)
-        workspace = _workspace(path)
+        messages = _with_shutdown_usage(convo.messages, shutdowns)
+        # workspace.yaml sits in a session's own folder, beside events.jsonl (never beside the
+        # older flat <sessionId>.jsonl files, which share one folder)
+        workspace = _workspace(path) if path.name == "events.jsonl" else {}
         if path.name == "events.jsonl":
             fallback = native_id(path.parent.name)
         else:
@@ -171,9 +253,9 @@ class CopilotImporter:
             agent=self.agent,
             project=project or project_from_cwd(cwd) or DEFAULT_PROJECT,
             events=convo.events(records),
-            messages=tuple(convo.messages),
+            messages=tuple(messages),
             started=started or convo.started(),
-            title=workspace.get("summary") or None,
+            title=workspace.get("name") or workspace.get("summary") or None,
             cwd=cwd,
             source_path=str(path),
             resume_command=f"copilot --resume {shlex.quote(session_id)}",
