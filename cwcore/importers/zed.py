@@ -150,6 +150,11 @@ def _read_messages(
     model = text_of(obj(thread.get("model")).get("model")) or None
     usages = obj(thread.get("request_token_usage"))
     pending: Usage | None = None
+    ids = (obj(_tagged(m)[1]).get("id") for m in _list(thread.get("messages")))
+    users = {i for i in ids if isinstance(i, str)}
+    # usage filed under no user message of the thread goes on its last response
+    stray = [_usage(u) for k, u in usages.items() if k not in users]
+    leftover = sum((u for u in stray if u), Usage()) or None
     for index, item in enumerate(_list(thread.get("messages"))):
         line = index + 2
         tag, payload = _tagged(item)
@@ -166,6 +171,8 @@ def _read_messages(
             convo.begin_response(model, pending)
             pending = None
             _agent(convo, f"a{index}", body, line)
+    if leftover:
+        convo.attach(None, leftover)
 
 
 def _agent(convo: Conversation, base: str, body: dict[str, Any], line: int) -> None:
