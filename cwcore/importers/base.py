@@ -208,6 +208,7 @@ IMPORTER_MODULES = (
     "aider",
     "amp",
     "claude_code",
+    "cline",
     "codex",
     "copilot",
     "crush",
@@ -223,6 +224,7 @@ IMPORTER_MODULES = (
     "opencode",
     "pi",
     "qwen",
+    "vscode_copilot",
     "zed",
 )
 _loaded = False

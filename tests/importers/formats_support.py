@@ -318,6 +318,48 @@ OPENHANDS = "openhands/conversations/5a7c1e2f9d3b4c6a8e0f1a2b3c4d0b01"
 OPENHANDS_V0 = "openhands/sessions/a41f0c2e9b7d4e58"
 AMP = "amp/threads/T-7e4b2a19-5c3d-4f8e-9a61-00000000a301.json"
 
+CLINE_TASK = "cline/saoudrizwan.claude-dev/tasks/1772874000000"
+ROO_TASK = "roo-code/rooveterinaryinc.roo-cline/tasks/7f3c2a10-5e4d-4b2a-9c1e-00000000r001"
+
+
+def _grow_cline(path: Path) -> None:
+    """Cline rewrites the whole array (one line) when a message is added."""
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    text = "The empty-string check is in; `parse_duration('')` raises ValueError."
+    entries.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
+    path.write_text(json.dumps(entries, separators=(",", ":")), encoding="utf-8")
+
+
+def _grow_roo(path: Path) -> None:
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    text = "I'll rename the response field to `balance_minor` instead."
+    entries.append(
+        {"role": "assistant", "content": [{"type": "text", "text": text}], "ts": 1772960535000}
+    )
+    path.write_text(json.dumps(entries, separators=(",", ":")), encoding="utf-8")
+
+
+VSCODE_WORKSPACE = "vscode-copilot/User/workspaceStorage/5b1e9c2f7a3d4e6f8091a2b3c4d5e6f7"
+VSCODE_SESSION = "2c9f4e1a-7b3d-4c5e-9f10-00000000vc01"
+VSCODE_EMPTY = "vscode-copilot/User/globalStorage/emptyWindowChatSessions"
+VSCODE_EMPTY_SESSION = "8e7d6c5b-4a39-4281-9f00-00000000vc02"
+
+
+def _grow_vscode_json(path: Path) -> None:
+    """VS Code rewrites the session file; the last response gains a part."""
+    session = json.loads(path.read_text(encoding="utf-8"))
+    text = " Rounded to two decimals; the units tests pass."
+    session["requests"][-1]["response"].append({"value": text})
+    path.write_text(json.dumps(session, indent=2), encoding="utf-8")
+
+
+def _grow_vscode_jsonl(path: Path) -> None:
+    """A mutation log grows by one line: a part pushed to the last response."""
+    text = "Use it to move a branch that was cut from the wrong base."
+    edit = {"kind": "textEditGroup", "uri": {"path": "/tmp/notes.md"}, "edits": [], "done": True}
+    append_jsonl(path, {"kind": 2, "k": ["requests", 0, "response"], "v": [edit, {"value": text}]})
+
+
 CURSOR_WORKSPACE = "cursor/User/workspaceStorage/8f3e2a1b0c9d8e7f6a5b4c3d2e1f0a9b"
 CURSOR = "cursor/projects/home-dev-src-tilemap/agent-transcripts"
 CURSOR_JSONL = "7d1c2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
@@ -396,6 +438,41 @@ CASES: list[Case] = [
     ),
     Case("kiro", "kiro/data.db", ".local/share/kiro-cli/data.sqlite3", _grow_kiro_db),
     Case("openclaw", OPENCLAW, f".{OPENCLAW}", _grow_openclaw),
+    Case(
+        "cline",
+        CLINE_TASK,
+        f".config/Code/User/globalStorage/{CLINE_TASK.removeprefix('cline/')}",
+        _grow_cline,
+        main="api_conversation_history.json",
+    ),
+    Case(
+        "cline",
+        CLINE_TASK,
+        f".cline/data/tasks/{CLINE_TASK.rsplit('/', 1)[1]}",
+        _grow_cline,
+        main="api_conversation_history.json",
+    ),
+    Case(
+        "roo-code",
+        ROO_TASK,
+        f".config/Code/User/globalStorage/{ROO_TASK.removeprefix('roo-code/')}",
+        _grow_roo,
+        main="api_conversation_history.json",
+    ),
+    Case(
+        "vscode-copilot",
+        VSCODE_WORKSPACE,
+        ".config/Code/User/workspaceStorage/5b1e9c2f7a3d4e6f8091a2b3c4d5e6f7",
+        _grow_vscode_json,
+        main=f"chatSessions/{VSCODE_SESSION}.json",
+    ),
+    Case(
+        "vscode-copilot",
+        f"{VSCODE_EMPTY}/{VSCODE_EMPTY_SESSION}.jsonl",
+        f".config/Code - Insiders/User/globalStorage/emptyWindowChatSessions/"
+        f"{VSCODE_EMPTY_SESSION}.jsonl",
+        _grow_vscode_jsonl,
+    ),
     Case("zed", "zed/threads.db", ".local/share/zed/threads/threads.db", _grow_zed),
     Case("openhands", OPENHANDS, f".{OPENHANDS}", _grow_openhands, main="base_state.json"),
     Case("openhands", OPENHANDS_V0, f".{OPENHANDS_V0}", _grow_openhands_v0, main="events/0.json"),

@@ -54,6 +54,13 @@ CASES: dict[str, str] = {
     "kiro/sessions/cli/e4d3c2b1-9a8f-4e7d-8c6b-00000000e001.jsonl": "kiro",
     "kiro/data.db": "kiro",
     "openclaw/agents/main/sessions/0c1a2b3c-4d5e-4f60-8a9b-00000000f001.jsonl": "openclaw",
+    "cline/saoudrizwan.claude-dev/tasks/1772874000000/api_conversation_history.json": "cline",
+    "roo-code/rooveterinaryinc.roo-cline/tasks/7f3c2a10-5e4d-4b2a-9c1e-00000000r001/"
+    "api_conversation_history.json": "roo-code",
+    "vscode-copilot/User/workspaceStorage/5b1e9c2f7a3d4e6f8091a2b3c4d5e6f7/chatSessions/"
+    "2c9f4e1a-7b3d-4c5e-9f10-00000000vc01.json": "vscode-copilot",
+    "vscode-copilot/User/globalStorage/emptyWindowChatSessions/"
+    "8e7d6c5b-4a39-4281-9f00-00000000vc02.jsonl": "vscode-copilot",
     "zed/threads.db": "zed",
     "openhands/conversations/5a7c1e2f9d3b4c6a8e0f1a2b3c4d0b01/base_state.json": "openhands",
     "openhands/sessions/a41f0c2e9b7d4e58/events/0.json": "openhands",
