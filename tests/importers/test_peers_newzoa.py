@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def _counted(session: ParsedSession) -> list[Message]:
 # --- Zed ------------------------------------------------------------------------------------
 
 
-def _zed_db(tmp_path: Path, schema: str, rows: list[tuple[object, ...]], cols: str) -> Path:
+def _zed_db(tmp_path: Path, schema: str, rows: Sequence[tuple[object, ...]], cols: str) -> Path:
     db = tmp_path / "threads.db"
     conn = sqlite3.connect(db)
     with conn:
