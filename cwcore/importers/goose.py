@@ -161,46 +161,52 @@ def _build(rows: list[_Row], model: str | None = None) -> Conversation:
         # "continue" instruction, injected memory): the host speaking, never the user's own
         # words, and not the model's visible answer.
         hidden = row.meta.get("userVisible", True) is False
-        for n, notice in enumerate(_notices(items), start=1):
+        _message(convo, row, base, items, hidden, model)
+        for n, notice in enumerate(_notices(items), start=1):  # after what the row says
             convo.system(f"{base}#notice{n}", notice, line=row.number, ts=row.ts)
-        if row.role == "user":
-            convo.user(base, _texts(items), line=row.number, ts=row.ts, real=not hidden)
-            for item in items:
-                if item.get("type") != "toolResponse":
-                    continue
-                call = native_id(item.get("id"))
-                text, failed = _tool_result(obj(item.get("toolResult")))
-                convo.result(
-                    f"{call or base}#result",
-                    call,
-                    text,
-                    line=row.number,
-                    ts=row.ts,
-                    is_error=failed,
-                )
-            continue
-        if row.role != "assistant":
-            continue
-        if hidden:
-            convo.system(base, _texts(items), line=row.number, ts=row.ts)
-            continue
-        convo.begin_response(model)
-        n = 0
-        for item in items:
-            if item.get("type") == "thinking":
-                n += 1
-                convo.thinking(
-                    f"{base}#thinking{n}", text_of(item.get("thinking")), line=row.number, ts=row.ts
-                )
-        convo.assistant(base, _texts(items), line=row.number, ts=row.ts)
-        for k, item in enumerate(items, start=1):
-            if item.get("type") not in ("toolRequest", "frontendToolRequest"):
-                continue
-            call_id = native_id(item.get("id")) or f"{base}#{k}"
-            value = obj(obj(item.get("toolCall")).get("value"))
-            name = text_of(value.get("name")) or None
-            convo.call(call_id, name, value.get("arguments"), line=row.number, ts=row.ts)
     return convo
+
+
+def _message(
+    convo: Conversation,
+    row: _Row,
+    base: str,
+    items: list[dict[str, Any]],
+    hidden: bool,
+    model: str | None,
+) -> None:
+    if row.role == "user":
+        convo.user(base, _texts(items), line=row.number, ts=row.ts, real=not hidden)
+        for item in items:
+            if item.get("type") != "toolResponse":
+                continue
+            call = native_id(item.get("id"))
+            text, failed = _tool_result(obj(item.get("toolResult")))
+            convo.result(
+                f"{call or base}#result", call, text, line=row.number, ts=row.ts, is_error=failed
+            )
+        return
+    if row.role != "assistant":
+        return
+    if hidden:
+        convo.system(base, _texts(items), line=row.number, ts=row.ts)
+        return
+    convo.begin_response(model)
+    n = 0
+    for item in items:
+        if item.get("type") == "thinking":
+            n += 1
+            convo.thinking(
+                f"{base}#thinking{n}", text_of(item.get("thinking")), line=row.number, ts=row.ts
+            )
+    convo.assistant(base, _texts(items), line=row.number, ts=row.ts)
+    for k, item in enumerate(items, start=1):
+        if item.get("type") not in ("toolRequest", "frontendToolRequest"):
+            continue
+        call_id = native_id(item.get("id")) or f"{base}#{k}"
+        value = obj(obj(item.get("toolCall")).get("value"))
+        name = text_of(value.get("name")) or None
+        convo.call(call_id, name, value.get("arguments"), line=row.number, ts=row.ts)
 
 
 def _model(info: dict[str, Any]) -> str | None:
