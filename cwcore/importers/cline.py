@@ -111,6 +111,13 @@ _CWD = re.compile(r"# Current (?:Working|Workspace) Directory \((.+?)\) Files")
 _ERROR_RESULTS = ("The tool execution failed with the following error:", "The user denied this")
 
 
+def _stamp(value: object) -> str | None:
+    """A ``ts``: epoch milliseconds (a number too small for that is taken as seconds)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e11:
+        value = value * 1000
+    return norm_time(value)
+
+
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_bytes())
@@ -162,7 +169,7 @@ def _companions(folder: Path) -> _Companions:
     ui = _read_json(folder / UI)
     for item in ui if isinstance(ui, list) else ():
         item = obj(item)
-        ts = norm_time(item.get("ts"))
+        ts = _stamp(item.get("ts"))
         if ts is None:
             continue
         if out.started is None or ts < out.started:
@@ -178,7 +185,7 @@ def _companions(folder: Path) -> _Companions:
         entry = obj(entry)
         model = text_of(entry.get("model_id"))
         if model:
-            out.models.append((norm_time(entry.get("ts")) or "", model))
+            out.models.append((_stamp(entry.get("ts")) or "", model))
     out.history = obj(_read_json(folder / HISTORY))
     return out
 
@@ -221,7 +228,7 @@ class _Reader:
 
     def entry(self, n: int, item: dict[str, Any]) -> None:
         # the task's first message was said when the panel showed it
-        ts = norm_time(item.get("ts")) or (self.extra.started if n == 1 else None)
+        ts = _stamp(item.get("ts")) or (self.extra.started if n == 1 else None)
         ts = ts or self.extra.times.get(n - 1)
         base = f"L{n}"
         if item.get("type") == "reasoning":  # Roo Code: a reasoning item of its own
@@ -373,7 +380,7 @@ class _UiReader:
             return
         convo = self.convo
         base = f"L{n}"
-        ts = norm_time(item.get("ts"))
+        ts = _stamp(item.get("ts"))
         kind, say, ask = item.get("type"), item.get("say"), item.get("ask")
         what = say if kind == "say" else ask
         text = text_of(item.get("text"))
@@ -496,7 +503,7 @@ class ClineImporter:
             reader.cwd if isinstance(reader, _Reader) else None
         )
         parent = native_id(history.get("parentTaskId"))
-        started = norm_time(history.get("ts")) or extra.started or convo.started()
+        started = _stamp(history.get("ts")) or extra.started or convo.started()
         session = ParsedSession(
             session_id=sid,
             agent=self.agent,
