@@ -39,7 +39,7 @@ from typing import Any
 
 from cwcore.importers import claude_code_agents as agents
 from cwcore.importers.base import Location, json_lines, register
-from cwcore.importers.claude_code_messages import MessageReader
+from cwcore.importers.claude_code_messages import MessageReader, title_past_wrappers
 from cwcore.importers.common import (
     DEFAULT_PROJECT,
     Line,
@@ -225,7 +225,7 @@ class ClaudeCodeImporter:
             events=events,
             messages=tuple(reader.sink.messages),
             started=_started(main),
-            title=reader.title,
+            title=reader.title or title_past_wrappers(reader.sink.messages),
             cwd=cwd,
             parent_session=lineage[0] if lineage else None,
             lineage=tuple(lineage),

@@ -31,6 +31,7 @@ from cwcore.importers.common import (
     native_id,
     norm_time,
     tool_call_text,
+    unwrapped_title,
 )
 from cwcore.model import Message, Usage
 
@@ -66,6 +67,12 @@ HOST_PREFIXES = (
 HOST_MARKERS = (*(f"<{tag}>" for tag in HOST_TAGS), *HOST_PREFIXES)
 
 _WRAPPERS = {f"<{tag}>": f"</{tag}>" for tag in HOST_TAGS}
+
+
+def title_past_wrappers(messages: list[Message]) -> str | None:
+    """The derived title read past host wrappers opening the first prompt (None: the derived
+    title stands)."""
+    return unwrapped_title(messages, _WRAPPERS, HOST_PREFIXES)
 
 
 def is_host_text(text: str) -> bool:
@@ -365,6 +372,36 @@ class MessageReader:
             None,
         )
 
+    def queued(self, line: Line) -> None:
+        """An ``attachment`` line of type ``queued_command``: a prompt the user typed while the
+        agent worked, given to the model with the next tool result — a user message (id: the
+        line's ``uuid``, else ``L<n>``), real unless host text (a queued task notification)."""
+        attachment = line.obj.get("attachment")
+        if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+            return
+        text = attachment.get("prompt")
+        if not isinstance(text, str) or not text.strip():
+            return
+        obj = line.obj
+        uuid = native_id(obj.get("uuid"))
+        thread = self.thread(obj)
+        side = self.sidechain(obj)
+        self.emit(
+            Message(
+                message_id=uuid or f"L{line.number}",
+                role="user",
+                kind="text",
+                text=text,
+                lines=(line.number,),
+                timestamp=norm_time(obj.get("timestamp")),
+                real_user=not (is_host_text(text) or side or self.subagent),
+                parent_id=self.thread_last.get(thread),
+                sidechain=side,
+            ),
+            thread,
+            uuid,
+        )
+
     def run(self) -> None:
         self.prepare_groups()
         for line in self.lines:
@@ -373,6 +410,8 @@ class MessageReader:
                 self.assistant(line, self.thread(line.obj))
             elif kind == "user":
                 self.user(line, self.thread(line.obj))
+            elif kind == "attachment":
+                self.queued(line)
             elif kind == "summary":
                 self.summary(line)
             elif kind == "custom-title" and isinstance(line.obj.get("customTitle"), str):

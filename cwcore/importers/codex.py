@@ -45,6 +45,7 @@ from cwcore.importers.common import (
     project_from_cwd,
     read_jsonl,
     tool_call_text,
+    unwrapped_title,
 )
 from cwcore.model import FileParse, Message, ParsedSession, SourceEvent, Usage
 
@@ -75,6 +76,7 @@ HOST_WRAPPERS = {
         )
     },
     "# AGENTS.md instructions for": "</INSTRUCTIONS>",
+    "# AGENTS.md": "</INSTRUCTIONS>",
 }
 #: User-role text starting with one of these is injected by the host (docs, tests).
 HOST_MARKERS = tuple(HOST_WRAPPERS)
@@ -82,8 +84,9 @@ HOST_MARKERS = tuple(HOST_WRAPPERS)
 
 def is_host_text(text: str) -> bool:
     """Whether a user message is only host wrappers (see
-    :func:`~cwcore.importers.common.host_wrapped`)."""
-    return host_wrapped(text, HOST_WRAPPERS)
+    :func:`~cwcore.importers.common.host_wrapped`; one left open is host text, as cw always
+    read a message starting with a Codex marker)."""
+    return host_wrapped(text, HOST_WRAPPERS, open_is_host=True)
 
 
 _CALLS = {
@@ -140,6 +143,28 @@ def _token_total(info: Any) -> Usage | None:
     )
 
 
+def _flat_usage(payload: dict[str, Any]) -> Usage | None:
+    """The counts of an older ``token_count`` event written flat in its payload
+    (``input_tokens``, ``cached_input_tokens``, ``output_tokens``, no ``info``); None for
+    the current shape."""
+    if "info" in payload or not any(
+        isinstance(payload.get(k), int) for k in ("input_tokens", "output_tokens")
+    ):
+        return None
+
+    def count(name: str) -> int:
+        n = payload.get(name)
+        return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
+
+    cached = count("cached_input_tokens")
+    usage = Usage(
+        input=max(0, count("input_tokens") - cached),
+        output=count("output_tokens"),
+        cache_read=cached,
+    )
+    return usage or None
+
+
 class _Reader:
     def __init__(self) -> None:
         self.sink = Sink()
@@ -151,6 +176,7 @@ class _Reader:
         self.model: str | None = None
         self.total = Usage()  # the last token_count total
         self.owner: int | None = None  # index of the response awaiting its token count
+        self.last_owner: int | None = None  # the response an older flat token_count went to
 
     def line(self, line: Line) -> None:
         kind = line.obj["type"]
@@ -185,6 +211,10 @@ class _Reader:
                 self.title = name.strip()
         if payload.get("type") != "token_count":
             return
+        flat = _flat_usage(payload)
+        if flat is not None:
+            self._response_usage(flat)
+            return
         total = _token_total(payload.get("info"))
         if total is None:
             return
@@ -195,6 +225,18 @@ class _Reader:
         index, self.owner = self.owner, None
         message = self.sink.messages[index]
         self.sink.messages[index] = dataclasses.replace(message, usage=delta, model=self.model)
+
+    def _response_usage(self, usage: Usage) -> None:
+        """An older ``token_count`` event's own counts: the usage of the response before it (a
+        later event for the same response replaces them)."""
+        if self.owner is not None:
+            self.last_owner, self.owner = self.owner, None
+        if self.last_owner is None:
+            return
+        message = self.sink.messages[self.last_owner]
+        self.sink.messages[self.last_owner] = dataclasses.replace(
+            message, usage=usage, model=message.model or self.model
+        )
 
     def item(self, line: Line, payload: dict[str, Any], stamp: str | None) -> None:
         kind = payload.get("type")
@@ -320,7 +362,8 @@ class CodexImporter:
             events=events,
             messages=tuple(reader.sink.messages),
             started=reader.started,
-            title=reader.title,
+            title=reader.title
+            or unwrapped_title(reader.sink.messages, HOST_WRAPPERS, open_is_host=True),
             cwd=reader.cwd,
             parent_session=lineage[0] if lineage else None,
             lineage=lineage,

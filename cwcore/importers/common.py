@@ -201,26 +201,62 @@ def project_from_cwd(cwd: object) -> str | None:
     return parts[-1] if parts else None
 
 
-def host_wrapped(text: str, wrappers: dict[str, str], prefixes: tuple[str, ...] = ()) -> bool:
+def _unwrap(
+    text: str, wrappers: dict[str, str], prefixes: tuple[str, ...], open_is_host: bool = False
+) -> tuple[bool, str]:
+    """``(host, rest)``: whether ``text`` is only host wrappers (see :func:`host_wrapped`), and
+    what follows its leading complete wrappers."""
+    rest = text.lstrip("\ufeff \t\r\n")
+    while rest:
+        if prefixes and rest.startswith(prefixes):
+            return True, ""
+        opening = next(
+            (o for o in wrappers if rest.startswith(o) or rest.startswith(o.rstrip(">") + " ")),
+            None,
+        )
+        if opening is None:
+            return False, rest
+        close = rest.find(wrappers[opening], len(opening.rstrip(">")))
+        if close < 0:
+            return open_is_host, "" if open_is_host else rest
+        rest = rest[close + len(wrappers[opening]) :].lstrip()
+    return bool(text.strip()), rest
+
+
+def host_wrapped(
+    text: str,
+    wrappers: dict[str, str],
+    prefixes: tuple[str, ...] = (),
+    *,
+    open_is_host: bool = False,
+) -> bool:
     """Whether ``text`` is made only of host wrappers: ``wrappers`` maps an opening marker
     (``<environment_context>``; a tag with attributes is matched by ``<tag`` and a space) to its
     closing one, ``prefixes`` are host texts without a close (``[Request interrupted``).
 
     The text must start with a marker; complete wrappers are skipped one after another, and
     the user's own words after them make it the user's text (an IDE selection or a reminder
-    put before a prompt). A wrapper left open holds the rest of the text: host text."""
-    rest = text.lstrip("\ufeff \t\r\n")
-    while rest:
-        if prefixes and rest.startswith(prefixes):
-            return True
-        opening = next(
-            (o for o in wrappers if rest.startswith(o) or rest.startswith(o.rstrip(">") + " ")),
-            None,
-        )
-        if opening is None:
-            return False
-        close = rest.find(wrappers[opening], len(opening.rstrip(">")))
-        if close < 0:
-            return True
-        rest = rest[close + len(wrappers[opening]) :].lstrip()
-    return bool(text.strip())
+    put before a prompt). A wrapper left open is the user's, who typed the tag (hosts close what
+    they open), unless ``open_is_host`` (a format whose host text may be left open)."""
+    return _unwrap(text, wrappers, prefixes, open_is_host)[0]
+
+
+def unwrapped_title(
+    messages: Iterable[Message],
+    wrappers: dict[str, str],
+    prefixes: tuple[str, ...] = (),
+    *,
+    open_is_host: bool = False,
+) -> str | None:
+    """The derived title (:func:`~cwcore.importers.documents.prompt_title`) read past the host
+    wrappers that open a user message (an IDE selection or a plugin list before the user's
+    prompt), when they would otherwise make it; None when they do not change it (the derived
+    title stands)."""
+    from cwcore.importers.documents import prompt_title
+
+    users = [(m.text, m.real_user) for m in messages if m.role == "user" and m.kind == "text"]
+    bare = [
+        (_unwrap(text, wrappers, prefixes, open_is_host)[1] or text, real) for text, real in users
+    ]
+    title = prompt_title(bare)
+    return title if title != prompt_title(users) else None

@@ -20,6 +20,7 @@ metadata, kept verbatim. The session title is the ``name`` (else the ``summary``
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,10 @@ def _result_text(data: dict[str, Any]) -> tuple[str, bool]:
     failed = data.get("success") is False
     error = data.get("error")
     result = data.get("result")
-    if isinstance(result, dict):
+    if isinstance(result, dict) and ("content" in result or "detailedContent" in result):
         text = text_of(result.get("content")) or text_of(result.get("detailedContent"))
+    elif isinstance(result, dict | list):
+        text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))  # kept as written
     else:
         text = text_of(result)
     if failed and isinstance(error, dict):
