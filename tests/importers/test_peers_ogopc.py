@@ -447,3 +447,54 @@ def test_kilo_tree() -> None:
     assert (s.session_id, s.agent, s.project) == ("ses_kilo", "kilo", "kiloapp")
     assert s.lineage == ("ses_parent",)
     assert [m.text for m in s.messages] == ["Hello from Kilo"]
+
+
+# ---------------------------------------------------------------- regressions (issue 31)
+
+
+def test_opencode_db_messages_in_time_order(tmp_path: Path) -> None:
+    """Ids are not always in time order: a message whose id sorts first but was created last
+    comes last, with its id kept."""
+    db = build(tmp_path, "opencode/agentsview-standard_session.sql", "opencode.db")
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(
+            "INSERT INTO message VALUES ('msg_0', 'ses_abc', 1700000020000, 1700000020000, "
+            '\'{"role":"user"}\')'
+        )
+        conn.execute(
+            "INSERT INTO part VALUES ('prt_0', 'msg_0', 'ses_abc', 1700000020000, "
+            '1700000020000, \'{"type":"text","text":"later"}\')'
+        )
+    conn.close()
+    s = one(db, "opencode")
+    assert [m.message_id for m in s.messages] == ["msg_1", "msg_2", "msg_0"]
+
+
+def test_openclaw_tool_result_blocks_in_user_messages(tmp_path: Path) -> None:
+    folder = tmp_path / ".openclaw/agents/main/sessions"
+    folder.mkdir(parents=True)
+    path = folder / "s.jsonl"
+    lines = [
+        '{"type":"session","version":3,"id":"tr","timestamp":"2026-02-25T10:00:00Z","cwd":"/tmp"}',
+        '{"type":"message","id":"m1","timestamp":"2026-02-25T10:00:01Z","message":{"role":'
+        '"assistant","content":[{"type":"tool_use","id":"tu1","name":"read","input":{"p":1}}]}}',
+        '{"type":"message","id":"m2","timestamp":"2026-02-25T10:00:02Z","message":{"role":"user",'
+        '"content":[{"type":"tool_result","tool_use_id":"tu1","content":[{"type":"text",'
+        '"text":"out"}],"is_error":true}]}}',
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    s = one(path, "openclaw")
+    [result] = [m for m in s.messages if m.kind == "tool-result"]
+    assert (result.message_id, result.tool_call_id, result.tool_name, result.text) == (
+        "m2#result1",
+        "tu1",
+        "read",
+        "out",
+    )
+    assert result.is_error and not any(m.real_user for m in s.messages)
+    # pi's own files keep pi's rules: an Anthropic block is not one of pi's
+    pi = base.get("pi").parse(path).sessions[0]
+    assert [m.kind for m in pi.messages] == []
+    assert base.get("openclaw").is_companion(folder / "sessions.json")  # type: ignore[attr-defined]
+    assert not base.get("openclaw").is_companion(path)  # type: ignore[attr-defined]
