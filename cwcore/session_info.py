@@ -25,6 +25,8 @@ class SessionInfo:
     parent's tool call that started it in ``parentToolCall``. ``tokens`` sums the token usage
     of the session's messages (``{"input", "output", "cacheRead", "cacheWrite"}``, zeros when
     the source records none); ``models`` lists the models that answered, in first-seen order.
+    ``nativeId`` is the id the agent gave the session when the store's ``sessionId`` differs
+    from it (another agent's session had the id first: ``<agent>:<id>``), else None.
     """
 
     sessionId: str
@@ -42,6 +44,7 @@ class SessionInfo:
     parentToolCall: str | None = None
     tokens: dict[str, int] = field(default_factory=lambda: Usage().to_json())
     models: list[str] = field(default_factory=list)
+    nativeId: str | None = None
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> SessionInfo:
@@ -61,12 +64,13 @@ class SessionInfo:
             parentToolCall=record.get("parentToolCall"),
             tokens=(Usage.from_json(record.get("tokens")) or Usage()).to_json(),
             models=list(record.get("models") or []),
+            nativeId=record.get("nativeId"),
         )
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> SessionInfo:
         """The row ``to_json()`` gave (every field present), its containers copied."""
-        values = {name: body[name] for name in _SESSION_FIELDS}
+        values = {name: body.get(name) for name in _SESSION_FIELDS}
         values["tokens"] = dict(body["tokens"])
         values["models"] = list(body["models"])
         return cls(**values)

@@ -22,7 +22,7 @@ from typing import Any
 from cwcore import clock
 from cwcore.config import Settings
 from cwcore.errors import CorruptRecord, NotFound, excerpt
-from cwcore.store import codec, keys, session_order
+from cwcore.store import codec, identity, keys, session_order
 from cwcore.store.admission import day_bucket, project_digest
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Batch, Store
@@ -179,7 +179,9 @@ class Retention:
                 "document", target, manifest["project"], manifest["session"], 1, len(parts)
             )
         try:
-            record = self.reader.session(target)
+            # A native id two agents share names neither (NotFound naming both); an
+            # ``<agent>:<id>`` name is exact.
+            record = self.reader.session(identity.resolve(self.store, target) or target)
         except NotFound:
             if prefix:
                 record = self.reader.find_session(target)
