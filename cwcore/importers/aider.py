@@ -143,9 +143,9 @@ class AiderImporter:
                 # A run with no prompt, answer or output (a header alone, or the startup
                 # banner of a run quit at once) is no conversation: no session is made.
                 continue
-            stamp = re.sub(r"\D", "", r.started) or f"L{r.number}"
+            digits = re.sub(r"\D", "", r.started) or f"L{r.number}"
             # the repository's name and the run's start: stable while the file grows
-            sid = f"aider-{repo.name}-{stamp}"
+            sid = f"aider-{repo.name}-{digits}"
             problems.extend(r.convo.sink.problems)
             sessions.append(
                 ParsedSession(

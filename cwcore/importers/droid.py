@@ -36,8 +36,11 @@ from cwcore.model import FileParse, ParsedSession
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>\s*", re.S)
 
 
+SETTINGS = ".settings.json"
+
+
 def _settings(path: Path) -> dict[str, Any]:
-    side = path.with_name(path.stem + ".settings.json")
+    side = path.with_name(path.stem + SETTINGS)
     try:
         value = json.loads(side.read_text(encoding="utf-8")) if side.is_file() else {}
     except (OSError, ValueError, RecursionError):
@@ -65,8 +68,21 @@ class DroidImporter:
     def accepts(self, path: Path, head: list[bytes]) -> bool:
         return any(o.get("type") in ("session_start", "message") for o in json_lines(head))
 
+    not_read = (
+        "the sidecar's token totals and settings other than `model`; `todo_state` and "
+        "compaction state lines (kept as events)"
+    )
+
     def companions(self, path: Path) -> list[Path]:
         return [path.with_name(path.stem + ".settings.json")]
+
+    def is_companion(self, path: Path) -> bool:
+        """A session's ``<id>.settings.json`` sidecar: read with ``<id>.jsonl``, never on its
+        own."""
+        if not path.name.endswith(SETTINGS):
+            return False
+        session = path.with_name(path.name[: -len(SETTINGS)] + ".jsonl")
+        return ".factory" in path.parts or session.is_file()
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         lines, problems = read_jsonl(path)
@@ -143,6 +159,8 @@ class DroidImporter:
             cwd=cwd,
             source_path=str(path),
             resume_command=f"droid --resume {shlex.quote(sid)}",
+            # The sidecar's model is the session's even when no answer carries it yet.
+            metadata={"model": model} if model else {},
         )
         return FileParse((session,), tuple(sorted(problems)))
 

@@ -66,6 +66,7 @@ from cwcore.model import FileParse, Message, ParsedSession, Role, SourceEvent, U
 _ROLES: dict[str, Role] = {
     "user": "user",
     "gemini": "assistant",
+    "model": "assistant",  # the Gemini API's role name, which some writers use as the type
     "info": "system",
     "error": "system",
     "warning": "system",

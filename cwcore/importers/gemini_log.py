@@ -19,7 +19,7 @@ from typing import Any
 from cwcore.importers.common import Line, native_id
 
 #: Record types of a Gemini chat recording.
-RECORD_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+RECORD_TYPES = frozenset({"user", "gemini", "model", "info", "error", "warning"})
 #: JSON tokens the legacy-shape scan needs: strings and structure (numbers and literals are
 #: skipped; an unterminated string at the end of a cut prefix simply matches nothing).
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
@@ -62,7 +62,7 @@ class LegacyShape:
         if "sessionId" in self.keys and self.keys & {"projectHash", "messages"}:
             return True
         typed = {r.get("type") for r in self.gemini_records()}
-        return "gemini" in typed or "projectHash" in self.keys or under_gemini
+        return bool(typed & {"gemini", "model"}) or "projectHash" in self.keys or under_gemini
 
 
 def legacy_shape(data: bytes) -> LegacyShape:

@@ -24,8 +24,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from cwcore.errors import excerpt
 from cwcore.importers import sqlite
-from cwcore.importers.base import Location, json_lines, register
+from cwcore.importers.base import Location, json_lines, read_head, register
 from cwcore.importers.common import (
     DEFAULT_PROJECT,
     canonical_json,
@@ -92,8 +93,22 @@ class KiroImporter:
         Location("~/Library/Application Support/kiro-cli", ("data.sqlite3",), ("darwin",), 0),
     )
 
+    not_read = (
+        "Kiro IDE chat files; the SQLite row's `transcript` and `env_context` (the folder "
+        "comes from the row's key); per-message token counts (Kiro records none)"
+    )
+
     def companions(self, path: Path) -> list[Path]:
         return [path.with_suffix(".json")] if path.suffix == ".jsonl" else []
+
+    def is_companion(self, path: Path) -> bool:
+        """The ``<id>.json`` sidecar of a session ``<id>.jsonl``: read with it, never alone."""
+        if path.suffix != ".json":
+            return False
+        session = path.with_suffix(".jsonl")
+        if not session.is_file():
+            return False
+        return ".kiro" in path.parts or self.sniff(session, read_head(session))
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         if sqlite.looks_like_sqlite(head):
@@ -182,13 +197,20 @@ class KiroImporter:
             rows = [dict(zip(names, v, strict=True)) for v in cur]
         out = []
         problems: list[tuple[int, str]] = []
-        for row in rows:
+        for number, row in enumerate(rows, start=1):
             sid = native_id(row.get("conversation_id"))
-            try:
-                state = obj(json.loads(row.get("value") or "{}"))
-            except (TypeError, ValueError, RecursionError):
-                state = {}
             if sid is None:
+                problems.append((number, "conversation row without a usable 'conversation_id'"))
+                continue
+            try:
+                state = json.loads(row.get("value") or "{}")
+            except (TypeError, ValueError, RecursionError) as exc:
+                reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+                said = f"conversation {excerpt(sid)}: value is not JSON: {reason}"
+                problems.append((number, said))
+                continue
+            if not isinstance(state, dict):
+                problems.append((number, f"conversation {excerpt(sid)}: value is not an object"))
                 continue
             parsed = self._conversation(path, row, state, sid, project)
             out.append(parsed[0])
@@ -243,13 +265,17 @@ class KiroImporter:
             if reply:
                 convo.begin_response(text_of(meta.get("model_id")) or model)
                 mid = native_id(reply.get("message_id")) or f"a{index}"
-                convo.assistant(mid, text_of(reply.get("content")), line=number, ts=None)
+                # The answer's time: when its stream ended (else began), in milliseconds.
+                said = norm_time(
+                    meta.get("stream_end_timestamp_ms") or meta.get("request_start_timestamp_ms")
+                )
+                convo.assistant(mid, text_of(reply.get("content")), line=number, ts=said)
                 uses = reply.get("tool_uses")
                 for n, use in enumerate(uses if isinstance(uses, list) else (), start=1):
                     use = obj(use)
                     call_id = native_id(use.get("id")) or f"{mid}#call{n}"
                     name = text_of(use.get("name")) or None
-                    convo.call(call_id, name, use.get("args"), line=number, ts=None)
+                    convo.call(call_id, name, use.get("args"), line=number, ts=said)
         cwd = text_of(row.get("key")) or None
         started = norm_time(row.get("created_at")) or convo.started()
         parsed = ParsedSession(
