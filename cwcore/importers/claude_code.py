@@ -154,6 +154,7 @@ def _started(lines: list[Line]) -> str | None:
 
 class ClaudeCodeImporter:
     name = "claude-code"
+    not_read = "`attachment` lines other than `queued_command`; `file-history-snapshot` contents"
     agent = "claude-code"
     priority = 10
     locations: tuple[Location, ...] = (Location("~/.claude/projects"),)

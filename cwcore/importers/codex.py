@@ -315,6 +315,7 @@ class _Reader:
 
 class CodexImporter:
     name = "codex"
+    not_read = "legacy `.json` rollouts; `event_msg` copies of messages; `agent_message` items"
     agent = "codex"
     priority = 20
     locations: tuple[Location, ...] = (Location("~/.codex/sessions"),)

@@ -140,6 +140,9 @@ def _with_shutdown_usage(
 
 class CopilotImporter:
     name = "copilot"
+    not_read = (
+        "shutdown cost (`totalNanoAiu`); `transformedContent`; attachments; `session.info` texts"
+    )
     agent = "copilot"
     priority = 45
     locations: tuple[Location, ...] = (Location("~/.copilot/session-state"),)
