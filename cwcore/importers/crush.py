@@ -126,6 +126,10 @@ class CrushImporter:
     )
     configured_note = "`<project>/.crush/crush.db` for each folder of the `syncProjects` setting"
 
+    def is_companion(self, path: Path) -> bool:
+        """The database's ``-wal``/``-shm``/``-journal`` files: part of it, never read alone."""
+        return path.name in ("crush.db-wal", "crush.db-shm", "crush.db-journal")
+
     def configured_locations(self, settings: Settings | None) -> list[Location]:
         return project_locations(settings, ".crush", ("crush.db",))
 

@@ -235,6 +235,10 @@ class GooseImporter:
         Location("$APPDATA/Block/goose/data/sessions", ("sessions.db", "*.jsonl"), ("win32",), 0),
     )
 
+    def is_companion(self, path: Path) -> bool:
+        """The database's ``-wal``/``-shm``/``-journal`` files: part of it, never read alone."""
+        return path.name in ("sessions.db-wal", "sessions.db-shm", "sessions.db-journal")
+
     def _jsonl_shaped(self, head: list[bytes]) -> bool:
         objs = json_lines(head)
         if not objs:

@@ -498,3 +498,11 @@ def test_openclaw_tool_result_blocks_in_user_messages(tmp_path: Path) -> None:
     assert [m.kind for m in pi.messages] == []
     assert base.get("openclaw").is_companion(folder / "sessions.json")  # type: ignore[attr-defined]
     assert not base.get("openclaw").is_companion(path)  # type: ignore[attr-defined]
+
+
+def test_sqlite_side_files_are_companions(tmp_path: Path) -> None:
+    for fmt, db in (("goose", "sessions.db"), ("crush", "crush.db"), ("opencode", "opencode.db")):
+        importer = base.get(fmt)
+        for suffix in ("-wal", "-shm"):
+            assert importer.is_companion(tmp_path / f"{db}{suffix}")  # type: ignore[attr-defined]
+        assert not importer.is_companion(tmp_path / db)  # type: ignore[attr-defined]
