@@ -83,6 +83,10 @@ def _strip(kind: str, line: str) -> str:
 
 class AiderImporter:
     name = "aider"
+    not_read = (
+        "per-message times (Aider writes none); `.aider.input.history` and "
+        "`.aider.llm.history`; edited-file lists inside tool output"
+    )
     agent = "aider"
     priority = 55  # before markdown, which takes any .md file
     locations: tuple[Location, ...] = ()

@@ -165,6 +165,10 @@ class _Text:
 
 class CursorImporter:
     name = "cursor"
+    not_read = (
+        "times and ids in agent transcripts (Cursor writes none); `state.vscdb` keys other "
+        "than composers, bubbles and the aichat panel; a composer's unsent draft `text`"
+    )
     agent = "cursor"
     priority = 60
     locations: tuple[Location, ...] = (

@@ -283,6 +283,10 @@ def _legacy(path: Path, head: list[bytes]) -> LegacyShape:
 
 class GeminiImporter:
     name = "gemini"
+    not_read = (
+        "`$set.messages` context rewrites (counted only); `resultDisplay` when a result has "
+        "parts; `groundingMetadata` and other record fields (kept in the events)"
+    )
     agent = "gemini"
     priority = 40
     locations: tuple[Location, ...] = (Location("~/.gemini/tmp", ("*.jsonl", "*.json")),)

@@ -222,6 +222,10 @@ def _check(rec: dict[str, Any]) -> str:
 
 class QwenImporter:
     name = "qwen"
+    not_read = (
+        "`system` records other than `custom_title` and `parent_session` (telemetry, kept "
+        "as events); `toolCallResult` fields besides `status` and `callId`"
+    )
     agent = "qwen"
     priority = 5  # before claude-code: its records also carry uuid/parentUuid/sessionId
     locations: tuple[Location, ...] = (Location("~/.qwen/projects"),)
