@@ -15,6 +15,8 @@ Each line has a ``type``. What becomes what (docs/importers.md has the full tabl
   (``isCompactSummary``: kind ``summary``), sidechain prompts (written by the main agent), and
   command/caveat/interrupt wrappers
   (:data:`~cwcore.importers.claude_code_messages.HOST_MARKERS`).
+* ``attachment`` lines of type ``queued_command`` (a prompt typed while the agent worked) are
+  user messages. ``user``/``assistant`` lines without a ``uuid`` read with the id ``L<n>``.
 * ``summary`` lines (conversation titles) are ``system`` messages of kind ``summary`` with id
   ``L<n>``; ``progress`` lines of type ``agent_progress`` are a sub-agent's conversation
   (:mod:`cwcore.importers.claude_code_agents`: its own session, ``<session>/agent-<agentId>``);
