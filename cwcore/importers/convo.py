@@ -76,13 +76,25 @@ class Conversation:
         )
 
     def user(
-        self, message_id: str, text: object, *, line: int, ts: str | None, real: bool = True
+        self,
+        message_id: str,
+        text: object,
+        *,
+        line: int | tuple[int, ...],
+        ts: str | None,
+        real: bool = True,
     ) -> bool:
         self._open = False
         return self.add(message_id, "user", "text", text, line=line, ts=ts, real_user=real)
 
     def system(
-        self, message_id: str, text: object, *, line: int, ts: str | None, kind: str = "text"
+        self,
+        message_id: str,
+        text: object,
+        *,
+        line: int | tuple[int, ...],
+        ts: str | None,
+        kind: str = "text",
     ) -> bool:
         return self.add(message_id, "system", kind, text, line=line, ts=ts)
 
@@ -93,7 +105,9 @@ class Conversation:
         self._owner = None
         self._pending = (model or None, usage or None)
 
-    def thinking(self, message_id: str, text: object, *, line: int, ts: str | None) -> bool:
+    def thinking(
+        self, message_id: str, text: object, *, line: int | tuple[int, ...], ts: str | None
+    ) -> bool:
         return self.add(message_id, "assistant", "thinking", text, line=line, ts=ts)
 
     def assistant(

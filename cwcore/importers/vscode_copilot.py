@@ -20,14 +20,16 @@ toolCalls: [{id, name, arguments}], thinking?}``), ``toolCallResults`` (per call
 ``LanguageModelToolResult`` the model read: ``{content: [{value}]}``), ``resolvedModel``,
 ``promptTokens`` and ``outputTokens``.
 
-Each session's events are its header (the object without ``requests``, line 1) and one event per
-request (line ``index + 2``), as compact JSON.
+A ``.json`` session's events are its header (the object without ``requests``, line 1) and one
+event per request (line ``index + 2``), as compact JSON; a ``.jsonl`` log's events are its lines,
+and a request's messages name the lines that formed it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -36,6 +38,7 @@ from cwcore.importers.base import read_head, register
 from cwcore.importers.common import (
     DEFAULT_PROJECT,
     canonical_json,
+    jsonl_records,
     native_id,
     norm_time,
     parse_arguments,
@@ -83,33 +86,72 @@ def _first_op(head: list[bytes]) -> dict[str, Any] | None:
     return None
 
 
-def _replay(path: Path) -> tuple[dict[str, Any], list[tuple[int, str]]]:
-    """The session a mutation log describes, and the lines that could not be applied."""
+@dataclass
+class _Log:
+    """A replayed mutation log: the final state, its lines as records, the lines that formed
+    each request (by index), and the lines that could not be applied."""
+
+    state: dict[str, Any]
+    records: list[tuple[int, bytes, str]] = field(default_factory=list)
+    formed: dict[int, set[int]] = field(default_factory=dict)
+    problems: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _replay(path: Path) -> _Log:
+    """The session a mutation log describes (see the module doc)."""
     state: Any = None
-    problems: list[tuple[int, str]] = []
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                op = json.loads(raw)
-            except (ValueError, RecursionError) as exc:
-                problems.append((number, f"not JSON: {exc}"))
-                continue
-            if not isinstance(op, dict) or op.get("kind") not in (0, 1, 2, 3):
-                problems.append((number, "line without a `kind` of 0 to 3"))
-                continue
-            kind = op["kind"]
-            if kind == 0:
-                state = op.get("v")
-                continue
-            keys = op.get("k")
-            if state is None or not isinstance(keys, list) or not keys:
-                problems.append((number, "a change before the initial state, or without `k`"))
-                continue
-            if not _apply(state, kind, keys, op):
-                problems.append((number, f"path {json.dumps(keys)[:80]} not found"))
-    return obj(state), problems
+    log = _Log({})
+    for number, raw, op, reason in jsonl_records(path):
+        if op is None:
+            log.problems.append((number, reason))
+            continue
+        kind = op.get("kind")
+        if kind not in (0, 1, 2, 3) or isinstance(kind, bool):
+            log.problems.append((number, "line without a `kind` of 0 to 3"))
+            continue
+        log.records.append((number, raw, f"kind{kind}"))
+        if kind == 0:
+            state = op.get("v")
+            requests = obj(state).get("requests")
+            log.formed = {i: {number} for i in range(len(requests or ()))}
+            continue
+        keys = op.get("k")
+        if state is None or not isinstance(keys, list) or not keys:
+            log.problems.append((number, "a change before the initial state, or without `k`"))
+            continue
+        if not _apply(state, kind, keys, op):
+            log.problems.append((number, f"path {json.dumps(keys)[:80]} not found"))
+            continue
+        _formed(log.formed, number, kind, keys, op, obj(state).get("requests"))
+    log.state = obj(state)
+    return log
+
+
+def _formed(
+    formed: dict[int, set[int]],
+    number: int,
+    kind: int,
+    keys: list[Any],
+    op: dict[str, Any],
+    requests: object,
+) -> None:
+    """Record which requests line ``number`` changed."""
+    if keys[0] != "requests":
+        return
+    total = len(requests) if isinstance(requests, list) else 0
+    if len(keys) == 1:  # the list itself: replaced, or cut and pushed to
+        cut = op.get("i") if kind == 2 else 0
+        start = cut if isinstance(cut, int) and not isinstance(cut, bool) else None
+        if start is None:
+            start = total - len(op.get("v") or ())
+        for index in list(formed):
+            if index >= start:
+                del formed[index]
+        for index in range(max(start, 0), total):
+            formed[index] = {number}
+        return
+    if isinstance(keys[1], int) and not isinstance(keys[1], bool):
+        formed.setdefault(keys[1], set()).add(number)
 
 
 def _apply(state: Any, kind: int, keys: list[Any], op: dict[str, Any]) -> bool:
@@ -226,11 +268,13 @@ def _workspace_folder(path: Path) -> str | None:
 class _Request:
     """One request's messages."""
 
-    def __init__(self, convo: Conversation, line: int, request: dict[str, Any]) -> None:
+    def __init__(
+        self, convo: Conversation, lines: tuple[int, ...], request: dict[str, Any]
+    ) -> None:
         self.convo = convo
-        self.line = line
+        self.line = lines  # the source lines (records) that formed the request
         self.request = request
-        self.rid = native_id(request.get("requestId")) or f"L{line}"
+        self.rid = native_id(request.get("requestId")) or f"L{lines[0]}"
         self.ts = norm_time(request.get("timestamp"))
         result = obj(request.get("result"))
         self.meta = obj(result.get("metadata"))
@@ -360,8 +404,10 @@ class VSCodeCopilotImporter:
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         problems: list[tuple[int, str]] = []
+        log: _Log | None = None
         if path.suffix == ".jsonl" or _first_op(read_head(path)) is not None:
-            state, problems = _replay(path)
+            log = _replay(path)
+            state, problems = log.state, log.problems
         else:
             try:
                 state = obj(json.loads(path.read_bytes()))
@@ -369,15 +415,22 @@ class VSCodeCopilotImporter:
                 return FileParse((), ((1, f"not JSON: {exc}"),))
         if not isinstance(state.get("requests"), list):
             problems.append((1, "no `requests` list"))
-        requests = [r for r in state.get("requests") or () if isinstance(r, dict)]
+        listed = state["requests"] if isinstance(state.get("requests"), list) else []
         header = {k: v for k, v in state.items() if k != "requests"}
         records = [(1, json.dumps(header, ensure_ascii=False, sort_keys=True).encode(), "session")]
         convo = Conversation()
-        for index, request in enumerate(requests):
-            line = index + 2
-            raw = json.dumps(request, ensure_ascii=False, sort_keys=True).encode()
-            records.append((line, raw, "request"))
-            _Request(convo, line, request).read()
+        for index, request in enumerate(listed):
+            if not isinstance(request, dict):
+                continue
+            if log is not None:  # a log's records are its lines
+                lines = tuple(sorted(log.formed.get(index) or {1}))
+            else:  # a whole file: one record per request
+                lines = (index + 2,)
+                raw = json.dumps(request, ensure_ascii=False, sort_keys=True).encode()
+                records.append((index + 2, raw, "request"))
+            _Request(convo, lines, request).read()
+        if log is not None:
+            records = log.records
         problems.extend(convo.sink.problems)
         sid = native_id(state.get("sessionId")) or path.stem
         cwd = _workspace_folder(path)
