@@ -117,6 +117,16 @@ class Engine:
             raise
         self._record_permissions()
         self.admission = Admission(self.store)
+        try:
+            # Sessions an earlier cw merged across agents are split before anything is served.
+            if not (self.store.meta_get("identity-split") or {}).get("done"):
+                from cwcore.importers import identity_upgrade
+
+                self.notices += identity_upgrade.run(self.store, self.admission, self.settings)
+        except BaseException:
+            self.store.close()
+            self._release_private()
+            raise
         self.reader = Reader(self.store)
         self.retention = Retention(self.store)
         self.indexer = IndexWorker(self.store, self.settings)

@@ -194,12 +194,12 @@ def import_paths(
         for line, reason in parsed_file.problems:
             summary.error(str(path), line, reason)
         for parsed in parsed_file.sessions:
-            _admit_session(admission, _scrub(parsed, settings), settings, summary, str(path), emit)
+            admit_parsed(admission, _scrub(parsed, settings), settings, summary, str(path), emit)
         emit({"type": "progress", "file": str(path), "files": index, "total": total})
     return summary
 
 
-def _admit_session(
+def admit_parsed(
     admission: Admission,
     parsed: ParsedSession,
     settings: Settings,
