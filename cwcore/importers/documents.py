@@ -91,13 +91,19 @@ def session_spec(parsed: ParsedSession) -> SessionSpec:
 def session_title(parsed: ParsedSession) -> str | None:
     """The session's title: the format's own (summary, custom title, session name) when it has
     one, else the first line of the first real user message that is not a bare slash command —
-    or, in a session without one (a sub-agent's), of its first user text — cut to
+    or, in a sub-agent's session (which has none), of its first user text — cut to
     :data:`TITLE_CHARS` characters."""
     if parsed.title and parsed.title.strip():
         return parsed.title.strip()
     users = [
         (m.text, m.real_user) for m in parsed.messages if m.role == "user" and m.kind == "text"
     ]
+    if not any(real for _, real in users) and not (
+        parsed.parent_tool_call or parsed.parent_session
+    ):
+        # Only a sub-agent's prompts come from its parent; elsewhere user text that is not
+        # the user's is the host's (a command caveat, injected context): never a title.
+        return None
     return prompt_title(users)
 
 

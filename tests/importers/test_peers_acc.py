@@ -108,11 +108,6 @@ def test_claude_host_text_is_kept_not_real_not_title() -> None:
     assert shape(s) == [HOST, HOST]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="documents.prompt_title falls back to the first user text when no message is real "
-    "(meant for sub-agents), so host text still titles a session made only of it (lead's)",
-)
 def test_claude_host_only_session_has_no_host_title() -> None:
     s, _ = read("claude-code", "agentsview-usage_probe.jsonl")
     assert session_title(s) is None
