@@ -26,7 +26,8 @@ class SessionInfo:
     of the session's messages (``{"input", "output", "cacheRead", "cacheWrite"}``, zeros when
     the source records none); ``models`` lists the models that answered, in first-seen order.
     ``nativeId`` is the id the agent gave the session when the store's ``sessionId`` differs
-    from it (another agent's session had the id first: ``<agent>:<id>``), else None.
+    from it (another agent's session had the id first: ``<agent>:<id>``), else None (and
+    absent from the JSON).
     """
 
     sessionId: str
@@ -70,7 +71,7 @@ class SessionInfo:
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> SessionInfo:
         """The row ``to_json()`` gave (every field present), its containers copied."""
-        values = {name: body.get(name) for name in _SESSION_FIELDS}
+        values: dict[str, Any] = {name: body.get(name) for name in _SESSION_FIELDS}
         values["tokens"] = dict(body["tokens"])
         values["models"] = list(body["models"])
         return cls(**values)
@@ -81,6 +82,8 @@ class SessionInfo:
         out = {name: getattr(self, name) for name in _SESSION_FIELDS}
         out["tokens"] = dict(self.tokens)
         out["models"] = list(self.models)
+        if self.nativeId is None:
+            del out["nativeId"]  # only a session stored under another id than its agent's
         return out
 
 

@@ -115,6 +115,9 @@ def render_transcript(
         elif m.kind in ("summary", "thinking"):
             label = m.kind
             style = "dim italic" if m.kind == "thinking" else style
+        elif m.role == "user" and m.meta:
+            # Text the host put in the user's place (a command wrapper, injected context).
+            label, style = "host", "dim"
         else:
             label = m.role
         mark = ""
@@ -130,7 +133,7 @@ def render_transcript(
             f"\n[{style}]{escape(label)}[/] [dim]{stamp}  {shown_id(m.message_key)}[/]{used}{mark}"
         )
         text = m.text
-        if fold and m.kind in ("tool-call", "tool-result"):
+        if fold and (m.kind in ("tool-call", "tool-result") or (m.role == "user" and m.meta)):
             text = _fold(text)
         console.print(escape(text), soft_wrap=True, style="dim" if m.kind == "thinking" else "")
         child = m.subagent

@@ -242,3 +242,15 @@ def test_sqlite_fixture_is_readable() -> None:
     # The kilo/opencode case above copies this database: it must hold sessions.
     with sqlite3.connect(FIXTURES / "opencode" / "opencode.db") as conn:
         assert conn.execute("SELECT count(*) FROM session").fetchone()[0] > 0
+
+
+def test_search_scoped_to_an_agents_session(tmp_path: Path, archive: Archive) -> None:
+    archive.import_paths([codex_rollout(tmp_path / "codex")])
+    archive.import_paths([openclaw_session(tmp_path / "home")])
+    archive.index_run(wait=True)
+    for name, found in ((f"openclaw:{SID}", "Osteria"), (f"codex:{SID}", "ROUND_HALF_UP")):
+        request = {"query": "Osteria ROUND_HALF_UP", "scope": "session", "sessions": [name]}
+        hits = archive.search(request).results
+        assert hits and all(found in h.snippet for h in hits), name
+    with pytest.raises(NotFound, match="shared by 2 agents"):
+        archive.search({"query": "Osteria", "scope": "session", "sessions": [SID]})

@@ -14,9 +14,11 @@ malformed lines as ``problems``.
 
 Optional members an importer may add: ``configured_locations(settings)`` (locations a setting
 names, e.g. per-project logs: :func:`project_locations`), ``configured_note`` (how the docs
-describe them), ``not_read`` (what of the format cw leaves unread, one line for the
-format table of docs/importers.md), and ``companions(path)`` (other files a session of ``path`` also lives in, whose
-changes ``cw sync`` must notice: sidecars, a JSON tree).
+describe them), ``not_read`` (what of the format cw leaves unread, one line for the format
+table of docs/importers.md), ``companions(path)`` (other files a session of ``path`` also lives
+in, whose changes ``cw sync`` must notice: sidecars, a JSON tree), and ``is_companion(path)``
+(True for such a file: a folder import and ``cw sync`` count it quietly instead of reporting it
+as a file they could not read).
 """
 
 from __future__ import annotations

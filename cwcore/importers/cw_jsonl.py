@@ -119,6 +119,7 @@ class CwJsonlImporter:
     name = "cw-jsonl"
     agent = "cw-jsonl"
     priority = 1000  # the most permissive shape: tried last
+    not_read = "fields outside the cw-jsonl schema (kept in the line's event)"
     locations: tuple[Location, ...] = ()
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:

@@ -24,6 +24,7 @@ class MarkdownImporter:
     name = NAME
     agent = "markdown"
     priority = 900  # before cw-jsonl: a Markdown file is never a JSON log
+    not_read = "nothing: the file is the document (folders: non-Markdown files)"
     locations: tuple[Location, ...] = ()
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:

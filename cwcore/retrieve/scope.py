@@ -8,12 +8,14 @@ any scope. A window is tested on the filter fields its record carries (no manife
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from cwcore.clock import parse_time
 from cwcore.errors import InvalidInput, NotFound, excerpt
 from cwcore.retrieve.request import SearchRequest
+from cwcore.store import identity
 from cwcore.store.reader import Reader
 
 
@@ -61,6 +63,12 @@ def lineage(reader: Reader, session_id: str) -> list[str]:
 
 
 def resolve(reader: Reader, req: SearchRequest) -> Scope:
+    if req.sessions:
+        # ``<agent>:<id>`` names one agent's session; a bare id two agents share is an error
+        # naming both (cwcore.store.identity), never a silent pick of one.
+        named = tuple(identity.resolve(reader.store, s) or s for s in req.sessions)
+        if named != req.sessions:
+            req = dataclasses.replace(req, sessions=named)
     if req.scope == "session":
         depth: dict[str, int] = {}
         for session in req.sessions:

@@ -498,7 +498,7 @@ class Admission:
                 record["lineage"] = list(session.lineage)
                 record["parent"] = session.parent_session
             return record, False
-        record: dict[str, Any] = {
+        fresh: dict[str, Any] = {
             "id": session.session_id,
             "project": session.project,
             "agent": session.agent,
@@ -519,8 +519,8 @@ class Admission:
             "documents": 0,
         }
         if session.native_id and session.native_id != session.session_id:
-            record["nativeId"] = session.native_id
-        return record, True
+            fresh["nativeId"] = session.native_id
+        return fresh, True
 
     def _put_membership(self, batch: Batch, session: SessionSpec) -> None:
         pd = project_digest(session.project)

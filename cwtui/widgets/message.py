@@ -130,6 +130,8 @@ def message_label(message: TranscriptMessage) -> str:
         return "← result" + (f" {tool}" if tool else "")
     if kind in ("summary", "thinking"):
         return kind
+    if message.role == "user" and message.meta:
+        return "host"  # text the host put in the user's place (a wrapper, injected context)
     return message.role
 
 
@@ -191,6 +193,8 @@ class MessageView(Widget):
     ) -> None:
         role, kind = message.role, message.kind
         classes = f"message role-{role} kind-{kind}"
+        if role == "user" and message.meta:
+            classes += " host"
         if message.superseded:
             classes += " superseded"
         super().__init__(classes=classes)

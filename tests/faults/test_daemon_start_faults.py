@@ -19,6 +19,7 @@ import pytest
 from cwcore.api import Archive
 from cwcore.daemon.paths import store_hash
 from cwcore.errors import UnsafeSocket
+from cwcore.store.rocks import SCHEMA_VERSION
 from tests.helpers import REPO, conversation, real_daemon_env, write_jsonl
 
 #: The file in CW_HOME through which the running daemon's socket is found.
@@ -69,7 +70,10 @@ def test_a_store_newer_than_cw_is_store_version_through_the_daemon(
     imported: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     set_schema(imported, 99)
-    expected = f"the store at {imported / 'store'} has schema 99; this cw knows up to 2: upgrade cw"
+    expected = (
+        f"the store at {imported / 'store'} has schema 99; "
+        f"this cw knows up to {SCHEMA_VERSION}: upgrade cw"
+    )
     with real_daemon_env(imported, monkeypatch) as env:
         for args in (["doctor"], ["sessions"], ["show", "s1"]):
             done = cw(env, *args)
