@@ -44,6 +44,7 @@ from cwcore.importers.common import (
     project_from_cwd,
 )
 from cwcore.importers.convo import Conversation, count, obj, text_of
+from cwcore.importers.lines import read_prefix
 from cwcore.importers.vscode_paths import user_locations
 from cwcore.model import FileParse, ParsedSession, Usage
 
@@ -125,14 +126,6 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _prefix(path: Path) -> bytes:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(_PREFIX)
-    except OSError:
-        return b""
-
-
 _ARRAY = re.compile(rb"\A\s*\[\s*(?:\]|\{)")
 _API_KEYS = re.compile(rb'"role"\s*:\s*"(?:user|assistant)"')
 _UI_KEYS = re.compile(rb'"type"\s*:\s*"(?:say|ask)"')
@@ -140,7 +133,7 @@ _UI_KEYS = re.compile(rb'"type"\s*:\s*"(?:say|ask)"')
 
 def _shape(path: Path) -> str | None:
     """``api`` for an array of role messages, ``ui`` for an array of say/ask messages."""
-    data = _prefix(path)
+    data = read_prefix(path, _PREFIX)
     if not _ARRAY.match(data):
         return None
     if _API_KEYS.search(data):

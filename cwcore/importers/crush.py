@@ -141,12 +141,10 @@ class CrushImporter:
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         with sqlite.open_readonly(path) as conn:
-            cur = conn.execute("SELECT * FROM sessions ORDER BY created_at, id")
-            names = [d[0] for d in cur.description]
-            sessions = [dict(zip(names, v, strict=True)) for v in cur]
-            cur = conn.execute("SELECT * FROM messages ORDER BY session_id, created_at, id")
-            names = [d[0] for d in cur.description]
-            messages = [dict(zip(names, v, strict=True)) for v in cur]
+            sessions = list(sqlite.rows(conn, "SELECT * FROM sessions ORDER BY created_at, id"))
+            messages = list(
+                sqlite.rows(conn, "SELECT * FROM messages ORDER BY session_id, created_at, id")
+            )
         by_session: dict[str, list[dict[str, Any]]] = {}
         for row in messages:
             by_session.setdefault(str(row.get("session_id")), []).append(row)

@@ -302,12 +302,8 @@ class GooseImporter:
 
     def _parse_db(self, path: Path, project: str | None) -> FileParse:
         with sqlite.open_readonly(path) as conn:
-            cur = conn.execute("SELECT * FROM sessions ORDER BY id")
-            names = [d[0] for d in cur.description]
-            sessions = [dict(zip(names, v, strict=True)) for v in cur]
-            cur = conn.execute("SELECT * FROM messages ORDER BY session_id, id")
-            names = [d[0] for d in cur.description]
-            messages = [dict(zip(names, v, strict=True)) for v in cur]
+            sessions = list(sqlite.rows(conn, "SELECT * FROM sessions ORDER BY id"))
+            messages = list(sqlite.rows(conn, "SELECT * FROM messages ORDER BY session_id, id"))
         by_session: dict[str, list[dict[str, Any]]] = {}
         for row in messages:
             by_session.setdefault(str(row.get("session_id")), []).append(row)

@@ -192,9 +192,9 @@ class KiroImporter:
 
     def _parse_db(self, path: Path, project: str | None) -> FileParse:
         with sqlite.open_readonly(path) as conn:
-            cur = conn.execute("SELECT * FROM conversations_v2 ORDER BY conversation_id")
-            names = [d[0] for d in cur.description]
-            rows = [dict(zip(names, v, strict=True)) for v in cur]
+            rows = list(
+                sqlite.rows(conn, "SELECT * FROM conversations_v2 ORDER BY conversation_id")
+            )
         out = []
         problems: list[tuple[int, str]] = []
         for number, row in enumerate(rows, start=1):

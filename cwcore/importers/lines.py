@@ -92,3 +92,13 @@ def read_head(path: Path, lines: int = SNIFF_LINES, budget: int = SNIFF_BYTES) -
                 start = end + 1
             pending += chunk[start:]
     return out
+
+
+def read_prefix(path: Path, limit: int = SNIFF_BYTES) -> bytes:
+    """The first ``limit`` bytes of a file (empty when it cannot be read): what a sniffer of a
+    one-object JSON format looks at."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(limit)
+    except OSError:
+        return b""

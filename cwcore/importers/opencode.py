@@ -88,16 +88,10 @@ def _read_db(path: Path) -> tuple[list[_Session], dict[str, str]]:
                     str(i): str(w) for i, w in conn.execute("SELECT id, worktree FROM project")
                 }
         sessions: dict[str, _Session] = {}
-        cur = conn.execute("SELECT * FROM session ORDER BY id")
-        names = [d[0] for d in cur.description]
-        for values in cur:
-            row = dict(zip(names, values, strict=True))
+        for row in sqlite.rows(conn, "SELECT * FROM session ORDER BY id"):
             sessions[str(row["id"])] = _Session(row, _event("session", row))
         messages: dict[str, tuple[dict[str, Any], bytes, list[Any]]] = {}
-        cur = conn.execute("SELECT * FROM message ORDER BY session_id, id")
-        names = [d[0] for d in cur.description]
-        for values in cur:
-            row = dict(zip(names, values, strict=True))
+        for row in sqlite.rows(conn, "SELECT * FROM message ORDER BY session_id, id"):
             data = _loads(row.get("data"))
             owner = sessions.get(str(row["session_id"]))
             if owner is None:
@@ -110,10 +104,7 @@ def _read_db(path: Path) -> tuple[list[_Session], dict[str, str]]:
             )
             owner.messages.append(entry)
             messages[str(row["id"])] = entry
-        cur = conn.execute("SELECT * FROM part ORDER BY message_id, id")
-        names = [d[0] for d in cur.description]
-        for values in cur:
-            row = dict(zip(names, values, strict=True))
+        for row in sqlite.rows(conn, "SELECT * FROM part ORDER BY message_id, id"):
             data = _loads(row.get("data"))
             parent = messages.get(str(row["message_id"]))
             if parent is not None:

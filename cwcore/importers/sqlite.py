@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from cwcore.errors import CwError, InvalidInput
@@ -84,3 +85,11 @@ def has_tables(path: Path, head: list[bytes], wanted: dict[str, set[str]]) -> bo
         return False
     tables = schema(path)
     return all(name in tables and cols <= tables[name] for name, cols in wanted.items())
+
+
+def rows(conn: sqlite3.Connection, sql: str) -> Iterator[dict[str, Any]]:
+    """The rows of ``sql`` as dicts keyed by column name, streamed."""
+    cur = conn.execute(sql)
+    names = [d[0] for d in cur.description]
+    for values in cur:
+        yield dict(zip(names, values, strict=True))

@@ -45,7 +45,7 @@ from cwcore.importers.common import (
     project_from_cwd,
 )
 from cwcore.importers.convo import Conversation, count, obj, text_of
-from cwcore.importers.lines import SNIFF_BYTES
+from cwcore.importers.lines import read_prefix
 from cwcore.importers.vscode_paths import user_locations
 from cwcore.model import FileParse, ParsedSession, Usage
 
@@ -57,14 +57,6 @@ _SESSION_KEYS = re.compile(
 )
 _REQUESTS = re.compile(rb'"requests"\s*:\s*\[')
 _OBJECT = re.compile(rb"\A\s*\{")
-
-
-def _prefix(path: Path) -> bytes:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(SNIFF_BYTES)
-    except OSError:
-        return b""
 
 
 def _is_session_json(data: bytes) -> bool:
@@ -394,12 +386,12 @@ class VSCodeCopilotImporter:
             return first is not None and "requests" in first["v"] and "sessionId" in first["v"]
         if path.suffix != ".json":
             return False
-        return path.parent.name in _FOLDERS and _is_session_json(_prefix(path))
+        return path.parent.name in _FOLDERS and _is_session_json(read_prefix(path))
 
     def accepts(self, path: Path, head: list[bytes]) -> bool:
         if _first_op(head) is not None:
             return True
-        data = _prefix(path)
+        data = read_prefix(path)
         return bool(_OBJECT.match(data) and _REQUESTS.search(data))
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:

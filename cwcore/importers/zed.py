@@ -303,9 +303,7 @@ class ZedImporter:
 
     def parse(self, path: Path, *, project: str | None = None) -> FileParse:
         with sqlite.open_readonly(path) as conn:
-            cur = conn.execute("SELECT * FROM threads ORDER BY updated_at, id")
-            names = [d[0] for d in cur.description]
-            rows = [dict(zip(names, v, strict=True)) for v in cur]
+            rows = list(sqlite.rows(conn, "SELECT * FROM threads ORDER BY updated_at, id"))
         out = []
         problems: list[tuple[int, str]] = []
         for number, row in enumerate(rows, start=1):
