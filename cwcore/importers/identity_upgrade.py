@@ -206,8 +206,8 @@ def _split_session(
         moved_events += [(seq, raw) for seq, _, raw in lines]
         new_id = identity.session_key(store, native, importer.agent)
         notes.append(
-            f"session {sid}: {moved} document(s) of a {importer.agent} session with the same "
-            f"id were merged into it by an earlier cw; they are now session {new_id}"
+            f"session {sid}: {moved} document(s) of {importer.agent}'s session with the same id "
+            f"were merged into it by an earlier cw; they are now session {new_id}"
         )
     _advance(store, sid, record, removed, moved_events)
     return notes
