@@ -12,7 +12,7 @@ from cwcore.clock import parse_time
 from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
 from cwcore.importers.documents import prompt_title
 from cwcore.session_info import SessionInfo
-from cwcore.store import session_order
+from cwcore.store import identity, session_order
 from cwcore.store.parts import message_fields
 from cwcore.store.reader import Reader
 
@@ -294,6 +294,7 @@ def transcript(
             hidden_superseded=hidden,
         ),
         events=events,
+        shared_with=tuple(identity.shared_with(reader.store, record)),
     )
 
 

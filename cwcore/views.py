@@ -333,13 +333,15 @@ class TranscriptCounts:
 class Transcript:
     """A session as ordered messages: its listing row, the documents read, the messages and
     their counts; ``events`` lists the metadata lines when they were asked for (None when not,
-    empty when the session has none)."""
+    empty when the session has none). ``shared_with`` names other agents' sessions whose agent
+    gave them this session's id, as ``(agent, sessionId)`` (JSON ``sharedWith``, when any)."""
 
     session: SessionInfo
     documents: tuple[TranscriptDocument, ...]
     messages: tuple[TranscriptMessage, ...]
     counts: TranscriptCounts
     events: tuple[MetadataEvent, ...] | None = None
+    shared_with: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -350,6 +352,8 @@ class Transcript:
         }
         if self.events is not None:
             out["events"] = [e.to_json() for e in self.events]
+        if self.shared_with:
+            out["sharedWith"] = [{"agent": a, "sessionId": s} for a, s in self.shared_with]
         return out
 
     @classmethod
@@ -366,4 +370,5 @@ class Transcript:
             events=tuple(MetadataEvent.from_json(e) for e in events)
             if events is not None
             else None,
+            shared_with=tuple((o["agent"], o["sessionId"]) for o in body.get("sharedWith", ())),
         )

@@ -79,6 +79,12 @@ def render_transcript(
         console.print(f"[dim]{used}[/]")
     if info.resume:
         console.print(f"[dim]resume: {escape(info.resume)}[/]")
+    for agent, other in body.shared_with:
+        native = info.nativeId or info.sessionId
+        console.print(
+            f"[yellow]{shown_id(agent)}'s session {shown_id(other)} has the same id "
+            f"({shown_id(native)}): a different session (cw show {shown_id(other)})[/]"
+        )
     counts = body.counts
     if counts.hidden_superseded:
         console.print(

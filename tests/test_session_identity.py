@@ -121,24 +121,44 @@ def test_two_agents_sharing_an_id_are_two_sessions(tmp_path: Path, archive: Arch
     assert again.imported == 0 and again.skipped > 0 and not again.notices[1:]
 
 
-def test_a_bare_shared_id_names_the_agents(tmp_path: Path, archive: Archive) -> None:
+def test_ids_resolve_to_one_agents_session(tmp_path: Path, archive: Archive) -> None:
     archive.import_paths([codex_rollout(tmp_path / "codex")])
-    # While one agent has it, the bare id resolves.
-    assert archive.resolve_session(SID).sessionId == SID
     archive.import_paths([openclaw_session(tmp_path / "home")])
-    with pytest.raises(NotFound, match=r"shared by 2 agents: codex \(codex:quote-123\), openclaw"):
+    # A listed id always opens its own session; <agent>:<id> names either agent's.
+    assert archive.resolve_session(SID).agent == "codex"
+    assert archive.resolve_session(f"codex:{SID}").sessionId == SID
+    assert archive.resolve_session(f"openclaw:{SID}").sessionId == f"openclaw:{SID}"
+    shown = archive.show(SID)
+    assert shown.shared_with == (("openclaw", f"openclaw:{SID}"),)
+    assert archive.show(f"openclaw:{SID}").shared_with == (("codex", SID),)
+    # A third agent, then the bare id's owner forgotten: the native id names two sessions.
+    (tmp_path / "pi").mkdir()
+    pi = write_jsonl(
+        tmp_path / "pi" / f"2026-03-03T09-00-00-000Z_{SID}.jsonl",
+        [
+            {"type": "session", "version": 3, "id": SID, "timestamp": "2026-03-03T09:00:00Z"},
+            {
+                "type": "message",
+                "id": "p1",
+                "parentId": None,
+                "timestamp": "2026-03-03T09:00:01Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": "hello pi"}]},
+            },
+        ],
+    )
+    assert archive.import_paths([pi]).sessions == 1
+    archive.forget(SID)
+    with pytest.raises(NotFound, match=r"shared by 2 agents: openclaw \(openclaw:quote-123\), pi"):
         archive.resolve_session(SID)
-    assert archive.resolve_session(f"codex:{SID}").agent == "codex"
-    assert archive.resolve_session(f"openclaw:{SID}").agent == "openclaw"
+    assert archive.resolve_session(f"pi:{SID}").agent == "pi"
 
 
 def test_the_cli_says_which_agents_share_an_id(tmp_path: Path, cw_home: Path) -> None:
     cw("import", str(codex_rollout(tmp_path / "codex")))
     cw("import", str(openclaw_session(tmp_path / "home")))
     result = runner.invoke(app, ["show", SID])
-    assert result.exit_code == 3
-    assert "shared by 2 agents" in result.stderr and "openclaw:quote-123" in result.stderr
-    assert "\n" not in result.stderr.strip()  # one line
+    assert result.exit_code == 0 and "ROUND_HALF_UP" in result.stdout
+    assert "openclaw's session openclaw:quote-123 has the same id" in result.stdout
     shown = runner.invoke(app, ["show", f"openclaw:{SID}"])
     assert shown.exit_code == 0 and "Osteria" in shown.stdout
     body = cw("sessions")
@@ -168,7 +188,7 @@ def test_kilo_and_opencode_databases_with_the_same_ids(tmp_path: Path, archive: 
 def test_forget_drops_the_identity(tmp_path: Path, archive: Archive) -> None:
     archive.import_paths([codex_rollout(tmp_path / "codex")])
     archive.import_paths([openclaw_session(tmp_path / "home")])
-    archive.forget(f"codex:{SID}")
+    archive.forget(SID)  # the listed id: codex's
     # Only OpenClaw's session is left: the bare id now names it.
     assert archive.resolve_session(SID).sessionId == f"openclaw:{SID}"
 
@@ -252,5 +272,6 @@ def test_search_scoped_to_an_agents_session(tmp_path: Path, archive: Archive) ->
         request = {"query": "Osteria ROUND_HALF_UP", "scope": "session", "sessions": [name]}
         hits = archive.search(request).results
         assert hits and all(found in h.snippet for h in hits), name
-    with pytest.raises(NotFound, match="shared by 2 agents"):
-        archive.search({"query": "Osteria", "scope": "session", "sessions": [SID]})
+    # The listed id names codex's session.
+    hits = archive.search({"query": "ROUND_HALF_UP", "scope": "session", "sessions": [SID]})
+    assert hits.results and all(h.source.session_id == SID for h in hits.results)

@@ -9,8 +9,9 @@ keeps them apart without renaming anything it already holds:
 - another agent's session with that native id is stored as ``<agent>:<native id>``
   (:func:`qualified`), with ``nativeId`` in its record;
 - the ``session-native`` index maps ``(native id, agent)`` to the store's id, so an import finds
-  the session its agent already has, and a bare id a user types resolves to the one session it
-  names — or to a clear "shared by …" error (:func:`resolve`).
+  the session its agent already has, and an id a user types resolves: a store id (what the
+  listings show) to its session, a native id to the one agent's session that has it — or to a
+  clear "shared by …" error — and ``<agent>:<native id>`` to that agent's (:func:`resolve`).
 
 Stores written before this index are upgraded at writable open (:func:`backfill`, schema 3),
 one page of sessions per write batch with a durable cursor, so a kill at any point resumes.
@@ -26,7 +27,15 @@ from cwcore.store import codec, keys
 if TYPE_CHECKING:
     from cwcore.store.rocks import Store
 
-__all__ = ["agents_of", "backfill", "qualified", "resolve", "session_key", "session_what"]
+__all__ = [
+    "agents_of",
+    "backfill",
+    "qualified",
+    "resolve",
+    "session_key",
+    "session_what",
+    "shared_with",
+]
 
 #: Sessions indexed per write batch by the upgrade (small batches, a cursor after each).
 BACKFILL_PAGE = 256
@@ -70,25 +79,33 @@ def agents_of(store: Store, native_id: str) -> list[tuple[str, str]]:
 def resolve(store: Store, name: str) -> str | None:
     """The store id ``name`` names exactly, or None.
 
-    ``name`` is a native id (accepted when one agent's session has it), ``<agent>:<native id>``,
-    or a store id. Raises :class:`NotFound` naming the agents when a bare id is shared."""
+    ``name`` is a store id (what every listing shows: it always names its own session), a
+    native id (accepted when one agent's session has it), or ``<agent>:<native id>``. Raises
+    :class:`NotFound` naming the agents when ``name`` is no store id and two agents' sessions
+    have it as their native id."""
+    if _record(store, name) is not None:
+        return name
     owners = agents_of(store, name)
     if len(owners) > 1:
-        names = ", ".join(f"{agent} ({qualified(agent, name)})" for agent, _ in sorted(owners))
+        names = ", ".join(f"{agent} ({sid})" for agent, sid in sorted(owners))
         raise NotFound(
             f"session {excerpt(name)} is shared by {len(owners)} agents: {names}; "
             "name one as <agent>:<id>"
         )
     if owners:
         return owners[0][1]
-    if _record(store, name) is not None:
-        return name
     agent, sep, native = name.partition(":")
     if sep and agent and native:
         raw = store.get("scopes", keys.SESSION_NATIVE.encode(native, agent))
         if raw is not None:
             return raw.decode("utf-8")
     return None
+
+
+def shared_with(store: Store, record: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(agent, store id)`` of the OTHER agents' sessions whose native id is this session's."""
+    native = str(record.get("nativeId") or record["id"])
+    return [(a, sid) for a, sid in agents_of(store, native) if sid != record["id"]]
 
 
 def _record(store: Store, session_id: str) -> dict[str, Any] | None:

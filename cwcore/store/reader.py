@@ -47,8 +47,9 @@ class Reader:
     def find_session(self, prefix: str) -> dict[str, Any]:
         """A session by id or unique id prefix (at least 4 characters). Prefixes are matched on
         the keys, so only the matching record is decoded (a corrupt record elsewhere does not
-        stand in the way). A native id two agents share is :class:`NotFound` naming both
-        (:func:`cwcore.store.identity.resolve`); ``<agent>:<id>`` names one of them."""
+        stand in the way). ``<agent>:<id>`` names that agent's session; a native id that is no
+        session id and that two agents' sessions have is :class:`NotFound` naming both
+        (:func:`cwcore.store.identity.resolve`)."""
         exact = identity.resolve(self.store, prefix)
         if exact is not None:
             return self.session(exact)

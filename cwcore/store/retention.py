@@ -179,8 +179,8 @@ class Retention:
                 "document", target, manifest["project"], manifest["session"], 1, len(parts)
             )
         try:
-            # A native id two agents share names neither (NotFound naming both); an
-            # ``<agent>:<id>`` name is exact.
+            # ``<agent>:<id>`` is exact too; a native id two agents' sessions have (and no
+            # session has as its id) names neither: NotFound naming both.
             record = self.reader.session(identity.resolve(self.store, target) or target)
         except NotFound:
             if prefix:
