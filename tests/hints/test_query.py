@@ -121,6 +121,10 @@ def test_host_generated_is_not_a_real_user_message() -> None:
     for text in (
         "<command-name>/clear</command-name>",
         "<local-command-stdout>x</local-command-stdout>",
+        # The host wrappers the peers' files showed (issue 31): never a prompt to hint.
+        "<local-command-caveat>Caveat: resumed</local-command-caveat>",
+        "<recommended_plugins>\n- github\n</recommended_plugins>",
+        '<skill-context name="pdf">use the skill</skill-context>',
     ):
         assert is_host_generated(text)
         assert extract(text).reason == "host-generated"
