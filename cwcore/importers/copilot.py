@@ -147,6 +147,15 @@ class CopilotImporter:
     priority = 45
     locations: tuple[Location, ...] = (Location("~/.copilot/session-state"),)
 
+    def is_companion(self, path: Path) -> bool:
+        """A session folder's ``workspace.yaml`` (its title and folder): read with the
+        ``events.jsonl`` beside it."""
+        return path.name == "workspace.yaml" and (path.parent / "events.jsonl").is_file()
+
+    def companions(self, path: Path) -> list[Path]:
+        """A title renamed in ``workspace.yaml`` is a change of the session for ``cw sync``."""
+        return [path.parent / "workspace.yaml"] if path.name == "events.jsonl" else []
+
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         """One event of the format: a known dotted ``type`` with a ``data`` object (the event
         ``id`` is optional: events without one get ``L<n>``)."""

@@ -11,6 +11,7 @@ user message that is not real (agentsview drops some of it or marks it system), 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -354,3 +355,13 @@ def test_copilot_shutdown_usage() -> None:
 def test_copilot_empty_session() -> None:
     s, _ = read("copilot", "agentsview-empty_session.jsonl")
     assert s.messages == () and s.session_id == "empty"
+
+
+def test_copilot_workspace_yaml_is_a_companion(tmp_path: Path) -> None:
+    folder = tmp_path / "session"
+    shutil.copytree(PEERS / "copilot" / "ws-name", folder)
+    copilot = base.get("copilot")
+    assert copilot.is_companion(folder / "workspace.yaml")  # type: ignore[attr-defined]
+    assert not copilot.is_companion(tmp_path / "workspace.yaml")  # type: ignore[attr-defined]
+    listed = copilot.companions(folder / "events.jsonl")  # type: ignore[attr-defined]
+    assert listed == [folder / "workspace.yaml"]
