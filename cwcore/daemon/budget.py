@@ -23,6 +23,11 @@ class Budget:
         self.used = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
 
+    @property
+    def waiting(self) -> int:
+        """How many coroutines are waiting for bytes of this budget now."""
+        return len(self._waiters)
+
     async def acquire(self, n: int, timeout: float | None = None) -> None:
         """Reserve ``n`` bytes, waiting at most ``timeout`` seconds (None: until released).
 

@@ -90,6 +90,11 @@ class Limits:
     input_per_connection: int = 32 * MiB
     input_total: int = 32 * MiB
     input_wait_s: float = 10.0
+    #: Input reserved from a frame's header alone; the rest once those bytes have arrived.
+    input_first_chunk: int = 64 * 1024
+    #: Under contention, a peer that has kept a write or a frame body waiting this long is
+    #: dropped (see :meth:`Server._stall_loop`).
+    stall_s: float = 2.0
     output_per_connection: int = FULL_FRAME
     output_total: int = 2 * FULL_FRAME
     #: The small-response lane per connection (daemon-wide: ``max_connections`` times this).
@@ -190,6 +195,14 @@ class Connection:
         self.write_lock = asyncio.Lock()
         self.closed = False
         self.tasks: set[asyncio.Task[None]] = set()
+        #: Since when a write (drain) or a frame body read has waited on the peer; None: not.
+        self.write_wait_since: float | None = None
+        self.read_wait_since: float | None = None
+
+    def stalled_for(self, now: float) -> float:
+        """How long the peer has kept this connection's pending write or frame body waiting."""
+        since = [t for t in (self.write_wait_since, self.read_wait_since) if t is not None]
+        return now - min(since) if since else 0.0
 
     async def send(self, frame: bytes) -> bool:
         """Write one frame and wait for it to drain; False (and the peer dropped) on failure."""
@@ -203,11 +216,15 @@ class Connection:
                 async with asyncio.timeout(self.server.limits.write_timeout_s):
                     for start in range(0, len(view), self.WRITE_SLICE):
                         self.writer.write(view[start : start + self.WRITE_SLICE])
+                        self.write_wait_since = time.monotonic()
                         await self.writer.drain()
+                        self.write_wait_since = None
             except (ConnectionError, TimeoutError, OSError) as exc:
                 log.info("dropping a peer that does not read: %s", type(exc).__name__)
                 self.abort()
                 return False
+            finally:
+                self.write_wait_since = None
         return True
 
     def abort(self) -> None:
@@ -256,6 +273,10 @@ class Server:
         self.running: dict[str, Running] = {}
         self.stopping = False
         self.stop_reason = ""
+        #: Coroutines waiting for an in-flight slot (with the budgets' waiters: contention).
+        self.slot_waiters = 0
+        #: Peers dropped because they stalled while others waited.
+        self.stalled_dropped = 0
         self._last_active = time.monotonic()
         self._pool = concurrent.futures.ThreadPoolExecutor(
             limits.max_in_flight, thread_name_prefix="cw-call"
@@ -286,12 +307,14 @@ class Server:
                     signum, self.request_stop, signal.Signals(signum).name
                 )
         grace = asyncio.create_task(self._grace_loop())
+        stalls = asyncio.create_task(self._stall_loop())
         on_listening()
         log.info("listening on %s (pid %d)", self.paths.socket, self.pid)
         try:
             await self._stopped.wait()
         finally:
             grace.cancel()
+            stalls.cancel()
             self._pool.shutdown(wait=False, cancel_futures=True)
 
     def request_stop(self, reason: str) -> None:
@@ -358,6 +381,36 @@ class Server:
             if time.monotonic() - self._last_active >= self.limits.grace_s:
                 self.request_stop(f"idle for {self.limits.grace_s:g}s")
                 return
+
+    def _contended(self) -> bool:
+        """Whether some request waits for a resource shared by every connection."""
+        return bool(self.input.waiting or self.output.waiting or self.slot_waiters)
+
+    async def _stall_loop(self) -> None:
+        """Drop peers that stall while others wait, so a peer costs only its own connection.
+
+        A peer that does not read (its answer or event cannot drain) or does not send (its frame
+        body does not arrive) keeps what it reserved: output bytes, input bytes, and — for a call
+        blocked in ``emit`` — an in-flight slot. Whenever a request waits for the daemon-wide
+        input or output budget or for a slot, every peer that has kept a write or a frame body
+        waiting for ``stall_s`` is dropped: its reservations are released, its call carries on
+        and its result is kept for a retry. Without contention such a peer is left alone (up to
+        the write and frame timeouts).
+        """
+        tick = max(0.05, min(0.25, self.limits.stall_s / 4))
+        while not self.stopping:
+            await asyncio.sleep(tick)
+            if not self._contended():
+                continue
+            now = time.monotonic()
+            for conn in list(self._conns):
+                if not conn.closed and conn.stalled_for(now) >= self.limits.stall_s:
+                    log.info(
+                        "dropping a peer stalled for %.1f s while others wait",
+                        conn.stalled_for(now),
+                    )
+                    self.stalled_dropped += 1
+                    conn.abort()
 
     # -- connections ----------------------------------------------------------------------------
 
@@ -455,30 +508,57 @@ class Server:
         if not await conn.send(protocol.encode(welcome)):
             raise ConnectionResetError("peer left during the handshake")
 
-    async def _read_frame(self, conn: Connection, limit: int) -> tuple[dict[str, Any], int]:
-        """Read one frame, reserving its body size from both input budgets *before* reading it.
+    async def _reserve_input(self, conn: Connection, n: int) -> None:
+        await conn.input.acquire(n)  # waits for this connection's own requests: backpressure
+        try:
+            await self.input.acquire(n, timeout=self.limits.input_wait_s)
+        except BaseException:
+            conn.input.release(n)
+            raise
 
+    async def _read_body(self, conn: Connection, n: int, into: list[bytes]) -> None:
+        """Read ``n`` bytes in slices, recording when the peer keeps a slice waiting."""
+        while n:
+            step = min(n, Connection.WRITE_SLICE)
+            conn.read_wait_since = time.monotonic()
+            try:
+                into.append(await conn.reader.readexactly(step))
+            finally:
+                conn.read_wait_since = None
+            n -= step
+
+    async def _read_frame(self, conn: Connection, limit: int) -> tuple[dict[str, Any], int]:
+        """Read one frame, reserving its body from both input budgets before reading it.
+
+        The header alone reserves at most ``input_first_chunk`` bytes; the rest of the body is
+        reserved (at once) when those have arrived. A peer that announces a full frame and sends
+        nothing therefore retains almost nothing, while no two partly received frames can wait
+        for each other's budget (only a frame that is arriving holds more than its first chunk).
         Returns the message and the reserved size, which the caller must release.
         """
         header = await conn.reader.readexactly(HEADER_BYTES)
         size = protocol.parse_header(header, limit)
-        await conn.input.acquire(size)  # waits for this connection's own requests: backpressure
+        first = min(size, self.limits.input_first_chunk)
+        await self._reserve_input(conn, first)
+        reserved = first
         try:
-            await self.input.acquire(size, timeout=self.limits.input_wait_s)
-        except BaseException:
-            conn.input.release(size)
-            raise
-        try:
+            chunks: list[bytes] = []
             try:
                 async with asyncio.timeout(self.limits.frame_timeout_s):
-                    body = await conn.reader.readexactly(size)
+                    await self._read_body(conn, first, chunks)
+                    if size > first:
+                        await self._reserve_input(conn, size - first)
+                        reserved = size
+                        await self._read_body(conn, size - first, chunks)
             except TimeoutError:
                 raise ProtocolError(
                     f"frame body not received within {self.limits.frame_timeout_s:g} s"
                 ) from None
+            body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            del chunks
             return protocol.decode(body), size
         except BaseException:
-            conn.release_input(size)
+            conn.release_input(reserved)
             raise
 
     # -- requests -------------------------------------------------------------------------------
@@ -608,7 +688,12 @@ class Server:
         try:
             await hold.take(bound)
             try:
-                async with self._slots:
+                self.slot_waiters += 1
+                try:
+                    await self._slots.acquire()
+                finally:
+                    self.slot_waiters -= 1
+                try:
                     if self.stopping:
                         raise DaemonError("the daemon is stopping; reconnect and retry", retry=True)
                     self.in_flight += 1
@@ -632,6 +717,8 @@ class Server:
                         frame, cacheable = await call
                     finally:
                         self.in_flight -= 1
+                finally:
+                    self._slots.release()
                 if cacheable:
                     self.replay.put(rid, method, frame)
                 running.done.set_result(frame)
@@ -669,9 +756,9 @@ class Server:
         write_wait = self.limits.write_timeout_s + 5.0
 
         def emit(body: dict[str, Any]) -> None:
-            frame = protocol.encode(protocol.event(rid, body), limit)
             if conn.closed:
                 return  # the peer left: events are dropped, the result is kept for a retry
+            frame = protocol.encode(protocol.event(rid, body), limit)
             try:
                 future = asyncio.run_coroutine_threadsafe(conn.send(frame), loop)
             except RuntimeError:  # the loop is closing: nobody is left to read the event
@@ -739,6 +826,7 @@ class Server:
             "input_reserved_bytes": self.input.used,
             "output_reserved_bytes": self.output.used,
             "small_output_reserved_bytes": self.small_output.used,
+            "stalled_dropped": self.stalled_dropped,
             "grace_s": self.limits.grace_s,
             "stopping": self.stopping,
             "service": extra,
