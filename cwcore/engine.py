@@ -335,13 +335,17 @@ class Engine:
         return self._search_ctx
 
     def _sample_compaction(self) -> dict[str, Any]:
-        """Record RocksDB's own view of pending compaction; RocksDB compacts in the background."""
+        """Record RocksDB's own view of pending compaction; RocksDB compacts in the background.
+        A log past ``SETTLE_WAL_BYTES`` is flushed into tables (``Store.settle_wal``), so a
+        daemon that stopped writing keeps little log on disk and a crash replays little."""
         self.compaction = {
             "pending_compaction_bytes": sum(
                 self.store.property_int("rocksdb.estimate-pending-compaction-bytes", f)
                 for f in FAMILIES
             ),
             "running_compactions": self.store.property_int("rocksdb.num-running-compactions"),
+            "wal_flushed": self.store.settle_wal(),
+            "wal_bytes": self.store.wal_bytes(),
             "sampled_at": time.time(),
         }
         return self.compaction

@@ -75,11 +75,27 @@ MIGRATIONS: dict[int, Callable[[Store], None]] = {
 }
 
 
-def _options() -> rd.Options:
+#: The cap on the write-ahead log's total size. RocksDB's default (0) is four times what the
+#: memtables of all column families may hold (20 families x 2 x 64 MiB x 4, about 10 GiB), and
+#: a family written rarely (meta, leases, stats, memory...) keeps every log file since its last
+#: flush alive: the log grew with everything written while the daemon ran (4.3 GB at 1M
+#: messages) and a crash replayed all of it. Past this cap RocksDB flushes the families whose
+#: memtables pin the oldest log file and deletes it, so the log on disk, the memtables' memory and
+#: the replay after a crash stay within a small multiple of it. The WAL write stays the
+#: acknowledgement boundary: a flush only moves committed data from the log into tables.
+MAX_TOTAL_WAL_BYTES = 64 * 1024 * 1024
+
+#: :meth:`Store.settle_wal` flushes every memtable when the log holds more than this: a daemon
+#: that stops writing does not keep up to :data:`MAX_TOTAL_WAL_BYTES` of log beside its tables.
+SETTLE_WAL_BYTES = 8 * 1024 * 1024
+
+
+def _options(max_wal_bytes: int = MAX_TOTAL_WAL_BYTES) -> rd.Options:
     opts = rd.Options(raw_mode=True)
     opts.create_if_missing(True)
     opts.create_missing_column_families(True)
     opts.set_compression_type(rd.DBCompressionType.zstd())
+    opts.set_max_total_wal_size(max_wal_bytes)
     return opts
 
 
@@ -111,7 +127,14 @@ class Batch:
 class Store:
     """One open RocksDB database under ``path``. Owned by one process (normally the daemon)."""
 
-    def __init__(self, path: Path, *, sync: bool = False, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        sync: bool = False,
+        read_only: bool = False,
+        max_wal_bytes: int = MAX_TOTAL_WAL_BYTES,
+    ) -> None:
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
@@ -122,8 +145,8 @@ class Store:
         try:
             self._db: Any = rd.Rdict(
                 str(path),
-                options=_options(),
-                column_families={name: _options() for name in FAMILIES},
+                options=_options(max_wal_bytes),
+                column_families={name: _options(max_wal_bytes) for name in FAMILIES},
             )
         except Exception as exc:  # rocksdict raises plain Exception subclasses
             text = str(exc)
@@ -256,12 +279,38 @@ class Store:
         return int(value or 0)
 
     def size_on_disk(self) -> int:
-        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+        total = 0
+        for file in self.path.rglob("*"):
+            try:
+                if file.is_file():
+                    total += file.stat().st_size
+            except FileNotFoundError:  # a flush or compaction deleted it meanwhile
+                pass
+        return total
+
+    def wal_bytes(self) -> int:
+        """The write-ahead log files' total size: what a reopen after a crash replays."""
+        total = 0
+        for file in self.path.glob("*.log"):
+            try:
+                total += file.stat().st_size
+            except FileNotFoundError:  # a flush deleted it meanwhile
+                pass
+        return total
 
     def flush(self) -> None:
         self._db.flush()
-        for family in self._families.values():
+        for family in list(self._families.values()):
             family.flush()
+
+    def settle_wal(self, limit: int = SETTLE_WAL_BYTES) -> bool:
+        """Flush every memtable when the log holds more than ``limit`` bytes (RocksDB then
+        deletes the log files no memtable needs); returns whether it flushed. Nothing committed
+        changes: the data moves from the log into tables."""
+        if self._db is None or self.wal_bytes() <= limit:
+            return False
+        self.flush()
+        return True
 
     @property
     def lock(self) -> threading.RLock:
