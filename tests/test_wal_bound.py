@@ -16,7 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from cwcore.store.rocks import MAX_TOTAL_WAL_BYTES, Store
+from cwcore.engine import Engine
+from cwcore.methods import TABLE
+from cwcore.store.rocks import MAX_TOTAL_WAL_BYTES, SETTLE_WAL_BYTES, Store
 
 CAP = 2 * 1024 * 1024
 CHUNK = 128 * 1024
@@ -42,8 +44,13 @@ def _settled(store: Store, deadline_s: float = 60.0) -> None:
     """Wait until no flush is pending or running (a wait, never a timing assertion)."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        pending = store.property_int("rocksdb.num-running-flushes") + sum(
-            store.property_int("rocksdb.mem-table-flush-pending", f) for f in ("postings", *RARE)
+        pending = (
+            store.property_int("rocksdb.num-running-flushes")
+            + store.property_int("rocksdb.mem-table-flush-pending")  # the default family (meta)
+            + sum(
+                store.property_int("rocksdb.mem-table-flush-pending", f)
+                for f in ("postings", *RARE)
+            )
         )
         if pending == 0:
             return
@@ -58,7 +65,7 @@ def test_the_default_store_caps_its_log(tmp_path: Path) -> None:
 
 
 def test_the_log_stays_within_its_cap_while_rare_families_are_touched(tmp_path: Path) -> None:
-    batches = 400  # 50 MiB through the log, 25 times the cap
+    batches = 240  # 30 MiB through the log, 15 times the cap
     store = Store(tmp_path / "s", max_wal_bytes=CAP)
     peak = 0
     try:
@@ -67,7 +74,7 @@ def test_the_log_stays_within_its_cap_while_rare_families_are_touched(tmp_path: 
             if i % 20 == 19:
                 _settled(store)
                 peak = max(peak, store.wal_bytes())
-        # Without the cap every log file since the open stays: all 50 MiB.
+        # Without the cap every log file since the open stays: all 30 MiB.
         assert peak <= 2 * CAP + CHUNK, peak
     finally:
         store.close()
@@ -96,6 +103,22 @@ def test_settle_wal_flushes_a_log_past_its_limit(tmp_path: Path) -> None:
     with Store(tmp_path / "s") as reopened:
         assert reopened.get("leases", b"r%08d" % 10) == b"rare 10"
         assert sum(1 for _ in reopened.scan("postings", b"p")) == 16
+
+
+def test_the_daemons_compaction_sample_flushes_a_log_past_the_settle_limit(cw_home: Path) -> None:
+    engine = Engine(cw_home, TABLE)
+    try:
+        i = 0
+        while engine.store.wal_bytes() <= SETTLE_WAL_BYTES:
+            _write(engine.store, i)
+            i += 1
+        sample = engine._sample_compaction()  # the 60 s "compaction" worker's step
+        assert sample["wal_flushed"] is True
+        assert sample["wal_bytes"] < SETTLE_WAL_BYTES
+        assert engine._sample_compaction()["wal_flushed"] is False
+        assert engine.store.get("leases", b"r%08d" % 0) == b"rare 0"
+    finally:
+        engine.close()
 
 
 CHILD = """
@@ -130,12 +153,12 @@ def test_a_reopen_after_kill_9_finds_a_bounded_log_and_every_acknowledged_write(
         assert proc.stdout is not None
         for line in proc.stdout:
             acked = int(line)
-            if acked >= 400:  # 50 MiB written, 25 times the cap
+            if acked >= 240:  # 30 MiB written, 15 times the cap
                 break
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    assert acked >= 400
+    assert acked >= 240
     logs = sum(f.stat().st_size for f in path.glob("*.log"))
     # What the reopen replays. Without the cap: every byte written since the open. A flush the
     # kill interrupted may leave its log behind, so allow a few caps.
