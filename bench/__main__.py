@@ -26,6 +26,7 @@ BENCHES = [
     "preflight",
     "tui",
     "reservation",
+    "fairness",
 ]
 
 

@@ -6,9 +6,15 @@ Limits (sizes in bytes, times in seconds — see :class:`Limits`):
 * at most 16 connections; the 17th gets a ``busy`` error frame and is closed;
 * the hello must arrive within 5 s, else the connection is closed and its slot released;
 * frames are at most 16 MiB, checked from the header before the body is read;
-* input (partial, queued and active frame bodies) is reserved from the header, before the body is
-  read or parsed: at most 32 MiB per connection (further reading pauses) and 32 MiB daemon-wide
-  (a frame that cannot get budget within 10 s gets ``busy`` and the connection closes);
+* input (partial, queued and active frame bodies) is reserved before the bytes are read or
+  parsed: the header reserves at most its first 64 KiB, the rest is reserved once those arrived,
+  so a peer that announces a full frame and sends nothing retains almost nothing. At most 32 MiB
+  per connection (further reading pauses) and 32 MiB daemon-wide (a frame that cannot get budget
+  within 10 s gets ``busy`` and the connection closes);
+* a peer that stalls costs only its own connection: whenever a request waits for the daemon-wide
+  input or output budget or for an in-flight slot, every peer that has kept a write or a frame
+  body waiting for ``stall_s`` (1 s) is dropped, releasing what it held (its call carries on and
+  its result is kept for a retry);
 * before dispatch a request reserves its output bound (``Service.max_output_bytes``, at most one
   frame plus its header; deliberately not a full frame each, which would admit two calls at a
   time daemon-wide — measured in docs/daemon.md) per connection (one full frame) and daemon-wide
@@ -94,7 +100,7 @@ class Limits:
     input_first_chunk: int = 64 * 1024
     #: Under contention, a peer that has kept a write or a frame body waiting this long is
     #: dropped (see :meth:`Server._stall_loop`).
-    stall_s: float = 2.0
+    stall_s: float = 1.0
     output_per_connection: int = FULL_FRAME
     output_total: int = 2 * FULL_FRAME
     #: The small-response lane per connection (daemon-wide: ``max_connections`` times this).
