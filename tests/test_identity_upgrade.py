@@ -51,7 +51,8 @@ def merged_home(tmp_path: Path) -> Path:
     with Store(store_path(home)) as store:
         parsed = base.get("openclaw").parse(claw).sessions[0]
         # The old admission: the second agent's conversation under the first one's record.
-        parsed = dataclasses.replace(parsed, agent="codex")
+        # (The earlier cw kept the record's agent and project and took the documents in.)
+        parsed = dataclasses.replace(parsed, agent="codex", project="quotes")
         docs = build_documents(parsed, segment_bytes=settings.segment_bytes)
         Admission(store).admit(session_spec(parsed), parsed.events, docs)
         batch = store.batch()

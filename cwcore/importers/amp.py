@@ -342,7 +342,7 @@ def _session_id(path: Path, thread: dict[str, Any]) -> str:
 
 
 def _compact(value: object) -> bytes:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True).encode()
+    return json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8", "backslashreplace")
 
 
 register(AmpImporter())

@@ -28,6 +28,7 @@ import importlib
 import json
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -43,6 +44,7 @@ __all__ = [
     "IMPORTER_MODULES",
     "Importer",
     "Location",
+    "accepts",
     "detect",
     "formats",
     "get",
@@ -51,6 +53,7 @@ __all__ = [
     "project_locations",
     "read_head",
     "register",
+    "sniffs",
 ]
 
 #: XDG base directories and their defaults under the home (the XDG Base Directory spec), and
@@ -183,9 +186,30 @@ def detect(path: Path) -> Importer | None:
     """The first importer whose ``sniff`` accepts the file, or None."""
     head = read_head(path)
     for importer in importers():
-        if importer.sniff(path, head):
+        if sniffs(importer, path, head):
             return importer
     return None
+
+
+def sniffs(importer: Importer, path: Path, head: list[bytes]) -> bool:
+    """``importer.sniff``, where a sniffer that meets a value it did not expect (a list where
+    a type name belongs) says no instead of stopping the import."""
+    try:
+        return bool(importer.sniff(path, head))
+    except (OSError, UnicodeDecodeError):
+        raise
+    except Exception:
+        return False
+
+
+def accepts(importer: Importer, path: Path, head: list[bytes]) -> bool:
+    """``importer.accepts``, guarded as :func:`sniffs` is."""
+    try:
+        return bool(importer.accepts(path, head))
+    except (OSError, UnicodeDecodeError):
+        raise
+    except Exception:
+        return False
 
 
 def json_lines(head: list[bytes]) -> list[dict[str, Any]]:
@@ -230,12 +254,20 @@ IMPORTER_MODULES = (
     "zed",
 )
 _loaded = False
+_load_lock = threading.RLock()  # re-entrant: a module may look up another while loading
 
 
 def _load_builtin() -> None:
+    """Import every importer module once. Imports right after the daemon starts run on several
+    threads: none may see the registry half filled (a file would be "not a recognized session
+    log" or its format unknown), so the flag is set only after every module registered, under
+    a lock."""
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    for name in IMPORTER_MODULES:
-        importlib.import_module(f"cwcore.importers.{name}")
+    with _load_lock:
+        if _loaded:
+            return
+        for name in IMPORTER_MODULES:
+            importlib.import_module(f"cwcore.importers.{name}")
+        _loaded = True

@@ -166,7 +166,10 @@ class ClaudeCodeImporter:
         line with Claude's ``message`` object (ids are optional: tools that write Claude's
         shape often leave them out)."""
         for obj in json_lines(head):
-            if obj.get("type") not in CLAUDE_TYPES or "payload" in obj or "projectHash" in obj:
+            kind = obj.get("type")
+            if not isinstance(kind, str) or kind not in CLAUDE_TYPES:
+                continue
+            if "payload" in obj or "projectHash" in obj:
                 continue
             if any(k in obj for k in ("uuid", "parentUuid", "leafUuid", "messageId", "sessionId")):
                 return True

@@ -481,7 +481,9 @@ class ClineImporter:
             if not isinstance(item, dict):
                 problems.append((n, f"entry {n} is not a JSON object"))
                 continue
-            raw = json.dumps(item, ensure_ascii=False, sort_keys=True).encode()
+            raw = json.dumps(item, ensure_ascii=False, sort_keys=True).encode(
+                "utf-8", "backslashreplace"
+            )
             kind = text_of(item.get("role")) or text_of(item.get("say")) or text_of(item.get("ask"))
             records.append((n, raw, kind or text_of(item.get("type")) or "entry"))
             if not ui and "role" not in item and item.get("type") != "reasoning":

@@ -322,7 +322,9 @@ class CodexImporter:
 
     def sniff(self, path: Path, head: list[bytes]) -> bool:
         return any(
-            obj.get("type") in CODEX_TYPES and isinstance(obj.get("payload"), dict)
+            isinstance(kind := obj.get("type"), str)
+            and kind in CODEX_TYPES
+            and isinstance(obj.get("payload"), dict)
             for obj in json_lines(head)
         )
 

@@ -109,7 +109,9 @@ def _event(table: str, row: dict[str, Any]) -> bytes:
             decoded["parts"] = json.loads(decoded["parts"])
         except (ValueError, RecursionError):
             pass
-    return json.dumps({"table": table, **decoded}, ensure_ascii=False, sort_keys=True).encode()
+    return json.dumps({"table": table, **decoded}, ensure_ascii=False, sort_keys=True).encode(
+        "utf-8", "backslashreplace"
+    )
 
 
 class CrushImporter:

@@ -51,7 +51,9 @@ def _json(value: object) -> Any:
 
 def _raw(value: object) -> bytes:
     decoded = _json(value)
-    return json.dumps(decoded, ensure_ascii=False, sort_keys=True).encode()
+    return json.dumps(decoded, ensure_ascii=False, sort_keys=True).encode(
+        "utf-8", "backslashreplace"
+    )
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
@@ -147,11 +149,25 @@ def parse(path: Path, agent: str, project: str | None) -> FileParse:
             continue
         convo = Conversation()
         header = {k: v for k, v in data.items() if k != "conversation"}
-        records = [(1, json.dumps(header, ensure_ascii=False, sort_keys=True).encode(), "composer")]
+        records = [
+            (
+                1,
+                json.dumps(header, ensure_ascii=False, sort_keys=True).encode(
+                    "utf-8", "backslashreplace"
+                ),
+                "composer",
+            )
+        ]
         inline = data.get("conversation")
         if isinstance(inline, list) and inline:
             entries = [
-                (obj(b), json.dumps(b, ensure_ascii=False, sort_keys=True).encode()) for b in inline
+                (
+                    obj(b),
+                    json.dumps(b, ensure_ascii=False, sort_keys=True).encode(
+                        "utf-8", "backslashreplace"
+                    ),
+                )
+                for b in inline
             ]
         else:
             entries = []
@@ -185,11 +201,25 @@ def parse(path: Path, agent: str, project: str | None) -> FileParse:
             continue
         convo = Conversation()
         header = {k: v for k, v in tab.items() if k != "bubbles"}
-        records = [(1, json.dumps(header, ensure_ascii=False, sort_keys=True).encode(), "tab")]
+        records = [
+            (
+                1,
+                json.dumps(header, ensure_ascii=False, sort_keys=True).encode(
+                    "utf-8", "backslashreplace"
+                ),
+                "tab",
+            )
+        ]
         listed = tab.get("bubbles")
         for number, bubble in enumerate(listed if isinstance(listed, list) else (), start=2):
             records.append(
-                (number, json.dumps(bubble, ensure_ascii=False, sort_keys=True).encode(), "bubble")
+                (
+                    number,
+                    json.dumps(bubble, ensure_ascii=False, sort_keys=True).encode(
+                        "utf-8", "backslashreplace"
+                    ),
+                    "bubble",
+                )
             )
             _bubble(convo, obj(bubble), number, f"L{number}")
         sessions.append(

@@ -373,7 +373,9 @@ class GooseImporter:
 
 
 def _event(table: str, row: dict[str, Any]) -> bytes:
-    return json.dumps({"table": table, **row}, ensure_ascii=False, sort_keys=True).encode()
+    return json.dumps({"table": table, **row}, ensure_ascii=False, sort_keys=True).encode(
+        "utf-8", "backslashreplace"
+    )
 
 
 register(GooseImporter())

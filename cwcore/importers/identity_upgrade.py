@@ -193,7 +193,7 @@ def _split_session(
     removed: dict[str, Any] = {"messages": 0, "turns": 0, "toolCalls": 0, "usage": Usage()}
     for name, lines in foreign.items():
         importer = base.get(name)
-        parsed = _reparse(importer, native, lines, str(record.get("project") or ""))
+        parsed = _reparse(importer, native, lines)
         if parsed is None:
             continue
         moved = _move(store, admission, settings, sid, parsed)
@@ -214,9 +214,10 @@ def _split_session(
 
 
 def _reparse(
-    importer: base.Importer, native: str, lines: list[tuple[int, int, bytes]], project: str
+    importer: base.Importer, native: str, lines: list[tuple[int, int, bytes]]
 ) -> ParsedSession | None:
-    """The foreign lines parsed as the file they came from (each at its own line number)."""
+    """The foreign lines parsed as the file they came from (each at its own line number), in
+    the project their own lines name (document ids do not depend on it)."""
     fake = _fake_path(importer, native)
     if fake is None:
         return None
@@ -227,7 +228,7 @@ def _reparse(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text)
         try:
-            parsed_file = importer.parse(path, project=project or None)
+            parsed_file = importer.parse(path)
         except Exception:  # an unreadable remnant is left where it is
             return None
     for parsed in parsed_file.sessions:

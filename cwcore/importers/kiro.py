@@ -229,13 +229,17 @@ class KiroImporter:
         history: list[Any] = listed if isinstance(listed, list) else []
         header = {k: v for k, v in row.items() if k != "value"}
         header["value"] = {k: v for k, v in state.items() if k not in ("history", "transcript")}
-        dump = json.dumps(header, ensure_ascii=False, sort_keys=True, default=str).encode()
+        dump = json.dumps(header, ensure_ascii=False, sort_keys=True, default=str).encode(
+            "utf-8", "backslashreplace"
+        )
         records: list[tuple[int, bytes, str]] = [(1, dump, "conversation")]
         convo = Conversation()
         model = _model(state)
         for index, entry in enumerate(history):
             number = index + 2
-            raw = json.dumps(entry, ensure_ascii=False, sort_keys=True).encode()
+            raw = json.dumps(entry, ensure_ascii=False, sort_keys=True).encode(
+                "utf-8", "backslashreplace"
+            )
             records.append((number, raw, "history"))
             if isinstance(entry, list):
                 user = obj(entry[0]) if entry else {}

@@ -74,7 +74,9 @@ def _loads(text: object) -> dict[str, Any]:
 
 def _event(table: str, row: dict[str, Any]) -> bytes:
     """A row as one compact JSON event (``data`` decoded), so nothing of it is lost."""
-    return json.dumps({"table": table, **row}, ensure_ascii=False, sort_keys=True).encode()
+    return json.dumps({"table": table, **row}, ensure_ascii=False, sort_keys=True).encode(
+        "utf-8", "backslashreplace"
+    )
 
 
 def _read_db(path: Path) -> tuple[list[_Session], dict[str, str]]:
@@ -175,7 +177,10 @@ def _read_tree(path: Path) -> tuple[list[_Session], dict[str, str]]:
     storage = path.parent.parent.parent
     raw = path.read_bytes()
     info = _loads(raw)
-    session = _Session(info, json.dumps(info, ensure_ascii=False, sort_keys=True).encode())
+    session = _Session(
+        info,
+        json.dumps(info, ensure_ascii=False, sort_keys=True).encode("utf-8", "backslashreplace"),
+    )
     sid = text_of(info.get("id")) or path.stem
     folder = storage / "message" / sid
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
@@ -186,8 +191,17 @@ def _read_tree(path: Path) -> tuple[list[_Session], dict[str, str]]:
         part_dir = storage / "part" / mid
         for part_file in sorted(part_dir.glob("*.json")) if part_dir.is_dir() else []:
             part = _loads(part_file.read_bytes())
-            parts.append((part, json.dumps(part, ensure_ascii=False, sort_keys=True).encode()))
-        event = json.dumps(data, ensure_ascii=False, sort_keys=True).encode()
+            parts.append(
+                (
+                    part,
+                    json.dumps(part, ensure_ascii=False, sort_keys=True).encode(
+                        "utf-8", "backslashreplace"
+                    ),
+                )
+            )
+        event = json.dumps(data, ensure_ascii=False, sort_keys=True).encode(
+            "utf-8", "backslashreplace"
+        )
         session.messages.append(({**data, "id": mid}, event, parts))
     _in_time_order(session)
     return [session], {}

@@ -429,7 +429,7 @@ class OpenHandsImporter:
 
 
 def _compact(value: object) -> bytes:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True).encode()
+    return json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8", "backslashreplace")
 
 
 register(OpenHandsImporter())

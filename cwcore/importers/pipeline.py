@@ -22,8 +22,9 @@ from cwcore.importers import base
 from cwcore.importers import markdown as markdown_importer
 from cwcore.importers.documents import build_documents, session_counts, session_spec
 from cwcore.importers.summary import ImportProblem, ImportSummary
+from cwcore.importers.surrogates import replace_lone_surrogates
 from cwcore.model import ParsedSession
-from cwcore.store import identity
+from cwcore.store import codec, identity, keys
 from cwcore.store.admission import Admission
 
 __all__ = ["BATCH_DOCUMENTS", "ImportProblem", "ImportSummary", "check_format", "import_paths"]
@@ -88,7 +89,7 @@ def plan(
             continue
         try:
             if forced is not None:
-                if not forced.accepts(path, base.read_head(path)):
+                if not base.accepts(forced, path, base.read_head(path)):
                     raise UnknownFormat(_mismatch(path, forced))
                 importer = forced
             else:
@@ -136,7 +137,7 @@ def _detect(file: Path) -> base.Importer | None:
 
 def _accepting(importer: base.Importer, file: Path) -> base.Importer | None:
     try:
-        return importer if importer.accepts(file, base.read_head(file)) else None
+        return importer if base.accepts(importer, file, base.read_head(file)) else None
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -193,8 +194,27 @@ def import_paths(
             continue
         for line, reason in parsed_file.problems:
             summary.error(str(path), line, reason)
+        replaced = 0
         for parsed in parsed_file.sessions:
-            admit_parsed(admission, _scrub(parsed, settings), settings, summary, str(path), emit)
+            parsed, n = replace_lone_surrogates(parsed)
+            replaced += n
+            try:
+                admit_parsed(
+                    admission, _scrub(parsed, settings), settings, summary, str(path), emit
+                )
+            except CwError as exc:
+                summary.error(str(path), None, f"session {parsed.session_id}: {exc.message}")
+            except Exception as exc:  # one session must never stop the import of the others
+                summary.error(
+                    str(path), None, f"cannot import session: {type(exc).__name__}: {exc}"
+                )
+        if replaced:
+            note = (
+                f"{path}: {replaced} lone surrogate(s) (text that is not valid Unicode) shown as "
+                "U+FFFD; the source lines are kept as they are"
+            )
+            summary.notice(note)
+            emit({"type": "notice", "message": note})
         emit({"type": "progress", "file": str(path), "files": index, "total": total})
     return summary
 
@@ -217,6 +237,7 @@ def admit_parsed(
         emit({"type": "notice", "message": note})
         return
     parsed, native = _identify(admission, parsed)
+    parsed = _keep_project(admission, parsed, path, summary, emit)
     docs = build_documents(parsed, segment_bytes=settings.segment_bytes)
     spec = session_spec(parsed)
     if native != parsed.session_id:
@@ -246,6 +267,27 @@ def admit_parsed(
                 emit({"type": "ack", **ack.to_json()})
             else:
                 summary.skipped += 1
+
+
+def _keep_project(
+    admission: Admission, parsed: ParsedSession, path: str, summary: ImportSummary, emit: Emit
+) -> ParsedSession:
+    """``parsed`` in the project its session already belongs to: membership is decided once
+    (spec 003), so turns that arrive under another project (``--project``, another ``cwd``)
+    join the session where it is, and the import says so."""
+    raw = admission.store.get("scopes", keys.SESSION.encode(parsed.session_id))
+    if raw is None:
+        return parsed
+    project = str(codec.decode_record(raw, "session")["project"])
+    if project == parsed.project:
+        return parsed
+    note = (
+        f"{path}: session {parsed.session_id} belongs to project {project}; its new turns stay "
+        f"there (this import named {parsed.project})"
+    )
+    summary.notice(note)
+    emit({"type": "notice", "message": note})
+    return dataclasses.replace(parsed, project=project)
 
 
 def _identify(admission: Admission, parsed: ParsedSession) -> tuple[ParsedSession, str]:

@@ -133,7 +133,7 @@ def sync(
             if seen.get(key, {}).get("sig") == sig:
                 continue
             try:
-                found = importer if importer.sniff(path, base.read_head(path)) else None
+                found = importer if base.sniffs(importer, path, base.read_head(path)) else None
                 found = found or base.detect(path)
             except OSError:
                 report.skip(key, "unreadable")

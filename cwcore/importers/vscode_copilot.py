@@ -409,7 +409,15 @@ class VSCodeCopilotImporter:
             problems.append((1, "no `requests` list"))
         listed = state["requests"] if isinstance(state.get("requests"), list) else []
         header = {k: v for k, v in state.items() if k != "requests"}
-        records = [(1, json.dumps(header, ensure_ascii=False, sort_keys=True).encode(), "session")]
+        records = [
+            (
+                1,
+                json.dumps(header, ensure_ascii=False, sort_keys=True).encode(
+                    "utf-8", "backslashreplace"
+                ),
+                "session",
+            )
+        ]
         convo = Conversation()
         for index, request in enumerate(listed):
             if not isinstance(request, dict):
@@ -418,7 +426,9 @@ class VSCodeCopilotImporter:
                 lines = tuple(sorted(log.formed.get(index) or {1}))
             else:  # a whole file: one record per request
                 lines = (index + 2,)
-                raw = json.dumps(request, ensure_ascii=False, sort_keys=True).encode()
+                raw = json.dumps(request, ensure_ascii=False, sort_keys=True).encode(
+                    "utf-8", "backslashreplace"
+                )
                 records.append((index + 2, raw, "request"))
             _Request(convo, lines, request).read()
         if log is not None:

@@ -262,7 +262,7 @@ def _list(value: object) -> list[Any]:
 
 
 def _compact(value: object) -> bytes:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True).encode()
+    return json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8", "backslashreplace")
 
 
 def _folder(row: dict[str, Any], thread: dict[str, Any]) -> str | None:

@@ -284,6 +284,7 @@ class Admission:
         reason: str | None = None,
         subject_key: str | None = None,
         project: str | None = None,
+        request_id: str | None = None,
     ) -> Superseded:
         """Retire a live document from search, keeping it auditable until retention
         removes it (an explicit correction leaves every candidate generator at once): an
@@ -292,11 +293,16 @@ class Admission:
 
         ``project`` is the caller's authenticated project (None: any). A document or
         replacement of another project raises the same :class:`NotFound` as a missing one,
-        before its state is looked at."""
+        before its state is looked at. ``request_id`` (the daemon request's) makes a retry
+        idempotent across a daemon restart: the answer is recorded in the same batch, and a
+        request id seen before gets that answer again instead of ``conflict``."""
         keys.check_id(document_id, "document id")
         if subject_key is not None:
             keys.check_id(subject_key, "subjectKey")
         with self.store.lock:
+            answered = self._answered(request_id, "supersede", project)
+            if answered is not None:
+                return Superseded.from_json(answered)
             raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
             head = codec.decode_record(raw, "document head") if raw is not None else None
             if head is None or (project is not None and head.get("project") != project):
@@ -350,13 +356,48 @@ class Admission:
                 ),
             )
             self.store.meta_put(batch, "counters", counters)
+            result = Superseded(
+                document_id, int(head["version"]), by, reason or "superseded", head["supersededAt"]
+            )
+            self._record_answer(batch, request_id, "supersede", project, result.to_json())
             self.store.commit(batch)
-        return Superseded(
-            document_id, int(head["version"]), by, reason or "superseded", head["supersededAt"]
-        )
+        return result
+
+    def _answered(
+        self, request_id: str | None, op: str, project: str | None
+    ) -> dict[str, Any] | None:
+        """The answer recorded for ``request_id`` by an earlier ``op`` (None: none yet)."""
+        if request_id is None:
+            return None
+        keys.check_id(request_id, "request id")
+        raw = self.store.get("requests", keys.REQUEST.encode(request_id))
+        if raw is None:
+            return None
+        body = codec.decode_record(raw, "request")
+        if body.get("op") != op or body.get("project") != project:
+            raise InvalidInput(f"request id {excerpt(request_id)} was already used")
+        answer: dict[str, Any] = body["answer"]
+        return answer
+
+    def _record_answer(
+        self,
+        batch: Batch,
+        request_id: str | None,
+        op: str,
+        project: str | None,
+        answer: dict[str, Any],
+    ) -> None:
+        if request_id is not None:
+            record = {"op": op, "project": project, "answer": answer}
+            batch.put("requests", keys.REQUEST.encode(request_id), codec.encode_record(record))
 
     def unsupersede(
-        self, document_id: str, *, reason: str | None = None, project: str | None = None
+        self,
+        document_id: str,
+        *,
+        reason: str | None = None,
+        project: str | None = None,
+        request_id: str | None = None,
     ) -> Restored:
         """Undo the supersession of a document: it becomes live and searchable again.
 
@@ -366,9 +407,12 @@ class Admission:
         answers ``superseded``; the document comes back as a new version (the same content,
         parts and chunks, a new ordinal) that is indexed like any admission. A ``subjectKey``
         the document held returns to it unless another live document holds it now
-        (:class:`Conflict`). ``project`` confines the call as in :meth:`supersede`."""
+        (:class:`Conflict`). ``project`` and ``request_id`` as in :meth:`supersede`."""
         keys.check_id(document_id, "document id")
         with self.store.lock:
+            answered = self._answered(request_id, "supersede.undo", project)
+            if answered is not None:
+                return Restored.from_json(answered)
             raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
             head = codec.decode_record(raw, "document head") if raw is not None else None
             if head is None or (project is not None and head.get("project") != project):
@@ -469,13 +513,23 @@ class Admission:
                 ),
             )
             self.store.meta_put(batch, "counters", counters)
+            restored_as = Restored(document_id, version, old_version, str(record["reason"]), at)
+            answer = restored_as.to_json()
+            self._record_answer(batch, request_id, "supersede.undo", project, answer)
             self.store.commit(batch)
-        return Restored(document_id, version, old_version, str(record["reason"]), at)
+        return restored_as
 
     def _session_record(self, session: SessionSpec, now: datetime) -> tuple[dict[str, Any], bool]:
         raw = self.store.get("scopes", keys.SESSION.encode(session.session_id))
         if raw is not None:
             record = codec.decode_record(raw, "session")
+            if record.get("project") and record["project"] != session.project:
+                # Membership is decided once (spec 003): the import pipeline keeps later turns
+                # in the session's project; a caller that does not is refused, never split.
+                raise InvalidInput(
+                    f"session {excerpt(session.session_id)} belongs to project "
+                    f"{excerpt(record['project'])}, not {excerpt(session.project)}"
+                )
             if record.get("agent") and record["agent"] != session.agent:
                 # Another agent's session with this id: identity.session_key gives it its own.
                 raise InvalidInput(

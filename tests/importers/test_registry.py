@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cwcore.importers import base, catalog, sync
@@ -76,3 +77,41 @@ def test_every_importer_module_of_the_package_is_listed() -> None:
     listed = {f"cwcore.importers.{name}" for name in base.IMPORTER_MODULES}
     assert registering == listed
     assert len(base.IMPORTER_MODULES) == len(set(base.IMPORTER_MODULES))
+
+
+def test_concurrent_first_use_never_sees_a_half_filled_registry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Imports right after the daemon starts run on several threads at once: each must see
+    every format (issue 32: 10 of 80 concurrent imports failed with `unknown format`)."""
+    import threading
+    import time
+
+    saved = dict(base._REGISTRY)
+    by_module: dict[str, list[base.Importer]] = {}
+    for importer in saved.values():
+        by_module.setdefault(type(importer).__module__, []).append(importer)
+
+    def slow_import(name: str) -> None:
+        time.sleep(0.002)  # widens the window a thread could look in while others load
+        for importer in by_module.get(name, []):
+            base.register(importer)
+
+    monkeypatch.setattr(base, "_loaded", False)
+    monkeypatch.setattr(base, "_REGISTRY", {})
+    monkeypatch.setattr(base.importlib, "import_module", slow_import)
+    errors: list[BaseException] = []
+
+    def use() -> None:
+        try:
+            assert base.get("codex").name == "codex"
+            assert set(base.formats()) == set(saved)
+        except BaseException as exc:  # collected: an assert in a thread would be lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=use) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
