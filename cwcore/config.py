@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import re
 import tomllib
@@ -172,16 +173,60 @@ def _coerce(name: str, kind: Any, raw: Any) -> Any:
                 return False
             raise ValueError(text)
         if kind is int:
+            if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+                raise ValueError(raw)
+            return int(raw.strip() if isinstance(raw, str) else raw)
+        if kind is float:
             if isinstance(raw, bool):
                 raise ValueError(raw)
-            return int(raw)
-        if kind is float:
             return float(raw)
         return str(raw)
     except (TypeError, ValueError):
         raise InvalidInput(
             f"setting {name}: cannot read {excerpt(raw)} as {kind.__name__}"
         ) from None
+
+
+#: The valid range of every numeric setting, inclusive: public name -> (lowest, highest). A value
+#: outside it (or NaN, or an infinity) in config.toml or a ``CW_*`` variable is ``invalid-input``
+#: naming the setting, the value, where it came from and this range. A new numeric setting must
+#: get a row here (``tests/faults/test_setting_ranges.py`` checks that every one has).
+RANGES: dict[str, tuple[float, float]] = {
+    "rerankerCandidates": (1, 1000),
+    "windowTokens": (16, 16_000),
+    "windowOverlap": (0.0, 0.9),
+    "leaseMinutes": (1.0, 10_080.0),  # a minute to a week
+    "daemonGraceSeconds": (1.0, 86_400.0),
+    "hintSuppressionHours": (0.0, 8_760.0),
+    "toolPayloadMaxAgeDays": (0.0, 3_650.0),
+    "conversationMaxAgeDays": (0.0, 3_650.0),
+    "abandonedHintDays": (1.0, 3_650.0),
+    "hintMessageTokens": (0, 8_192),
+    "hintActiveTokens": (0, 65_536),
+    "segmentBytes": (1_024, 1_048_576),
+    "retentionSessionDays": (0.0, 36_500.0),  # 0 keeps all
+    "retentionMarkdownDays": (0.0, 36_500.0),  # 0 keeps all
+}
+
+
+def _number(value: float) -> str:
+    """``5.0`` -> ``5``, ``0.15`` -> ``0.15``, ``10080`` -> ``10,080``: as people write it."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"{value:,}" if isinstance(value, int) else repr(value)
+
+
+def check_range(name: str, value: Any, source: str) -> None:
+    """Raise :class:`InvalidInput` unless the numeric setting ``name`` is within its range."""
+    bounds = RANGES.get(name)
+    if bounds is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    low, high = bounds
+    if not (math.isfinite(value) and low <= value <= high):
+        raise InvalidInput(
+            f"setting {name} = {excerpt(_number(value))[1:-1]} (from {source}) is out of range: "
+            f"{_number(low)} to {_number(high)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -218,6 +263,7 @@ def load(home: Path) -> tuple[Settings, list[SettingValue]]:
         env = env_name(public)
         if env in os.environ:
             value, source = _coerce(public, kind, os.environ[env]), env
+        check_range(public, value, source)
         values[f.name] = value
         report.append(SettingValue(public, value, source, f.metadata.get("doc", "")))
     settings = Settings(**values)

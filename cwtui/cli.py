@@ -25,7 +25,16 @@ from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.errors import ImportErrors, InvalidInput, NotFound, excerpt
 from cwcore.importers.base import formats as importer_formats
-from cwtui.output import CwGroup, console, emit_json, err_console, guard, shown_id
+from cwtui.output import (
+    CwGroup,
+    console,
+    emit_json,
+    err_console,
+    guard,
+    json_safe,
+    safe,
+    shown_id,
+)
 
 if TYPE_CHECKING:
     from cwcore.importers.pipeline import ImportSummary
@@ -129,7 +138,7 @@ def _progress() -> Iterator[Callable[[dict[str, Any]], None]]:
 
         def on_event(event: dict[str, Any]) -> None:
             if event.get("type") == "progress":
-                name = Path(str(event["file"])).name
+                name = escape(safe(Path(str(event["file"])).name, one_line=True))
                 progress.update(task, completed=event["files"], total=event["total"], file=name)
             elif event.get("type") == "notice":
                 progress.console.print(f"[dim]{escape(event['message'])}[/]", markup=True)
@@ -340,7 +349,7 @@ def config_cmd(as_json: JsonOpt = False) -> None:
                 }
             )
             return
-        console.print(f"CW_HOME = {home}")
+        console.print(f"CW_HOME = {escape(str(home))}")
         table = Table("setting", "value", "source", "env")
         for r in report:
             table.add_row(r.name, str(r.value), r.source, cwconfig.env_name(r.name))
@@ -496,7 +505,8 @@ def export(
         Archive.check("export", {"format": fmt})
         with open_archive() as archive:
             text = archive.export(session, fmt)
-        typer.echo(text, nl=False)
+        # Markdown is for people: controls shown escaped; cw-jsonl stays exact JSON lines.
+        typer.echo(safe(text) if fmt == "md" else json_safe(text), nl=False)
 
 
 @app.command()
@@ -542,7 +552,7 @@ def forget(
 def _confirm(question: str) -> bool:
     """Ask on stderr, read one answer from stdin (a terminal); only y or yes agrees. Unlike
     ``typer.confirm``, nothing is written to stdout, which stays clean for ``--json``."""
-    sys.stderr.write(f"{question} [y/N]: ")
+    sys.stderr.write(f"{safe(question, one_line=True)} [y/N]: ")
     sys.stderr.flush()
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 

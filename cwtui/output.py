@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
+from rich.text import Text
 
 # Typer bundles its own copy of click; its usage errors come from there, not from ``click``.
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
@@ -46,12 +49,46 @@ def silence_stdout() -> None:
         pass
 
 
+#: What never reaches a terminal raw: C0 controls but newline and tab, DEL, C1 controls (0x9b is
+#: a one-byte CSI to some terminals) and lone surrogates (not encodable: a write would fail).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+#: The same for one value on one line (ids, paths, names): newline and tab are escaped too.
+_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe(text: str, *, one_line: bool = False) -> str:
+    """``text`` as it may reach a terminal: every control character (ESC, CR, BEL, …), DEL, C1
+    control and lone surrogate shown escaped (``\\x1b``, ``\\udc00``); newline and tab kept
+    unless ``one_line``. Every console of the CLI applies it to all the text it writes (see
+    :class:`CwConsole`); writes that bypass the consoles call it themselves."""
+    return (_UNSAFE_LINE if one_line else _UNSAFE).sub(_escaped, text)
+
+
 class CwConsole(Console):
-    """A Rich console whose broken pipe is cw's to handle (exit 0), not Rich's (exit 1)."""
+    """A Rich console whose broken pipe is cw's to handle (exit 0), not Rich's (exit 1), and
+    whose text never carries a control character from the data (a file name, a session id or a
+    message with an escape sequence): :func:`safe` is applied to each rendered segment, after
+    Rich's layout and before Rich adds its own styling sequences."""
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError(32, "the reader closed the pipe")
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        # Strings (a printed line, a table cell) are made safe before layout, so a column is as
+        # wide as what is shown; _render_buffer catches Text objects built elsewhere.
+        return super().render_str(safe(text), **options)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(safe(segment.text), segment.style)
+            for segment in buffer
+        )
 
 
 console = CwConsole(highlight=False)
@@ -62,15 +99,25 @@ def shown_id(value: str) -> str:
     """An id as Rich markup for people: ids are data, so a ``[`` is not markup and a control
     character (an escape sequence in a hostile log) is shown as ``\\xNN``, never sent to the
     terminal."""
-    visible = "".join(
-        f"\\x{ord(ch):02x}" if ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 else ch for ch in value
-    )
-    return escape(visible)
+    return escape(safe(value, one_line=True))
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
+
+
+def json_safe(text: str) -> str:
+    """JSON text (one document or JSON lines, as ``json.dumps(..., ensure_ascii=False)`` writes
+    it) with DEL, C1 controls and lone surrogates written as ``\\uXXXX``: the same values,
+    exact JSON, and nothing a terminal would act on (C0 controls are escaped by JSON already).
+    Such a character can only be inside a JSON string, where the escape means the same."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def emit_json(body: Any) -> None:
-    """One JSON document on one line of stdout (flushed: consumers read it as it comes)."""
-    sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
+    """One JSON document on one line of stdout (flushed: consumers read it as it comes). JSON
+    escapes C0 controls itself; DEL, C1 controls and lone surrogates are written as ``\\uXXXX``
+    escapes too, which decode to the same value: exact JSON, and no raw control on a terminal."""
+    sys.stdout.write(json_safe(json.dumps(body, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
 

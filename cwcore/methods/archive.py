@@ -18,6 +18,7 @@ from typing import Any
 import cwcore
 from cwcore import browse, large_results, private
 from cwcore.clock import parse_time
+from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine
 from cwcore.errors import CorruptRecord, InvalidInput
 from cwcore.importers import pipeline, sources, sync
@@ -275,6 +276,7 @@ def _supersede(
         reason=param_str(params, "reason"),
         subject_key=param_str(params, "subjectKey"),
         project=param_str(params, "project"),
+        request_id=current_request_id(),  # a retry after a daemon restart: the same answer
     )
     engine.after_admission(1)
     return result.to_json()
@@ -287,7 +289,10 @@ def _supersede_undo(
     searchable again as a new version); ``project`` confines it as for ``supersede``."""
     target = required_str(params, "documentId")
     result = engine.admission.unsupersede(
-        target, reason=param_str(params, "reason"), project=param_str(params, "project")
+        target,
+        reason=param_str(params, "reason"),
+        project=param_str(params, "project"),
+        request_id=current_request_id(),
     )
     engine.after_admission(1)
     return result.to_json()

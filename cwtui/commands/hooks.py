@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from cwcore.hosts import hooks as installer
-from cwtui.output import console, emit_json, err_console, guard
+from cwtui.output import console, emit_json, err_console, guard, safe
 
 NAME = "hooks"
 app = typer.Typer(
@@ -43,7 +43,7 @@ def _report(change: installer.Change, verb: str, dry_run: bool, as_json: bool) -
         else:
             state = "would write" if change.changed else "unchanged (already installed):"
             err_console.print(f"{state} {change.path}", markup=False)
-            sys.stdout.write(change.after)
+            sys.stdout.write(safe(change.after))
             sys.stdout.flush()
     elif not change.changed:
         state = "already installed in" if verb == "install" else "no cw entries in"

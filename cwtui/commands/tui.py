@@ -6,6 +6,7 @@ import sys
 
 from cwcore.api import Archive
 from cwcore.errors import CwError
+from cwtui.output import safe
 
 
 def tui() -> None:
@@ -15,7 +16,7 @@ def tui() -> None:
     try:
         archive = Archive.open()
     except CwError as exc:
-        print(f"cw: cannot open the archive: {exc.message}", file=sys.stderr)
+        print(f"cw: cannot open the archive: {safe(exc.message)}", file=sys.stderr)
         raise SystemExit(exc.exit_code) from None
 
     from cwtui.app import make_app  # Textual loads only for this command
