@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cwtui.output import emit_json, safe, shown_id
-from tests.faults.helpers import cw_env, run_cw_process
+from tests.faults.helpers import cw_env, run_cw, run_cw_process
 
 RED = "\x1b[31m"
 #: A terminal title change (OSC ... BEL), a carriage return, a one-byte CSI and DEL.
@@ -67,10 +67,13 @@ def _archive_folder(tmp_path: Path) -> Path:
     return folder
 
 
-def _cw(home: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+def _cw(home: Path, *args: str | Path, process: bool = False) -> subprocess.CompletedProcess[str]:
+    """``cw ARGS`` over ``home``: in this process (the CLI's consoles write into the captured
+    streams exactly as into a pipe), or with ``process`` the real ``cw`` in a subprocess,
+    stdout and stderr through pipes. Either way no raw control may be in what it wrote."""
     env = cw_env(CW_EMBEDDED="1", CW_HOME=str(home), COLUMNS="200")
     env.pop("NO_COLOR", None)
-    result = run_cw_process(*args, env=env)
+    result = run_cw_process(*args, env=env) if process else run_cw(*args, env=env)
     _no_raw_control(result.stdout)
     _no_raw_control(result.stderr)
     return result
@@ -80,7 +83,7 @@ def test_file_names_ids_and_texts_reach_no_terminal_raw(tmp_path: Path) -> None:
     home = tmp_path / "home"
     folder = _archive_folder(tmp_path)
 
-    imported = _cw(home, "import", folder)
+    imported = _cw(home, "import", folder, process=True)
     assert imported.returncode == 2, imported.stderr  # import-errors: the bad line
     assert "\\x1b[31m" in imported.stderr and "bad" in imported.stderr
     as_json = _cw(home, "import", folder, "--json")
@@ -89,7 +92,6 @@ def test_file_names_ids_and_texts_reach_no_terminal_raw(tmp_path: Path) -> None:
 
     for args in (
         ("sessions",),
-        ("show", SESSION),
         ("show", SESSION, "--full"),
         ("search", "needle"),
         ("gather", "needle"),
@@ -99,6 +101,8 @@ def test_file_names_ids_and_texts_reach_no_terminal_raw(tmp_path: Path) -> None:
     ):
         shown = _cw(home, *args)
         assert shown.returncode == 0, (args, shown.stderr)
+    shown = _cw(home, "show", SESSION, process=True)
+    assert shown.returncode == 0 and "\\x1b]0;pwned\\x07" in shown.stdout, shown.stderr
     listed = _cw(home, "sessions", "--json")
     sessions = json.loads(listed.stdout)["sessions"]
     assert [(s["sessionId"], s["project"]) for s in sessions] == [(SESSION, PROJECT)]
@@ -116,7 +120,7 @@ def test_file_names_ids_and_texts_reach_no_terminal_raw(tmp_path: Path) -> None:
 
 def test_a_store_path_with_escapes_is_shown_escaped(tmp_path: Path) -> None:
     home = tmp_path / f"home{RED}{TITLE}"
-    result = _cw(home, "config")
+    result = _cw(home, "config", process=True)
     assert result.returncode == 0, result.stderr
     assert "\\x1b[31m" in result.stdout
     status = _cw(home, "doctor")
