@@ -20,8 +20,9 @@ class DaemonStatus:
     start time (UTC, ISO 8601 to the second), the store, socket and log it serves, its service's
     build, factory (``module:attribute``) and capabilities, the open connections and their
     limit, requests in flight and running, replayable answers kept, the bytes reserved by the
-    input, output and small-output budgets, the idle grace before it exits (seconds), and
-    whether it is stopping.
+    input, output and small-output budgets, the peers dropped because they stalled while others
+    waited (``stalled_dropped``), the idle grace before it exits (seconds), and whether it is
+    stopping.
 
     The answer's ``running`` is always true (only a running daemon answers), so it is no field.
     ``service`` is the service's own status, read-only: its shape belongs to the service the
@@ -49,6 +50,7 @@ class DaemonStatus:
     grace_s: float
     stopping: bool
     service: Mapping[str, Any]
+    stalled_dropped: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +73,7 @@ class DaemonStatus:
             "input_reserved_bytes": self.input_reserved_bytes,
             "output_reserved_bytes": self.output_reserved_bytes,
             "small_output_reserved_bytes": self.small_output_reserved_bytes,
+            "stalled_dropped": self.stalled_dropped,
             "grace_s": self.grace_s,
             "stopping": self.stopping,
             "service": dict(self.service),
@@ -97,6 +100,7 @@ class DaemonStatus:
             input_reserved_bytes=body["input_reserved_bytes"],
             output_reserved_bytes=body["output_reserved_bytes"],
             small_output_reserved_bytes=body["small_output_reserved_bytes"],
+            stalled_dropped=int(body.get("stalled_dropped", 0)),
             grace_s=body["grace_s"],
             stopping=body["stopping"],
             service=MappingProxyType(dict(body["service"])),
