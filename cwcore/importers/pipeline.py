@@ -237,17 +237,20 @@ def admit_parsed(
         emit({"type": "notice", "message": note})
         return
     parsed, native = _identify(admission, parsed)
-    parsed = _keep_project(admission, parsed, path, summary, emit)
+    raw = admission.store.get("scopes", keys.SESSION.encode(parsed.session_id))
+    if raw is not None:
+        parsed = _keep_project(codec.decode_record(raw, "session"), parsed, path, summary, emit)
     docs = build_documents(parsed, segment_bytes=settings.segment_bytes)
     spec = session_spec(parsed)
     if native != parsed.session_id:
         spec = dataclasses.replace(spec, native_id=native)
-        note = (
-            f"{path}: another agent's session is {native}: this {parsed.agent} session is "
-            f"{parsed.session_id}"
-        )
-        summary.notice(note)
-        emit({"type": "notice", "message": note})
+        if raw is None:  # said once, when the session is first stored
+            note = (
+                f"{path}: another agent's session is {native}: this {parsed.agent} session is "
+                f"{parsed.session_id}"
+            )
+            summary.notice(note)
+            emit({"type": "notice", "message": note})
     summary.sessions += 1
     summary.messages += messages
     events = parsed.events
@@ -270,15 +273,12 @@ def admit_parsed(
 
 
 def _keep_project(
-    admission: Admission, parsed: ParsedSession, path: str, summary: ImportSummary, emit: Emit
+    record: dict[str, Any], parsed: ParsedSession, path: str, summary: ImportSummary, emit: Emit
 ) -> ParsedSession:
-    """``parsed`` in the project its session already belongs to: membership is decided once
-    (spec 003), so turns that arrive under another project (``--project``, another ``cwd``)
-    join the session where it is, and the import says so."""
-    raw = admission.store.get("scopes", keys.SESSION.encode(parsed.session_id))
-    if raw is None:
-        return parsed
-    project = str(codec.decode_record(raw, "session")["project"])
+    """``parsed`` in the project its stored session (``record``) belongs to: membership is
+    decided once (spec 003), so turns that arrive under another project (``--project``,
+    another ``cwd``) join the session where it is, and the import says so."""
+    project = str(record["project"])
     if project == parsed.project:
         return parsed
     note = (
