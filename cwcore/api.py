@@ -179,7 +179,7 @@ class Archive:
         on_event: OnEvent | None = None,
     ) -> ImportSummary:
         """Import files/folders; ``on_event`` sees each ack, progress and notice as it happens."""
-        params = {"paths": [str(Path(p).expanduser().resolve()) for p in paths], "format": fmt}
+        params = {"paths": [_absolute(p) for p in paths], "format": fmt}
         if project is not None:
             params["project"] = project
         return ImportSummary.from_json(self.call("import", params, on_event))
@@ -667,3 +667,14 @@ class Archive:
         from cwcore.memory.blocks import MemoryContext
 
         return MemoryContext.from_json(self.call("memory.context", {"prompt": prompt, **context}))
+
+
+def _absolute(path: str | Path) -> str:
+    """``path`` made absolute for the daemon (whose working folder is not the caller's), links
+    resolved where they lead somewhere; a link that loops is passed on as it is, for the import
+    to report as a file it cannot read."""
+    expanded = Path(path).expanduser()
+    try:
+        return str(expanded.resolve())
+    except (RuntimeError, OSError):  # a symlink loop: Python 3.11 raises RuntimeError
+        return str(expanded.absolute())

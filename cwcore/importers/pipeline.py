@@ -12,6 +12,8 @@ Markdown document (:mod:`cwcore.markdown.ingest`, which the engine's ``import`` 
 from __future__ import annotations
 
 import dataclasses
+import errno
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -84,8 +86,9 @@ def plan(
                     continue
                 work.append((file, importer))
             continue
-        if not path.exists():
-            summary.error(str(path), None, "no such file or directory")
+        problem = _unreadable(path)
+        if problem:
+            summary.error(str(path), None, problem)
             continue
         try:
             if forced is not None:
@@ -119,6 +122,20 @@ def _companion(file: Path, forced: base.Importer | None) -> base.Importer | None
                 return importer
         except OSError:
             continue
+    return None
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why a file named explicitly cannot be read as a log, or None. A FIFO or a device would
+    block the reader (a daemon worker) forever, so only regular files are opened."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if path.is_symlink():
+            return "a symbolic link that leads nowhere (a loop, or a missing target)"
+        return "no such file or directory" if exc.errno == errno.ENOENT else f"cannot read: {exc}"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a FIFO, socket or device): nothing was read"
     return None
 
 

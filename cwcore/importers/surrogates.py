@@ -45,7 +45,6 @@ _SESSION_FIELDS = (
     "project",
     "cwd",
     "parent_session",
-    "source_path",
     "resume_command",
     "parent_tool_call",
 )
@@ -83,7 +82,12 @@ def replace_lone_surrogates(parsed: ParsedSession) -> tuple[ParsedSession, int]:
         for e in parsed.events
     )
     metadata = _fix_json(parsed.metadata, fix)
-    if not count:
+    source = parsed.source_path
+    if source is not None and _LONE.search(source):
+        # A file name that is not UTF-8 (``os.fsdecode`` keeps its bytes as surrogates): shown
+        # replaced, and not counted as the file's text.
+        session["source_path"] = _LONE.sub(REPLACEMENT, source)
+    if not count and not session:
         return parsed, 0
     return dataclasses.replace(
         parsed,
