@@ -92,7 +92,7 @@ def plan(
             continue
         try:
             if forced is not None:
-                if not base.accepts(forced, path, base.read_head(path)):
+                if not _forced_accepts(forced, path):
                     raise UnknownFormat(_mismatch(path, forced))
                 importer = forced
             else:
@@ -125,6 +125,19 @@ def _companion(file: Path, forced: base.Importer | None) -> base.Importer | None
     return None
 
 
+#: Lines a forced format may look through for one of its own when the first ones are not.
+FORCED_LOOK_LINES = 2000
+
+
+def _forced_accepts(importer: base.Importer, path: Path) -> bool:
+    """Whether a file given with ``--format`` looks like that format: its head, else — a file
+    whose first lines are damaged must still yield its valid ones — its first
+    :data:`FORCED_LOOK_LINES` lines (within the head's byte budget)."""
+    if base.accepts(importer, path, base.read_head(path)):
+        return True
+    return base.accepts(importer, path, base.read_head(path, lines=FORCED_LOOK_LINES))
+
+
 def _unreadable(path: Path) -> str | None:
     """Why a file named explicitly cannot be read as a log, or None. A FIFO or a device would
     block the reader (a daemon worker) forever, so only regular files are opened."""
@@ -154,7 +167,7 @@ def _detect(file: Path) -> base.Importer | None:
 
 def _accepting(importer: base.Importer, file: Path) -> base.Importer | None:
     try:
-        return importer if base.accepts(importer, file, base.read_head(file)) else None
+        return importer if _forced_accepts(importer, file) else None
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -72,3 +72,14 @@ def test_a_file_name_that_is_not_utf8_imports(tmp_path: Path, cw_home: Path) -> 
     body = summary_of(str(folder))
     assert body["sessions"] == 1 and body["errors"] == []
     assert body["notices"] == []  # the name is no text of the file: nothing replaced in it
+
+
+def test_a_forced_format_reads_past_a_damaged_head(tmp_path: Path, cw_home: Path) -> None:
+    """The first 25 lines are not JSON: `--format claude-code` still imports the valid lines
+    after them and names each bad one (it refused the file, so they could never import)."""
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(b"garbage {\n" * 25 + GOOD.read_bytes())
+    result = runner.invoke(app, ["import", str(damaged), "--format", "claude-code", "--json"])
+    body = json.loads(result.stdout.splitlines()[-1])
+    assert body["sessions"] == 1 and body["imported"] > 0
+    assert [e["line"] for e in body["errors"]] == list(range(1, 26))
