@@ -172,6 +172,7 @@ class Admission:
         keys.check_id(spec.session_id, "session id")
         if not spec.project:
             raise InvalidInput(f"document {spec.document_id}: project is empty")
+        keys.check_id(spec.project, "project name")
         if spec.kind not in ("turn", "tool-result", "decision", "markdown", "note"):
             raise InvalidInput(f"document {spec.document_id}: unknown kind {excerpt(spec.kind)}")
         for part in spec.parts:
@@ -204,6 +205,7 @@ class Admission:
         keys.check_id(session.session_id, "session id")
         if not session.project:
             raise InvalidInput(f"session {session.session_id}: project is empty")
+        keys.check_id(session.project, "project name")  # no NUL, valid Unicode, <= 512 bytes
         result = AdmitResult()
         valid: list[DocumentSpec] = []
         ids: set[str] = set()

@@ -83,3 +83,18 @@ def test_a_forced_format_reads_past_a_damaged_head(tmp_path: Path, cw_home: Path
     body = json.loads(result.stdout.splitlines()[-1])
     assert body["sessions"] == 1 and body["imported"] > 0
     assert [e["line"] for e in body["errors"]] == list(range(1, 26))
+
+
+def test_a_project_name_with_nul_or_of_100_kb_is_refused(tmp_path: Path, cw_home: Path) -> None:
+    good = tmp_path / "good.jsonl"
+    shutil.copy(GOOD, good)
+    for name, why in (("a\x00b", "contains NUL"), ("p" * 100_000, "the limit is 512")):
+        result = runner.invoke(app, ["import", str(good), "--project", name, "--json"])
+        body = json.loads(result.stdout.splitlines()[-1])
+        assert body["sessions"] == 0 or body["imported"] == 0
+        reasons = [e["reason"] for e in body.get("errors", [])] + [
+            str(body.get("error", {}).get("message", ""))
+        ]
+        assert any(why in r and "project name" in r for r in reasons), body
+    rows = json.loads(runner.invoke(app, ["sessions", "--json"]).stdout)["sessions"]
+    assert rows == []
