@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cwcore.api import Archive
-from cwcore.errors import NotFound
+from cwcore.errors import InvalidInput, NotFound
 from cwcore.store import identity, keys
 from cwcore.store.rocks import Store
 from cwtui.cli import app
@@ -279,3 +279,11 @@ def test_search_scoped_to_an_agents_session(tmp_path: Path, archive: Archive) ->
     # The listed id names codex's session.
     hits = archive.search({"query": "ROUND_HALF_UP", "scope": "session", "sessions": [SID]})
     assert hits.results and all(h.source.session_id == SID for h in hits.results)
+
+
+def test_names_no_key_can_hold_name_no_session(archive: Archive) -> None:
+    """A clear one-line error (`not-found`, or `unsafe-key` for a name no id can be), never an
+    internal one."""
+    for name in ("a\x00b", "x" * 600, "codex:" + "y" * 600, "\udc00abc"):
+        with pytest.raises((NotFound, InvalidInput)):
+            archive.resolve_session(name)

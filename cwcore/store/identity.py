@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cwcore.errors import NotFound, excerpt
+from cwcore.errors import NotFound, UnsafeKey, excerpt
 from cwcore.store import codec, keys
 
 if TYPE_CHECKING:
@@ -85,7 +85,10 @@ def resolve(store: Store, name: str) -> str | None:
     have it as their native id."""
     if _record(store, name) is not None:
         return name
-    owners = agents_of(store, name)
+    try:
+        owners = agents_of(store, name)
+    except UnsafeKey:  # no key can hold it: it names no session
+        return None
     if len(owners) > 1:
         names = ", ".join(f"{agent} ({sid})" for agent, sid in sorted(owners))
         raise NotFound(
@@ -96,7 +99,10 @@ def resolve(store: Store, name: str) -> str | None:
         return owners[0][1]
     agent, sep, native = name.partition(":")
     if sep and agent and native:
-        raw = store.get("scopes", keys.SESSION_NATIVE.encode(native, agent))
+        try:
+            raw = store.get("scopes", keys.SESSION_NATIVE.encode(native, agent))
+        except UnsafeKey:
+            return None
         if raw is not None:
             return raw.decode("utf-8")
     return None
@@ -111,7 +117,7 @@ def shared_with(store: Store, record: dict[str, Any]) -> list[tuple[str, str]]:
 def _record(store: Store, session_id: str) -> dict[str, Any] | None:
     try:
         raw = store.get("scopes", keys.SESSION.encode(session_id))
-    except Exception:  # an id the key encoding refuses names no session
+    except UnsafeKey:  # an id the key encoding refuses names no session
         return None
     return None if raw is None else codec.decode_record(raw, session_what(session_id))
 
