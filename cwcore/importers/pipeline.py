@@ -281,8 +281,6 @@ def admit_parsed(
             )
             summary.notice(note)
             emit({"type": "notice", "message": note})
-    summary.sessions += 1
-    summary.messages += messages
     events = parsed.events
     for start in range(0, max(len(docs), 1), BATCH_DOCUMENTS):
         group = docs[start : start + BATCH_DOCUMENTS]
@@ -291,6 +289,9 @@ def admit_parsed(
         except CwError as exc:
             summary.error(path, None, f"session {parsed.session_id}: {exc.message}")
             return
+        if start == 0:  # counted once the session is in the store, not when it was refused
+            summary.sessions += 1
+            summary.messages += messages
         events = ()
         for rejected in result.rejected:
             summary.error(path, None, rejected.error.message)
