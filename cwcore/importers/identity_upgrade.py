@@ -162,23 +162,25 @@ def _has_file(importer: base.Importer, native: str) -> bool:
             continue
         root = location.resolve()
         try:
-            if root.is_dir() and any(True for _ in root.rglob(f"*{glob_escape(native)}*")):
+            if root.is_dir() and any(True for _ in root.rglob(f"*{_glob_escape(native)}*")):
                 return True
         except OSError:
             continue
     return False
 
 
-def glob_escape(text: str) -> str:
+def _glob_escape(text: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def _sniffs(importer: base.Importer, path: Path | None, head: list[bytes]) -> bool:
+    """:func:`base.sniffs` on a path that names no file: a sniffer that looks for the file
+    itself (past the head, or a sidecar) finds nothing there and says no."""
     if path is None:
         return False
     try:
-        return bool(importer.sniff(path, head))
-    except Exception:  # a sniffer meeting an odd line says no
+        return base.sniffs(importer, path, head)
+    except (OSError, UnicodeDecodeError):
         return False
 
 
