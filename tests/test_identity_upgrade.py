@@ -199,3 +199,19 @@ def test_the_upgrade_survives_a_kill_at_every_commit(tmp_path: Path) -> None:
         assert state(home) == expected, f"killed after commit {step}"
         shutil.rmtree(home)
     assert killed >= 3  # the backfill, each split step and the cursor were all interrupted
+
+
+def test_the_upgrade_keeps_hints_and_earlier_supersessions(tmp_path: Path) -> None:
+    """Losing no hint and no supersession: the upgrade adds records, it rewrites neither."""
+    home = merged_home(tmp_path)
+    with Store(store_path(home)) as store:
+        batch = store.batch()
+        batch.put("hints", keys.HINT.encode(SID, "user:L2"), b'{"decision": "kept"}')
+        store.commit(batch)
+        before = {family: dict(store.scan(family, b"")) for family in ("hints", "supersession")}
+    state(home)  # opens, upgrades
+    with Store(store_path(home)) as store:
+        after = {family: dict(store.scan(family, b"")) for family in ("hints", "supersession")}
+    assert after["hints"] == before["hints"]
+    assert before["supersession"].items() <= after["supersession"].items()
+    assert len(after["supersession"]) > len(before["supersession"])  # the moves were recorded
