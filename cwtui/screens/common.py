@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from textual.app import App
+from textual.await_complete import AwaitComplete
 from textual.message import Message
 from textual.screen import Screen
 
@@ -137,7 +138,17 @@ class LiveScreen(Screen[Any]):
     key in the same burst as the one that opened the screen (Enter then Esc) is ignored rather
     than removing the screen while Textual is still mounting its widgets. Subclasses that
     override :meth:`check_action` call ``super().check_action`` first.
+
+    :meth:`dismiss` acts once, and only on the screen on top: Textual's ``dismiss`` pops
+    whatever screen is on top, so a second Enter of a burst (a second ``Input.Submitted``
+    queued before the first dismiss ran) used to pop the screen below the modal, and then the
+    base screen (``ScreenStackError``).
     """
+
+    def dismiss(self, result: Any = None) -> AwaitComplete:
+        if not screen_is_live(self) or self.app.screen is not self:
+            return AwaitComplete.nothing()
+        return super().dismiss(result)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.is_mounted and screen_is_live(self)

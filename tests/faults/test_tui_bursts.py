@@ -1,0 +1,79 @@
+"""Key bursts the way a terminal delivers them: every key of a burst posted in one tick, no
+pause between them (keys queued during a stall under load arrive exactly so). Issue 34: ``i
+Enter Enter`` on Sessions dismissed the id prompt twice and the second pop removed the base
+screen (``ScreenStackError``); 6 of 7 such bursts crashed the app.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual import events
+
+from cwtui.screens.search import SearchScreen
+from cwtui.screens.sessions import SessionsScreen
+from tests.tui.conftest import SIZE, AppFactory, settle
+
+pytestmark = pytest.mark.anyio
+
+NAMED = {"enter": "\r", "escape": "\x1b", "space": " ", "tab": "\t"}
+
+
+def burst(app: Any, *keys: str) -> None:
+    """Post ``keys`` to the app in one tick, as one terminal read delivers them."""
+    for key in keys:
+        app.post_message(events.Key(key, NAMED.get(key, key if len(key) == 1 else None)))
+
+
+def assert_running_cleanly(app: Any) -> None:
+    assert app._exception is None, app._exception
+    assert app.is_running
+    assert len(app.screen_stack) >= 1
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ("i", "enter", "enter"),
+        ("i", "escape", "enter", "enter"),
+        ("i", "enter", "enter", "enter", "enter"),
+        ("i", "escape", "escape", "escape"),
+    ],
+    ids=lambda keys: "-".join(keys),
+)
+async def test_a_modal_submitted_twice_in_one_burst_closes_once(
+    filled_home: Path, app_for: AppFactory, keys: tuple[str, ...]
+) -> None:
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        base = app.screen
+        assert isinstance(base, SessionsScreen)
+        burst(app, *keys)
+        await settle(pilot)
+        assert_running_cleanly(app)
+        assert base in app.screen_stack  # the base screen is never popped by a modal's submit
+        await pilot.press("escape", "escape")
+        await settle(pilot)
+        assert app.screen is base
+    assert app._exception is None, app._exception
+
+
+async def test_search_id_prompt_burst(filled_home: Path, app_for: AppFactory) -> None:
+    """Search: ``i i Enter Enter`` (the second ``i`` is typed into the prompt)."""
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        search = app.screen
+        assert isinstance(search, SearchScreen)
+        await pilot.press("escape")  # leave the query bar so `i` is a binding
+        await settle(pilot)
+        burst(app, "i", "i", "enter", "enter")
+        await settle(pilot)
+        assert_running_cleanly(app)
+        assert search in app.screen_stack
+    assert app._exception is None, app._exception
