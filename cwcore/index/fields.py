@@ -9,10 +9,26 @@ Each token's weight comes from the part (message) it sits in and from structural
   exactly as plain BM25.
 
 A window's term frequency is the sum of its tokens' weights, its length the sum of all weights.
-Analysis limits per window, bounding temporary memory: at most 16,000 token occurrences and 256
-unique terms; over a limit the window keeps its highest-priority terms (non-stopwords first, then by
-weighted frequency, then longer terms) and the handler reports ``partial``. Each kept unique term is
-one term-window pair, so the 1,024 pair limit can never bind before the 256-term one does.
+
+Analysis limits (spec 003: 16,000 token occurrences, 256 unique terms, 1,024 term-window pairs),
+bounding temporary memory, apply over :data:`LIMIT_SCOPE`:
+
+* ``"window"`` (the default): per window. A window analyzes its first 16,000 tokens and keeps at
+  most 256 unique terms (non-stopwords first, then by weighted frequency, then longer terms); each
+  kept term is one term-window pair, so the 1,024 pair limit can never bind before the 256-term
+  one does. Windows are cut at 256 distinct terms (:func:`cwcore.index.windows.cut`), so the
+  term cap is a safety bound and every term of a document stays findable.
+* ``"document"``: spec 003's literal reading, per document: the document's first 16,000 token
+  positions are analyzed (later windows get no postings), its 256 highest-priority terms are kept
+  (same order, by document-wide weighted frequency) and at most 1,024 (term, window) pairs are
+  published: each kept term first in its window of highest frequency (so every kept term stays
+  findable), then the remaining pairs by frequency. It is not the default because it drops
+  vocabulary of ordinary documents (half the agent-log documents hold more than 256 distinct
+  terms) and loses retrieval quality; docs/indexing.md has the measurement.
+
+Either way, past a limit the window is marked partial and the handler reports ``partial``; a
+window's length stays the weighted length of the tokens it analyzed (a dropped term changes no
+kept term's frequency and no length, so no posting is misleading).
 """
 
 from __future__ import annotations
@@ -30,6 +46,10 @@ from cwcore.text.tokenize import Token
 MAX_OCCURRENCES = 16_000
 MAX_UNIQUE_TERMS = 256
 MAX_TERM_WINDOW_PAIRS = 1_024
+#: Where the three limits above apply: ``"window"`` or ``"document"`` (module docstring). A
+#: module constant so an evaluation can measure the other scope
+#: (``python -m eval --override cwcore.index.fields.LIMIT_SCOPE='"document"'``).
+LIMIT_SCOPE = "window"
 
 ROLE_WEIGHTS: dict[tuple[str, str], float] = {
     ("user", "text"): 1.5,
@@ -91,12 +111,19 @@ def analyze(
     # bit for bit and may be added in any grouping. Otherwise sum token by token, in order.
     exact = all((w * 64.0).is_integer() for _, _, w in runs) and len(tokens) < 1 << 30
     weights: list[float] | None = None
+    per_document = LIMIT_SCOPE == "document"
+    # Per document: the first MAX_OCCURRENCES token positions of the document are analyzed.
+    doc_end = (windows[0].first_token + MAX_OCCURRENCES) if per_document and windows else None
     out: list[WindowTerms] = []
     for window in windows:
         first, last = window.first_token, window.last_token
-        partial = last - first > MAX_OCCURRENCES
-        if partial:
-            last = first + MAX_OCCURRENCES
+        if doc_end is not None:
+            partial = last > doc_end
+            last = max(first, min(last, doc_end))
+        else:
+            partial = last - first > MAX_OCCURRENCES
+            if partial:
+                last = first + MAX_OCCURRENCES
         if exact:
             tfs, length = _count_runs(terms, runs, first, last)
         else:
@@ -105,11 +132,50 @@ def analyze(
                 for a, b, w in runs:
                     weights[a:b] = [w] * (b - a)
             tfs, length = _sum_tokens(terms, weights, first, last)
-        if len(tfs) > MAX_UNIQUE_TERMS:
+        if not per_document and len(tfs) > MAX_UNIQUE_TERMS:
             partial = True
-            ranked = sorted(tfs, key=lambda t: (t in STOPWORDS, -tfs[t], -len(t), t))
-            tfs = {t: tfs[t] for t in ranked[:MAX_UNIQUE_TERMS]}
+            tfs = {t: tfs[t] for t in _ranked(tfs)[:MAX_UNIQUE_TERMS]}
         out.append(WindowTerms(tfs, length, partial))
+    return _bound_document(out) if per_document else out
+
+
+def _ranked(tfs: dict[str, float]) -> list[str]:
+    """Terms in the order they are kept under a cap: non-stopwords first, then by weighted
+    frequency, then longer terms, then alphabetically (deterministic)."""
+    return sorted(tfs, key=lambda t: (t in STOPWORDS, -tfs[t], -len(t), t))
+
+
+def _bound_document(analyzed: list[WindowTerms]) -> list[WindowTerms]:
+    """Apply the unique-term and term-window pair limits over a whole document's windows.
+
+    Keeps the :data:`MAX_UNIQUE_TERMS` highest-ranked terms by document-wide weighted frequency;
+    then at most :data:`MAX_TERM_WINDOW_PAIRS` (term, window) pairs: first each kept term in its
+    window of highest frequency (the earliest on a tie), then the remaining pairs by frequency
+    (then window order, then term rank). Lengths are unchanged; a window that lost a term or a
+    pair is partial."""
+    doc_tfs: dict[str, float] = {}
+    for wt in analyzed:
+        for t, f in wt.tfs.items():
+            doc_tfs[t] = doc_tfs.get(t, 0.0) + f
+    rank = {t: i for i, t in enumerate(_ranked(doc_tfs)[:MAX_UNIQUE_TERMS])}
+    pairs = [(w, t) for w, wt in enumerate(analyzed) for t in wt.tfs if t in rank]
+    if len(rank) == len(doc_tfs) and len(pairs) <= MAX_TERM_WINDOW_PAIRS:
+        return analyzed
+    chosen: set[tuple[int, str]] = set()
+    best: dict[str, int] = {}
+    for w, t in pairs:  # in window order, so a strict improvement keeps the earliest tie
+        if t not in best or analyzed[w].tfs[t] > analyzed[best[t]].tfs[t]:
+            best[t] = w
+    chosen.update((w, t) for t, w in best.items())
+    rest = sorted(
+        (p for p in pairs if p not in chosen),
+        key=lambda p: (-analyzed[p[0]].tfs[p[1]], p[0], rank[p[1]]),
+    )
+    chosen.update(rest[: max(0, MAX_TERM_WINDOW_PAIRS - len(chosen))])
+    out: list[WindowTerms] = []
+    for w, wt in enumerate(analyzed):
+        tfs = {t: f for t, f in wt.tfs.items() if (w, t) in chosen}
+        out.append(WindowTerms(tfs, wt.length, wt.partial or len(tfs) < len(wt.tfs)))
     return out
 
 

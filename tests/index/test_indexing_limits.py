@@ -10,6 +10,9 @@ cut is not searchable, and nothing published points at text that was not analyze
 * more than 1,000 exact anchors -> exact ``partial``, 1,000 postings of the most specific kinds;
 * more than 4,096 windows -> bm25 ``partial``, the text past the last window not indexed;
 * an annotation that cannot be resolved -> structural ``skipped``, no relation posting at all.
+
+The three BM25 limits apply per window here; spec 003 bounds them per document, a scope measured
+and rejected on quality (``test_bm25_limit_scope.py``, docs/indexing.md).
 """
 
 from __future__ import annotations
@@ -275,6 +278,7 @@ def test_limits_are_the_specified_numbers() -> None:
     """The numbers of spec 003, as the handlers use them."""
     assert (fields.MAX_OCCURRENCES, fields.MAX_UNIQUE_TERMS) == (16_000, 256)
     assert fields.MAX_TERM_WINDOW_PAIRS == 1_024
+    assert fields.LIMIT_SCOPE == "window"  # per window, not per document: docs/indexing.md
     assert windows.MAX_WINDOWS == 4_096
     from cwcore.index import prepare as prep
 
