@@ -6,7 +6,11 @@ Sets (each skipped with a notice when its data is absent):
   (``data/agent-logs-queries``): hit@1, hit@5, hit@10, MRR, per kind;
 * ``longmemeval`` — the 95 non-abstention questions of the LongMemEval_S dev subset, each within
   its haystack: session recall_all@5 and NDCG@10, recall_any@5, turn recall@10, per type;
-* ``demo`` — the project's own queries over its demo archive (``eval/sets/demo``).
+* ``demo`` — the project's own queries over its demo archive (``eval/sets/demo``);
+* ``preflight-agent-logs``, ``preflight-longmemeval``, ``preflight-demo``, ``preflight-silent``
+  — ``cw preflight`` on labelled should-hint / should-stay-silent messages
+  (``eval/sets/preflight-*``, see :mod:`eval.preflight`): hint and false-hint rates, excerpt and
+  marker precision, and the spec's zero-violation gates. These run no embeddings and ignore ``--systems``.
 
 Systems: cw's default search and its lexical-only, hybrid (``semanticPolicy: always``) and
 ``auto`` runs, cw's semantic mode alone, and the baselines SQLite FTS5, bm25s, MiniLM dense and
@@ -57,6 +61,15 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def render(report: dict[str, Any]) -> str:
+    """A report's tables: the preflight layout for preflight sets, else :func:`table`."""
+    if report.get("kind") == "preflight":
+        from eval import preflight
+
+        return preflight.table(report)
+    return table(report)
+
+
 def _override(item: str) -> None:
     """``module.NAME=VALUE``: import the module and set the constant (an experiment knob)."""
     import ast
@@ -72,7 +85,11 @@ def _override(item: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval", description=__doc__)
-    parser.add_argument("--sets", default="agent-logs,longmemeval,demo")
+    parser.add_argument(
+        "--sets",
+        default="agent-logs,longmemeval,demo,preflight-agent-logs,preflight-longmemeval,"
+        "preflight-demo,preflight-silent",
+    )
     parser.add_argument("--systems", default="", help="comma-separated names (default: all)")
     parser.add_argument("--lexical", action="store_true", help="no embeddings: lexical systems")
     parser.add_argument("--questions", type=int, default=0, help="LongMemEval: first N only")
@@ -89,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     common.fix_clock()
     os.environ.setdefault("CW_EMBEDDED", "1")
     from eval import data as lme_data
-    from eval import lines, lme
+    from eval import lines, lme, preflight
 
     for item in args.override:
         _override(item)
@@ -97,7 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     cache = None if args.lexical else common.vector_cache()
     reports = []
     for name in [s for s in args.sets.split(",") if s]:
-        if name in ("agent-logs", "demo"):
+        if name in preflight.NAMES:
+            ok, missing = preflight.available(name)
+            if not ok:
+                print(f"eval: {name}: {missing}; skipped", file=sys.stderr)
+                continue
+            report = preflight.evaluate(name, questions=args.questions)
+        elif name in ("agent-logs", "demo"):
             line_set = lines.AGENT_LOGS if name == "agent-logs" else lines.DEMO
             if not line_set.available():
                 print(f"eval: {name}: {line_set.queries} is not present; skipped", file=sys.stderr)
@@ -120,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         report["overrides"] = list(args.override)
         suffix = f"-{args.tag}" if args.tag else ""
         (common.RESULTS / f"{name}{suffix}.json").write_text(json.dumps(report, indent=1) + "\n")
-        print(table(report), flush=True)
+        print(render(report), flush=True)
     pooled = [pair for r in reports for pair in r.get("semantic_calibration") or []]
     if pooled:
         fits = {
@@ -133,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         (common.RESULTS / "calibration.json").write_text(json.dumps(fits, indent=1) + "\n")
     if reports:
         suffix = f"-{args.tag}" if args.tag else ""
-        (common.RESULTS / f"tables{suffix}.md").write_text("\n".join(table(r) for r in reports))
+        (common.RESULTS / f"tables{suffix}.md").write_text("\n".join(render(r) for r in reports))
     return 0
 
 
