@@ -145,6 +145,25 @@ class LiveScreen(Screen[Any]):
     base screen (``ScreenStackError``).
     """
 
+    def open(self, screen: Screen[Any], callback: Callable[[Any], Any] | None = None) -> bool:
+        """Push ``screen`` over this one, only while this screen is the one on top: the keys
+        of a burst that arrive after the first push (``Enter j Enter``) still reach this
+        screen's widgets, and each used to open another transcript over the first. Returns
+        whether ``screen`` was pushed."""
+        if not screen_is_live(self) or self.app.screen is not self:
+            return False
+        self.app.push_screen(screen, callback)
+        return True
+
+    def swap(self, screen: Screen[Any], callback: Callable[[Any], Any] | None = None) -> bool:
+        """Replace this screen (dismissed with ``None``) by ``screen``, under the same rule as
+        :meth:`open`: a second Enter of a burst opens nothing more. Returns whether it did."""
+        if not screen_is_live(self) or self.app.screen is not self:
+            return False
+        self.dismiss(None)
+        self.app.push_screen(screen, callback)
+        return True
+
     def dismiss(self, result: Any = None) -> AwaitComplete:
         if not screen_is_live(self) or self.app.screen is not self:
             return AwaitComplete.nothing()

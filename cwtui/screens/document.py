@@ -205,7 +205,7 @@ class DocumentScreen(LiveScreen):
         if self.doc is None or self.doc.state != "superseded":
             self.notify("Only a superseded document can be brought back.", severity="warning")
             return
-        self.app.push_screen(UnsupersedeScreen(self.document_id, self._current_text()[:300]))
+        self.open(UnsupersedeScreen(self.document_id, self._current_text()[:300]))
 
     def _current_text(self) -> str:
         current = self.doc.current if self.doc is not None else None
@@ -215,7 +215,7 @@ class DocumentScreen(LiveScreen):
         if self.doc is None or self.doc.state != "live":
             self.notify("Only a live document can be superseded.", severity="warning")
             return
-        self.app.push_screen(SupersedeScreen(self.document_id, self._current_text()[:300]))
+        self.open(SupersedeScreen(self.document_id, self._current_text()[:300]))
 
     def action_open_transcript(self) -> None:
         from cwtui.screens.transcript import TranscriptScreen
@@ -225,7 +225,7 @@ class DocumentScreen(LiveScreen):
         current = next((v for v in self.doc.versions if v.current), None)
         keys = current.message_keys if current is not None else ()
         focus = keys[0] if keys else None
-        self.app.push_screen(TranscriptScreen(self.doc.session, focus_key=focus))
+        self.open(TranscriptScreen(self.doc.session, focus_key=focus))
 
     def action_copy_text(self) -> None:
         text = self._current_text()

@@ -195,7 +195,7 @@ class IndexScreen(LiveScreen):
     def action_partial(self) -> None:
         from cwtui.screens.partial import PartialScreen
 
-        self.app.push_screen(PartialScreen())
+        self.open(PartialScreen())
 
     class Loaded(CallDone):
         def __init__(

@@ -137,8 +137,7 @@ class PartialScreen(ModalScreen[None], LiveScreen):
         from cwtui.screens.document import DocumentScreen
 
         doc = self.documents[event.option_index]
-        self.dismiss(None)
-        self.app.push_screen(DocumentScreen(doc.document_id))
+        self.swap(DocumentScreen(doc.document_id))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

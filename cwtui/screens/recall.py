@@ -464,7 +464,7 @@ class RecallScreen(LiveScreen):
         if not locator:
             self.notify(f"Nothing {'earlier' if side == 'before' else 'later'} to follow.")
             return
-        self.app.push_screen(
+        self.open(
             RecallScreen(
                 locator,
                 document_id=self.document_id,
@@ -500,7 +500,7 @@ class RecallScreen(LiveScreen):
         if isinstance(shown, RecalledSource) and shown.archive_kind == "markdown":
             self.notify("A Markdown document has no session transcript.", severity="warning")
             return
-        self.app.push_screen(TranscriptScreen(shown.session, focus_key=self._matched_key()))
+        self.open(TranscriptScreen(shown.session, focus_key=self._matched_key()))
 
     def action_copy_text(self) -> None:
         text = self._text()
@@ -514,7 +514,7 @@ class RecallScreen(LiveScreen):
 
     def action_copy(self) -> None:
         shown = _shown(self.body)
-        self.app.push_screen(
+        self.open(
             CopyScreen(
                 [
                     ("session id", shown.session if shown is not None else ""),
@@ -528,13 +528,13 @@ class RecallScreen(LiveScreen):
 
     def action_document(self) -> None:
         if self.document_id:
-            self.app.push_screen(DocumentScreen(self.document_id))
+            self.open(DocumentScreen(self.document_id))
 
     def action_supersede(self) -> None:
         if not self.document_id:
             return
         preview = self._text()[:300]
-        self.app.push_screen(SupersedeScreen(self.document_id, preview), self._superseded)
+        self.open(SupersedeScreen(self.document_id, preview), self._superseded)
 
     def _superseded(self, result: Superseded | None) -> None:
         if result is not None:

@@ -648,7 +648,7 @@ class SearchScreen(LiveScreen):
             self.filter_text = " ".join(text.split())
             self._rerun()
 
-        self.app.push_screen(
+        self.open(
             PromptScreen(
                 "Standing filters (every search, until changed)",
                 "project:NAME agent:NAME session:ID role:user kind:turn since:7d until:DATE",
@@ -734,7 +734,7 @@ class SearchScreen(LiveScreen):
         hit = self._need_hit()
         if hit is None:
             return
-        self.app.push_screen(
+        self.open(
             CopyScreen(
                 [
                     ("session id", hit.source.session_id),
@@ -755,7 +755,7 @@ class SearchScreen(LiveScreen):
     def on_results_list_recall(self, message: ResultsList.Recall) -> None:
         hit = message.hit
         sessions = self.last_request.sessions if self.last_request is not None else ()
-        self.app.push_screen(
+        self.open(
             RecallScreen(
                 hit.locator,
                 document_id=hit.document_id,
@@ -774,7 +774,7 @@ class SearchScreen(LiveScreen):
         if not source.session_id or hit.kind == "markdown":
             self.notify("This result has no session transcript.", severity="warning")
             return
-        self.app.push_screen(TranscriptScreen(source.session_id, focus_key=source.message_key))
+        self.open(TranscriptScreen(source.session_id, focus_key=source.message_key))
 
     def action_copy_snippet(self) -> None:
         hit = self._need_hit()
@@ -792,21 +792,21 @@ class SearchScreen(LiveScreen):
         hit = self._need_hit()
         if hit is None:
             return
-        self.app.push_screen(
+        self.open(
             SupersedeScreen(hit.document_id, hit.snippet)
         )  # on success the handle is marked changed and the search reruns on resume
 
     def action_document(self) -> None:
         hit = self._need_hit()
         if hit is not None:
-            self.app.push_screen(DocumentScreen(hit.document_id))
+            self.open(DocumentScreen(hit.document_id))
 
     def action_document_by_id(self) -> None:
         def open_document(document_id: str | None) -> None:
             if document_id:
-                self.app.push_screen(DocumentScreen(document_id))
+                self.open(DocumentScreen(document_id))
 
-        self.app.push_screen(
+        self.open(
             PromptScreen("Open a document (superseded ones too)", "document id, e.g. t-09b0e9…"),
             open_document,
         )

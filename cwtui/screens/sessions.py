@@ -484,7 +484,7 @@ class SessionsScreen(LiveScreen):
             if session:
                 self._resolve(archive_handle(self.app), session)
 
-        self.app.push_screen(
+        self.open(
             PromptScreen("Open a session", "its id, or a unique prefix (4+ characters)"), chosen
         )
 
@@ -515,7 +515,7 @@ class SessionsScreen(LiveScreen):
         # Imported here: the transcript's Markdown stack is not needed for the first paint.
         from cwtui.screens.transcript import TranscriptScreen
 
-        self.app.push_screen(TranscriptScreen(session_id))
+        self.open(TranscriptScreen(session_id))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
@@ -531,7 +531,7 @@ class SessionsScreen(LiveScreen):
         if current is None:
             self.notify("No session selected.", severity="warning")
             return
-        self.app.push_screen(ExportScreen(current.sessionId))
+        self.open(ExportScreen(current.sessionId))
 
     def action_forget(self) -> None:
         current = self.query_one(SessionsTable).current
@@ -544,7 +544,7 @@ class SessionsScreen(LiveScreen):
         )
         if current.title:
             detail += "\n" + " ".join(current.title.split())[:120]
-        self.app.push_screen(ForgetScreen(current.sessionId, detail))
+        self.open(ForgetScreen(current.sessionId, detail))
 
     def action_focus_projects(self) -> None:
         if not self.query_one("#projects-pane").display:

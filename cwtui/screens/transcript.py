@@ -538,7 +538,7 @@ class TranscriptScreen(LiveScreen):
 
     def action_jump(self) -> None:
         count = len(self.body.messages) if self.body is not None else 0
-        self.app.push_screen(JumpScreen(count), self._jump_to)
+        self.open(JumpScreen(count), self._jump_to)
 
     async def _jump_to(self, wanted: str | None) -> None:
         if not wanted:
@@ -637,7 +637,7 @@ class TranscriptScreen(LiveScreen):
             ("message text", message.text if message else ""),
             ("document id", message.document_id if message else ""),
         ]
-        self.app.push_screen(CopyScreen(choices))
+        self.open(CopyScreen(choices))
 
     def action_view(self, editor: bool) -> None:
         message = self._current_message()
@@ -662,9 +662,7 @@ class TranscriptScreen(LiveScreen):
         if message is None or not message.superseded:
             self.notify("Go to a superseded message first (g, j / k).", severity="warning")
             return
-        self.app.push_screen(
-            UnsupersedeScreen(message.document_id, message.text[:300]), self._undone
-        )
+        self.open(UnsupersedeScreen(message.document_id, message.text[:300]), self._undone)
 
     def _undone(self, result: Restored | None) -> None:
         if result is not None:
@@ -673,7 +671,7 @@ class TranscriptScreen(LiveScreen):
     # -- the session ---------------------------------------------------------------------------
 
     def action_export(self) -> None:
-        self.app.push_screen(ExportScreen(self.session_id))
+        self.open(ExportScreen(self.session_id))
 
     def action_forget(self) -> None:
         detail = ""
@@ -682,7 +680,7 @@ class TranscriptScreen(LiveScreen):
             detail = (
                 f"{info.project} · {info.agent} · {info.messages} messages · {info.turns} turns"
             )
-        self.app.push_screen(ForgetScreen(self.session_id, detail), self._forgotten)
+        self.open(ForgetScreen(self.session_id, detail), self._forgotten)
 
     def _forgotten(self, report: Forgotten | None) -> None:
         if report is not None:

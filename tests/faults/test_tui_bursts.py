@@ -14,6 +14,7 @@ from textual import events
 
 from cwtui.screens.search import SearchScreen
 from cwtui.screens.sessions import SessionsScreen
+from cwtui.screens.transcript import TranscriptScreen
 from tests.tui.conftest import SIZE, AppFactory, settle
 
 pytestmark = pytest.mark.anyio
@@ -76,4 +77,29 @@ async def test_search_id_prompt_burst(filled_home: Path, app_for: AppFactory) ->
         await settle(pilot)
         assert_running_cleanly(app)
         assert search in app.screen_stack
+    assert app._exception is None, app._exception
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [("enter", "j", "enter", "j", "enter"), ("enter", "k", "enter"), ("enter", "enter")],
+    ids=lambda keys: "-".join(keys),
+)
+async def test_one_transcript_opens_from_a_burst_on_sessions(
+    filled_home: Path, app_for: AppFactory, keys: tuple[str, ...]
+) -> None:
+    """Issue 34: ``Enter j Enter j Enter`` stacked four transcripts (each Esc 1.5–2.7 s back),
+    ``Enter k Enter`` opened the same session twice. One open at a time."""
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        base = app.screen
+        burst(app, *keys)
+        await settle(pilot)
+        assert_running_cleanly(app)
+        opened = [s for s in app.screen_stack if isinstance(s, TranscriptScreen)]
+        assert len(opened) == 1, app.screen_stack
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is base
     assert app._exception is None, app._exception
