@@ -3,8 +3,9 @@
 ``SupersedeScreen(document_id, summary)`` asks for a reason, an optional replacement document id
 (``by``) and an optional subject key, then calls ``Archive.supersede`` in a thread worker. It
 dismisses with the engine's answer (a :class:`~cwcore.store.supersession.Superseded`)
-after a notification, or with ``None`` when cancelled. A failure (unknown document, a replacement
-that does not exist, the archive gone) is a notification and the dialog stays open. On success
+after a notification, or with ``None`` when cancelled; it acts only once a reason is typed. A
+failure (unknown document, a replacement that does not exist, the archive gone) is a
+notification and the dialog stays open. On success
 the archive handle is marked changed, so screens showing the document reload when they resume.
 """
 
@@ -81,7 +82,10 @@ class SupersedeScreen(ArchiveChangeDialog[Superseded]):
 
     @on(Input.Submitted)
     def _next_or_submit(self, event: Input.Submitted) -> None:
-        # Enter moves down the form; on the last field it confirms.
+        # Enter moves down the form; on the last field it confirms. An empty reason keeps the
+        # cursor there.
+        if event.input.id == "supersede-reason" and not event.value.strip():
+            return
         if event.input.id == "supersede-subject":
             self._submit()
         else:
@@ -89,6 +93,13 @@ class SupersedeScreen(ArchiveChangeDialog[Superseded]):
 
     @on(Button.Pressed, "#supersede-go")
     def _submit(self) -> None:
+        if self._value("#supersede-reason") is None:
+            # A retirement needs a reason someone typed: keys typed into the result list (a
+            # query meant for the search bar) used to reach this form, and three Enters retired
+            # the document with no reason at all.
+            self.notify("Type why it no longer holds first.", severity="warning")
+            self.query_one("#supersede-reason", Input).focus()
+            return
         by = self._value("#supersede-by")
         if by == self.document_id:
             self.notify("A document cannot replace itself.", severity="warning")

@@ -14,8 +14,11 @@ from textual import events
 
 from cwtui.screens.search import SearchScreen
 from cwtui.screens.sessions import SessionsScreen
+from cwtui.screens.supersede import SupersedeScreen
 from cwtui.screens.transcript import TranscriptScreen
+from cwtui.widgets.results import ResultsList
 from tests.tui.conftest import SIZE, AppFactory, settle
+from tests.tui.test_search_screen import open_search
 
 pytestmark = pytest.mark.anyio
 
@@ -102,4 +105,26 @@ async def test_one_transcript_opens_from_a_burst_on_sessions(
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is base
+    assert app._exception is None, app._exception
+
+
+async def test_supersede_needs_a_typed_reason(search_home: Path, app_for: AppFactory) -> None:
+    """Issue 34: after Enter, a new query typed into the result list opened Supersede on ``x``
+    and three Enters retired the document with no reason. Enters alone retire nothing."""
+    app = app_for(search_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "rocksdb")
+        await pilot.press("down")
+        target = screen.query_one(ResultsList).current
+        assert target is not None
+        burst(app, "x", "enter", "enter", "enter", "enter")
+        await settle(pilot)
+        assert_running_cleanly(app)
+        assert isinstance(app.screen, SupersedeScreen)  # still asking for the reason
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen
+        with app.archive_handle.use() as archive:
+            view = archive.show_document(target.document_id, include_superseded=True)
+        assert view.state != "superseded"
     assert app._exception is None, app._exception
