@@ -143,6 +143,14 @@ class SessionsScreen(LiveScreen):
             tooltip="Back to the sessions table",
         ),
         Binding(
+            "escape",
+            "focus_table",
+            "Sessions",
+            show=False,
+            id="cw.sessions.leave-input",
+            tooltip="Leave a filter field for the sessions table",
+        ),
+        Binding(
             "slash",
             "focus_match",
             "Match",

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 from textual import events
+from textual.widgets import Input
 
+from cwtui.screens.export import ExportScreen
 from cwtui.screens.search import SearchScreen
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.supersede import SupersedeScreen
@@ -127,4 +129,23 @@ async def test_supersede_needs_a_typed_reason(search_home: Path, app_for: AppFac
         with app.archive_handle.use() as archive:
             view = archive.show_document(target.document_id, include_superseded=True)
         assert view.state != "superseded"
+    assert app._exception is None, app._exception
+
+
+@pytest.mark.parametrize("field", ["d", "slash"])
+async def test_escape_leaves_a_sessions_filter_field(
+    filled_home: Path, app_for: AppFactory, field: str
+) -> None:
+    """Issue 34: Esc in a Sessions filter field kept the cursor there, so the next command keys
+    (``f`` for forget, ``e`` for export) were typed into the filter instead."""
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        base = app.screen
+        burst(app, field, "escape", "e")
+        await settle(pilot)
+        assert_running_cleanly(app)
+        assert isinstance(app.screen, ExportScreen)  # `e` reached the screen, not the field
+        for selector in ("#since-filter", "#match-filter"):
+            assert base.query_one(selector, Input).value == ""
     assert app._exception is None, app._exception
