@@ -10,7 +10,8 @@ Sets (each skipped with a notice when its data is absent):
 * ``preflight-agent-logs``, ``preflight-longmemeval``, ``preflight-demo``, ``preflight-silent``
   — ``cw preflight`` on labelled should-hint / should-stay-silent messages
   (``eval/sets/preflight-*``, see :mod:`eval.preflight`): hint and false-hint rates, excerpt and
-  marker precision, and the spec's zero-violation gates. These run no embeddings and ignore ``--systems``.
+  marker precision, and the spec's zero-violation gates. These run no embeddings and ignore
+  ``--systems``.
 
 Systems: cw's default search and its lexical-only, hybrid (``semanticPolicy: always``) and
 ``auto`` runs, cw's semantic mode alone, and the baselines SQLite FTS5, bm25s, MiniLM dense and

@@ -400,6 +400,8 @@ def table(report: dict[str, Any]) -> str:
         out.append(f"| excerpt turn precision | {_fmt(m['excerpt_turn_precision'])} |")
     if m.get("anchor_whole") is not None:
         out.append(f"| excerpts quoting the anchor whole | {_fmt(m['anchor_whole'])} |")
+    if m.get("quote_chars_p50") is not None:
+        out.append(f"| quoted characters per excerpt, median | {m['quote_chars_p50']} |")
     out += [
         f"| gate violations (total) | {sum(m['violations'].values())} |",
         "",

@@ -228,9 +228,13 @@ def score_case(
         folded = fold(source_text or "")
         marker_ok = bool(phrases) and all(p in message and fold(p) in folded for p in phrases)
     anchor_whole: bool | None = None
-    anchor = case.get("anchor")
-    if first.outcome == "excerpt" and anchor and anchor in message:
-        anchor_whole = anchor in (quoted(first.hint) or "")
+    quote_chars: int | None = None
+    if first.outcome == "excerpt":
+        quote = quoted(first.hint) or ""
+        quote_chars = len(quote.strip("…"))
+        anchor = case.get("anchor")
+        if anchor and anchor in message:
+            anchor_whole = anchor in quote
     return {
         "id": case["id"],
         "category": case["category"],
@@ -244,6 +248,7 @@ def score_case(
         "turn_correct": turn_correct,
         "marker_ok": marker_ok,
         "anchor_whole": anchor_whole,
+        "quote_chars": quote_chars,
         "historical": first.historical,
         "strong": first.strong,
         "violations": violations(
@@ -270,6 +275,8 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
       source answers, over those hints;
     * ``excerpt_turn_precision`` — LongMemEval: the excerpt's message is an evidence turn;
     * ``anchor_whole`` — excerpts quoting the case's anchor whole, over excerpts with an anchor;
+    * ``quote_chars_p50`` — the median length (characters, without the cut marks) of the
+      excerpts' quoted text;
     * ``violations`` — per gate, the count (every gate listed) and the case ids.
     """
     hint_cases = [r for r in records if r["expect"] == "hint"]
@@ -321,6 +328,9 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             sum(r["turn_correct"] is True for r in turn_scored), len(turn_scored)
         ),
         "anchor_whole": _rate(sum(r["anchor_whole"] is True for r in anchored), len(anchored)),
+        "quote_chars_p50": (
+            sorted(r["quote_chars"] for r in excerpts)[len(excerpts) // 2] if excerpts else None
+        ),
         "violations": {g: len(ids) for g, ids in by_gate.items()},
         "violation_cases": {g: ids for g, ids in by_gate.items() if ids},
         "by_category": by_category,

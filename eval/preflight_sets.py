@@ -304,6 +304,7 @@ def demo_cases() -> list[dict[str, Any]]:
                     }
                 )
                 cid = f"pf-demo-{qid[5:]}-{lang}"
+                found = anchors(question)
                 cases.append(
                     {
                         "id": cid,
@@ -314,6 +315,7 @@ def demo_cases() -> list[dict[str, Any]]:
                         "now": DEMO_NOW,
                         "context": {"kind": "archive", "session": sid},
                         "expected": expected,
+                        **({"anchor": max(found, key=len)} if found else {}),
                         "why": f"answered by {qid}: {q['why']}",
                     }
                 )

@@ -101,6 +101,7 @@ def test_a_correct_excerpt_and_marker_violate_nothing() -> None:
     frozen_excerpt = answer("excerpt", EXCERPT, frozen=True)
     r = score(case(), answer("excerpt", EXCERPT), frozen_excerpt)
     assert r["correct"] is True and r["anchor_whole"] is True and r["violations"] == []
+    assert r["quote_chars"] == len("we set REAP_DRAIN to 30 s")
     m = score(case(), answer("marker", MARKER), answer("marker", MARKER, frozen=True))
     assert m["marker_ok"] is True and m["violations"] == []
 
@@ -151,7 +152,7 @@ def test_summary_rates_and_precision() -> None:
     assert s["hint_rate"] == round(2 / 3, 3) and s["false_hint_rate"] == 0.5
     # An excerpt on a should-stay-silent case answers nothing: 1 right of 3.
     assert s["excerpts"] == 3 and s["excerpt_precision"] == round(1 / 3, 3)
-    assert s["marker_precision"] is None
+    assert s["marker_precision"] is None and s["quote_chars_p50"] == 25
     assert set(GATES) <= set(s["violations"]) and sum(s["violations"].values()) == 0
     assert s["by_category"]["stale"]["excerpt"] == 1
 
