@@ -75,6 +75,16 @@ class CwConsole(Console):
     message with an escape sequence): :func:`safe` is applied to each rendered segment, after
     Rich's layout and before Rich adds its own styling sequences."""
 
+    #: Columns when the output is not a terminal and ``COLUMNS`` does not say: wide enough that
+    #: Rich never cuts an id or a path to ``019f8c04-f…`` (which ``cw show`` then rejects) or
+    #: wraps a row; the reader of a pipe is a program or a pager.
+    PIPE_WIDTH = 4096
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        if not self.is_terminal and not os.environ.get("COLUMNS"):
+            self.width = self.PIPE_WIDTH
+
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError(32, "the reader closed the pipe")
