@@ -223,3 +223,22 @@ def test_cw_home_that_is_a_file_is_said_plainly(
         for args in (("sessions",), ("daemon", "start")):
             through_daemon = run_cw(*args, env=env)
             assert (through_daemon.returncode, through_daemon.stderr) == (5, expected), args
+
+
+def test_a_config_broken_while_the_daemon_runs_is_reported_by_every_command(
+    cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: the daemon reads config.toml when it starts, so a file broken after that was
+    ignored by every command that reached it (``cw sessions`` answered as if nothing were
+    wrong). Each command reads it too: one line, exit 2 (invalid input)."""
+    with real_daemon_env(cw_home, monkeypatch) as daemon_env:
+        env = cw_env(daemon_env, CW_HOME=str(cw_home))
+        assert run_cw("sessions", env=env).returncode == 0  # the daemon is up
+        (cw_home / "config.toml").write_text("[broken\n", encoding="utf-8")
+        for args in (("sessions",), ("search", "anything"), ("sessions", "--json")):
+            done = run_cw(*args, env=env)
+            assert done.returncode == 2, (args, done.stdout, done.stderr)
+            where = done.stdout if "--json" in args else done.stderr
+            assert where.count("\n") == 1 and "config.toml" in where, (args, where)
+        (cw_home / "config.toml").unlink()
+        assert run_cw("sessions", env=env).returncode == 0
