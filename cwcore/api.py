@@ -129,6 +129,10 @@ class Archive:
         config.check_home(home)
         if embedded is None:
             embedded = _embedded_by_default()
+        if not embedded:
+            # A running daemon read its settings when it started: a config.toml broken since
+            # then is reported here, by every command, not only when a daemon next starts.
+            config.load(home)
         transport: Transport = EmbeddedTransport(home) if embedded else DaemonTransport(home)
         sink = cls.notice_sink
         if sink is not None:
