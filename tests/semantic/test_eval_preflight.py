@@ -176,3 +176,42 @@ def test_the_set_rules() -> None:
     assert anchors("ok thanks, go ahead") == []
     assert occurs("setTheme", "call setTheme(x)") and not occurs("setTheme", "resetThemeX")
     assert lme_date("2023/10/08 (Sun) 15:29") == "2023-10-08T15:29:00Z"
+
+
+def test_the_harness_asks_through_the_public_api(tmp_path: Any, monkeypatch: Any) -> None:
+    """End to end on the demo archive: a set of two cases runs, each asked twice and scored."""
+    from eval import preflight
+
+    monkeypatch.setattr(preflight, "SETS", tmp_path)
+    (tmp_path / "preflight-tiny").mkdir()
+    session = "a8ca79ee-885e-42d9-aa50-e938c09a6feb"
+    rows = [
+        {"id": "ack", "category": "ack", "expect": "silent", "message": "ok thanks"},
+        {
+            "id": "ask",
+            "category": "historical",
+            "expect": "hint",
+            "message": "Which commit fixed `ERR_LEASE_EXPIRED` last time?",
+            "anchor": "ERR_LEASE_EXPIRED",
+        },
+    ]
+    (tmp_path / "preflight-tiny" / "cases.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {**r, "lang": "en", "now": NOW, "expected": [],
+                 "context": {"kind": "archive", "session": session}}
+            )
+            + "\n"
+            for r in rows
+        )
+    )  # fmt: skip
+    report = preflight.evaluate("preflight-tiny")
+    by_id = {r["id"]: r for r in report["per_case"]}
+    assert by_id["ack"]["outcome"] == "no-query"
+    assert by_id["ask"]["outcome"] in ("excerpt", "marker")
+    assert report["metrics"]["false_hint_rate"] == 0.0
+    assert sum(report["metrics"]["violations"].values()) == 0
+    assert report["thresholds"] and "hint_message_tokens" in report["settings"]
+    assert "### preflight-tiny (2 cases: 1 should hint, 1 should stay silent)" in (
+        preflight.table(report)
+    )
