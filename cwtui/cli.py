@@ -52,6 +52,27 @@ app = typer.Typer(
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from cwcore import __version__
+
+        console.print(f"cw {__version__}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print cw's version."
+        ),
+    ] = False,
+) -> None:
+    """A local archive and retrieval engine for coding-agent conversation history."""
+
+
 # Command modules register themselves: a module in cwtui/commands/ either defines a sub-app
 # ``app`` with a ``NAME`` (``cw NAME ...``) or a ``register(app)`` function adding commands.
 for _info in pkgutil.iter_modules(commands_pkg.__path__):
@@ -404,7 +425,12 @@ def sessions(
             emit_json({"sessions": [r.to_json() for r in rows], "next_cursor": next_cursor})
             return
         if not rows:
-            console.print("No sessions. Import some with `cw import PATH` or `cw sync`.")
+            filtered = any(v is not None for v in (project, agent, since, match, cursor))
+            console.print(
+                "No session matches these filters."
+                if filtered
+                else "No sessions. Import some with `cw import PATH` or `cw sync`."
+            )
             return
         # The title needs room: it is a column from TITLE_WIDTH terminal columns up.
         titled = console.width >= TITLE_WIDTH

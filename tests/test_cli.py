@@ -157,3 +157,15 @@ def test_config_sources(monkeypatch, cw_home: Path) -> None:
     (cw_home / "config.toml").write_text("noSuchSetting = 1\n")
     code, _, err = run("config")
     assert code == 2 and "noSuchSetting" in err
+
+
+def test_version_and_an_empty_filtered_listing(tmp_path: Path) -> None:
+    """Issue 34: ``cw --version`` exists; a filter that matches nothing says so instead of
+    asking to import sessions that are already there."""
+    version = runner.invoke(app, ["--version"])
+    assert version.exit_code == 0 and version.stdout.startswith("cw ")
+    src = write_jsonl(tmp_path / "s.jsonl", conversation("s1", 2))
+    assert runner.invoke(app, ["import", str(src)]).exit_code == 0
+    none = runner.invoke(app, ["sessions", "--agent", "nosuch"])
+    assert none.exit_code == 0
+    assert none.stdout.strip() == "No session matches these filters."
