@@ -54,8 +54,9 @@ test-all: test test-slow
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# Retrieval quality on every dev set (agent-log queries, LongMemEval_S, the demo set), each
-# skipped when its data is absent; see eval/README.md.
+# Retrieval quality on every dev set (agent-log queries, LongMemEval_S, the demo set) and
+# preflight quality on the labelled preflight sets (eval/sets/preflight-*), each skipped when
+# its data is absent; see eval/README.md.
 eval: $(STAMP)
 	$(BIN)/python -m eval
 
