@@ -63,11 +63,17 @@ def parse_header(header: bytes, limit: int = MAX_FRAME) -> int:
 
 
 def decode(body: bytes) -> dict[str, Any]:
-    """Parse a frame body; :class:`ProtocolError` unless it is a JSON object with a string type."""
+    """Parse a frame body; :class:`ProtocolError` unless it is a JSON object with a string type
+    (bodies that are not UTF-8, not JSON, nested past the parser's recursion limit, or hold an
+    integer over Python's digit limit are all :class:`ProtocolError`)."""
     try:
         message = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise ProtocolError("frame body is not UTF-8 JSON") from None
+    except RecursionError:
+        # A few KiB of ``[`` reach the parser's recursion limit: the frame is garbage, not an
+        # internal error (it used to close the connection without an answer).
+        raise ProtocolError("frame body is nested too deeply") from None
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
         raise ProtocolError("frame body is not an object with a string 'type'")
     return message

@@ -468,8 +468,14 @@ class Server:
             await conn.pipeline.acquire()
             try:
                 message, size = await self._read_frame(conn, self.limits.max_frame)
-            except BaseException:
+            except BaseException as exc:
                 conn.pipeline.release()
+                if isinstance(exc, asyncio.IncompleteReadError) and conn.tasks:
+                    # The peer shut its writing side after its requests (a half-closed
+                    # socket, ``nc -N``): it still reads, so its answers go out before the
+                    # close. A peer that left altogether holds its slot no longer than a
+                    # connected one waiting for the same answers would.
+                    await asyncio.wait(set(conn.tasks))
                 raise
             kind = message["type"]
             if kind == "request":
@@ -492,7 +498,8 @@ class Server:
         if hello["type"] != "hello":
             raise ProtocolError(f"expected a hello frame, got {excerpt(hello['type'])}")
         version = hello.get("protocol")
-        if version != protocol.PROTOCOL_VERSION:
+        # ``true`` and ``1.0`` equal 1 in Python; the version is the integer, nothing else.
+        if type(version) is not int or version != protocol.PROTOCOL_VERSION:
             raise ProtocolError(
                 f"unsupported protocol version {excerpt(version)}; "
                 f"this daemon speaks version {protocol.PROTOCOL_VERSION}",

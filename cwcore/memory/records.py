@@ -28,7 +28,7 @@ from typing import Any
 from cwcore import clock
 from cwcore.errors import Conflict, InvalidInput, LimitExceeded, NotFound, excerpt
 from cwcore.memory import conflicts
-from cwcore.store import codec, keys
+from cwcore.store import codec, keys, request_ids
 from cwcore.store.rocks import Store
 
 MEMORY = keys.MEMORY
@@ -59,6 +59,10 @@ def _clean(value: Any, what: str, limit: int) -> str:
         raise LimitExceeded(f"{what} is {len(text)} characters; the limit is {limit}")
     if any(unicodedata.category(ch) == "Cc" and ch not in "\n\t" for ch in text):
         raise InvalidInput(f"{what} contains a control character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # it could not be stored: it used to end in ``internal``
+        raise InvalidInput(f"{what} is not valid Unicode (a lone surrogate)") from None
     return text
 
 
@@ -119,12 +123,16 @@ def _put(store: Store, batch: Any, record: dict[str, Any]) -> None:
     batch.put(FAMILY, MEMORY.encode(record["id"]), codec.encode_record(record))
 
 
-def add(store: Store, params: dict[str, Any]) -> dict[str, Any]:
+def add(store: Store, params: dict[str, Any], *, request_id: str | None = None) -> dict[str, Any]:
     """Validate and store a new record (active). ``supersedes`` marks that record superseded.
 
     Conflicting evidence (:mod:`cwcore.memory.conflicts`) makes the new record and the records it
     conflicts with ``contested``, in the same batch: those named in ``contradicts``, and those
-    of opposite polarity on the same pattern."""
+    of opposite polarity on the same pattern.
+
+    ``request_id`` (the daemon request's) makes a retry idempotent across a daemon restart: the
+    new record is recorded as the answer in the same batch, and a request id seen before
+    answers that record again (never a second record, nor ``conflict`` for an explicit id)."""
     statement = _clean(params.get("statement"), "statement", MAX_STATEMENT)
     confidence = params.get("confidence", DEFAULT_CONFIDENCE)
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
@@ -144,6 +152,9 @@ def add(store: Store, params: dict[str, Any]) -> dict[str, Any]:
     contradicts = _list(params.get("contradicts"), "contradicts", MAX_PHRASES, MAX_TAG)
     now = clock.iso(clock.now())
     with store.lock:
+        answered = request_ids.answered(store, request_id, "memory.add")
+        if answered is not None:
+            return answered
         meta_key = MEMORY_META.encode("counters")
         raw = store.get(FAMILY, meta_key)
         counters = codec.decode_record(raw, "memory meta") if raw else {"seq": 0, "records": 0}
@@ -205,6 +216,7 @@ def add(store: Store, params: dict[str, Any]) -> dict[str, Any]:
         _put(store, batch, record)
         counters.update({"seq": seq, "records": int(counters.get("records", 0)) + 1})
         batch.put(FAMILY, meta_key, codec.encode_record(counters))
+        request_ids.record(batch, request_id, "memory.add", None, record)
         store.commit(batch)
     return record
 
@@ -241,8 +253,20 @@ def _contest(record: dict[str, Any], other_id: str, now: str) -> None:
     )
 
 
-def set_status(store: Store, record_id: str, status: str, reason: str | None) -> dict[str, Any]:
-    """Move a record to ``status`` (contest, deprecate, delete), with a history entry."""
+def set_status(
+    store: Store,
+    record_id: str,
+    status: str,
+    reason: str | None,
+    *,
+    request_id: str | None = None,
+) -> dict[str, Any]:
+    """Move a record to ``status`` (contest, deprecate, delete), with a history entry. A
+    record already in ``status`` is answered as it is (nothing written).
+
+    ``request_id`` (the daemon request's) makes a retry idempotent across a daemon restart:
+    the answer is recorded in the batch of the change, and a request id seen before answers it
+    again, whatever happened to the record since."""
     if status not in STATUSES:
         raise InvalidInput(f"status must be one of {', '.join(STATUSES)}")
     if reason is not None:
@@ -250,7 +274,11 @@ def set_status(store: Store, record_id: str, status: str, reason: str | None) ->
     op = {"contested": "contest", "deprecated": "deprecate", "deleted": "delete"}.get(
         status, status
     )
+    method = f"memory.{op}"
     with store.lock:
+        answered = request_ids.answered(store, request_id, method)
+        if answered is not None:
+            return answered
         record = get(store, record_id)
         if record["status"] == status:
             return record
@@ -266,6 +294,7 @@ def set_status(store: Store, record_id: str, status: str, reason: str | None) ->
         )
         batch = store.batch()
         _put(store, batch, record)
+        request_ids.record(batch, request_id, method, None, record)
         store.commit(batch)
     return record
 

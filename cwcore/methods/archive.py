@@ -221,8 +221,10 @@ def _export(
 def _forget(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
+    """Forget a session or document for good; idempotent by request id across a daemon
+    restart (a retry after the commit answers the same counts, never ``not-found``)."""
     target = required_str(params, "target", "a session or document id")
-    return engine.retention.forget(target).to_json()
+    return engine.retention.forget(target, request_id=current_request_id()).to_json()
 
 
 def _forget_resolve(

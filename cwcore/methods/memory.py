@@ -1,12 +1,17 @@
 """The memory methods: ``memory.add``, ``memory.list``, ``memory.show``, ``memory.contest``,
 ``memory.deprecate``, ``memory.delete`` and ``memory.context`` (the injection block of a prompt,
-:func:`cwcore.memory.context.context`)."""
+:func:`cwcore.memory.context.context`).
+
+The writes pass the daemon's request id down (:func:`current_request_id`): each records its
+answer in the batch of its change, so a client's retry after a daemon restart gets the same
+answer (never a second record, ``conflict`` or ``not-found``)."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any
 
+from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput
 from cwcore.memory import records
@@ -28,7 +33,8 @@ def _opt(params: dict[str, Any], name: str) -> str | None:
 def _add(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
-    return MemoryRecord.from_json(records.add(engine.store, params)).to_json()
+    record = records.add(engine.store, params, request_id=current_request_id())
+    return MemoryRecord.from_json(record).to_json()
 
 
 def _list(
@@ -55,8 +61,13 @@ def _show(
 
 
 def _status(engine: Engine, params: dict[str, Any], status: str) -> dict[str, Any]:
+    # A retry after a daemon restart answers the committed change (request id, spec 003).
     record = records.set_status(
-        engine.store, _opt(params, "id") or "", status, _opt(params, "reason")
+        engine.store,
+        _opt(params, "id") or "",
+        status,
+        _opt(params, "reason"),
+        request_id=current_request_id(),
     )
     return MemoryRecord.from_json(record).to_json()
 

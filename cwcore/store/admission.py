@@ -19,7 +19,7 @@ from typing import Any
 from cwcore import clock
 from cwcore.errors import Conflict, CwError, InvalidInput, NotFound, excerpt
 from cwcore.model import ROLES, DocumentPart, DocumentSpec, SessionSpec, SourceEvent, Usage
-from cwcore.store import codec, keys, session_order
+from cwcore.store import codec, keys, request_ids, session_order
 from cwcore.store.limits import CHUNK_BYTES, PART_SEPARATOR, check_document
 from cwcore.store.parts import extra_fields, models_of, usage_total
 from cwcore.store.rocks import Batch, Store
@@ -369,17 +369,7 @@ class Admission:
         self, request_id: str | None, op: str, project: str | None
     ) -> dict[str, Any] | None:
         """The answer recorded for ``request_id`` by an earlier ``op`` (None: none yet)."""
-        if request_id is None:
-            return None
-        keys.check_id(request_id, "request id")
-        raw = self.store.get("requests", keys.REQUEST.encode(request_id))
-        if raw is None:
-            return None
-        body = codec.decode_record(raw, "request")
-        if body.get("op") != op or body.get("project") != project:
-            raise InvalidInput(f"request id {excerpt(request_id)} was already used")
-        answer: dict[str, Any] = body["answer"]
-        return answer
+        return request_ids.answered(self.store, request_id, op, project)
 
     def _record_answer(
         self,
@@ -389,9 +379,7 @@ class Admission:
         project: str | None,
         answer: dict[str, Any],
     ) -> None:
-        if request_id is not None:
-            record = {"op": op, "project": project, "answer": answer}
-            batch.put("requests", keys.REQUEST.encode(request_id), codec.encode_record(record))
+        request_ids.record(batch, request_id, op, project, answer)
 
     def unsupersede(
         self,

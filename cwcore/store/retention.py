@@ -14,7 +14,7 @@ buckets, its place in the session order) is found by scanning those indexes for 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,7 +22,7 @@ from typing import Any
 from cwcore import clock
 from cwcore.config import Settings
 from cwcore.errors import CorruptRecord, NotFound, excerpt
-from cwcore.store import codec, identity, keys, session_order
+from cwcore.store import codec, identity, keys, request_ids, session_order
 from cwcore.store.admission import day_bucket, project_digest
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Batch, Store
@@ -30,6 +30,9 @@ from cwcore.store.rocks import Batch, Store
 #: The agent of Markdown roots' synthetic sessions (``cwcore.markdown.ingest.AGENT``): their
 #: documents expire by ``retentionMarkdownDays``, never by the session age.
 MARKDOWN_AGENT = "markdown"
+
+#: Stages something in the last batch of a forget, with the report as it will be answered.
+BeforeCommit = Callable[[Batch, "ForgetReport"], None]
 
 
 @dataclass(frozen=True)
@@ -233,22 +236,36 @@ class Retention:
             return message
         return f"{message} ({excerpt(longer)} starts with it: give the full id to forget that one)"
 
-    def forget(self, target: str) -> ForgetReport:
+    def forget(self, target: str, *, request_id: str | None = None) -> Forgotten:
         """Forget the session or document whose id is exactly ``target`` (never a prefix:
-        :meth:`resolve` first). Raises :class:`NotFound` when there is none."""
-        found = self.resolve(target)
-        report = ForgetReport()
-        if found.kind == "document":
-            with self.store.lock:
+        :meth:`resolve` first). Raises :class:`NotFound` when there is none.
+
+        ``request_id`` (the daemon request's) makes a retry idempotent across a daemon restart:
+        the answer is recorded in the forget's last batch (the one that removes the document,
+        or the session record), and a request id seen before gets that answer again instead of
+        ``not-found``. A forget interrupted before that batch recorded nothing: its retry
+        forgets what is left and answers for that."""
+        with self.store.lock:
+            answered = request_ids.answered(self.store, request_id, "forget")
+            if answered is not None:
+                return Forgotten.from_json(answered)
+            found = self.resolve(target)
+
+            def answer(batch: Batch, report: ForgetReport) -> None:
+                report.target = found
+                request_ids.record(batch, request_id, "forget", None, report.to_json())
+
+            if found.kind == "document":
+                report = ForgetReport()
                 try:
                     head = self.reader.head(found.id)
                 except NotFound:
                     raise NotFound(self._missing(target)) from None
-                self._forget_document(head, report)
-        else:
-            report = self.forget_session(found.id)
+                self._forget_document(head, report, before_commit=answer)
+            else:
+                report = self.forget_session(found.id, before_commit=answer)
         report.target = found
-        return report
+        return report.result()
 
     def forget_session(
         self,
@@ -256,10 +273,12 @@ class Retention:
         *,
         keep_pinned: bool = False,
         protected: frozenset[str] = frozenset(),
+        before_commit: BeforeCommit | None = None,
     ) -> ForgetReport:
         """Forget a session and its documents. With ``keep_pinned``, pinned documents stay;
         documents in ``protected`` (named by a live search lease) stay too. A session keeping
-        any document is itself kept."""
+        any document is itself kept. ``before_commit`` stages more in the batch that removes
+        the session record, with the final report (not called when the session is kept)."""
         report = ForgetReport()
         with self.store.lock:
             try:
@@ -317,8 +336,10 @@ class Retention:
             counts["events"] = max(0, int(counts.get("events", 0)) - report.events)
             counts["messages"] = max(0, int(counts.get("messages", 0)) - messages)
             self.store.meta_put(batch, "counts", counts)
-            self.store.commit(batch)
             report.sessions = 1
+            if before_commit is not None:
+                before_commit(batch, report)
+            self.store.commit(batch)
         return report
 
     def _delete_index_entries(self, batch: Batch, session_id: str) -> None:
@@ -342,7 +363,13 @@ class Retention:
     def _pinned(self, head: dict[str, Any]) -> bool:
         return bool(self.reader.manifest(head["documentId"], head["version"]).get("pinned"))
 
-    def _forget_document(self, head: dict[str, Any], report: ForgetReport) -> None:
+    def _forget_document(
+        self,
+        head: dict[str, Any],
+        report: ForgetReport,
+        *,
+        before_commit: BeforeCommit | None = None,
+    ) -> None:
         doc_id = head["documentId"]
         now = clock.now()
         batch = self.store.batch()
@@ -407,8 +434,10 @@ class Retention:
         counts["chunks"] = max(0, int(counts.get("chunks", 0)) - chunks)
         self.store.meta_put(batch, "counters", counters)
         self.store.meta_put(batch, "counts", counts)
-        self.store.commit(batch)
         report.documents += 1
+        if before_commit is not None:
+            before_commit(batch, report)
+        self.store.commit(batch)
 
     def _release_chunks(
         self, batch: Batch, manifest: dict[str, Any], ordinal: int, released: set[bytes]
@@ -460,9 +489,12 @@ class Retention:
         Pinned documents are kept, and so are documents in ``protected`` — those a live search
         lease names, so a locator still valid between search and recall never resolves to
         ``expired`` because retention ran in between. A session keeping one is kept too, and so
-        is a session whose record does not decode (its age is unknown)."""
+        is a session whose record does not decode (its age is unknown).
+
+        Answers recorded by request id past their bound go too (:func:`request_ids.expire`)."""
         total = ForgetReport()
         now = now or clock.now()
+        request_ids.expire(self.store, now)
         session_days = settings.retention_session_days
         markdown_days = settings.retention_markdown_days
         if session_days <= 0 and markdown_days <= 0:
