@@ -7,6 +7,9 @@ Sets (each skipped with a notice when its data is absent):
 * ``longmemeval`` — the 95 non-abstention questions of the LongMemEval_S dev subset, each within
   its haystack: session recall_all@5 and NDCG@10, recall_any@5, turn recall@10, per type;
 * ``demo`` — the project's own queries over its demo archive (``eval/sets/demo``);
+* ``conversations`` — the project's own conversational set (``eval/sets/conversations``): 198
+  questions over nine multi-session two-person conversations, each searched within its own
+  conversation: turn hit@1/5/10 and MRR, session recall_all@5, per kind;
 * ``preflight-agent-logs``, ``preflight-longmemeval``, ``preflight-demo``, ``preflight-silent``
   — ``cw preflight`` on labelled should-hint / should-stay-silent messages
   (``eval/sets/preflight-*``, see :mod:`eval.preflight`): hint and false-hint rates, excerpt and
@@ -88,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval", description=__doc__)
     parser.add_argument(
         "--sets",
-        default="agent-logs,longmemeval,demo,preflight-agent-logs,preflight-longmemeval,"
-        "preflight-demo,preflight-silent",
+        default="agent-logs,longmemeval,demo,conversations,preflight-agent-logs,"
+        "preflight-longmemeval,preflight-demo,preflight-silent",
     )
     parser.add_argument("--systems", default="", help="comma-separated names (default: all)")
     parser.add_argument("--lexical", action="store_true", help="no embeddings: lexical systems")
@@ -129,6 +132,16 @@ def main(argv: list[str] | None = None) -> int:
             report = lines.evaluate(
                 line_set, cache=cache, semantic=not args.lexical, systems=systems
             )
+        elif name == "conversations":
+            from eval import conversations
+
+            if not conversations.available():
+                print(
+                    f"eval: conversations: {conversations.SET} is not built; skipped",
+                    file=sys.stderr,
+                )
+                continue
+            report = conversations.evaluate(cache=cache, semantic=not args.lexical, systems=systems)
         elif name == "longmemeval":
             if not lme_data.available():
                 print("eval: longmemeval: the data is not present; skipped", file=sys.stderr)
