@@ -42,8 +42,15 @@ MAX_REQUEST_ID = 128
 
 
 def encode(message: dict[str, Any], limit: int = MAX_FRAME) -> bytes:
-    """One frame (header + body). Raises :class:`LimitExceeded` when the body exceeds ``limit``."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """One frame (header + body). Raises :class:`LimitExceeded` when the body exceeds ``limit``.
+
+    A string holding a lone surrogate (a query cut inside an emoji, echoed in its result) has
+    no UTF-8 form: such a message goes with JSON's ``\\u`` escapes, which the peer decodes to
+    the same string (it used to turn the answer into an internal error)."""
+    try:
+        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        body = json.dumps(message, separators=(",", ":")).encode("ascii")
     if len(body) > limit:
         raise LimitExceeded(
             f"encoded {message.get('type', 'message')} frame is {len(body)} bytes; "

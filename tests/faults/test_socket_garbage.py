@@ -97,7 +97,7 @@ def _exchange(home: Path, payload: bytes, *, hello: bool, half_close: bool = Tru
 #: Expectations: an error code (exactly one error frame of that code), ANY_ERROR (exactly one
 #: error frame), REPLY (exactly one answer, a result or an error) or None (at most one error
 #: frame: the daemon may close without a word, e.g. on a truncated frame).
-ANY_ERROR, REPLY = "*", "reply"
+ANY_ERROR, REPLY, RESULT = "*", "reply", "result"
 
 
 def _one_answer(frames: list[dict[str, Any]], expect: str | None = None) -> None:
@@ -105,8 +105,9 @@ def _one_answer(frames: list[dict[str, Any]], expect: str | None = None) -> None
     if expect is not None:
         assert len(frames) == 1, f"expected one answer, the daemon closed without one: {expect}"
     for frame in frames:
-        if expect == REPLY and frame["type"] == "result":
+        if expect in (REPLY, RESULT) and frame["type"] == "result":
             continue
+        assert expect != RESULT, frame
         assert frame["type"] == "error", frame
         assert isinstance(frame["error"]["code"], str) and frame["error"]["message"]
         if expect not in (None, ANY_ERROR, REPLY):
@@ -206,8 +207,8 @@ AFTER_HELLO: dict[str, tuple[bytes, str | None]] = {
         ANY_ERROR,
     ),
     "params with a lone surrogate": (
-        _frame(b'{"type":"request","id":"r1","method":"search","params":{"query":"\\udc00"}}'),
-        REPLY,
+        _frame(b'{"type":"request","id":"r-lone","method":"search","params":{"query":"\\udc00"}}'),
+        RESULT,
     ),
     "deeply nested": (
         _frame(b'{"type":"request","params":' + b"[" * 50_000 + b"]" * 50_000 + b"}"),
@@ -215,12 +216,12 @@ AFTER_HELLO: dict[str, tuple[bytes, str | None]] = {
     ),
     "deeply nested params": (
         _frame(
-            b'{"type":"request","id":"r1","method":"search","params":{"q":'
+            b'{"type":"request","id":"r-deep","method":"daemon.ping","params":{"q":'
             + b"[" * 900
             + b"]" * 900
             + b"}}"
         ),
-        REPLY,
+        RESULT,
     ),
     "huge number": (_frame(b'{"type":"request","id":"r1","n":' + b"9" * 10_000 + b"}"), "protocol"),
     "hello again": (HELLO, "protocol"),
@@ -356,3 +357,15 @@ def test_random_bytes_get_one_error_or_a_close(
 ) -> None:
     _one_answer(_exchange(cw_home, garbage, hello=after_hello))
     assert daemon.call("daemon.ping", timeout=GUARD_S)["pong"] is True
+
+
+def test_a_lone_surrogate_travels_as_an_escape(daemon: Client) -> None:
+    """A string with a lone surrogate has no UTF-8 form: the frame carries it as a JSON escape
+    and the peer reads the same string. A search for text cut inside an emoji echoes its query
+    in the result, which used to make the answer an internal error (and the client could not
+    even send the request)."""
+    frame = protocol.encode({"type": "result", "text": "passed \ud83d"})
+    assert frame[protocol.HEADER_BYTES :].isascii()
+    assert protocol.decode(frame[protocol.HEADER_BYTES :])["text"] == "passed \ud83d"
+    found = daemon.call("search", {"query": "parseConfig \ud83d"}, timeout=GUARD_S)
+    assert found["results"]
