@@ -83,6 +83,14 @@ class Settings:
         },
     )
     hint_message_tokens: int = field(default=160, metadata={"doc": "Hint budget per user message."})
+    max_retrieved_history_tokens: int = field(
+        default=160,
+        metadata={
+            "doc": "Tokens of retrieved evidence per user message, the hint's whole block "
+            "(spec 001 context.maxRetrievedHistoryTokens; the budget is the lower of this and "
+            "hintMessageTokens)."
+        },
+    )
     hint_active_tokens: int = field(
         default=640, metadata={"doc": "Hint budget across active user-message keys."}
     )
@@ -121,6 +129,13 @@ class Settings:
             "doc": "fsync the WAL on every admission (survives power loss, not only kill -9)."
         },
     )
+
+    @property
+    def hint_message_budget(self) -> int:
+        """The per-message hint budget (tokens): the lower of ``hintMessageTokens`` (spec 000's
+        per-message allowance) and ``maxRetrievedHistoryTokens`` (spec 001's evidence-set
+        limit) — one message's evidence set is its one hint, so both bound the same bytes."""
+        return min(self.hint_message_tokens, self.max_retrieved_history_tokens)
 
 
 def camel(name: str) -> str:
@@ -202,6 +217,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "conversationMaxAgeDays": (0.0, 3_650.0),
     "abandonedHintDays": (1.0, 3_650.0),
     "hintMessageTokens": (0, 8_192),
+    "maxRetrievedHistoryTokens": (0, 8_192),
     "hintActiveTokens": (0, 65_536),
     "segmentBytes": (1_024, 1_048_576),
     "retentionSessionDays": (0.0, 36_500.0),  # 0 keeps all
@@ -239,6 +255,28 @@ class SettingValue:
     doc: str
 
 
+#: Settings a spec names inside a table: in config.toml, ``[context]
+#: maxRetrievedHistoryTokens = 160`` (or the dotted key ``context.maxRetrievedHistoryTokens``)
+#: is the setting ``maxRetrievedHistoryTokens``.
+TABLES: dict[str, tuple[str, ...]] = {"context": ("maxRetrievedHistoryTokens",)}
+
+
+def _untabled(values: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``values`` with the spec's tables (:data:`TABLES`) lifted to their settings' names."""
+    out = dict(values)
+    for table, names in TABLES.items():
+        if table not in out or not isinstance(out[table], dict):
+            continue
+        inner = out.pop(table)
+        for name, value in inner.items():
+            if name not in names:
+                raise InvalidInput(f"{path}: unknown setting(s): {table}.{excerpt(name)[1:-1]}")
+            if name in out:
+                raise InvalidInput(f"{path}: {name} is set twice (as {table}.{name} too)")
+            out[name] = value
+    return out
+
+
 def load(home: Path) -> tuple[Settings, list[SettingValue]]:
     """Read the effective settings for a store home. Unknown keys in config.toml are an error."""
     file_values: dict[str, Any] = {}
@@ -248,6 +286,7 @@ def load(home: Path) -> tuple[Settings, list[SettingValue]]:
             file_values = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InvalidInput(f"{path}: {exc}") from None
+    file_values = _untabled(file_values, path)
     fields = {camel(f.name): f for f in dataclasses.fields(Settings)}
     unknown = sorted(set(file_values) - set(fields))
     if unknown:

@@ -24,7 +24,8 @@ FILLER = (
 def anchors_archive(archive: Archive, tmp_path: Path, n: int = 8) -> None:
     rows = []
     for i in range(n):
-        rows.append(row("s", f"u{i}", "user", f"ANCHOR_{i} question: {FILLER}", minute=2 * i))
+        # The anchor's sentence is short, so an excerpt can quote it whole.
+        rows.append(row("s", f"u{i}", "user", f"About ANCHOR_{i} now. {FILLER}", minute=2 * i))
         rows.append(row("s", f"a{i}", "assistant", f"Answer about it. {FILLER}", minute=2 * i + 1))
     rows.append(row("fork", "u1", "user", "a fork", days=1, parent_session="s"))
     rows.append(row("fork2", "u1", "user", "another fork", days=1, parent_session="s"))
@@ -103,8 +104,8 @@ def test_per_message_and_snippet_budgets(tmp_path: Path, archive: Archive) -> No
     assert body.outcome == "excerpt"
     # The source is long, so the excerpt was cut: between 100 and the 160-token budget.
     assert 100 <= body.tokens <= 160
-    # The evidence boundary's framing is about 140 estimated tokens, so a lower budget leaves
-    # room for a few words of quote only.
+    # The evidence frame is about 116 estimated tokens, so a lower budget leaves room for
+    # fewer whole sentences of quote.
     small = archive.preflight("remember ANCHOR_3?", session="s", hint_budget_tokens=155)
     assert small.outcome == "excerpt" and 100 <= small.tokens <= 155
     assert len(render.quoted_content(small.hint) or "") < len(

@@ -252,7 +252,7 @@ def test_branch_isolation_applies_before_limits(
         row(f"other{i}", "u1", "user", "WIDGET_ID WIDGET_ID widget sprocket", days=1)
         for i in range(60)
     ]
-    note = "a long note that mentions the widget sprocket " * 5 + "WIDGET_ID"
+    note = "WIDGET_ID is the widget sprocket. " + "a long note that mentions the widget " * 5
     mine = [row("mine", "u1", "user", note)]
     load(archive, tmp_path, siblings + mine)
     body = archive.preflight("remember widget sprocket WIDGET_ID?", session="mine")
