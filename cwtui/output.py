@@ -69,6 +69,24 @@ def safe(text: str, *, one_line: bool = False) -> str:
     return (_UNSAFE_LINE if one_line else _UNSAFE).sub(_escaped, text)
 
 
+def safe_text(text: Text) -> Text:
+    """A styled ``text`` with every character :func:`safe` escapes shown escaped, each keeping
+    the styles it had: for text styled by character offsets into the raw data (a match, the
+    terms of a query), which escaping the string first would shift."""
+    cuts = [at for m in _UNSAFE.finditer(text.plain) for at in (m.start(), m.end())]
+    if not cuts:
+        return text
+    out = text.blank_copy()
+    for piece in text.divide(cuts):
+        if _UNSAFE.fullmatch(piece.plain):
+            shown = Text(safe(piece.plain), style=piece.style)
+            for span in piece.spans:
+                shown.stylize(span.style, 0, len(shown))
+            piece = shown
+        out.append_text(piece)
+    return out
+
+
 class CwConsole(Console):
     """A Rich console whose broken pipe is cw's to handle (exit 0), not Rich's (exit 1), and
     whose text never carries a control character from the data (a file name, a session id or a

@@ -26,6 +26,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,8 +103,20 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+
+
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """The bytes of unpadded base64url ``text``, which must be exactly what :func:`_b64` writes:
+    Python's decoder drops characters outside the alphabet and ignores a last character's unused
+    bits, so a locator with a NUL or a space inserted, or its last character changed, verified
+    as the original (a locator is one exact string; a changed one is tampered)."""
+    if not _B64URL.fullmatch(text):
+        raise ValueError("not base64url")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:
+        raise ValueError("not canonical base64url")
+    return data
 
 
 def load_key(home: Path) -> bytes:

@@ -64,7 +64,8 @@ def _render(body: RecallResponse) -> None:
     source, document = body.source, body.document
     shown: RecalledSource | DocumentRead | None = source or document
     if shown is None:
-        console.print(f"[bold red]{body.status}[/]: {escape(body.message or '')}")
+        # One line whatever the width (a pipe is 80 columns): scripts read the status from it.
+        console.print(f"[bold red]{body.status}[/]: {escape(body.message or '')}", soft_wrap=True)
         return
     if source is not None:
         size = f"{source.tokens} tokens"

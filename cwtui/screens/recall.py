@@ -39,6 +39,7 @@ from cwcore.recall.results import (
     RecallResponse,
 )
 from cwcore.store.supersession import Superseded
+from cwtui.output import safe, safe_text
 from cwtui.screens.common import (
     ArchiveHandle,
     CallDone,
@@ -138,9 +139,9 @@ def provenance(body: RecallResponse, neighbors: int) -> Text:
     text = Text.assemble((f" {status.upper()} ", STATUS_STYLES.get(status, "bold reverse")), " ")
     shown, source = _shown(body), body.source
     if status != "resolved" or shown is None:
-        text.append(body.message or "", "bold")
+        text.append(safe(body.message or "", one_line=True), "bold")
         if body.superseded_by:
-            text.append(f"\nreplaced by {body.superseded_by}")
+            text.append(f"\nreplaced by {safe(body.superseded_by, one_line=True)}")
         return text
     byte_range = source.range if source is not None else (0, 0)
     # A document read by id names no agent: shown as None, as it always has been.
@@ -156,8 +157,8 @@ def provenance(body: RecallResponse, neighbors: int) -> Text:
                 "dim",
             ),
             "\nsession ",
-            (shown.session, ""),
-            (f" · {shown.project} · {agent}", ""),
+            (safe(shown.session, one_line=True), ""),
+            (safe(f" · {shown.project} · {agent}", one_line=True), ""),
             (f" · created {when(shown.created, seconds=True)} UTC", "dim"),
             (
                 f"\nbytes {byte_range[0]:,}–{byte_range[1]:,} · "
@@ -186,9 +187,9 @@ def context_view(turn: Neighbor, side: str) -> Static:
         (f"{side} · context", "bold cyan"),
         (f"  {when(turn.created, seconds=True)}", "dim"),
         (f"  {turn.kind}", "dim"),
-        (f"  {keys[0]}" if keys else "", "dim"),
+        (f"  {safe(keys[0], one_line=True)}" if keys else "", "dim"),
     )
-    text = turn.text
+    text = safe(turn.text)
     if turn.truncated:
         text += " …"
     return Static(Text.assemble(header, "\n", (text, "dim")), classes="message recall-context")
@@ -201,7 +202,7 @@ def part_view(part: Part, terms: list[str]) -> Static:
     header = Text.assemble(
         (str(role) if kind == "text" else f"{role} {kind}", "bold"),
         (f"  {when(message.timestamp if message else None, seconds=True)}", "dim"),
-        (f"  {message.message_key if message else ''}", "dim"),
+        (f"  {safe(message.message_key, one_line=True) if message else ''}", "dim"),
     )
     if part.match:
         header.append("  ◆ match", "bold #e3b341")
@@ -210,6 +211,7 @@ def part_view(part: Part, terms: list[str]) -> Static:
         body.stylize(TERM_STYLE, lo, hi)
     if part.match:
         body.stylize(HIGHLIGHT, *part.match)
+    body = safe_text(body)  # after styling: the spans count the raw text's characters
     classes = f"message recall-part role-{role} kind-{kind}"
     if part.match:
         classes += " matched"
@@ -379,7 +381,7 @@ class RecallScreen(LiveScreen):
             what = WHAT_NOW.get(body.status, "")
             await view.mount(Static(Text(what), classes="recall-state"))
         else:
-            label.update(Text(shown.label, "italic"))
+            label.update(Text(safe(shown.label), "italic"))
             label.display = bool(shown.label)
             parts = [part_view(p, self.terms) for p in parts_of(body)]
             await view.mount_all(parts)

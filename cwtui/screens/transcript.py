@@ -32,6 +32,7 @@ from cwcore.store.retention import Forgotten
 from cwcore.store.supersession import Restored
 from cwcore.views import Transcript, TranscriptCounts, TranscriptMessage
 from cwtui.external import open_text
+from cwtui.output import safe
 from cwtui.screens.common import (
     ArchiveHandle,
     CallDone,
@@ -69,9 +70,10 @@ def session_summary(
     started = (info.started or "")[:19].replace("T", " ")
     # The transcript's own count when known: the messages it lists, superseded ones included.
     messages = counts.messages if counts is not None else info.messages
+    # Ids, names and the title are data: control characters escaped, never written raw.
     text = Text.assemble(
-        (info.sessionId, "bold"),
-        f"  {info.project} · {info.agent}",
+        (safe(info.sessionId, one_line=True), "bold"),
+        f"  {safe(info.project, one_line=True)} · {safe(info.agent, one_line=True)}",
         f" · {started} UTC" if started else "",
         (
             f"\n{messages} messages · {info.turns} turns · {info.toolCalls} tool calls",
@@ -85,10 +87,10 @@ def session_summary(
         else:
             text.append(f" · {superseded} superseded, marked (u hides them)", "#d29922")
     if info.title:
-        text.append("\n" + " ".join(info.title.split()), "italic")
+        text.append("\n" + safe(" ".join(info.title.split()), one_line=True), "italic")
     if info.resume:
         text.append("\nresume: ", "dim")
-        text.append(info.resume, "bold")
+        text.append(safe(info.resume, one_line=True), "bold")
     return text
 
 
@@ -349,7 +351,7 @@ class TranscriptScreen(LiveScreen):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        self.sub_title = f"Transcript {self.session_id}"
+        self.sub_title = f"Transcript {safe(self.session_id, one_line=True)}"
         self.set_class(True, "-hide-thinking")
         self.action_reload()
 
@@ -435,7 +437,7 @@ class TranscriptScreen(LiveScreen):
         state = self.query_one("#transcript-state", Static)
         state.update(Text(f"Cannot show {self.session_id}: {message.text}", "bold red"))
         state.display = True
-        self.notify(message.text, title="Transcript", severity="error")
+        self.notify(message.text, title="Transcript", severity="error", markup=False)
 
     def _update_header(self) -> None:
         if self.body is None:

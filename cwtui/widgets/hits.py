@@ -16,6 +16,8 @@ from rich.measure import Measurement
 from rich.rule import Rule
 from rich.text import Text
 
+from cwtui.output import safe
+
 if TYPE_CHECKING:
     from cwcore.recall.results import Neighbor
     from cwcore.retrieve.results import SearchHit
@@ -83,15 +85,26 @@ def when(stamp: str | None, *, seconds: bool = False) -> str:
 
 
 def highlighted(text: str, spans: Iterable[Sequence[int]], style: str = HIGHLIGHT) -> Text:
-    """``text`` with each ``[start, end)`` character span styled (out-of-range spans clipped)."""
-    out = Text(text)
+    """``text`` with each ``[start, end)`` character span styled (out-of-range spans clipped).
+    Control characters are shown escaped (:func:`cwtui.output.safe`) piece by piece, so the
+    spans, which count the raw text's characters, still mark the same words."""
     size = len(text)
-    for span in spans:
-        if len(span) != 2:
+    marks: list[tuple[int, int]] = []
+    for span in sorted((int(s[0]), int(s[1])) for s in spans if len(s) == 2):
+        start, end = max(0, span[0]), min(size, span[1])
+        if end <= start:
             continue
-        start, end = max(0, int(span[0])), min(size, int(span[1]))
-        if end > start:
-            out.stylize(style, start, end)
+        if marks and start <= marks[-1][1]:
+            marks[-1] = (marks[-1][0], max(marks[-1][1], end))
+        else:
+            marks.append((start, end))
+    out = Text()
+    at = 0
+    for start, end in marks:
+        out.append(safe(text[at:start]))
+        out.append(safe(text[start:end]), style)
+        at = end
+    out.append(safe(text[at:]))
     return out
 
 
@@ -111,7 +124,7 @@ def result_row(hit: SearchHit) -> Lines:
         (f" {hit.score:.2f} ", "bold"),
         (f" {hit.match_type}", "cyan"),
         (f" · {hit.kind}", "dim"),
-        (f" · {short_session(source.session_id)}", ""),
+        (f" · {safe(short_session(source.session_id), one_line=True)}", ""),
         (f" · {when(source.timestamp)}", "dim"),
     )
     for flag in hit_flags(hit):
@@ -158,20 +171,20 @@ def preview(hit: SearchHit) -> RenderableType:
         score.append(f" · {flag}", "magenta")
     where = Text.assemble(
         ("session ", "dim"),
-        source.session_id or "—",
+        safe(source.session_id or "—", one_line=True),
         ("\n", ""),
-        (f"{source.project or '—'} · {source.agent or '—'}", ""),
+        (safe(f"{source.project or '—'} · {source.agent or '—'}", one_line=True), ""),
         (f" · {when(source.timestamp, seconds=True)} UTC", "dim"),
         ("\nmessage ", "dim"),
-        source.message_key or "—",
+        safe(source.message_key or "—", one_line=True),
     )
     if len(keys) > 1:
         where.append(f"  (+{len(keys) - 1} more in this window)", "dim")
     snippet = highlighted(hit.snippet, hit.highlights)
-    terms = Text.assemble(("matched ", "dim"), ", ".join(hit.matched_terms) or "—")
+    terms = Text.assemble(("matched ", "dim"), safe(", ".join(hit.matched_terms)) or "—")
     if hit.expanded_terms:
         terms.append("\nexpanded ", "dim")
-        terms.append(", ".join(hit.expanded_terms))
+        terms.append(safe(", ".join(hit.expanded_terms)))
     return Group(
         title,
         score,
@@ -195,14 +208,14 @@ CONTEXT_CHARS = 300
 
 
 def _neighbour(item: Neighbor, side: str) -> Text:
-    text = " ".join(item.text.split())
+    text = safe(" ".join(item.text.split()), one_line=True)
     if len(text) > CONTEXT_CHARS:
         text = text[: CONTEXT_CHARS - 1] + "…"
     keys = item.message_keys
     head = Text.assemble(
         (f"{side} ", "bold cyan"),
         (f"{when(item.created)} · {item.kind}", "dim"),
-        (f" · {keys[0]}" if keys else "", "dim"),
+        (f" · {safe(keys[0], one_line=True)}" if keys else "", "dim"),
     )
     return Text.assemble(head, "\n", (text, "dim"))
 

@@ -36,6 +36,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from cwtui.output import safe
+
 if TYPE_CHECKING:
     from cwcore.views import MetadataEvent, TranscriptMessage
 
@@ -78,9 +80,10 @@ def pretty_json(text: str) -> str | None:
 
 def tool_body(text: str, limit: int | None = None) -> RenderableType:
     """JSON pretty-printed and highlighted; else plain text. With ``limit``, only the first
-    ``limit`` lines (the caller says how many more there are)."""
+    ``limit`` lines (the caller says how many more there are). Control characters are shown
+    escaped (:func:`cwtui.output.safe`)."""
     pretty = pretty_json(text)
-    body = pretty if pretty is not None else text
+    body = safe(pretty if pretty is not None else text)
     if limit is not None:
         body = "\n".join(body.split("\n")[:limit])
     if pretty is not None:
@@ -90,10 +93,13 @@ def tool_body(text: str, limit: int | None = None) -> RenderableType:
 
 def shown_text(message: TranscriptMessage) -> str:
     """The text a message's body shows (a tool message's JSON pretty-printed): what a find
-    searches and what its line numbers count."""
+    searches and what its line numbers count. An escape sequence of the text (ESC, BEL, CR, a
+    lone surrogate) is shown escaped, as the CLI shows it (:func:`cwtui.output.safe`): Textual
+    writes a strip's text to the terminal as it is, so a raw one would recolour the screen or
+    retitle the terminal, and a lone surrogate cannot be written at all."""
     if message.kind in FOLDABLE:
-        return pretty_json(message.text) or message.text
-    return message.text
+        return safe(pretty_json(message.text) or message.text)
+    return safe(message.text)
 
 
 def found_spans(text: str, term: str) -> list[tuple[int, int]]:
@@ -119,11 +125,11 @@ def supersession_note(message: TranscriptMessage) -> str:
     note = f"superseded: {(why.reason if why else '') or 'superseded'}"
     if why is not None and why.by:
         note += f" · replaced by {why.by}"
-    return note
+    return safe(note, one_line=True)
 
 
 def message_label(message: TranscriptMessage) -> str:
-    kind, tool = message.kind, message.tool
+    kind, tool = message.kind, safe(message.tool or "", one_line=True)
     if kind == "tool-call":
         return f"→ {tool or 'tool'}"
     if kind == "tool-result":
@@ -137,9 +143,9 @@ def message_label(message: TranscriptMessage) -> str:
 
 def fold_title(message: TranscriptMessage) -> str:
     """The line a folded tool message shows: the call's first line, or the output's size."""
-    body = message.text
+    body = safe(message.text)
     if message.kind == "tool-call":
-        return f"{message.tool or 'tool'}: {_first_line(body)}"
+        return f"{safe(message.tool or '', one_line=True) or 'tool'}: {_first_line(body)}"
     lines = body.count("\n") + 1
     return f"{lines} line{'s' if lines != 1 else ''}: {_first_line(body)}"
 
@@ -228,7 +234,7 @@ class MessageView(Widget):
         text = Text.assemble(
             (message_label(m), "bold"),
             ("  " + stamp if stamp else "", "dim"),
-            (f"  #{self.number}  {m.message_key}", "dim"),
+            (f"  #{self.number}  {safe(m.message_key, one_line=True)}", "dim"),
         )
         text.stylize(self.get_component_rich_style("message--header", partial=True))
         if self.pair is not None:
@@ -257,9 +263,9 @@ class MessageView(Widget):
                 limit = self.limit if long_tool else None
                 self._body = Padding(tool_body(m.text, limit), (0, 0, 0, 2))
             elif m.kind == "thinking":
-                self._body = Text(m.text, style="italic")
+                self._body = Text(shown_text(m), style="italic")
             else:
-                self._body = Markdown(m.text, code_theme=CODE_THEME)
+                self._body = Markdown(shown_text(m), code_theme=CODE_THEME)
         return self._body
 
     def watch_find_term(self) -> None:

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from cwcore.session_info import SessionInfo
+from cwtui.output import safe
 from cwtui.widgets.nav import NavTable
 
 ID_CHARS = 13
@@ -46,16 +47,17 @@ def _when(stamp: str | None) -> str:
 
 def row_cells(row: SessionInfo) -> tuple[str | Text, ...]:
     """How one session reads in the table (numbers right-aligned). Ids, names and titles are
-    data, so they go in as :class:`Text`: a ``[`` in one is not markup."""
+    data, so they go in as :class:`Text`: a ``[`` in one is not markup, and a control character
+    in one is shown escaped (:func:`cwtui.output.safe`), never written to the terminal."""
     return (
-        Text(_clip(row.sessionId, ID_CHARS)),
+        Text(_clip(safe(row.sessionId, one_line=True), ID_CHARS)),
         _when(row.started),
-        Text(row.project),
-        Text(row.agent),
+        Text(safe(row.project, one_line=True)),
+        Text(safe(row.agent, one_line=True)),
         Text(str(row.messages), justify="right"),
         Text(str(row.turns), justify="right"),
         Text(str(row.toolCalls), justify="right"),
-        Text(_clip(" ".join((row.title or "").split()), TITLE_CHARS)),
+        Text(_clip(safe(" ".join((row.title or "").split()), one_line=True), TITLE_CHARS)),
     )
 
 
