@@ -55,6 +55,38 @@ class Settings:
     reranker_candidates: int = field(
         default=40, metadata={"doc": "Fused lexical/semantic candidates sent to the reranker."}
     )
+    vector: int = field(
+        default=30,
+        metadata={"doc": "Semantic candidate windows explicit search takes per round (spec 004)."},
+    )
+    lexical: int = field(
+        default=30,
+        metadata={
+            "doc": "Lexical (BM25) candidate windows explicit search takes per round; Markdown "
+            "evidence units ranked (spec 004)."
+        },
+    )
+    candidates: int = field(
+        default=40,
+        metadata={
+            "doc": "Fused candidates (distinct sources) handed on to the reranker and the first "
+            "page of explicit search (spec 004)."
+        },
+    )
+    final: int = field(
+        default=6,
+        metadata={
+            "doc": "Hits a Markdown evidence search returns when no limit is asked (spec 004; "
+            "cw search keeps its --limit default of 10)."
+        },
+    )
+    result: int = field(
+        default=16_000,
+        metadata={"doc": "Characters of all of one search result's excerpts together (spec 004)."},
+    )
+    per_hit: int = field(
+        default=3_000, metadata={"doc": "Characters of one hit's excerpt (spec 004)."}
+    )
     window_tokens: int = field(default=900, metadata={"doc": "Search window size in tokens."})
     window_overlap: float = field(
         default=0.15, metadata={"doc": "Search window overlap (fraction)."}
@@ -208,6 +240,12 @@ def _coerce(name: str, kind: Any, raw: Any) -> Any:
 #: get a row here (``tests/faults/test_setting_ranges.py`` checks that every one has).
 RANGES: dict[str, tuple[float, float]] = {
     "rerankerCandidates": (1, 1000),
+    "vector": (1, 1_000),
+    "lexical": (1, 1_000),
+    "candidates": (1, 1_000),
+    "final": (1, 20),  # a tool result holds at most 20 hits
+    "result": (1, 64_000),  # a tool result holds at most 64,000 characters
+    "perHit": (1, 64_000),
     "windowTokens": (16, 16_000),
     "windowOverlap": (0.0, 0.9),
     "leaseMinutes": (1.0, 10_080.0),  # a minute to a week

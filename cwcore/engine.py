@@ -23,6 +23,7 @@ from cwcore import clock, config, private
 from cwcore.errors import InvalidInput, ModelUnavailable, excerpt
 from cwcore.hints import frozen
 from cwcore.index.worker import IndexWorker
+from cwcore.markdown.limits import Limits
 from cwcore.retrieve.locator import Signer, expire_leases, leased_documents, load_key
 from cwcore.retrieve.search import SearchContext
 from cwcore.semantic.runtime import for_engine
@@ -328,6 +329,7 @@ class Engine:
                 signer=Signer(load_key(self.home)),
                 lease_minutes=self.settings.lease_minutes,
                 rerank_candidates=self.settings.reranker_candidates,
+                limits=Limits.of(self.settings),
             )
             if self.settings.semantic_retrieval or self.settings.reranker_enabled:
                 self._search_ctx.semantic = for_engine(self)

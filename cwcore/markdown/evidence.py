@@ -42,7 +42,7 @@ from cwcore.index import fields as index_fields
 from cwcore.index.windows import cut
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown import hits as md_hits
-from cwcore.markdown.limits import HIT_CHARS, LEXICAL, RESULT_CHARS, clamp_hits
+from cwcore.markdown.limits import RESULT_CHARS, Limits, clamp_hits
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Batch, Store
@@ -242,16 +242,18 @@ def search(
     project: str | None = None,
     sessions: list[str] | None = None,
     limit: int | None = None,
+    limits: Limits | None = None,
 ) -> dict[str, Any]:
     """Markdown evidence units matching ``query`` (plain BM25 over units), as hits.
 
-    At most :data:`~cwcore.markdown.limits.LEXICAL` units are ranked, ``limit`` (default
-    :data:`~cwcore.markdown.limits.FINAL`, at most 20) are returned; each excerpt holds at most
-    :data:`~cwcore.markdown.limits.HIT_CHARS` characters and all excerpts together at most
-    :data:`~cwcore.markdown.limits.RESULT_CHARS` (each gets ``RESULT_CHARS // limit`` when that
-    is less, so every hit asked for fits).
+    With ``limits`` (default: the spec's defaults; the engine passes its settings) at most
+    ``limits.lexical`` (30) units are ranked, ``limit`` (default ``limits.final``, 6; at most 20)
+    are returned; each excerpt holds at most ``limits.hit_chars`` (3,000) characters and all
+    excerpts together at most ``limits.result_chars`` (16,000; each gets ``result_chars //
+    limit`` when that is less, so every hit asked for fits).
     """
-    final = clamp_hits(limit)
+    limits = limits or Limits()
+    final = clamp_hits(limit, limits.final)
     terms = list(dict.fromkeys(tokens(query)))[:MAX_QUERY_TERMS]
     totals = stats(store)
     n = max(1, totals["units"])
@@ -294,12 +296,12 @@ def search(
         )
         scored.append((score, doc, unit, record, head, sorted(tfs, key=terms.index)))
     scored.sort(key=lambda s: (-s[0], s[1], s[2]))
-    scored = scored[:LEXICAL]
+    scored = scored[: limits.lexical]
     upper = sum(idf * (K1 + 1) for idf in idfs.values()) or 1.0
     total_idf = sum(idfs.values()) or 1.0
     results: list[dict[str, Any]] = []
-    budget = RESULT_CHARS
-    per_hit = min(HIT_CHARS, RESULT_CHARS // final)  # every hit asked for fits the result
+    budget = limits.result_chars
+    per_hit = min(limits.hit_chars, limits.result_chars // final)  # every hit asked for fits
     for raw_score, doc, _unit, record, head, matched in scored:
         if len(results) >= final or budget <= 0:
             break

@@ -1,12 +1,23 @@
-"""Default retrieval limits for Markdown evidence.
+"""Default retrieval limits (spec 004: vector30, lexical30, candidates40, final6, result16000
+characters, per-hit3000) and the tool-result caps.
 
-Settings-like constants: the reads and :func:`cwcore.markdown.hits.markdown_fields` enforce them.
-``VECTOR`` is kept for the semantic tier (cw reads existing vectors only; none exist for
-Markdown yet), ``LEXICAL`` caps the lexical evidence list, ``CANDIDATES`` the fused pool,
-``FINAL`` the default number of hits returned.
+Each default is a setting under its spec name (``vector``, ``lexical``, ``candidates``, ``final``,
+``result``, ``perHit`` in :mod:`cwcore.config`); :class:`Limits` carries the effective values to
+the two searches that apply them:
+
+* explicit search (:mod:`cwcore.retrieve.search`): ``vector`` semantic and ``lexical`` BM25
+  candidate windows per round, ``candidates`` fused candidates handed on (the reranker's head);
+  ``result`` and ``perHit`` cap the page's snippets. Its default page stays ``cw search``'s
+  documented ``--limit`` 10, not ``final``;
+* Markdown evidence search (:func:`cwcore.markdown.evidence.search`): ``lexical`` units ranked,
+  ``final`` hits returned by default, ``perHit`` characters an excerpt and ``result`` in all.
+  Markdown evidence is lexical only, so ``vector`` does not apply there.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 VECTOR = 30  # vector candidates
 LEXICAL = 30  # lexical candidates
@@ -16,6 +27,30 @@ RESULT_CHARS = 16_000  # characters of one result (a read, or all hit excerpts t
 HIT_CHARS = 3_000  # characters of one hit's excerpt
 TOOL_RESULT_CHARS = 64_000  # the most characters any one tool result may carry
 TOOL_RESULT_HITS = 20  # the most hits any one tool result may carry
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The effective retrieval limits of one engine (counts of candidates or hits; characters)."""
+
+    vector: int = VECTOR  # semantic candidate windows per search round
+    lexical: int = LEXICAL  # lexical candidate windows per round (Markdown: units ranked)
+    candidates: int = CANDIDATES  # fused candidates handed on and reranked, after the collapse
+    final: int = FINAL  # hits a Markdown evidence search returns when no limit is asked
+    result_chars: int = RESULT_CHARS  # characters of all of a result's excerpts together
+    hit_chars: int = HIT_CHARS  # characters of one hit's excerpt
+
+    @classmethod
+    def of(cls, settings: Any) -> Limits:
+        """The limits a :class:`cwcore.config.Settings` names."""
+        return cls(
+            vector=settings.vector,
+            lexical=settings.lexical,
+            candidates=settings.candidates,
+            final=settings.final,
+            result_chars=settings.result,
+            hit_chars=settings.per_hit,
+        )
 
 
 def clamp_chars(value: object, default: int = RESULT_CHARS) -> int:

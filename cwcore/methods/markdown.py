@@ -14,6 +14,7 @@ from typing import Any
 from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput
 from cwcore.markdown import evidence, read
+from cwcore.markdown.limits import Limits
 from cwcore.methods.params import param_str, required_str
 from cwcore.methods.registry import Method
 
@@ -56,6 +57,7 @@ def _search(
         project=param_str(params, "project"),
         sessions=sessions,
         limit=params.get("limit"),
+        limits=Limits.of(engine.settings),
     )
 
 

@@ -4,15 +4,17 @@ A window keeps every term it holds, so the only Markdown text the window index c
 document's tail past its 4,096th window. Those paragraphs are kept as lexical evidence units
 (:mod:`cwcore.markdown.evidence`). When the window hits leave a page short of ``limit``, the
 evidence units that match fill it — after every window hit, as lexical evidence only — within
-the evidence search's own bounds (30 units ranked, at most 20 returned, 3,000 characters an
-excerpt, 16,000 in all). Each gets the hit contract's fields and a locator over its exact
-byte range, which recall materializes directly.
+the evidence search's own bounds (the engine's :class:`~cwcore.markdown.limits.Limits`: by
+default 30 units ranked; at most 20 returned, 3,000 characters an excerpt, 16,000 in all). Each
+gets the hit contract's fields and a locator over its exact byte range, which recall
+materializes directly.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from cwcore.markdown.limits import Limits
 from cwcore.retrieve.locator import Locator, Signer, create_lease
 from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.scope import Scope
@@ -47,6 +49,7 @@ def evidence_hits(
     wanted: int,
     generation: int,
     taken: set[str],
+    limits: Limits | None = None,
 ) -> list[dict[str, Any]]:
     """Up to ``wanted`` evidence hits (JSON, the search hit contract) for documents not in
     ``taken``."""
@@ -62,6 +65,7 @@ def evidence_hits(
         project=scope.project,
         sessions=sessions,
         limit=min(MAX_EVIDENCE, wanted + len(taken)),
+        limits=limits,
     )["results"]
     hits = [h for h in found if h["documentId"] not in taken][:wanted]
     if not hits:

@@ -27,8 +27,10 @@ import numpy as np
 from cwcore.index import bm25, derived
 from cwcore.index.anchors import Anchor
 from cwcore.index.postings import PostingIndex
+from cwcore.index.postings.reader import ManifestChanged
 from cwcore.retrieve.candidates import Candidate, Visible
 from cwcore.store.rocks import Store
+from cwcore.text.tokenize import tokens
 
 #: Exact postings read per anchor, newest first (an anchor past this is common by any measure).
 EXACT_SCAN = 400
@@ -36,6 +38,13 @@ EXACT_SCAN = 400
 TIER_SHARE = 0.05
 #: ...unless it occurs in at most this many windows (small scopes: every anchor is specific).
 TIER_MIN_DF = 20
+#: A phrase's rarest term: postings read at most, newest windows first.
+PHRASE_POSTINGS = 65_536
+#: Windows holding every term of a phrase read and checked verbatim at most, newest first...
+PHRASE_SCAN = 2_000
+#: ...in batches of this many (two store reads each), stopping once this many hold the phrase.
+PHRASE_BATCH = 256
+PHRASE_HITS = 400
 
 
 @dataclass(frozen=True)
@@ -132,3 +141,73 @@ def _bm25_of(
         ordinals = np.intersect1d(ordinals, only)
     hits = bm25.search(index.reader(), terms, k=len(ordinals), only=ordinals)
     return {int(o): float(s) for o, s in zip(hits.ordinals, hits.scores, strict=True)}
+
+
+def phrase_windows(
+    index: PostingIndex, visible: Visible, phrase: str, only: np.ndarray | None
+) -> list[int]:
+    """Visible windows of the scope whose text holds ``phrase`` verbatim (case-sensitive),
+    newest first, wherever they rank: a quoted phrase is confirmed in the whole index, not in
+    the best BM25 windows only.
+
+    The candidates are the windows holding every distinct term of the phrase: the postings of
+    its rarest term (at most :data:`PHRASE_POSTINGS`, newest first) intersected in numpy with
+    each other term's, reading only the blocks that cover the survivors, then with ``only``.
+    At most :data:`PHRASE_SCAN` of them are read, newest first, in batches of
+    :data:`PHRASE_BATCH`, until :data:`PHRASE_HITS` hold the phrase. Nothing else is loaded.
+    """
+    terms = list(dict.fromkeys(tokens(phrase)))
+    if not terms:
+        return []
+    reader = index.reader()
+    wids = np.empty(0, dtype=np.uint32)
+    for _ in range(5):
+        snap = reader.snapshot()
+        try:
+            plans = sorted(reader.plan(snap, terms), key=lambda p: p.df)
+            if not plans[0].df:
+                return []  # a term no window holds
+            wids = reader.fetch(plans[0], newest=PHRASE_POSTINGS).ordinals
+            for plan in plans[1:]:
+                if not len(wids):
+                    break
+                held = reader.fetch(plan, near=wids).ordinals
+                wids = np.intersect1d(wids, held, assume_unique=True)
+            reader.check(snap)
+            if len(snap.retired):
+                wids = np.setdiff1d(wids, snap.retired, assume_unique=True)
+            break
+        except ManifestChanged:
+            continue
+    if only is not None:
+        wids = np.intersect1d(wids, only)
+    newest = [int(w) for w in wids[::-1][:PHRASE_SCAN]]
+    found: list[int] = []
+    for at in range(0, len(newest), PHRASE_BATCH):
+        batch = visible.filter(newest[at : at + PHRASE_BATCH])
+        visible.prefetch(batch)
+        found += [w for w in batch if phrase in visible.text(w)[1]]
+        if len(found) >= PHRASE_HITS:
+            break
+    return found[:PHRASE_HITS]
+
+
+def phrase_candidates(
+    index: PostingIndex,
+    visible: Visible,
+    anchor: Anchor,
+    terms: list[str],
+    only: np.ndarray | None,
+) -> list[Candidate]:
+    """The exact tier of an exact-looking query no anchor posting answered: the windows holding
+    ``anchor`` verbatim (:func:`phrase_windows`), ordered by BM25 of the query's ``terms`` over
+    them, then newest first."""
+    wids = phrase_windows(index, visible, anchor.value, only)
+    scores = _bm25_of(index, terms, wids, only)
+    out = []
+    for wid in sorted(wids, key=lambda w: (-scores.get(w, 0.0), -w)):
+        cand = Candidate(wid, "exact", 1.0, 1.0, anchor.match_type)
+        cand.literals = [anchor.value]
+        cand.matched_terms = [anchor.value]
+        out.append(cand)
+    return out

@@ -17,7 +17,13 @@ from cwcore.retrieve.results import (
     SearchHit,
     Source,
 )
-from cwcore.retrieve.snippets import fit_snippet, literal_spans, make_snippet, term_spans
+from cwcore.retrieve.snippets import (
+    SNIPPET_CHARS,
+    fit_snippet,
+    literal_spans,
+    make_snippet,
+    term_spans,
+)
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
@@ -46,16 +52,24 @@ def materialize(
     idfs: dict[str, float],
     budget_tokens: int | None = None,
     texts: Callable[[int], tuple[dict[str, Any], str]] | None = None,
+    hit_chars: int | None = None,
+    result_chars: int | None = None,
 ) -> tuple[SearchHit, ...]:
     """Snippets, locators (one lease for the page) and provenance for the final hits. Each
     window's text is read once. ``budget_tokens`` (the request's ``hintBudgetTokens``) bounds
     the page's snippets together, by the conservative token estimator: each hit's snippet gets
     an equal share and is narrowed until it fits. ``texts`` (the search's
     :meth:`~cwcore.retrieve.candidates.Visible.text`) serves windows another stage already
-    read."""
+    read. ``hit_chars`` caps each snippet and ``result_chars`` all of them together (spec 004:
+    per-hit 3,000, result 16,000 characters): each gets an equal share of the result's."""
     if not ranked:
         return ()
     share = None if budget_tokens is None else budget_tokens // len(ranked)
+    cap = 1 << 62  # the hard cap of one snippet, characters
+    if hit_chars is not None:
+        cap = min(cap, hit_chars)
+    if result_chars is not None:
+        cap = min(cap, result_chars // len(ranked))
     lease, expires = create_lease(store, lease_minutes, [r.record["documentId"] for r in ranked])
     scores = [r.cand.score for r in ranked]
     hits = []
@@ -78,9 +92,12 @@ def materialize(
         else:
             spans = term_spans(text, search_terms or cand.matched_terms)
         if share is None:
-            snippet, highlights = make_snippet(text, spans, weights=idfs)
+            snippet, highlights = make_snippet(
+                text, spans, width=max(1, min(SNIPPET_CHARS, cap)), weights=idfs
+            )
         else:
             snippet, highlights = fit_snippet(text, spans, share, weights=idfs)
+        snippet, highlights = _capped(snippet, highlights, cap)
         lo, hi = spans[0] if spans else (0, 0)
         if not text.isascii():  # character offsets to byte offsets
             lo = len(text[:lo].encode("utf-8", "surrogatepass"))
@@ -139,6 +156,14 @@ def materialize(
             )
         )
     return tuple(hits)
+
+
+def _capped(snippet: str, highlights: list[list[int]], cap: int) -> tuple[str, list[list[int]]]:
+    """At most ``cap`` characters: a snippet widened to whole words (and its ellipses) past a
+    cap narrower than :data:`SNIPPET_CHARS` is cut back; highlights past the cut are dropped."""
+    if len(snippet) <= cap:
+        return snippet, highlights
+    return snippet[:cap], [h for h in highlights if h[1] <= cap]
 
 
 def _message_at(manifest: dict[str, Any], byte_pos: int) -> str | None:

@@ -1,12 +1,19 @@
 """The cross-encoder pass over the lexical/semantic tier (explicit search and gather only).
 
-The first ``rerank_candidates`` (40) candidates of the fused tier — distinct sources, after the
-collapse — are scored by the installed cross-encoder against the query, each seen as ~256 tokens
-centred on its first match (a semantic-only hit has no term match and is read from its start),
-and that head of the tier is reordered by the model's score. The exact and structural tiers
-never move, presented scores never change, and every scored candidate carries ``reranked``
-("scored", not "moved": a near-tie may leave it where it was). When no reranker is installed or
-it fails, the order is left as fused, silently (unless ``strict``).
+The first ``rerank_candidates`` (40) candidates of the fused tier handed on (the first round's
+``candidates``, distinct sources after the collapse: the same head for every ``limit``) are
+scored by the installed cross-encoder against the query, each seen as ~256 tokens centred on its
+first match (a semantic-only hit has no term match and is read from its start), and that head of
+the tier is reordered by the model's score. The exact and structural tiers never move, presented
+scores never change, and every scored candidate carries ``reranked`` ("scored", not "moved": a
+near-tie may leave it where it was).
+
+Reranking is a stage of a search only when a reranker is enabled (``rerankerEnabled``) and
+installed (``cw models install-reranker``); otherwise the order is left as fused, even with
+``strict``: strict propagates the failures of the stages that ran, and this one did not. An
+installed reranker that cannot load (changed files, another pinned revision), raises or times
+out leaves the order as fused, silently, unless ``strict``: then its categorized
+:class:`~cwcore.errors.ModelUnavailable` propagates.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from cwcore.retrieve.page import TIER, Ranked
 from cwcore.retrieve.snippets import term_spans
+from cwcore.semantic import errors
 
 if TYPE_CHECKING:
     from cwcore.retrieve.candidates import Visible
@@ -36,9 +44,13 @@ def rerank_tier(
     head = ranked[start : start + ctx.rerank_candidates]
     if len(head) < 2:
         return ranked
-    if not strict and not ctx.semantic.can_rerank():
+    semantic = ctx.semantic
+    if not semantic.can_rerank():
+        reranker = semantic.reranker() if semantic.settings.reranker_enabled else None
+        if strict and reranker is not None and reranker.installed:
+            raise reranker.error or errors.unavailable(errors.LOAD_FAILED, "reranker not loaded")
         stages["rerank"] = {"candidates": len(head), "used": False, "ms": 0.0}
-        return ranked  # not installed or disabled: skip reading the candidates' text
+        return ranked  # not a stage of this search, or failed silently: skip the texts
     texts: list[str] = []
     spans: list[tuple[int, int]] = []
     visible.prefetch([item.cand.wid for item in head])

@@ -14,11 +14,17 @@
 5. **Fusion** (:mod:`cwcore.retrieve.fusion`): tiers never mix — exact above structural above
    lexical/semantic; within the lexical/semantic tier RRF with the importance prior orders the
    candidates. Neither changes a presented score or band.
-6. **Collapse** (:mod:`cwcore.retrieve.collapse`): one hit per document, no copies; when the
-   page is short of ``limit`` and a mode had more to give, stages 3–6 run again deeper.
-7. **Rerank** the lexical/semantic tier's head with the installed cross-encoder (never across a
-   tier), then **materialize** the page (:mod:`cwcore.retrieve.results`): snippets, locators
-   under one lease, provenance.
+6. **Collapse** (:mod:`cwcore.retrieve.collapse`): one hit per document, no copies.
+7. **Rerank** the head of the lexical/semantic tier with the installed cross-encoder (never
+   across a tier), then **materialize** the page (:mod:`cwcore.retrieve.results`): snippets,
+   locators under one lease, provenance.
+
+Candidate depth never depends on ``limit``, so the top k of a search is a prefix of its top
+k + n. The first round takes the spec's fixed depths (:class:`~cwcore.markdown.limits.Limits`:
+``lexical`` 30 BM25 windows, ``vector`` 30 semantic windows); its exact and structural tiers and
+the first ``candidates`` (40) of its fused tier are the head of every page, reranked once. Only
+a page longer than that head runs further rounds, each at a fixed depth :data:`DEEPER` times the
+last, and appends the distinct sources it adds below everything before it.
 """
 
 from __future__ import annotations
@@ -32,30 +38,31 @@ import numpy as np
 from cwcore.index import anchors as anchor_mod
 from cwcore.index import derived
 from cwcore.index.postings import PostingIndex
+from cwcore.markdown.limits import Limits
 from cwcore.retrieve import evidence as markdown_evidence
 from cwcore.retrieve import expand
 from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
 from cwcore.retrieve.collapse import by_session, collapse
-from cwcore.retrieve.exact import anchor_stats, exact_tier
+from cwcore.retrieve.exact import anchor_stats, exact_tier, phrase_candidates
 from cwcore.retrieve.fusion import fuse_tier
 from cwcore.retrieve.importance import context_prior, importance
 from cwcore.retrieve.lexical import lexical_candidates, query_terms, structural_candidates
 from cwcore.retrieve.locator import Signer
-from cwcore.retrieve.page import Ranked, materialize
+from cwcore.retrieve.page import TIER, Ranked, materialize
 from cwcore.retrieve.request import DEFAULT_POLICY, SearchRequest
 from cwcore.retrieve.rerank import rerank_tier
 from cwcore.retrieve.results import SearchResponse
 from cwcore.retrieve.scope import resolve
 from cwcore.retrieve.semantic import SemanticOutcome, semantic_tier
+from cwcore.semantic import errors
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
-LITERAL_CHECK = 30  # lexical candidates checked for a verbatim exact-looking query
-FETCH_PER_HIT = 4  # windows fetched per requested hit (several windows share a document)...
-FETCH_EXTRA = 40  # ...and at least this many more
-DEEPER = 4  # how much deeper each further round looks
+DEEPER = 4  # how much deeper each further round looks than the one before
 SESSION_DEPTH = 5  # documents gathered per wanted session when hits are grouped by session
-MAX_ROUNDS = 3
+#: Rounds at most: the last looks at ``lexical`` × 4⁵ (30,720) windows, enough for the deepest
+#: page (100 sessions of 5 documents each).
+MAX_ROUNDS = 6
 WEAK_SCORE = 0.5
 WEAK_COVERAGE = 0.6
 #: The RM3/Bo1 requery after a weak first pass (a switch for measuring it; see evaluation.md).
@@ -76,7 +83,8 @@ class SearchContext:
     signer: Signer
     lease_minutes: float
     semantic: Any = None  # cwcore.semantic.runtime.Semantic, loaded lazily by the engine
-    rerank_candidates: int = 40
+    rerank_candidates: int = 40  # of the ``limits.candidates`` handed on, how many are reranked
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass
@@ -131,27 +139,37 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
 
     # Grouped by session, a page of ``limit`` sessions is drawn from more documents.
     want = req.limit * (SESSION_DEPTH if req.group == "session" else 1)
+    limits = ctx.limits
     depth = 1
     lex = LexicalPass()
     outcome: SemanticOutcome | None = None
     ranked: list[Ranked] = []
-    for _ in range(MAX_ROUNDS):
-        fetch = depth * max(want * FETCH_PER_HIT, want + FETCH_EXTRA)
-        lex = _lexical(ctx, plan, visible, exact, fetch, stages)
+    literal = _literal(ctx, plan, visible, exact)
+    if literal:
+        stages["literal"] = len(literal)
+    for round_ in range(MAX_ROUNDS):
+        # Every depth here is fixed by the limits and the round, never by ``limit``: a deeper
+        # page runs more rounds, each appending below what the earlier rounds ranked.
+        lex = _lexical(ctx, plan, visible, exact, literal, limits.lexical * depth, stages)
         top_tier = exact or lex.literal
-        outcome = _semantic(ctx, req, plan, visible, bool(top_tier), lex.weak, want * depth, stages)
+        outcome = _semantic(
+            ctx, req, plan, visible, bool(top_tier), lex.weak, limits.vector * depth, stages
+        )
         structural = _structural(ctx, req, plan, visible, lex, stages)
         lexical = lex.candidates if plan.text else []
         semantic = outcome.candidates if outcome is not None else []
-        ranked = collapse(_fuse(ctx, visible, top_tier, structural, lexical, semantic))
+        fused = collapse(_fuse(ctx, visible, top_tier, structural, lexical, semantic))
         more = lex.saturated or bool(outcome is not None and outcome.saturated)
+        if round_ == 0:
+            ranked = _head(fused, limits.candidates)
+            more = more or len(fused) > len(ranked)
+            if req.rerank and plan.text:
+                ranked = _rerank(ctx, visible, plan, lex, ranked, stages, req.strict)
+        else:
+            ranked = collapse(ranked + fused)
         if len(ranked) >= want or not more:
             break
         depth *= DEEPER
-    if req.rerank and ctx.semantic is not None and plan.text:
-        ranked = rerank_tier(
-            ctx, visible, plan.text, plan.terms + lex.expanded, ranked, stages, req.strict
-        )
     if req.group == "session":
         ranked = by_session(ranked)
     visible.prefetch([r.cand.wid for r in ranked[: req.limit]])
@@ -167,6 +185,8 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         idfs=lex.idfs,
         budget_tokens=req.hint_budget_tokens,
         texts=visible.text,
+        hit_chars=limits.hit_chars,
+        result_chars=limits.result_chars,
     )
     evidence: list[dict[str, Any]] = []
     if len(hits) < req.limit and markdown_evidence.applies(req):
@@ -180,6 +200,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
             req.limit - len(hits),
             int(gen["n"]),
             {h.document_id for h in hits},
+            limits,
         )
         stages["markdownEvidence"] = len(evidence)
     failure = outcome.failure if outcome is not None else None
@@ -205,16 +226,41 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
     )
 
 
+def _head(fused: list[Ranked], candidates: int) -> list[Ranked]:
+    """The exact and structural tiers whole, then the first ``candidates`` of the fused
+    lexical/semantic tier: the candidates handed on (spec 004: candidates40)."""
+    start = next((i for i, r in enumerate(fused) if TIER[r.cand.mode] == 2), len(fused))
+    return fused[: start + candidates]
+
+
+def _rerank(
+    ctx: SearchContext,
+    visible: Visible,
+    plan: QueryPlan,
+    lex: LexicalPass,
+    ranked: list[Ranked],
+    stages: dict[str, Any],
+    strict: bool,
+) -> list[Ranked]:
+    """The rerank stage, when it runs: a reranker is enabled and installed
+    (:func:`~cwcore.retrieve.rerank.rerank_tier`)."""
+    if ctx.semantic is None:
+        return ranked
+    return rerank_tier(ctx, visible, plan.text, plan.terms + lex.expanded, ranked, stages, strict)
+
+
 def _lexical(
     ctx: SearchContext,
     plan: QueryPlan,
     visible: Visible,
     exact: list[Candidate],
+    literal_tier: list[Candidate],
     fetch: int,
     stages: dict[str, Any],
 ) -> LexicalPass:
     """BM25 (skipped for exact-looking input the exact lookup answered), then one expansion
-    requery when the first pass was weak."""
+    requery when the first pass was weak. ``literal_tier``: the windows holding an
+    exact-looking query verbatim that no anchor posting answered (:func:`_literal`)."""
     out = LexicalPass(weak=not exact)
     if not plan.text or (plan.exact_looking and exact) or not plan.terms:
         return out
@@ -224,13 +270,11 @@ def _lexical(
     cands, idfs = lexical_candidates(
         ctx.postings, visible, plan.terms, k=fetch, only=plan.only, reader=postings
     )
+    # Exactly ``fetch`` windows (the function keeps a little headroom for filtered hits).
+    cands = cands[:fetch]
     out.idfs = idfs
     out.saturated = len(cands) >= fetch
-    if plan.exact_looking and not exact:
-        # The literal was not an indexed anchor on its own (e.g. part of a longer error line):
-        # windows that contain it verbatim still belong to the exact tier.
-        out.literal = _literal_matches(ctx, visible, plan.anchors[0], cands[:LITERAL_CHECK])
-        stages["literal"] = len(out.literal)
+    out.literal = literal_tier
     literal = {c.wid for c in out.literal}
     top = next((c for c in cands if c.wid not in literal), None)
     out.weak = not (exact or literal) and (
@@ -253,6 +297,7 @@ def _lexical(
                 weights={t: EXPANSION_WEIGHT * w for t, w in weighted},
                 reader=postings,
             )
+            cands = cands[:fetch]
     taken = literal | {e.wid for e in exact}
     out.candidates = [c for c in cands if c.wid not in taken]
     stages["lexical"] = len(out.candidates)
@@ -273,15 +318,22 @@ def _semantic(
     """The embedding mode when the policy asks for it (never for exact-looking input the exact
     tier answered, nor before anything is embedded: no query embedding is paid for then). A
     request that names no policy (one not parsed by the engine's handler, which fills in the
-    setting) runs the default policy."""
+    setting) runs the default policy. A strict search with policy ``always`` fails when the mode
+    cannot run at all: ``disabled`` (semantic switched off), ``not-embedded`` (no vector yet)."""
     policy = req.semantic_policy or DEFAULT_POLICY
-    if (
-        ctx.semantic is None
-        or not plan.text
-        or (plan.exact_looking and answered)
-        or policy == "never"
-        or ctx.semantic.index().rows == 0
-    ):
+    if not plan.text or (plan.exact_looking and answered) or policy == "never":
+        return None
+    asked = req.strict and policy == "always"  # a strict search that asked for the mode outright
+    if ctx.semantic is None or not ctx.semantic.settings.semantic_retrieval:
+        if asked:
+            raise errors.unavailable(errors.DISABLED, "semanticRetrieval is off")
+        return None
+    if ctx.semantic.index().rows == 0:
+        if asked:
+            raise errors.unavailable(
+                errors.NOT_EMBEDDED,
+                "no window is embedded yet: the semantic worker embeds them in the background",
+            )
         return None
     outcome = semantic_tier(
         ctx.semantic,
@@ -363,18 +415,12 @@ def _fuse(
     return out
 
 
-def _literal_matches(
-    ctx: SearchContext, visible: Visible, anchor: anchor_mod.Anchor, pool: list[Candidate]
+def _literal(
+    ctx: SearchContext, plan: QueryPlan, visible: Visible, exact: list[Candidate]
 ) -> list[Candidate]:
-    """Lexical candidates whose window text contains ``anchor`` verbatim (case-sensitive)."""
-    found = []
-    needle = anchor.value
-    pool = [c for c in pool if visible.records.get(c.wid) is not None]
-    visible.prefetch([c.wid for c in pool])
-    for cand in pool:
-        if needle in visible.text(cand.wid)[1]:
-            exact = Candidate(cand.wid, "exact", 1.0, 1.0, anchor.match_type)
-            exact.literals = [anchor.value]
-            exact.matched_terms = [anchor.value]
-            found.append(exact)
-    return found
+    """An exact-looking query that is not an indexed anchor on its own (a quoted phrase, part of
+    a longer error line): the windows holding it verbatim, wherever BM25 ranks them, still form
+    the exact tier (:func:`~cwcore.retrieve.exact.phrase_candidates`)."""
+    if not plan.text or not plan.exact_looking or exact or not plan.terms:
+        return []
+    return phrase_candidates(ctx.postings, visible, plan.anchors[0], plan.terms, plan.only)

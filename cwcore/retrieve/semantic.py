@@ -19,7 +19,11 @@ fit (:func:`cwcore.semantic.search.calibrate`), which orders better on the agent
 0.735 against 0.714 with the pooled map in the blend; docs/evaluation.md).
 
 A failure never fails a non-strict search: the outcome carries the category for
-``retrieval_status=lexical_fallback``. With ``strict`` the ModelUnavailable propagates.
+``retrieval_status=lexical_fallback``. With ``strict`` the ModelUnavailable propagates — for a
+stage that ran: ``never``, ``auto`` after a strong lexical pass, or a query with nothing to embed
+skip the mode and fail nothing; ``always`` with ``semanticRetrieval`` off is ``disabled``, and
+(:func:`cwcore.retrieve.search.search`) ``always`` before any window is embedded is
+``not-embedded``.
 """
 
 from __future__ import annotations
@@ -89,7 +93,11 @@ def semantic_tier(
 ) -> SemanticOutcome:
     """Run the embedding mode for one request if the policy says so (see module doc)."""
     outcome = SemanticOutcome()
-    if not query or not should_run(policy, enabled=semantic.settings.semantic_retrieval, weak=weak):
+    enabled = semantic.settings.semantic_retrieval
+    if strict and policy == "always" and not enabled:
+        # Asked for outright and strict: a switched-off mode is a failure, not a skip.
+        raise errors.unavailable(errors.DISABLED, "semanticRetrieval is off")
+    if not query or not should_run(policy, enabled=enabled, weak=weak):
         return outcome
     if not has_content(query):
         return outcome

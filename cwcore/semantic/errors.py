@@ -15,8 +15,9 @@ LOAD_FAILED = "load-failed"  # files present but fastembed/onnxruntime could not
 INFERENCE_FAILED = "inference-failed"  # the model ran and raised
 TIMEOUT = "timeout"  # the worker thread did not answer in time
 DISABLED = "disabled"  # semanticRetrieval/rerankerEnabled is off
+NOT_EMBEDDED = "not-embedded"  # semanticPolicy always, but no window has a vector yet
 
-CATEGORIES = (MODEL_MISSING, LOAD_FAILED, INFERENCE_FAILED, TIMEOUT, DISABLED)
+CATEGORIES = (MODEL_MISSING, LOAD_FAILED, INFERENCE_FAILED, TIMEOUT, DISABLED, NOT_EMBEDDED)
 
 
 def unavailable(category: str, message: str, **details: object) -> ModelUnavailable:

@@ -142,6 +142,12 @@ class Reranker:
         return self._model is not None
 
     @property
+    def installed(self) -> bool:
+        """Whether a reranker was installed here (loaded or not): only then is reranking a stage
+        of search whose failure ``strict`` propagates."""
+        return bool(self.manifest)
+
+    @property
     def name(self) -> str | None:
         return self.manifest.get("model")
 
