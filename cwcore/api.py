@@ -628,6 +628,11 @@ class Archive:
         body = self.call("hints.maintain", {} if limit is None else {"limit": limit})
         return Maintained.from_json(body)
 
+    def hint_locator(self, candidate: str) -> str:
+        """A recall locator for a frozen decision's candidate id (``<documentId>#<messageKey>``,
+        as its diagnostics name it): ``recall`` then resolves it like a search hit's."""
+        return str(self.call("hints.locate", {"candidate": candidate})["locator"])
+
     # -- memory records (cwcore.memory) -----------------------------------------------------------
 
     def memory_add(self, statement: str, **fields: Any) -> MemoryRecord:

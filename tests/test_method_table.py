@@ -33,6 +33,7 @@ EXPECTED = {
     "forget.resolve": (MiB, False),
     "gather": (4 * MiB, False),
     "hints": (8 * MiB, False),
+    "hints.locate": (MiB, False),
     "hints.maintain": (MiB, False),
     "hints.rotate": (MiB, False),
     "hook.turn": (MiB, False),

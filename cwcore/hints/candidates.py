@@ -157,6 +157,9 @@ class Retrieved:
     counts: dict[str, int]
     max_score: float
     warnings: list[str] = field(default_factory=list)
+    #: Rows of a session outside the lineage rejected after the lookups (spec 001's
+    #: ``alternateBranchCandidates``; normally 0, the lookups being restricted to the lineage).
+    alternate_branch: int = 0
 
 
 def gather(
@@ -166,8 +169,16 @@ def gather(
     query: Query,
     allowed: Allowed,
     warnings: list[str] | None = None,
+    lineage: frozenset[str] | None = None,
+    alternate: list[int] | None = None,
 ) -> tuple[dict[int, Evidence], dict[str, float], int]:
     """Exact and BM25 rows of the allowed set; returns ``(rows by wid, idf by term, N)``.
+
+    With ``lineage``, an exact posting the scope filter rejects because its window belongs to
+    a session outside the lineage is a defensive post-query rejection: its wid is appended to
+    ``alternate`` (spec 001's ``alternateBranchCandidates``; the lookups are restricted to the
+    lineage's rows, so normally none). BM25 applies the restriction inside its scorer
+    (``only=``), before any row is returned, so it has no rows to reject.
 
     The exact lookups are authoritative: their failure propagates, and the caller fails the
     whole call. A failing BM25 stage only loses its own rows: the exact rows are kept and
@@ -179,7 +190,13 @@ def gather(
         if not unit.literal_match:
             continue
         wids = exact_wids(store, unit.literal, allowed)[:EXACT_PER_UNIT]
-        for wid in visible.filter(wids):
+        kept = visible.filter(wids)
+        if lineage is not None and alternate is not None and len(kept) < len(wids):
+            for wid in set(wids) - set(kept):
+                other = visible.records.get(wid)
+                if other is not None and other["session"] not in lineage and wid not in alternate:
+                    alternate.append(wid)
+        for wid in kept:
             record = visible.records[wid]
             assert record is not None
             rows.setdefault(wid, Evidence(wid, record)).exact_units.add(i)
@@ -257,14 +274,27 @@ def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, str]]:
     return out
 
 
+def is_tool(part: dict[str, Any], record: dict[str, Any]) -> bool:
+    """Whether a message part is a tool payload (the 7-day age limit applies to it)."""
+    return (
+        part.get("role") == "tool"
+        or part.get("kind") == "tool-result"
+        or record["kind"] == "tool-result"
+    )
+
+
 def verify(
     ev: Evidence,
     reader: Reader,
     query: Query,
     manifests: dict[tuple[str, int], dict[str, Any]],
+    fresh: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
 ) -> bool:
     """Read the row, find its matches and pick its source message; False when nothing of the
-    query verifiably occurs in it."""
+    query verifiably occurs in it. With ``fresh(part, record)`` (within its age limit?), the
+    source message is picked among the fresh matched parts when there is one: a stale tool
+    output holding more matches does not hide an eligible conversation message of the same
+    window. With none fresh, the best part is picked anyway (the caller drops it as stale)."""
     record = ev.record
     ident = (record["documentId"], int(record["version"]))
     manifest = manifests.get(ident)
@@ -318,6 +348,10 @@ def verify(
                 hits.setdefault(p, {}).setdefault(i, seen[unit.terms[0]])
     if not hits:
         return False
+    if fresh is not None:
+        eligible = {p: h for p, h in hits.items() if fresh(parts[p][2], record)}
+        if eligible:
+            hits = eligible
     # The source message: most matched units, then literal matches, then the earliest.
     best = min(
         hits,
@@ -326,9 +360,7 @@ def verify(
     c0, c1, part = parts[best]
     ev.message_key = str(part["key"])
     ev.role = str(part.get("role") or "")
-    ev.tool = (
-        ev.role == "tool" or part.get("kind") == "tool-result" or (record["kind"] == "tool-result")
-    )
+    ev.tool = is_tool(part, record)
     ev.timestamp = str(part.get("ts") or record["created"])
     ev.text = text[c0:c1]
     ev.match_at = min(hits[best].values()) - c0
@@ -420,10 +452,22 @@ def retrieve(
     tool_max_s: float,
     max_results: int,
     suppressed: Callable[[Evidence], str | None] = lambda ev: None,
+    lineage: frozenset[str] | None = None,
 ) -> Retrieved:
-    """Candidates of the query, verified and ranked (see the module docstring)."""
+    """Candidates of the query, verified and ranked (see the module docstring). With
+    ``lineage``, a row of any other session that a lookup returned is rejected and counted
+    (``Retrieved.alternate_branch``) — a defensive check: the lookups only search the lineage's
+    rows, so it stays 0 unless a lookup misbehaves."""
     warnings: list[str] = []
-    rows, idfs, n_docs = gather(store, index, visible, query, allowed, warnings)
+    rejected: list[int] = []
+    rows, idfs, n_docs = gather(
+        store, index, visible, query, allowed, warnings, lineage=lineage, alternate=rejected
+    )
+    if lineage is not None:  # rows the scope filter let through from elsewhere (it should not)
+        for wid in [w for w, ev in rows.items() if ev.record["session"] not in lineage]:
+            del rows[wid]
+            rejected.append(wid)
+    alternate = len(rejected)
     counts = {
         "exact": sum(1 for r in rows.values() if r.exact_units),
         "lexical": sum(1 for r in rows.values() if r.bm25_terms),
@@ -436,12 +480,17 @@ def retrieve(
     ordered = sorted(rows.values(), key=Evidence.preliminary)
     manifests: dict[tuple[str, int], dict[str, Any]] = {}
     verified: list[Evidence] = []
+
+    def fresh(part: dict[str, Any], record: dict[str, Any]) -> bool:
+        limit = tool_max_s if is_tool(part, record) else conversation_max_s
+        return now - parse_time(str(part.get("ts") or record["created"])).timestamp() <= limit
+
     for ev in ordered[:VERIFY]:
         if ev.record["kind"] in DURABLE_KINDS:
             ev.excluded = "durable-archive"
             excluded.append(ev)
             continue
-        if not verify(ev, reader, query, manifests):
+        if not verify(ev, reader, query, manifests, fresh):
             counts["unverified"] += 1
             ev.excluded = "unverified"
             excluded.append(ev)
@@ -482,4 +531,4 @@ def retrieve(
     for ev in ranked[max_results:]:
         ev.excluded = "max-results"
         excluded.append(ev)
-    return Retrieved(ranked[:max_results], excluded, counts, top, warnings)
+    return Retrieved(ranked[:max_results], excluded, counts, top, warnings, alternate)

@@ -34,7 +34,13 @@ from cwcore.hints.results import (
 class HintEntry:
     """One frozen decision as listed: the head, the exact hint bytes and their size, tokens,
     query hash, index generation, when it was frozen (ISO-8601 UTC), its diagnostics (as
-    stored) and the memory selection of the same turn (None when none was kept)."""
+    stored) and the memory selection of the same turn (None when none was kept).
+
+    ``said`` is the user's message as preflight received it (secrets scrubbed, at most
+    :data:`cwcore.hints.preflight.SAID_MAX_CHARS` characters, ``…`` when cut); None for a
+    decision frozen before messages were kept (the JSON then has no ``said`` key), or when a
+    privacy policy withheld it — ``said_withheld`` (``saidWithheld``) then names why
+    (``privacy:<reason>``)."""
 
     session: str
     message_key: str
@@ -48,13 +54,22 @@ class HintEntry:
     created_at: str | None
     diagnostics: Diagnostics
     memory: MemoryTurn | None
+    said: str | None = None
+    said_withheld: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "session": self.session,
             "messageKey": self.message_key,
             "outcome": self.outcome,
             "reason": self.reason,
+        }
+        # Decisions frozen before messages were kept have neither key (their JSON is unchanged).
+        if self.said is not None or self.said_withheld is not None:
+            body["said"] = self.said
+        if self.said_withheld is not None:
+            body["saidWithheld"] = self.said_withheld
+        return body | {
             "hint": self.hint,
             "bytes": self.bytes,
             "tokens": self.tokens,
@@ -81,6 +96,8 @@ class HintEntry:
             created_at=body["createdAt"],
             diagnostics=Diagnostics.from_json(body["diagnostics"]),
             memory=None if memory is None else MemoryTurn.from_json(memory),
+            said=body.get("said"),
+            said_withheld=body.get("saidWithheld"),
         )
 
 

@@ -7,11 +7,24 @@ most 1,000 ids and 1 MiB, rejected before any exclusion set is built), ``maxResu
 default 10: the size of the ranked evidence set kept for diagnostics; at most one candidate is
 ever shown) and ``hintBudgetTokens`` (lowers the per-message budget).
 
+``session`` may be a unique id prefix (4+ characters, as everywhere an id is typed): it is
+resolved before anything is decided, so the decision is frozen under the session's full id; a
+prefix several sessions share is an error (nothing is stored). An id that names no session is
+kept as given — a host asks before its session is imported — and decides ``none``
+(``unknown-session``), frozen like any other decision (spec 000: "a no-result decision may be
+persisted internally"; it keeps the later bytes of that message stable).
+
 Response (a public contract): a :class:`~cwcore.hints.results.PreflightDecision`, whose JSON is
 ``{"outcome", "hint", "messageKey", "queryHash", "generation", "diagnostics"}`` plus ``session``,
 ``tokens`` and ``frozen``. The first call for a key decides and freezes; later calls return the
 identical bytes. Any failure after validation freezes the empty ``failed`` outcome and is never
 raised to the caller. Logs carry counts and timings only.
+
+The frozen record also keeps what the user said (``said``: the message as preflight received
+it, secrets scrubbed as imports scrub sources when ``scrubSecrets`` is on, cut to
+:data:`SAID_MAX_CHARS` characters; withheld — None, with ``saidWithheld`` naming why — when a
+privacy policy prohibits it), so ``cw hints`` and the TUI show it beside the frozen bytes. It is
+never in the diagnostics, the logs or the model-visible hint.
 """
 
 from __future__ import annotations
@@ -29,10 +42,12 @@ from cwcore.hints.candidates import COVERAGE_MIN, IDF_MIN, MIN_MATCHED, Evidence
 from cwcore.hints.lineage import allowed_rows
 from cwcore.hints.query import Query, extract
 from cwcore.hints.results import Diagnostics, PreflightDecision
+from cwcore.importers.scrub import scrub_text
 from cwcore.index import derived
 from cwcore.retrieve.candidates import Visible
 from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS, SearchRequest
 from cwcore.retrieve.scope import Scope
+from cwcore.store import identity
 from cwcore.store.keys import MAX_MESSAGE_KEY_BYTES, check_id
 from cwcore.text.tokens import estimate
 
@@ -44,6 +59,12 @@ MAX_RESULTS = 100
 #: Planner priorities: recent conversation outranks retrieved evidence, which outranks summaries.
 PRIORITY = {"recent": 100, "retrieved": 85, "summary": 75}
 OUTCOMES = ("no-query", "none", "excerpt", "marker", "failed")
+#: Characters of the user's message kept with its decision (``said``); longer ones are cut and
+#: end with ``…``. Enough to recognise the message beside its hint, bounded per record.
+SAID_MAX_CHARS = 2_000
+#: Characters scrubbed before the cut: a secret that starts inside the kept text and runs past
+#: the cut (a PEM private key is about 3,300 characters) is still matched whole and replaced.
+SAID_SCRUB_CHARS = SAID_MAX_CHARS + 16_384
 
 
 @dataclass(frozen=True)
@@ -105,6 +126,41 @@ def parse(params: dict[str, Any]) -> PreflightRequest:
     return PreflightRequest(message, session, key, frozenset(visible), max_results, budget)
 
 
+def said(message: str, *, scrub: bool) -> tuple[str | None, str | None]:
+    """What the decision keeps of the user's message: ``(text, withheld reason)``.
+
+    Secrets are replaced as imports replace them (:func:`cwcore.importers.scrub.scrub_text`)
+    when ``scrub``; the text is cut to :data:`SAID_MAX_CHARS` characters (``…`` marks a cut).
+    A registered privacy policy (:mod:`cwcore.hints.privacy`) that prohibits the text — or
+    raises — withholds it: ``(None, "privacy:<reason>")``."""
+    text = message[:SAID_SCRUB_CHARS]
+    if scrub:
+        text = scrub_text(text)
+    if len(text) > SAID_MAX_CHARS or len(message) > SAID_SCRUB_CHARS:
+        text = text[: SAID_MAX_CHARS - 1] + "…"
+    try:
+        finding = privacy.classify(text, {"kind": "user-message", "role": "user"})
+    except Exception as exc:  # a failing policy withholds the text, never fails the call
+        return None, f"privacy-failed:{type(exc).__name__}"
+    if finding is not None:
+        return None, f"privacy:{finding.reason}"
+    return text, None
+
+
+def resolve_session(engine: Any, req: PreflightRequest) -> PreflightRequest:
+    """``req`` with its session resolved: a full id, native id or ``<agent>:<id>`` as
+    :func:`cwcore.store.identity.resolve` names it, or a unique prefix of 4+ characters. An id
+    that names no session stays as given; an ambiguous prefix raises :class:`NotFound`."""
+    try:
+        found = identity.resolve_prefix(engine.store, req.session)
+    except NotFound:
+        raise
+    except Exception as exc:  # a broken store read: decide under the id as given (fail open)
+        log.warning("preflight could not resolve the session: %s", type(exc).__name__)
+        return req
+    return req if found is None or found == req.session else replace(req, session=found)
+
+
 def _response(record: dict[str, Any], *, was_frozen: bool, started: float) -> PreflightDecision:
     """The answer for a decision record (as built, or as read back from the store): its
     diagnostics with whether it came frozen and the whole call's time (ms) appended."""
@@ -126,11 +182,17 @@ def _response(record: dict[str, Any], *, was_frozen: bool, started: float) -> Pr
     )
 
 
-def preflight(engine: Any, params: dict[str, Any]) -> PreflightDecision:
-    """Validate, return the frozen decision if there is one, else decide, freeze and return."""
+def preflight(engine: Any, params: dict[str, Any], *, prefixes: bool = True) -> PreflightDecision:
+    """Validate, return the frozen decision if there is one, else decide, freeze and return.
+
+    ``prefixes`` resolves a session-id prefix first (:func:`resolve_session`); hooks, which
+    always send the host's full id, pass False and skip the scan of session ids an id not yet
+    imported would cost."""
     req = parse(params)
     started = time.perf_counter()
     store = engine.store
+    if prefixes:
+        req = resolve_session(engine, req)
     try:
         now = clock.now()
         existing = frozen.frozen(store, req.session, req.message_key)
@@ -143,6 +205,7 @@ def preflight(engine: Any, params: dict[str, Any]) -> PreflightDecision:
         return _response(_failed(req, None, None, started), was_frozen=False, started=started)
     generation: int | None = None
     query: Query | None = None
+    kept = said(req.message, scrub=bool(getattr(engine.settings, "scrub_secrets", True)))
     try:
         gen = derived.generation(store)
         generation = int(gen["n"])
@@ -151,6 +214,7 @@ def preflight(engine: Any, params: dict[str, Any]) -> PreflightDecision:
     except Exception as exc:
         log.warning("preflight failed: %s", type(exc).__name__)
         record = _failed(req, query, generation, started)
+    _keep_said(record, kept)
     try:
         stored = frozen.freeze(
             store,
@@ -164,6 +228,7 @@ def preflight(engine: Any, params: dict[str, Any]) -> PreflightDecision:
     except Exception as exc:  # could not persist: still no error, and no unfrozen bytes
         log.warning("preflight could not freeze: %s", type(exc).__name__)
         stored = _failed(req, query, generation, started)
+        _keep_said(stored, kept)
     diag = stored.get("diagnostics") or {}
     log.info(
         "preflight outcome=%s candidates=%s tokens=%s ms=%.2f",
@@ -178,6 +243,13 @@ def preflight(engine: Any, params: dict[str, Any]) -> PreflightDecision:
         log.warning("preflight could not answer its decision: %s", type(exc).__name__)
         failed = _failed(req, query, generation, started)
         return _response(failed, was_frozen=False, started=started)
+
+
+def _keep_said(record: dict[str, Any], kept: tuple[str | None, str | None]) -> None:
+    """Add what the user said to a decision record (``saidWithheld`` only when withheld)."""
+    record["said"] = kept[0]
+    if kept[1] is not None:
+        record["saidWithheld"] = kept[1]
 
 
 def _failed(
@@ -283,6 +355,7 @@ def _decide(
         tool_max_s=tool_max_s,
         max_results=req.max_results,
         suppressed=lambda ev: exposures.suppressed(ev.document_id, now_dt),
+        lineage=frozenset(lineage_ids),
     )
     counts = {
         "lineageSessions": len(lineage_ids),
@@ -291,7 +364,7 @@ def _decide(
         "stale": allowed.stale,
         "durable": allowed.durable,
         "visible": allowed.visible,
-        "alternateBranch": 0,
+        "alternateBranchCandidates": retrieved.alternate_branch,
         **retrieved.counts,
     }
     diag["counts"] = counts

@@ -205,6 +205,7 @@ COUNT_NAMES = (
     "durable",
     "visible",
     "alternateBranch",
+    "alternateBranchCandidates",
     "exact",
     "lexical",
     "candidates",
@@ -220,7 +221,13 @@ class Counts:
     """A decision's row counts: lineage sessions, rows of the branch, allowed after the
     filters, dropped as stale / durable / already visible, exact and BM25 rows, candidates,
     verified and unverified rows, duplicates and suppressed rows. Every counter is None when no
-    retrieval ran (no query, unknown session: the counts are empty)."""
+    retrieval ran (no query, unknown session: the counts are empty).
+
+    ``alternate_branch_candidates`` is spec 001's ``alternateBranchCandidates``: candidate rows
+    of a session outside the verified lineage that the defensive check after the lookups
+    rejected (normally zero: the lookups are restricted to the lineage). Decisions frozen
+    before the spec's name was adopted keep theirs, ``alternateBranch`` (always 0), in
+    ``alternate_branch``."""
 
     lineage_sessions: int | None = None
     branch: int | None = None
@@ -229,6 +236,7 @@ class Counts:
     durable: int | None = None
     visible: int | None = None
     alternate_branch: int | None = None
+    alternate_branch_candidates: int | None = None
     exact: int | None = None
     lexical: int | None = None
     candidates: int | None = None
@@ -253,6 +261,7 @@ class Counts:
             self.durable,
             self.visible,
             self.alternate_branch,
+            self.alternate_branch_candidates,
             self.exact,
             self.lexical,
             self.candidates,
@@ -284,6 +293,7 @@ class Counts:
             g("durable"),
             g("visible"),
             g("alternateBranch"),
+            g("alternateBranchCandidates"),
             g("exact"),
             g("lexical"),
             g("candidates"),

@@ -81,7 +81,7 @@ def turn(engine: Any, params: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"event": event, "session": session, "hint": None, "outcome": None}
     if event == "prompt":
         fields = {k: v for k, v in params.items() if k not in ("event", "cwd")}
-        decision = preflight(engine, fields)
+        decision = preflight(engine, fields, prefixes=False)
         out.update(hint=decision.hint, outcome=decision.outcome)
         message_key, prompt = decision.message_key, str(params["message"])
     else:

@@ -15,7 +15,7 @@ from typing import Any
 from cwcore.errors import CwError, InvalidInput, NotFound
 from cwcore.memory import injection, rank, records
 from cwcore.semantic.runtime import for_engine
-from cwcore.store import codec, keys
+from cwcore.store import codec, identity, keys
 from cwcore.store.admission import day_bucket
 
 SUMMARY_CHARS = 120
@@ -91,11 +91,14 @@ def context(
 ) -> dict[str, Any]:
     """The injection block of one turn (see :func:`cwcore.memory.injection.build`).
 
-    The project defaults to the session's. ``project_only`` confines the turn to ``project``:
-    only the records it may see (:func:`visible_to`) enter the pipeline and the daily log lists
-    only its sessions — what a project-bound caller gets."""
+    The project defaults to the session's; ``session`` may be a unique id prefix (4+
+    characters, :func:`cwcore.store.identity.resolve_prefix`): a prefix several sessions share
+    raises :class:`NotFound`, an id that names no session gives no project. ``project_only``
+    confines the turn to ``project``: only the records it may see (:func:`visible_to`) enter
+    the pipeline and the daily log lists only its sessions — what a project-bound caller
+    gets."""
     if project is None and session is not None:
-        project = _project_of(engine, session)
+        project = _project_of(engine, identity.resolve_prefix(engine.store, session) or session)
     rows = list(records.scan(engine.store))
     if project_only:
         if project is None:

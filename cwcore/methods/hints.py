@@ -1,6 +1,6 @@
 """The preflight hint methods: ``preflight``, ``hook.turn`` (the hint and the memory block of
-one hook event), ``hints`` (the frozen decisions and their views), ``hints.rotate`` and
-``hints.maintain``."""
+one hook event), ``hints`` (the frozen decisions and their views), ``hints.rotate``,
+``hints.maintain`` and ``hints.locate`` (a recall locator for a decision's candidate)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from cwcore import clock
 from cwcore.engine import Emit, Engine, MiB
 from cwcore.errors import InvalidInput, LimitExceeded
-from cwcore.hints import frozen, views
+from cwcore.hints import frozen, locate, views
 from cwcore.hints.listings import HintEntry, HintsListing, SessionBudget
 from cwcore.hints.memory_turns import MemoryTurn
 from cwcore.hints.preflight import preflight
@@ -102,6 +102,8 @@ def _listing(engine: Engine, rows: list[dict[str, Any]], truncated: bool) -> Hin
             created_at=r.get("createdAt"),
             diagnostics=views.diagnostics(r),
             memory=_memory_turn(engine, r["session"], r["messageKey"]),
+            said=r.get("said"),
+            said_withheld=r.get("saidWithheld"),
         )
         for r in rows
     )
@@ -153,10 +155,19 @@ def _hints_maintain(
     return frozen.maintain(engine.store, engine.settings, clock.now(), limit).to_json()
 
 
+def _hints_locate(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """A signed recall locator for a frozen decision's candidate (``candidate``: its id,
+    ``<documentId>#<messageKey>``): ``{"locator", "documentId", "messageKey"}``."""
+    return locate.locate(engine, params.get("candidate"))  # type: ignore[arg-type]
+
+
 METHODS: tuple[Method, ...] = (
     Method("preflight", _preflight),
     Method("hook.turn", _turn, output_bytes=MiB),
     Method("hints", _hints, output_bytes=8 * MiB),
     Method("hints.rotate", _hints_rotate),
     Method("hints.maintain", _hints_maintain),
+    Method("hints.locate", _hints_locate),
 )

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from cwcore.clock import parse_time
 from cwcore.index import bm25, derived
 from cwcore.index.postings import PostingIndex, PostingReader
 from cwcore.retrieve.candidates import Candidate, Visible
@@ -27,7 +28,10 @@ from cwcore.store.rocks import Store
 from cwcore.text.stopwords import GRAMMAR
 from cwcore.text.tokenize import tokens
 
+#: Relation postings kept per structural search (all of them in the request's scope).
 RELATION_SCAN = 2_000
+#: Relation postings read at most to find them (a scope holding few of a common relation).
+RELATION_SCAN_MAX = 100_000
 
 
 def query_terms(query: str, extra: Iterable[str] = ()) -> list[str]:
@@ -115,17 +119,50 @@ def lexical_candidates(
 def structural_candidates(
     store: Store, visible: Visible, relation: str, lexical: dict[int, Candidate] | None
 ) -> list[Candidate]:
-    """Windows holding a span of ``relation``, newest first; with a query, only those the
-    lexical pass also matched, ranked by it."""
+    """Windows of the scope holding a span of ``relation``; with a query, only those the
+    lexical pass also matched, ranked by it; without one, latest message first.
+
+    The relation's postings are read newest window first and the scope filter applies while
+    they are read, so the :data:`RELATION_SCAN` postings kept are all in scope (other sessions
+    or projects cannot use up the cut); at most :data:`RELATION_SCAN_MAX` postings are read in
+    all. "Latest" is the time of the window's messages (its ``created``), not the order of
+    import: a session imported late with older messages does not come first."""
     spans: dict[int, list[tuple[int, int]]] = {}
-    for key, value in store.scan(
-        "relations", derived.RELATION.prefix(relation), reverse=True, limit=RELATION_SCAN
-    ):
-        _, wid, _ = derived.RELATION.decode(key)
+    admitted: list[int] = []
+    kept = 0
+    pending: list[int] = []  # windows read but not yet passed through the scope filter
+
+    def admit() -> None:
+        nonlocal kept
+        for wid in visible.filter(pending):
+            admitted.append(wid)
+            kept += len(spans[wid])
+        pending.clear()
+
+    postings = store.scan("relations", derived.RELATION.prefix(relation), reverse=True)
+    for read, (key, value) in enumerate(postings, start=1):
+        _, raw_wid, _ = derived.RELATION.decode(key)
+        wid = int(raw_wid)
         body = codec.decode_record(value, "relation")
-        spans.setdefault(int(wid), []).append((int(body["start"]), int(body["end"])))
+        if wid not in spans:
+            pending.append(wid)
+            spans[wid] = []
+        spans[wid].append((int(body["start"]), int(body["end"])))
+        if len(pending) >= 256:
+            admit()
+            if kept >= RELATION_SCAN:
+                break
+        if read >= RELATION_SCAN_MAX:
+            break
+    admit()
+
+    def when(wid: int) -> float:
+        record = visible.records.get(wid)
+        return parse_time(record["created"]).timestamp() if record else 0.0
+
+    latest = sorted(admitted, key=lambda w: (-when(w), -w))
     out = []
-    for rank, wid in enumerate(visible.filter(sorted(spans, reverse=True))):
+    for rank, wid in enumerate(latest):
         if lexical is not None:
             lex = lexical.get(wid)
             if lex is None:
@@ -138,5 +175,6 @@ def structural_candidates(
             cand = Candidate(wid, "structural", round(score, 4), 0.0, f"structural-{relation}")
         cand.spans = sorted(spans[wid])
         out.append(cand)
-    out.sort(key=lambda c: (-c.score, -c.wid))
+    order = {wid: i for i, wid in enumerate(latest)}
+    out.sort(key=lambda c: (-c.score, order[c.wid]))
     return out

@@ -32,6 +32,7 @@ __all__ = [
     "backfill",
     "qualified",
     "resolve",
+    "resolve_prefix",
     "session_key",
     "session_what",
     "shared_with",
@@ -106,6 +107,34 @@ def resolve(store: Store, name: str) -> str | None:
         if raw is not None:
             return raw.decode("utf-8")
     return None
+
+
+#: The shortest session-id prefix accepted where an id is typed (as ``cw show`` takes it).
+PREFIX_MIN = 4
+
+
+def resolve_prefix(store: Store, name: str) -> str | None:
+    """The store id ``name`` names (:func:`resolve`), else the one session whose id starts
+    with ``name`` (at least :data:`PREFIX_MIN` characters; a prefix shared by a session and its
+    sub-agents, ``<parent>/agent-…``, names the parent); None when no session matches.
+    Raises :class:`NotFound` (one line) when the prefix matches several sessions, or a native
+    id is shared by two agents. Unlike ``Reader.find_session`` it tells "no such session"
+    (None) from "ambiguous" (raised), for callers that accept sessions not imported yet."""
+    exact = resolve(store, name)
+    if exact is not None or len(name) < PREFIX_MIN:
+        return exact
+    matches = []
+    for key, _ in store.scan("scopes", keys.SESSION.prefix()):
+        sid = str(keys.SESSION.decode(key)[0])
+        if sid.startswith(name):
+            matches.append(sid)
+    if len(matches) <= 1:
+        return matches[0] if matches else None
+    roots = [m for m in matches if all(o.startswith(m) for o in matches)]
+    if len(roots) == 1:
+        return roots[0]
+    ids = ", ".join(sorted(matches)[:5])
+    raise NotFound(f"session prefix {excerpt(name)} is ambiguous: {ids}")
 
 
 def shared_with(store: Store, record: dict[str, Any]) -> list[tuple[str, str]]:

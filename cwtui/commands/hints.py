@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from cwcore.api import Archive
 from cwtui.output import console, emit_json, guard
@@ -25,6 +24,27 @@ if TYPE_CHECKING:
     from cwcore.hints.memory_turns import MemoryDecision
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+#: Characters of what the user said that the ``cw hints`` table shows (``--json`` has it all).
+SAID_CHARS = 120
+
+
+def _limits(archive: Archive) -> Any:
+    """The archive's age limits and suppression, for the sentences of :mod:`cwcore.hints.why`."""
+    from cwcore.config import load
+    from cwcore.hints.why import Limits, limits_of
+
+    try:
+        return limits_of(load(archive.home)[0])
+    except Exception:  # unreadable settings: the sentence names the defaults
+        return Limits()
+
+
+def _said(text: str | None, withheld: str | None, limit: int) -> str:
+    if text is None:
+        return f"(withheld: {withheld})" if withheld else "(not kept)"
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
 
 app = typer.Typer(help="Frozen preflight hints per user message, with diagnostics.")
 
@@ -60,12 +80,17 @@ def preflight(
         if as_json:
             emit_json(body.to_json())
             return
+        from cwcore.hints.why import explain
+
         frozen = " (frozen)" if body.frozen else ""
         console.print(
-            f"[bold]{body.outcome}[/]{frozen} · key {escape(body.message_key)} · "
+            f"[bold]{body.outcome}[/]{frozen} · session {escape(body.session)} · "
+            f"key {escape(body.message_key)} · "
             f"{body.tokens} tokens · generation {body.generation} · "
             f"reason {escape(str(body.diagnostics.reason))}"
         )
+        why = explain(body.outcome, body.diagnostics.reason, body.diagnostics, _limits(archive))
+        console.print(f"why: {escape(why)}", soft_wrap=True)
         if body.hint:
             console.print(escape(body.hint.lstrip("\n")), soft_wrap=True)
 
@@ -85,35 +110,35 @@ def hints(
         if as_json:
             emit_json(body.to_json())
             return
-        _render(body)
+        _render(body, _limits(archive))
 
 
-def _render(body: HintsListing) -> None:
+def _render(body: HintsListing, limits: Any = None) -> None:
+    """One block per decision: its head, what the user said, why, the counts (a table of nine
+    columns wrapped every cell to a few letters in 80 columns)."""
+    from cwcore.hints.why import explain
+
     if not body.hints:
         console.print("[dim]no frozen hints.[/]")
         return
-    table = Table("session", "message key", "outcome", "bytes", "tokens", "query", "gen", "why")
     for h in body.hints:
         d = h.diagnostics
         counts = d.counts
-        why = str(d.reason or h.reason or "")
-        if counts:
-            why += (
-                f"\n{counts.candidates or 0} cand · {len(d.shown)} incl · "
-                f"{len(d.left_out)} excl · {counts.dedup or 0} dedup · "
-                f"{counts.branch or 0} branch rows · {d.latency_ms or 0:.1f} ms"
-            )
-        table.add_row(
-            escape(h.session[:16]),
-            escape(h.message_key[:24]),
-            h.outcome,
-            str(h.bytes),
-            str(h.tokens),
-            h.query_hash or "-",
-            str(h.generation),
-            escape(why),
+        console.print(
+            f"[bold]{escape(h.session)}[/] · {escape(h.message_key)} · [bold]{h.outcome}[/] "
+            f"({escape(str(h.reason or d.reason or '-'))}) · {h.bytes} bytes · "
+            f"{h.tokens} tokens · query {h.query_hash or '-'} · generation {h.generation} · "
+            f"frozen {escape(str(h.created_at or '-'))}",
+            soft_wrap=True,
         )
-    console.print(table)
+        console.print(f"  said: {escape(_said(h.said, h.said_withheld, SAID_CHARS))}")
+        console.print(f"  why: {escape(explain(h.outcome, h.reason, d, limits))}", soft_wrap=True)
+        if counts:
+            console.print(
+                f"  [dim]{counts.candidates or 0} cand · {len(d.shown)} incl · "
+                f"{len(d.left_out)} excl · {counts.dedup or 0} dedup · "
+                f"{counts.branch or 0} branch rows · {d.latency_ms or 0:.1f} ms[/]"
+            )
     for state in body.sessions:
         console.print(
             f"[dim]{escape(state.session)}: {state.active_tokens}/{state.active_budget} active "
@@ -186,7 +211,7 @@ def _render_retrieved(decisions: list[RetrievedDecision]) -> None:
             console.print(
                 f"  {counts.candidates or 0} candidates · {counts.verified or 0} "
                 f"verified · {counts.dedup or 0} dedup · {counts.branch or 0} branch "
-                f"rows · {counts.alternate_branch or 0} alternate-branch"
+                f"rows · {_alternate(counts)} alternate-branch"
             )
         for i, c in enumerate(d.candidates, 1):
             console.print(
@@ -205,6 +230,12 @@ def _render_retrieved(decisions: list[RetrievedDecision]) -> None:
         console.print(used)
         for w in d.warnings:
             console.print(f"  [yellow]warning[/] {escape(w)}")
+
+
+def _alternate(counts: Any) -> int:
+    """Spec 001's ``alternateBranchCandidates`` (``alternateBranch`` in older decisions)."""
+    value = counts.alternate_branch_candidates
+    return int(value if value is not None else counts.alternate_branch or 0)
 
 
 def _render_manifest(decisions: list[ManifestDecision]) -> None:

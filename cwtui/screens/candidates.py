@@ -2,7 +2,8 @@
 
 ``CandidatesScreen(hint, session)`` lists what the decision retrieved (its diagnostics'
 ``retrieved`` rows and the ``included`` item: ids, dates, kinds, scores — never text). Enter
-recalls the highlighted candidate's document (``Archive.recall`` with the document id), ``o``
+recalls the highlighted candidate's message (a locator from ``Archive.hint_locator``, then
+``Archive.recall``: :mod:`cwtui.screens.candidate_recall`), ``o``
 opens its session's transcript at its message. The ids are ``<documentId>#<messageKey>`` or
 ``<documentId>@w<window>`` (a window with no single message).
 """
@@ -137,11 +138,14 @@ class CandidatesScreen(ModalScreen[None], LiveScreen):
 
     @on(OptionList.OptionSelected)
     def _recall(self, event: OptionList.OptionSelected) -> None:
-        from cwtui.screens.recall import RecallScreen
+        from cwtui.screens.candidate_recall import CandidateRecallScreen
 
         row = self.rows[event.option_index]
         self.dismiss(None)
-        self.app.push_screen(RecallScreen(row.document_id, document_id=row.document_id))
+        # By a locator of the candidate's message, not the bare document id (a direct read
+        # without agent, byte range or message roles).
+        ident = f"{row.document_id}#{row.message_key}" if row.message_key else row.document_id
+        self.app.push_screen(CandidateRecallScreen(ident, row.document_id))
 
     def action_open_transcript(self) -> None:
         from cwtui.screens.transcript import TranscriptScreen

@@ -8,11 +8,14 @@ numbers and reasons only. This screen reads them with ``Archive.hints()`` from t
 * the left pane lists the sessions that have frozen hints (one ``hints()`` call over the
   archive), with the session selected on the Sessions screen pinned on top even when it has none;
 * the table shows the chosen session's decisions (``hints(session=…)``): message key, what the
-  user said there (from the session's transcript), outcome (coloured), reason, bytes, tokens,
-  query hash, generation, when it was frozen;
-* the detail pane shows the selected decision: the hint bytes verbatim (plain text, never parsed
-  as markup), retrieved / included / excluded candidates with their reasons, the candidate,
-  dedup and branch counts, the gate, token use and latency, and the session's active budget.
+  user said there (kept with the decision; for decisions frozen before messages were kept, the
+  session transcript's message of that key), outcome (coloured), reason, bytes, tokens, query
+  hash, generation, when it was frozen;
+* the detail pane shows the selected decision: what the user said, why it came out so (one
+  sentence: for ``none``, every row older than the age limits, nothing matching, weak evidence,
+  …), the hint bytes verbatim (plain text, never parsed as markup), retrieved / included /
+  excluded candidates with their reasons, the candidate, dedup and branch counts, the gate,
+  token use and latency, and the session's active budget.
 
 ``c`` lists the selected decision's candidates; each opens its recall or its transcript. A
 session typed with ``s`` may be a unique id prefix, as everywhere an id is typed. The screen only
@@ -42,6 +45,7 @@ from cwtui.widgets.nav import NavList, NavTable
 
 if TYPE_CHECKING:
     from cwcore.hints.listings import HintEntry, HintsListing, SessionBudget
+    from cwcore.hints.why import Limits
 
 EMPTY_SESSION = (
     "No frozen hints for this session yet — agents create them with `cw preflight` through "
@@ -55,6 +59,24 @@ COLUMNS = ("Message", "Said", "Outcome", "Reason", "Bytes", "Tokens", "Query has
 #: Characters of the user message the table shows (the detail shows more).
 SAID_CHARS = 36
 DETAIL_SAID_CHARS = 600
+
+
+def _limits(home: Any) -> Limits:
+    """The archive's age limits and suppression (the defaults when its settings are unread)."""
+    from cwcore.config import load
+    from cwcore.hints.why import Limits, limits_of
+
+    try:
+        return limits_of(load(home)[0])
+    except Exception:
+        return Limits()
+
+
+def _unsaid(hint: HintEntry) -> str:
+    """What the detail says when the decision kept no message text."""
+    if hint.said_withheld:
+        return f"(withheld: {hint.said_withheld})"
+    return "(not kept with this decision, and not in the archive's transcript)"
 
 
 def sessions_screen_selection(app: Any) -> str | None:
@@ -167,6 +189,7 @@ class HintsScreen(LiveScreen):
         self.hints: list[HintEntry] = []
         self.said: dict[str, str] = {}  # message key → what the user said there
         self.budget: SessionBudget | None = None
+        self.limits: Limits | None = None  # the archive's age limits, for the "why" sentence
         self.listing: dict[str, SessionBudget] = {}
         self.counts: dict[str, int] = {}
         self.generation = 0
@@ -240,12 +263,16 @@ class HintsScreen(LiveScreen):
                 except NotFound:
                     pass  # hints may outlive their session: ask for them by the id as typed
                 body = archive.hints(session=session, limit=self.LIMIT)
-                if body.hints:
+                if self.limits is None:
+                    self.limits = _limits(archive.home)
+                kept = {h.message_key: h.said for h in body.hints if h.said is not None}
+                if len(kept) < len(body.hints):  # decisions frozen before messages were kept
                     try:
                         messages = archive.show(session).messages
                     except NotFound:
                         messages = ()
                     said = {m.message_key: m.text for m in messages if m.role == "user"}
+                said.update(kept)
         except CwError as exc:
             self.post_message(self.Failed(generation, error_text(exc)))
             return
@@ -341,9 +368,9 @@ class HintsScreen(LiveScreen):
                 said = said[: DETAIL_SAID_CHARS - 1] + "…"
             body = Text.assemble(
                 ("The user said ", "bold"),
-                (f"“{said}”" if said else "(not in the archive's transcript)", "italic"),
+                (f"“{said}”" if said else _unsaid(hint), "italic"),
                 "\n\n",
-                detail_text(hint, self.budget, show_timing=self.SHOW_TIMING),
+                detail_text(hint, self.budget, show_timing=self.SHOW_TIMING, limits=self.limits),
             )
         self.query_one("#hints-detail", Static).update(body)
 

@@ -14,6 +14,7 @@ from rich.text import Text
 if TYPE_CHECKING:
     from cwcore.hints.listings import HintEntry, SessionBudget
     from cwcore.hints.results import CandidateRow
+    from cwcore.hints.why import Limits
 
 #: Outcome → style (docs/hints.md: excerpt, marker, none, no-query, failed).
 OUTCOME_STYLES = {
@@ -37,6 +38,7 @@ COUNT_KEYS = (
     "unverified",
     "dedup",
     "suppressed",
+    "alternateBranchCandidates",
     "alternateBranch",
 )
 
@@ -116,9 +118,16 @@ def hint_block(hint: str | None) -> Text:
 
 
 def detail_text(
-    hint: HintEntry, budget: SessionBudget | None = None, *, show_timing: bool = True
+    hint: HintEntry,
+    budget: SessionBudget | None = None,
+    *,
+    show_timing: bool = True,
+    limits: Limits | None = None,
 ) -> Text:
-    """Everything frozen for one user message: the bytes, then the diagnostics kept with them."""
+    """Everything frozen for one user message: why it came out so (one sentence, with the
+    archive's age ``limits``), the bytes, then the diagnostics kept with them."""
+    from cwcore.hints.why import explain
+
     diag = hint.diagnostics
     text = Text.assemble(
         ("Message ", "bold"),
@@ -134,6 +143,8 @@ def detail_text(
     )
     if hint.created_at:
         text.append(f" · frozen {hint.created_at[:19].replace('T', ' ')} UTC", "dim")
+    text.append("\nWhy: ", "bold")
+    text.append(explain(hint.outcome, hint.reason, diag, limits))
     units = diag.units.to_json() if diag.units is not None else {}
     if units:
         text.append("\nquery units: " + ", ".join(f"{units[k]} {k}" for k in sorted(units)), "dim")

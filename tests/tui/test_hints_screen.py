@@ -131,6 +131,9 @@ async def test_table_and_detail(hints_home: dict[str, Any], app_for: AppFactory)
         assert rows[0][7] == str(cue["generation"])
         assert rows[1][:4] == ["user:u4", "ok thanks", "no-query", "no-topic"]
         assert f"The user said “{CUE}”" in _text(screen, "#hints-detail")
+        assert "Why: a historical cue" in _text(screen, "#hints-detail") or (
+            "Why: " in _text(screen, "#hints-detail") and cue["outcome"] == "marker"
+        )
         assert "Session s-omega-1" in _text(screen, "#hints-budget")
         assert f"{cue['tokens']} / 640 tokens" in _text(screen, "#hints-budget")
 
@@ -145,7 +148,7 @@ async def test_table_and_detail(hints_home: dict[str, Any], app_for: AppFactory)
             assert str(row["reason"]) in detail
         assert f"Retrieved ({len(cue['diagnostics']['retrieved'])})" in detail
         counts = cue["diagnostics"]["counts"]
-        for key in ("candidates", "dedup", "branch", "alternateBranch"):
+        for key in ("candidates", "dedup", "branch", "alternateBranchCandidates"):
             assert f"{key} {counts[key]}" in detail
         assert "session active budget" in detail
         assert " ms" not in detail  # timing off for the tests
@@ -203,3 +206,66 @@ def test_hints_snapshot(
         await settle(pilot)
 
     assert snap_compare(app_for(hints_home["home"]), terminal_size=size, run_before=hints)
+
+
+@pytest.mark.anyio
+async def test_what_was_said_comes_from_the_decision_and_none_says_why(
+    hints_home: dict[str, Any], app_for: AppFactory
+) -> None:
+    # A decision under a key no transcript message has (the default text- key of a manual
+    # preflight): what the user said is read from the decision itself.
+    with Archive.open(hints_home["home"], embedded=True) as archive:
+        archive.preflight("what about the zebra stripes?", session=SESSION)
+    async with app_for(hints_home["home"]).run_test(size=SIZE) as pilot:
+        screen = await _open_hints(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press(*SESSION, "enter")
+        await settle(pilot)
+        keyed = [n for n, h in enumerate(screen.hints) if h.message_key.startswith("text-")]
+        assert len(keyed) == 1
+        table = screen.query_one("#hints-table", DataTable)
+        assert str(table.get_row_at(keyed[0])[1]) == "what about the zebra stripes?"
+        table.focus()
+        table.move_cursor(row=keyed[0])
+        await settle(pilot)
+        detail = _text(screen, "#hints-detail")
+        assert "The user said “what about the zebra stripes?”" in detail
+        assert "Why: nothing in the" in detail and "matches the message's topic" in detail
+
+
+@pytest.mark.anyio
+async def test_a_candidate_recalls_with_its_provenance(
+    hints_home: dict[str, Any], app_for: AppFactory
+) -> None:
+    from cwtui.screens.candidates import CandidatesScreen
+    from cwtui.screens.recall import RecallScreen
+
+    app = app_for(hints_home["home"])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_hints(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press(*SESSION, "enter")
+        await settle(pilot)
+        screen.query_one("#hints-table", DataTable).focus()
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, CandidatesScreen)
+        await pilot.press("enter")
+        await settle(pilot)
+        recall = app.screen
+        assert isinstance(recall, RecallScreen)
+        body = recall.body
+        assert body is not None and body.status == "resolved" and body.source is not None
+        header = _text(recall, "#recall-header")
+        assert "claude-code" in header and "None" not in header
+        assert "bytes 0–0" not in header and " 0 tokens" not in header
+        roles = {p.message.role for p in _parts(body) if p.message is not None}
+        assert roles == {"user", "assistant"}
+
+
+def _parts(body: Any) -> list[Any]:
+    from cwtui.screens.recall import parts_of
+
+    return parts_of(body)
