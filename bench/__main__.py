@@ -20,6 +20,7 @@ BENCHES = [
     "search",
     "daemon",
     "admission",
+    "import_memory",
     "importers",
     "indexing",
     "semantic",

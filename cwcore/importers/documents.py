@@ -111,7 +111,7 @@ def prompt_title(users: list[tuple[str, bool]]) -> str | None:
     """The derived title from a session's user text messages, in order, as ``(text, real)``
     (see :func:`session_title`)."""
     # A bare slash command ("/mode") says what the user did, not what the session is about.
-    said = [u for u in users if not _command(u[0])] or users
+    said = [u for u in users if not is_command(u[0])] or users
     first = next((u for u in said if u[1]), said[0] if said else None)
     if first is None:
         return None
@@ -122,7 +122,8 @@ def prompt_title(users: list[tuple[str, bool]]) -> str | None:
     return line or None
 
 
-def _command(text: str) -> bool:
+def is_command(text: str) -> bool:
+    """Whether ``text`` is a bare slash command (``/mode``): never a title."""
     words = text.split()
     return len(words) == 1 and words[0].startswith("/")
 

@@ -20,9 +20,15 @@ from typing import Any
 
 from cwcore.config import Settings
 from cwcore.errors import CwError, UnknownFormat, excerpt
-from cwcore.importers import base
+from cwcore.importers import base, streaming
 from cwcore.importers import markdown as markdown_importer
-from cwcore.importers.documents import build_documents, session_counts, session_spec
+from cwcore.importers.documents import (
+    build_documents,
+    session_counts,
+    session_spec,
+    session_title,
+)
+from cwcore.importers.streaming import LineProblem, SessionChunk
 from cwcore.importers.summary import ImportProblem, ImportSummary
 from cwcore.importers.surrogates import replace_lone_surrogates
 from cwcore.model import ParsedSession
@@ -202,6 +208,7 @@ def import_paths(
         base.get(fmt)  # an unknown --format is the caller's error, raised before any work
     work = plan(paths, fmt, summary, emit)
     total = len(work)
+    read = 0  # bytes of the files read
     for index, (path, importer) in enumerate(work, start=1):
         if cancelled():
             break
@@ -211,42 +218,142 @@ def import_paths(
                 markdown_files.append(path)
             emit({"type": "progress", "file": str(path), "files": index, "total": total})
             continue
+        stream = getattr(importer, "stream", None)
+        if stream is not None:
+            _import_stream(admission, stream, path, project, settings, summary, emit, cancelled)
+        else:
+            _import_whole(admission, importer, path, project, settings, summary, emit)
+        emit({"type": "progress", "file": str(path), "files": index, "total": total})
+        read += _size(path)
+    if read >= streaming.RELEASE_AFTER_BYTES:
+        streaming.release_freed_memory()  # the chunks are gone; give their heap back
+    return summary
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _import_whole(
+    admission: Admission,
+    importer: base.Importer,
+    path: Path,
+    project: str | None,
+    settings: Settings,
+    summary: ImportSummary,
+    emit: Emit,
+) -> None:
+    """One file through an importer's ``parse``: the whole file in memory, then admitted."""
+    try:
+        parsed_file = importer.parse(path, project=project)
+    except CwError as exc:
+        summary.error(str(path), None, exc.message)
+        return
+    except (OSError, UnicodeDecodeError) as exc:
+        summary.error(str(path), None, f"cannot read: {exc}")
+        return
+    except Exception as exc:  # one hostile file must not stop the import of the others
+        summary.error(str(path), None, f"cannot import: {type(exc).__name__}: {exc}")
+        return
+    for line, reason in parsed_file.problems:
+        summary.error(str(path), line, reason)
+    replaced = 0
+    for parsed in parsed_file.sessions:
+        parsed, n = replace_lone_surrogates(parsed)
+        replaced += n
         try:
-            parsed_file = importer.parse(path, project=project)
+            admit_parsed(admission, _scrub(parsed, settings), settings, summary, str(path), emit)
+        except CwError as exc:
+            summary.error(str(path), None, f"session {parsed.session_id}: {exc.message}")
+        except Exception as exc:  # one session must never stop the import of the others
+            summary.error(str(path), None, f"cannot import session: {type(exc).__name__}: {exc}")
+    if replaced:
+        note = (
+            f"{path}: {replaced} lone surrogate(s) (text that is not valid Unicode) shown as "
+            "U+FFFD; the source lines are kept as they are"
+        )
+        summary.notice(note)
+        emit({"type": "notice", "message": note})
+
+
+def _import_stream(
+    admission: Admission,
+    stream: Callable[..., Iterator[SessionChunk | LineProblem]],
+    path: Path,
+    project: str | None,
+    settings: Settings,
+    summary: ImportSummary,
+    emit: Emit,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> None:
+    """One file through an importer's ``stream`` (:mod:`cwcore.importers.streaming`): each
+    chunk is admitted in batches as it arrives and then dropped, so memory follows the chunk,
+    not the file. Chunks admitted before a read error or a cancel stay (they were
+    acknowledged); a cancelled import stops between chunks."""
+    replaced = 0
+    titles: dict[str, str | None] = {}  # session -> its whole title, derived once
+    refused: set[str] = set()  # sessions whose first chunk was not admitted
+    items = stream(path, project=project)
+    while not cancelled():
+        try:
+            item = next(items, None)
         except CwError as exc:
             summary.error(str(path), None, exc.message)
-            continue
+            break
         except (OSError, UnicodeDecodeError) as exc:
             summary.error(str(path), None, f"cannot read: {exc}")
-            continue
+            break
         except Exception as exc:  # one hostile file must not stop the import of the others
             summary.error(str(path), None, f"cannot import: {type(exc).__name__}: {exc}")
+            break
+        if item is None:
+            break
+        if isinstance(item, LineProblem):
+            summary.error(str(path), item.line, item.reason)
             continue
-        for line, reason in parsed_file.problems:
-            summary.error(str(path), line, reason)
-        replaced = 0
-        for parsed in parsed_file.sessions:
-            parsed, n = replace_lone_surrogates(parsed)
-            replaced += n
-            try:
-                admit_parsed(
-                    admission, _scrub(parsed, settings), settings, summary, str(path), emit
-                )
-            except CwError as exc:
-                summary.error(str(path), None, f"session {parsed.session_id}: {exc.message}")
-            except Exception as exc:  # one session must never stop the import of the others
-                summary.error(
-                    str(path), None, f"cannot import session: {type(exc).__name__}: {exc}"
-                )
-        if replaced:
-            note = (
-                f"{path}: {replaced} lone surrogate(s) (text that is not valid Unicode) shown as "
-                "U+FFFD; the source lines are kept as they are"
+        native = item.session.session_id
+        if native in refused:
+            continue
+        parsed, n = replace_lone_surrogates(item.session)
+        replaced += n
+        parsed = _scrub(parsed, settings)
+        if native not in titles:
+            probe = dataclasses.replace(item.session, messages=item.title_messages, events=())
+            probe, _ = replace_lone_surrogates(probe)
+            titles[native] = session_title(_scrub(probe, settings))
+        try:
+            ok = admit_parsed(
+                admission,
+                parsed,
+                settings,
+                summary,
+                str(path),
+                emit,
+                messages=item.messages,
+                first=item.index == 0,
+                title=titles[native],
             )
-            summary.notice(note)
-            emit({"type": "notice", "message": note})
-        emit({"type": "progress", "file": str(path), "files": index, "total": total})
-    return summary
+        except CwError as exc:
+            summary.error(str(path), None, f"session {parsed.session_id}: {exc.message}")
+            ok = False
+        except Exception as exc:  # one session must never stop the import of the others
+            summary.error(str(path), None, f"cannot import session: {type(exc).__name__}: {exc}")
+            ok = False
+        if not ok and item.index == 0:
+            refused.add(native)
+    if replaced:
+        note = (
+            f"{path}: {replaced} lone surrogate(s) (text that is not valid Unicode) shown as "
+            "U+FFFD; the source lines are kept as they are"
+        )
+        summary.notice(note)
+        emit({"type": "notice", "message": note})
+
+
+_DERIVE = object()
 
 
 def admit_parsed(
@@ -256,8 +363,17 @@ def admit_parsed(
     summary: ImportSummary,
     path: str,
     emit: Emit,
-) -> None:
-    messages = session_counts(parsed)["messages"]
+    *,
+    messages: int | None = None,
+    first: bool = True,
+    title: str | object | None = _DERIVE,
+) -> bool:
+    """Admit one parsed session, or one chunk of a streamed session: ``messages`` is then the
+    whole session's message count, ``first`` says whether this is its first chunk (the one that
+    counts it and says what is said once) and ``title`` its whole title. Returns False when the
+    session was not admitted (no messages, or admission refused it)."""
+    if messages is None:
+        messages = session_counts(parsed)["messages"]
     if not messages:
         # A header-only run, a file of metadata, a format whose conversation cw cannot read:
         # nothing to list as a session, and the user hears why.
@@ -265,13 +381,17 @@ def admit_parsed(
         summary.notice(note)
         summary.empty += 1
         emit({"type": "notice", "message": note})
-        return
+        return False
     parsed, native = _identify(admission, parsed)
     raw = admission.store.get("scopes", keys.SESSION.encode(parsed.session_id))
     if raw is not None:
-        parsed = _keep_project(codec.decode_record(raw, "session"), parsed, path, summary, emit)
+        parsed = _keep_project(
+            codec.decode_record(raw, "session"), parsed, path, summary, emit, quiet=not first
+        )
     docs = build_documents(parsed, segment_bytes=settings.segment_bytes)
     spec = session_spec(parsed)
+    if title is not _DERIVE:
+        spec = dataclasses.replace(spec, title=title if isinstance(title, str) else None)
     if native != parsed.session_id:
         spec = dataclasses.replace(spec, native_id=native)
         if raw is None:  # said once, when the session is first stored
@@ -282,14 +402,15 @@ def admit_parsed(
             summary.notice(note)
             emit({"type": "notice", "message": note})
     events = parsed.events
+    del parsed  # the documents hold what admission needs: a chunk's messages go with them
     for start in range(0, max(len(docs), 1), BATCH_DOCUMENTS):
         group = docs[start : start + BATCH_DOCUMENTS]
         try:
             result = admission.admit(spec, events, group)
         except CwError as exc:
-            summary.error(path, None, f"session {parsed.session_id}: {exc.message}")
-            return
-        if start == 0:  # counted once the session is in the store, not when it was refused
+            summary.error(path, None, f"session {spec.session_id}: {exc.message}")
+            return False
+        if start == 0 and first:  # counted once the session is in the store, not when refused
             summary.sessions += 1
             summary.messages += messages
         events = ()
@@ -301,10 +422,17 @@ def admit_parsed(
                 emit({"type": "ack", **ack.to_json()})
             else:
                 summary.skipped += 1
+    return True
 
 
 def _keep_project(
-    record: dict[str, Any], parsed: ParsedSession, path: str, summary: ImportSummary, emit: Emit
+    record: dict[str, Any],
+    parsed: ParsedSession,
+    path: str,
+    summary: ImportSummary,
+    emit: Emit,
+    *,
+    quiet: bool = False,
 ) -> ParsedSession:
     """``parsed`` in the project its stored session (``record``) belongs to: membership is
     decided once (spec 003), so turns that arrive under another project (``--project``,
@@ -312,6 +440,8 @@ def _keep_project(
     project = str(record["project"])
     if project == parsed.project:
         return parsed
+    if quiet:  # a later chunk of a streamed session: said with its first
+        return dataclasses.replace(parsed, project=project)
     note = (
         f"{path}: session {parsed.session_id} belongs to project {project}; its new turns stay "
         f"there (this import named {parsed.project})"
