@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerState
 from cwcore.api import Archive
 from cwtui.screens import DEFAULT_MODE
 from cwtui.screens import MODES as MODE_SPECS
-from cwtui.screens.common import ArchiveFactory, ArchiveHandle, error_text
+from cwtui.screens.common import ArchiveFactory, ArchiveHandle, LiveScreen, error_text
 from cwtui.screens.help import HelpScreen
 from cwtui.widgets.palette import CwCommands
 
@@ -84,6 +84,13 @@ class CwApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         if self.exiting and isinstance(event, events.InputEvent):
             return
+        screen = self.screen if self.screen_stack else None
+        if (
+            isinstance(event, (events.Key, events.Paste))
+            and isinstance(screen, LiveScreen)
+            and screen.typed_blind(event)
+        ):
+            return  # typed before the dialog was on the screen: not meant for it
         await super().on_event(event)
 
     def on_mount(self) -> None:

@@ -141,11 +141,10 @@ class CandidatesScreen(ModalScreen[None], LiveScreen):
         from cwtui.screens.candidate_recall import CandidateRecallScreen
 
         row = self.rows[event.option_index]
-        self.dismiss(None)
         # By a locator of the candidate's message, not the bare document id (a direct read
         # without agent, byte range or message roles).
         ident = f"{row.document_id}#{row.message_key}" if row.message_key else row.document_id
-        self.app.push_screen(CandidateRecallScreen(ident, row.document_id))
+        self.swap(CandidateRecallScreen(ident, row.document_id))
 
     def action_open_transcript(self) -> None:
         from cwtui.screens.transcript import TranscriptScreen
@@ -154,8 +153,7 @@ class CandidatesScreen(ModalScreen[None], LiveScreen):
         if row is None or not row.session:
             self.notify("This candidate names no session.", severity="warning")
             return
-        self.dismiss(None)
-        self.app.push_screen(TranscriptScreen(row.session, focus_key=row.message_key))
+        self.swap(TranscriptScreen(row.session, focus_key=row.message_key))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -19,10 +19,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from textual import _time as textual_time  # the clock of Message.time
+from textual import events
 from textual.app import App
 from textual.await_complete import AwaitComplete
 from textual.message import Message
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from cwcore.api import Archive
 from cwcore.errors import CwError
@@ -172,10 +174,31 @@ class LiveScreen(Screen[Any]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.is_mounted and screen_is_live(self)
 
+    #: When the screen was first painted (Textual's clock, as ``Message.time``); None before.
+    #: A dialog takes only the keys typed after it (:meth:`typed_blind`).
+    shown_at: float | None = None
+
     def on_mount(self) -> None:
         # The footer asked check_action while the screen was mounting (every binding then off):
         # ask again once it is mounted.
-        self.call_after_refresh(self.refresh_bindings)
+        self.call_after_refresh(self._mark_shown)
+
+    def _mark_shown(self) -> None:
+        self.shown_at = textual_time.get_time()
+        self.refresh_bindings()
+
+    def typed_blind(self, event: events.Key | events.Paste) -> bool:
+        """Whether ``event`` is a key (or paste) a dialog must drop: one that was typed before
+        the dialog was on the screen, so nobody typed it into the dialog. A shell line typed into
+        the TUI by mistake (``echo hi > out``) opened Export on ``e`` and the rest became an
+        export file named after the command; ``x`` then Enters reached Supersede the same way.
+        Only modal dialogs drop them (a screen of its own has nothing to confirm), and never
+        Esc, which only closes."""
+        if not isinstance(self, ModalScreen):
+            return False
+        if isinstance(event, events.Key) and event.key == "escape":
+            return False
+        return self.shown_at is None or event.time < self.shown_at
 
     async def _on_message(self, message: Message) -> None:
         if isinstance(message, CallDone) and not screen_is_live(self):

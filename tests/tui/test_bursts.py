@@ -149,3 +149,47 @@ async def test_escape_leaves_a_sessions_filter_field(
         for selector in ("#since-filter", "#match-filter"):
             assert base.query_one(selector, Input).value == ""
     assert app._exception is None, app._exception
+
+
+async def test_a_shell_line_typed_into_sessions_exports_nothing(
+    filled_home: Path, app_for: AppFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: ``echo hi > out`` typed into the TUI by mistake opened Export on ``e`` and the
+    rest became an export file named after the command. Keys typed before a dialog is on the
+    screen are not typed into it."""
+    monkeypatch.chdir(tmp_path)
+    before = set(tmp_path.iterdir())
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        burst(app, "e", *"cho hi > out", "enter", "enter")
+        await settle(pilot)
+        assert_running_cleanly(app)
+        dialog = app.screen
+        assert isinstance(dialog, ExportScreen)
+        path = dialog.query_one("#export-path", Input).value
+        assert "cho" not in path and "out" not in path
+        await pilot.press("escape")
+        await settle(pilot)
+    assert set(tmp_path.iterdir()) == before
+    assert app._exception is None, app._exception
+
+
+async def test_keys_typed_after_a_dialog_shows_are_taken(
+    filled_home: Path, app_for: AppFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side of the rule: once the dialog is painted, typing goes into it."""
+    monkeypatch.chdir(tmp_path)
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ExportScreen)
+        field = dialog.query_one("#export-path", Input)
+        field.value = ""
+        await pilot.press(*"typed.md", "enter")
+        await settle(pilot)
+    assert (tmp_path / "typed.md").is_file()
+    assert app._exception is None, app._exception
