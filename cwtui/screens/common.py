@@ -174,18 +174,17 @@ class LiveScreen(Screen[Any]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.is_mounted and screen_is_live(self)
 
-    #: When the screen was first painted (Textual's clock, as ``Message.time``); None before.
+    #: When the screen was mounted (Textual's clock, as ``Message.time``); None before.
     #: A dialog takes only the keys typed after it (:meth:`typed_blind`).
     shown_at: float | None = None
 
     def on_mount(self) -> None:
         # The footer asked check_action while the screen was mounting (every binding then off):
         # ask again once it is mounted.
-        self.call_after_refresh(self._mark_shown)
-
-    def _mark_shown(self) -> None:
+        # Keys created before this moment were typed before the screen existed: a burst read in
+        # one go is created before the push, whatever the machine's load.
         self.shown_at = textual_time.get_time()
-        self.refresh_bindings()
+        self.call_after_refresh(self.refresh_bindings)
 
     def typed_blind(self, event: events.Key | events.Paste) -> bool:
         """Whether ``event`` is a key (or paste) a dialog must drop: one that was typed before
