@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from cwcore.text.tokenize import fold, tokens_with_offsets
 
@@ -160,14 +160,27 @@ def densest(
     return ordered[best[1]][0], ordered[best[2]][1]
 
 
+def outermost(spans: Iterable[Span]) -> list[Span]:
+    """``spans`` sorted, without those inside another (a literal anchor ``bug_report`` inside
+    ``bug_report.yml`` at the same place is one match, the longer one) or repeated."""
+    out: list[Span] = []
+    for s, e in sorted(spans, key=lambda span: (span[0], -span[1])):
+        if out and e <= out[-1][1]:
+            continue
+        out.append((s, e))
+    return out
+
+
 def make_snippet(
     text: str,
     spans: list[Span],
     width: int = SNIPPET_CHARS,
     weights: Mapping[str, float] | None = None,
 ) -> tuple[str, list[list[int]]]:
-    """``(snippet, highlights)`` around the densest matches (or the text's start)."""
-    spans = sorted(spans)
+    """``(snippet, highlights)`` around the densest matches (or the text's start). A span
+    inside another is not a match of its own (:func:`outermost`): it neither pulls the window
+    nor gets a highlight of its own."""
+    spans = outermost(spans)
     if len(text) <= width:
         lo, hi = 0, len(text)
     else:
@@ -193,6 +206,45 @@ def make_snippet(
         if b > a:
             highlights.append([a + shift, b + shift])
     return prefix + body + suffix, highlights
+
+
+def focus(text: str, highlights: Iterable[Sequence[int]], width: int) -> Span:
+    """The ``[lo, hi)`` slice of ``text``, at most ``width`` characters (at least 1), that a
+    face with room for only ``width`` characters of a snippet shows: centred on the group of
+    highlights with the most distinct highlighted words (case-folded; ties to the earliest
+    group, so the exact anchor or the densest cluster of query terms the snippet was cut
+    around), moved in to word boundaries where that costs at most an eighth of ``width``. The
+    whole text when it fits; ``(0, width)`` without highlights. Highlights longer than
+    ``width`` count only when no other fits; then the first keeps its start in view."""
+    width = max(1, width)
+    size = len(text)
+    if size <= width:
+        return 0, size
+    spans = outermost(
+        (max(0, int(h[0])), min(size, int(h[1])))
+        for h in highlights
+        if len(h) == 2 and int(h[0]) < int(h[1])
+    )
+    # A highlight wider than the room is looked at only when no other one fits.
+    fitting = [s for s in spans if s[1] - s[0] <= width]
+    group = densest(text, fitting or spans, width)
+    if group is None:
+        return 0, width
+    first, last = group
+    lo = first if last - first >= width else (first + last) // 2 - width // 2
+    lo = max(0, min(lo, size - width, first))
+    hi = min(size, lo + width)
+    slack = width // 8
+    if lo > 0:
+        # Start after a space when one is near: the row then begins with a whole word.
+        space = text.find(" ", lo, min(first, lo + slack))
+        if space != -1:
+            lo = space + 1
+    if hi < size:
+        space = text.rfind(" ", max(last, hi - slack), hi)
+        if space != -1:
+            hi = space
+    return lo, hi
 
 
 def fit_snippet(

@@ -38,7 +38,10 @@ def render(body: SearchResponse) -> None:
     if not results:
         console.print(f"[dim]no results ({body.retrieval_status}).[/] {body.advice or ''}")
         return
-    table = Table("band", "score", "match", "session · date", "snippet", show_lines=True)
+    table = Table("band", "score", "match", "session · date", show_lines=True)
+    # Folded, not cut: a path longer than the column (where an exact anchor such as
+    # bug_report.yml usually sits) was shown as ".../ISSUE_TEMPLATE/bug…", without its match.
+    table.add_column("snippet", overflow="fold")
     for hit in results:
         src = hit.source
         when = (src.timestamp or "")[:10]

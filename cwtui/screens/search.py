@@ -15,13 +15,17 @@ Toggles (they work from the query bar too): F2 scope (all → project → sessio
 session taken from the selected result), F3 semantic policy (always → auto → never, starting
 from the ``semanticPolicy`` setting, as ``cw search`` does), F4 relation (any → question →
 request → correction → answer → decision), F6 context (off → ±1 → ±2 turns: the search runs as
-``gather``, and the preview shows each hit's chronological neighbours).
+``gather``, and the preview shows each hit's chronological neighbours). Display (no new
+search): F7 rows (a snippet of two lines → one), F8 order (relevance → newest → oldest: the
+fetched results re-sorted by date, said in the status line).
 
 The results list shows each hit's relevance band, score, match type, kind, session and date over
-its highlighted snippet; the preview pane shows the selected hit in full (provenance, snippet,
-terms, how the score was made); the timeline charts when the topic came up. Enter recalls a hit
-(:class:`~cwtui.screens.recall.RecallScreen`), ``o`` opens its session at the message, ``y`` /
-``l`` copy the snippet / locator, ``x`` supersedes it, ``d`` opens the document's audit view.
+its snippet centred on the match, highlighted (a row that sits above a higher score says why:
+its tier, the reranker or the fused rank); the preview pane shows the selected hit in full
+(provenance, snippet, terms, how the score was made); the timeline charts when the topic came
+up. Enter recalls a hit (:class:`~cwtui.screens.recall.RecallScreen`), ``o`` opens its session
+at the message, ``y`` / ``l`` copy the snippet / locator, ``x`` supersedes it, ``d`` opens the
+document's audit view.
 """
 
 from __future__ import annotations
@@ -60,6 +64,10 @@ SCOPES = ("all", "project", "session")
 POLICIES = ("auto", "always", "never")
 RELATIONS = (None, "question", "request", "correction", "answer", "decision")
 CONTEXTS = (0, 1, 2)
+#: Snippet lines per result row (F7): comfortable, compact.
+DENSITIES = (2, 1)
+#: Display orders of the fetched results (F8): the engine's, then by date.
+ORDERS = ("relevance", "newest", "oldest")
 #: Earlier searches the query bar's ↑ walks back through.
 HISTORY = 50
 
@@ -70,7 +78,7 @@ START = (
     "Filter inline: project:NAME agent:NAME session:ID role:user kind:tool-result since:7d "
     "until:DATE\n"
     "↓ results · ↑ earlier searches · F2 scope · F3 semantic · F4 relation · F5 filters · "
-    "F6 context"
+    "F6 context · F7 rows · F8 order"
 )
 
 
@@ -171,6 +179,20 @@ class SearchScreen(LiveScreen):
             tooltip="Context: off → ±1 → ±2 turns around each hit (what cw gather shows)",
         ),
         Binding(
+            "f7",
+            "cycle_density",
+            "Rows",
+            id="cw.search.density",
+            tooltip="Result rows: the snippet on two lines → one (no new search)",
+        ),
+        Binding(
+            "f8",
+            "cycle_order",
+            "Order",
+            id="cw.search.order",
+            tooltip="Display order of the fetched results: relevance → newest → oldest",
+        ),
+        Binding(
             "p",
             "toggle_preview",
             "Preview",
@@ -261,6 +283,14 @@ class SearchScreen(LiveScreen):
         self.policy = default_policy()
         self.relation: str | None = None
         self.context = 0  # neighbours on each side (0: a plain search)
+        #: Snippet lines per row and the display order: kept for the app's session (the
+        #: screen lives as long as the app), never sent to the engine.
+        self.density = DENSITIES[0]
+        self.order = ORDERS[0]
+        #: The last answer's hits (and gather anchors) in the engine's order; ``hits`` and
+        #: ``anchors`` are the same in the display order.
+        self.ranked_hits: list[SearchHit] = []
+        self.ranked_anchors: list[GatherAnchor] = []
         #: The standing filters (F5), in the inline form.
         self.filter_text = ""
         self.problems: tuple[str, ...] = ()
@@ -430,9 +460,9 @@ class SearchScreen(LiveScreen):
         if message.generation != self.generation:
             return  # a newer query is on its way
         self.last_request, self.last_response = message.request, message.response
-        self.hits, self.anchors = list(message.hits), list(message.anchors)
+        self.ranked_hits, self.ranked_anchors = list(message.hits), list(message.anchors)
+        self._arrange()
         results = self.query_one(ResultsList)
-        results.show(self.hits)
         if self.hits:
             self._show_empty(None)
         elif self.archive_empty:
@@ -445,6 +475,39 @@ class SearchScreen(LiveScreen):
             results.focus()
         self._focus_results_on_answer = False
         self.refresh_bindings()
+
+    def _arrange(self, keep: SearchHit | None = None) -> None:
+        """Show the last answer in the display order (:data:`ORDERS`): the engine's, or by the
+        hit's time, newest or oldest first, equal times in the engine's order. ``keep``: the hit
+        to keep highlighted (else the first)."""
+        anchors: list[GatherAnchor | None] = [*self.ranked_anchors] or [None] * len(
+            self.ranked_hits
+        )
+        pairs = list(zip(self.ranked_hits, anchors, strict=True))
+        if self.order != "relevance":
+            # Sorted twice (stable): by time, then hits without a time last in either order.
+            pairs.sort(key=lambda p: p[0].source.timestamp or "", reverse=self.order == "newest")
+            pairs.sort(key=lambda p: not p[0].source.timestamp)
+        self.hits = [hit for hit, _ in pairs]
+        self.anchors = [a for _, a in pairs if a is not None]
+        results = self.query_one(ResultsList)
+        results.lines = self.density
+        at = next((i for i, h in enumerate(self.hits) if h is keep), None)
+        results.show(self.hits, ranked=self.order == "relevance", keep=at)
+
+    def action_cycle_density(self) -> None:
+        self.density = DENSITIES[(DENSITIES.index(self.density) + 1) % len(DENSITIES)]
+        self.query_one(ResultsList).set_lines(self.density)
+
+    def action_cycle_order(self) -> None:
+        self.order = ORDERS[(ORDERS.index(self.order) + 1) % len(ORDERS)]
+        self._update_toggles()
+        if not self.ranked_hits:
+            return
+        self._arrange(keep=self.current_hit)
+        self._update_preview()
+        if self.last_request is not None and self.last_response is not None:
+            self._set_status(self._status_text(self.last_request, self.last_response))
 
     def on_search_screen_failed(self, message: Failed) -> None:
         if message.generation == self.generation:
@@ -513,6 +576,10 @@ class SearchScreen(LiveScreen):
             text.append(" · semantic", "magenta")
         if self.context:
             text.append(f" · context ±{self.context}", "cyan")
+        if self.order != "relevance":
+            # Said, so nobody reads the first row as the best match or the newest in the
+            # archive: only the fetched page is re-sorted.
+            text.append(f" · {self.order} first (these {n} re-sorted)", "bold cyan")
         text.append(f" · gen {body.generation}", "dim")
         for problem in self.problems:
             text.append(f" · {problem}", "bold yellow")
@@ -533,6 +600,7 @@ class SearchScreen(LiveScreen):
             ("F4", "relation", self.relation or "any"),
             ("F5", "filters", self.filter_text or "none"),
             ("F6", "context", f"±{self.context}" if self.context else "off"),
+            ("F8", "order", self.order),
         ]
         text = Text(no_wrap=True, overflow="ellipsis")
         for n, (key, label, value) in enumerate(parts):
@@ -563,6 +631,7 @@ class SearchScreen(LiveScreen):
 
     def _clear_results(self, text: str, *, error: bool = False) -> None:
         self.hits, self.anchors = [], []
+        self.ranked_hits, self.ranked_anchors = [], []
         self.last_request, self.last_response = None, None
         self.query_one(ResultsList).show([])
         self._show_empty(text, error=error)

@@ -8,9 +8,11 @@ ranks, filters or scores. Source text is never parsed as markup.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.rule import Rule
@@ -36,9 +38,6 @@ BADGE_WIDTH = 10
 HIGHLIGHT = "bold #0d1117 on #e3b341"
 SESSION_CHARS = 8
 SHORT_ID = 12
-#: Characters of a snippet a result row keeps (the list cuts it to its width): enough for the
-#: widest results pane, and no more, since every row is measured and cut on each search.
-ROW_CHARS = 200
 
 
 def band_badge(band: str | None) -> Text:
@@ -114,10 +113,83 @@ def hit_flags(hit: SearchHit) -> list[str]:
     return ["reranked"] if hit.reranked else []
 
 
-def result_row(hit: SearchHit) -> Lines:
-    """Two lines for the results list: badge, score, match type, kind, session, date; then the
-    snippet on one line with its highlights (both lines end in an ellipsis where the list is too
-    narrow)."""
+class SnippetLines:
+    """A snippet on at most ``lines`` lines of the width it is given, showing its match: the
+    part of the snippet :func:`~cwcore.retrieve.snippets.focus` picks for the room there is
+    (centred on the exact anchor or the densest cluster of query terms), word-wrapped, long
+    words folded, ``…`` where it was cut, each line indented by ``indent`` spaces. A row cut
+    from the snippet's start showed no match for about two in three exact hits on real logs."""
+
+    def __init__(self, snippet: str, highlights: Sequence[Sequence[int]], lines: int = 1) -> None:
+        # No newline or tab inside (each is one character, so the highlights keep their places).
+        self.snippet = snippet.replace("\n", " ").replace("\t", " ").replace("\r", " ")
+        self.highlights = [(int(h[0]), int(h[1])) for h in highlights if len(h) == 2]
+        self.lines = max(1, lines)
+        self.indent = 2
+
+    def texts(self, width: int) -> list[Text]:
+        """The lines for ``width`` cells, each without its indent."""
+        from cwcore.retrieve.snippets import focus
+
+        room = max(8, width - self.indent)
+        # Word wrap leaves up to a word's width unused per line, and a wide character takes
+        # two cells: ask for less than the lines hold, and less again if the match still fell
+        # off (at most three tries; the last one folds whatever it has).
+        budget = self.lines * room - (self.lines - 1) * max(4, room // 6) - 2
+        if self.snippet and not self.snippet.isascii():
+            budget = int(budget * len(self.snippet) / max(1, cell_len(self.snippet)))
+        out: list[Text] = []
+        # First the whole snippet: when it wraps into the lines, nothing needs cutting.
+        tries = [len(self.snippet)] if len(self.snippet) > budget else []
+        for attempt in range(len(tries) + 3):
+            budget = max(4, budget)
+            lo, hi = focus(
+                self.snippet, self.highlights, tries[attempt] if attempt < len(tries) else budget
+            )
+            shown = [(a - lo, b - lo) for a, b in self.highlights if a < hi and b > lo]
+            text = Text(no_wrap=False, overflow="fold")
+            if lo > 0:
+                text.append("…")
+            text.append_text(highlighted(self.snippet[lo:hi], [(a, b) for a, b in shown]))
+            if hi < len(self.snippet):
+                text.append("…")
+            wrapped = list(text.wrap(_MEASURE, room, overflow="fold", no_wrap=False))
+            if attempt < len(tries) and len(wrapped) > self.lines:
+                continue
+            out = wrapped[: self.lines]
+            if len(wrapped) > self.lines:
+                last = out[-1]
+                last.append("…")
+                last.truncate(room, overflow="ellipsis")
+            if not self.highlights or any(
+                span.style == HIGHLIGHT for line in out for span in line.spans
+            ):
+                break
+            if attempt >= len(tries):
+                budget //= 2
+        for line in out:
+            line.rstrip()
+            line.no_wrap = True
+        return out or [Text("")]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in self.texts(options.max_width):
+            row = Text(" " * self.indent, no_wrap=True, end="\n")
+            row.append_text(line)
+            row.truncate(options.max_width, overflow="ellipsis")
+            yield row
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, options.max_width)
+
+
+#: A console used only to measure text while wrapping (never printed to).
+_MEASURE = Console(width=200, color_system=None, file=io.StringIO(), legacy_windows=False)
+
+
+def row_head(hit: SearchHit, note: str | None = None) -> Text:
+    """A result row's first line: badge, score, match type, kind, session, date, flags, and
+    ``note`` (why the row sits where it does when its score does not say, dim italic)."""
     source = hit.source
     head = Text.assemble(
         band_badge(hit.band),
@@ -129,12 +201,54 @@ def result_row(hit: SearchHit) -> Lines:
     )
     for flag in hit_flags(hit):
         head.append(f" {flag}", "magenta")
-    # One line: cut to ROW_CHARS characters before any styling, and no newline or tab inside
-    # (each is one character, so the highlight spans keep their places).
-    flat = hit.snippet[:ROW_CHARS].replace("\n", " ").replace("\t", " ")
-    body = Text("  ", no_wrap=True, overflow="ellipsis")
-    body.append_text(highlighted(flat, hit.highlights))
-    return Lines(head, body)
+    if note:
+        head.append(f" · {note}", "dim italic")
+    return head
+
+
+def result_row(hit: SearchHit, *, lines: int = 1, note: str | None = None) -> Group:
+    """A results-list row: the head line (:func:`row_head`, cut with an ellipsis where the
+    list is too narrow), then ``lines`` lines of the snippet around its match
+    (:class:`SnippetLines`), the match highlighted."""
+    return Group(
+        Lines(row_head(hit, note)),
+        SnippetLines(hit.snippet, hit.highlights, lines),
+    )
+
+
+def tier_of(hit: SearchHit) -> int:
+    """The hit's tier (0 exact, 1 structural, 2 lexical/semantic), from its score metadata;
+    by its match type when the metadata does not say."""
+    tier = hit.score_metadata.get("tier")
+    if isinstance(tier, int):
+        return tier
+    kind = hit.match_type
+    return 0 if kind.startswith("exact") else 1 if kind.startswith("structural") else 2
+
+
+TIER_NAMES = ("exact", "structural", "lexical")
+
+
+def order_notes(hits: Sequence[SearchHit]) -> list[str | None]:
+    """For each hit in page order, why it sits above a hit with a higher score, or None when
+    no hit below outscores it. The reasons (docs/retrieval.md, "Order and ties"): a higher
+    tier (``exact tier`` above structural and lexical/semantic hits, ``structural tier`` above
+    lexical/semantic ones), the cross-encoder (``reranked``), else the fused rank of the
+    lexical/semantic tier (``fused rank``: reciprocal rank fusion of each mode's rank, the
+    importance prior and recency, not the score alone)."""
+    notes: list[str | None] = []
+    for i, hit in enumerate(hits):
+        below = hits[i + 1 :]
+        beaten = [h for h in below if h.score > hit.score + 1e-9]
+        if not beaten:
+            notes.append(None)
+        elif any(tier_of(h) > tier_of(hit) for h in beaten):
+            notes.append(f"{TIER_NAMES[min(tier_of(hit), 2)]} tier")
+        elif hit.reranked:
+            notes.append("reranked")
+        else:
+            notes.append("fused rank")
+    return notes
 
 
 def score_stages(hit: SearchHit) -> Text:

@@ -1,4 +1,5 @@
-"""The search results list: one two-line option per hit (see :func:`cwtui.widgets.hits.result_row`).
+"""The search results list: one option per hit, its head line over one or two lines of its
+snippet around the match (see :func:`cwtui.widgets.hits.result_row`; :attr:`ResultsList.lines`).
 
 The list holds the hits it shows; :attr:`ResultsList.current` is the highlighted one. Enter
 recalls it (the screen handles :class:`ResultsList.Recall`); Esc goes back to the query bar.
@@ -14,7 +15,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from cwtui.widgets.hits import result_row
+from cwtui.widgets.hits import order_notes, result_row
 from cwtui.widgets.nav import NavList
 
 if TYPE_CHECKING:
@@ -53,18 +54,34 @@ class ResultsList(NavList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.hits: list[SearchHit] = []
+        #: Snippet lines under each row's head line (1 compact, 2 comfortable).
+        self.lines = 2
+        #: Whether the hits are in the engine's order (then a row that sits above a higher
+        #: score says why); False for a display order by date.
+        self.ranked = True
 
-    def show(self, hits: Sequence[SearchHit]) -> None:
-        """Replace the options with ``hits`` (highlighting the first)."""
+    def show(
+        self, hits: Sequence[SearchHit], *, ranked: bool = True, keep: int | None = None
+    ) -> None:
+        """Replace the options with ``hits`` (highlighting the one at ``keep``, else the
+        first). ``ranked``: the hits are in the engine's order, so each row whose score a row
+        below beats carries the reason (:func:`~cwtui.widgets.hits.order_notes`)."""
         self.hits = list(hits)
+        self.ranked = ranked
+        notes = order_notes(self.hits) if ranked else [None] * len(self.hits)
         options: list[Option | None] = []
-        for i, hit in enumerate(self.hits):
+        for i, (hit, note) in enumerate(zip(self.hits, notes, strict=True)):
             if i:
                 options.append(None)  # a rule between results
-            options.append(Option(result_row(hit), id=f"hit-{i}"))
+            options.append(Option(result_row(hit, lines=self.lines, note=note), id=f"hit-{i}"))
         self.set_options(options)
         if self.hits:
-            self.highlighted = 0
+            self.highlighted = keep if keep is not None and 0 <= keep < len(self.hits) else 0
+
+    def set_lines(self, lines: int) -> None:
+        """Show ``lines`` snippet lines per row, the same hit still highlighted."""
+        self.lines = lines
+        self.show(self.hits, ranked=self.ranked, keep=self.highlighted)
 
     @property
     def current(self) -> SearchHit | None:
