@@ -50,6 +50,7 @@ from cwcore.retrieve.scope import Scope
 from cwcore.store import identity
 from cwcore.store.keys import MAX_MESSAGE_KEY_BYTES, check_id
 from cwcore.text.tokens import estimate
+from cwcore.text.unicode import without_lone_surrogates
 
 log = logging.getLogger("cw.hints")
 
@@ -90,6 +91,9 @@ def parse(params: dict[str, Any]) -> PreflightRequest:
         raise InvalidInput("message must be a string")
     if len(message.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:
         raise LimitExceeded("message exceeds 1 MiB")
+    # Read as the archive is read (imports replace lone surrogates too): a message cut inside
+    # an emoji still gets its decision, and the text kept with it can be stored.
+    message = without_lone_surrogates(message)
     session = params.get("session")
     if not isinstance(session, str) or not session:
         raise InvalidInput("session is required")

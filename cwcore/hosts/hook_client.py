@@ -139,8 +139,13 @@ def socket_path() -> str:
 
 
 def frame(message: dict[str, object]) -> bytes:
-    """One protocol frame: a 4-byte big-endian length, then compact UTF-8 JSON."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """One protocol frame: a 4-byte big-endian length, then compact UTF-8 JSON (JSON's ``\\u``
+    escapes when a string holds a lone surrogate, as the daemon's own encoder does: a prompt
+    cut inside an emoji still reaches preflight)."""
+    try:
+        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        body = json.dumps(message, separators=(",", ":")).encode("ascii")
     return _HEADER.pack(len(body)) + body
 
 

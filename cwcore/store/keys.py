@@ -79,7 +79,9 @@ def digest16(*parts: str | bytes) -> bytes:
     """BLAKE2b-128 over length-framed parts: stable identity for content and for long names."""
     h = hashlib.blake2b(digest_size=16)
     for part in parts:
-        data = part.encode("utf-8") if isinstance(part, str) else part
+        # surrogatepass: a name with a lone surrogate (a filter a request sent; stored names
+        # never hold one) digests to a key that matches nothing instead of raising.
+        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
         h.update(struct.pack(">I", len(data)))
         h.update(data)
     return h.digest()
