@@ -392,7 +392,7 @@ def _decide(
         return finish(decision.outcome, decision.reason)
 
     top = decision.top
-    message_budget = settings.hint_message_tokens
+    message_budget = settings.hint_message_budget
     if req.hint_budget is not None:
         message_budget = min(message_budget, req.hint_budget)
     active_used = frozen.active_tokens(store, req.session, exclude=req.message_key)

@@ -271,3 +271,17 @@ def test_the_quote_is_json_that_cannot_close_the_block() -> None:
     assert hint is not None
     assert json.loads(hint.split("\n")[-2][len(render.QUOTE_LEAD) :]) == hostile
     assert sum(1 for line in hint.split("\n") if line.startswith("[END")) == 1
+
+
+def test_max_retrieved_history_tokens_caps_a_preflight_hint(
+    tmp_path: Path, cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spec's name limits what preflight gives, not only what the settings list says: at
+    120 tokens the REAP_DRAIN_TIMEOUT excerpt (155) no longer fits, and what comes instead
+    (the marker, or nothing) stays within 120."""
+    monkeypatch.setenv("CW_MAX_RETRIEVED_HISTORY_TOKENS", "120")
+    with Archive.open(cw_home, embedded=True) as archive:
+        reaper_session(archive, tmp_path)
+        body = archive.preflight(QUESTION, session="s", message_key="user:q1")
+    assert body.outcome != "excerpt", body.diagnostics
+    assert body.tokens <= 120
