@@ -179,12 +179,13 @@ def make_snippet(
 ) -> tuple[str, list[list[int]]]:
     """``(snippet, highlights)`` around the densest matches (or the text's start). A span
     inside another is not a match of its own (:func:`outermost`): it neither pulls the window
-    nor gets a highlight of its own."""
+    nor gets a highlight of its own. A matched word without a weight that holds another matched
+    word (an anchor ``bug_report.yml`` and its stem ``bug_report``) weighs one and a half."""
     spans = outermost(spans)
     if len(text) <= width:
         lo, hi = 0, len(text)
     else:
-        group = densest(text, spans, width, weights)
+        group = densest(text, spans, width, specific(text, spans, weights))
         centre = (group[0] + group[1]) // 2 if group else 0
         lo = max(0, min(centre - width // 2, len(text) - width))
         hi = min(len(text), lo + width)
@@ -208,14 +209,30 @@ def make_snippet(
     return prefix + body + suffix, highlights
 
 
+def specific(
+    text: str, spans: list[Span], weights: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """``weights`` (by folded text, as :func:`densest` reads them) plus, for each matched word
+    it does not weigh, 1.5 when the word holds another matched word (the more specific match:
+    ``bug_report.yml`` over the ``bug_report`` of a ``bug_report.md`` nearby), else 1."""
+    low = text.lower() if text.isascii() else None
+    keys = {low[s:e] if low is not None else fold(text[s:e]) for s, e in spans}
+    out = dict(weights or {})
+    for key in keys:
+        if key not in out:
+            out[key] = 1.0 + 0.5 * any(o != key and o in key for o in keys)
+    return out
+
+
 def focus(text: str, highlights: Iterable[Sequence[int]], width: int) -> Span:
     """The ``[lo, hi)`` slice of ``text``, at most ``width`` characters (at least 1), that a
     face with room for only ``width`` characters of a snippet shows: centred on the group of
-    highlights with the most distinct highlighted words (case-folded; ties to the earliest
-    group, so the exact anchor or the densest cluster of query terms the snippet was cut
-    around), moved in to word boundaries where that costs at most an eighth of ``width``. The
-    whole text when it fits; ``(0, width)`` without highlights. Highlights longer than
-    ``width`` count only when no other fits; then the first keeps its start in view."""
+    highlights with the most distinct highlighted words (case-folded; a word that holds another
+    highlighted word counts one and a half, :func:`specific`; ties to the earliest group: the
+    exact anchor or the densest cluster of query terms the snippet was cut around), moved in to
+    word boundaries where that costs at most an eighth of ``width``. The whole text when it
+    fits; ``(0, width)`` without highlights. Highlights longer than ``width`` count only when no
+    other fits; then the first keeps its start in view."""
     width = max(1, width)
     size = len(text)
     if size <= width:
@@ -226,8 +243,8 @@ def focus(text: str, highlights: Iterable[Sequence[int]], width: int) -> Span:
         if len(h) == 2 and int(h[0]) < int(h[1])
     )
     # A highlight wider than the room is looked at only when no other one fits.
-    fitting = [s for s in spans if s[1] - s[0] <= width]
-    group = densest(text, fitting or spans, width)
+    fitting = [s for s in spans if s[1] - s[0] <= width] or spans
+    group = densest(text, fitting, width, specific(text, fitting))
     if group is None:
         return 0, width
     first, last = group

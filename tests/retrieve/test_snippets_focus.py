@@ -103,3 +103,27 @@ def test_focus_always_holds_a_whole_highlight_that_fits(
         assert any(_shown(text, s, lo, hi) for s in fitting)
     else:
         assert any(lo <= a < hi for a, _ in matches)
+
+
+def test_the_query_anchor_outweighs_a_shorter_anchor_it_holds() -> None:
+    # A real row: the window holds the anchors bug_report (of bug_report.md) and bug_report.yml,
+    # far apart; the row must show bug_report.yml, the more specific of the two.
+    snippet = (
+        "…| | **Charm** | That's it — just bug + feature + Discord link in config | | **VS Code**"
+        " | `bug_report.md`, `feature_request.md`, plus heavy bot-based triage | | **Rust** |"
+        " `bug_report.yml`, `diagnostics.yml` (compiler error improvements), `ice.yml` (internal"
+        " compiler errors), `l…"
+    )
+    spans = literal_spans(snippet, ["bug_report", "bug_report.yml"])
+    lo, hi = focus(snippet, outermost(spans), 60)
+    assert "bug_report.yml" in snippet[lo:hi]
+
+
+def test_the_engine_snippet_goes_to_the_anchor_not_its_stem_elsewhere() -> None:
+    text = (
+        "see bug_report.md for the old one " + "filler words here " * 30 + "then the new"
+        " .github/ISSUE_TEMPLATE/bug_report.yml form " + "more filler " * 30
+    )
+    spans = literal_spans(text, ["bug_report", "bug_report.yml"])
+    snippet, highlights = make_snippet(text, spans, width=120)
+    assert "bug_report.yml" in [snippet[a:b] for a, b in highlights]
