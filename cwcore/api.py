@@ -680,10 +680,15 @@ class Archive:
 
 def _absolute(path: str | Path) -> str:
     """``path`` made absolute for the daemon (whose working folder is not the caller's), links
-    resolved where they lead somewhere; a link that loops is passed on as it is, for the import
-    to report as a file it cannot read."""
+    resolved where they lead to a file or folder (a file imported through a link and by its own
+    name is one source). A link that loops, dangles or leads to something else (a FIFO) is passed
+    on as the user named it, so the import's one-line problem names that path, not a target the
+    user never typed."""
     expanded = Path(path).expanduser()
     try:
-        return str(expanded.resolve())
+        resolved = expanded.resolve()
     except (RuntimeError, OSError):  # a symlink loop: Python 3.11 raises RuntimeError
         return str(expanded.absolute())
+    if resolved.is_file() or resolved.is_dir():
+        return str(resolved)
+    return str(expanded.absolute())

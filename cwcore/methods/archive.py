@@ -58,6 +58,9 @@ def _import(
         raise InvalidInput("paths must be a non-empty list of strings")
     fmt = param_str(params, "format", "auto") or "auto"
     project = param_str(params, "project")
+    if project is not None and not project.strip():
+        # An empty name fell back to the file's project: the caller asked for one and got another.
+        raise InvalidInput("project name is empty")
     if fmt == "markdown":
         summary = ingest.import_markdown(_markdown_context(engine, emit, cancel), paths, project)
         engine.after_admission(summary.imported)

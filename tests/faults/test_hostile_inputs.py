@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cwcore.api import Archive
@@ -484,34 +484,24 @@ def _dev_zero(tmp: Path) -> Path:
     return Path("/dev/zero")
 
 
-_LINK_TARGETS = ("symlink-dangling", "symlink-to-fifo")
 #: (builder, exit code, sessions imported). A path that cannot be imported is one problem line.
 PATH_CASES: dict[str, tuple[Callable[[Path], Path], int, int]] = {
     "symlink-loop": (_loop, 2, 0),
-    "symlink-dangling": (_dangling, 2, 0),  # xfail: LINK_NAMED
+    "symlink-dangling": (_dangling, 2, 0),
     "symlink-to-file": (_link_to_file, 0, 1),
     "symlink-to-folder": (_link_to_folder, 0, 1),
     "folder-with-loops-and-fifo": (_folder_with_loop_and_fifo, 0, 1),
     "fifo-named": (_fifo, 2, 0),
-    "symlink-to-fifo": (_link_to_fifo, 2, 0),  # xfail: LINK_NAMED
+    "symlink-to-fifo": (_link_to_fifo, 2, 0),
     "missing": (_missing, 2, 0),
     "dev-null": (_dev_null, 2, 0),
     "dev-zero": (_dev_zero, 2, 0),
 }
 
 
-#: Defect for the lead (cwcore/api.py ``_absolute``): the CLI resolves a link before the import
-#: sees it, so a link whose target is missing or a FIFO is reported under the target's path —
-#: ``…/nowhere.jsonl: no such file or directory`` for ``cw import dangling.jsonl`` — a path the
-#: user never typed (a loop, which cannot resolve, is named right).
-LINK_NAMED = pytest.mark.xfail(
-    strict=True,
-    reason="cwcore/api.py _absolute resolves symlinks: the problem names the link's target",
-)
-_PATH_PARAMS = [
-    pytest.param(n, id=f"path:{n}", marks=[LINK_NAMED] if n in _LINK_TARGETS else [])
-    for n in sorted(PATH_CASES)
-]
+#: A link that dangles or leads to a FIFO is named as the user typed it (cwcore/api.py
+#: ``_absolute`` resolved it first, and the problem named a target the user never typed).
+_PATH_PARAMS = [pytest.param(n, id=f"path:{n}") for n in sorted(PATH_CASES)]
 
 
 @pytest.mark.parametrize("name", _PATH_PARAMS)
@@ -574,6 +564,8 @@ def test_any_locator_string_is_locator_invalid_or_not_found(archived: str, value
 
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(project=ANY_TEXT)
+@example(project="")  # fell back to the file's project: the caller asked for one, got another
+@example(project="  ")
 def test_any_project_name_is_kept_exactly_or_refused_in_one_line(
     tmp_path: Path, project: str
 ) -> None:
