@@ -5,10 +5,11 @@ Each default is a setting under its spec name (``vector``, ``lexical``, ``candid
 ``result``, ``perHit`` in :mod:`cwcore.config`); :class:`Limits` carries the effective values to
 the two searches that apply them:
 
-* explicit search (:mod:`cwcore.retrieve.search`): ``vector`` semantic and ``lexical`` BM25
-  candidate windows per round, ``candidates`` fused candidates handed on (the reranker's head);
-  ``result`` and ``perHit`` cap the page's snippets. Its default page stays ``cw search``'s
-  documented ``--limit`` 10, not ``final``;
+* explicit search (:mod:`cwcore.retrieve.search`): ``candidates`` fused candidates handed on
+  (the reranker's head); ``result`` and ``perHit`` cap the page's snippets. Its depths follow
+  the page, not ``vector`` / ``lexical`` (the spec's 30 / 30 ranked lower on two dev sets: see
+  that module), and its default page stays ``cw search``'s documented ``--limit`` 10, not
+  ``final``;
 * Markdown evidence search (:func:`cwcore.markdown.evidence.search`): ``lexical`` units ranked,
   ``final`` hits returned by default, ``perHit`` characters an excerpt and ``result`` in all.
   Markdown evidence is lexical only, so ``vector`` does not apply there.
