@@ -6,7 +6,9 @@ prose, tool calls with their inputs, tool outputs of a few KiB (code, logs, diff
 from a seeded vocabulary, so the same size always gives the same bytes. What matters is the
 scaling: the daemon's peak (``VmHWM``) and resident memory after the import (``VmRSS``) for files
 of growing size. Before issue 32 both grew with the file (1 GB of cw-jsonl: 3.7 GB, kept until
-restart); a streamed admission keeps them near a constant.
+restart); a streamed admission keeps them near a constant: mostly RocksDB's bounded memory (the
+memtables under the 64 MiB log cap, the 64 MiB block cache all column families share) beside the
+chunk in hand (docs/importers.md, "Large files stream").
 
 Run: ``.venv/bin/python -m bench import_memory`` (100 and 300 MB), ``--quick`` (25 and 50 MB), or
 ``.venv/bin/python -m bench.import_memory 100 300 1000`` for chosen sizes in MB. Writes
