@@ -28,57 +28,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.admission import WORDS
 from bench.common import print_table, write_result
 
 REPO = Path(__file__).resolve().parent.parent
 #: Where generated files are kept between runs.
 CACHE = Path(tempfile.gettempdir()) / "cw-bench-import-memory"
 
+#: The admission bench's vocabulary plus words of the storage domain (a synthetic session that
+#: reads like an engineer's, not like a word list).
 _WORDS = [
-    "the",
-    "a",
-    "of",
-    "to",
-    "and",
-    "in",
-    "is",
-    "that",
-    "it",
-    "for",
-    "with",
-    "as",
-    "on",
-    "this",
-    "be",
-    "we",
-    "should",
-    "could",
-    "would",
-    "parse",
-    "config",
-    "daemon",
-    "socket",
-    "retry",
-    "timeout",
-    "error",
-    "index",
-    "window",
-    "chunk",
-    "token",
-    "session",
-    "project",
-    "import",
-    "export",
-    "search",
-    "recall",
-    "lease",
-    "cursor",
-    "merge",
-    "segment",
-    "posting",
-    "fix",
-    "test",
-    "bench",
+    *WORDS,
     "handler",
     "request",
     "response",

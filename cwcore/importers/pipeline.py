@@ -237,6 +237,16 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _file_failure(exc: Exception) -> str:
+    """The one-line problem of a file its importer could not read: cw's own message, an OS or
+    decoding failure, or any other exception by its type (never a traceback)."""
+    if isinstance(exc, CwError):
+        return exc.message
+    if isinstance(exc, (OSError, UnicodeDecodeError)):
+        return f"cannot read: {exc}"
+    return f"cannot import: {type(exc).__name__}: {exc}"
+
+
 def _import_whole(
     admission: Admission,
     importer: base.Importer,
@@ -249,14 +259,8 @@ def _import_whole(
     """One file through an importer's ``parse``: the whole file in memory, then admitted."""
     try:
         parsed_file = importer.parse(path, project=project)
-    except CwError as exc:
-        summary.error(str(path), None, exc.message)
-        return
-    except (OSError, UnicodeDecodeError) as exc:
-        summary.error(str(path), None, f"cannot read: {exc}")
-        return
     except Exception as exc:  # one hostile file must not stop the import of the others
-        summary.error(str(path), None, f"cannot import: {type(exc).__name__}: {exc}")
+        summary.error(str(path), None, _file_failure(exc))
         return
     for line, reason in parsed_file.problems:
         summary.error(str(path), line, reason)
@@ -300,14 +304,8 @@ def _import_stream(
     while not cancelled():
         try:
             item = next(items, None)
-        except CwError as exc:
-            summary.error(str(path), None, exc.message)
-            break
-        except (OSError, UnicodeDecodeError) as exc:
-            summary.error(str(path), None, f"cannot read: {exc}")
-            break
         except Exception as exc:  # one hostile file must not stop the import of the others
-            summary.error(str(path), None, f"cannot import: {type(exc).__name__}: {exc}")
+            summary.error(str(path), None, _file_failure(exc))
             break
         if item is None:
             break
