@@ -552,6 +552,7 @@ def test_any_session_argument_is_one_line(archived: str, value: str) -> None:
 
 @settings(max_examples=examples(100), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=ANY_TEXT)
+@example(value="-")  # the stdin form, with nothing on stdin
 def test_any_locator_string_is_locator_invalid_or_not_found(archived: str, value: str) -> None:
     for target in (value, f"cwl2.{value}", f"{archived[:-4]}{value}"):
         result = run_cw("recall", target, "--json")
@@ -559,7 +560,11 @@ def test_any_locator_string_is_locator_invalid_or_not_found(archived: str, value
         if target.strip() in ("", archived) or archived.startswith(target.strip()):
             continue
         assert result.returncode in (2, 3), (target, result.stdout[:300])
-        assert json_lines(result.stdout)[0]["status"] in ("locator-invalid", "expired", "missing")
+        body = json_lines(result.stdout)[0]
+        if "error" in body:  # `-` reads the locator from stdin, empty here: one clear refusal
+            assert body["error"]["code"] == "invalid-input", (target, body)
+            continue
+        assert body["status"] in ("locator-invalid", "expired", "missing")
 
 
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
