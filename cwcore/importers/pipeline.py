@@ -237,6 +237,18 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _surrogates_notice(path: Path, replaced: int, summary: ImportSummary, emit: Emit) -> None:
+    """Say (once a file) how many lone surrogates of ``path`` were shown as U+FFFD."""
+    if not replaced:
+        return
+    note = (
+        f"{path}: {replaced} lone surrogate(s) (text that is not valid Unicode) shown as "
+        "U+FFFD; the source lines are kept as they are"
+    )
+    summary.notice(note)
+    emit({"type": "notice", "message": note})
+
+
 def _file_failure(exc: Exception) -> str:
     """The one-line problem of a file its importer could not read: cw's own message, an OS or
     decoding failure, or any other exception by its type (never a traceback)."""
@@ -274,13 +286,7 @@ def _import_whole(
             summary.error(str(path), None, f"session {parsed.session_id}: {exc.message}")
         except Exception as exc:  # one session must never stop the import of the others
             summary.error(str(path), None, f"cannot import session: {type(exc).__name__}: {exc}")
-    if replaced:
-        note = (
-            f"{path}: {replaced} lone surrogate(s) (text that is not valid Unicode) shown as "
-            "U+FFFD; the source lines are kept as they are"
-        )
-        summary.notice(note)
-        emit({"type": "notice", "message": note})
+    _surrogates_notice(path, replaced, summary, emit)
 
 
 def _import_stream(
@@ -342,13 +348,7 @@ def _import_stream(
             ok = False
         if not ok and item.index == 0:
             refused.add(native)
-    if replaced:
-        note = (
-            f"{path}: {replaced} lone surrogate(s) (text that is not valid Unicode) shown as "
-            "U+FFFD; the source lines are kept as they are"
-        )
-        summary.notice(note)
-        emit({"type": "notice", "message": note})
+    _surrogates_notice(path, replaced, summary, emit)
 
 
 _DERIVE = object()
