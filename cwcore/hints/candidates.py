@@ -98,7 +98,8 @@ class Evidence:
     tool: bool = False
     timestamp: str = ""
     text: str = ""  # the source message's text inside the window
-    match_at: int = 0  # first match, character offset into ``text``
+    match_at: int = 0  # the anchor's first character, offset into ``text``
+    match_end: int | None = None  # the anchor's end when it is a literal span; else inferred
     literal_units: list[int] = field(default_factory=list)
     matched_units: list[int] = field(default_factory=list)
     coverage: float = 0.0
@@ -322,15 +323,15 @@ def verify(
 
     units = query.units
     hits: dict[int, dict[int, int]] = {}  # part index -> unit index -> first position
-    literal: dict[int, set[int]] = {}  # part index -> units matched literally
+    literal: dict[int, dict[int, tuple[int, int]]] = {}  # part -> unit -> first literal span
     term_units: dict[str, list[int]] = {}
     for i, unit in enumerate(units):
         if unit.literal_match:
-            for s, _ in _literal_spans(text, unit.literal):
+            for s, e in _literal_spans(text, unit.literal):
                 p = part_of(s)
-                if p >= 0:
+                if p >= 0 and e <= parts[p][1]:
                     hits.setdefault(p, {}).setdefault(i, s)
-                    literal.setdefault(p, set()).add(i)
+                    literal.setdefault(p, {}).setdefault(i, (s, e))
         for t in unit.terms:
             term_units.setdefault(t, []).append(i)
     found_terms: dict[int, dict[str, int]] = {}
@@ -363,9 +364,17 @@ def verify(
     ev.tool = is_tool(part, record)
     ev.timestamp = str(part.get("ts") or record["created"])
     ev.text = text[c0:c1]
-    ev.match_at = min(hits[best].values()) - c0
+    spans = literal.get(best, {})
+    if spans:
+        # The anchor is the longest literal the message shares with the query (an identifier
+        # or a phrase, at its first occurrence), never a common word that happened to occur
+        # earlier: the excerpt is cut around it and must hold it whole.
+        s, e = max(spans.values(), key=lambda se: (se[1] - se[0], -se[0]))
+        ev.match_at, ev.match_end = s - c0, e - c0
+    else:
+        ev.match_at, ev.match_end = min(hits[best].values()) - c0, None
     ev.matched_units = sorted(hits[best])
-    ev.literal_units = sorted(literal.get(best, ()))
+    ev.literal_units = sorted(spans)
     return True
 
 

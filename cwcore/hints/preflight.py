@@ -429,6 +429,7 @@ def _decide(
         hint = render.excerpt(
             text=top.text,
             match_at=top.match_at,
+            match_end=top.match_end,
             source=top.document_id,
             timestamp=top.timestamp,
             role=top.role,

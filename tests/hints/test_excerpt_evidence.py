@@ -79,6 +79,26 @@ def test_an_anchor_whose_sentence_cannot_fit_gives_the_marker(
     assert render.marker_phrases(body.hint or "") == ["REAP_DRAIN_TIMEOUT"]
 
 
+def test_the_excerpt_is_cut_around_the_identifier_not_an_earlier_common_word(
+    tmp_path: Path, archive: Archive
+) -> None:
+    """The anchor is the longest literal the source shares with the question: a keyword of the
+    question that occurs earlier in the source (``reaper`` here) must not become the anchor, or
+    the quote holds the keyword's sentence and drops the identifier the user asked about."""
+    source = (
+        "The reaper runs every minute and has done so for years without trouble. "
+        "Many unrelated sentences follow here about the pool, the queue, the dashboards "
+        "and the weekly numbers that nobody reads any more. "
+        "Decision: `REAP_DRAIN_TIMEOUT` is 30 seconds."
+    )
+    load(archive, tmp_path, [row("s", "u1", "user", source)])
+    question = "What did we decide earlier about the reaper and `REAP_DRAIN_TIMEOUT`?"
+    body = archive.preflight(question, session="s", message_key="user:q1")
+    assert body.outcome == "excerpt", body.diagnostics
+    quoted = render.quoted_content(body.hint or "") or ""
+    assert "`REAP_DRAIN_TIMEOUT` is 30 seconds." in quoted
+
+
 #: What each line of the frame costs under the estimator (docs/hints.md states these numbers).
 FRAME_COSTS = [
     (render.SEPARATOR, 0),
