@@ -407,7 +407,7 @@ def test_cli_search_json_batch_and_recall(tmp_path: Path) -> None:
     )
     lines = [
         json.loads(x)
-        for x in runner.invoke(app, ["search", "--batch", str(batch)]).stdout.splitlines()
+        for x in runner.invoke(app, ["search", "--batch", str(batch), "--json"]).stdout.splitlines()
     ]
     # A line that is JSON but not an object is refused like any bad line and the batch goes on
     # (it used to end the batch with an internal error).

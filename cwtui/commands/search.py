@@ -13,7 +13,7 @@ from rich.table import Table
 
 from cwcore.api import Archive
 from cwcore.errors import CwError, InvalidInput
-from cwtui.output import console, emit_json, guard, shown_id
+from cwtui.output import console, emit_json, err_console, guard, shown_id
 
 if TYPE_CHECKING:
     from cwcore.retrieve.results import SearchResponse
@@ -69,12 +69,15 @@ def _batch_lines(path: Path) -> list[str]:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _batch(archive: Archive, lines: list[str]) -> None:
+def _batch(archive: Archive, lines: list[str], as_json: bool) -> int:
     """One answer line per request line: the response (with the line's ``id`` echoed by the
-    engine) or an error object carrying that ``id``. Each line is validated here, at the
-    edge, so a bad one costs no engine call."""
+    engine) or, with ``as_json``, an error object carrying that ``id`` in its place; without
+    it the error is one line on stderr (``cw: line N (id X): message``) and stdout holds only
+    responses. Each line is validated here, at the edge, so a bad one costs no engine call.
+    Returns the exit code of the first failed line (0 when none failed)."""
     from cwcore.retrieve.request import parse_request
 
+    failed = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -88,7 +91,18 @@ def _batch(archive: Archive, lines: list[str]) -> None:
                 rid = request.get("id")
             emit_json(archive.search(parse_request(request)).to_json())
         except CwError as exc:
-            emit_json({"id": rid, "error": {"code": exc.code, "message": exc.message}})
+            failed = failed or exc.exit_code
+            if as_json:
+                emit_json({"id": rid, "error": {"code": exc.code, "message": exc.message}})
+                continue
+            where = f"line {number}" + (f" (id {json.dumps(rid)})" if rid is not None else "")
+            message = exc.message
+            if not message.startswith(f"line {number}:"):
+                message = f"{where}: {message}"
+            elif rid is not None:
+                message = where + message[len(f"line {number}") :]
+            err_console.print(f"cw: {message}", markup=False, soft_wrap=True)
+    return failed
 
 
 def search(
@@ -129,7 +143,12 @@ def search(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The contract object on stdout.")] = False,
     batch: Annotated[
-        Path | None, typer.Option("--batch", help="JSONL file of requests; one response per line.")
+        Path | None,
+        typer.Option(
+            "--batch",
+            help="JSONL file of requests; one response per line (a failed line: on stderr, "
+            "or an error object in its place with --json).",
+        ),
     ] = None,
 ) -> None:
     """Search the archive: exact anchors first, then structure, then BM25 (and embeddings).
@@ -139,13 +158,17 @@ def search(
     """
     from cwcore.retrieve.request import parse_request
 
-    with guard(as_json or batch is not None):
+    with guard(as_json):
         if batch is not None:
             if query is not None:
                 raise InvalidInput("give either QUERY or --batch FILE, not both")
             lines = _batch_lines(batch)
             with Archive.open() as archive:
-                _batch(archive, lines)
+                failed = _batch(archive, lines, as_json)
+            # With --json every line answered in place (the documented contract: exit 0);
+            # without it a failed line was said on stderr, and the exit code says so too.
+            if failed and not as_json:
+                raise typer.Exit(failed)
             return
         fields: dict[str, Any] = {"limit": limit, "scope": scope}
         for name, value in (

@@ -101,7 +101,7 @@ def test_cw_search_json_is_unchanged_over_the_demo(cw_home: Path, tmp_path: Path
         {"query": "ERR_LEASE_EXPIRED", "limit": 1, "semanticPolicy": "never"},
     ]
     batch.write_text("".join(json.dumps(r) + "\n" for r in lines) + "not json\n")
-    answers += _cli("--batch", str(batch))
+    answers += _cli("--batch", str(batch), "--json")  # errors in place: the --json contract
     # A superseded decision leaves the results; its successor stays, historical as ever.
     with Archive.open(cw_home, embedded=True) as archive:
         raw = archive.call("search", {"query": "retry", "limit": 2, "semanticPolicy": "never"})

@@ -1,0 +1,153 @@
+"""Issue 34's everyday CLI friction, each as a user meets it through a pipe (Typer's runner:
+stdout and stderr are not terminals)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cwcore.daemon.results import DaemonStatus
+from cwtui.cli import app
+from cwtui.commands import daemon as daemon_cmd
+from tests.helpers import conversation, write_jsonl
+
+runner = CliRunner()
+
+
+def _status(service: dict[str, Any]) -> DaemonStatus:
+    return DaemonStatus(
+        pid=4242,
+        protocol=1,
+        uptime_s=3725.5,
+        started_at="2026-11-20T11:00:00Z",
+        store="/home/u/.cw",
+        socket="/run/user/1/cw-1/abc.sock",
+        log="/home/u/.cw/daemon.log",
+        build="0.1.0+02263d7a9aedc5fc",
+        factory="cwcore.methods:make_service",
+        capabilities=("archive/1", "browse/1"),
+        connections=2,
+        max_connections=16,
+        in_flight=1,
+        running_requests=1,
+        replay_entries=3,
+        input_reserved_bytes=0,
+        output_reserved_bytes=2048,
+        small_output_reserved_bytes=0,
+        grace_s=300.0,
+        stopping=False,
+        service=MappingProxyType(service),
+    )
+
+
+ENGINE_SERVICE = {
+    "store": "/home/u/.cw/store",
+    "outbox_depth": 17,
+    "rocksdb_bytes": 267489,
+    "pending_compaction_bytes": 0,
+    "workers": {
+        "index": {"runs": 4, "busy": True, "last_run": 1e9 - 2, "last_error": None},
+        "semantic": {"runs": 1, "busy": False, "last_run": 1e9 - 90, "last_error": "boom"},
+    },
+    "semantic_error": None,
+    "extra_thing": {"nested": [1, 2], "flag": True},
+}
+
+
+def test_daemon_status_reads_as_words_not_python_dicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: ``cw daemon status`` printed the service's workers as a raw Python dict
+    (``{'index': {'runs': 3, 'busy': False, ...}}``) and ``None``; every fact is now a line of
+    words, and ``--json`` carries the same facts as the daemon answered them."""
+    status = _status(ENGINE_SERVICE)
+    monkeypatch.setattr(daemon_cmd.control, "status", lambda: status)
+    monkeypatch.setattr(daemon_cmd.time, "time", lambda: 1e9)
+    shown = runner.invoke(app, ["daemon", "status"])
+    assert shown.exit_code == 0, shown.output
+    out = shown.stdout
+    for raw in ("{", "}", "'", "None", "True", "False"):
+        assert raw not in out, (raw, out)
+    lines = {line.split("  ")[0]: line for line in out.splitlines()}
+    assert "4242" in lines["pid"]
+    assert "0.1.0+02263d7a9aedc5fc" in lines["build"]
+    assert "1 h 2 min" in lines["uptime"]
+    assert "/run/user/1/cw-1/abc.sock" in lines["socket"]
+    assert "/home/u/.cw/store" in lines["store"]
+    assert "2 connected" in lines["clients"] and "1 request(s) in flight" in lines["clients"]
+    assert "17 document(s)" in lines["queue"]
+    assert "busy, 4 run(s), last 2 s ago" in lines["background: index"]
+    assert "idle" in lines["background: semantic"]
+    assert "last error: boom" in lines["background: semantic"]
+    assert "nested 1, 2, flag yes" in lines["extra thing"]
+    assert lines["embedding"].split()[-1] == "ok"
+    as_json = runner.invoke(app, ["daemon", "status", "--json"])
+    assert json.loads(as_json.stdout) == status.to_json()
+
+
+def test_daemon_status_of_a_service_that_did_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        daemon_cmd.control, "status", lambda: _status({"error": "timed out after 2 s"})
+    )
+    out = runner.invoke(app, ["daemon", "status"]).stdout
+    assert "did not answer: timed out after 2 s" in out and "{" not in out
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0, "0 s"),
+        (59.9, "59 s"),
+        (60, "1 min"),
+        (61, "1 min 1 s"),
+        (7260, "2 h 1 min"),
+        (90000, "1 d 1 h"),
+    ],
+)
+def test_duration_words(seconds: float, text: str) -> None:
+    assert daemon_cmd.duration(seconds) == text
+
+
+BATCH = (
+    '{"id": "a", "query": "REAP_DRAIN"}\nnot json\n{"id": 7, "query": "x", "limit": 0}\n'
+    '["REAP_DRAIN"]\n{"id": "z", "query": "REAP_DRAIN"}\n'
+)
+
+
+def test_search_batch_errors_on_stderr_without_json(tmp_path: Path) -> None:
+    """Issue 34: ``cw search --batch`` without ``--json`` put a failing line's error object
+    among the results on stdout. Now each failure is one line on stderr (naming the line and
+    its id), stdout holds only responses, and the exit code says a line failed; with
+    ``--json`` the error objects stay in place, byte for byte, exit 0."""
+    src = write_jsonl(
+        tmp_path / "a.jsonl",
+        [{**m, "text": "REAP_DRAIN prevents the reaper"} for m in conversation("s1", 1)],
+    )
+    assert runner.invoke(app, ["import", str(src)]).exit_code == 0
+    batch = tmp_path / "q.jsonl"
+    batch.write_text(BATCH)
+    plain = runner.invoke(app, ["search", "--batch", str(batch)])
+    assert plain.exit_code == 2
+    answers = [json.loads(line) for line in plain.stdout.splitlines()]
+    assert [a.get("id") for a in answers] == ["a", "z"]
+    assert all("error" not in a and a["results"] for a in answers)
+    errors = plain.stderr.splitlines()
+    assert len(errors) == 3
+    assert errors[0].startswith("cw: line 2: invalid JSON")
+    assert errors[1] == "cw: line 3 (id 7): limit must be an integer from 1 to 100"
+    assert errors[2] == "cw: line 4: a search request must be a JSON object"
+    as_json = runner.invoke(app, ["search", "--batch", str(batch), "--json"])
+    assert as_json.exit_code == 0 and as_json.stderr == ""
+    rows = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert [r.get("id") for r in rows] == ["a", None, 7, None, "z"]
+    assert rows[2] == {
+        "id": 7,
+        "error": {"code": "invalid-input", "message": "limit must be an integer from 1 to 100"},
+    }
+    # A batch that cannot start is one line on stderr too (it used to be JSON on stdout).
+    missing = runner.invoke(app, ["search", "--batch", str(tmp_path / "none.jsonl")])
+    assert missing.exit_code == 2 and missing.stdout == ""
+    assert missing.stderr.startswith("cw: cannot read ") and len(missing.stderr.splitlines()) == 1
