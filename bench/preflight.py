@@ -77,7 +77,8 @@ def _weights() -> list[float]:
 
 
 def write_archive(path: Path, n: int, seed: int = 11) -> None:
-    """``n`` messages in sessions of 40, timestamps within the 29 days before :data:`NOW`."""
+    """``n`` messages in sessions of 40, timestamps within the 29 days before :data:`NOW`; about
+    one in ten ends with a sentence naming an identifier used nowhere else (``JOB_0001234``)."""
     rng = random.Random(seed)
     weights = _weights()
     with path.open("w", encoding="utf-8") as fh:
@@ -96,6 +97,10 @@ def write_archive(path: Path, n: int, seed: int = 11) -> None:
                         f" ERR_{session % 500:03d}_{index % 7} in src/mod_{session % 97}/"
                         f"file_{index}.py via loadConfig{index % 13}"
                     )
+                if rng.random() < 0.1:
+                    # A decision named once in the archive: a cue question about it has one
+                    # unambiguous source, so the workload's excerpts come from these.
+                    text += f". We set `JOB_{i:07d}` to {index + 5} seconds."
                 day = 1 + session % 28
                 row = {
                     "session": f"p{session:06d}",
@@ -126,7 +131,12 @@ def workload(sessions: dict[str, list[str]], calls: int, seed: int = 5) -> list[
         session = rng.choice(names)
         texts = sessions[session]
         kind = n % 10
-        anchors = [w for t in texts for w in t.split() if w.startswith(("ERR_", "loadConfig"))]
+        anchors = [
+            w.strip("`")
+            for t in texts
+            for w in t.split()
+            if w.startswith(("ERR_", "loadConfig", "`JOB_"))
+        ]
         if kind < 3 and anchors:
             message = rng.choice(CUES).format(rng.choice(anchors))
         elif kind < 6:
@@ -291,7 +301,7 @@ def run(sizes: tuple[int, ...] | None = None) -> dict[str, Any]:
     cache = Path(os.environ.get("CW_BENCH_CACHE", "/tmp/cw-bench-preflight"))
     runs = []
     for n in sizes:
-        home = cache / f"preflight-{n}"
+        home = cache / f"preflight-v2-{n}"  # v2: the archive gained JOB_ sentences
         facts = build(home, n)
         requests = workload(_messages(home / "archive.jsonl"), CALLS)
         result = {
