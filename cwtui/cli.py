@@ -167,9 +167,11 @@ def _progress() -> Iterator[Callable[[dict[str, Any]], None]]:
         yield on_event
 
 
-def _finish(summary: ImportSummary, as_json: bool) -> None:
+def _finish(summary: ImportSummary, as_json: bool, *, per_file: bool = False) -> None:
     """Print the whole summary, then exit with ``import-errors`` when anything was rejected:
-    with ``--json`` the summary line itself carries the error object."""
+    with ``--json`` the summary line itself carries the error object. ``per_file``: the file
+    lines were printed before it, so the summary line does not repeat them (it keeps
+    ``file_outcomes_truncated``)."""
     failure = None
     if summary.error_count:
         files = summary.file_errors
@@ -179,6 +181,8 @@ def _finish(summary: ImportSummary, as_json: bool) -> None:
         )
     if as_json:
         body = summary.to_json()
+        if per_file:
+            body.pop("file_outcomes", None)
         if failure is not None:
             body["error"] = {"code": failure.code, "message": failure.message}
         emit_json(body)
@@ -222,10 +226,17 @@ def sync(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Import what is new from every registered format's standard locations (cw sources)."""
+    """Import what is new from every registered format's standard locations (cw sources).
+
+    With --json, one line per file (path, format, outcome: imported, unchanged, skipped or
+    failed, messages, problem), then the summary line.
+    """
     with guard(as_json), open_archive() as archive:
         summary = archive.sync(since=since, home=str(Path.home()))
-        _finish(summary, as_json)
+        if as_json:
+            for outcome in summary.file_outcomes:
+                emit_json(outcome.to_json())
+        _finish(summary, as_json, per_file=True)
 
 
 @app.command()

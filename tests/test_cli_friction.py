@@ -4,6 +4,7 @@ stdout and stderr are not terminals)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -12,11 +13,14 @@ import pytest
 from typer.testing import CliRunner
 
 from cwcore.daemon.results import DaemonStatus
+from cwcore.importers import summary as summary_mod
+from cwcore.importers.summary import FileOutcome, ImportSummary
 from cwtui.cli import app
 from cwtui.commands import daemon as daemon_cmd
 from tests.helpers import conversation, write_jsonl
 
 runner = CliRunner()
+FIXTURES = Path(__file__).parent / "importers" / "fixtures"
 
 
 def _status(service: dict[str, Any]) -> DaemonStatus:
@@ -151,3 +155,54 @@ def test_search_batch_errors_on_stderr_without_json(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["search", "--batch", str(tmp_path / "none.jsonl")])
     assert missing.exit_code == 2 and missing.stdout == ""
     assert missing.stderr.startswith("cw: cannot read ") and len(missing.stderr.splitlines()) == 1
+
+
+def test_sync_json_lists_each_file_beside_the_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: ``cw sync --json`` printed only the summary, so a script could not tell which
+    file was imported, unchanged or skipped. Now one line per file comes before the summary
+    line, whose fields stay what they were."""
+    home = tmp_path / "user"
+    folder = home / ".claude" / "projects" / "-home-dev-app"
+    folder.mkdir(parents=True)
+    fixture = sorted((FIXTURES / "claude_code").glob("*.jsonl"))[0]
+    log = folder / fixture.name
+    shutil.copy(fixture, log)
+    junk = folder / "notes.jsonl"
+    junk.write_text('{"hello": "not a claude line"}\n')
+    monkeypatch.setenv("HOME", str(home))
+
+    def sync() -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        result = runner.invoke(app, ["sync", "--json"])
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        *files, summary = rows
+        assert all(set(f) == {"path", "format", "outcome", "messages", "problem"} for f in files)
+        return {f["path"]: f for f in files}, summary
+
+    files, summary = sync()
+    assert files[str(log)]["outcome"] == "imported" and files[str(log)]["format"] == "claude-code"
+    assert files[str(log)]["messages"] == summary["messages"] > 0
+    assert files[str(junk)]["outcome"] == "skipped"
+    assert files[str(junk)]["problem"] == "not a claude-code file"
+    # The summary line keeps its fields (other tools read them), without repeating the files.
+    assert {"files", "imported", "skipped", "sessions", "messages", "errors"} <= set(summary)
+    assert "file_outcomes" not in summary and summary["file_outcomes_truncated"] == 0
+    again, summary = sync()
+    assert again[str(log)]["outcome"] == "unchanged"
+    assert again[str(log)]["messages"] == files[str(log)]["messages"]
+    assert summary["files"] == 0 and summary["imported"] == 0
+
+
+def test_import_summary_json_is_unchanged_and_outcomes_round_trip() -> None:
+    """The per-file list is additive: an import's summary (no file outcomes) keeps exactly its
+    keys, and a sync's list survives the daemon's JSON both ways, bounded."""
+    plain = ImportSummary(files=1, imported=2)
+    assert "file_outcomes" not in plain.to_json()
+    synced = ImportSummary()
+    for n in range(summary_mod.MAX_LISTED + 5):
+        synced.file_outcome(FileOutcome(f"/p/{n}.jsonl", "codex", "unchanged", n))
+    body = synced.to_json()
+    assert len(body["file_outcomes"]) == summary_mod.MAX_LISTED
+    assert body["file_outcomes_truncated"] == 5
+    assert ImportSummary.from_json(body).to_json() == body

@@ -38,12 +38,55 @@ class ImportProblem:
         return {"path": self.path, "line": self.line, "reason": self.reason}
 
 
+#: What a sync did with one file (:class:`FileOutcome`).
+OUTCOMES = ("imported", "unchanged", "skipped", "failed")
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What a sync did with one file: ``outcome`` is ``imported`` (read, something new
+    admitted), ``unchanged`` (its signature matched the last sync, or reading it found nothing
+    new), ``skipped`` (not read: not a log of its location's format, unreadable during the
+    walk, modified before ``--since``, or a session without messages) or ``failed`` (read, and
+    the file was rejected). ``format`` is the importer that read (or would read) it;
+    ``messages`` the messages of its sessions (remembered from the last sync when unchanged);
+    ``problem`` the one-line reason for a skip or failure, or how many lines were rejected."""
+
+    path: str
+    format: str
+    outcome: str
+    messages: int = 0
+    problem: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "format": self.format,
+            "outcome": self.outcome,
+            "messages": self.messages,
+            "problem": self.problem,
+        }
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> FileOutcome:
+        return cls(
+            path=str(body["path"]),
+            format=str(body["format"]),
+            outcome=str(body["outcome"]),
+            messages=int(body.get("messages", 0)),
+            problem=body.get("problem"),
+        )
+
+
 @dataclass
 class ImportSummary:
     """The public summary object: files read, documents imported / skipped (unchanged), errors.
 
     Add problems with :meth:`error` and notices with :meth:`notice`; ``errors`` and ``notices``
-    hold the listed ones, ``errors_truncated`` / ``notices_truncated`` count the others.
+    hold the listed ones, ``errors_truncated`` / ``notices_truncated`` count the others. A sync
+    also lists what it did with each file (:meth:`file_outcome`, bounded the same way); the
+    JSON carries ``file_outcomes`` and ``file_outcomes_truncated`` only when some were
+    recorded, so an import's summary keeps exactly its fields.
     """
 
     files: int = 0
@@ -60,9 +103,12 @@ class ImportSummary:
     notices: list[str] = field(default_factory=list)
     errors_truncated: int = 0
     notices_truncated: int = 0
+    file_outcomes: list[FileOutcome] = field(default_factory=list)
+    file_outcomes_truncated: int = 0
     _file_errors: int = field(default=0, repr=False, compare=False)
     _error_chars: int = field(default=0, repr=False, compare=False)
     _notice_chars: int = field(default=0, repr=False, compare=False)
+    _outcome_chars: int = field(default=0, repr=False, compare=False)
 
     @property
     def error_count(self) -> int:
@@ -93,6 +139,24 @@ class ImportSummary:
         else:
             self.notices_truncated += 1
 
+    def file_outcome(self, outcome: FileOutcome) -> None:
+        """List what a sync did with one file (the first :data:`MAX_LISTED`, within
+        :data:`MAX_LISTED_BYTES`; the rest counted in ``file_outcomes_truncated``)."""
+        if outcome.problem is not None:
+            outcome = FileOutcome(
+                outcome.path,
+                outcome.format,
+                outcome.outcome,
+                outcome.messages,
+                _cap(outcome.problem),
+            )
+        size = len(outcome.path) + len(outcome.problem or "")
+        if len(self.file_outcomes) < MAX_LISTED and self._outcome_chars + size <= MAX_LISTED_BYTES:
+            self.file_outcomes.append(outcome)
+            self._outcome_chars += size
+        else:
+            self.file_outcomes_truncated += 1
+
     def absorb(self, other: ImportSummary) -> None:
         """Add ``other``'s counts, problems and notices to this summary (still bounded)."""
         for name in ("files", "imported", "skipped", "sessions", "messages", "empty", "companions"):
@@ -103,9 +167,12 @@ class ImportSummary:
         for note in other.notices:
             self.notice(note)
         self.notices_truncated += other.notices_truncated
+        for outcome in other.file_outcomes:
+            self.file_outcome(outcome)
+        self.file_outcomes_truncated += other.file_outcomes_truncated
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "files": self.files,
             "imported": self.imported,
             "skipped": self.skipped,
@@ -118,6 +185,10 @@ class ImportSummary:
             "notices": list(self.notices),
             "notices_truncated": self.notices_truncated,
         }
+        if self.file_outcomes or self.file_outcomes_truncated:
+            body["file_outcomes"] = [o.to_json() for o in self.file_outcomes]
+            body["file_outcomes_truncated"] = self.file_outcomes_truncated
+        return body
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> ImportSummary:
@@ -136,4 +207,7 @@ class ImportSummary:
             summary.notice(note)
         summary.errors_truncated += int(body.get("errors_truncated", 0))
         summary.notices_truncated += int(body.get("notices_truncated", 0))
+        for outcome in body.get("file_outcomes", []):
+            summary.file_outcome(FileOutcome.from_json(outcome))
+        summary.file_outcomes_truncated += int(body.get("file_outcomes_truncated", 0))
         return summary

@@ -24,6 +24,7 @@ from cwcore.config import Settings
 from cwcore.errors import CwError
 from cwcore.importers import base, sources
 from cwcore.importers.pipeline import Emit, ImportSummary, import_paths
+from cwcore.importers.summary import FileOutcome
 from cwcore.store.admission import Admission
 from cwcore.store.rocks import Store
 
@@ -102,7 +103,8 @@ def sync(
     cancelled: Callable[[], bool] = lambda: False,
 ) -> ImportSummary:
     """Import new or changed session files from every standard location, and record per
-    location what was found, read and skipped."""
+    location what was found, read and skipped. The summary lists what was done with each file
+    (``file_outcomes``, in walk order; files a cancel left unread are not listed)."""
     state: dict[str, Any] = store.meta_get("sync-state") or {}
     seen: dict[str, dict[str, Any]] = {
         path: _file_state(v) for path, v in dict(state.get("files", {})).items()
@@ -111,6 +113,8 @@ def sync(
     changed: list[tuple[base.Importer, Path, list[float]]] = []
     reports: list[sources.Report] = []
     claimed: set[str] = set()  # a file two locations reach is read once, by the first
+    # Each file's outcome in walk order; a changed file's (None here) is known once read.
+    outcomes: dict[str, FileOutcome | None] = {}
     for importer, location, root in locations(settings, home):
         report = sources.Report(importer.name, location.label(), str(root), root.is_dir())
         reports.append(report)
@@ -127,20 +131,31 @@ def sync(
                 sig = signature(path, importer)
             except OSError:
                 report.skip(key, "unreadable")
+                outcomes[key] = FileOutcome(key, importer.name, "skipped", 0, "unreadable")
                 continue
             if since is not None and sig[1] < since.timestamp():
+                outcomes[key] = FileOutcome(
+                    key, importer.name, "skipped", 0, "modified before --since"
+                )
                 continue
             if seen.get(key, {}).get("sig") == sig:
+                remembered = int(seen[key].get("messages", 0) or 0)
+                outcomes[key] = FileOutcome(key, importer.name, "unchanged", remembered)
                 continue
             try:
                 found = importer if base.sniffs(importer, path, base.read_head(path)) else None
                 found = found or base.detect(path)
             except OSError:
                 report.skip(key, "unreadable")
+                outcomes[key] = FileOutcome(key, importer.name, "skipped", 0, "unreadable")
                 continue  # vanished or unreadable since the walk: the next sync sees it again
             if found is None:
                 report.skip(key, f"not a {importer.name} file")
+                outcomes[key] = FileOutcome(
+                    key, importer.name, "skipped", 0, f"not a {importer.name} file"
+                )
                 continue
+            outcomes[key] = None
             changed.append((found, path, sig))
     errors: dict[str, str] = {}
     for index, (importer, path, sig) in enumerate(changed, start=1):
@@ -152,8 +167,10 @@ def sync(
         except CwError as exc:  # e.g. rewritten in another format since it was sniffed
             total.error(key, None, exc.message)
             errors[key] = exc.message
+            outcomes[key] = FileOutcome(key, importer.name, "failed", 0, exc.message)
             continue
         total.absorb(summary)
+        outcomes[key] = _outcome(key, importer.name, summary)
         if summary.file_errors:
             errors[key] = next((e.reason for e in summary.errors if e.line is None), "error")
         elif summary.empty and not summary.sessions:
@@ -162,6 +179,9 @@ def sync(
         else:
             seen[key] = {"sig": sig, "sessions": summary.sessions, "messages": summary.messages}
         emit({"type": "progress", "file": key, "files": index, "total": len(changed)})
+    for outcome in outcomes.values():
+        if outcome is not None:  # None: a cancel left it unread
+            total.file_outcome(outcome)
     now = clock.iso(clock.now())
     for report in reports:
         for key in report.files:
@@ -176,6 +196,19 @@ def sync(
         )
         store.commit(batch)
     return total
+
+
+def _outcome(key: str, fmt: str, summary: ImportSummary) -> FileOutcome:
+    """What reading one changed file came to, from its own import summary."""
+    if summary.file_errors:
+        reason = next((e.reason for e in summary.errors if e.line is None), "rejected")
+        return FileOutcome(key, fmt, "failed", summary.messages, reason)
+    if summary.empty and not summary.sessions:
+        return FileOutcome(key, fmt, "skipped", 0, "no messages")
+    lines = summary.error_count
+    problem = f"{lines:,} line(s) rejected" if lines else None
+    outcome = "imported" if summary.imported else "unchanged"
+    return FileOutcome(key, fmt, outcome, summary.messages, problem)
 
 
 def _is_companion(importer: base.Importer, path: Path) -> bool:
