@@ -53,6 +53,9 @@ WARM_QUIET_S = 2.0
 #: while a service call runs, so a search or a preflight does not share the CPU with a new
 #: group; bounded, so a steady stream of calls slows embedding without stopping it.
 BATCH_YIELD_S = 1.0
+#: Pending background work holds an idle daemon past its grace only while it moves: no window
+#: passed for this long (a failing model, a stuck step) and the daemon may exit as usual.
+BACKGROUND_STALL_S = 600.0
 #: A background index page waits at most this long (seconds) while a service call runs, so an
 #: import admits without sharing the interpreter with publication (with a 1 s bound the worker
 #: still took about half of it). It waits for no call to be running, not for a quiet period, so
@@ -152,6 +155,8 @@ class Engine:
         #: intervals (5 s up to 10 minutes) instead of failing every tick.
         self.semantic_backoff = Backoff(first_s=5.0, max_s=600.0)
         self.semantic_error: str | None = None  # the last embedding failure, for status
+        # (outbox depth, windows pending) and since when: the stall test of background_pending
+        self._background_seen: tuple[tuple[int, int], float] | None = None
 
     # -- Service protocol ---------------------------------------------------------------------
 
@@ -220,6 +225,27 @@ class Engine:
             "workers": {w.name: w.status() for w in self._workers},
             "semantic_error": self.semantic_error,
         }
+
+    def background_pending(self) -> str | None:
+        """The background work still to do (the daemon stays past its idle grace while this
+        names some): indexing while the outbox holds entries, embedding while published windows
+        wait for a vector (no failure backing off). None otherwise, always when the workers do
+        not run, and when the work has not moved for :data:`BACKGROUND_STALL_S` (a fault that
+        does not heal must not keep an unused daemon forever). A few point reads."""
+        if not self.background:
+            return None
+        depth = self.indexer.depth()
+        pending = 0
+        if not depth and self.semantic_worker in self._workers and self.semantic_error is None:
+            pending = int(for_engine(self).status().get("pending", 0))
+        now = time.monotonic()
+        if self._background_seen is None or (depth, pending) != self._background_seen[0]:
+            self._background_seen = ((depth, pending), now)
+        if now - self._background_seen[1] > BACKGROUND_STALL_S:
+            return None
+        if depth:
+            return f"indexing {depth:,} outbox entries"
+        return f"embedding {pending:,} windows" if pending else None
 
     def start_workers(self) -> None:
         """Background workers: indexing, retention (expiry by archive kind), compaction monitor."""

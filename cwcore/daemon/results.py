@@ -22,7 +22,8 @@ class DaemonStatus:
     limit, requests in flight and running, replayable answers kept, the bytes reserved by the
     input, output and small-output budgets, the peers dropped because they stalled while others
     waited (``stalled_dropped``), the idle grace before it exits (seconds), and whether it is
-    stopping.
+    stopping. ``background`` names the background work that keeps it running past its idle
+    grace (``"embedding 1,234 windows"``), None when there is none.
 
     The answer's ``running`` is always true (only a running daemon answers), so it is no field.
     ``service`` is the service's own status, read-only: its shape belongs to the service the
@@ -51,6 +52,7 @@ class DaemonStatus:
     stopping: bool
     service: Mapping[str, Any]
     stalled_dropped: int = 0
+    background: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +78,7 @@ class DaemonStatus:
             "stalled_dropped": self.stalled_dropped,
             "grace_s": self.grace_s,
             "stopping": self.stopping,
+            "background": self.background,
             "service": dict(self.service),
         }
 
@@ -103,5 +106,6 @@ class DaemonStatus:
             stalled_dropped=int(body.get("stalled_dropped", 0)),
             grace_s=body["grace_s"],
             stopping=body["stopping"],
+            background=body.get("background"),
             service=MappingProxyType(dict(body["service"])),
         )

@@ -37,9 +37,11 @@ Limits (sizes in bytes, times in seconds — see :class:`Limits`):
 * shutdown drains in-flight calls for at most 10 s, then sets their cancel flags.
 
 Lifecycle: once no connection and no running request hold for the grace period
-(``daemonGraceSeconds``), the server stops; any connection resets the countdown. Background work
-(indexing, embedding) is not a client: it never holds the daemon past its grace, and it resumes
-from its durable cursors at the next start.
+(``daemonGraceSeconds``), the server stops; any connection resets the countdown. Pending
+background work (indexing, embedding) that the service names
+(:func:`~cwcore.daemon.service.background_pending`) holds it past the grace until the work is
+done: it runs at the lowest CPU priority, ``daemon.stop`` and signals stop it at once, and it
+resumes from its durable cursors at the next start.
 """
 
 from __future__ import annotations
@@ -66,7 +68,12 @@ from cwcore.daemon import protocol
 from cwcore.daemon.budget import Budget, Reservation
 from cwcore.daemon.paths import DaemonPaths
 from cwcore.daemon.protocol import HEADER_BYTES, MAX_FRAME
-from cwcore.daemon.service import Service, bind_request_id, unbind_request_id
+from cwcore.daemon.service import (
+    Service,
+    background_pending,
+    bind_request_id,
+    unbind_request_id,
+)
 from cwcore.errors import (
     Busy,
     CwError,
@@ -279,6 +286,8 @@ class Server:
         self.running: dict[str, Running] = {}
         self.stopping = False
         self.stop_reason = ""
+        #: The background work holding the daemon past its idle grace (None: not held).
+        self.background: str | None = None
         #: Coroutines waiting for an in-flight slot (with the budgets' waiters: contention).
         self.slot_waiters = 0
         #: Peers dropped because they stalled while others waited.
@@ -373,20 +382,40 @@ class Server:
                 self._quiet.clear()
 
     async def _grace_loop(self) -> None:
-        """Stop after ``grace_s`` with no connection and no request.
+        """Stop after ``grace_s`` with no connection and no request, and no background work
+        the service names as pending (:func:`~cwcore.daemon.service.background_pending`).
 
-        Pending background work does not count: a daemon nobody uses exits on time, and its
-        workers carry on from their durable cursors when a client starts it again. A tick of at
-        most 1 s keeps the error small without a busy loop.
+        Background work keeps an unused daemon only while it lasts: an archive imported and left
+        alone is embedded to the end (niced: it never competes with requests), then the daemon
+        exits; ``daemon.stop`` ends it at any time and the work resumes from its durable cursors
+        at the next start. A tick of at most 1 s keeps the error small without a busy loop.
         """
         tick = max(0.05, min(1.0, self.limits.grace_s / 4))
+        loop = asyncio.get_running_loop()
         while not self.stopping:
             await asyncio.sleep(tick)
             if self.connections or self.in_flight or self.running:
                 continue
-            if time.monotonic() - self._last_active >= self.limits.grace_s:
-                self.request_stop(f"idle for {self.limits.grace_s:g}s")
+            if time.monotonic() - self._last_active < self.limits.grace_s:
+                continue
+            try:
+                reason = await loop.run_in_executor(None, background_pending, self.service)
+            except Exception:
+                log.exception("background_pending() failed")
+                reason = None
+            if self.stopping:
                 return
+            if reason is not None:
+                if self.background is None:
+                    log.info(
+                        "idle for %gs; staying for background work: %s", self.limits.grace_s, reason
+                    )
+                self.background = reason
+                continue
+            done = " (background work done)" if self.background is not None else ""
+            self.background = None
+            self.request_stop(f"idle for {self.limits.grace_s:g}s{done}")
+            return
 
     def _contended(self) -> bool:
         """Whether some request waits for a resource shared by every connection."""
@@ -819,6 +848,12 @@ class Server:
             )
         except Exception as exc:  # status must answer even when the service cannot
             extra = {"error": f"{type(exc).__name__}: {exc}"}
+        try:
+            background = await asyncio.wait_for(
+                loop.run_in_executor(None, background_pending, self.service), 5.0
+            )
+        except Exception:
+            background = None
         return {
             "running": True,
             "pid": self.pid,
@@ -842,5 +877,6 @@ class Server:
             "stalled_dropped": self.stalled_dropped,
             "grace_s": self.limits.grace_s,
             "stopping": self.stopping,
+            "background": background,
             "service": extra,
         }

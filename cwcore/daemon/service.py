@@ -35,9 +35,14 @@ class Service(Protocol):
     * ``max_output_bytes`` is the request's output bound in bytes, reserved before dispatch; the
       server clamps it to one frame (16 MiB). It runs on the event loop: it must not block.
     * ``status`` returns extra fields for ``daemon status`` (runs in a helper thread).
-    * ``start_workers`` starts background work once, after the socket listens. Background work
-      never keeps the daemon alive: the idle grace counts only clients, so the work must be
-      resumable at the next start (durable cursors, an outbox).
+    * ``start_workers`` starts background work once, after the socket listens. The work must be
+      resumable at the next start (durable cursors, an outbox): ``daemon.stop`` and signals stop
+      it whatever it is doing.
+    * ``background_pending`` (optional) names the background work still to do and progressing
+      (``"embedding 1,234 windows"``), or returns None. Once the idle grace has passed, the
+      daemon stays while it names some, and exits when it returns None: an archive imported and
+      left alone is still embedded to the end. It runs in a helper thread, about once a second
+      while the daemon is idle past its grace: a few point reads, never a scan.
     * ``close`` stops the workers and closes the store; it is called once, at exit.
     """
 
@@ -62,6 +67,15 @@ ServiceFactory = Callable[[Path], Service]
 _REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "cw_daemon_request_id", default=None
 )
+
+
+def background_pending(service: Service) -> str | None:
+    """The service's pending background work (None when it has none or cannot say)."""
+    probe = getattr(service, "background_pending", None)
+    if probe is None:
+        return None
+    reason = probe()
+    return None if reason is None else str(reason)
 
 
 def current_request_id() -> str | None:

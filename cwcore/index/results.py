@@ -114,8 +114,10 @@ class SemanticProgress:
     the vectors so far), ``complete`` or ``revalidating`` (a rebuild renumbered the windows
     since these vectors were made). ``progress`` is the share of windows the handler has passed
     (0..1, four decimals); ``embedded`` never exceeds ``total``; ``rows`` counts stored vectors
-    (several per window in some modes); ``cursor`` is the last window passed, ``max_wid`` the
-    highest published window (``total`` repeats it)."""
+    (several per window in some modes); ``cursor`` counts the windows passed (the handler works
+    newest first), ``max_wid`` is the highest published window (``total`` repeats it).
+    ``rate`` is the handler's smoothed pace while it runs (windows/s) and ``eta_s`` the seconds
+    left at that pace (both None until known; None from a daemon of an older build)."""
 
     embedded: int
     rows: int
@@ -128,6 +130,8 @@ class SemanticProgress:
     partial: bool
     model: str | None
     mode: str
+    rate: float | None = None
+    eta_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -142,6 +146,8 @@ class SemanticProgress:
             "partial": self.partial,
             "model": self.model,
             "mode": self.mode,
+            "rate": self.rate,
+            "eta_s": self.eta_s,
         }
 
     @classmethod
@@ -158,6 +164,8 @@ class SemanticProgress:
             partial=body["partial"],
             model=body["model"],
             mode=body["mode"],
+            rate=body.get("rate"),
+            eta_s=body.get("eta_s"),
         )
 
 

@@ -1,9 +1,11 @@
-"""The semantic index handler: embed published windows that have no vector yet, in wid order.
+"""The semantic index handler: embed published windows that have no vector yet, newest first.
 
 :func:`embed_pending` is one bounded step (the daemon's worker calls it repeatedly; the eval
 calls it until it returns 0). It reads the published generation, takes up to ``max_windows``
-windows after the cursor (``wid <= maxWid`` only, so unpublished work stays invisible), skips
-retired and forgotten ones, embeds their text and commits rows + cursor in one batch.
+windows from the top of the highest range not passed yet (``wid <= maxWid`` only, so
+unpublished work stays invisible; wids follow admission order, so recent history gains semantic
+search first), skips retired and forgotten ones, embeds their text and commits rows + the passed
+ranges in one batch.
 
 Two ways to turn a window into vectors (``mode``), measured on LongMemEval (docs/evaluation.md):
 
@@ -18,6 +20,7 @@ stored vectors (they are not comparable) and starts over from wid 1.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -79,49 +82,46 @@ def prepare(store: Store, embedder: Embedder, mode: str) -> dict[str, Any]:
 
 
 def _check_renumbered(store: Store, st: dict[str, Any], max_wid: int) -> dict[str, Any]:
-    """Detect a rebuild cheaply (the cursor's own window changed) and validate if so."""
-    cursor = int(st.get("cursor", 0))
-    if cursor == 0:
-        return st
-    stale = cursor > max_wid
-    if not stale:
-        last = vstore.get(store, cursor)
-        stale = last is not None and not vstore.matches(last, derived.window_record(store, cursor))
-    if stale:
+    """Detect a rebuild cheaply and validate if so (:func:`_stale`)."""
+    if _stale(store, st, max_wid):
         vstore.validate(store)
         st = vstore.state(store)
     return st
 
 
-def embed_pending(
+def _stale(store: Store, st: dict[str, Any], max_wid: int) -> bool:
+    """Whether the passed ranges describe another numbering of the windows: a range reaches
+    past the published windows, or the vector at either end of a range no longer matches the
+    window there (a few point reads, never a scan)."""
+    ranges = vstore.done_ranges(st)
+    if ranges and ranges[-1][1] > max_wid:
+        return True
+    for wid in sorted({w for r in ranges for w in r})[-4:]:
+        item = vstore.get(store, wid)
+        if item is not None and not vstore.matches(item, derived.window_record(store, wid)):
+            return True
+    return False
+
+
+#: A step whose windows' texts all have vectors already (a rebuild's renumbered windows, repeated
+#: texts) costs reads only, so it passes up to this many windows instead of ``max_windows``.
+CACHED_STEP_WINDOWS = 1024
+#: Weight of the newest step in the handler's smoothed rate (windows/s).
+RATE_WEIGHT = 0.3
+
+
+def _read_chunk(
     store: Store,
     reader: Reader,
-    max_windows: int = BATCH_WINDOWS,
-    *,
-    embedder: Embedder,
-    mode: str = DEFAULT_MODE,
-    cache: VectorCache | None = None,
-    timeout: float | None = None,
-    between_groups: Callable[[], object] | None = None,
-) -> int:
-    """Embed up to ``max_windows`` published windows after the cursor; returns windows done
-    (0 when nothing is pending). Raises a categorized ModelUnavailable when the model fails;
-    nothing is committed then, so the next call retries the same windows. ``between_groups``
-    is called before each inference group (:meth:`Embedder.embed`)."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}")
-    with store.lock:
-        st = prepare(store, embedder, mode)
-        max_wid = int(derived.generation(store).get("maxWid", 0))
-        st = _check_renumbered(store, st, max_wid)
-        cursor = int(st.get("cursor", 0))
-    if cursor >= max_wid:
-        return 0
-    wids = list(range(cursor + 1, min(max_wid, cursor + max_windows) + 1))
+    wids: list[int],
+    mode: str,
+    manifests: dict[tuple[str, int], dict[str, Any]],
+) -> list[tuple[int, dict[str, Any], list[str]]]:
+    """The windows of ``wids`` to embed and their texts (retired, forgotten and already embedded
+    windows left out)."""
     records = derived.window_records(store, wids)
     existing = store.get_many(vstore.FAMILY, [vstore.VECTOR.encode(w) for w in wids])
     dead = _dead_ordinals(store, [int(r["ordinal"]) for r in records if r is not None])
-    manifests: dict[tuple[str, int], dict[str, Any]] = {}
     todo: list[tuple[int, dict[str, Any], list[str]]] = []
     for wid, record, raw in zip(wids, records, existing, strict=True):
         if record is None or int(record["ordinal"]) in dead:
@@ -136,7 +136,61 @@ def embed_pending(
         except (NotFound, CorruptRecord):
             continue  # forgotten while we looked: nothing to embed
         todo.append((wid, record, texts))
+    return todo
+
+
+def embed_pending(
+    store: Store,
+    reader: Reader,
+    max_windows: int = BATCH_WINDOWS,
+    *,
+    embedder: Embedder,
+    mode: str = DEFAULT_MODE,
+    cache: VectorCache | None = None,
+    timeout: float | None = None,
+    between_groups: Callable[[], object] | None = None,
+) -> int:
+    """Embed up to ``max_windows`` published windows not passed yet, newest first (the top of
+    the highest gap, :func:`~cwcore.semantic.store.next_chunk`); returns windows passed (0 when
+    nothing is pending). Windows whose texts already have a vector in the content table (a
+    rebuild's renumbered windows, repeated texts) cost no model time: while a step finds only
+    such windows it goes on, up to :data:`CACHED_STEP_WINDOWS`. Raises a categorized
+    ModelUnavailable when the model fails; nothing is committed then, so the next call retries
+    the same windows. ``between_groups`` is called before each inference group
+    (:meth:`Embedder.embed`). When every window has been passed after a validation, content
+    entries no window references any more are swept."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    started = time.monotonic()
+    with store.lock:
+        st = prepare(store, embedder, mode)
+        max_wid = int(derived.generation(store).get("maxWid", 0))
+        st = _check_renumbered(store, st, max_wid)
+    before = vstore.done_ranges(st)
+    ranges = list(before)
     content = vstore.ContentTable(store)
+    manifests: dict[tuple[str, int], dict[str, Any]] = {}
+    todo: list[tuple[int, dict[str, Any], list[str]]] = []
+    scanned = 0
+    while scanned < CACHED_STEP_WINDOWS:
+        chunk = vstore.next_chunk(ranges, max_wid, max_windows)
+        if chunk is None:
+            break
+        lo, hi = chunk
+        part = _read_chunk(store, reader, list(range(lo, hi + 1)), mode, manifests)
+        todo.extend(part)
+        ranges = vstore.add_range(ranges, lo, hi)
+        scanned += hi - lo + 1
+        digests = list(dict.fromkeys(embedder.digest(t) for _, _, texts in part for t in texts))
+        if any(v is None for v in content.get_many(digests)):
+            break  # this chunk needs the model: embed it now
+    if not scanned:
+        if st.get("sweep"):
+            with store.lock:
+                vstore.sweep(store)
+                st = vstore.state(store)
+                vstore.commit_windows(store, [], {**st, "sweep": False})
+        return 0
     flat = [t for _, _, texts in todo for t in texts]
     kwargs: dict[str, Any] = {"cache": ChainCache(content, cache)}
     if between_groups is not None:
@@ -159,44 +213,53 @@ def embed_pending(
             )
         )
         pos += n
+    elapsed = max(time.monotonic() - started, 1e-3)
     with store.lock:
-        st = vstore.state(store)
-        if int(st.get("cursor", 0)) != cursor or st.get("model") != embedder.model_id:
+        now = vstore.state(store)
+        if (
+            vstore.done_ranges(now) != before
+            or now.get("epoch") != st.get("epoch")
+            or now.get("model") != embedder.model_id
+        ):
             return 0  # someone else advanced or reset meanwhile: drop this batch
+        rate = scanned / elapsed
+        old = now.get("rate")
         new_state = {
-            **st,
-            "cursor": wids[-1],
-            "windows": int(st.get("windows", 0)) + len(items),
-            "rows": int(st.get("rows", 0)) + pos,
+            **now,
+            "cursor": ranges[-1][1],
+            "done": [list(r) for r in ranges],
+            "windows": int(now.get("windows", 0)) + len(items),
+            "rows": int(now.get("rows", 0)) + pos,
+            "rate": round(rate if not old else (1 - RATE_WEIGHT) * old + RATE_WEIGHT * rate, 3),
         }
         vstore.commit_windows(store, items, new_state, content)
-    return len(wids)
+    return scanned
 
 
 def status(store: Store, *, enabled: bool = True) -> SemanticProgress:
-    """For ``cw index status``: embedded windows, pending windows, model and mode, and what
-    search uses. Two point reads (the handler state and the published generation), no scan.
+    """For ``cw index status``: embedded windows, pending windows, model and mode, what search
+    uses, and the handler's pace. A few point reads (the handler state, the published generation,
+    the vectors at the ends of the passed ranges and their windows), never a scan.
 
     ``state`` is ``disabled`` (semanticRetrieval off), ``waiting`` (nothing embedded yet: search
     is lexical only), ``embedding`` (search uses the vectors embedded so far: ``partial``),
     ``complete`` (every published window is embedded) or ``revalidating`` (a rebuild renumbered
     the windows after these vectors were made: none counts as embedded until the handler's next
-    step has checked them again). ``progress`` is the share of published windows the handler
-    has passed (retired and empty windows are passed without a vector); ``embedded`` never
-    exceeds ``total``."""
+    step has checked them again). ``cursor`` counts the windows the handler has passed (newest
+    first, so it is a count, not a wid) and ``progress`` is their share of the published
+    windows (retired and empty windows are passed without a vector); ``embedded`` never exceeds
+    ``total``. ``rate`` is the handler's smoothed pace while it runs (windows/s) and ``eta_s``
+    the time left at that pace (None when unknown or nothing is pending); neither counts time
+    the daemon is not running."""
     st = vstore.state(store)
     max_wid = int(derived.generation(store).get("maxWid", 0))
-    stored = int(st.get("cursor", 0))
-    # The handler's own staleness test (its cursor's window changed or is gone), two point
-    # reads: until it has run, the stored counts describe another numbering of the windows.
-    stale = stored > max_wid
-    if not stale and stored:
-        last = vstore.get(store, stored)
-        stale = last is not None and not vstore.matches(last, derived.window_record(store, stored))
-    cursor = 0 if stale else min(stored, max_wid)
-    pending = max(0, max_wid - cursor)
+    # The handler's own staleness test: until it has run, the stored counts describe another
+    # numbering of the windows.
+    stale = _stale(store, st, max_wid)
+    done = 0 if stale else vstore.passed(vstore.done_ranges(st), max_wid)
+    pending = max(0, max_wid - done)
     rows = 0 if stale else int(st.get("rows", 0))
-    embedded = 0 if stale else min(int(st.get("windows", 0)), cursor)
+    embedded = 0 if stale else min(int(st.get("windows", 0)), done)
     if not enabled:
         state = "disabled"
     elif stale:
@@ -207,16 +270,20 @@ def status(store: Store, *, enabled: bool = True) -> SemanticProgress:
         state = "waiting"
     else:
         state = "embedding"
+    rate = float(st["rate"]) if st.get("rate") else None
+    eta = round(pending / rate, 1) if rate and pending and enabled else None
     return SemanticProgress(
         embedded=embedded,
         rows=rows,
         pending=pending,
-        cursor=cursor,
+        cursor=done,
         max_wid=max_wid,
         total=max_wid,
-        progress=round(cursor / max_wid, 4) if max_wid else (0.0 if stale else 1.0),
+        progress=round(done / max_wid, 4) if max_wid else (0.0 if stale else 1.0),
         state=state,
         partial=state in ("embedding", "revalidating"),
         model=st.get("model"),
         mode=st.get("mode") or DEFAULT_MODE,
+        rate=rate,
+        eta_s=eta,
     )

@@ -45,6 +45,22 @@ def calibrate(cosine: float | np.ndarray) -> Any:
     return 1.0 / (1.0 + math.exp(-SLOPE * (float(cosine) - MIDPOINT)))
 
 
+def _minus(ranges: vstore.Ranges, loaded: vstore.Ranges) -> vstore.Ranges:
+    """The parts of ``ranges`` not covered by ``loaded`` (both sorted, inclusive)."""
+    out: vstore.Ranges = []
+    for lo, hi in ranges:
+        cur = lo
+        for a, b in loaded:
+            if b < cur or a > hi:
+                continue
+            if a > cur:
+                out.append((cur, a - 1))
+            cur = max(cur, b + 1)
+        if cur <= hi:
+            out.append((cur, hi))
+    return out
+
+
 class SemanticIndex:
     """The in-memory matrix of one store's window vectors. Thread-safe."""
 
@@ -57,8 +73,8 @@ class SemanticIndex:
         self._ordinals = np.zeros(0, dtype=np.uint32)
         self._alive = np.zeros(0, dtype=bool)
         self._size = 0
-        self._loaded_to = 0  # highest wid loaded
-        self._cursor = -1  # handler cursor seen at the last refresh
+        self._done: vstore.Ranges = []  # the handler's passed wid ranges, loaded
+        self._epoch = -1  # the handler's epoch at the last load (a change means reload)
         self._mask_generation = -1
         self._masked_to = 0  # rows checked against the tombstones at ``_mask_generation``
         self.model: str | None = None
@@ -84,31 +100,36 @@ class SemanticIndex:
 
     def refresh(self) -> int:
         """Load rows committed since the last call (all of them the first time); returns rows
-        added. Cheap when nothing changed (one state read)."""
+        added. Cheap when nothing changed (one state read). The handler works newest first, so
+        new rows arrive below loaded ones: what is loaded is tracked as the handler's passed
+        ranges, and only the ranges it has passed since are read."""
         st = vstore.state(self.store)
+        done = vstore.done_ranges(st)
+        epoch = int(st.get("epoch", 0))
         with self._lock:
-            if st.get("model") != self.model or int(st.get("cursor", 0)) < self._cursor:
-                self._reset(st.get("model"))  # model change, clear or rollback: reload
+            if st.get("model") != self.model or epoch != self._epoch:
+                self._reset(st.get("model"))  # model change, clear or validation: reload
+                self._epoch = epoch
             added = 0
-            if int(st.get("cursor", 0)) != self._cursor:
+            if done != self._done:
                 # Size the matrix once from the handler's row count (no regrowth copies).
                 self._grow(max(0, int(st.get("rows", 0)) - self._size))
-                pending: list[vstore.WindowVectors] = []
-                for item in vstore.scan(self.store, self._loaded_to):
-                    pending.append(item)
-                    if len(pending) >= 4096:
-                        added += self._append(pending)
-                        pending = []
-                added += self._append(pending)
-                self._cursor = int(st.get("cursor", 0))
+                for lo, hi in _minus(done, self._done):
+                    pending: list[vstore.WindowVectors] = []
+                    for item in vstore.scan(self.store, lo - 1, hi):
+                        pending.append(item)
+                        if len(pending) >= 4096:
+                            added += self._append(pending)
+                            pending = []
+                    added += self._append(pending)
+                self._done = done
             self.loaded = True
             self._refresh_mask()
             return added
 
     def _reset(self, model: str | None) -> None:
         self._size = 0
-        self._loaded_to = 0
-        self._cursor = -1
+        self._done = []
         self._mask_generation = -1
         self._masked_to = 0
         self.model = model
@@ -127,7 +148,6 @@ class SemanticIndex:
                 self._ordinals[pos : pos + n] = item.ordinal
                 self._alive[pos : pos + n] = True
                 pos += n
-            self._loaded_to = max(self._loaded_to, item.wid)
         self._size = pos  # the new rows' tombstones are checked by the next _refresh_mask
         return rows
 

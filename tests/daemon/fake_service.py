@@ -4,7 +4,8 @@ It lives on the daemon's PYTHONPATH (this folder), never imported by pytest itse
 ``echo``, ``sleep`` (cancellable), ``hold`` (until the file ``CW_HOME/release`` exists),
 ``stream`` (N events), ``big`` (N bytes of output, with an optional declared ``bound``),
 ``write`` (idempotent by request id, recorded in files under CW_HOME so it survives
-``kill -9``), ``fail`` (a bug), ``invalid`` (a CwError), ``pid``.
+``kill -9``), ``fail`` (a bug), ``invalid`` (a CwError), ``pid``. Background work is pending
+while the file ``CW_HOME/background`` exists (:meth:`FakeService.background_pending`).
 """
 
 from __future__ import annotations
@@ -101,6 +102,18 @@ class FakeService:
 
     def start_workers(self) -> None:
         (self.home / "workers").write_text("started")
+
+    def background_pending(self) -> str | None:
+        """The text of ``CW_HOME/background`` while it exists (the test's pending work); each
+        question is counted in ``CW_HOME/background-asked``."""
+        asked = self.home / "background-asked"
+        with self.lock:
+            count = int(asked.read_text()) + 1 if asked.exists() else 1
+            asked.write_text(str(count))
+        try:
+            return (self.home / "background").read_text() or None
+        except FileNotFoundError:
+            return None
 
     def close(self) -> None:
         (self.home / "closed").write_text(str(os.getpid()))

@@ -132,3 +132,56 @@ def test_index_status_through_the_daemon(
     assert sem == {**sem, "embedded": 4, "total": 6, "pending": 2, "model": "fake:1"}
     assert sem["state"] == "disabled"  # the daemon was started with semanticRetrieval off
     assert read_pid(daemon_paths(Path(daemon_env["CW_HOME"])).pidfile)  # it did go through one
+
+
+@pytest.mark.slow
+def test_an_archive_left_alone_is_embedded_to_the_end(
+    topics: Archive, cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Imported, then nobody connects: the daemon started once stays past its 1 s grace while
+    windows wait for a vector (the real model embeds them, niced), then exits by itself with
+    every window embedded. It used to exit at the end of its grace whatever was pending."""
+    topics.close()
+    with real_daemon_env(cw_home, monkeypatch, CW_DAEMON_GRACE_SECONDS="1") as env:
+        started = subprocess.run(
+            [sys.executable, "-m", "cwtui.cli", "daemon", "start"],
+            env=env,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        assert started.returncode == 0, started.stderr
+        pid = read_pid(daemon_paths(cw_home).pidfile)
+        assert pid
+        from cwcore.daemon.client import wait_for_exit
+
+        assert wait_for_exit(pid, 300), "the daemon never finished its background work"
+    log = daemon_paths(cw_home).log.read_text()
+    with Archive.open(cw_home, embedded=True) as again:
+        sem = dict(again.index_status().to_json()["semantic"])
+    assert sem == {**sem, "state": "complete", "embedded": 6, "pending": 0, "eta_s": None}, log
+    assert sem["rate"], sem
+
+
+def test_background_pending_names_embedding_work_while_it_moves(
+    topics: Archive, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What holds an idle daemon past its grace: pending windows, not a failing model, not
+    work that stopped moving, never in an engine whose workers were not started."""
+    from cwcore import engine as engine_module
+
+    engine = engine_of(topics)
+    assert engine.background_pending() is None  # embedded: no workers
+    monkeypatch.setattr(engine, "background", True)
+    monkeypatch.setattr(engine, "_workers", [engine.semantic_worker])  # as started (not run)
+    assert engine.background_pending() == "embedding 6 windows"
+    handler.embed_pending(engine.store, engine.reader, 4, embedder=fake_embedder)
+    assert engine.background_pending() == "embedding 2 windows"
+    engine.semantic_error = "model-missing: no embedding model"
+    assert engine.background_pending() is None  # a failing model does not hold it
+    engine.semantic_error = None
+    monkeypatch.setattr(engine_module, "BACKGROUND_STALL_S", -1.0)
+    assert engine.background_pending() is None  # no progress within the stall bound
+    monkeypatch.setattr(engine_module, "BACKGROUND_STALL_S", 600.0)
+    handler.embed_pending(engine.store, engine.reader, 16, embedder=fake_embedder)
+    assert engine.background_pending() is None  # done

@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cwcore.api import Archive
 from cwcore.index import derived
@@ -22,16 +24,28 @@ def _embed_all(engine, embedder, mode: str = "window") -> int:
     return total
 
 
-def test_embeds_published_windows_in_wid_order(topics: Archive, fake_embedder) -> None:
+def test_embeds_published_windows_newest_first(topics: Archive, fake_embedder, tmp_path) -> None:
+    """Recent history gains semantic search first: the newest windows are embedded first, and
+    windows published later go before the older backlog."""
+    from tests.helpers import write_jsonl
+
     engine = engine_of(topics)
     max_wid = int(derived.generation(engine.store)["maxWid"])
     assert max_wid == 6
     assert handler.embed_pending(engine.store, engine.reader, 4, embedder=fake_embedder) == 4
-    assert vstore.state(engine.store)["cursor"] == 4
+    assert vstore.done_ranges(vstore.state(engine.store)) == [(3, 6)]
+    assert [item.wid for item in vstore.scan(engine.store)] == [3, 4, 5, 6]
+    rows = [{"session": "s-new", "id": "u0", "role": "user", "text": "a brand new question"}]
+    topics.import_paths([write_jsonl(tmp_path / "new.jsonl", rows)], fmt="cw-jsonl")
+    assert int(derived.generation(engine.store)["maxWid"]) == 7
+    assert handler.embed_pending(engine.store, engine.reader, 1, embedder=fake_embedder) == 1
+    assert vstore.get(engine.store, 7) is not None  # the new window before the old backlog
+    assert vstore.get(engine.store, 2) is None
     assert _embed_all(engine, fake_embedder) == 2
     status = handler.status(engine.store)
-    assert (status.embedded, status.pending, status.cursor, status.mode) == (6, 0, 6, "window")
-    assert [item.wid for item in vstore.scan(engine.store)] == list(range(1, 7))
+    assert (status.embedded, status.pending, status.cursor, status.mode) == (7, 0, 7, "window")
+    assert [item.wid for item in vstore.scan(engine.store)] == list(range(1, 8))
+    assert vstore.done_ranges(vstore.state(engine.store)) == [(1, 7)]
 
 
 def test_resumes_after_a_crash(topics: Archive, fake_embedder, cw_home) -> None:
@@ -40,11 +54,12 @@ def test_resumes_after_a_crash(topics: Archive, fake_embedder, cw_home) -> None:
     fake_embedder.fail = True
     with pytest.raises(RuntimeError):
         handler.embed_pending(engine.store, engine.reader, 2, embedder=fake_embedder)
-    assert vstore.state(engine.store)["cursor"] == 2  # nothing of the failed batch committed
+    # Nothing of the failed batch committed.
+    assert vstore.done_ranges(vstore.state(engine.store)) == [(5, 6)]
     topics.close()  # the process "dies" here; the store reopens from disk
     with Archive.open(cw_home, embedded=True) as again:
         engine = engine_of(again)
-        assert vstore.state(engine.store)["cursor"] == 2
+        assert vstore.done_ranges(vstore.state(engine.store)) == [(5, 6)]
         fresh = FakeEmbedder()
         assert _embed_all(engine, fresh) == 4
         assert fresh.computed == 4  # the two committed windows were not embedded again
@@ -188,3 +203,123 @@ def test_the_evaluation_embeds_everything_and_logs_its_progress(
     done = common.embed_all(engine_of(topics), None)
     assert done["windows"] > 0 and done["mode"] == "window"
     assert lines and all(line.startswith("embedding (window): ") for line in lines)
+
+
+def test_rebuild_keeps_the_vectors_of_unchanged_text(topics: Archive, fake_embedder) -> None:
+    """``cw index rebuild`` renumbers windows; the vectors of texts that did not change are
+    found again by their text's digest (nothing re-embedded), and the content of texts no
+    window holds any more (a forgotten session's) is dropped: the table stays bounded."""
+    engine = engine_of(topics)
+    _embed_all(engine, fake_embedder)
+    computed = fake_embedder.computed
+    assert computed == 6
+    forgotten_texts = {
+        fake_embedder.digest(t)
+        for w in range(1, 7)
+        if derived.window_record(engine.store, w)["session"] == "s-db"
+        for t in handler.window_texts(
+            engine.reader, derived.window_record(engine.store, w), "window"
+        )
+    }
+    topics.forget("s-db")  # the rebuild packs the remaining windows into other wids
+    topics.index_rebuild(wait=True)
+    assert handler.status(engine.store).state == "revalidating"
+    _embed_all(engine, fake_embedder)
+    assert fake_embedder.computed == computed  # every kept window reused its vector
+    status = handler.status(engine.store)
+    assert (status.state, status.pending, status.embedded) == ("complete", 0, 4)
+    after = list(vstore.scan(engine.store))
+    assert [item.wid for item in after] == [1, 2, 3, 4]
+    for item in after:
+        assert vstore.matches(item, derived.window_record(engine.store, item.wid))
+        text = handler.window_texts(
+            engine.reader, derived.window_record(engine.store, item.wid), "window"
+        )[0]
+        assert np.allclose(item.rows[0].astype(np.float32), fake_embedder.vector(text), atol=1e-3)
+    contents = {
+        bytes(vstore.CONTENT.decode(k)[0])
+        for k, _ in engine.store.scan(vstore.FAMILY, vstore.CONTENT.prefix())
+    }
+    assert contents == {d for item in after for d in item.digests}
+    assert not contents & forgotten_texts
+    assert not vstore.state(engine.store).get("sweep")
+
+
+def test_rebuild_without_changes_reembeds_nothing(topics: Archive, fake_embedder) -> None:
+    engine = engine_of(topics)
+    _embed_all(engine, fake_embedder)
+    topics.index_rebuild(wait=True)
+    _embed_all(engine, fake_embedder)
+    assert fake_embedder.computed == 6
+    assert handler.status(engine.store).state == "complete"
+
+
+def test_a_store_of_an_older_cw_keeps_its_vectors(topics: Archive, fake_embedder) -> None:
+    """An older cw recorded one ascending cursor (no ranges, no epoch): its vectors are kept,
+    the windows after its cursor are embedded (newest first), and search loads every row."""
+    engine = engine_of(topics)
+    handler.embed_pending(engine.store, engine.reader, 6, embedder=fake_embedder)
+    # Rewrite the state as the older cw left it after embedding wids 1..3 only.
+    state = vstore.state(engine.store)
+    old = {k: state[k] for k in ("model", "mode")} | {"cursor": 3, "windows": 3, "rows": 3}
+    batch = engine.store.batch()
+    for wid in (4, 5, 6):
+        batch.delete(vstore.FAMILY, vstore.VECTOR.encode(wid))
+    vstore.put_state(batch, old)
+    engine.store.commit(batch)
+    status = handler.status(engine.store)
+    assert (status.state, status.embedded, status.pending) == ("embedding", 3, 3)
+    index = SemanticIndex(engine.store)
+    assert index.refresh() == 3
+    fresh = FakeEmbedder()
+    assert _embed_all(engine, fresh) == 3
+    assert fresh.computed == 0  # wids 4..6 found their texts' vectors in the content table
+    assert index.refresh() == 3 and index.rows == 6
+    assert handler.status(engine.store).state == "complete"
+
+
+def test_status_reports_rate_and_time_left(topics: Archive, fake_embedder) -> None:
+    engine = engine_of(topics)
+    assert handler.status(engine.store).eta_s is None  # no pace known yet
+    handler.embed_pending(engine.store, engine.reader, 2, embedder=fake_embedder)
+    status = handler.status(engine.store)
+    assert status.rate is not None and status.rate > 0
+    assert status.eta_s is not None and status.eta_s == round(4 / status.rate, 1)
+    assert status.to_json()["eta_s"] == status.eta_s
+    _embed_all(engine, fake_embedder)
+    assert handler.status(engine.store).eta_s is None  # nothing pending
+
+
+@given(steps=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 9)), min_size=1, max_size=60))
+def test_passed_ranges_cover_every_window_once_newest_first(steps) -> None:
+    """Windows published in any pattern between steps of any size: each step takes the
+    newest window not passed yet (unless the range list is at its cap), no window is passed
+    twice, the ranges stay few, and draining covers everything."""
+    ranges: vstore.Ranges = []
+    top = 0
+    seen: set[int] = set()
+
+    def step(n: int) -> bool:
+        nonlocal ranges
+        chunk = vstore.next_chunk(ranges, top, n)
+        if chunk is None:
+            assert vstore.passed(ranges, top) == top
+            return False
+        lo, hi = chunk
+        assert 1 <= lo <= hi <= top and hi - lo + 1 <= n
+        wids = set(range(lo, hi + 1))
+        assert not wids & seen
+        newest = max(set(range(1, top + 1)) - seen)
+        assert hi == newest or len(ranges) >= vstore.MAX_RANGES
+        seen.update(wids)
+        ranges = vstore.add_range(ranges, lo, hi)
+        assert len(ranges) <= vstore.MAX_RANGES + 1
+        return True
+
+    for published, n in steps:
+        top += published
+        step(n)
+    while step(7):
+        pass
+    assert seen == set(range(1, top + 1))
+    assert ranges == ([(1, top)] if top else [])
