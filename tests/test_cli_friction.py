@@ -3,6 +3,7 @@ stdout and stderr are not terminals)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -12,11 +13,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from cwcore.api import Archive
 from cwcore.daemon.results import DaemonStatus
+from cwcore.errors import ModelUnavailable
 from cwcore.importers import summary as summary_mod
 from cwcore.importers.summary import FileOutcome, ImportSummary
+from cwcore.index.results import IndexStatus, SemanticProgress
 from cwtui.cli import app
 from cwtui.commands import daemon as daemon_cmd
+from cwtui.commands import index as index_cmd
 from tests.helpers import conversation, write_jsonl
 
 runner = CliRunner()
@@ -206,3 +211,107 @@ def test_import_summary_json_is_unchanged_and_outcomes_round_trip() -> None:
     assert len(body["file_outcomes"]) == summary_mod.MAX_LISTED
     assert body["file_outcomes_truncated"] == 5
     assert ImportSummary.from_json(body).to_json() == body
+
+
+def _sem(embedded: int, total: int = 100, state: str = "embedding") -> SemanticProgress:
+    return SemanticProgress(
+        embedded=embedded,
+        rows=embedded,
+        pending=total - embedded,
+        cursor=embedded,
+        max_wid=total,
+        total=total,
+        progress=round(embedded / total, 4),
+        state="complete" if embedded == total else state,
+        partial=embedded < total,
+        model="minilm",
+        mode="window",
+    )
+
+
+class _FakeArchive:
+    """An embedded archive whose embedding steps move 25 windows at a time (or fail, or are
+    interrupted by Ctrl-C at the ``interrupt_at``-th step)."""
+
+    embedded = True
+
+    def __init__(self, real: Archive, *, fail: bool = False, interrupt_at: int = 0) -> None:
+        self.base = real.index_status()
+        self.done, self.steps = 0, 0
+        self.fail, self.interrupt_at = fail, interrupt_at
+
+    def __enter__(self) -> _FakeArchive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def index_run(self, *, wait: bool = False, on_event: Any = None) -> IndexStatus:
+        return self.index_status()
+
+    def index_status(self) -> IndexStatus:
+        return dataclasses.replace(self.base, semantic=_sem(self.done))
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert method == "semantic.embed_pending"
+        self.steps += 1
+        if self.fail:
+            raise ModelUnavailable("the embedding model is not installed (cw models install)")
+        if self.steps == self.interrupt_at:
+            raise KeyboardInterrupt
+        self.done = min(100, self.done + 25)
+        return {}
+
+
+def _wait(monkeypatch: pytest.MonkeyPatch, fake: _FakeArchive, *args: str) -> Any:
+    monkeypatch.setattr(index_cmd.Archive, "open", staticmethod(lambda: fake))
+    monkeypatch.setattr(index_cmd, "LINE_EVERY_S", 0.0)  # every step a line: no clock involved
+    return runner.invoke(app, ["index", "--wait", *args])
+
+
+def test_index_wait_shows_embedding_progress_when_asked(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: ``cw index --wait`` returned once the lexical outbox was empty and showed no
+    embedding progress. It now waits for the embeddings; with ``--progress`` (stderr is not a
+    terminal here) each step is a line of windows embedded / total, and a note ends it."""
+    fake = _FakeArchive(archive)
+    shown = _wait(monkeypatch, fake, "--progress")
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stderr.splitlines()
+    assert lines[0].startswith("embedding 0 / 100 windows (0%)")
+    assert any(line.startswith("embedding 75 / 100 windows (75%)") for line in lines)
+    assert lines[-1] == "embedding complete: 100 / 100 windows"
+    assert "Semantic  100 / 100 windows embedded" in shown.stdout
+    # In a pipe and not asked: quiet, and the same end.
+    quiet = _wait(monkeypatch, _FakeArchive(archive))
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    assert "Semantic  100 / 100 windows embedded" in quiet.stdout
+    lexical = _FakeArchive(archive)
+    assert _wait(monkeypatch, lexical, "--lexical").exit_code == 0
+    assert lexical.steps == 0  # the lexical index only: no embedding waited for
+
+
+def test_index_wait_ends_with_one_line_on_ctrl_c_or_without_a_model(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stopped = _wait(monkeypatch, _FakeArchive(archive, interrupt_at=3))
+    assert stopped.exit_code == 130
+    assert stopped.stderr.splitlines() == ["stopped waiting at 50 / 100 windows"]
+    missing = _wait(monkeypatch, _FakeArchive(archive, fail=True), "--json")
+    assert missing.exit_code == 0
+    assert missing.stderr.splitlines() == [
+        "embedding stopped: the embedding model is not installed (cw models install); "
+        "search stays lexical"
+    ]
+    assert json.loads(missing.stdout)["semantic"]["embedded"] == 0
+
+
+def test_embedding_line_and_rate() -> None:
+    rate = index_cmd.Rate()
+    assert rate.per_second is None
+    rate.add(0.0, 0)
+    rate.add(10.0, 100)
+    assert rate.per_second == 10.0
+    line = index_cmd.embedding_line(_sem(40), rate.per_second)
+    assert line == "embedding 40 / 100 windows (40%) · 10.0 windows/s · about 6 s left"

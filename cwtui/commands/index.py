@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -11,11 +12,12 @@ from rich.table import Table
 from rich.text import Text
 
 from cwcore.api import Archive
+from cwcore.errors import CwError, ModelUnavailable
 from cwtui import semantic_status
 from cwtui.output import console, emit_json, err_console, guard, shown_id
 
 if TYPE_CHECKING:
-    from cwcore.index.results import IndexStatus
+    from cwcore.index.results import IndexStatus, SemanticProgress
 
 app = typer.Typer(help="Publish, inspect, verify and rebuild the derived indexes.")
 
@@ -50,36 +52,203 @@ def _render_status(body: IndexStatus) -> None:
             console.print("not indexed yet")
 
 
+#: Seconds between two looks at the daemon's embedding progress.
+POLL_S = 1.0
+#: Windows one embedding step of an embedded archive (no daemon) takes.
+STEP_WINDOWS = 256
+#: Seconds of samples the rate is measured over.
+RATE_WINDOW_S = 30.0
+#: Seconds between two progress lines when stderr is not a terminal (``--progress``).
+LINE_EVERY_S = 5.0
+#: Semantic states in which there is nothing left to wait for.
+SETTLED = ("disabled", "complete")
+
+
+class Rate:
+    """Windows embedded per second over the last :data:`RATE_WINDOW_S` seconds of samples
+    (``add(monotonic seconds, windows embedded so far)``); None until two samples differ."""
+
+    def __init__(self) -> None:
+        self._samples: list[tuple[float, int]] = []
+
+    def add(self, at: float, embedded: int) -> None:
+        self._samples.append((at, embedded))
+        while len(self._samples) > 2 and at - self._samples[0][0] > RATE_WINDOW_S:
+            self._samples.pop(0)
+
+    @property
+    def per_second(self) -> float | None:
+        if len(self._samples) < 2:
+            return None
+        (t0, e0), (t1, e1) = self._samples[0], self._samples[-1]
+        if t1 <= t0 or e1 <= e0:
+            return None
+        return (e1 - e0) / (t1 - t0)
+
+
+def embedding_line(sem: SemanticProgress, rate: float | None) -> str:
+    """``embedding 1,234 / 22,814 windows (5%) · 12.3 windows/s · about 29 min left``."""
+    line = f"embedding {sem.embedded:,} / {sem.total:,} windows ({sem.progress:.0%})"
+    if sem.state == "revalidating":
+        line += " · revalidating after a rebuild"
+    if rate:
+        line += f" · {rate:,.1f} windows/s"
+        if sem.pending:
+            line += f" · about {semantic_status._left(sem.pending / rate)} left"
+    return line
+
+
+class _Shown:
+    """Where the embedding progress goes: a live line on a terminal, a plain line every
+    :data:`LINE_EVERY_S` seconds elsewhere (``--progress``), or nowhere."""
+
+    def __init__(self, live: bool, lines: bool) -> None:
+        self.live, self.lines = live, lines
+        self._progress: Progress | None = None
+        self._task: Any = None
+        self._last_line = -LINE_EVERY_S
+
+    def __enter__(self) -> _Shown:
+        if self.live:
+            self._progress = Progress(
+                TextColumn("[bold]embedding[/]"),
+                BarColumn(),
+                TextColumn("{task.fields[text]}"),
+                console=err_console,
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("embed", total=None, text="")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def update(self, sem: SemanticProgress, rate: float | None, now: float) -> None:
+        text = embedding_line(sem, rate)
+        if self._progress is not None:
+            shown = text.removeprefix("embedding ")
+            self._progress.update(
+                self._task, completed=sem.cursor, total=max(sem.total, 1), text=escape(shown)
+            )
+        elif self.lines and now - self._last_line >= LINE_EVERY_S:
+            self._last_line = now
+            err_console.print(text, markup=False, soft_wrap=True)
+
+    def note(self, text: str) -> None:
+        """A closing line on stderr."""
+        err_console.print(text, markup=False, soft_wrap=True)
+
+
+def _embedding_stuck(archive: Archive) -> str | None:
+    """Why the daemon's embedding cannot go on (its last failure), or None."""
+    try:
+        service = archive.daemon_status().service
+    except CwError:
+        return None
+    error = service.get("semantic_error")
+    return str(error) if error else None
+
+
+def wait_for_embeddings(archive: Archive, shown: _Shown) -> None:
+    """Until every published window is embedded (or semantic retrieval is off), showing the
+    progress: an embedded archive embeds here, step by step; with a daemon its worker embeds
+    and this polls. Ends with one line on stderr: done (when progress was shown), why
+    embedding cannot go on (no model, a failing model), or, on Ctrl-C, how far it got (exit
+    130; a daemon goes on alone)."""
+    sem = archive.index_status().semantic
+    if sem is None or sem.state in SETTLED:
+        return
+    rate = Rate()
+    clock = time.monotonic
+    try:
+        while sem.state not in SETTLED and sem.pending:
+            rate.add(clock(), sem.embedded)
+            shown.update(sem, rate.per_second, clock())
+            if archive.embedded:
+                try:
+                    archive.call("semantic.embed_pending", {"maxWindows": STEP_WINDOWS})
+                except ModelUnavailable as exc:
+                    shown.note(f"embedding stopped: {exc.message}; search stays lexical")
+                    return
+            else:
+                time.sleep(POLL_S)
+                stuck = _embedding_stuck(archive)
+                if stuck:
+                    shown.note(f"embedding stopped: {stuck}; search stays lexical meanwhile")
+                    return
+            new = archive.index_status().semantic
+            if new is None:
+                return
+            sem = new
+    except KeyboardInterrupt:
+        goes_on = "" if archive.embedded else "; the daemon goes on embedding"
+        shown.note(f"stopped waiting at {sem.embedded:,} / {sem.total:,} windows{goes_on}")
+        raise typer.Exit(130) from None
+    if shown.live or shown.lines:
+        shown.note(f"embedding complete: {sem.embedded:,} / {sem.total:,} windows")
+
+
 @app.callback(invoke_without_command=True)
 def index(
     ctx: typer.Context,
     wait: Annotated[
-        bool, typer.Option("--wait", help="Index everything pending, with progress.")
+        bool,
+        typer.Option(
+            "--wait",
+            help="Index everything pending, then wait for the embeddings (progress on a "
+            "terminal; Ctrl-C stops waiting).",
+        ),
+    ] = False,
+    progress: Annotated[
+        bool,
+        typer.Option("--progress", help="Progress lines on stderr even when it is not a terminal."),
+    ] = False,
+    lexical: Annotated[
+        bool,
+        typer.Option(
+            "--lexical", help="With --wait: wait for the lexical index only, not the embeddings."
+        ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Publish pending index work now (`--wait`: until the outbox is empty)."""
+    """Publish pending index work now (`--wait`: until the outbox is empty and every window
+    is embedded)."""
     if ctx.invoked_subcommand is not None:
         return
+    live = err_console.is_terminal
     with guard(as_json), Archive.open() as archive:
-        if as_json:
-            emit_json(archive.index_run(wait=wait).to_json())
-            return
         with Progress(
             TextColumn("[bold]indexing[/]"),
             BarColumn(),
             MofNCompleteColumn(),
             console=err_console,
             transient=True,
-        ) as progress:
-            task = progress.add_task("index", total=None)
+            disable=not live,
+        ) as bar:
+            task = bar.add_task("index", total=None)
+            last = [-LINE_EVERY_S]
 
             def on_event(event: dict[str, Any]) -> None:
-                if event.get("type") == "progress":
-                    progress.update(task, completed=event["done"], total=event["total"])
+                if event.get("type") != "progress":
+                    return
+                bar.update(task, completed=event["done"], total=event["total"])
+                now = time.monotonic()
+                quiet = not progress or live or not event["total"]
+                if not quiet and now - last[0] >= LINE_EVERY_S:
+                    last[0] = now
+                    err_console.print(f"indexing {event['done']:,} / {event['total']:,} documents")
 
             body = archive.index_run(wait=wait, on_event=on_event)
-        _render_status(body)
+        if wait and not lexical:
+            with _Shown(live=live, lines=progress and not live) as shown:
+                wait_for_embeddings(archive, shown)
+            body = archive.index_status()
+        if as_json:
+            emit_json(body.to_json())
+        else:
+            _render_status(body)
 
 
 @app.command()

@@ -241,7 +241,7 @@ def _run_cli_and_kill(home: Path, delay: float) -> None:
     """``cw index --wait`` in a subprocess, SIGKILLed ``delay`` s after it starts (or after it
     finished): a kill at an arbitrary instruction, wherever the timing puts it."""
     env = {**os.environ, "CW_HOME": str(home), "CW_EMBEDDED": "1"}
-    cmd = [sys.executable, "-m", "cwtui.cli", "index", "--wait", "--json"]
+    cmd = [sys.executable, "-m", "cwtui.cli", "index", "--wait", "--lexical", "--json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     # A timed kill: where it lands varies with the load, which is the point of this trial; no
     # assertion depends on where.
@@ -291,7 +291,7 @@ def test_kill_9_during_indexing_then_restart_publishes_the_same_postings(
 def indexed_home(cw_home: Path, tmp_path: Path) -> Iterator[Path]:
     files = _write_input(tmp_path, sessions=20)
     _admit_pending(cw_home, files)
-    code, status = cli("index", "--wait", "--json")
+    code, status = cli("index", "--wait", "--lexical", "--json")
     assert code == 0 and status["outbox"]["depth"] == 0
     yield cw_home
 
@@ -544,7 +544,7 @@ def test_agent_logs_index_wait_drains_and_status_shows_outcomes(cw_home: Path) -
     assert code == 0 and status["outbox"]["depth"] == summary.imported
     assert status["outbox"]["lag_s"] >= 0
 
-    code, status = cli("index", "--wait", "--json")
+    code, status = cli("index", "--wait", "--lexical", "--json")
     assert code == 0
     assert status["outbox"] == {"depth": 0, "lag_s": 0.0}
     code, status = cli("index", "status", "--json")
