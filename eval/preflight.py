@@ -183,27 +183,38 @@ def _run_agent_logs(cases: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
             cut = logs / rel
             cut.parent.mkdir(parents=True)
             cut.write_text("".join(lines[: before - 1]), encoding="utf-8")
+            base = Path(tmp) / "base"
             # Imported at the message's time: the archive as it stood when the user sent it.
             with clock(min(c["now"] for c in group)):
-                archive = Archive.open(Path(tmp) / "home", embedded=True)
+                archive = Archive.open(base, embedded=True)
                 archive.import_paths([str(cut)])
-            try:
+                archive.close()
 
-                def locate(session: str, m: Any, rel: str = rel) -> set[str]:
-                    return {f"{rel}:{line}" for line in m.lines}
+            def locate(session: str, m: Any, rel: str = rel) -> set[str]:
+                return {f"{rel}:{line}" for line in m.lines}
 
-                sources = Sources(archive, locate)
-                limits = limits_of(archive)
-                meta.setdefault("settings", settings_of(archive))
-                for case in sorted(group, key=lambda c: c["now"]):
+            for case in sorted(group, key=lambda c: c["now"]):
+                # A copy per case: a hint shown for one case is suppressed for 24 hours in its
+                # session, and must not silence the next case asked at the same point.
+                home = Path(tmp) / "case"
+                shutil.rmtree(home, ignore_errors=True)
+                shutil.copytree(base, home)
+                archive = Archive.open(home, embedded=True)
+                try:
+                    limits = limits_of(archive)
+                    meta.setdefault("settings", settings_of(archive))
                     record, thresholds = ask(
-                        archive, case, case["context"]["session"], sources, limits=limits
+                        archive,
+                        case,
+                        case["context"]["session"],
+                        Sources(archive, locate),
+                        limits=limits,
                     )
                     if thresholds:
                         meta.setdefault("thresholds", thresholds)
                     records.append(record)
-            finally:
-                archive.close()
+                finally:
+                    archive.close()
         if n % 5 == 0:
             log(f"preflight-agent-logs: {n}/{len(groups)} contexts")
     return records, meta

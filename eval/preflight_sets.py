@@ -79,6 +79,12 @@ HAND_DROPPED: dict[str, str] = {
 }
 
 
+#: The one question template of the *asked-back* cases: issue 33's own example, with the case's
+#: longest anchor. Real messages of the logs rarely carry a historical cue, so without these the
+#: set could not show whether an excerpt quotes the right source.
+ASKED_BACK = "What did we decide earlier about `{}`?"
+
+
 def agent_log_cases() -> list[dict[str, Any]]:
     """Every later real user message of the seven agent logs that names an identifier also
     named in an earlier message of its session, as a should-hint case, and its stale variant
@@ -146,6 +152,29 @@ def agent_log_cases() -> list[dict[str, Any]]:
                                         "expected": expected,
                                         "why": f"names {', '.join(kept)} from earlier in the "
                                         "session",
+                                    }
+                                )
+                                anchor = base["anchor"]
+                                cases.append(
+                                    {
+                                        "id": cid + "-asked",
+                                        "category": "asked-back",
+                                        "expect": "hint",
+                                        "now": m.timestamp,
+                                        **base,
+                                        "message": ASKED_BACK.format(anchor),
+                                        "anchors": [anchor],
+                                        "expected": sorted(
+                                            {
+                                                f"{rel}:{n}"
+                                                for t, lines in earlier
+                                                if occurs(anchor, t)
+                                                for n in lines
+                                            },
+                                            key=lambda s: int(s.rsplit(":", 1)[1]),
+                                        ),
+                                        "why": f"the issue's question about {anchor}, asked "
+                                        "instead of the real message",
                                     }
                                 )
                                 later = iso(parse_time(m.timestamp) + STALE_AFTER)
