@@ -18,10 +18,13 @@ from cwcore.daemon.results import DaemonStatus
 from cwcore.errors import ModelUnavailable
 from cwcore.importers import summary as summary_mod
 from cwcore.importers.summary import FileOutcome, ImportSummary
-from cwcore.index.results import IndexStatus, SemanticProgress
+from cwcore.index import prepare as index_prepare
+from cwcore.index import windows as index_windows
+from cwcore.index.results import IndexStatus, PartialDocument, SemanticProgress
 from cwtui.cli import app
 from cwtui.commands import daemon as daemon_cmd
 from cwtui.commands import index as index_cmd
+from cwtui.screens import partial as partial_screen
 from tests.helpers import conversation, write_jsonl
 
 runner = CliRunner()
@@ -315,3 +318,31 @@ def test_embedding_line_and_rate() -> None:
     assert rate.per_second == 10.0
     line = index_cmd.embedding_line(_sem(40), rate.per_second)
     assert line == "embedding 40 / 100 windows (40%) · 10.0 windows/s · about 6 s left"
+
+
+def test_partial_list_names_the_limit_hit_and_the_markdown_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: the PARTIAL list gave every limit a handler has ("at most 16,000 token
+    occurrences, 256 unique terms or ...") and a Markdown document only by its id. The indexer
+    now records which limit it hit, and the list (CLI and TUI) names it and the file."""
+    monkeypatch.setattr(index_windows, "MAX_WINDOWS", 2)
+    monkeypatch.setattr(index_prepare, "MAX_EXACT_POSTINGS", 3)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    words = " ".join(f"word{n} src/mod{n % 40}/file{n}.py" for n in range(3000))
+    (notes / "design-notes.md").write_text(f"# Design\n\n{words}\n")
+    imported = runner.invoke(app, ["import", str(notes), "--format", "markdown"])
+    assert imported.exit_code == 0, imported.output
+    body = json.loads(runner.invoke(app, ["index", "partial", "--json"]).stdout)
+    [doc] = body["documents"]
+    assert doc["path"] == str(notes / "design-notes.md")
+    assert doc["caps"]["bm25"] == "more than 2 windows: the rest of the text is not indexed"
+    assert doc["caps"]["exact"].endswith("exact postings, more than the 3 kept")
+    # Words, whatever width the runner's console has (COLUMNS may be set around the tests).
+    shown = " ".join(runner.invoke(app, ["index", "partial"]).stdout.split())
+    assert "design-notes.md" in shown and "more than the 3 kept" in shown
+    option = partial_screen.document_option(PartialDocument.from_json(doc)).plain
+    assert option.startswith("design-notes.md")
+    assert "bm25 partial: more than 2 windows" in option
+    assert "more than the 3 kept" in option

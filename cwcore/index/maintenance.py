@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from cwcore import clock
-from cwcore.errors import CwError, InvalidInput, NotFound
+from cwcore.errors import CorruptRecord, CwError, InvalidInput, NotFound
 from cwcore.index import derived
 from cwcore.index.results import (
     DocumentIndexState,
@@ -282,6 +282,17 @@ MAX_PARTIAL_SCAN = 100_000
 MAX_PARTIAL_LIMIT = 1_000
 
 
+def _markdown_path(reader: Reader, mark: dict[str, Any]) -> str | None:
+    """A Markdown document's file (its indexed version's), or None when unreadable."""
+    try:
+        manifest = reader.manifest(str(mark["documentId"]), int(mark["version"]))
+    except (NotFound, CorruptRecord):
+        return None
+    info = (manifest.get("metadata") or {}).get("markdown") or {}
+    path = info.get("path") or info.get("relativePath")
+    return str(path) if path else None
+
+
 def partial_documents(
     store: Store, *, limit: int = 100, after: int = 0, max_scan: int = MAX_PARTIAL_SCAN
 ) -> PartialDocuments:
@@ -313,6 +324,7 @@ def partial_documents(
         except NotFound:
             continue
         current = int(head["version"]) == int(mark["version"])
+        hit = mark.get("limits") or {}  # markers written before the indexer recorded them: none
         found.append(
             PartialDocument(
                 ordinal=last,
@@ -326,8 +338,11 @@ def partial_documents(
                 generation=mark.get("generation"),
                 outcomes=tuple(outcomes.items()),
                 caps=tuple(
-                    (h, CAPS.get(h, {}).get(o, o)) for h, o in outcomes.items() if o != "complete"
+                    (h, hit.get(h) or CAPS.get(h, {}).get(o, o))
+                    for h, o in outcomes.items()
+                    if o != "complete"
                 ),
+                path=_markdown_path(reader, mark) if head.get("kind") == "markdown" else None,
             )
         )
     caps = tuple((handler, tuple(limits.items())) for handler, limits in CAPS.items())

@@ -17,6 +17,7 @@ from typing import Any
 
 from cwcore.index import anchors as anchor_mod
 from cwcore.index import fields
+from cwcore.index import windows as window_limits
 from cwcore.index.windows import Window, byte_offsets, cut
 from cwcore.store.reader import Reader
 from cwcore.text.tokenize import tokens_with_offsets
@@ -61,6 +62,8 @@ class Prepared:
     relations: list[RelationPosting]
     importance: float
     outcomes: dict[str, str] = field(default_factory=dict)
+    #: Per handler whose outcome is not ``complete``: the limit it hit, as a sentence.
+    limits: dict[str, str] = field(default_factory=dict)
     text_chars: int = 0
     text_digests: list[str] = field(default_factory=list)  # per window, of its exact bytes
 
@@ -139,8 +142,10 @@ def prepare(
     relations: list[RelationPosting] = []
     resolvable = all(0 <= a[1] < a[2] <= len(text) for a in annotations)
     decision = any(a[0] == "decision" for a in annotations)
+    limits: dict[str, str] = {}
     if not resolvable:
         outcomes["structural"] = "skipped"
+        limits["structural"] = "an annotation did not resolve inside the text"
     else:
         bytes_at = byte_offsets(text, [x for a in annotations for x in (a[1], a[2])])
         for relation, start, end, key in annotations:
@@ -168,12 +173,17 @@ def prepare(
     )
     bm25_partial = truncated or any(t.partial for t in terms)
     outcomes["bm25"] = "partial" if bm25_partial else "complete"
+    if bm25_partial:
+        limits["bm25"] = _bm25_limit(windows, terms, truncated)
 
     # Exact: rank the most specific anchors, publish at most 1,000 postings. A posting names
     # a window, so one per (value, window) — its first occurrence there — is all a lookup needs:
     # repeats of a symbol in one window would only spend the cap.
     found = anchor_mod.ranked(anchor_mod.with_path_suffixes(anchor_mod.extract(text)))
     exact_partial = len(found) > MAX_ANCHORS_RANKED
+    hit: list[str] = []
+    if exact_partial:
+        hit.append(f"{len(found):,} anchors, more than the {MAX_ANCHORS_RANKED:,} ranked")
     found = found[:MAX_ANCHORS_RANKED]
     placed: dict[tuple[str, int], anchor_mod.Anchor] = {}
     for a in found:
@@ -181,7 +191,9 @@ def prepare(
         if key not in placed or a.start < placed[key].start:
             placed[key] = a
     order = list(placed.items())  # in rank order: dicts keep their first insertion
-    exact_partial = exact_partial or len(order) > MAX_EXACT_POSTINGS
+    if len(order) > MAX_EXACT_POSTINGS:
+        exact_partial = True
+        hit.append(f"{len(order):,} exact postings, more than the {MAX_EXACT_POSTINGS:,} kept")
     kept = order[:MAX_EXACT_POSTINGS]
     bytes_at = byte_offsets(text, [x for _, a in kept for x in (a.start, a.end)])
     exact = [
@@ -197,12 +209,23 @@ def prepare(
         drop = min(overflow, len(exact))
         exact = exact[: len(exact) - drop]
         outcomes["exact"] = "partial"
+        hit.append(
+            f"{mutations:,} staged mutations, over the {MAX_STAGED_MUTATIONS:,} budget: "
+            f"{drop:,} exact posting(s) dropped"
+        )
         overflow -= drop
         if overflow > 0:
             relations, outcomes["structural"] = [], "skipped"
+            limits["structural"] = (
+                f"{mutations:,} staged mutations, over the {MAX_STAGED_MUTATIONS:,} budget: "
+                "no room for relations"
+            )
     staged = sum(len(e.value) + 48 for e in exact) + 96 * len(windows) + 64 * len(relations)
     if staged > MAX_STAGED_BYTES:
         exact, outcomes["exact"] = [], "skipped"
+        hit = [f"staged exact postings of {staged / 2**20:.1f} MiB, over the 8 MiB budget"]
+    if outcomes["exact"] != "complete":
+        limits["exact"] = "; ".join(hit)
 
     outcomes["importance"] = "complete"
     return Prepared(
@@ -213,6 +236,7 @@ def prepare(
         relations=relations,
         importance=importance_v1(manifest, decision, chain_depth),
         outcomes=outcomes,
+        limits=limits,
         text_chars=len(text),
         # Identical text in two documents (a message imported twice, copied between sessions)
         # is one source to search: equal digests collapse to one hit.
@@ -221,3 +245,27 @@ def prepare(
             for w in windows
         ],
     )
+
+
+def _bm25_limit(windows: list[Window], terms: list[fields.WindowTerms], truncated: bool) -> str:
+    """Which of BM25's limits a partial document hit, as a sentence (spec 004's limits)."""
+    said = []
+    if truncated:
+        cap = window_limits.MAX_WINDOWS
+        said.append(f"more than {cap:,} windows: the rest of the text is not indexed")
+    partial = [(w, t) for w, t in zip(windows, terms, strict=True) if t.partial]
+    if partial and fields.LIMIT_SCOPE == "window":
+        long = sum(1 for w, _ in partial if w.last_token - w.first_token > fields.MAX_OCCURRENCES)
+        if long:
+            said.append(f"{long:,} window(s) over {fields.MAX_OCCURRENCES:,} token occurrences")
+        if len(partial) > long:
+            said.append(
+                f"{len(partial) - long:,} window(s) over {fields.MAX_UNIQUE_TERMS:,} unique terms"
+            )
+    elif partial:
+        said.append(
+            f"the document over {fields.MAX_OCCURRENCES:,} token occurrences, "
+            f"{fields.MAX_UNIQUE_TERMS:,} unique terms or {fields.MAX_TERM_WINDOW_PAIRS:,} "
+            "term-window pairs"
+        )
+    return "; ".join(said)

@@ -271,7 +271,9 @@ class PartialDocument:
     and indexed version, kind, session and project (None when its head lacks them), ``state``
     (its head state, or ``replaced`` when a newer version exists), windows, the generation
     that indexed it, each handler's outcome and, per handler not ``complete``, the limit it hit
-    (``caps``, a sentence)."""
+    (``caps``, a sentence: the one the indexer recorded, or for a marker written before it
+    recorded them, every limit of that handler). ``path`` is a Markdown document's file
+    (None for other kinds; absent from the JSON then)."""
 
     ordinal: int
     document_id: str
@@ -284,9 +286,10 @@ class PartialDocument:
     generation: int | None
     outcomes: tuple[tuple[str, str], ...]
     caps: tuple[tuple[str, str], ...]
+    path: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "ordinal": self.ordinal,
             "documentId": self.document_id,
             "version": self.version,
@@ -299,6 +302,9 @@ class PartialDocument:
             "outcomes": dict(self.outcomes),
             "caps": dict(self.caps),
         }
+        if self.path is not None:
+            body["path"] = self.path
+        return body
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> PartialDocument:
@@ -314,6 +320,7 @@ class PartialDocument:
             generation=body["generation"],
             outcomes=tuple(body["outcomes"].items()),
             caps=tuple(body["caps"].items()),
+            path=body.get("path"),
         )
 
 

@@ -307,22 +307,19 @@ class IndexWorker:
                 derived.SESSION_WIDS.encode(manifest["session"], first),
                 derived.pack_count(len(prepared.windows)),
             )
-        batch.put(
-            "windows",
-            DOC_WINDOWS.encode(ordinal),
-            codec.encode_record(
-                {
-                    "documentId": doc_id,
-                    "version": version,
-                    "firstWid": first,
-                    "windows": len(prepared.windows),
-                    "outcomes": prepared.outcomes,
-                    "exactKeys": exact_keys,
-                    "relationKeys": relation_keys,
-                    "generation": generation,
-                }
-            ),
-        )
+        marker: dict[str, Any] = {
+            "documentId": doc_id,
+            "version": version,
+            "firstWid": first,
+            "windows": len(prepared.windows),
+            "outcomes": prepared.outcomes,
+            "exactKeys": exact_keys,
+            "relationKeys": relation_keys,
+            "generation": generation,
+        }
+        if prepared.limits:  # which limit each capped handler hit (cw index partial)
+            marker["limits"] = prepared.limits
+        batch.put("windows", DOC_WINDOWS.encode(ordinal), codec.encode_record(marker))
 
     def _marker_session(self, first_wid: int) -> str | None:
         record = derived.window_record(self.store, first_wid)

@@ -272,7 +272,8 @@ def partial(
     after: Annotated[int, typer.Option(help="Continue after this ordinal (from `next`).")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """The documents behind a partial index: each one's handler outcomes and the limit it hit."""
+    """The documents behind a partial index: each one's handler outcomes, the limit each capped
+    handler hit, and a Markdown document's file."""
     with guard(as_json), Archive.open() as archive:
         body = archive.index_partial(limit=limit, after=after)
         if as_json:
@@ -286,6 +287,8 @@ def partial(
                 f"[bold]{shown_id(doc.document_id)}[/] v{doc.version} ({doc.state}, "
                 f"{doc.windows} window(s)): {outcomes}"
             )
+            if doc.path:  # a Markdown document's file, whole (soft wrap: never cut mid-name)
+                console.print(f"  [dim]file[/] {shown_id(doc.path)}", soft_wrap=True)
             for handler, cap in sorted(doc.caps):
                 console.print(f"  [dim]{handler}: {escape(cap)}[/]")
         if body.next is not None:

@@ -1,13 +1,14 @@
 """The documents behind a partial index (``p`` on the index view): which ones, which limit.
 
 ``PartialScreen()`` reads ``Archive.index_partial`` in a thread worker: the indexed documents
-whose handler outcome is ``partial`` or ``skipped``, each with its outcomes and the limits
-behind them, up to :attr:`PartialScreen.LIMIT` at a time (``m`` reads the next ones). Enter
-opens the highlighted document's audit view.
+whose handler outcome is ``partial`` or ``skipped``, each with its outcomes and the limit each
+capped handler hit (a Markdown document named by its file), up to :attr:`PartialScreen.LIMIT`
+at a time (``m`` reads the next ones). Enter opens the highlighted document's audit view.
 """
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import ClassVar
 
 from rich.text import Text
@@ -21,6 +22,7 @@ from textual.worker import get_current_worker
 
 from cwcore.errors import CwError
 from cwcore.index.results import PartialDocument, PartialDocuments
+from cwtui.output import safe
 from cwtui.screens.common import (
     ArchiveHandle,
     CallDone,
@@ -36,18 +38,26 @@ OUTCOME_STYLE = {"partial": "bold #d29922", "skipped": "bold #da3633"}
 
 
 def document_option(doc: PartialDocument) -> Text:
-    """Two or more lines: the document, its state and windows; each capped handler's limit."""
-    text = Text.assemble(
-        (doc.document_id, "bold"),
-        (f" v{doc.version} · {doc.kind or '?'} · {doc.windows} windows", "dim"),
-        (f" · {doc.state}" if doc.state != "live" else "", "bold red"),
+    """Two or more lines: the document (a Markdown document's file name first, its folder
+    after), its state and windows; each capped handler's outcome and the limit it hit."""
+    text = Text()
+    if doc.path:
+        name = PurePath(doc.path).name
+        text.append(safe(name, one_line=True), "bold")
+        text.append(f"  {safe(str(PurePath(doc.path).parent), one_line=True)}\n  ", "dim")
+    text.append_text(
+        Text.assemble(
+            (safe(doc.document_id, one_line=True), "bold" if not doc.path else ""),
+            (f" v{doc.version} · {doc.kind or '?'} · {doc.windows} windows", "dim"),
+            (f" · {doc.state}" if doc.state != "live" else "", "bold red"),
+        )
     )
     outcomes = dict(doc.outcomes)
     for handler, cap in sorted(doc.caps):
         outcome = outcomes.get(handler, "?")
         text.append(f"\n  {handler} ", "bold")
         text.append(outcome, OUTCOME_STYLE.get(outcome, ""))
-        text.append(f": {cap}", "dim")
+        text.append(f": {safe(cap, one_line=True)}")
     return text
 
 
