@@ -141,7 +141,11 @@ def status_rows(status: DaemonStatus, now: float | None = None) -> list[tuple[st
         if key not in _KNOWN_SERVICE:
             rows.append((key.replace("_", " "), value_text(value)))
     rows += [
-        ("idle grace", f"{duration(status.grace_s)} without clients, then it exits"),
+        (
+            "idle grace",
+            f"{duration(status.grace_s)} without clients, then it exits once background work "
+            + (f"is done (now {status.background})" if status.background else "is done"),
+        ),
         ("capabilities", ", ".join(status.capabilities) or "-"),
         ("factory", status.factory),
         (

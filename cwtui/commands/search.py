@@ -62,6 +62,25 @@ def render(body: SearchResponse) -> None:
     )
 
 
+def embedding_note(status: dict[str, Any]) -> str | None:
+    """The footer while windows wait for a vector: what search used and the time left (the
+    semantic handler's ``eta_s``); None once embedding is complete or disabled."""
+    from cwtui.semantic_status import _left
+
+    state, pending, eta = status.get("state"), int(status.get("pending") or 0), status.get("eta_s")
+    if state not in ("waiting", "embedding", "revalidating") or not pending:
+        return None
+    left = f", about {_left(float(eta))} left" if eta is not None else ""
+    if state == "embedding":
+        return (
+            f"semantic search covers the newest {int(status['embedded']):,} of "
+            f"{int(status['total']):,} windows; the rest is lexical only "
+            f"(embedding {pending:,} more{left})"
+        )
+    why = "revalidating after a rebuild" if state == "revalidating" else "no window embedded yet"
+    return f"search is lexical only: {why} ({pending:,} windows to embed{left})"
+
+
 def _batch_lines(path: Path) -> list[str]:
     try:
         return path.read_text(encoding="utf-8").splitlines()
@@ -196,10 +215,13 @@ def search(
         request = parse_request(fields)
         with Archive.open() as archive:
             body = archive.search(request)
+            note = None if as_json else embedding_note(archive.call("semantic.status"))
         if as_json:
             emit_json(body.to_json())
         else:
             render(body)
+            if note:
+                console.print(f"[dim]{note}[/]")
 
 
 def register(app: typer.Typer) -> None:

@@ -77,3 +77,20 @@ def test_without_background_work_the_grace_still_ends_it(
     assert pid is not None
     assert wait_for_exit(pid, 30)
     assert _asked(env.home) >= 1
+
+
+def test_cw_daemon_status_says_what_holds_the_daemon(
+    env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cwtui.commands.daemon import status_rows
+
+    (env.home / "background").write_text("embedding 42 windows")
+    with connect(env.home):
+        status = control.status(env.home)
+    assert status is not None
+    rows = dict(status_rows(status))
+    assert rows["idle grace"].endswith(
+        "without clients, then it exits once background work is done (now embedding 42 windows)"
+    )
+    (env.home / "background").unlink()
+    assert control.stop(env.home) is True

@@ -46,9 +46,14 @@ def _semantic(client: Client) -> dict[str, Any]:
     return dict(client.call("index.status")["semantic"])
 
 
-def test_idle_grace_is_kept_while_embedding_is_pending(
+def test_idle_grace_waits_for_pending_embedding_and_stop_still_ends_it(
     cw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Issue 35: a daemon left alone with windows waiting for a vector used to exit at the end
+    of its grace, so an imported archive was never fully embedded. Now it stays (niced) while
+    the work is pending; ``cw daemon stop`` still ends it at once, and the next start resumes."""
+    from cwcore.daemon import control
+
     # An archive indexed in-process: every window published, none embedded yet.
     with Archive.open(cw_home, embedded=True) as archive:
         archive.import_paths([write_jsonl(tmp_path / "s.jsonl", conversation("s1", 400))])
@@ -58,12 +63,19 @@ def test_idle_grace_is_kept_while_embedding_is_pending(
             pid = client.pid
             assert pid is not None
             _until(lambda: _semantic(client)["cursor"] > 0, 60, "embedding to start")
-        # No client any more: the daemon exits after its grace, embedding or not.
-        assert wait_for_exit(pid, 15), "the daemon outlived its grace while embedding"
+        # No client any more: past its grace, the daemon stays for the pending embedding.
+        log = daemon_paths(cw_home).log
+        _until(
+            lambda: "staying for background work: embedding" in log.read_text(),
+            60,
+            "the daemon to stay past its grace for the embedding",
+        )
+        assert not wait_for_exit(pid, 0), "the daemon left with embedding pending"
+        assert control.stop(cw_home) is True  # stop ends it at once, work pending or not
         with Archive.open(cw_home, embedded=True) as archive:
             left = archive.index_status().to_json()["semantic"]
         assert left["pending"] > 0, left  # it did stop with work pending
-        with connect(cw_home) as client:  # the next start carries on from the cursor
+        with connect(cw_home) as client:  # the next start carries on where it stopped
             assert client.pid != pid
             _until(lambda: _semantic(client)["cursor"] > left["cursor"], 60, "embedding to resume")
 

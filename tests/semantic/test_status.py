@@ -185,3 +185,31 @@ def test_background_pending_names_embedding_work_while_it_moves(
     monkeypatch.setattr(engine_module, "BACKGROUND_STALL_S", 600.0)
     handler.embed_pending(engine.store, engine.reader, 16, embedder=fake_embedder)
     assert engine.background_pending() is None  # done
+
+
+def test_cli_search_says_when_search_is_lexical_only(
+    topics: Archive, fake_embedder: FakeEmbedder
+) -> None:
+    """The `cw search` footer while windows wait for a vector (nothing said once complete);
+    `--json` stays the engine's answer alone."""
+    engine = engine_of(topics)
+    topics.close()
+    runner = CliRunner()
+    result = runner.invoke(app, ["search", "sourdough bread"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "search is lexical only: no window embedded yet (6 windows to embed)" in result.output
+    with Archive.open(engine.home, embedded=True) as again:
+        engine = engine_of(again)
+        handler.embed_pending(engine.store, engine.reader, 4, embedder=fake_embedder)
+    result = runner.invoke(app, ["search", "sourdough bread"], terminal_width=200)
+    assert "semantic search covers the newest 4 of 6 windows; the rest is lexical only" in (
+        result.output
+    )
+    assert "about " in result.output and " left)" in result.output  # the handler's pace is known
+    result = runner.invoke(app, ["search", "sourdough bread", "--json"])
+    assert "embedding" not in json.loads(result.output.strip().splitlines()[-1])
+    with Archive.open(engine.home, embedded=True) as again:
+        engine = engine_of(again)
+        handler.embed_pending(engine.store, engine.reader, 16, embedder=fake_embedder)
+    result = runner.invoke(app, ["search", "sourdough bread"], terminal_width=200)
+    assert "lexical only" not in result.output
