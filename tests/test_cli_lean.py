@@ -1,0 +1,133 @@
+"""``cw search --json`` through the lean path (``cwtui.lean``): the same answer as the full CLI,
+without Typer, and the full CLI whenever the lean path does not apply."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cwtui import lean
+from tests.helpers import REPO, real_daemon_env
+
+DEMO = REPO / "cwcore" / "demo"
+
+
+@pytest.mark.parametrize(
+    ("argv", "fields"),
+    [
+        (["lease", "--json"], {"limit": 10, "scope": "all", "query": "lease"}),
+        (
+            ["--json", "--limit=3", "x y", "--session", "a", "--session=b", "--strict"],
+            {"limit": 3, "scope": "all", "query": "x y", "sessions": ["a", "b"], "strict": True},
+        ),
+        (
+            ["q", "--semantic", "never", "--no-rerank", "--json", "--project", "p"],
+            {
+                "limit": 10,
+                "scope": "all",
+                "semanticPolicy": "never",
+                "query": "q",
+                "project": "p",
+                "rerank": False,
+            },
+        ),
+        (["q", "--json", "--limit", "0"], {"limit": 0, "scope": "all", "query": "q"}),
+    ],
+)
+def test_parse_builds_the_fields_the_full_cli_builds(argv: list[str], fields: Any) -> None:
+    assert lean.parse(argv) == fields
+    assert list(lean.parse(argv) or {}) == list(fields)  # the same order as the full CLI
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["q"],  # no --json: the table is the full CLI's
+        ["q", "--json", "--help"],
+        ["--json", "--batch", "f.jsonl"],
+        ["q", "--json", "--limit", "ten"],
+        ["q", "--json", "--limit"],
+        ["q", "--json", "--scope", "--strict"],
+        ["a", "b", "--json"],
+        ["q", "--json", "--json"],
+        ["q", "--json", "--limit", "3", "--limit", "4"],
+        ["q", "--json", "-h"],
+        ["--", "-q", "--json"],
+        ["q", "--json", "--strict=1"],
+        ["q", "--json", "--unknown", "x"],
+    ],
+)
+def test_parse_declines_what_the_full_cli_must_explain(argv: list[str]) -> None:
+    assert lean.parse(argv) is None
+
+
+@given(st.lists(st.text(max_size=12), max_size=8))
+def test_parse_never_raises(argv: list[str]) -> None:
+    fields = lean.parse(argv)
+    assert fields is None or (fields["scope"] and isinstance(fields["limit"], int))
+
+
+def test_without_a_running_daemon_the_full_cli_runs(cw_home: Path) -> None:
+    """No daemon (and CW_EMBEDDED in the test environment): the lean path declines."""
+    assert lean.search(["q", "--json"]) is None
+
+
+def _run(env: dict[str, str], module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", module, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _comparable(text: str) -> Any:
+    """The answer without what differs between two calls: the timing and the signed locators
+    (each carries its own signature)."""
+    body = json.loads(text)
+    body.pop("timing_ms", None)
+    for hit in body.get("results", ()):
+        hit.pop("locator", None)
+    return body
+
+
+@pytest.mark.slow
+def test_the_lean_path_answers_as_the_full_cli(
+    cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with real_daemon_env(cw_home, monkeypatch) as env:
+        started = subprocess.run(
+            [sys.executable, "-m", "cwtui.cli", "import", str(DEMO)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert started.returncode == 0, started.stderr
+        for args in (
+            ["search", "lease", "--json", "--limit", "3"],
+            ["search", "ERR_LEASE_EXPIRED", "--json", "--semantic", "never"],
+            ["search", "lease", "--json", "--limit", "0"],  # refused by the engine's check
+            ["search", "lease", "--json", "--scope", "nowhere"],
+            ["search", "lease", "--json", "--session", "no-such-session"],
+        ):
+            lean_run = _run(env, "cwtui.launch", *args)
+            full_run = _run(env, "cwtui.cli", *args)
+            assert lean_run.returncode == full_run.returncode, (args, lean_run.stdout)
+            assert _comparable(lean_run.stdout) == _comparable(full_run.stdout), args
+            # The lean path imported neither Typer nor Rich; the full CLI did.
+            lean_modules = {
+                line.rsplit("|", 1)[-1].strip() for line in lean_run.stderr.splitlines()
+            }
+            assert not {"typer", "rich", "cwtui.cli"} & lean_modules, args
+            assert "typer" in full_run.stderr
