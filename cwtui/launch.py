@@ -1,6 +1,7 @@
 """The ``cw`` entry point: the lean path for the calls scripts make, else the full CLI.
 
-``cw search … --json`` on a store whose daemon is running is answered by :mod:`cwtui.lean`
+``cw search|recall|preflight … --json`` on a store whose daemon is running is answered by
+:mod:`cwtui.lean`
 without importing Typer, Rich or the engine's client modules (process start to last byte is
 then mostly the interpreter's own start-up); every other command, and every case the lean path
 declines, runs :func:`cwtui.cli.main` with the same arguments.
@@ -13,10 +14,10 @@ import sys
 
 def main() -> None:
     argv = sys.argv[1:]
-    if argv[:1] == ["search"] and "--json" in argv:
+    if argv[:1] in (["search"], ["recall"], ["preflight"]) and "--json" in argv:
         from cwtui import lean
 
-        code = lean.search(argv[1:])
+        code = lean.run(argv[0], argv[1:])
         if code is not None:
             sys.exit(code)
     from cwtui.cli import main as full

@@ -1,26 +1,28 @@
-"""The lean path of ``cw search --json``: a warm daemon's answer without loading the CLI.
+"""The lean path of the calls scripts make: a warm daemon's answer without loading the CLI.
 
-Scripts and agents call ``cw search --json`` once per question, and the full CLI spends about
-0.35–0.4 s of CPU importing Typer, Rich and the engine's client modules before it does anything:
-20–100 times what the daemon takes to answer. This module answers the common case with the
-standard library, the daemon client (:mod:`cwcore.daemon.client`) and
-:mod:`cwcore.large_results` only:
+Scripts and agents call ``cw search --json`` (and ``cw recall … --json``, ``cw preflight …
+--json``) once per question, and the full CLI spends about 0.35–0.4 s of CPU importing Typer,
+Rich and the engine's client modules before it does anything: 20–100 times what the daemon
+takes to answer. This module answers those calls with the standard library, the daemon client
+(:mod:`cwcore.daemon.client`) and :mod:`cwcore.large_results` only:
 
-* the arguments are exactly those of ``cw search`` (a query, the request options, ``--json``),
+* the arguments are exactly those of the command (its one argument, its options, ``--json``),
   each option as ``--name value`` or ``--name=value``; anything else — ``--help``, ``--batch``,
-  an unknown or repeated option, a value that is not a number where one is due, a second query —
-  is left to the full CLI, which explains it;
+  an unknown or repeated option, a value that is not a number where one is due, a second
+  argument, a missing required option — is left to the full CLI, which explains it;
 * a daemon must already be running for the store (it is not started here): otherwise, and with
   ``CW_EMBEDDED`` set, the full CLI runs, which validates the request before it creates
-  ``CW_HOME`` or starts a daemon;
-* the request goes to the engine as the mapping of public fields the full CLI builds; the
-  engine runs the same checks as the CLI's edge (:mod:`cwcore.precheck`), so a refused request
-  is the same error — code, message and exit status — printed the same way (``{"error": …}`` on
-  stdout, as ``--json`` asks);
-* the answer is the engine's JSON, printed as the full CLI prints it (``SearchResponse.to_json``
-  is that JSON byte for byte): ``tests/cli/test_lean_search.py`` compares the two paths.
+  ``CW_HOME`` or starts a daemon (standard input, for an argument of ``-``, is read only once
+  the daemon answered, so the full CLI still finds it);
+* the request goes to the engine as the mapping of fields the full CLI builds; the engine runs
+  the same checks as the CLI's edge (:mod:`cwcore.precheck`), so a refused request is the same
+  error — code, message and exit status — printed the same way (``{"error": …}`` on stdout, as
+  ``--json`` asks);
+* the answer is the engine's JSON, printed as the full CLI prints it (each typed answer's
+  ``to_json`` is that JSON), with the full CLI's exit status: ``tests/test_cli_lean.py``
+  compares the two paths through a real daemon.
 
-:func:`search` returns the exit status, or None to hand the command to the full CLI.
+:func:`run` returns the exit status, or None to hand the command to the full CLI.
 """
 
 from __future__ import annotations
@@ -29,55 +31,117 @@ import json
 import os
 import re
 import sys
+from dataclasses import dataclass, field
 from typing import Any
 
-#: Options with a value, by flag, and the request field each fills.
-VALUED = {
-    "--limit": "limit",
-    "--scope": "scope",
-    "--session": "sessions",
-    "--project": "project",
-    "--agent": "agent",
-    "--since": "since",
-    "--until": "until",
-    "--role": "role",
-    "--kind": "kind",
-    "--relation": "relation",
-    "--semantic": "semanticPolicy",
-    "--group": "group",
+
+@dataclass(frozen=True)
+class Command:
+    """The arguments of one CLI command this path takes, and how they become method params."""
+
+    method: str
+    #: The field of the one positional argument, and whether it must be given.
+    positional: str
+    positional_required: bool
+    #: ``--flag value`` options: flag -> field (a list field when ``repeated``).
+    valued: dict[str, str]
+    repeated: frozenset[str] = frozenset()
+    integers: frozenset[str] = frozenset()
+    #: Value-less flags: flag -> (field, value); ``--json`` is handled by the caller.
+    flags: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    #: Fields sent even when not given (the full CLI's defaults), first, in this order.
+    defaults: dict[str, Any] = field(default_factory=dict)
+    #: Options the full CLI requires (a missing one is its usage error to report).
+    required: frozenset[str] = frozenset()
+    #: The positional ``-`` reads standard input (stripped when ``strip_stdin``).
+    stdin_dash: bool = False
+    strip_stdin: bool = False
+    #: The field order of the full CLI's request (the engine reads a mapping; kept so both
+    #: paths send the same bytes).
+    order: tuple[str, ...] = ()
+
+
+COMMANDS = {
+    "search": Command(
+        method="search",
+        positional="query",
+        positional_required=False,
+        valued={
+            "--limit": "limit",
+            "--scope": "scope",
+            "--session": "sessions",
+            "--project": "project",
+            "--agent": "agent",
+            "--since": "since",
+            "--until": "until",
+            "--role": "role",
+            "--kind": "kind",
+            "--relation": "relation",
+            "--semantic": "semanticPolicy",
+            "--group": "group",
+        },
+        repeated=frozenset({"--session"}),
+        integers=frozenset({"--limit"}),
+        flags={"--no-rerank": ("rerank", False), "--strict": ("strict", True)},
+        defaults={"limit": 10, "scope": "all"},
+        order=(
+            "limit",
+            "scope",
+            "semanticPolicy",
+            "query",
+            "project",
+            "agent",
+            "since",
+            "until",
+            "role",
+            "kind",
+            "relation",
+            "group",
+            "sessions",
+            "rerank",
+            "strict",
+        ),
+    ),
+    "recall": Command(
+        method="recall",
+        positional="locator",
+        positional_required=True,
+        valued={"--neighbors": "neighbors", "--max-tokens": "maxTokens", "--session": "sessionIds"},
+        repeated=frozenset({"--session"}),
+        integers=frozenset({"--neighbors", "--max-tokens"}),
+        defaults={"neighbors": 1, "maxTokens": 3000, "sessionIds": []},
+        stdin_dash=True,
+        strip_stdin=True,
+        order=("locator", "neighbors", "maxTokens", "sessionIds"),
+    ),
+    "preflight": Command(
+        method="preflight",
+        positional="message",
+        positional_required=True,
+        valued={
+            "--session": "session",
+            "--message-key": "messageKey",
+            "--visible": "excludeVisibleSourceKeys",
+            "--max-results": "maxResults",
+        },
+        repeated=frozenset({"--visible"}),
+        integers=frozenset({"--max-results"}),
+        required=frozenset({"--session"}),
+        stdin_dash=True,
+        order=("message", "session", "messageKey", "excludeVisibleSourceKeys", "maxResults"),
+    ),
 }
-#: Flags without a value, and the field and value each sets (``--json`` sets none).
-FLAGS = {"--no-rerank": ("rerank", False), "--strict": ("strict", True), "--json": None}
-#: The fields in the order the full CLI builds them (the engine reads a mapping: order is only
-#: kept so that both paths send the same bytes).
-ORDER = (
-    "limit",
-    "scope",
-    "semanticPolicy",
-    "query",
-    "project",
-    "agent",
-    "since",
-    "until",
-    "role",
-    "kind",
-    "relation",
-    "group",
-    "sessions",
-    "rerank",
-    "strict",
-)
 _INT = re.compile(r"[+-]?\d+")
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
 
 
-def parse(argv: list[str]) -> dict[str, Any] | None:
-    """The search request fields of ``cw search`` arguments (after ``search``), or None when the
+def parse(argv: list[str], command: Command = COMMANDS["search"]) -> dict[str, Any] | None:
+    """The method params of ``command``'s arguments (those after its name), or None when the
     arguments are not the simple kind this path takes (see the module docstring)."""
-    fields: dict[str, Any] = {"limit": 10, "scope": "all"}
+    fields: dict[str, Any] = dict(command.defaults)
     seen: set[str] = set()
-    sessions: list[str] = []
-    query: str | None = None
+    lists: dict[str, list[str]] = {}
+    positional: str | None = None
     json_flag = False
     i = 0
     while i < len(argv):
@@ -85,46 +149,59 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
         i += 1
         if arg.startswith("--"):
             name, eq, value = arg.partition("=")
-            if name in FLAGS:
+            if name == "--json" or name in command.flags:
                 if eq or name in seen:
                     return None
                 seen.add(name)
-                flag = FLAGS[name]
-                if flag is None:
+                if name == "--json":
                     json_flag = True
                 else:
-                    fields[flag[0]] = flag[1]
+                    key, flag_value = command.flags[name]
+                    fields[key] = flag_value
                 continue
-            if name not in VALUED:
+            if name not in command.valued:
                 return None
             if not eq:
                 if i >= len(argv) or argv[i].startswith("-"):
                     return None
                 value = argv[i]
                 i += 1
-            if name == "--session":
-                sessions.append(value)
+            key = command.valued[name]
+            if name in command.repeated:
+                lists.setdefault(key, []).append(value)
                 continue
             if name in seen:
                 return None
             seen.add(name)
-            if name == "--limit":
+            if name in command.integers:
                 if not _INT.fullmatch(value.strip()):
                     return None
-                fields["limit"] = int(value)
+                fields[key] = int(value)
             else:
-                fields[VALUED[name]] = value
-        elif arg.startswith("-") or query is not None:
-            return None  # a short option, "--" or a second query: the full CLI says what it is
+                fields[key] = value
+        elif (arg.startswith("-") and arg != "-") or positional is not None:
+            return None  # a short option, "--" or a second argument: the full CLI says what
         else:
-            query = arg
-    if not json_flag:
+            positional = arg
+    if not json_flag or not command.required <= seen:
         return None
-    if query is not None:
-        fields["query"] = query
-    if sessions:
-        fields["sessions"] = sessions
-    return {k: fields[k] for k in ORDER if k in fields}
+    if positional is None and command.positional_required:
+        return None
+    if positional is not None:
+        fields[command.positional] = positional
+    fields.update(lists)
+    return {k: fields[k] for k in command.order if k in fields}
+
+
+def exit_status(method: str, body: dict[str, Any]) -> int:
+    """The exit status of an answer, as the full CLI gives it: a recall that did not resolve
+    exits as ``cwtui.commands.recall.recall_exit_code`` says (2 for an invalid locator, 3 for
+    every other unresolved status); everything else 0."""
+    from cwcore.errors import InvalidInput, NotFound
+
+    if method != "recall" or body.get("status") == "resolved":
+        return 0
+    return InvalidInput.exit_code if body.get("status") == "locator-invalid" else NotFound.exit_code
 
 
 def emit(body: Any) -> None:
@@ -134,12 +211,16 @@ def emit(body: Any) -> None:
     sys.stdout.flush()
 
 
-def search(argv: list[str]) -> int | None:
-    """Run ``cw search`` with ``argv`` (the arguments after ``search``) on a running daemon and
-    return its exit status; None when the full CLI must run it instead."""
-    if os.environ.get("CW_EMBEDDED", "").lower() in ("1", "true", "yes"):
+def run(name: str, argv: list[str]) -> int | None:
+    """Run the command ``name`` (a key of :data:`COMMANDS`) with ``argv`` (the arguments after
+    its name) on a running daemon and return its exit status; None when the full CLI must run
+    it instead."""
+    command = COMMANDS.get(name)
+    if command is None or os.environ.get("CW_EMBEDDED", "").lower() in ("1", "true", "yes"):
         return None
-    fields = parse(argv)
+    if "--json" not in argv:
+        return None
+    fields = parse(argv, command)
     if fields is None:
         return None
     from cwcore import config, large_results
@@ -154,8 +235,12 @@ def search(argv: list[str]) -> int | None:
         config.load(home)
         client = Client(home, autostart=False)
         try:
+            client.open()  # DaemonNotRunning before anything is read from stdin
+            if command.stdin_dash and fields.get(command.positional) == "-":
+                text = sys.stdin.read()
+                fields[command.positional] = text.strip() if command.strip_stdin else text
             collector = large_results.Collector(None)
-            body = collector.result(client.call("search", fields, on_event=collector))
+            body = collector.result(client.call(command.method, fields, on_event=collector))
         finally:
             client.close()
     except DaemonNotRunning:
@@ -184,4 +269,4 @@ def search(argv: list[str]) -> int | None:
         # The reader closed the pipe: not an error (as the full CLI treats it).
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    return 0
+    return exit_status(command.method, body)

@@ -1,5 +1,6 @@
-"""``cw search --json`` through the lean path (``cwtui.lean``): the same answer as the full CLI,
-without Typer, and the full CLI whenever the lean path does not apply."""
+"""``cw search|recall|preflight … --json`` through the lean path (``cwtui.lean``): the same answer
+and exit status as the full CLI, without Typer, and the full CLI whenever the lean path does not
+apply."""
 
 from __future__ import annotations
 
@@ -46,6 +47,28 @@ def test_parse_builds_the_fields_the_full_cli_builds(argv: list[str], fields: An
     assert list(lean.parse(argv) or {}) == list(fields)  # the same order as the full CLI
 
 
+def test_parse_recall_and_preflight() -> None:
+    recall, preflight = lean.COMMANDS["recall"], lean.COMMANDS["preflight"]
+    assert lean.parse(["cwl2.x", "--json", "--max-tokens=500"], recall) == {
+        "locator": "cwl2.x",
+        "neighbors": 1,
+        "maxTokens": 500,
+        "sessionIds": [],
+    }
+    assert lean.parse(["-", "--json", "--session", "s"], recall) == {
+        "locator": "-",  # read from stdin once the daemon answered
+        "neighbors": 1,
+        "maxTokens": 3000,
+        "sessionIds": ["s"],
+    }
+    assert lean.parse(["hi", "--session", "s", "--visible", "a", "--visible", "b", "--json"],
+                      preflight) == {"message": "hi", "session": "s",
+                                     "excludeVisibleSourceKeys": ["a", "b"]}  # fmt: skip
+    assert lean.parse(["hi", "--json"], preflight) is None  # --session is required
+    assert lean.parse(["--json", "--session", "s"], preflight) is None  # no message
+    assert lean.parse(["--json"], recall) is None
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -74,9 +97,18 @@ def test_parse_never_raises(argv: list[str]) -> None:
     assert fields is None or (fields["scope"] and isinstance(fields["limit"], int))
 
 
-def test_without_a_running_daemon_the_full_cli_runs(cw_home: Path) -> None:
-    """No daemon (and CW_EMBEDDED in the test environment): the lean path declines."""
-    assert lean.search(["q", "--json"]) is None
+def test_without_a_running_daemon_the_full_cli_runs(
+    cw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CW_EMBEDDED, or no daemon listening: the lean path declines, and reads no stdin."""
+    assert lean.run("search", ["q", "--json"]) is None
+    monkeypatch.delenv("CW_EMBEDDED")
+    monkeypatch.setattr("sys.stdin", None)  # reading it would raise
+    assert lean.run("search", ["q", "--json"]) is None
+    cw_home.mkdir(parents=True)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(cw_home))
+    assert lean.run("recall", ["-", "--json"]) is None
+    assert lean.run("export", ["--json"]) is None
 
 
 def _run(env: dict[str, str], module: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -90,14 +122,20 @@ def _run(env: dict[str, str], module: str, *args: str) -> subprocess.CompletedPr
     )
 
 
+#: What differs between two calls of the same request: timings, and signed locators (each
+#: carries its own signature).
+VOLATILE = {"timing_ms", "ms", "latencyMs", "callMs", "locator", "frozen"}
+
+
 def _comparable(text: str) -> Any:
-    """The answer without what differs between two calls: the timing and the signed locators
-    (each carries its own signature)."""
-    body = json.loads(text)
-    body.pop("timing_ms", None)
-    for hit in body.get("results", ()):
-        hit.pop("locator", None)
-    return body
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in VOLATILE}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(json.loads(text))
 
 
 @pytest.mark.slow
@@ -114,7 +152,32 @@ def test_the_lean_path_answers_as_the_full_cli(
             check=False,
         )
         assert started.returncode == 0, started.stderr
+        found = json.loads(_run(env, "cwtui.cli", "search", "lease", "--json").stdout)
+        locator = found["results"][0]["locator"]
+        session = found["results"][0]["source"]["sessionId"]
         for args in (
+            ["recall", locator, "--json"],
+            ["recall", locator, "--json", "--neighbors", "0", "--max-tokens=200"],
+            ["recall", "cwl2.not-a-locator", "--json"],  # exit 2, an answer not an error
+            ["recall", locator, "--json", "--max-tokens", "0"],
+            [
+                "preflight",
+                "what did we decide about lease renewals?",
+                "--json",
+                "--session",
+                session,
+                "--message-key",
+                "user:lean",
+            ],
+            [
+                "preflight",
+                "what did we decide about lease renewals?",
+                "--json",
+                "--session",
+                session,
+                "--message-key",
+                "user:lean",
+            ],  # the frozen repeat
             ["search", "lease", "--json", "--limit", "3"],
             ["search", "ERR_LEASE_EXPIRED", "--json", "--semantic", "never"],
             ["search", "lease", "--json", "--limit", "0"],  # refused by the engine's check
