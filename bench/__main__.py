@@ -25,6 +25,7 @@ BENCHES = [
     "indexing",
     "semantic",
     "preflight",
+    "cli_start",
     "tui",
     "reservation",
     "fairness",
