@@ -19,6 +19,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 import cwtui.commands as commands_pkg
 from cwcore import config as cwconfig
@@ -30,9 +31,11 @@ from cwtui.output import (
     console,
     emit_json,
     err_console,
+    fit_columns,
     guard,
     json_safe,
     safe,
+    short_session,
     shown_id,
 )
 
@@ -443,22 +446,39 @@ def sessions(
                 else "No sessions. Import some with `cw import PATH` or `cw sync`."
             )
             return
-        # The title needs room: it is a column from TITLE_WIDTH terminal columns up.
-        titled = console.width >= TITLE_WIDTH
-        table = Table("session", "project", "agent", "started", "msgs", "turns", "tools")
-        if titled:
-            table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=48)
-        for r in rows:
-            cells = [
-                shown_id(_short_session(r.sessionId, r.parent)),
-                shown_id(r.project),
-                shown_id(r.agent),
-                (r.started or "")[:16].replace("T", " "),
-                str(r.messages),
-                str(r.turns),
-                str(r.toolCalls),
-            ]
-            table.add_row(*cells, *([shown_id(r.title or "")] if titled else []))
+        # A sub-agent's id is long (parent/agent-…): on a terminal its parent's part is cut to
+        # 8 characters; a pipe gets every id whole, for the program reading it (cw show ID).
+        shorten = console.is_terminal
+        body = [
+            {
+                "session": shown_id(
+                    short_session(r.sessionId, r.parent) if shorten else r.sessionId
+                ),
+                "project": shown_id(r.project),
+                "agent": shown_id(r.agent),
+                "started": (r.started or "")[:16].replace("T", " "),
+                "msgs": str(r.messages),
+                "turns": str(r.turns),
+                "tools": str(r.toolCalls),
+                "title": shown_id(" ".join((r.title or "").split())),
+            }
+            for r in rows
+        ]
+        natural = {
+            key: max([len(label), *(Text.from_markup(cells[key]).cell_len for cells in body)])
+            for key, label in SESSION_COLUMNS
+        }
+        # A narrow terminal gives up secondary columns (SECONDARY), never the title; ids and
+        # numbers are never cut. Each column adds 3 (padding and its border), the table 1.
+        shown, title = fit_columns(console.width - 1, natural, SECONDARY, least=12, per_column=3)
+        table = Table()
+        for key, label in SESSION_COLUMNS:
+            if key == "title":
+                table.add_column(label, no_wrap=True, overflow="ellipsis", width=title)
+            elif key in shown:
+                table.add_column(label, no_wrap=True, min_width=natural[key])
+        for cells in body:
+            table.add_row(*(cells[key] for key, _ in SESSION_COLUMNS if key in shown))
         console.print(table)
         if next_cursor:
             again = "" if sort == "started" else f" --sort {sort}"
@@ -467,16 +487,20 @@ def sessions(
             console.print(f"[dim]more: cw sessions{escape(again)} --cursor {next_cursor}[/]")
 
 
-#: Terminal width from which ``cw sessions`` shows the title column.
-TITLE_WIDTH = 120
-
-
-def _short_session(session_id: str, parent: str | None) -> str:
-    """A sub-agent's session id for a table: its parent's first 8 characters, then its own
-    part (``07d86da7…/agent-a325871``), so it stays told apart from its parent."""
-    if parent and session_id.startswith(parent + "/") and len(parent) > 9:
-        return f"{parent[:8]}…{session_id[len(parent) :]}"
-    return session_id
+#: The columns of ``cw sessions`` (key, label).
+SESSION_COLUMNS = (
+    ("session", "session"),
+    ("project", "project"),
+    ("agent", "agent"),
+    ("started", "started"),
+    ("msgs", "msgs"),
+    ("turns", "turns"),
+    ("tools", "tools"),
+    ("title", "title"),
+)
+#: The columns ``cw sessions`` gives up, in this order, when the terminal is too narrow for
+#: them and a title (a pipe is :attr:`~cwtui.output.CwConsole.PIPE_WIDTH` wide: all shown).
+SECONDARY = ("turns", "agent", "project", "tools", "started")
 
 
 @app.command()

@@ -130,6 +130,44 @@ def shown_id(value: str) -> str:
     return escape(safe(value, one_line=True))
 
 
+def short_session(session_id: str, parent: str | None, width: int | None = None) -> str:
+    """A session id for a table row: a sub-agent's is its parent's first 8 characters and its
+    own part (``170cebcc…/agent-a325871``), so sub-agents of one parent are told apart from it
+    and from each other; any other id longer than ``width`` (None: never) is cut with ``…``
+    (``cw show`` accepts a unique prefix of four or more characters)."""
+    if parent and session_id.startswith(parent + "/") and len(parent) > 9:
+        return f"{parent[:8]}…{session_id[len(parent) :]}"
+    if width is not None and len(session_id) > width:
+        return session_id[: width - 1] + "…"
+    return session_id
+
+
+def fit_columns(
+    width: int,
+    natural: dict[str, int],
+    drop_order: Iterable[str],
+    *,
+    flexible: str = "title",
+    least: int = 24,
+    per_column: int = 2,
+) -> tuple[tuple[str, ...], int]:
+    """The columns (keys of ``natural``, in its order) a table shows in ``width`` terminal
+    columns, and the width left for the ``flexible`` one. ``natural`` is each column's widest
+    cell (its label included); every other column keeps its natural width, never cut (a count
+    cut to its first digits misleads); ``per_column`` is what each column adds besides its cells
+    (padding, a border). Columns are given up in ``drop_order`` until the flexible one has
+    ``least`` columns (or its natural width, when narrower), or nothing is left to give up."""
+    keys = list(natural)
+    for drop in (None, *drop_order):
+        if drop is not None:
+            keys.remove(drop)
+        fixed = sum(natural[k] + per_column for k in keys if k != flexible)
+        left = width - fixed - per_column
+        if left >= min(least, natural[flexible]):
+            return tuple(keys), max(1, min(left, natural[flexible]))
+    return tuple(keys), max(1, width - sum(natural[k] + per_column for k in keys))
+
+
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
 
 

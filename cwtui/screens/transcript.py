@@ -68,8 +68,10 @@ def session_summary(
     resume command when known. ``counts`` is the transcript's (``Archive.show``); ``hidden``
     says the screen hides superseded messages."""
     started = (info.started or "")[:19].replace("T", " ")
-    # The transcript's own count when known: the messages it lists, superseded ones included.
-    messages = counts.messages if counts is not None else info.messages
+    # The session's count, as the sessions table and cw show give it (docs/importers.md: a
+    # thinking block is not a message). The transcript's own count lists thinking too: the
+    # header said 226 where the table said 180.
+    messages = info.messages
     # Ids, names and the title are data: control characters escaped, never written raw.
     text = Text.assemble(
         (safe(info.sessionId, one_line=True), "bold"),

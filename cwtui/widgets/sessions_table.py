@@ -18,13 +18,23 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from cwcore.session_info import SessionInfo
-from cwtui.output import safe
+from cwtui.output import fit_columns, safe, short_session
 from cwtui.widgets.nav import NavTable
 
 ID_CHARS = 13
 TITLE_CHARS = 60
+#: A project name longer than this is cut in its cell (the projects pane shows it whole).
+PROJECT_CHARS = 24
+#: The title column's least width: below it a secondary column is given up instead.
+TITLE_MIN = 24
+#: Columns (keys) in the order they are given up as the table narrows; the session id and the
+#: title are always kept.
+DROP_ORDER = ("turns", "agent", "project", "tools", "started", "messages")
+#: Columns a cell's padding and the vertical scrollbar take besides the cells' own widths.
+CELL_PADDING = 2
+SCROLLBAR = 2
 
-# The id and the start come first, so a narrow terminal keeps them and cuts the rest.
+# The id and the start come first; the title last, with the width that is left.
 COLUMNS = (
     ("Session", "session"),
     ("Started (UTC)", "started"),
@@ -35,6 +45,7 @@ COLUMNS = (
     ("Tools", "tools"),
     ("Title", "title"),
 )
+KEYS = tuple(key for _, key in COLUMNS)
 
 
 def _clip(text: str, width: int) -> str:
@@ -45,19 +56,40 @@ def _when(stamp: str | None) -> str:
     return stamp[:16].replace("T", " ") if stamp else "—"
 
 
-def row_cells(row: SessionInfo) -> tuple[str | Text, ...]:
-    """How one session reads in the table (numbers right-aligned). Ids, names and titles are
-    data, so they go in as :class:`Text`: a ``[`` in one is not markup, and a control character
-    in one is shown escaped (:func:`cwtui.output.safe`), never written to the terminal."""
-    return (
-        Text(_clip(safe(row.sessionId, one_line=True), ID_CHARS)),
-        _when(row.started),
-        Text(safe(row.project, one_line=True)),
-        Text(safe(row.agent, one_line=True)),
-        Text(str(row.messages), justify="right"),
-        Text(str(row.turns), justify="right"),
-        Text(str(row.toolCalls), justify="right"),
-        Text(_clip(safe(" ".join((row.title or "").split()), one_line=True), TITLE_CHARS)),
+def row_cells(row: SessionInfo) -> dict[str, str | Text]:
+    """How one session reads in the table, by column key (numbers right-aligned). Ids, names
+    and titles are data, so they go in as :class:`Text`: a ``[`` in one is not markup, and a
+    control character in one is shown escaped (:func:`cwtui.output.safe`), never written to
+    the terminal. ``messages`` is the session record's count, the one ``cw sessions``, ``cw
+    show`` and the transcript header give (docs/importers.md: thinking is not a message)."""
+    return {
+        "session": Text(safe(short_session(row.sessionId, row.parent, ID_CHARS), one_line=True)),
+        "started": _when(row.started),
+        "project": Text(_clip(safe(row.project, one_line=True), PROJECT_CHARS)),
+        "agent": Text(safe(row.agent, one_line=True)),
+        "messages": Text(str(row.messages), justify="right"),
+        "turns": Text(str(row.turns), justify="right"),
+        "tools": Text(str(row.toolCalls), justify="right"),
+        "title": Text(_clip(safe(" ".join((row.title or "").split()), one_line=True), TITLE_CHARS)),
+    }
+
+
+def _cell_width(cell: str | Text) -> int:
+    return cell.cell_len if isinstance(cell, Text) else len(cell)
+
+
+def layout(width: int, natural: dict[str, int]) -> tuple[tuple[str, ...], int]:
+    """The columns shown in a table ``width`` columns wide, and the title's width: every
+    column but the title at its natural width (``natural``: its widest cell), the title with
+    what is left; secondary columns given up in :data:`DROP_ORDER` until the title has
+    :data:`TITLE_MIN`, so a number is never cut to its first digits and a narrow terminal
+    keeps the title (:func:`cwtui.output.fit_columns`)."""
+    return fit_columns(
+        width - SCROLLBAR,
+        {key: natural[key] for key in KEYS},
+        DROP_ORDER,
+        least=TITLE_MIN,
+        per_column=CELL_PADDING,
     )
 
 
@@ -85,22 +117,62 @@ class SessionsTable(NavTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self._sessions: dict[str, SessionInfo] = {}
+        self._cells: dict[str, dict[str, str | Text]] = {}
+        #: Each column's widest cell so far, its label included.
+        self._natural = {key: len(label) for label, key in COLUMNS}
+        #: The columns shown and the title's width (see :func:`layout`); () until laid out.
+        self.shown: tuple[str, ...] = ()
+        self._title_width = 0
 
     def on_mount(self) -> None:
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Lay the columns out for the table's width; rebuild them when that changes what is
+        shown (the rows are added again, the cursor stays on its session)."""
+        width = self.size.width or self.app.size.width
+        shown, title = layout(width, self._natural)
+        if (shown, title) == (self.shown, self._title_width):
+            return
+        current = self.current
+        self.shown, self._title_width = shown, title
+        self.clear(columns=True)
         for label, key in COLUMNS:
-            self.add_column(label, key=key)
+            if key in shown:
+                self.add_column(label, key=key, width=title if key == "title" else None)
+        for session_id in self._sessions:
+            self._add(session_id)
+        if current is not None:
+            self.move_cursor(row=self.get_row_index(current.sessionId), animate=False)
+
+    def _add(self, session_id: str) -> None:
+        cells = self._cells[session_id]
+        self.add_row(*(cells[key] for key in self.shown), key=session_id)
 
     def reset(self) -> None:
         """Drop every row (the columns stay)."""
         self.clear()
         self._sessions.clear()
+        self._cells.clear()
 
     def append(self, rows: Iterable[SessionInfo]) -> None:
+        added = []
         for row in rows:
             if row.sessionId in self._sessions:  # a page boundary never repeats, but be safe
                 continue
             self._sessions[row.sessionId] = row
-            self.add_row(*row_cells(row), key=row.sessionId)
+            cells = self._cells[row.sessionId] = row_cells(row)
+            for key, cell in cells.items():
+                self._natural[key] = max(self._natural[key], _cell_width(cell))
+            added.append(row.sessionId)
+        before = (self.shown, self._title_width)
+        self._fit()  # wider cells may change the layout (then every row was added again)
+        if (self.shown, self._title_width) == before:
+            for session_id in added:
+                self._add(session_id)
 
     @property
     def current(self) -> SessionInfo | None:
