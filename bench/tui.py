@@ -34,8 +34,19 @@ text). Then:
   list; a person sees it 250 ms after their last key. Then Enter on the same query: the full
   search (``rerank: true``), key to results.
 
+* **Esc from a transcript and quit** — on the demo archive (``cwcore/demo``) and on the larger
+  one (the dev logs when present, else this bench's synthetic archive, labelled so), against the
+  warm daemon at 160×45: the largest session is opened and then left with Esc, once as opened
+  and once after reading it (End, then :data:`READ_PAGES` × PageUp, which mounts a batch per
+  few pages); the time from Esc to the end of the first frame that paints the screen below
+  (and until Pilot finds the app idle), and from ``ctrl+q`` until the headless app has exited
+  (its screens removed and the archive released). Then **quit in a terminal**: ``cw tui`` in a
+  pseudo-terminal, ``ctrl+q`` on the sessions screen and on an open transcript, to the end of
+  the process (terminal restore and interpreter exit included).
+
 Python start-up and importing Textual are not in these numbers (they are the same for any
-archive size); the bench prints them once for reference.
+archive size); the bench prints them once for reference. The machine's load average is printed
+beside the figures.
 """
 
 from __future__ import annotations
@@ -438,6 +449,213 @@ def search_keystroke(logs: Path, queries_file: Path, cache: Path) -> dict[str, A
     }
 
 
+READ_PAGES = 30
+EXIT_SIZE = (160, 45)
+EXIT_RUNS = 5
+DEMO = REPO / "cwcore" / "demo"
+
+
+async def _leave_once(read: bool) -> dict[str, float]:
+    """One app: open the largest session, (read it), Esc, then ctrl+q; times in ms."""
+    from textual.screen import Screen
+
+    from cwcore.api import Archive
+    from cwtui.app import make_app
+    from cwtui.screens.sessions import SessionsScreen
+    from cwtui.screens.transcript import TranscriptScreen
+    from cwtui.widgets.sessions_table import SessionsTable
+
+    archive = Archive.open()
+    app = make_app(lambda: archive)
+    below: list[Any] = [None]
+    painted: list[float] = []
+    refresh_layout = Screen._refresh_layout
+
+    def frame(screen: Any, *args: Any, **kwargs: Any) -> Any:
+        result = refresh_layout(screen, *args, **kwargs)
+        if screen is below[0] and screen.is_current and not painted:
+            painted.append(time.perf_counter())
+        return result
+
+    async def idle(pilot: Any) -> None:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+    Screen._refresh_layout = frame  # type: ignore[method-assign, assignment]
+    try:
+        async with app.run_test(size=EXIT_SIZE) as pilot:
+            deadline = time.perf_counter() + 120
+            while not (
+                isinstance(app.screen, SessionsScreen)
+                and app.screen.query_one(SessionsTable).row_count
+            ):
+                if time.perf_counter() > deadline:
+                    raise RuntimeError("the sessions table did not fill in 120 s")
+                await pilot.pause(0.01)
+            sessions = app.screen
+            largest = max(
+                sessions.query_one(SessionsTable)._sessions.values(), key=lambda r: r.messages
+            )
+            sessions.open(TranscriptScreen(largest.sessionId))
+            while not (isinstance(app.screen, TranscriptScreen) and app.screen.body is not None):
+                await pilot.pause(0.01)
+            transcript = app.screen
+            await idle(pilot)
+            if read:
+                await pilot.press("G")
+                await idle(pilot)
+                for _ in range(READ_PAGES):
+                    await pilot.press("pageup")
+                    await idle(pilot)
+            mounted = transcript.view.mounted
+            below[0] = sessions
+            t0 = time.perf_counter()
+            await pilot.press("escape")
+            await pilot.pause()
+            t_idle = time.perf_counter()
+            while not painted:
+                await pilot.pause(0.001)
+            await idle(pilot)
+            t_quit = time.perf_counter()
+            await pilot.press("ctrl+q")
+        t_gone = time.perf_counter()
+    finally:
+        Screen._refresh_layout = refresh_layout  # type: ignore[method-assign]
+        archive.close()
+    return {
+        "messages": largest.messages,
+        "mounted": mounted,
+        "esc_ms": (painted[0] - t0) * 1000,
+        "esc_idle_ms": (max(t_idle, painted[0]) - t0) * 1000,
+        "quit_headless_ms": (t_gone - t_quit) * 1000,
+    }
+
+
+def _quit_in_terminal(open_transcript: bool) -> float:
+    """``cw tui`` in a pseudo-terminal (160×45): ``ctrl+q`` once the screen is quiet (on the
+    sessions screen, or on the first session's transcript), to the end of the process (ms)."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: cw tui, as a person starts it
+        env = dict(os.environ, TERM="xterm-256color", PYTHONPATH=str(REPO))
+        code = "import sys; sys.argv = ['cw', 'tui']; from cwtui.launch import main; main()"
+        os.execve(sys.executable, [sys.executable, "-c", code], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", EXIT_SIZE[1], EXIT_SIZE[0], 0, 0))
+
+    def quiet(gap: float, limit: float = 60.0) -> None:
+        """Read until nothing is written for ``gap`` seconds."""
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            ready, _, _ = select.select([fd], [], [], gap)
+            if not ready:
+                return
+            try:
+                if not os.read(fd, 65536):
+                    return
+            except OSError:
+                return
+
+    try:
+        quiet(1.0)
+        if open_transcript:
+            os.write(fd, b"\r")
+            quiet(1.0)
+        t0 = time.monotonic()
+        os.write(fd, b"\x11")  # ctrl+q
+        while True:
+            ready, _, _ = select.select([fd], [], [], 0.01)
+            if ready:
+                try:
+                    if not os.read(fd, 65536):
+                        break
+                except OSError:
+                    break
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                pid = 0
+                break
+            if time.monotonic() - t0 > 60:
+                raise RuntimeError("cw tui did not quit in 60 s")
+        if pid:
+            os.waitpid(pid, 0)
+        return (time.monotonic() - t0) * 1000
+    finally:
+        os.close(fd)
+
+
+def leave_and_quit(home: Path, label: str, runs: int = EXIT_RUNS) -> dict[str, Any]:
+    """Esc from the largest transcript and quit, on the archive at ``home`` (warm daemon)."""
+    saved = os.environ.get("CW_HOME")
+    os.environ["CW_HOME"] = str(home)
+    try:
+        asyncio.run(_leave_once(False))  # warm up the daemon and the app
+        opened = [asyncio.run(_leave_once(False)) for _ in range(runs)]
+        read = [asyncio.run(_leave_once(True)) for _ in range(runs)]
+        terminal = [_quit_in_terminal(False) for _ in range(runs)]
+        terminal_transcript = [_quit_in_terminal(True) for _ in range(runs)]
+    finally:
+        _stop(home)
+        if saved is None:
+            os.environ.pop("CW_HOME", None)
+        else:
+            os.environ["CW_HOME"] = saved
+    out: dict[str, Any] = {
+        "archive": label,
+        "largest_session_messages": opened[0]["messages"],
+        "mounted_as_opened": opened[0]["mounted"],
+        "mounted_after_reading": read[0]["mounted"],
+        "load_average": os.getloadavg()[0],
+    }
+    for name, samples in (("opened", opened), ("read", read)):
+        for key in ("esc_ms", "esc_idle_ms", "quit_headless_ms"):
+            out[f"{name}_{key}"] = percentiles([s[key] for s in samples])
+    out["quit_terminal_ms"] = percentiles(terminal)
+    out["quit_terminal_transcript_ms"] = percentiles(terminal_transcript)
+    return out
+
+
+def build_demo(home: Path) -> dict[str, Any]:
+    """The bundled demo sessions imported once into ``home`` (reused when built)."""
+    from bench.common import cached_build
+
+    def make(home: Path) -> dict[str, Any]:
+        from cwcore.importers import pipeline
+        from cwcore.methods import make_service
+
+        engine = make_service(home)
+        try:
+            summary = pipeline.import_paths(engine.admission, [str(DEMO)], settings=engine.settings)
+            engine.indexer.drain()
+            counts = engine.store.meta_get("counts") or {}
+        finally:
+            engine.close()
+        return {"documents": summary.imported, "messages": int(counts.get("messages", 0))}
+
+    return cached_build(home, make)
+
+
+def exits(cache: Path, synthetic: Path) -> list[dict[str, Any]]:
+    """:func:`leave_and_quit` on the demo archive and on the larger one."""
+    demo = cache / "tui-demo"
+    facts = build_demo(demo)
+    results = [dict(leave_and_quit(demo, "demo archive"), **facts)]
+    print(f"  esc/quit: {json.dumps(results[-1])}", flush=True)
+    logs = Path(os.environ.get("CW_BENCH_DEV_LOGS", DEV_LOGS))
+    if logs.is_dir():
+        home = cache / "tui-devlogs"
+        facts = build_dev_logs(home, logs)
+        results.append(dict(leave_and_quit(home, "dev logs (real text)"), **facts))
+    else:
+        results.append(leave_and_quit(synthetic, "synthetic (no dev logs here)"))
+    print(f"  esc/quit: {json.dumps(results[-1])}", flush=True)
+    return results
+
+
 def _stop(home: Path) -> None:
     from cwcore.daemon import control
 
@@ -458,7 +676,11 @@ def imports_ms() -> dict[str, float]:
     return out
 
 
-def run(n: int | None = None) -> dict[str, Any]:
+def run(n: int | None = None, quick: bool = False) -> dict[str, Any]:
+    """Every section; ``quick`` (``python -m bench tui --quick``) keeps the keystroke, Esc and
+    quit sections and skips the 200,000-message listing and first paint (and its build)."""
+    if quick:
+        return run_quick()
     n = n or int(os.environ.get("CW_BENCH_TUI_SIZE", SIZE))
     cache = Path(os.environ.get("CW_BENCH_CACHE", "/tmp/cw-bench-preflight"))
     home = cache / f"tui-{n}"
@@ -482,6 +704,7 @@ def run(n: int | None = None) -> dict[str, Any]:
         logs = Path(os.environ.get("CW_BENCH_DEV_LOGS", DEV_LOGS))
         queries = Path(os.environ.get("CW_BENCH_DEV_QUERIES", DEV_QUERIES))
         keystroke = search_keystroke(logs, queries, cache)
+        leaving = exits(cache, home)
     finally:
         try:
             _stop(home)
@@ -503,7 +726,8 @@ def run(n: int | None = None) -> dict[str, Any]:
         "first_paint_cold_daemon_2": {k: round(v, 1) for k, v in cold_again.items()},
         "startup": imports_ms(),
         "search_keystroke_dev_logs": keystroke,
-        "targets": {"first_paint_ms": 1000, "search_keystroke_ms": 150},
+        "esc_and_quit": leaving,
+        "targets": TARGETS,
     }
 
     def pp(v: dict[str, float]) -> str:
@@ -527,23 +751,14 @@ def run(n: int | None = None) -> dict[str, Any]:
         ("TUI: app start → projects counted", pp(paint["projects_counted_ms"])),
         ("TUI: app start → first frame, instant empty archive", pp(paint["empty_archive_ms"])),
     ]
-    if keystroke:
-        rows += [
-            (
-                f"search keystroke → results, dev logs ({keystroke['queries']} queries, fast"
-                f" path, + {keystroke['debounce_ms']} ms debounce), key → answer painted",
-                pp(keystroke["fast_ms"]),
-            ),
-            ("  the same, key → app idle (Pilot's settling)", pp(keystroke["fast_until_idle_ms"])),
-            ("  of which the engine's search (timing_ms)", pp(keystroke["fast_engine_ms"])),
-            ("search Enter → answer painted (full, reranked)", pp(keystroke["full_ms"])),
-            ("  the same, Enter → app idle", pp(keystroke["full_until_idle_ms"])),
-        ]
+    rows += _keystroke_rows(keystroke)
+    rows += _exit_rows(leaving)
     print_table(
         f"sessions listing and TUI first paint, {n:,} messages ({local['sessions']:,} sessions)",
         rows,
         ("what", "p50 / p95 ms"),
     )
+    print(f"load average: {body['load_average']:.2f} (1 min) on {os.cpu_count()} cores")
     print(
         f"cold (daemon started on demand): open {cold['open_ms']:.0f} ms, first rows "
         f"{cold['first_rows_ms']:.0f} ms; again {cold_again['open_ms']:.0f} / "
@@ -555,3 +770,94 @@ def run(n: int | None = None) -> dict[str, Any]:
 
 if __name__ == "__main__":
     run(int(sys.argv[1]) if len(sys.argv) > 1 else None)
+
+
+TARGETS = {"first_paint_ms": 1000, "search_keystroke_ms": 150, "quit_ms": 500, "esc_ms": 500}
+
+
+def _pp(v: dict[str, float]) -> str:
+    return f"{v['p50_ms']:.1f} / {v['p95_ms']:.1f}"
+
+
+def _keystroke_rows(keystroke: dict[str, Any] | None) -> list[tuple[str, ...]]:
+    if not keystroke:
+        return []
+    return [
+        (
+            f"search keystroke → results, dev logs ({keystroke['queries']} queries, fast"
+            f" path, + {keystroke['debounce_ms']} ms debounce), key → answer painted",
+            _pp(keystroke["fast_ms"]),
+        ),
+        ("  the same, key → app idle (Pilot's settling)", _pp(keystroke["fast_until_idle_ms"])),
+        ("  of which the engine's search (timing_ms)", _pp(keystroke["fast_engine_ms"])),
+        ("search Enter → answer painted (full, reranked)", _pp(keystroke["full_ms"])),
+        ("  the same, Enter → app idle", _pp(keystroke["full_until_idle_ms"])),
+    ]
+
+
+def _exit_rows(leaving: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for r in leaving:
+        name = f"{r['archive']}, largest session {r['largest_session_messages']:,} messages"
+        rows += [
+            (
+                f"Esc from a transcript → screen below painted ({name};"
+                f" {r['mounted_as_opened']} mounted)",
+                _pp(r["opened_esc_ms"]),
+            ),
+            (
+                f"  the same after reading it (End + {READ_PAGES} PageUp;"
+                f" {r['mounted_after_reading']} mounted)",
+                _pp(r["read_esc_ms"]),
+            ),
+            ("  the same, Esc → app idle (after reading)", _pp(r["read_esc_idle_ms"])),
+            ("quit (ctrl+q) → headless app exited, after reading", _pp(r["read_quit_headless_ms"])),
+            ("quit in a terminal (cw tui in a pty) → process exit", _pp(r["quit_terminal_ms"])),
+            (
+                "  the same with a transcript open",
+                _pp(r["quit_terminal_transcript_ms"]),
+            ),
+        ]
+    return rows
+
+
+def run_quick() -> dict[str, Any]:
+    """The keystroke, Esc and quit sections only (the larger archive: the dev logs, else a
+    20,000-message synthetic one)."""
+    cache = Path(os.environ.get("CW_BENCH_CACHE", "/tmp/cw-bench-preflight"))
+    runtime = Path(tempfile.mkdtemp(prefix="cwbt", dir="/tmp"))
+    runtime.chmod(0o700)
+    saved = {k: os.environ.get(k) for k in ("CW_HOME", "CW_NOW", "CW_EMBEDDED", "XDG_RUNTIME_DIR")}
+    os.environ.update({"CW_NOW": NOW, "XDG_RUNTIME_DIR": str(runtime)})
+    os.environ.pop("CW_EMBEDDED", None)
+    synthetic = cache / "tui-20000"
+    try:
+        logs = Path(os.environ.get("CW_BENCH_DEV_LOGS", DEV_LOGS))
+        queries = Path(os.environ.get("CW_BENCH_DEV_QUERIES", DEV_QUERIES))
+        keystroke = search_keystroke(logs, queries, cache)
+        if not logs.is_dir():
+            os.environ["CW_HOME"] = str(synthetic)
+            build(synthetic, 20_000)
+        leaving = exits(cache, synthetic)
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    body = {
+        "quick": True,
+        "load_average": os.getloadavg()[0],
+        "search_keystroke_dev_logs": keystroke,
+        "esc_and_quit": leaving,
+        "targets": TARGETS,
+    }
+    print_table(
+        "TUI: keystroke → results, Esc from a transcript, quit",
+        _keystroke_rows(keystroke) + _exit_rows(leaving),
+        ("what", "p50 / p95 ms"),
+    )
+    print(f"load average: {body['load_average']:.2f} (1 min) on {os.cpu_count()} cores")
+    print(f"written {write_result('tui-quick', body)}")
+    return body

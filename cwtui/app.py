@@ -16,6 +16,11 @@ the traceback and ``cw tui`` exits 1.
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from rich.console import RenderableType
@@ -30,6 +35,36 @@ from cwtui.screens import MODES as MODE_SPECS
 from cwtui.screens.common import ArchiveFactory, ArchiveHandle, LiveScreen, error_text
 from cwtui.screens.help import HelpScreen
 from cwtui.widgets.palette import CwCommands
+
+
+class DetachedThreads(ThreadPoolExecutor):
+    """The event loop's default executor (thread workers run on it): each call on its own
+    daemon thread, and shutting down never waits.
+
+    Quitting then never waits on a worker still inside a call: the process ends without joining
+    a thread blocked in a daemon round trip (the daemon drops the request when the connection
+    closes). An in-process archive is different: :meth:`CwApp.run` waits for its call in
+    flight, so a write is committed and the store closed before the process ends.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:  # handed to whoever awaits the future
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        threading.Thread(target=run, name="cw-worker", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        return None
 
 
 class CwApp(App[None]):
@@ -94,7 +129,21 @@ class CwApp(App[None]):
         await super().on_event(event)
 
     def on_mount(self) -> None:
+        asyncio.get_running_loop().set_default_executor(DetachedThreads(max_workers=1))
         self.switch_mode(DEFAULT_MODE)
+
+    def run(self, *args: Any, **kwargs: Any) -> None:
+        """Run the app in the terminal; return as soon as it has exited and the archive is
+        released (the terminal is restored before that)."""
+        try:
+            super().run(*args, **kwargs)
+        finally:
+            handle = self.archive_handle
+            if handle.in_process:
+                handle.drain()  # a write in flight commits and closes the store first
+            # Everything the app built is garbage now: the interpreter's last collection would
+            # walk it all (a third of a second), for memory the process is giving back anyway.
+            gc.freeze()
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
@@ -109,7 +158,7 @@ class CwApp(App[None]):
             )
 
     def on_unmount(self) -> None:
-        # A worker may still be inside a call; closing waits (briefly) for it to finish.
+        # Never waits: a worker still inside a call closes the archive as the call ends.
         self.archive_handle.close()
 
 

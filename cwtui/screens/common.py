@@ -46,6 +46,7 @@ class ArchiveHandle:
         self._factory = factory
         self._archive: Archive | None = None
         self._lock = threading.RLock()
+        self._state = threading.Lock()  # orders a call's end against close()
         #: Bumped (on the event loop) after the TUI changed the archive (forget, supersede);
         #: screens remember the value they loaded at and reload on resume when it moved.
         self.changes = 0
@@ -54,30 +55,67 @@ class ArchiveHandle:
         """Record that the archive changed, so screens showing older data reload on resume."""
         self.changes += 1
 
+    #: Set by :meth:`close` while a call was in flight: that call closes the archive as it ends.
+    _closing = False
+
     @contextmanager
     def use(self) -> Iterator[Archive]:
         """The open archive, held exclusively for the duration of the ``with`` block."""
-        with self._lock:
+        self._lock.acquire()
+        try:
             if self._archive is None:
                 self._archive = self._factory()
             yield self._archive
+        finally:
+            # Released under ``_state``, so :meth:`close` either takes the lock after this or
+            # sets ``_closing`` before this reads it: never neither.
+            with self._state:
+                if self._closing:
+                    self._close_now()
+                self._lock.release()
 
-    def close(self, timeout: float = 5.0) -> bool:
+    @property
+    def busy(self) -> bool:
+        """Whether a call is in flight (some thread holds the archive)."""
+        if not self._lock.acquire(blocking=False):
+            return True
+        self._lock.release()
+        return False
+
+    def close(self) -> bool:
         """Close the archive if it was ever opened (called once, when the app exits).
 
-        Waits up to ``timeout`` seconds for a call in flight; if one is still running after
-        that, leaves the archive to process exit rather than hang the quit. Returns whether the
-        handle is closed.
+        Never waits: with no call in flight the archive is closed now (True); otherwise the
+        call in flight closes it as it ends (False), so quitting never waits on a worker. A
+        write that call makes is committed before the archive closes.
         """
-        if not self._lock.acquire(timeout=timeout):
-            return False
-        try:
-            if self._archive is not None:
-                archive, self._archive = self._archive, None
-                archive.close()
-            return True
-        finally:
-            self._lock.release()
+        with self._state:
+            if not self._lock.acquire(blocking=False):
+                self._closing = True
+                return False
+            try:
+                self._close_now()
+                return True
+            finally:
+                self._lock.release()
+
+    @property
+    def in_process(self) -> bool:
+        """Whether the open archive runs the engine in this process (a call in flight then
+        writes here, so the process must not end under it)."""
+        return self._archive is not None and is_embedded(self._archive)
+
+    def drain(self) -> None:
+        """Wait until no call is in flight (the one in flight closes the archive as it ends
+        when :meth:`close` was called meanwhile)."""
+        with self._lock:
+            pass
+
+    def _close_now(self) -> None:
+        self._closing = False
+        if self._archive is not None:
+            archive, self._archive = self._archive, None
+            archive.close()
 
 
 def is_embedded(archive: Archive) -> bool:

@@ -425,7 +425,10 @@ class TranscriptScreen(LiveScreen):
         state.display = not entries
         self.current = -1
         target = resolve_jump(entries, wanted) if wanted else None
-        await view.show(entries, start=target or 0, settle=target is None)
+        # Opened at a message: the batch above it mounts with it, before the one scroll that
+        # lands on it (mounted later, it would push the target down for a frame).
+        start = max(0, target - view.BATCH) if target is not None else 0
+        await view.show(entries, start=start, settle=target is None)
         if self.find_term:
             self.matches = find_matches(entries, self.find_term)
             self.match_index = -1
@@ -694,4 +697,8 @@ class TranscriptScreen(LiveScreen):
         if self.query_one(FindBar).display:
             self._close_find()
             return
+        # Nothing focused first: removing a screen whose focused widget goes with it makes
+        # Textual look for the next focus along the whole focus chain (every mounted message,
+        # laid out again), work for a screen that is going away.
+        self.set_focus(None)
         self.app.pop_screen()

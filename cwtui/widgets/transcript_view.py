@@ -103,6 +103,10 @@ class TranscriptView(VerticalScroll):
             super().__init__()
             self.last = last
 
+    DEFAULT_CSS = """
+    TranscriptView.-landing { opacity: 0; }
+    """
+
     BATCH = 20
     #: Rows from the bottom (or top) at which the next batch is mounted.
     MARGIN = 20
@@ -124,6 +128,8 @@ class TranscriptView(VerticalScroll):
         self._holding = False  # a jump waits to land: no batch until it has
         #: What a jump asked to see and at which row of it: kept on screen while batches mount.
         self._anchor: tuple[Widget, int] | None = None
+        #: The scroll offset the last landing put the view at.
+        self._landed_y: float | None = None
 
     @property
     def mounted(self) -> int:
@@ -145,6 +151,9 @@ class TranscriptView(VerticalScroll):
         mounted until then."""
         self._anchor = None
         self._holding = not settle
+        # Landing next: nothing is painted until the target is at the top, so the first frame
+        # shows the target (not the window's first entries, then the target).
+        self.set_class(not settle, "-landing")
         async with self._lock:
             self.entries = entries
             await self._restart(max(0, min(start, len(entries) - 1)))
@@ -164,6 +173,7 @@ class TranscriptView(VerticalScroll):
     def _land(self, tries: int) -> None:
         if self._anchor is None or not self._anchor[0].is_attached:
             self._holding = False
+            self.set_class(False, "-landing")
             return
         widget, row = self._anchor
         y = widget.virtual_region.y + row
@@ -172,7 +182,9 @@ class TranscriptView(VerticalScroll):
             self.call_after_refresh(self._land, tries + 1)
             return
         self.scroll_to(y=y, animate=False, immediate=True)
+        self._landed_y = y
         self._holding = False
+        self.set_class(False, "-landing")
         self.call_after_refresh(self._maybe_more)
 
     async def _restart(self, start: int) -> None:
@@ -271,10 +283,21 @@ class TranscriptView(VerticalScroll):
     async def reveal_for_top(self, position: int) -> Widget | None:
         """Like :meth:`reveal`, plus a batch after ``position`` so it can scroll to the top."""
         async with self._lock:
+            if 0 <= position < len(self.entries) and self._far(position):
+                # The new window starts a batch above the target: it lays out with the target,
+                # so the one scroll that lands on it is final (see :meth:`_maybe_more`).
+                await self._restart(max(0, position - self.BATCH))
             widget = await self._reveal(position)
             if widget is not None:
                 await self._reveal(position + self.BATCH)
             return widget
+
+    def _far(self, position: int) -> bool:
+        """Whether ``position`` is more than :attr:`FAR` entries outside the window."""
+        end = self._first + self.mounted
+        if position < self._first:
+            return self._first - position > self.FAR
+        return position >= end and position - end >= self.FAR
 
     def set_tools_expanded(self, expanded: bool) -> None:
         """Expand or collapse every tool message, now and in batches still to come."""
@@ -330,9 +353,17 @@ class TranscriptView(VerticalScroll):
         ):
             self._mounting = True
             self.run_worker(self._more(), group="transcript-more")
-        elif self._first > 0 and self.scroll_y <= self.MARGIN:
+        elif self._first > 0 and self.scroll_y <= self.MARGIN and not self._resting():
+            # Not while a jump's target rests where it landed: the batch above lays out a
+            # frame after it is mounted, so that frame would show the target pushed a batch
+            # down before the scroll puts it back (the landing seen to jump ~20 messages away
+            # and back). The entries above mount once the view moves.
             self._mounting = True
             self.run_worker(self._less(), group="transcript-more")
+
+    def _resting(self) -> bool:
+        """Whether a jump's target is held and the view has not moved since it landed."""
+        return self._anchor is not None and self.scroll_y == self._landed_y
 
     async def _more(self) -> None:
         try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from textual.screen import Screen
 
-from bench.tui import _keystrokes
+from bench.tui import _keystrokes, _leave_once
 from cwtui.screens.search import SearchScreen
 
 
@@ -36,3 +36,17 @@ def test_each_query_is_timed_to_a_painted_frame_and_the_hooks_come_off(
         SearchScreen.on_search_screen_results,
         Screen._refresh_layout,
     )
+
+
+def test_esc_and_quit_are_timed_to_a_painted_frame_and_the_hook_comes_off(
+    filled_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bench.tui._leave_once``: the screen below's first frame after Esc is seen (the clock
+    fires), reading mounts more messages, and the frame hook is taken off afterwards."""
+    monkeypatch.setenv("CW_EMBEDDED", "1")
+    hook = Screen._refresh_layout
+    sample = asyncio.run(_leave_once(True))
+    assert Screen._refresh_layout == hook
+    assert sample["messages"] >= sample["mounted"] > 0
+    assert 0 < sample["esc_ms"] <= sample["esc_idle_ms"]
+    assert sample["quit_headless_ms"] > 0
