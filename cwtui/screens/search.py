@@ -49,12 +49,13 @@ from cwcore.recall.results import GatherAnchor
 from cwcore.retrieve.filters import parse_filters
 from cwcore.retrieve.request import SearchRequest, parse_request
 from cwcore.retrieve.results import SearchHit, SearchResponse
+from cwcore.store.supersession import Superseded
 from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
 from cwtui.screens.copy import CopyScreen
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.prompt import PromptScreen
 from cwtui.screens.recall import RecallScreen
-from cwtui.screens.supersede import SupersedeScreen
+from cwtui.screens.supersede import RecentSupersede, SupersedeScreen
 from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hits import context_block, preview, short_session
 from cwtui.widgets.results import ResultsList
@@ -857,15 +858,27 @@ class SearchScreen(LiveScreen):
             self.app.copy_to_clipboard(hit.locator)
             self.notify("Copied the locator (cw recall LOCATOR).", timeout=2)
 
+    #: The document just superseded from here while its notification is up (``d`` opens it).
+    superseded: RecentSupersede | None = None
+
     def action_supersede(self) -> None:
         hit = self._need_hit()
         if hit is None:
             return
         self.open(
-            SupersedeScreen(hit.document_id, hit.snippet)
+            SupersedeScreen(hit.document_id, hit.snippet), self._superseded
         )  # on success the handle is marked changed and the search reruns on resume
 
+    def _superseded(self, result: Superseded | None) -> None:
+        # The notification says "d opens it": the rerun drops it from the results, so d on the
+        # row that took its place would open another document (issue 34).
+        self.superseded = RecentSupersede.of(result, self.app.NOTIFICATION_TIMEOUT)
+
     def action_document(self) -> None:
+        recent, self.superseded = self.superseded, None
+        if recent is not None and recent.shown:
+            self.open(DocumentScreen(recent.document_id))
+            return
         hit = self._need_hit()
         if hit is not None:
             self.open(DocumentScreen(hit.document_id))

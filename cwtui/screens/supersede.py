@@ -11,6 +11,8 @@ the archive handle is marked changed, so screens showing the document reload whe
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -18,6 +20,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Static
 
 from cwcore.api import Archive
@@ -29,6 +32,38 @@ EXPLAIN = (
     "It leaves search and recall but is not deleted: transcripts and the audit view (d) still "
     "show it, with the reason, and U (cw supersede --undo) brings it back."
 )
+
+
+@dataclass(frozen=True)
+class RecentSupersede:
+    """The document a supersede's notification names (``d shows it for audit``) and until when
+    (``time.monotonic()`` seconds) that notification is up. The screen that opened the dialog
+    keeps it: ``d`` there opens this document, not the row that took its place when the
+    results were read again without it."""
+
+    document_id: str
+    until: float
+
+    @classmethod
+    def of(cls, result: Superseded | None, seconds: float) -> RecentSupersede | None:
+        """What ``result`` leaves for ``d`` while its notification (``seconds`` long) is up."""
+        if result is None:
+            return None
+        return cls(result.document_id, time.monotonic() + seconds)
+
+    @property
+    def shown(self) -> bool:
+        """Whether its notification is still up."""
+        return time.monotonic() < self.until
+
+
+def audit_key(screen: Screen[Any]) -> str | None:
+    """The key of ``screen``'s audit view (its ``document`` action) as the footer shows it
+    (``^d``), or None when it has none: the notification names the key that works there."""
+    for binding in getattr(type(screen), "BINDINGS", ()):
+        if isinstance(binding, Binding) and binding.action == "document":
+            return screen.app.get_key_display(binding)
+    return None
 
 
 class SupersedeScreen(ArchiveChangeDialog[Superseded]):
@@ -123,7 +158,7 @@ class SupersedeScreen(ArchiveChangeDialog[Superseded]):
 
     def done_text(self, result: Superseded) -> str:
         by = f", replaced by {result.by}" if result.by else ""
-        return (
-            f"Superseded {result.document_id}{by}. "
-            "It no longer appears in search; d shows it for audit."
-        )
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        key = audit_key(below) if below is not None else None
+        audit = f"{key} opens it for audit while this shows" if key else "the audit view keeps it"
+        return f"Superseded {result.document_id}{by}. It no longer appears in search; {audit}."
