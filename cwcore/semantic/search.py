@@ -1,13 +1,18 @@
-"""Brute-force cosine search over the stored window vectors, and the calibrated score.
+"""Cosine search over the stored window vectors, and the calibrated score.
 
-:class:`SemanticIndex` loads the ``vectors`` family lazily into one matrix (float32 by default,
-float16 with ``dtype=np.float16`` to halve RSS; see docs/semantic.md for both measured), keeps a
-parallel array of each row's wid, and appends new rows as the handler commits them
-(:meth:`SemanticIndex.refresh`). Rows of retired windows (tombstoned ordinals) are masked:
-every row when the published generation changes (retirements publish one), and each appended
-row once. A search is
-one matrix-vector product over the rows (or over the rows of ``only_wids``), a per-window max
-over its rows, and a partial sort.
+:class:`SemanticIndex` searches the int8 matrix file (:mod:`cwcore.semantic.matrix`): a derived,
+memory-mapped copy of the ``vectors`` family kept under the store folder, so a daemon restart
+maps it instead of reading every vector again, and 1M rows cost 400 MB of file-backed pages, not
+1.5 GB of anonymous memory. Rows are appended as the handler commits them
+(:meth:`SemanticIndex.refresh`); the file is rebuilt (a new file swapped in atomically) when the
+handler takes rows back. Rows of retired windows (tombstoned ordinals) are masked: every row when
+the published generation changes (retirements publish one), and each appended row once.
+
+A search is one compiled int8 dot product per row (or per row of ``only_wids``), the best
+candidate rows re-scored from their canonical float16 rows in RocksDB, a per-window max over its
+rows, and a sort: the results and cosines are those of an exact scan over the float16 rows (an
+int8 error, about 1e-3 of cosine, can only matter for a row at the edge of the candidate set,
+4× k rows). Measured in docs/semantic.md.
 
 **Calibrated score.** Cosine is not a probability and is not comparable with BM25's score.
 :func:`calibrate` is ``sigmoid(SLOPE × (cosine − MIDPOINT))``, a logistic fit of "the hit's session
@@ -22,11 +27,14 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cwcore.index import derived
+from cwcore.semantic import matrix as vmatrix
 from cwcore.semantic import store as vstore
 from cwcore.store import keys
 from cwcore.store.rocks import Store
@@ -61,124 +69,225 @@ def _minus(ranges: vstore.Ranges, loaded: vstore.Ranges) -> vstore.Ranges:
     return out
 
 
-class SemanticIndex:
-    """The in-memory matrix of one store's window vectors. Thread-safe."""
+class _Rows:
+    """One store's matrix file and the in-memory columns beside it (wids, ordinals, scales,
+    row index within the window, alive): 17 bytes a row of anonymous memory. Shared by every
+    :class:`SemanticIndex` of the same store folder in a process (the file has one writer)."""
 
-    def __init__(self, store: Store, *, dtype: Any = np.float32) -> None:
-        self.store = store
-        self.dtype = np.dtype(dtype)
-        self._lock = threading.RLock()
-        self._matrix = np.zeros((0, vstore.DIM), dtype=self.dtype)
-        self._wids = np.zeros(0, dtype=np.uint32)
-        self._ordinals = np.zeros(0, dtype=np.uint32)
-        self._alive = np.zeros(0, dtype=bool)
-        self._size = 0
-        self._done: vstore.Ranges = []  # the handler's passed wid ranges, loaded
-        self._epoch = -1  # the handler's epoch at the last load (a change means reload)
-        self._mask_generation = -1
-        self._masked_to = 0  # rows checked against the tombstones at ``_mask_generation``
+    def __init__(self, directory: Path) -> None:
+        self.lock = threading.RLock()
+        self.file = vmatrix.MatrixFile(directory)
+        self.opened = False
+        self.view: np.ndarray = np.zeros(0, vmatrix.RECORD)
+        self._empty(0)
+        self.done: vstore.Ranges = []  # the handler's passed wid ranges, loaded
+        self.epoch = -1  # the handler's epoch at the last load (a change means reload)
         self.model: str | None = None
+        self.mask_generation = -1
+        self.masked_to = 0  # rows checked against the tombstones at ``mask_generation``
+
+    def _empty(self, cap: int) -> None:
+        """Fresh columns (never reused in place: a search may still read the old ones)."""
+        self.wids = np.zeros(cap, np.uint32)
+        self.ordinals = np.zeros(cap, np.uint32)
+        self.scales = np.zeros(cap, np.float32)
+        self.subs = np.zeros(cap, np.uint16)
+        self.alive = np.zeros(cap, bool)
+        self.size = 0
+
+    def grow(self, extra: int) -> None:
+        need = self.size + extra
+        if need <= len(self.wids):
+            return
+        cap = max(need, int(len(self.wids) * 1.25) + 1024)
+        for name in ("wids", "ordinals", "scales", "subs", "alive"):
+            old = getattr(self, name)
+            arr = np.zeros(cap, old.dtype)
+            arr[: self.size] = old[: self.size]
+            setattr(self, name, arr)
+
+    def take(self, recs: np.ndarray) -> None:
+        """Append the columns of ``recs`` (records already in the file at ``size``)."""
+        n = len(recs)
+        self.grow(n)
+        pos = self.size
+        self.wids[pos : pos + n] = recs["wid"]
+        self.ordinals[pos : pos + n] = recs["ordinal"]
+        self.scales[pos : pos + n] = recs["scale"]
+        self.subs[pos : pos + n] = recs["sub"]
+        self.alive[pos : pos + n] = True
+        self.size = pos + n
+
+    def open(self, model: str | None, epoch: int, done: vstore.Ranges) -> None:
+        """Map the file left by an earlier run when it matches the handler's state (same model
+        and epoch, ranges the handler still has); else start a new one (a rebuild)."""
+        self.opened = True
+        meta = self.file.read_meta()
+        if (
+            meta is not None
+            and meta.get("model") == model
+            and int(meta.get("epoch", -2)) == epoch
+            and not _minus(meta["done"], done)
+        ):
+            view = self.file.adopt(meta)
+            self._empty(int(meta["rows"]))
+            for lo in range(0, len(view), 65536):
+                self.take(view[lo : lo + 65536])
+            self.view = view
+            self.done = list(meta["done"])
+            self.model, self.epoch = model, epoch
+        else:
+            self.restart(model, epoch)
+
+    def restart(self, model: str | None, epoch: int) -> None:
+        self.file.start(model, epoch)
+        self._empty(0)
+        self.view = np.zeros(0, vmatrix.RECORD)
+        self.done = []
+        self.mask_generation = -1
+        self.masked_to = 0
+        self.model, self.epoch = model, epoch
+
+    def append(self, items: list[vstore.WindowVectors]) -> int:
+        rows = [item.rows for item in items if len(item.digests)]
+        if not rows:
+            return 0
+        counts = [len(item.digests) for item in items if len(item.digests)]
+        kept = [item for item in items if len(item.digests)]
+        recs = vmatrix.records(
+            np.concatenate(rows),
+            np.repeat([i.wid for i in kept], counts),
+            np.repeat([i.ordinal for i in kept], counts),
+            np.concatenate([np.arange(c) for c in counts]),
+        )
+        self.file.append(recs, self.size)
+        self.take(recs)
+        return len(recs)
+
+    def commit(self, done: vstore.Ranges) -> None:
+        self.file.commit(self.size, done)
+        self.done = list(done)
+        self.view = self.file.view()
+
+
+#: Windows re-scored exactly beyond the k returned (their refined scores' error is about 5e-4).
+MARGIN = 16
+#: More ordinals than this to check and the tombstones are scanned instead of point-read.
+TOMBSTONE_SCAN_FROM = 4096
+
+_SHARED: weakref.WeakValueDictionary[str, _Rows] = weakref.WeakValueDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def _rows_of(store: Store) -> _Rows:
+    directory = Path(store.path) / vmatrix.DIRNAME
+    key = str(directory.resolve())
+    with _SHARED_LOCK:
+        rows = _SHARED.get(key)
+        if rows is None:
+            rows = _Rows(directory)
+            _SHARED[key] = rows
+        return rows
+
+
+class SemanticIndex:
+    """Search over one store's window vectors through the int8 matrix file. Thread-safe;
+    instances on the same store folder share the file and its columns."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._m = _rows_of(store)
         self.loaded = False
+
+    @property
+    def model(self) -> str | None:
+        return self._m.model
 
     # -- loading ------------------------------------------------------------------------------
 
-    def _grow(self, extra: int) -> None:
-        need = self._size + extra
-        if need <= len(self._matrix):
-            return
-        cap = max(need, int(len(self._matrix) * 1.25) + 1024)
-        matrix = np.zeros((cap, vstore.DIM), dtype=self.dtype)
-        matrix[: self._size] = self._matrix[: self._size]
-        self._matrix = matrix
-        for name in ("_wids", "_ordinals"):
-            arr = np.zeros(cap, dtype=np.uint32)
-            arr[: self._size] = getattr(self, name)[: self._size]
-            setattr(self, name, arr)
-        alive = np.zeros(cap, dtype=bool)
-        alive[: self._size] = self._alive[: self._size]
-        self._alive = alive
-
     def refresh(self) -> int:
-        """Load rows committed since the last call (all of them the first time); returns rows
-        added. Cheap when nothing changed (one state read). The handler works newest first, so
-        new rows arrive below loaded ones: what is loaded is tracked as the handler's passed
-        ranges, and only the ranges it has passed since are read."""
+        """Load rows committed since the last call (the first call maps the file an earlier
+        run left, or builds it); returns rows added. Cheap when nothing changed (one state
+        read). The handler works newest first, so new rows arrive below loaded ones: what is
+        loaded is tracked as the handler's passed ranges, and only the ranges it has passed
+        since are read. A model change or a new epoch (rows taken back) rebuilds the file."""
         st = vstore.state(self.store)
         done = vstore.done_ranges(st)
         epoch = int(st.get("epoch", 0))
-        with self._lock:
-            if st.get("model") != self.model or epoch != self._epoch:
-                self._reset(st.get("model"))  # model change, clear or validation: reload
-                self._epoch = epoch
+        model = st.get("model")
+        m = self._m
+        with m.lock:
+            if not m.opened:
+                m.open(model, epoch, done)
+            if model != m.model or epoch != m.epoch:
+                m.restart(model, epoch)  # model change, clear or validation: rebuild
             added = 0
-            if done != self._done:
-                # Size the matrix once from the handler's row count (no regrowth copies).
-                self._grow(max(0, int(st.get("rows", 0)) - self._size))
-                for lo, hi in _minus(done, self._done):
+            if done != m.done:
+                # Size the columns once from the handler's row count (no regrowth copies).
+                m.grow(max(0, int(st.get("rows", 0)) - m.size))
+                for lo, hi in _minus(done, m.done):
                     pending: list[vstore.WindowVectors] = []
                     for item in vstore.scan(self.store, lo - 1, hi):
                         pending.append(item)
                         if len(pending) >= 4096:
-                            added += self._append(pending)
+                            added += m.append(pending)
                             pending = []
-                    added += self._append(pending)
-                self._done = done
+                    added += m.append(pending)
+                m.commit(done)
             self.loaded = True
             self._refresh_mask()
             return added
-
-    def _reset(self, model: str | None) -> None:
-        self._size = 0
-        self._done = []
-        self._mask_generation = -1
-        self._masked_to = 0
-        self.model = model
-
-    def _append(self, items: list[vstore.WindowVectors]) -> int:
-        rows = sum(len(i.digests) for i in items)
-        if not items:
-            return 0
-        self._grow(rows)
-        pos = self._size
-        for item in items:
-            n = len(item.digests)
-            if n:
-                self._matrix[pos : pos + n] = item.rows
-                self._wids[pos : pos + n] = item.wid
-                self._ordinals[pos : pos + n] = item.ordinal
-                self._alive[pos : pos + n] = True
-                pos += n
-        self._size = pos  # the new rows' tombstones are checked by the next _refresh_mask
-        return rows
 
     def _refresh_mask(self) -> None:
         """Mask the rows of tombstoned ordinals. A new published generation (retirements publish
         one) rechecks every row; otherwise only the rows appended since the last check are
         checked, so a search after each embedding batch reads the new rows' tombstones, not
         every loaded ordinal's."""
+        m = self._m
         gen = int(derived.generation(self.store).get("n", 0))
-        start = 0 if gen != self._mask_generation else self._masked_to
-        if start >= self._size:
-            self._mask_generation = gen
+        start = 0 if gen != m.mask_generation else m.masked_to
+        if start >= m.size:
+            m.mask_generation = gen
             return
-        rows = self._ordinals[start : self._size]
+        rows = m.ordinals[start : m.size]
         ordinals = np.unique(rows)
-        found = self.store.get_many("ordinals", [keys.TOMBSTONE.encode(int(o)) for o in ordinals])
-        dead = np.array(
-            [int(o) for o, t in zip(ordinals, found, strict=True) if t is not None], dtype=np.uint32
+        dead = self._tombstoned(ordinals)
+        m.alive[start : m.size] = ~np.isin(rows, dead)
+        m.mask_generation = gen
+        m.masked_to = m.size
+
+    def _tombstoned(self, ordinals: np.ndarray) -> np.ndarray:
+        """Which of ``ordinals`` (sorted, unique) are retired. Many ordinals (a daemon's first
+        search: every row) read the tombstones in one scan, as long as there are fewer of them
+        than ordinals asked about (retirements are rare); a few ordinals (an embedding batch's)
+        are point reads."""
+        if len(ordinals) > TOMBSTONE_SCAN_FROM:
+            found: list[int] = []
+            for key, _ in self.store.scan("ordinals", keys.TOMBSTONE.prefix()):
+                found.append(int(keys.TOMBSTONE.decode(key)[0]))
+                if len(found) > len(ordinals):
+                    break
+            else:
+                return np.intersect1d(ordinals, np.array(found, np.uint32))
+        got = self.store.get_many("ordinals", [keys.TOMBSTONE.encode(int(o)) for o in ordinals])
+        return np.array(
+            [int(o) for o, t in zip(ordinals, got, strict=True) if t is not None], dtype=np.uint32
         )
-        self._alive[start : self._size] = ~np.isin(rows, dead)
-        self._mask_generation = gen
-        self._masked_to = self._size
 
     # -- search -------------------------------------------------------------------------------
 
     @property
     def rows(self) -> int:
-        return self._size
+        return self._m.size
 
     def nbytes(self) -> int:
-        return int(self._matrix.nbytes + self._wids.nbytes + self._ordinals.nbytes)
+        """Anonymous memory held for the rows (the columns beside the file), in bytes."""
+        m = self._m
+        return int(sum(a.nbytes for a in (m.wids, m.ordinals, m.scales, m.subs, m.alive)))
+
+    def file_bytes(self) -> int:
+        """Bytes of the mapped matrix file's committed rows."""
+        return int(self._m.size * vmatrix.RECORD.itemsize)
 
     def search(
         self,
@@ -192,44 +301,74 @@ class SemanticIndex:
 
         ``only_wids`` restricts the search to those windows; ``dead`` (wids) excludes more.
         A window with several rows (message mode) scores its best row. Rows committed since
-        the last call are loaded first, and retired windows are masked.
+        the last call are loaded first, and retired windows are masked. Cosines are computed
+        from the stored float16 rows (the int8 file only chooses the candidates).
         """
         self.refresh()  # new rows, retirements: two point reads when nothing changed
         q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        with self._lock:
-            n = self._size
-            wids = self._wids[:n]
-            select = self._alive[:n].copy()
-            if only_wids is not None:
-                select &= np.isin(wids, np.asarray(only_wids, dtype=np.uint32))
-            if dead is not None and len(dead):
-                select &= ~np.isin(wids, np.asarray(dead, dtype=np.uint32))
-            if select.all():
-                idx = None
-                sims = self._matrix[:n] @ q.astype(self.dtype)
-            else:
-                idx = np.flatnonzero(select)
-                if not len(idx):
-                    return np.zeros(0, np.uint32), np.zeros(0, np.float32)
-                sims = self._matrix[idx] @ q.astype(self.dtype)
-            row_wids = wids if idx is None else wids[idx]
-        sims = sims.astype(np.float32, copy=False)
-        if k <= 0 or not len(sims):
-            return np.zeros(0, np.uint32), np.zeros(0, np.float32)
-        # Best row per window: take more rows than k, then dedupe by wid.
-        take = min(len(sims), max(k * 4, k + 16))
-        top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
-        top = top[np.argsort(-sims[top], kind="stable")]
-        out_w: list[int] = []
-        out_s: list[float] = []
-        seen: set[int] = set()
-        for i in top:
-            w = int(row_wids[i])
-            if w in seen:
-                continue
-            seen.add(w)
-            out_w.append(w)
-            out_s.append(float(sims[i]))
-            if len(out_w) >= k:
-                break
-        return np.array(out_w, dtype=np.uint32), np.array(out_s, dtype=np.float32)
+        m = self._m
+        with m.lock:
+            view = m.view
+            n = min(m.size, len(view))  # rows not committed to the file (a failed write): unused
+            wids = m.wids[:n]
+            scales = m.scales[:n]
+            select = m.alive[:n].copy()
+        if only_wids is not None:
+            select &= np.isin(wids, np.asarray(only_wids, dtype=np.uint32))
+        if dead is not None and len(dead):
+            select &= ~np.isin(wids, np.asarray(dead, dtype=np.uint32))
+        none = np.zeros(0, np.uint32), np.zeros(0, np.float32)
+        if k <= 0 or not n:
+            return none
+        peak = float(np.abs(q).max()) if len(q) else 0.0
+        qscale = peak / 127.0 if peak > 0 else 1.0
+        qi = np.clip(np.rint(q / qscale), -127, 127).astype(np.int8)
+        idx: np.ndarray | None = None
+        if select.all():
+            approx = vmatrix.dots(view["v"], qi) * scales
+        else:
+            idx = np.flatnonzero(select)
+            if not len(idx):
+                return none
+            if len(idx) * 4 > n:  # most rows: one sequential scan, the rest masked out
+                approx = (vmatrix.dots(view["v"], qi) * scales)[idx]
+            else:  # a scope: gather its rows (a bounded copy) and scan them
+                approx = vmatrix.dots(view["v"][idx], qi) * scales[idx]
+        # Candidates in three steps, each on fewer rows: the int8 score (row and query
+        # quantized, error about 1e-3 of cosine) picks 4k rows; their int8 rows times the float
+        # query (half the error) pick k + MARGIN windows; those windows' float16 rows in
+        # RocksDB give the exact cosines (a window's best row's) that rank and score the k
+        # returned.
+        take = min(len(approx), max(k * 4, k + 16))
+        if take < len(approx):
+            top = np.argpartition(-approx, take - 1)[:take]
+        else:
+            top = np.arange(len(approx))
+        rows = top if idx is None else idx[top]
+        refined = (view["v"][rows].astype(np.float32) @ q) * scales[rows]
+        best: dict[int, int] = {}  # wid -> its best candidate row, best windows first
+        for i in np.argsort(-refined, kind="stable"):
+            w = int(wids[rows[i]])
+            if w not in best:
+                best[w] = int(rows[i])
+                if len(best) >= k + MARGIN:
+                    break
+        chosen = np.array(list(best.values()), dtype=np.int64)
+        exact = self._exact(wids[chosen], q)
+        order = [i for i in np.argsort(-exact, kind="stable") if np.isfinite(exact[i])][:k]
+        return (
+            wids[chosen[order]].astype(np.uint32),
+            exact[order].astype(np.float32),
+        )
+
+    def _exact(self, wids: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Each window's cosine, its best row's, from its canonical float16 rows (-inf for a
+        window no longer stored: a validation dropped it meanwhile)."""
+        raws = self.store.get_many(vstore.FAMILY, [vstore.VECTOR.encode(int(w)) for w in wids])
+        out = np.full(len(wids), -np.inf, np.float32)
+        for i, (w, raw) in enumerate(zip(wids, raws, strict=True)):
+            if raw is not None:
+                block = vstore.WindowVectors.unpack(int(w), raw).rows
+                if len(block):
+                    out[i] = float((block.astype(np.float32) @ q).max())
+        return out

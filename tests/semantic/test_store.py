@@ -107,9 +107,9 @@ def test_search_restricts_and_refreshes(topics: Archive, fake_embedder) -> None:
     assert sorted(int(w) for w in wids) == [1, 2]
     wids, _ = index.search(target.rows[0].astype(np.float32), 6, dead=np.array([5]))
     assert 5 not in set(int(w) for w in wids)
-    f16 = SemanticIndex(engine.store, dtype=np.float16)
-    assert int(f16.search(target.rows[0].astype(np.float32), 1)[0][0]) == 5
-    assert f16.nbytes() < index.nbytes()
+    again = SemanticIndex(engine.store)  # shares the file and its columns
+    assert int(again.search(target.rows[0].astype(np.float32), 1)[0][0]) == 5
+    assert again.rows == 6 and again.file_bytes() == 6 * 400  # one 400-byte record a row
 
 
 def test_forgotten_windows_are_masked_and_dropped(topics: Archive, fake_embedder) -> None:
