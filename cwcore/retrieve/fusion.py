@@ -7,6 +7,12 @@ head: 75 % rank weight for ranks
 1–3, 60 % for 4–10, 40 % beyond (the candidate's best rank across modes decides). Fusion orders
 only: it never changes a presented score and never moves a candidate across tiers — callers fuse
 one tier at a time.
+
+Equal evidence shares a rank: when a mode's raw values are given (``ties``), candidates with
+equal raw values get the rank of the first of them (competition ranking, 1, 1, 1, 4), so their
+RRF credit is equal and only the priors (recency first) order them; what is still equal comes
+newest first (the higher window id when keys are window ids; docs/retrieval.md, "Order and
+ties").
 """
 
 from __future__ import annotations
@@ -45,20 +51,40 @@ class Fused:
     rrf: float = 0.0
 
 
+def _newest(key: str) -> tuple[int, int, str]:
+    """The last tie key: a numeric key (a window id) higher first, i.e. the newer window; any
+    other key in string order."""
+    return (0, -int(key), "") if key.isdigit() else (1, 0, key)
+
+
+def _ranks(keys: Sequence[str], raw: Sequence[float] | None) -> list[int]:
+    """1-based ranks of ``keys`` (best first); with ``raw`` values, an equal value shares the
+    rank of the first key holding it."""
+    if raw is None:
+        return list(range(1, len(keys) + 1))
+    ranks: list[int] = []
+    for i, value in enumerate(raw):
+        ranks.append(ranks[-1] if i and value == raw[i - 1] else i + 1)
+    return ranks
+
+
 def fuse(
     rankings: Mapping[str, Sequence[str]],
     scores: Mapping[str, float],
     *,
     k: int = RRF_K,
+    ties: Mapping[str, Sequence[float]] | None = None,
 ) -> list[Fused]:
     """Fuse per-mode rankings (mode -> ordered candidate keys) into one order.
 
-    ``scores`` holds each candidate's normalized score in [0, 1] (its best mode's). Ties break by
-    best rank, then key, so the result is deterministic.
+    ``scores`` holds each candidate's normalized score in [0, 1] (its best mode's). ``ties``
+    holds, per mode, the raw value each ranked key was ordered by (same length as its ranking):
+    equal values share a rank. Ties break by best rank, then newest key (:func:`_newest`), so
+    the result is deterministic.
     """
     fused: dict[str, Fused] = {}
     for mode, keys in rankings.items():
-        for rank, key in enumerate(keys, start=1):
+        for rank, key in zip(_ranks(keys, (ties or {}).get(mode)), keys, strict=True):
             entry = fused.setdefault(key, Fused(key, 0.0))
             if mode not in entry.ranks:
                 entry.ranks[mode] = rank
@@ -69,7 +95,7 @@ def fuse(
     for entry in fused.values():
         weight = rank_weight(min(entry.ranks.values())) if SCORE_BLEND else 1.0
         entry.order = weight * (entry.rrf / best) + (1 - weight) * scores.get(entry.key, 0.0)
-    return sorted(fused.values(), key=lambda f: (-f.order, min(f.ranks.values()), f.key))
+    return sorted(fused.values(), key=lambda f: (-f.order, min(f.ranks.values()), _newest(f.key)))
 
 
 @dataclass
@@ -84,9 +110,12 @@ def fuse_tier(
     lexical: Sequence[tuple[str, float]],
     semantic: Sequence[tuple[str, float]],
     prior: Mapping[str, float] | None = None,
+    *,
+    ties: Mapping[str, Sequence[float]] | None = None,
 ) -> list[TierEntry]:
     """Order the union of ``lexical`` and ``semantic`` (each ``(key, calibrated score)``, best
-    first); ``prior`` maps keys to the importance multiplier (default 1)."""
+    first); ``prior`` maps keys to the importance multiplier (default 1); ``ties`` as in
+    :func:`fuse` (keys ``"lexical"``, ``"semantic"``)."""
     scores: dict[str, float] = {}
     for key, score in (*lexical, *semantic):
         scores[key] = max(scores.get(key, 0.0), float(score))
@@ -96,8 +125,8 @@ def fuse_tier(
     if semantic:
         rankings["semantic"] = [k for k, _ in semantic]
     out = []
-    for f in fuse(rankings, scores):
+    for f in fuse(rankings, scores, ties=ties):
         boost = (prior or {}).get(f.key, 1.0)
         out.append(TierEntry(f.key, f.order * boost, f, boost))
-    out.sort(key=lambda e: (-e.order, min(e.fused.ranks.values()), e.key))
+    out.sort(key=lambda e: (-e.order, min(e.fused.ranks.values()), _newest(e.key)))
     return out

@@ -112,7 +112,8 @@ def lexical_candidates(
     # The mode ranks by BM25 itself. Ordering by the calibrated score (which multiplies in the
     # share of query terms matched) was measured too: it lowered LongMemEval's session recall_all@5
     # from 0.937 to 0.916 and NDCG@10 from 0.925 to 0.917, and changed nothing on the agent logs.
-    out.sort(key=lambda c: (-c.raw, c.wid))
+    # Equal BM25: newest window first (docs/retrieval.md, "Order and ties").
+    out.sort(key=lambda c: (-c.raw, -c.wid))
     return out, idfs
 
 

@@ -396,10 +396,14 @@ def _fuse(
     ordinal = {w: int((records[w] or {})["ordinal"]) for w in pool}
     prior = importance(ctx.store, sorted(set(ordinal.values())))
     context = context_prior({w: records[w] or {} for w in pool}, visible.scope.depth)
+    lex = [c for c in lexical if c.wid in pool]
+    sem = [c for c in semantic if c.wid in pool]
     fused = fuse_tier(
-        [(str(c.wid), c.score) for c in lexical if c.wid in pool],
-        [(str(c.wid), c.score if c.blend is None else c.blend) for c in semantic if c.wid in pool],
+        [(str(c.wid), c.score) for c in lex],
+        [(str(c.wid), c.score if c.blend is None else c.blend) for c in sem],
         {str(w): prior.get(o, 1.0) * context[w] for w, o in ordinal.items()},
+        # Equal BM25 (or cosine) is equal evidence: one shared rank, so recency orders them.
+        ties={"lexical": [c.raw for c in lex], "semantic": [c.raw for c in sem]},
     )
     for e in fused:
         wid = int(e.key)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from cwcore.api import Archive
 from cwcore.retrieve.results import SearchHit
 from tests.helpers import write_jsonl
@@ -61,11 +59,6 @@ def test_equal_exact_scores_come_newest_first(archive: Archive, tmp_path: Path) 
     assert [h.document_id for h in _search(archive, "renderFrame")] == [h.document_id for h in hits]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 34, for the lead: lexical.py ranks equal BM25 oldest first and fusion gives "
-    "equal scores distinct ranks (docs/retrieval.md, Order and ties)",
-)
 def test_equal_lexical_scores_come_newest_first(archive: Archive, tmp_path: Path) -> None:
     texts = [f"the flaky widget {c} broke the nightly build" for c in "abcdefgh"]
     texts += [f"filler text about weather number {i}" for i in range(40)]
@@ -78,3 +71,19 @@ def test_equal_lexical_scores_come_newest_first(archive: Archive, tmp_path: Path
         assert times == sorted(times, reverse=True)
     again = _search(archive, "flaky widget nightly")
     assert [h.document_id for h in again] == [h.document_id for h in hits]
+
+
+def test_equal_raw_values_share_a_fusion_rank_and_the_newest_key_wins() -> None:
+    from cwcore.retrieve.fusion import fuse, fuse_tier
+
+    # Without raw values the ranking's positions stand (distinct ranks, order kept).
+    assert [f.key for f in fuse({"lexical": ["3", "7", "12"]}, {})] == ["3", "7", "12"]
+    tied = fuse({"lexical": ["3", "7", "12", "1"]}, {}, ties={"lexical": [2.0, 2.0, 2.0, 1.0]})
+    assert [f.ranks["lexical"] for f in tied] == [1, 1, 1, 4]
+    # Numeric keys compare as numbers: window 12 is newer than 7 and 3.
+    assert [f.key for f in tied] == ["12", "7", "3", "1"]
+    # A prior (recency) still decides between equal ranks.
+    entries = fuse_tier(
+        [("3", 0.5), ("7", 0.5)], [], {"3": 1.02}, ties={"lexical": [1.0, 1.0], "semantic": []}
+    )
+    assert [e.key for e in entries] == ["3", "7"]
