@@ -17,7 +17,8 @@ Sets (each skipped with a notice when its data is absent):
   ``--systems``.
 
 Systems: cw's default search and its lexical-only, hybrid (``semanticPolicy: always``) and
-``auto`` runs, cw's semantic mode alone, and the baselines SQLite FTS5, bm25s, MiniLM dense and
+``auto`` runs, cw's semantic mode alone, and the baselines SQLite FTS5, bm25s (plain and with a
+Snowball stemmer, ``bm25s-stem``), MiniLM dense and
 RRF(FTS5, dense) over the same units. Results: one table per set on stdout, JSON in
 ``eval/results/<set>.json``, all tables in ``eval/results/tables.md``.
 """

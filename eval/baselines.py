@@ -80,20 +80,29 @@ class Fts5:
 
 
 class Bm25s:
-    """bm25s (Lucene BM25, English stopwords); a group restriction is a weight mask."""
+    """bm25s (Lucene BM25, English stopwords); a group restriction is a weight mask. With
+    ``stem`` (the ``bm25s-stem`` system), documents and queries are stemmed by PyStemmer's
+    Snowball English stemmer, as bm25s's own examples do."""
 
-    def __init__(self, units: Sequence[Unit]) -> None:
+    def __init__(self, units: Sequence[Unit], *, stem: bool = False) -> None:
         import bm25s
 
         self.bm25s = bm25s
+        self.stemmer: Any = None
+        if stem:
+            import Stemmer  # PyStemmer
+
+            self.stemmer = Stemmer.Stemmer("english")
         self.uids = [u.uid for u in units]
         self.groups = np.array([u.group for u in units])
-        tokens = bm25s.tokenize([u.text for u in units], stopwords="en", show_progress=False)
+        tokens = bm25s.tokenize(
+            [u.text for u in units], stopwords="en", stemmer=self.stemmer, show_progress=False
+        )
         self.retriever = bm25s.BM25()
         self.retriever.index(tokens, show_progress=False)
 
     def search(self, query: str, k: int, groups: Sequence[str] | None = None) -> list[str]:
-        q = self.bm25s.tokenize([query], stopwords="en", show_progress=False)
+        q = self.bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, show_progress=False)
         if not q.ids or not len(q.ids[0]):
             return []
         mask = None

@@ -241,6 +241,8 @@ def evaluate(
                 base["fts5"] = baselines.Fts5(units)
             if on("bm25s"):
                 base["bm25s"] = baselines.Bm25s(units)
+            if on("bm25s-stem"):
+                base["bm25s-stem"] = baselines.Bm25s(units, stem=True)
             sem_only = None
             if semantic:
                 if on("dense") or on("rrf-fts5-dense"):
