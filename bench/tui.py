@@ -548,12 +548,17 @@ def _quit_in_terminal(open_transcript: bool) -> float:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", EXIT_SIZE[1], EXIT_SIZE[0], 0, 0))
 
     def quiet(gap: float, limit: float = 60.0) -> None:
-        """Read until nothing is written for ``gap`` seconds."""
+        """Read until something was written and then nothing for ``gap`` seconds (a key sent
+        before the app has put the terminal in raw mode is the tty's: ctrl+q is XON)."""
         end = time.monotonic() + limit
+        seen = False
         while time.monotonic() < end:
             ready, _, _ = select.select([fd], [], [], gap)
             if not ready:
-                return
+                if seen:
+                    return
+                continue
+            seen = True
             try:
                 if not os.read(fd, 65536):
                     return
