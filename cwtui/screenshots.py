@@ -102,7 +102,7 @@ async def drive(app: Any, out: Path, size: tuple[int, int] = SIZE) -> list[Path]
         await pilot.press("escape")
 
         # Search: type (the fast path), then Enter for the full search.
-        await pilot.press("2")
+        await pilot.press("alt+2")
         await settle(pilot)
         await pilot.press(*QUERY)
         await settle(pilot)
@@ -115,7 +115,7 @@ async def drive(app: Any, out: Path, size: tuple[int, int] = SIZE) -> list[Path]
         reversal = next(h for h in hits if REVERSAL_TEXT in h.snippet)
         await pilot.press(*(["down"] * decision))
         await shot(pilot, "search")
-        await pilot.press("question_mark")
+        await pilot.press("f1")
         await shot(pilot, "help")
         await pilot.press("escape")
 
@@ -137,14 +137,14 @@ async def drive(app: Any, out: Path, size: tuple[int, int] = SIZE) -> list[Path]
         await shot(pilot, "recall")
 
         # Supersede the RocksDB decision by its reversal, then audit it.
-        await pilot.press("x")
+        await pilot.press("ctrl+x")
         await settle(pilot)
         await pilot.press(*"Reversed on 2026-11-15: RocksDB admits one process (ADR 0008)")
         await pilot.press("enter", *reversal.document_id, "enter", *"queue-backend")
         await shot(pilot, "supersede")
         await pilot.press("enter")
         await settle(pilot)
-        await pilot.press("d")
+        await pilot.press("ctrl+d")
         await shot(pilot, "document")
         await pilot.press("U")
         await settle(pilot)

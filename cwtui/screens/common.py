@@ -23,8 +23,12 @@ from textual import _time as textual_time  # the clock of Message.time
 from textual import events
 from textual.app import App
 from textual.await_complete import AwaitComplete
+from textual.binding import Binding, BindingType
+from textual.keys import key_to_character
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
+from textual.widgets import Input
 
 from cwcore.api import Archive
 from cwcore.errors import CwError
@@ -168,6 +172,86 @@ def screen_is_live(screen: Screen[Any]) -> bool:
     return False
 
 
+#: Modifiers that make a key a command even when the terminal also reports a character for it
+#: (``alt+1`` comes with the character ``1``).
+CHORDS = ("alt+", "ctrl+", "super+", "hyper+", "meta+")
+
+
+def typed_text(event: events.Key) -> str | None:
+    """The character ``event`` types into a text field (letters, digits, punctuation, space),
+    or None for a command key: Enter, Tab, Esc, arrows, function keys, ctrl+ and alt+ chords."""
+    if not event.is_printable or event.character is None or event.key.startswith(CHORDS):
+        return None
+    if is_alt_digit(event):
+        return None
+    return event.character
+
+
+def types_text(key: str) -> bool:
+    """Whether the binding key ``key`` (``"x"``, ``"question_mark"``, ``"f2"``) is a key that
+    types a character, so a screen that sends typing to its query field never sees it."""
+    if key.startswith(CHORDS):
+        return False
+    character = key_to_character(key)
+    return character is not None and character.isprintable()
+
+
+#: What alt+1 … alt+4 reach the app as from a terminal that sends Meta as an Esc prefix (xterm,
+#: VTE, tmux): Textual reads Esc-digit as the macOS Option characters ``¡ ™ £ ¢``. Key names.
+ALT_DIGITS = ("inverted_exclamation_mark", "trade_mark_sign", "pound_sign", "cent_sign")
+
+
+def is_alt_digit(event: events.Key) -> bool:
+    """Whether ``event`` is alt+1 … alt+4 (as Textual names it, or as Esc-digit reads)."""
+    return event.key in ALT_DIGITS or (
+        event.key.startswith("alt+") and event.key[4:] in ("1", "2", "3", "4")
+    )
+
+
+#: The app's keys that type a character (``?`` help, ``1``…``4`` the screens), again on keys
+#: that do not, for the screens that send typing to their query (``q`` has ctrl+q already).
+#: On the screen, not the app: the app's own keys stay as they are everywhere else.
+TYPING_SCREEN_BINDINGS: list[BindingType] = [
+    Binding("f1", "app.help", "Help", id="cw.help.f1", tooltip="Show the keys of this screen"),
+    *(
+        Binding(
+            f"alt+{key},{ALT_DIGITS[int(key) - 1]}",
+            f"app.switch_mode('{mode}')",
+            title,
+            show=False,
+            id=f"cw.mode.{mode}.alt",
+            tooltip=f"Go to {title}",
+        )
+        for key, mode, title in (
+            ("1", "sessions", "Sessions"),
+            ("2", "search", "Search"),
+            ("3", "index", "Index"),
+            ("4", "hints", "Hints"),
+        )
+    ),
+]
+
+
+class CommandInput(Input):
+    """A text field of a screen that sends typing to it (:meth:`LiveScreen.typing_field`).
+
+    alt+ chords are left to the bindings (``alt+2`` goes to the Search screen) instead of
+    typing their character. While :attr:`routed` (typing reached the field from a list), the
+    field keeps its cursor when it gets the focus instead of selecting its text, so the next
+    key typed into it adds to what was routed; both reset when the field loses the focus."""
+
+    #: Typing reached this field from a list since it last lost the focus.
+    routed = False
+
+    def on_key(self, event: events.Key) -> None:
+        if (event.key.startswith(CHORDS) and event.is_printable) or is_alt_digit(event):
+            event.prevent_default()  # not typed: the key goes on to the bindings
+
+    def on_blur(self) -> None:
+        self.routed = False
+        self.select_on_focus = True
+
+
 class LiveScreen(Screen[Any]):
     """The base of every cw screen; a modal lists it after ``ModalScreen`` (Textual inherits
     CSS along the first base only, and a modal needs ``ModalScreen``'s see-through background).
@@ -178,6 +262,13 @@ class LiveScreen(Screen[Any]):
     key in the same burst as the one that opened the screen (Enter then Esc) is ignored rather
     than removing the screen while Textual is still mounting its widgets. Subclasses that
     override :meth:`check_action` call ``super().check_action`` first.
+
+    Typing goes to the query (as in fzf): a screen whose :meth:`typing_field` names a text
+    field sends every key that types a character there when it reaches the screen from a list
+    or another widget that is not a text field (:meth:`on_key`); its commands are on keys that
+    cannot be typed text (ctrl+ and alt+ chords, function keys, Enter, arrows, Esc). A list of
+    results with letter bindings turned the next query typed into it into actions (``x``
+    opened Supersede).
 
     :meth:`dismiss` acts once, and only on the screen on top: Textual's ``dismiss`` pops
     whatever screen is on top, so a second Enter of a burst (a second ``Input.Submitted``
@@ -211,6 +302,73 @@ class LiveScreen(Screen[Any]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.is_mounted and screen_is_live(self)
+
+    def typing_field(self) -> CommandInput | None:
+        """The field typing goes to when the focus is elsewhere (None: keys keep their
+        bindings everywhere on this screen)."""
+        return None
+
+    def routes_from(self, widget: Widget | None) -> bool:
+        """Whether typing with ``widget`` focused goes to :meth:`typing_field`: from anything
+        but a text field (which types into itself) or a drop-down (which picks by letter)."""
+        from textual.widgets import Select
+
+        if widget is None:
+            return True
+        return not isinstance(widget, Input) and not any(
+            isinstance(node, Select) for node in widget.ancestors_with_self
+        )
+
+    def takes_key(self, key: str) -> bool:
+        """Whether a binding on ``key`` can fire from this screen's lists: on a screen that
+        sends typing to its field, a key that types a character never reaches the bindings
+        (``slash`` still focuses the field: :meth:`type_into`)."""
+        return self.typing_field() is None or key == "slash" or not types_text(key)
+
+    async def on_key(self, event: events.Key) -> None:
+        field = self.typing_field()
+        if field is None or not self.is_mounted or self.app.screen is not self:
+            return
+        if not screen_is_live(self) or not self.routes_from(self.focused):
+            return
+        if event.key == "enter" and field.routed:
+            # Typed into the list in one burst with its Enter: the focus had not reached the
+            # field yet, and the Enter belongs to what was typed, not to the list's selection.
+            event.stop()
+            event.prevent_default()
+            field.focus()
+            await field.action_submit()
+            return
+        if event.key == "backspace":
+            event.stop()
+            event.prevent_default()
+            self.type_into(field, None)
+            return
+        text = typed_text(event)
+        if text is None:
+            return
+        event.stop()
+        event.prevent_default()
+        self.type_into(field, text)
+
+    def type_into(self, field: CommandInput, text: str | None) -> None:
+        """Put ``text`` typed elsewhere on the screen into ``field`` and focus it. The first
+        character starts a new query (as ``/`` and typing did: the field selects its text
+        when focused) and the following ones add to it; ``/`` first only focuses the field;
+        ``None`` is Backspace: the field's last character is deleted (edit the query)."""
+        if text == "/" and not field.routed:
+            field.focus()  # the field's text is selected: what is typed next replaces it
+            return
+        if text is None:
+            field.value = field.value[:-1]
+        elif field.routed:
+            field.value += text
+        else:
+            field.value = text
+        field.routed = True
+        field.select_on_focus = False
+        field.cursor_position = len(field.value)
+        field.focus()
 
     #: When the screen was mounted (Textual's clock, as ``Message.time``); None before.
     #: A dialog takes only the keys typed after it (:meth:`typed_blind`).

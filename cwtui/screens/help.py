@@ -2,12 +2,14 @@
 
 Built from the live bindings (``Screen.active_bindings``) so it never drifts from what the keys
 do: ``HelpScreen.for_screen(screen)`` snapshots them before the modal covers the screen. Only
-bindings with a ``cw.`` id are listed (the widgets' own movement keys are summed up in a line).
+bindings with a ``cw.`` id are listed (the widgets' own movement keys are summed up in a line),
+each with every key that works on that screen (on a screen that sends typing to its query, not
+the keys that type: ``F1`` for help there, not ``?``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -17,6 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Label, Static
 
 from cwtui.screens.common import LiveScreen
+from cwtui.widgets.footer import key_display, usable
 
 #: Characters of an action's description the table shows (the rest is in the palette).
 ACTION_CHARS = 72
@@ -49,21 +52,21 @@ class HelpScreen(ModalScreen[None], LiveScreen):
 
     @classmethod
     def for_screen(cls, screen: Screen[Any]) -> HelpScreen:
-        seen: set[str] = set()
         keys: list[KeyHelp] = []
-        for active in screen.active_bindings.values():
+        at: dict[str, int] = {}  # binding id → its row: a second key joins the first's row
+        for key, active in screen.active_bindings.items():
             binding = active.binding
             binding_id = binding.id or ""
-            if not binding_id.startswith("cw.") or binding_id in seen:
+            if not binding_id.startswith("cw.") or not usable(screen, key):
                 continue
-            seen.add(binding_id)
-            keys.append(
-                KeyHelp(
-                    screen.app.get_key_display(binding),
-                    binding.tooltip or binding.description,
-                    binding_id,
-                )
-            )
+            display = key_display(screen, key, binding)
+            if binding_id in at:
+                row = keys[at[binding_id]]
+                if display not in row.key.split(" "):
+                    keys[at[binding_id]] = replace(row, key=f"{row.key} {display}")
+                continue
+            at[binding_id] = len(keys)
+            keys.append(KeyHelp(display, binding.tooltip or binding.description, binding_id))
         # The screen's own keys first, the app-wide ones (help, quit, screens) after.
         keys.sort(key=lambda k: (k.binding_id.startswith(("cw.help", "cw.quit", "cw.mode.")),))
         return cls(screen.sub_title or screen.title or "cw", keys)

@@ -23,9 +23,14 @@ The results list shows each hit's relevance band, score, match type, kind, sessi
 its snippet centred on the match, highlighted (a row that sits above a higher score says why:
 its tier, the reranker or the fused rank); the preview pane shows the selected hit in full
 (provenance, snippet, terms, how the score was made); the timeline charts when the topic came
-up. Enter recalls a hit (:class:`~cwtui.screens.recall.RecallScreen`), ``o`` opens its session
-at the message, ``y`` / ``l`` copy the snippet / locator, ``x`` supersedes it, ``d`` opens the
-document's audit view.
+up. Enter recalls a hit (:class:`~cwtui.screens.recall.RecallScreen`), ctrl+o opens its session
+at the message, ctrl+y / ctrl+l copy the snippet / locator, ctrl+x supersedes it, ctrl+d opens
+the document's audit view.
+
+Typing goes to the query bar wherever the focus is (as in fzf): a key that types a character in
+the results or the preview starts a new query in the bar (Backspace edits the one there), so
+every command here is on a key that cannot be typed text. After Enter, typing the next query
+into the results used to fire their letter bindings (``x`` opened Supersede).
 """
 
 from __future__ import annotations
@@ -50,7 +55,15 @@ from cwcore.retrieve.filters import parse_filters
 from cwcore.retrieve.request import SearchRequest, parse_request
 from cwcore.retrieve.results import SearchHit, SearchResponse
 from cwcore.store.supersession import Superseded
-from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
+from cwtui.screens.common import (
+    TYPING_SCREEN_BINDINGS,
+    ArchiveHandle,
+    CallDone,
+    CommandInput,
+    LiveScreen,
+    archive_handle,
+    error_text,
+)
 from cwtui.screens.copy import CopyScreen
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.prompt import PromptScreen
@@ -92,8 +105,9 @@ def default_policy() -> str:
     return settings.semantic_policy
 
 
-class QueryInput(Input):
-    """The query bar; ↓ moves to the results, ↑ brings back the previous search."""
+class QueryInput(CommandInput):
+    """The query bar; ↓ moves to the results, ↑ brings back the previous search. Typing
+    anywhere else on the screen comes here (:meth:`LiveScreen.type_into`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -142,7 +156,7 @@ class SearchScreen(LiveScreen):
             "Query",
             key_display="/",
             id="cw.search.query",
-            tooltip="Focus the query bar",
+            tooltip="Focus the query bar (typing anywhere on this screen goes there too)",
         ),
         Binding(
             "f2",
@@ -194,61 +208,62 @@ class SearchScreen(LiveScreen):
             tooltip="Display order of the fetched results: relevance → newest → oldest",
         ),
         Binding(
-            "p",
+            "f9",
             "toggle_preview",
             "Preview",
             id="cw.search.preview",
             tooltip="Show or hide the preview pane",
         ),
         Binding(
-            "o",
+            "ctrl+o",
             "open_transcript",
             "Transcript",
             id="cw.search.open",
             tooltip="Open the selected result's session transcript at its message",
         ),
         Binding(
-            "y",
+            "ctrl+y",
             "copy_snippet",
             "Snippet",
             id="cw.search.copy-snippet",
             tooltip="Copy the selected result's snippet to the clipboard",
         ),
         Binding(
-            "c",
+            "ctrl+t",
             "copy",
             "Copy",
             id="cw.search.copy",
             tooltip="Copy the session id, message key, locator, document id or snippet",
         ),
         Binding(
-            "l",
+            "ctrl+l",
             "copy_locator",
             "Locator",
             id="cw.search.copy-locator",
             tooltip="Copy the selected result's locator (for cw recall) to the clipboard",
         ),
         Binding(
-            "x",
+            "ctrl+x",
             "supersede",
             "Supersede",
             id="cw.search.supersede",
             tooltip="Supersede the selected result's document (with a reason and replacement)",
         ),
         Binding(
-            "d",
+            "ctrl+d",
             "document",
             "Audit",
             id="cw.search.document",
             tooltip="Show the selected result's document with every version (audit view)",
         ),
         Binding(
-            "i",
+            "ctrl+g",
             "document_by_id",
             "Document id",
             id="cw.search.document-id",
             tooltip="Open a document by id, superseded ones included (audit view)",
         ),
+        *TYPING_SCREEN_BINDINGS,
     ]
 
     class Results(CallDone):
@@ -641,7 +656,7 @@ class SearchScreen(LiveScreen):
         self.refresh_bindings()
 
     def _apply_preview(self, *, empty: bool | None = None) -> None:
-        """The preview pane shows unless the screen is narrow (under 100 columns), where ``p``
+        """The preview pane shows unless the screen is narrow (under 100 columns), where F9
         brings it in; with no results it is hidden."""
         if empty is None:
             empty = not self.query_one(ResultsList).display
@@ -674,6 +689,9 @@ class SearchScreen(LiveScreen):
 
     @on(Input.Changed, "#search-query")
     def _typed(self, event: Input.Changed) -> None:
+        # The query changed after an Enter: the person is typing the next one, so the answer
+        # must not pull the focus to the results under their fingers.
+        self._focus_results_on_answer = False
         self._run(full=False, debounced=True)
 
     @on(Input.Submitted, "#search-query")
@@ -766,6 +784,9 @@ class SearchScreen(LiveScreen):
     def action_focus_query(self) -> None:
         self.query_one(QueryInput).focus()
 
+    def typing_field(self) -> QueryInput:
+        return self.query_one(QueryInput)
+
     def action_focus_results(self) -> None:
         results = self.query_one(ResultsList)
         if self.hits:
@@ -778,7 +799,7 @@ class SearchScreen(LiveScreen):
         elif self.hits:
             self.query_one(ResultsList).focus()
         else:
-            self.query_one("#preview-pane").focus()  # so the screen keys (1, 2, 3, ?) work
+            self.query_one("#preview-pane").focus()  # typing there comes back to the bar
 
     # -- result actions ------------------------------------------------------------------------
 

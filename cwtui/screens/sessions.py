@@ -12,10 +12,14 @@ Two thread workers feed it, both through ``Archive.sessions``:
 
 Filters: pick a project in the list, an agent in the select, a start date in the input
 (``YYYY-MM-DD``, an ISO instant, or ``7d`` / ``24h`` / ``2w`` back from now), and text the id or
-title contains (``/``). ``o`` sorts by another key (start, end, messages, tools, duration) and
-``O`` reverses the order; the archive sorts (``Archive.sessions(sort=…)``), so paging stays
+title contains (``/``). F5 sorts by another key (start, end, messages, tools, duration) and
+F6 reverses the order; the archive sorts (``Archive.sessions(sort=…)``), so paging stays
 exact. Every change bumps a generation number; pages from an older generation are dropped when
-they arrive. Under 100 columns the projects pane starts folded away (``P`` shows it).
+they arrive. Under 100 columns the projects pane starts folded away (F8 shows it).
+
+Typing goes to the text match (as on the search screen): a key that types a character in the
+table or the projects list starts a text match in the ``/`` field (Enter applies it), so the
+commands are on keys that cannot be typed text (ctrl+ chords, function keys, Enter, Esc).
 """
 
 from __future__ import annotations
@@ -36,7 +40,15 @@ from textual.worker import get_current_worker
 from cwcore import clock
 from cwcore.errors import CwError, InvalidInput
 from cwcore.session_info import SessionInfo
-from cwtui.screens.common import ArchiveHandle, CallDone, LiveScreen, archive_handle, error_text
+from cwtui.screens.common import (
+    TYPING_SCREEN_BINDINGS,
+    ArchiveHandle,
+    CallDone,
+    CommandInput,
+    LiveScreen,
+    archive_handle,
+    error_text,
+)
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.prompt import PromptScreen
@@ -45,7 +57,7 @@ from cwtui.widgets.projects import Overview, ProjectList, ProjectTally
 from cwtui.widgets.sessions_table import SessionsTable
 
 EMPTY_ARCHIVE = "No sessions yet — import some with `cw import PATH` or `cw sync`."
-NO_MATCH = "No sessions match these filters — press c to clear them."
+NO_MATCH = "No sessions match these filters — press F7 to clear them."
 
 _RELATIVE = re.compile(r"(\d+)\s*([hdw])")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
@@ -106,41 +118,33 @@ class SessionsScreen(LiveScreen):
             tooltip="Open the selected session's transcript",
         ),
         Binding(
-            "e",
+            "ctrl+e",
             "export",
             "Export",
             id="cw.sessions.export",
             tooltip="Export the selected session to a Markdown or cw-jsonl file",
         ),
         Binding(
-            "f",
+            "ctrl+f",
             "forget",
             "Forget",
             id="cw.sessions.forget",
             tooltip="Forget the selected session (remove it from the archive, after confirming)",
         ),
         Binding(
-            "p",
+            "f2",
             "focus_projects",
             "Projects",
             id="cw.sessions.projects",
             tooltip="Pick a project to filter by",
         ),
-        Binding("a", "focus_agent", "Agent", id="cw.sessions.agent", tooltip="Filter by agent"),
+        Binding("f3", "focus_agent", "Agent", id="cw.sessions.agent", tooltip="Filter by agent"),
         Binding(
-            "d",
+            "f4",
             "focus_since",
             "Since",
             id="cw.sessions.since",
             tooltip="Filter by start date (YYYY-MM-DD, or 7d / 24h / 2w back)",
-        ),
-        Binding(
-            "s",
-            "focus_table",
-            "Sessions",
-            show=False,
-            id="cw.sessions.table",
-            tooltip="Back to the sessions table",
         ),
         Binding(
             "escape",
@@ -156,52 +160,52 @@ class SessionsScreen(LiveScreen):
             "Match",
             key_display="/",
             id="cw.sessions.match",
-            tooltip="Show only sessions whose id or title contains some text",
+            tooltip="Show only sessions whose id or title contains some text (typing "
+            "anywhere on this screen goes there too; Enter applies it)",
         ),
         Binding(
-            "o",
+            "f5",
             "cycle_sort",
             "Sort",
             id="cw.sessions.sort",
             tooltip="Sort by start → end → messages → tool calls → duration",
         ),
         Binding(
-            "O",
+            "f6",
             "reverse_sort",
             "Reverse",
-            key_display="O",
             id="cw.sessions.reverse",
             tooltip="Reverse the order (oldest / smallest first)",
         ),
         Binding(
-            "c",
+            "f7",
             "clear_filters",
             "Clear",
             id="cw.sessions.clear",
             tooltip="Clear the project, agent, date and text filters and the sort",
         ),
         Binding(
-            "P",
+            "f8",
             "toggle_projects",
             "Pane",
-            key_display="P",
             id="cw.sessions.pane",
             tooltip="Show or hide the projects pane",
         ),
         Binding(
-            "i",
+            "ctrl+g",
             "open_by_id",
             "Session id",
             id="cw.sessions.open-id",
             tooltip="Open a session by its id or a unique prefix of it (4+ characters)",
         ),
         Binding(
-            "r",
+            "ctrl+r",
             "reload",
             "Reload",
             id="cw.sessions.reload",
             tooltip="Reload sessions and project counts",
         ),
+        *TYPING_SCREEN_BINDINGS,
     ]
 
     class PageLoaded(CallDone):
@@ -253,10 +257,10 @@ class SessionsScreen(LiveScreen):
             with Vertical(id="sessions-pane"):
                 with Horizontal(id="filters"):
                     yield Select[str]([], prompt="any agent", id="agent-filter", compact=True)
-                    yield Input(
+                    yield CommandInput(
                         placeholder="since: 2026-11-01, 7d", id="since-filter", compact=True
                     )
-                    yield Input(placeholder="/ id or title", id="match-filter", compact=True)
+                    yield CommandInput(placeholder="/ id or title", id="match-filter", compact=True)
                 yield SessionsTable(id="sessions")
                 yield Static("", id="empty-state")
                 yield Static("Loading…", id="sessions-status")
@@ -364,7 +368,7 @@ class SessionsScreen(LiveScreen):
             return
         self.fetching = False
         if message.first:
-            text = f"Cannot open the archive: {message.text}\nPress r to retry."
+            text = f"Cannot open the archive: {message.text}\nPress ctrl+r to retry."
             self._show_empty(text, error=True)
             self._set_status("")
         else:
@@ -472,10 +476,13 @@ class SessionsScreen(LiveScreen):
     def action_focus_match(self) -> None:
         self.query_one("#match-filter", Input).focus()
 
+    def typing_field(self) -> CommandInput:
+        return self.query_one("#match-filter", CommandInput)
+
     def action_cycle_sort(self) -> None:
         sort = SORTS[(SORTS.index(self.filters.sort) + 1) % len(SORTS)]
         self._apply(sort=sort)
-        self.notify(f"Sorted by {SORT_NAMES[sort]}, largest first (O reverses).", timeout=2)
+        self.notify(f"Sorted by {SORT_NAMES[sort]}, largest first (F6 reverses).", timeout=2)
 
     def action_reverse_sort(self) -> None:
         self._apply(ascending=not self.filters.ascending)

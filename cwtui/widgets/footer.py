@@ -9,16 +9,34 @@ its key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.widget import Widget
 
 MAX_LINES = 3
 GAP = 2
+
+
+def usable(screen: Any, key: str) -> bool:
+    """Whether ``key`` reaches ``screen``'s bindings: on a screen that sends typing to its query
+    (:meth:`~cwtui.screens.common.LiveScreen.takes_key`), a key that types a character does not,
+    so the footer and the help name another key of the same action (F1 for ``?``)."""
+    takes_key = getattr(screen, "takes_key", None)
+    return takes_key is None or bool(takes_key(key))
+
+
+def key_display(screen: Any, key: str, binding: Binding) -> str:
+    """How ``key`` of ``binding`` reads: the binding's own display (``q ^q``), except on a
+    screen that sends typing to its query, where it names only keys that work there (``^q``)."""
+    typing = getattr(screen, "typing_field", None)
+    if binding.key_display and (typing is None or typing() is None):
+        return str(screen.app.get_key_display(binding))
+    return str(screen.app.get_key_display(replace(binding, key=key, key_display=None)))
 
 
 @dataclass(frozen=True)
@@ -80,18 +98,18 @@ class KeysFooter(Widget):
         seen: set[str] = set()
         out: list[KeyItem] = []
         last_group: object = None
-        for _, binding, enabled, _tooltip in self.screen.active_bindings.values():
-            if not binding.show or binding.action in seen:
+        for key, (_, binding, enabled, _tooltip) in self.screen.active_bindings.items():
+            if not binding.show or binding.action in seen or not usable(self.screen, key):
                 continue
             seen.add(binding.action)
-            display = self.app.get_key_display(binding)
+            display = key_display(self.screen, key, binding)
             if binding.group is not None and binding.group is last_group and out:
                 prev = out[-1]
                 out[-1] = KeyItem(prev.key, f"{prev.display}/{display}", prev.description, True)
                 continue
             last_group = binding.group
             description = binding.group.description if binding.group else binding.description
-            out.append(KeyItem(binding.key.split(",")[0], display, description, bool(enabled)))
+            out.append(KeyItem(key, display, description, bool(enabled)))
         palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
         if palette is not None and self.app.ENABLE_COMMAND_PALETTE:
             out.append(

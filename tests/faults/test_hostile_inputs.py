@@ -656,7 +656,7 @@ async def test_markup_and_escapes_in_the_tui_render_as_text(
         seen["transcript"] = _screen_text(app)
         await pilot.press("escape")
         await settle(pilot)
-        await pilot.press("2")
+        await pilot.press("alt+2")
         await settle(pilot)
         await pilot.press(*"needle")
         await settle(pilot)

@@ -151,13 +151,13 @@ async def test_copy_menu_from_a_result(search_home: Path, app_for: AppFactory) -
         await pilot.press("enter")
         await settle(pilot)
         hit = screen.hits[0]
-        await pilot.press("c")
+        await pilot.press("ctrl+t")
         await settle(pilot)
         assert isinstance(app.screen, CopyScreen)
         await pilot.press("3")
         await pilot.pause()
         assert app.clipboard == hit.locator and app.screen is screen
-        await pilot.press("c", "1")
+        await pilot.press("ctrl+t", "1")
         await pilot.pause()
         assert app.clipboard == hit.source.session_id
 
@@ -176,22 +176,22 @@ async def test_sessions_sort_match_and_open_by_prefix(
             return [str(key.value) for key in table.rows]
 
         assert ids()[0] == "s-delta-4"  # newest first
-        await pilot.press("o")  # by end … then messages
+        await pilot.press("f5")  # by end … then messages
         await settle(pilot)
-        await pilot.press("o")
+        await pilot.press("f5")
         await settle(pilot)
         assert screen.filters.sort == "messages" and ids()[0] == "s-alpha-1"  # 7 messages
         assert "by messages ↓" in str(screen.query_one("#sessions-status").render())
-        await pilot.press("O")
+        await pilot.press("f6")
         await settle(pilot)
         assert ids()[-1] == "s-alpha-1"
         await pilot.press("slash", *"delta", "enter")
         await settle(pilot)
         assert sorted(ids()) == ["s-delta-1", "s-delta-2", "s-delta-3", "s-delta-4"]
-        await pilot.press("c")
+        await pilot.press("f7")
         await settle(pilot)
         assert len(ids()) == 8 and screen.query_one("#match-filter", Input).value == ""
-        await pilot.press("i", *"s-gam", "enter")  # a prefix of s-gamma-1
+        await pilot.press("ctrl+g", *"s-gam", "enter")  # a prefix of s-gamma-1
         await settle(pilot)
         assert isinstance(app.screen, TranscriptScreen)
         assert app.screen.session_id == "s-gamma-1"
@@ -206,11 +206,11 @@ async def test_the_projects_pane_folds_away_when_narrow(
         screen = app.screen
         pane = screen.query_one("#projects-pane")
         assert not pane.display  # folded at 80 columns
-        await pilot.press("P")
+        await pilot.press("f8")
         await pilot.pause()
         assert pane.display
-        await pilot.press("P")
-        await pilot.press("p")  # focusing the projects brings the pane back
+        await pilot.press("f8")
+        await pilot.press("f2")  # focusing the projects brings the pane back
         await pilot.pause()
         assert pane.display and app.focused is screen.query_one("#projects", OptionList)
 
@@ -229,7 +229,7 @@ async def test_hint_candidates_open_recall_and_transcript(
     app = app_for(cw_home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("4")
+        await pilot.press("alt+4")
         await settle(pilot)
         await pilot.press("s", *SESSION[:8], "enter")  # a prefix
         await settle(pilot)

@@ -90,7 +90,7 @@ def _text(screen: Any, selector: str) -> str:
 
 async def _open_hints(pilot: Any) -> HintsScreen:
     await settle(pilot)
-    await pilot.press("4")
+    await pilot.press("alt+4")
     await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, HintsScreen), screen
@@ -198,7 +198,7 @@ def test_hints_snapshot(
 ) -> None:
     async def hints(pilot: Any) -> None:
         await settle(pilot)
-        await pilot.press("4")
+        await pilot.press("alt+4")
         await settle(pilot)
         await pilot.press("s")
         await settle(pilot)

@@ -45,7 +45,7 @@ def row_ids(screen: SessionsScreen) -> list[str]:
 async def open_index(pilot: Any) -> IndexScreen:
     """Start on the sessions screen, then switch to the index view (key 3)."""
     await settle(pilot)
-    await pilot.press("3")
+    await pilot.press("alt+3")
     await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, IndexScreen)
@@ -180,7 +180,7 @@ async def test_forget_a_session_after_confirming(filled_home: Path, app_for: App
         screen = app.screen
         assert isinstance(screen, SessionsScreen)
         await pilot.press("down", "down")  # s-alpha-2
-        await pilot.press("f")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, ForgetScreen) and dialog.session_id == "s-alpha-2"
@@ -188,7 +188,7 @@ async def test_forget_a_session_after_confirming(filled_home: Path, app_for: App
         await settle(pilot)
         assert app.screen is screen and "s-alpha-2" in row_ids(screen)
 
-        await pilot.press("f", "shift+tab", "enter")  # Forget
+        await pilot.press("ctrl+f", "shift+tab", "enter")  # Forget
         await settle(pilot)
         assert app.screen is screen
         assert row_ids(screen) == ["s-alpha-1", "s-beta-1", "s-gamma-1"]

@@ -56,7 +56,7 @@ def static_text(screen: Any, selector: str) -> str:
 
 async def open_search(pilot: Any, query: str) -> SearchScreen:
     await settle(pilot)
-    await pilot.press("2")
+    await pilot.press("alt+2")
     await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, SearchScreen)
@@ -74,7 +74,7 @@ async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_rec
     monkeypatch.setattr(SearchScreen, "DEBOUNCE", 3600.0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("2")
+        await pilot.press("alt+2")
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, SearchScreen)
@@ -106,9 +106,9 @@ async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_rec
         await settle(pilot)
         hit = screen.hits[1]
         assert hit.document_id in static_text(screen, "#preview")
-        await pilot.press("y")
+        await pilot.press("ctrl+y")
         assert app.clipboard == hit.snippet
-        await pilot.press("l")
+        await pilot.press("ctrl+l")
         assert app.clipboard == hit.locator
 
         await pilot.press("enter")  # recall
@@ -126,8 +126,8 @@ async def test_typing_searches_fast_once_then_enter_runs_the_full_search_and_rec
         await settle(pilot)
         assert app.screen is screen
 
-        # o: the hit's session transcript, at the hit's message.
-        await pilot.press("o")
+        # ctrl+o: the hit's session transcript, at the hit's message.
+        await pilot.press("ctrl+o")
         await settle(pilot)
         transcript = app.screen
         assert isinstance(transcript, TranscriptScreen)
@@ -228,7 +228,7 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         reversal = next(h for h in screen.hits if h.source.session_id == "s-delta-3")
         while screen.query_one(ResultsList).current is not decision:
             await pilot.press("down")
-        await pilot.press("x")
+        await pilot.press("ctrl+x")
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, SupersedeScreen)
@@ -243,7 +243,7 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         assert decision.document_id not in ids and reversal.document_id in ids
 
         # Still reachable for audit, by id.
-        await pilot.press("i")
+        await pilot.press("ctrl+g")
         await pilot.pause()
         app.screen.query_one("#prompt-input", Input).value = decision.document_id
         await pilot.press("enter")

@@ -60,14 +60,14 @@ async def test_filter_by_project_from_the_list(filled_home: Path, app_for: AppFa
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, SessionsScreen)
-        await pilot.press("p", "down", "down", "enter")  # All projects → alpha → beta
+        await pilot.press("f2", "down", "down", "enter")  # All projects → alpha → beta
         await settle(pilot)
         assert row_ids(screen) == ["s-beta-1"]
         assert screen.filters.project == "beta"
-        await pilot.press("p", "up", "enter")
+        await pilot.press("f2", "up", "enter")
         await settle(pilot)
         assert row_ids(screen) == ["s-alpha-1", "s-alpha-2"]
-        await pilot.press("c")
+        await pilot.press("f7")
         await settle(pilot)
         assert len(row_ids(screen)) == 4
 
@@ -82,18 +82,18 @@ async def test_filter_by_agent_and_since(filled_home: Path, app_for: AppFactory)
         await settle(pilot)
         assert row_ids(screen) == ["s-beta-1", "s-alpha-2"]
 
-        await pilot.press("d", *"2026-11-10", "enter")
+        await pilot.press("f4", *"2026-11-10", "enter")
         await settle(pilot)
         assert row_ids(screen) == ["s-beta-1"]
 
-        await pilot.press("c")
+        await pilot.press("f7")
         await settle(pilot)
-        await pilot.press("d", *"7d", "enter")  # since 2026-11-13T12:00Z
+        await pilot.press("f4", *"7d", "enter")  # since 2026-11-13T12:00Z
         await settle(pilot)
         assert row_ids(screen) == ["s-alpha-1", "s-beta-1"]
 
         # A value that is not a date is a notification; the filter stays as it was.
-        await pilot.press("d", "ctrl+u", *"last tuesday", "enter")
+        await pilot.press("f4", "ctrl+u", *"last tuesday", "enter")
         await settle(pilot)
         assert screen.filters.since == "2026-11-13T12:00:00.000Z"
         assert row_ids(screen) == ["s-alpha-1", "s-beta-1"]
@@ -140,7 +140,7 @@ async def test_an_archive_that_cannot_open_is_a_message_not_a_crash() -> None:
         assert isinstance(screen, SessionsScreen)
         text = static_text(screen, "#empty-state")
         assert "Cannot open the archive: another process holds the store lock" in text
-        assert "Press r to retry" in text
+        assert "Press ctrl+r to retry" in text
 
 
 async def test_the_first_page_loads_before_the_projects_walk(
@@ -165,6 +165,6 @@ async def test_the_first_page_loads_before_the_projects_walk(
         assert screen.overview is not None and screen.overview.complete
         assert "counting" not in static_text(screen, "#projects-title")
         calls.clear()
-        await pilot.press("r")
+        await pilot.press("ctrl+r")
         await settle(pilot)
         assert calls == [SessionsScreen.PAGE_SIZE, 3, 3]

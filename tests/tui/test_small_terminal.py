@@ -50,8 +50,8 @@ async def test_every_screen_lists_all_its_actions_at_80_columns(
         await pilot.press("enter")
         await settle(pilot)
         assert footer_complete(screen)
-        assert {"l", "i"} <= {i.display for i in screen.query_one(KeysFooter).items()}
-        await pilot.press("3")
+        assert {"^l", "^g"} <= {i.display for i in screen.query_one(KeysFooter).items()}
+        await pilot.press("alt+3")
         await settle(pilot)
         assert footer_complete(app.screen)  # index
         await pilot.press("4")
@@ -67,7 +67,7 @@ async def test_the_supersede_dialog_fits_and_scrolls_at_80x24(
         await open_search(pilot, "queue backend")
         await pilot.press("enter")
         await settle(pilot)
-        await pilot.press("x")
+        await pilot.press("ctrl+x")
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, SupersedeScreen)
@@ -86,7 +86,7 @@ async def test_radio_marks_read_without_colour(filled_home: Path, app_for: AppFa
     app = app_for(filled_home)
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
-        await pilot.press("e")
+        await pilot.press("ctrl+e")
         await settle(pilot)
         assert isinstance(app.screen, ExportScreen)
         md, jsonl = app.screen.query(MarkRadio)
@@ -139,7 +139,7 @@ async def test_partial_documents_and_the_rebuild_badge(
     app = app_for(search_home)
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
-        await pilot.press("3", "p")
+        await pilot.press("alt+3", "p")
         await settle(pilot)
         partial = app.screen
         assert isinstance(partial, PartialScreen)

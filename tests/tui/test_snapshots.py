@@ -86,7 +86,7 @@ def test_transcript_find_and_superseded(
 
 async def _search(pilot: Any, query: str = "queue backend") -> None:
     await settle(pilot)
-    await pilot.press("2")
+    await pilot.press("alt+2")
     await settle(pilot)
     await pilot.press(*query)
     await settle(pilot)
@@ -141,7 +141,7 @@ def test_supersede_dialog(
 ) -> None:
     async def dialog(pilot: Any) -> None:
         await _search(pilot)
-        await pilot.press("x")
+        await pilot.press("ctrl+x")
         await settle(pilot)
         await pilot.press(*"ADR 0008", "enter", "enter", *"queue")
         await settle(pilot)
@@ -155,7 +155,7 @@ def test_index_screen(
 ) -> None:
     async def index(pilot: Any) -> None:
         await settle(pilot)
-        await pilot.press("3")
+        await pilot.press("alt+3")
         await settle(pilot)
 
     assert snap_compare(app_for(filled_home), terminal_size=size, run_before=index)

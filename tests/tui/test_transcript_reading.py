@@ -105,14 +105,14 @@ async def test_open_at_a_hit_lands_on_it_and_stays_there(
     app = app_for(long_home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("2")
+        await pilot.press("alt+2")
         await settle(pilot)
         await pilot.press(*"zebracorn", "enter")
         await settle(pilot)
         search = app.screen
         assert isinstance(search, SearchScreen)
         assert search.hits[0].source.message_key == "assistant:m26"
-        await pilot.press("o")
+        await pilot.press("ctrl+o")
         await settle(pilot)
         for _ in range(5):  # let every batch that wants to mount do so
             await pilot.pause()
