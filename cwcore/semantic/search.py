@@ -71,7 +71,7 @@ def _minus(ranges: vstore.Ranges, loaded: vstore.Ranges) -> vstore.Ranges:
 
 class _Rows:
     """One store's matrix file and the in-memory columns beside it (wids, ordinals, scales,
-    row index within the window, alive): 17 bytes a row of anonymous memory. Shared by every
+    row index within the window, alive): 15 bytes a row of anonymous memory. Shared by every
     :class:`SemanticIndex` of the same store folder in a process (the file has one writer)."""
 
     def __init__(self, directory: Path) -> None:
