@@ -247,6 +247,12 @@ class CommandInput(Input):
         if (event.key.startswith(CHORDS) and event.is_printable) or is_alt_digit(event):
             event.prevent_default()  # not typed: the key goes on to the bindings
 
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        # A field takes every printable key before the bindings see it: not these.
+        if key in ALT_DIGITS or key.startswith(CHORDS):
+            return False
+        return super().check_consume_key(key, character)
+
     def on_blur(self) -> None:
         self.routed = False
         self.select_on_focus = True

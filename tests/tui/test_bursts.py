@@ -282,6 +282,9 @@ async def test_typing_into_the_results_starts_a_new_query_backspace_edits_it(
         await pilot.press("trade_mark_sign")
         await settle(pilot)
         assert app.screen is screen and bar.value == "2?"
+        await pilot.press("pound_sign")  # Esc-3, from the query bar: the index, nothing typed
+        await settle(pilot)
+        assert bar.value == "2?" and type(app.screen).__name__ == "IndexScreen"
     assert app._exception is None, app._exception
 
 
