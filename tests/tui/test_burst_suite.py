@@ -194,7 +194,7 @@ async def test_burst(
 #: Keys the random bursts draw from: every screen's command keys and the keys a person types,
 #: never the quit keys (the app would rightly stop).
 ALPHABET = (
-    *"abcdefghijklmnopqrstuvwxyzOPUG/?[]+-%1234",
+    *"abcdefghijklmnoprstuvwxyzOPUG/?[]+-%1234",  # no q: it quits where it is not typed
     *("enter", "escape", "tab", "shift+tab", "up", "down", "home", "end", "backspace", "space"),
     *("pageup", "pagedown", "left", "right"),
     *(f"f{n}" for n in range(1, 10)),
