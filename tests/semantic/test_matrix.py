@@ -101,16 +101,19 @@ def test_results_equal_an_exact_scan(tmp_path_factory, seed: int, rows_per: int)
         fill(store, 1, 1500, seed, rows_per=rows_per)
         index = SemanticIndex(store)
         rng = np.random.default_rng(seed + 1)
-        scope = {int(w) for w in rng.choice(np.arange(1, 1501), 200, replace=False)}
-        for q in _unit(rng, 5):
+        # a small scope gathers its rows; a large one scans every row and masks the rest
+        small = {int(w) for w in rng.choice(np.arange(1, 1501), 200, replace=False)}
+        large = {int(w) for w in rng.choice(np.arange(1, 1501), 1200, replace=False)}
+        for q in _unit(rng, 4):
             wids, cos = index.search(q, 10)
             ref_w, ref_s = exact(store, q, 10)
             assert [int(w) for w in wids] == ref_w
             assert np.allclose(cos, ref_s, atol=TOLERANCE)
-            wids, cos = index.search(q, 10, np.array(sorted(scope), np.uint32))
-            ref_w, ref_s = exact(store, q, 10, scope)
-            assert [int(w) for w in wids] == ref_w
-            assert np.allclose(cos, ref_s, atol=TOLERANCE)
+            for scope in (small, large):
+                wids, cos = index.search(q, 10, np.array(sorted(scope), np.uint32))
+                ref_w, ref_s = exact(store, q, 10, scope)
+                assert [int(w) for w in wids] == ref_w
+                assert np.allclose(cos, ref_s, atol=TOLERANCE)
     finally:
         _forget_shared()
         store.close()
