@@ -205,7 +205,7 @@ async def _floor_once() -> float:
                 done = time.perf_counter()
                 break
             await pilot.pause(0.002)
-        await pilot.press("q")
+        await pilot.press("ctrl+q")
     return (done - t0) * 1000
 
 
@@ -232,7 +232,7 @@ async def _paint_once() -> dict[str, float]:
                     counted = time.perf_counter()
                     break
             await pilot.pause(0.002)
-        await pilot.press("q")
+        await pilot.press("ctrl+q")
     if not first or not counted:
         raise RuntimeError("the sessions table or the projects count did not arrive in 120 s")
     return {
@@ -364,13 +364,19 @@ async def _keystrokes(queries: list[str]) -> dict[str, Any]:
 
     try:
         async with app.run_test(size=TUI_SIZE) as pilot:
-            await pilot.press("2")
+            await pilot.press("alt+2")  # (a digit on Sessions types into its text match)
             while not isinstance(app.screen, SearchScreen):
                 await pilot.pause(0.01)
             screen = app.screen
             bar = screen.query_one(QueryInput)
-            bar.select_on_focus = False  # the key must add to the query, not replace it
-            bar.focus()
+
+            def focus_bar() -> None:
+                # The key must add to the query, not replace it: a field selects its text when
+                # it gets the focus (reset on every blur), and the timed key would replace it.
+                bar.select_on_focus = False
+                bar.focus()
+
+            focus_bar()
             for raw in queries:
                 query = " ".join(raw.split())
                 if len(query) < 2:
@@ -378,7 +384,7 @@ async def _keystrokes(queries: list[str]) -> dict[str, Any]:
                 bar.value = query[:-1]
                 bar.cursor_position = len(bar.value)
                 await answered(screen, query[:-1].strip(), False)
-                bar.focus()
+                focus_bar()
                 await pilot.pause()
                 clock.arm(query, False)
                 t0 = time.perf_counter()
@@ -398,7 +404,7 @@ async def _keystrokes(queries: list[str]) -> dict[str, Any]:
                 full_idle.append((time.perf_counter() - t1) * 1000)
                 shown = screen.last_response
                 semantic += bool(shown is not None and shown.semantic_search_used)
-            await pilot.press("escape", "escape", "q")
+            await pilot.press("escape", "escape", "ctrl+q")
     finally:
         restore()
         archive.close()
