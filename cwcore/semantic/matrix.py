@@ -31,6 +31,8 @@ import contextlib
 import json
 import os
 import secrets
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +70,7 @@ def _numkong() -> Any:
     return _kernel[0]
 
 
-#: Rows from which a scan uses two threads.
+#: Rows from which a scan runs in parts on two threads.
 PARALLEL_ROWS = 262_144
 #: Rows per chunk of the numpy fallback (bounded temporary float32 copy: 6 MB).
 _CHUNK = 4096
@@ -85,6 +87,22 @@ def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q, scale
 
 
+_pool: list[ThreadPoolExecutor] = []
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    with _pool_lock:
+        if not _pool:
+            _pool.append(ThreadPoolExecutor(2, thread_name_prefix="cw-scan"))
+        return _pool[0]
+
+
+def _cdist(nk: Any, vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    out = nk.cdist(query.reshape(1, DIM), vectors, metric="dot", out_dtype="float32")
+    return np.asarray(out, dtype=np.float32).reshape(-1)
+
+
 def dots(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Integer dot products of int8 ``vectors`` (n, DIM; rows may be strided) with the int8
     ``query`` (DIM,), as float32 (exact: |dot| ≤ 384 × 127² < 2^24)."""
@@ -92,13 +110,19 @@ def dots(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
         return np.zeros(0, np.float32)
     nk = _numkong()
     if nk is not None:
-        # Two threads past a quarter million rows (measured: 1M rows 145 -> 104 ms on two busy
-        # cores); below that a thread's start costs more than it saves.
-        threads = min(2, os.cpu_count() or 1) if len(vectors) >= PARALLEL_ROWS else 1
-        out = nk.cdist(
-            query.reshape(1, DIM), vectors, metric="dot", out_dtype="float32", threads=threads
-        )
-        return np.asarray(out, dtype=np.float32).reshape(-1)
+        n = len(vectors)
+        if n >= PARALLEL_ROWS and (os.cpu_count() or 1) > 1:
+            # numkong parallelizes over query rows only (one here), and releases the GIL: four
+            # parts on two threads (measured at 1M rows: 67 ms in one call, 38 ms so).
+            out = np.empty(n, np.float32)
+            step = -(-n // 4)
+
+            def part(lo: int) -> None:
+                out[lo : lo + step] = _cdist(nk, vectors[lo : lo + step], query)
+
+            list(_executor().map(part, range(0, n, step)))
+            return out
+        return _cdist(nk, vectors, query)
     qf = query.astype(np.float32)
     res = np.empty(len(vectors), np.float32)
     for lo in range(0, len(vectors), _CHUNK):

@@ -139,6 +139,9 @@ def test_the_numpy_fallback_matches_the_kernel(monkeypatch: pytest.MonkeyPatch) 
     q, _ = vmatrix.quantize(_unit(rng, 1))
     strided = vmatrix.records(_unit(rng, 300), np.arange(300), np.arange(300), np.zeros(300))
     kernel = [vmatrix.dots(rows, q[0]), vmatrix.dots(strided["v"], q[0])]
+    monkeypatch.setattr(vmatrix, "PARALLEL_ROWS", 1000)  # the same sums in parts on two threads
+    assert np.array_equal(vmatrix.dots(rows, q[0]), kernel[0])
+    assert np.array_equal(vmatrix.dots(rows[:4999], q[0]), kernel[0][:4999])
     monkeypatch.setattr(vmatrix, "_kernel", [None])
     assert np.array_equal(vmatrix.dots(rows, q[0]), kernel[0])
     assert np.array_equal(vmatrix.dots(strided["v"], q[0]), kernel[1])
