@@ -132,11 +132,12 @@ class CwApp(App[None]):
         asyncio.get_running_loop().set_default_executor(DetachedThreads(max_workers=1))
         self.switch_mode(DEFAULT_MODE)
 
-    def run(self, *args: Any, **kwargs: Any) -> None:
-        """Run the app in the terminal; return as soon as it has exited and the archive is
-        released (the terminal is restored before that)."""
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the app in the terminal; return its return value (an SVG screenshot taken under
+        an auto-pilot, for one) as soon as it has exited and the archive is released (the
+        terminal is restored before that)."""
         try:
-            super().run(*args, **kwargs)
+            return super().run(*args, **kwargs)
         finally:
             handle = self.archive_handle
             if handle.in_process:

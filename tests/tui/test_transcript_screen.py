@@ -209,7 +209,7 @@ async def test_export_jsonl_from_the_sessions_screen_with_errors_and_overwrite(
     app = app_for(filled_home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("e")
+        await pilot.press("ctrl+e")  # export (e types into the text match)
         await pilot.pause()
         modal = app.screen
         assert isinstance(modal, ExportScreen)
