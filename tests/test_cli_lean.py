@@ -5,8 +5,10 @@ apply."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -106,9 +108,13 @@ def test_without_a_running_daemon_the_full_cli_runs(
     monkeypatch.setattr("sys.stdin", None)  # reading it would raise
     assert lean.run("search", ["q", "--json"]) is None
     cw_home.mkdir(parents=True)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(cw_home))
-    assert lean.run("recall", ["-", "--json"]) is None
-    assert lean.run("export", ["--json"]) is None
+    runtime = tempfile.mkdtemp(prefix="cwl", dir="/tmp")  # short: a socket path has a limit
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
+    try:
+        assert lean.run("recall", ["-", "--json"]) is None
+        assert lean.run("export", ["--json"]) is None
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _run(env: dict[str, str], module: str, *args: str) -> subprocess.CompletedProcess[str]:
