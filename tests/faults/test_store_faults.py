@@ -565,8 +565,9 @@ def test_faces_treat_ids_as_text() -> None:
     from cwtui.widgets.sessions_table import row_cells
 
     row = SessionInfo("x[/]y [red]z", "p[/]", "a[b]", None, None, 1, 1, 0, None, title="[/] t")
-    rendered = [default_cell_formatter(cell) for cell in row_cells(row)]  # no MarkupError
-    assert str(rendered[0]) == "x[/]y [red]z" and str(rendered[-1]) == "[/] t"
+    cells = row_cells(row)  # by column key
+    rendered = {key: default_cell_formatter(cell) for key, cell in cells.items()}  # no MarkupError
+    assert str(rendered["session"]) == "x[/]y [red]z" and str(rendered["title"]) == "[/] t"
     assert shown_id("\x1b[31mred\tx[/]") == "\\x1b[31mred\\x09x\\[/]"
     # A file name made from an id is sanitized where it is made, never in the key layer.
     assert default_path("conv-50/session_30", "md") == "./conv-50_session_30.md"

@@ -75,7 +75,7 @@ async def test_escape_before_the_transcript_has_mounted(
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, SessionsScreen)
-        await pilot.press("q")
+        await pilot.press("ctrl+q")  # q types into the Sessions text match
     assert_no_crash(app)
 
 
@@ -103,22 +103,23 @@ async def test_a_late_result_of_a_popped_transcript_is_dropped(
         await settle(pilot)
         assert screen.body is None  # neither the posted result nor the worker's was shown
         assert isinstance(app.screen, SessionsScreen)
-        await pilot.press("q")
+        await pilot.press("ctrl+q")  # q types into the Sessions text match
     assert_no_crash(app)
 
 
-@pytest.mark.parametrize(("key", "dialog"), [("e", ExportScreen), ("f", ForgetScreen)])
+@pytest.mark.parametrize(("key", "dialog"), [("ctrl+e", ExportScreen), ("ctrl+f", ForgetScreen)])
 async def test_a_key_right_after_q_opens_no_dialog(
     filled_home: Path, app_for: AppFactory, key: str, dialog: type[Any]
 ) -> None:
-    """``q`` then ``e`` (or ``f``) in one burst: the dialog was pushed while the app was
-    already exiting and its mount handler found no widgets (``NoMatches: #export-path``)."""
+    """Quit then export (or forget) in one burst: the dialog was pushed while the app was
+    already exiting and its mount handler found no widgets (``NoMatches: #export-path``).
+    (Quit, export and forget are ctrl+q, ctrl+e and ctrl+f on Sessions: letters type.)"""
     app = app_for(filled_home)
     pushed: list[Any] = []
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.post_message(events.Key("q", "q"))
-        app.post_message(events.Key(key, key))
+        app.post_message(events.Key("ctrl+q", None))
+        app.post_message(events.Key(key, None))
         await pilot.pause()
         pushed = [s for s in app.screen_stack if isinstance(s, dialog)]
     assert pushed == []
