@@ -256,7 +256,8 @@ def first_paint(home: Path, runs: int = PAINT_RUNS) -> dict[str, Any]:
 
 
 def build_dev_logs(home: Path, logs: Path) -> dict[str, Any]:
-    """The real agent logs imported and indexed once into ``home`` (reused when built)."""
+    """The sessions under ``logs`` (the real agent logs, or the bundled demo) imported and
+    indexed once into ``home`` (reused when built)."""
     from bench.common import cached_build
 
     def make(home: Path) -> dict[str, Any]:
@@ -632,22 +633,7 @@ def leave_and_quit(home: Path, label: str, runs: int = EXIT_RUNS) -> dict[str, A
 
 def build_demo(home: Path) -> dict[str, Any]:
     """The bundled demo sessions imported once into ``home`` (reused when built)."""
-    from bench.common import cached_build
-
-    def make(home: Path) -> dict[str, Any]:
-        from cwcore.importers import pipeline
-        from cwcore.methods import make_service
-
-        engine = make_service(home)
-        try:
-            summary = pipeline.import_paths(engine.admission, [str(DEMO)], settings=engine.settings)
-            engine.indexer.drain()
-            counts = engine.store.meta_get("counts") or {}
-        finally:
-            engine.close()
-        return {"documents": summary.imported, "messages": int(counts.get("messages", 0))}
-
-    return cached_build(home, make)
+    return build_dev_logs(home, DEMO)
 
 
 def exits(cache: Path, synthetic: Path) -> list[dict[str, Any]]:
