@@ -148,7 +148,9 @@ def _comparable(text: str) -> Any:
 def test_the_lean_path_answers_as_the_full_cli(
     cw_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with real_daemon_env(cw_home, monkeypatch) as env:
+    # No semantic stage: the daemon embeds the demo in the background, and a search before and
+    # a search after a window's vector lands would differ for that reason alone.
+    with real_daemon_env(cw_home, monkeypatch, CW_SEMANTIC_RETRIEVAL="false") as env:
         started = subprocess.run(
             [sys.executable, "-m", "cwtui.cli", "import", str(DEMO)],
             env=env,
