@@ -109,7 +109,11 @@ class FakeService:
         asked = self.home / "background-asked"
         with self.lock:
             count = int(asked.read_text()) + 1 if asked.exists() else 1
-            asked.write_text(str(count))
+            # Replaced whole: the test reads it while the daemon counts (a write in place was
+            # once read empty).
+            fresh = asked.with_suffix(".tmp")
+            fresh.write_text(str(count))
+            os.replace(fresh, asked)
         try:
             return (self.home / "background").read_text() or None
         except FileNotFoundError:
