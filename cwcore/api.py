@@ -24,6 +24,7 @@ from cwcore.session_info import SessionInfo
 if TYPE_CHECKING:
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
+    from cwcore.facets import Facets
     from cwcore.hints.frozen import Maintained, Rotated
     from cwcore.hints.listings import HintsListing, HintsView
     from cwcore.hints.results import PreflightDecision
@@ -230,6 +231,30 @@ class Archive:
             params["ascending"] = True
         body = self.call("sessions", params)
         return [SessionInfo.from_json(row) for row in body["sessions"]], body.get("next_cursor")
+
+    def facets(
+        self,
+        *,
+        project: str | None = None,
+        agent: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> Facets:
+        """The archive's agents and projects, each with its sessions and messages under the
+        other filters (``since`` / ``until``: ISO-8601; see :func:`cwcore.facets.facets`)."""
+        from cwcore.facets import Facets
+
+        params = {
+            name: value
+            for name, value in (
+                ("project", project),
+                ("agent", agent),
+                ("since", since),
+                ("until", until),
+            )
+            if value is not None
+        }
+        return Facets.from_json(self.call("facets", params))
 
     def resolve_session(self, session: str) -> SessionInfo:
         """The session an id or a unique prefix of 4+ characters names (NotFound otherwise)."""

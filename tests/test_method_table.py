@@ -29,6 +29,7 @@ EXPECTED = {
     "counts": (MiB, True),
     "doctor": (MiB, False),
     "export": (SHOW_BYTES, False),
+    "facets": (MiB, False),
     "forget": (MiB, False),
     "forget.resolve": (MiB, False),
     "gather": (4 * MiB, False),

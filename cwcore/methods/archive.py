@@ -1,6 +1,6 @@
 """The archive's own methods: ``import``, ``sync``, ``sources``, ``doctor``, the session and
-document reads (``sessions``, ``sessions.resolve``, ``show``, ``show.document``, ``export``,
-``context``) and the writes that change what is live (``forget``, ``forget.resolve``,
+document reads (``sessions``, ``sessions.resolve``, ``facets``, ``show``, ``show.document``,
+``export``, ``context``) and the writes that change what is live (``forget``, ``forget.resolve``,
 ``supersede``, ``supersede.undo``).
 
 ``import`` handles every format: ``format: "markdown"`` imports folders and files with
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import cwcore
-from cwcore import browse, large_results, private
+from cwcore import browse, facets, large_results, private
 from cwcore.clock import parse_time
 from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine
@@ -191,6 +191,20 @@ def _sessions(
     )
 
 
+def _facets(
+    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+) -> dict[str, Any]:
+    """The known agents and projects with their counts under the other filters
+    (:func:`cwcore.facets.facets`)."""
+    return facets.facets(
+        engine.reader,
+        project=param_str(params, "project"),
+        agent=param_str(params, "agent"),
+        since=param_str(params, "since"),
+        until=param_str(params, "until"),
+    ).to_json()
+
+
 def _sessions_resolve(
     engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -330,6 +344,7 @@ METHODS: tuple[Method, ...] = (
     Method("counts", _counts, passive=True),
     Method("sessions", _sessions),
     Method("sessions.resolve", _sessions_resolve),
+    Method("facets", _facets),
     Method("show", _show, output_bytes=large_results.MAX_INLINE_BYTES),
     Method("show.document", _show_document, output_bytes=large_results.MAX_INLINE_BYTES),
     Method("export", _export, output_bytes=large_results.MAX_INLINE_BYTES),

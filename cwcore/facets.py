@@ -1,0 +1,174 @@
+"""Facets: the archive's known agents and projects, each with how many sessions and messages
+pass the *other* active filters — what a filter picker lists beside each choice.
+
+:func:`facets` walks the ``session-order`` index once (the summaries the session listing filters
+on: project, agent, start and end) and reads the session records of the sessions that count,
+a thousand per multi-get, for their message counts; nothing but the counters is kept. The cost
+is one index scan plus one record read per counted session, like a sorted ``cw sessions`` page.
+
+Each facet honours the filters on the *other* dimensions, as search pickers do: the agents'
+counts are within the chosen project and time range, the projects' counts within the chosen
+agent and time range, so choosing an agent re-counts the projects and not the agents. Every
+known name is listed, with zero counts when nothing passes the other filters.
+
+A session is inside the time range when its span overlaps it: its last activity (``ended``, or
+``started`` without one) is at or after ``since``, and its start (or ``ended`` without one) at
+or before ``until``. A session with no time at all is outside any range.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from cwcore.clock import parse_time
+from cwcore.errors import InvalidInput
+from cwcore.store import session_order
+from cwcore.store.reader import Reader
+
+#: Session records read per multi-get.
+READ_BATCH = 1_000
+
+
+@dataclass(frozen=True)
+class FacetCount:
+    """One value of a facet: its ``name``, the ``sessions`` that have it and pass the other
+    filters, and those sessions' ``messages`` (the ``cw sessions`` count: no thinking)."""
+
+    name: str
+    sessions: int
+    messages: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "sessions": self.sessions, "messages": self.messages}
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> FacetCount:
+        return cls(str(body["name"]), int(body["sessions"]), int(body["messages"]))
+
+
+@dataclass(frozen=True)
+class Facets:
+    """The pickers' choices: every known agent and project (by name), each counted under the
+    other filters (see the module docstring); ``sessions`` and ``messages`` count what passes
+    every filter at once."""
+
+    agents: tuple[FacetCount, ...]
+    projects: tuple[FacetCount, ...]
+    sessions: int
+    messages: int
+
+    def agent(self, name: str) -> FacetCount | None:
+        return next((a for a in self.agents if a.name == name), None)
+
+    def project(self, name: str) -> FacetCount | None:
+        return next((p for p in self.projects if p.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agents": [a.to_json() for a in self.agents],
+            "projects": [p.to_json() for p in self.projects],
+            "sessions": self.sessions,
+            "messages": self.messages,
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Facets:
+        return cls(
+            agents=tuple(FacetCount.from_json(a) for a in body["agents"]),
+            projects=tuple(FacetCount.from_json(p) for p in body["projects"]),
+            sessions=int(body["sessions"]),
+            messages=int(body["messages"]),
+        )
+
+
+def _moment(name: str, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_time(value)
+    except InvalidInput:
+        raise InvalidInput(f"{name} must be an ISO-8601 date or instant") from None
+
+
+def _in_range(entry: session_order.Entry, since: datetime | None, until: datetime | None) -> bool:
+    if since is None and until is None:
+        return True
+    first = entry.started or entry.ended
+    last = entry.ended or entry.started
+    if not first or not last:
+        return False
+    try:
+        if since is not None and parse_time(last) < since:
+            return False
+        return until is None or parse_time(first) <= until
+    except InvalidInput:  # a stored time that does not parse cannot be placed in a range
+        return False
+
+
+def facets(
+    reader: Reader,
+    *,
+    project: str | None = None,
+    agent: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> Facets:
+    """The agents and projects with their counts under the other filters (module docstring).
+    ``since`` / ``until`` are ISO-8601 dates or instants; :class:`InvalidInput` otherwise."""
+    since_dt, until_dt = _moment("since", since), _moment("until", until)
+    agent_sessions: Counter[str] = Counter()
+    agent_messages: Counter[str] = Counter()
+    project_sessions: Counter[str] = Counter()
+    project_messages: Counter[str] = Counter()
+    total = [0, 0]
+    # (session id, counts for its agent, counts for its project), read in batches.
+    pending: list[tuple[str, str, str, bool, bool]] = []
+
+    def flush() -> None:
+        records = reader.sessions_by_id([p[0] for p in pending])
+        for (_, name_a, name_p, for_agent, for_project), record in zip(
+            pending, records, strict=True
+        ):
+            messages = int(record.get("messages", 0))
+            if for_agent:
+                agent_sessions[name_a] += 1
+                agent_messages[name_a] += messages
+            if for_project:
+                project_sessions[name_p] += 1
+                project_messages[name_p] += messages
+            if for_agent and for_project:
+                total[0] += 1
+                total[1] += messages
+        pending.clear()
+
+    for entry in session_order.scan(reader.store):
+        # Every name is known, counted or not.
+        agent_sessions[entry.agent] += 0
+        project_sessions[entry.project] += 0
+        if not _in_range(entry, since_dt, until_dt):
+            continue
+        for_agent = project is None or entry.project == project
+        for_project = agent is None or entry.agent == agent
+        if for_agent or for_project:
+            pending.append((entry.session_id, entry.agent, entry.project, for_agent, for_project))
+            if len(pending) >= READ_BATCH:
+                flush()
+    if pending:
+        flush()
+    return Facets(
+        agents=_counts(agent_sessions, agent_messages),
+        projects=_counts(project_sessions, project_messages),
+        sessions=total[0],
+        messages=total[1],
+    )
+
+
+def _counts(sessions: Counter[str], messages: Counter[str]) -> tuple[FacetCount, ...]:
+    return tuple(
+        FacetCount(name, sessions[name], messages[name])
+        for name in sorted(sessions, key=lambda n: (n.casefold(), n))
+    )

@@ -1,0 +1,136 @@
+"""Facets (issue 34, filter pickers): every known agent and project with its sessions and
+messages counted under the *other* filters, through the Archive (embedded: the same method
+table the daemon serves) and in batches smaller than the archive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cwcore import facets as facets_module
+from cwcore.api import Archive
+from cwcore.errors import InvalidInput
+from cwcore.facets import FacetCount, Facets
+from tests.helpers import write_jsonl
+
+
+def session(sid: str, project: str, agent: str, start: str, n: int) -> list[dict[str, Any]]:
+    """``n`` messages a minute apart from ``start`` (``YYYY-MM-DDTHH:``)."""
+    return [
+        {
+            "session": sid,
+            "id": f"m{i}",
+            "role": "user" if i % 2 == 0 else "assistant",
+            "text": f"message {i} of {sid}",
+            "timestamp": f"{start}{i:02d}:00Z",
+            "project": project,
+            "agent": agent,
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def arch(cw_home: Path, tmp_path: Path) -> Any:
+    rows = (
+        session("s1", "alpha", "claude-code", "2026-11-18T09:", 4)
+        + session("s2", "alpha", "codex", "2026-11-05T08:", 2)
+        + session("s3", "beta", "codex", "2026-11-15T14:", 3)
+        + session("s4", "gamma", "pi", "2026-10-01T10:", 1)
+    )
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([write_jsonl(tmp_path / "s.jsonl", rows)])
+        yield archive
+
+
+def counts(items: tuple[FacetCount, ...]) -> dict[str, tuple[int, int]]:
+    return {item.name: (item.sessions, item.messages) for item in items}
+
+
+def test_without_filters_every_value_counts_everything(arch: Archive) -> None:
+    found = arch.facets()
+    assert counts(found.agents) == {"claude-code": (1, 4), "codex": (2, 5), "pi": (1, 1)}
+    assert counts(found.projects) == {"alpha": (2, 6), "beta": (1, 3), "gamma": (1, 1)}
+    assert (found.sessions, found.messages) == (4, 10)
+    # The message counts are the sessions listing's own.
+    rows, _ = arch.sessions(limit=100)
+    assert found.messages == sum(r.messages for r in rows)
+
+
+def test_each_facet_honours_the_other_filters_and_keeps_every_name(arch: Archive) -> None:
+    found = arch.facets(agent="codex")
+    # Projects within the agent; agents are not narrowed by their own filter.
+    assert counts(found.projects) == {"alpha": (1, 2), "beta": (1, 3), "gamma": (0, 0)}
+    assert counts(found.agents) == {"claude-code": (1, 4), "codex": (2, 5), "pi": (1, 1)}
+    assert (found.sessions, found.messages) == (2, 5)
+
+    found = arch.facets(project="alpha")
+    assert counts(found.agents) == {"claude-code": (1, 4), "codex": (1, 2), "pi": (0, 0)}
+    assert counts(found.projects)["beta"] == (1, 3)
+    assert (found.sessions, found.messages) == (2, 6)
+
+    found = arch.facets(project="alpha", agent="codex")
+    assert (found.sessions, found.messages) == (1, 2)
+    assert found.agent("codex") == FacetCount("codex", 1, 2)
+    assert found.project("nosuch") is None
+
+
+def test_time_range_overlaps_the_session_span(arch: Archive) -> None:
+    found = arch.facets(since="2026-11-10T00:00:00Z")
+    assert counts(found.projects) == {"alpha": (1, 4), "beta": (1, 3), "gamma": (0, 0)}
+    found = arch.facets(since="2026-11-01", until="2026-11-16")
+    assert counts(found.agents) == {"claude-code": (0, 0), "codex": (2, 5), "pi": (0, 0)}
+    # A range that ends inside a session's span still holds that session.
+    found = arch.facets(since="2026-11-18T09:01:30Z", until="2026-11-18T09:02:00Z")
+    assert (found.sessions, found.messages) == (1, 4)
+
+
+def test_bad_times_are_refused(arch: Archive) -> None:
+    with pytest.raises(InvalidInput, match="since must be an ISO-8601"):
+        arch.facets(since="notadate")
+    with pytest.raises(InvalidInput, match="until"):
+        arch.facets(until="7d")
+
+
+def test_an_empty_archive_has_no_facets(cw_home: Path) -> None:
+    with Archive.open(cw_home, embedded=True) as archive:
+        assert archive.facets() == Facets((), (), 0, 0)
+
+
+def test_counts_do_not_depend_on_the_read_batch(
+    arch: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = arch.facets(agent="codex", since="2026-11-01")
+    monkeypatch.setattr(facets_module, "READ_BATCH", 1)
+    assert arch.facets(agent="codex", since="2026-11-01") == whole
+
+
+def test_json_round_trip(arch: Archive) -> None:
+    found = arch.facets(project="alpha")
+    assert Facets.from_json(found.to_json()) == found
+    assert list(found.to_json()) == ["agents", "projects", "sessions", "messages"]
+
+
+def test_through_a_real_daemon(
+    cw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon serves the method from the same table: the same answer as embedded."""
+    from cwcore.daemon.client import connect
+    from tests.helpers import real_daemon_env
+
+    rows = session("s1", "alpha", "codex", "2026-11-18T09:", 3) + session(
+        "s2", "beta", "pi", "2026-11-05T08:", 2
+    )
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([write_jsonl(tmp_path / "s.jsonl", rows)])
+        embedded = archive.facets(agent="codex").to_json()
+    with real_daemon_env(cw_home, monkeypatch):
+        monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "false")
+        with connect(cw_home) as client:
+            answer = client.call("facets", {"agent": "codex"})
+            with pytest.raises(InvalidInput):
+                client.call("facets", {"since": "notadate"})
+    assert answer == embedded
+    assert Facets.from_json(answer).project("alpha") == FacetCount("alpha", 1, 3)
