@@ -11,6 +11,8 @@ through a pipe:
   the engine's client modules first;
 * ``cw recall LOCATOR --json`` and ``cw preflight MESSAGE --session S --json`` (a new message
   key each run, so every call decides) through the lean path;
+* ``cw sessions --json`` (the first page, 50 rows) through the lean path and through the full
+  CLI;
 * ``python -c pass``: the interpreter's own start-up, the floor of every row.
 
 The search rows also report the daemon's own ``timing_ms`` (p50), so the difference is the
@@ -59,6 +61,7 @@ def run() -> dict[str, Any]:
     try:
         _timed([cw, "import", str(REPO / "cwcore" / "demo")], env)
         _timed([*full, "search", "lease", "--json"], env)  # writes the full CLI's bytecode
+        _timed([cw, "sessions", "--json"], env)
         _, out = _timed([cw, "search", "lease", "--json"], env)
         first = json.loads(out)["results"][0]
         locator, session = first["locator"], first["source"]["sessionId"]
@@ -83,6 +86,8 @@ def run() -> dict[str, Any]:
                         "--json",
                     ],
                 ),
+                ("cw sessions --json (lean)", [cw, "sessions", "--json"]),
+                ("cw sessions --json (full CLI)", [*full, "sessions", "--json"]),
                 ("python -c pass", [sys.executable, "-c", "pass"]),
             ):
                 ms, out = _timed(cmd, env)

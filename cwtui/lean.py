@@ -1,10 +1,10 @@
 """The lean path of the calls scripts make: a warm daemon's answer without loading the CLI.
 
 Scripts and agents call ``cw search --json`` (and ``cw recall … --json``, ``cw preflight …
---json``) once per question, and the full CLI spends about 0.35–0.4 s of CPU importing Typer,
-Rich and the engine's client modules before it does anything: 20–100 times what the daemon
-takes to answer. This module answers those calls with the standard library, the daemon client
-(:mod:`cwcore.daemon.client`) and :mod:`cwcore.large_results` only:
+--json``, ``cw sessions --json``) once per question, and the full CLI spends about 0.35–0.4 s
+of CPU importing Typer, Rich and the engine's client modules before it does anything: 20–100
+times what the daemon takes to answer. This module answers those calls with the standard
+library, the daemon client (:mod:`cwcore.daemon.client`) and :mod:`cwcore.large_results` only:
 
 * the arguments are exactly those of the command (its one argument, its options, ``--json``),
   each option as ``--name value`` or ``--name=value``; anything else — ``--help``, ``--batch``,
@@ -19,8 +19,9 @@ takes to answer. This module answers those calls with the standard library, the 
   error — code, message and exit status — printed the same way (``{"error": …}`` on stdout, as
   ``--json`` asks);
 * the answer is the engine's JSON, printed as the full CLI prints it (each typed answer's
-  ``to_json`` is that JSON), with the full CLI's exit status: ``tests/test_cli_lean.py``
-  compares the two paths through a real daemon.
+  ``to_json`` is that JSON; ``cw sessions`` prints the answer's ``sessions`` and
+  ``next_cursor``), with the full CLI's exit status: ``tests/test_cli_lean.py`` compares the
+  two paths through a real daemon.
 
 :func:`run` returns the exit status, or None to hand the command to the full CLI.
 """
@@ -40,8 +41,9 @@ class Command:
     """The arguments of one CLI command this path takes, and how they become method params."""
 
     method: str
-    #: The field of the one positional argument, and whether it must be given.
-    positional: str
+    #: The field of the one positional argument (None: the command takes none), and whether it
+    #: must be given.
+    positional: str | None
     positional_required: bool
     #: ``--flag value`` options: flag -> field (a list field when ``repeated``).
     valued: dict[str, str]
@@ -51,6 +53,10 @@ class Command:
     flags: dict[str, tuple[str, Any]] = field(default_factory=dict)
     #: Fields sent even when not given (the full CLI's defaults), first, in this order.
     defaults: dict[str, Any] = field(default_factory=dict)
+    #: Fields the full CLI leaves out of its request when they hold this value.
+    omitted: dict[str, Any] = field(default_factory=dict)
+    #: The answer's fields the full CLI prints, in its order (empty: the whole answer).
+    printed: tuple[str, ...] = ()
     #: Options the full CLI requires (a missing one is its usage error to report).
     required: frozenset[str] = frozenset()
     #: The positional ``-`` reads standard input (stripped when ``strip_stdin``).
@@ -130,6 +136,28 @@ COMMANDS = {
         stdin_dash=True,
         order=("message", "session", "messageKey", "excludeVisibleSourceKeys", "maxResults"),
     ),
+    # As cwcore.api.Archive.sessions builds it: the limit always, a filter when given, the sort
+    # when not the default, ascending only when asked.
+    "sessions": Command(
+        method="sessions",
+        positional=None,
+        positional_required=False,
+        valued={
+            "--project": "project",
+            "--agent": "agent",
+            "--since": "since",
+            "--limit": "limit",
+            "--cursor": "cursor",
+            "--sort": "sort",
+            "--match": "match",
+        },
+        integers=frozenset({"--limit"}),
+        flags={"--asc": ("ascending", True)},
+        defaults={"limit": 50},
+        omitted={"sort": "started"},
+        printed=("sessions", "next_cursor"),
+        order=("limit", "project", "agent", "since", "cursor", "match", "sort", "ascending"),
+    ),
 }
 _INT = re.compile(r"[+-]?\d+")
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
@@ -179,7 +207,11 @@ def parse(argv: list[str], command: Command = COMMANDS["search"]) -> dict[str, A
                 fields[key] = int(value)
             else:
                 fields[key] = value
-        elif (arg.startswith("-") and arg != "-") or positional is not None:
+        elif (
+            (arg.startswith("-") and arg != "-")
+            or positional is not None
+            or command.positional is None
+        ):
             return None  # a short option, "--" or a second argument: the full CLI says what
         else:
             positional = arg
@@ -187,9 +219,12 @@ def parse(argv: list[str], command: Command = COMMANDS["search"]) -> dict[str, A
         return None
     if positional is None and command.positional_required:
         return None
-    if positional is not None:
+    if positional is not None and command.positional is not None:
         fields[command.positional] = positional
     fields.update(lists)
+    for key, value in command.omitted.items():
+        if key in fields and fields[key] == value:
+            del fields[key]
     return {k: fields[k] for k in command.order if k in fields}
 
 
@@ -236,11 +271,17 @@ def run(name: str, argv: list[str]) -> int | None:
         client = Client(home, autostart=False)
         try:
             client.open()  # DaemonNotRunning before anything is read from stdin
-            if command.stdin_dash and fields.get(command.positional) == "-":
+            if (
+                command.stdin_dash
+                and command.positional is not None
+                and fields.get(command.positional) == "-"
+            ):
                 text = sys.stdin.read()
                 fields[command.positional] = text.strip() if command.strip_stdin else text
             collector = large_results.Collector(None)
             body = collector.result(client.call(command.method, fields, on_event=collector))
+            if command.printed:
+                body = {key: body.get(key) for key in command.printed}
         finally:
             client.close()
     except DaemonNotRunning:

@@ -71,6 +71,44 @@ def test_parse_recall_and_preflight() -> None:
     assert lean.parse(["--json"], recall) is None
 
 
+def test_parse_sessions_as_the_full_cli_builds_its_request() -> None:
+    """As cwcore.api.Archive.sessions: the limit always, the sort only when not the default,
+    ``ascending`` only when asked; no positional argument."""
+    sessions = lean.COMMANDS["sessions"]
+    assert lean.parse(["--json"], sessions) == {"limit": 50}
+    assert lean.parse(
+        ["--json", "--sort", "started", "--match=lease", "--project", "p", "--limit", "5"],
+        sessions,
+    ) == {"limit": 5, "project": "p", "match": "lease"}
+    fields = lean.parse(
+        ["--asc", "--json", "--sort=messages", "--cursor", "c", "--since", "2026-01-01",
+         "--agent", "codex"],
+        sessions,
+    )  # fmt: skip
+    assert fields == {
+        "limit": 50,
+        "agent": "codex",
+        "since": "2026-01-01",
+        "cursor": "c",
+        "sort": "messages",
+        "ascending": True,
+    }
+    assert list(fields or {}) == ["limit", "agent", "since", "cursor", "sort", "ascending"]
+    for declined in (
+        ["lease", "--json"],  # sessions takes no argument
+        ["--json", "--asc", "--asc"],
+        ["--json", "--asc=true"],
+        ["--json", "--limit", "-1"],
+        ["--json", "--limit", "many"],
+        ["--json", "--sort", "a", "--sort", "b"],
+        ["--json", "--help"],
+        ["--json", "-h"],
+        ["--json", "--query", "x"],
+        ["--limit", "3"],  # no --json: the table is the full CLI's
+    ):
+        assert lean.parse(declined, sessions) is None, declined
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -113,6 +151,7 @@ def test_without_a_running_daemon_the_full_cli_runs(
     try:
         assert lean.run("recall", ["-", "--json"]) is None
         assert lean.run("export", ["--json"]) is None
+        assert lean.run("sessions", ["--json"]) is None
     finally:
         shutil.rmtree(runtime, ignore_errors=True)
 
@@ -191,14 +230,34 @@ def test_the_lean_path_answers_as_the_full_cli(
             ["search", "lease", "--json", "--limit", "0"],  # refused by the engine's check
             ["search", "lease", "--json", "--scope", "nowhere"],
             ["search", "lease", "--json", "--session", "no-such-session"],
+            ["sessions", "--json"],
+            ["sessions", "--json", "--limit", "2"],
+            ["sessions", "--json", "--sort", "messages", "--asc", "--limit=3"],
+            ["sessions", "--json", "--match", "lease", "--sort", "started"],
+            ["sessions", "--json", "--project", "no-such-project"],
+            ["sessions", "--json", "--since", "2020-01-01", "--agent", "claude-code"],
+            ["sessions", "--json", "--limit", "0"],  # refused: the same error, exit status
+            ["sessions", "--json", "--sort", "nowhere"],
+            ["sessions", "--json", "--since", "not-a-date"],
+            ["sessions", "--json", "--cursor", "not-a-cursor"],
         ):
             lean_run = _run(env, "cwtui.launch", *args)
             full_run = _run(env, "cwtui.cli", *args)
             assert lean_run.returncode == full_run.returncode, (args, lean_run.stdout)
             assert _comparable(lean_run.stdout) == _comparable(full_run.stdout), args
+            if args[0] == "sessions":  # nothing volatile in a listing: the same bytes
+                assert lean_run.stdout == full_run.stdout, args
             # The lean path imported neither Typer nor Rich; the full CLI did.
             lean_modules = {
                 line.rsplit("|", 1)[-1].strip() for line in lean_run.stderr.splitlines()
             }
             assert not {"typer", "rich", "cwtui.cli"} & lean_modules, args
             assert "typer" in full_run.stderr
+        # The next page, from the cursor a first page gave.
+        first = json.loads(_run(env, "cwtui.launch", "sessions", "--json", "--limit", "1").stdout)
+        assert first["next_cursor"]
+        args = ["sessions", "--json", "--limit", "1", "--cursor", first["next_cursor"]]
+        lean_run, full_run = _run(env, "cwtui.launch", *args), _run(env, "cwtui.cli", *args)
+        assert lean_run.returncode == full_run.returncode == 0
+        assert lean_run.stdout == full_run.stdout
+        assert json.loads(lean_run.stdout)["sessions"] != first["sessions"]
