@@ -177,6 +177,7 @@ def test_warm_loads_once_and_not_when_disabled(
 
     class Stub:
         loaded = False
+        released_idle = False
 
         def load(self) -> None:
             loads.append(1)

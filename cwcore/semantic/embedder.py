@@ -48,6 +48,11 @@ MEMORY_CACHE = 20_000  # document vectors only; queries are never cached
 #: the batch thread (and stalls other Python threads by up to ~20 ms), so a live session's
 #: trickle of windows keeps it.
 BATCH_IDLE_RELEASE_S = 600.0
+#: Every session (query and batch) and the in-memory document vectors are dropped when no
+#: inference of either kind has run for this long (:meth:`Embedder.release_idle`): an idle
+#: daemon holds no model (the query session is about 100–150 MB resident with its ONNX arena).
+#: The next query loads it again, paying the load (1–3 s) once.
+MODEL_IDLE_RELEASE_S = 900.0
 FASTEMBED_NAME = "cw/all-MiniLM-L6-v2-onnx-int8"
 
 _register_lock = threading.Lock()
@@ -88,6 +93,20 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
     return vectors / np.maximum(norms, 1e-12)
+
+
+def _trim() -> None:
+    """Collect garbage and return freed heap to the system (glibc's ``malloc_trim``; a no-op
+    elsewhere): a dropped ONNX session's arena otherwise stays resident in malloc's free lists."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _offline_env() -> None:
@@ -153,8 +172,11 @@ class Embedder:
         batch_threads: int | None = None,
         cache: VectorCache | None = None,
         background: bool = True,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``clock`` (seconds, monotonic) times the idle releases; tests inject one."""
         self.folder = folder
+        self._clock = clock
         self.manifest = manifest or models.read_manifest(folder) or {}
         self.threads = threads
         self.batch_threads = batch_threads
@@ -167,7 +189,11 @@ class Embedder:
         # ONNX Runtime creates a session's intra-op threads when it builds the session, and they
         # inherit the creating thread's nice value, so this one is built on the batch thread.
         self._batch_model: Any = None
-        self._last_batch = 0.0  # time.monotonic() at the end of the last batch inference
+        self._last_batch = 0.0  # clock() at the end of the last batch inference
+        self._last_use = clock()  # clock() at the end of the last inference or load
+        #: True once :meth:`release_idle` dropped the model, until a session is built again:
+        #: the daemon's idle worker then does not load it back (see Semantic.warm).
+        self.released_idle = False
         self._load_error: BaseException | None = None
         # Queries never wait behind a background batch: ONNX Runtime sessions run concurrently.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-embed-query")
@@ -199,6 +225,8 @@ class Embedder:
         with self._load_lock:
             if self._model is None:
                 self._model = self._build(self.threads)
+                self._last_use = self._clock()
+                self.released_idle = False
             return self._model
 
     def _load_batch(self) -> Any:
@@ -211,23 +239,52 @@ class Embedder:
         with self._load_lock:
             if self._batch_model is None:
                 self._batch_model = self._build(self.batch_threads)
+                self._last_use = self._clock()
+                self.released_idle = False
             return self._batch_model
 
     def release_batch(self, idle_s: float = BATCH_IDLE_RELEASE_S) -> bool:
         """Drop the separate batch session when no batch has run for ``idle_s`` seconds, so an
         idle daemon gives back its memory; the next batch builds it again. Never drops the query
         session. Returns whether it dropped one."""
-        if self._batch_model is None or time.monotonic() - self._last_batch < idle_s:
+        if self._batch_model is None or self._clock() - self._last_batch < idle_s:
             return False
 
         def drop() -> bool:  # on the batch thread: never under a running batch
-            if self._batch_model is None or time.monotonic() - self._last_batch < idle_s:
+            if self._batch_model is None or self._clock() - self._last_batch < idle_s:
                 return False
             with self._load_lock:
                 self._batch_model = None
             return True
 
         return bool(self._run(drop, BATCH_TIMEOUT_S, batch=True))
+
+    def release_idle(self, idle_s: float = MODEL_IDLE_RELEASE_S) -> bool:
+        """Drop both sessions and the in-memory document vectors when no inference (query or
+        batch) has run and no session was built for ``idle_s`` seconds, then hand freed heap
+        back to the system (:func:`_trim`). The next query or batch loads the model again.
+        Returns whether a session was dropped."""
+        if self._model is None and self._batch_model is None:
+            return False
+        if self._clock() - self._last_use < idle_s:
+            return False
+
+        def drop() -> bool:  # on the batch thread: never under a running batch
+            if self._clock() - self._last_use < idle_s:
+                return False
+            with self._load_lock:
+                dropped = self._model is not None or self._batch_model is not None
+                self._model = None
+                self._batch_model = None
+            with self._memory_lock:
+                self._memory.clear()
+            self.released_idle = True
+            return dropped
+
+        dropped = bool(self._run(drop, BATCH_TIMEOUT_S, batch=True))
+        if dropped:
+            _trim()
+        return dropped
 
     def _build(self, threads: int | None) -> Any:
         if self._load_error is not None:
@@ -302,8 +359,9 @@ class Embedder:
         except Exception as exc:
             raise errors.unavailable(errors.INFERENCE_FAILED, f"embedding failed: {exc}") from None
         finally:
+            self._last_use = self._clock()
             if batch:
-                self._last_batch = time.monotonic()
+                self._last_batch = self._last_use
         self.computed += len(texts)
         return normalize(out)
 

@@ -185,16 +185,19 @@ class Semantic:
         if not self.settings.semantic_retrieval:
             return False
         embedder = self.embedder()
-        if embedder.loaded:
-            return False
+        if embedder.loaded or embedder.released_idle:
+            return False  # released after idling: the next query loads it, not the idle worker
         embedder.load()
         return True
 
     def rest(self) -> bool:
-        """Nothing is left to embed: free the batch session if it has been idle for
-        :data:`~cwcore.semantic.embedder.BATCH_IDLE_RELEASE_S` (the daemon's worker calls this
-        with :meth:`warm`). Returns whether it freed one."""
-        return self._embedder is not None and self._embedder.release_batch()
+        """Nothing is left to embed: free every session if no inference ran for
+        :data:`~cwcore.semantic.embedder.MODEL_IDLE_RELEASE_S`, else the batch session if it
+        has been idle for :data:`~cwcore.semantic.embedder.BATCH_IDLE_RELEASE_S` (the daemon's
+        worker calls this with :meth:`warm`). Returns whether it freed one."""
+        if self._embedder is None:
+            return False
+        return self._embedder.release_idle() or self._embedder.release_batch()
 
     def status(self) -> dict[str, Any]:
         body = handler.status(self.store).to_json()

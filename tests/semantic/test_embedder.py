@@ -193,3 +193,66 @@ def test_an_idle_batch_session_is_released_and_rebuilt_on_the_next_batch(
     shared._model = _CountingStub()
     shared.embed(["one session for both"], batch=True)
     assert not shared.release_batch(idle_s=0.0) and shared._model is not None
+
+
+def test_an_idle_model_is_released_whole_and_loaded_again_by_the_next_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both sessions and the document-vector memo go after MODEL_IDLE_RELEASE_S without an
+    inference (an injected clock); the next query builds the query session again."""
+    from cwcore.semantic.embedder import MODEL_IDLE_RELEASE_S
+
+    built: list[int | None] = []
+
+    def build(self: Embedder, threads: int | None) -> _CountingStub:
+        built.append(threads)
+        return _CountingStub()
+
+    monkeypatch.setattr(Embedder, "_build", build)
+    now = {"t": 1000.0}
+    embedder = Embedder(tmp_path, threads=1, batch_threads=2, clock=lambda: now["t"])
+    try:
+        assert not embedder.release_idle()  # nothing loaded
+        embedder.embed(["a background window"], batch=True)
+        embedder.embed_query("a question")
+        assert built == [1, 2] and len(embedder._memory) == 1
+        now["t"] += MODEL_IDLE_RELEASE_S - 1
+        assert not embedder.release_idle()  # not idle long enough: kept
+        assert embedder._model is not None and embedder._batch_model is not None
+        embedder.embed_query("another question")  # a use restarts the idle time
+        now["t"] += MODEL_IDLE_RELEASE_S - 1
+        assert not embedder.release_idle()
+        now["t"] += 1
+        assert embedder.release_idle()
+        assert embedder._model is None and embedder._batch_model is None
+        assert not embedder._memory and embedder.released_idle and not embedder.loaded
+        assert not embedder.release_idle()  # nothing left to drop
+        embedder.embed_query("a question after the idle hour")
+        assert built == [1, 2, 1] and embedder.loaded and not embedder.released_idle
+    finally:
+        embedder.close()
+
+
+def test_the_idle_worker_does_not_load_a_released_model_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Semantic.rest releases an idle model; Semantic.warm then leaves it unloaded (the next
+    query loads it), where it loads a model never loaded (the daemon's start)."""
+    from cwcore.config import Settings
+    from cwcore.semantic.runtime import Semantic
+
+    monkeypatch.setattr(Embedder, "_build", lambda self, threads: _CountingStub())
+    now = {"t": 0.0}
+    embedder = Embedder(tmp_path, threads=1, batch_threads=1, clock=lambda: now["t"])
+    semantic = Semantic(tmp_path, None, None, Settings())  # type: ignore[arg-type]
+    semantic._embedder = embedder
+    try:
+        assert semantic.warm() and embedder.loaded
+        assert not semantic.rest()
+        now["t"] += 10_000
+        assert semantic.rest() and not embedder.loaded
+        assert not semantic.warm() and not embedder.loaded
+        embedder.embed_query("back again")
+        assert embedder.loaded
+    finally:
+        embedder.close()
