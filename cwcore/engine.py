@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import cwcore
-from cwcore import clock, config, private
+from cwcore import clock, config, heap, private
 from cwcore.errors import InvalidInput, ModelUnavailable, excerpt
 from cwcore.hints import frozen
 from cwcore.index.worker import IndexWorker
@@ -49,6 +49,11 @@ FOREGROUND_QUIET_S = 0.2
 #: GIL-holding work that stalled requests arriving meanwhile by up to ~0.1 s (more under load),
 #: so it waits for a lull longer than the gaps between a session's hook calls.
 WARM_QUIET_S = 2.0
+#: The daemon hands freed heap back to the system (:func:`cwcore.heap.trim`) once no service
+#: call ran and no index page was published for this long (seconds), once per quiet period: an
+#: import's or an indexing run's peak does not stay resident (docs/performance.md, "Daemon
+#: memory"). Checked by the 60 s compaction sample, so it happens 30–90 s into the quiet.
+HEAP_TRIM_QUIET_S = 30.0
 #: A background embedding batch waits at most this long (seconds) before each inference group
 #: while a service call runs, so a search or a preflight does not share the CPU with a new
 #: group; bounded, so a steady stream of calls slows embedding without stopping it.
@@ -151,6 +156,7 @@ class Engine:
         # A condition, so a background batch can wait for the running calls to end.
         self._foreground_lock = threading.Condition()
         self._index_busy_at = time.monotonic()  # last indexing work (or merge) of the worker
+        self._heap_trimmed_at = 0.0  # time.monotonic() of the last heap trim
         #: A missing or broken model does not heal in 5 s: embedding retries at doubling
         #: intervals (5 s up to 10 minutes) instead of failing every tick.
         self.semantic_backoff = Backoff(first_s=5.0, max_s=600.0)
@@ -374,9 +380,23 @@ class Engine:
             "running_compactions": self.store.property_int("rocksdb.num-running-compactions"),
             "wal_flushed": self.store.settle_wal(),
             "wal_bytes": self.store.wal_bytes(),
+            "heap_trimmed": self.trim_heap(),
             "sampled_at": time.time(),
         }
         return self.compaction
+
+    def trim_heap(self, quiet_s: float = HEAP_TRIM_QUIET_S) -> bool:
+        """Return freed heap to the system when no service call ran and no index page was
+        published for ``quiet_s`` seconds and some did since the last trim (an idle daemon is
+        not trimmed again and again). Returns whether it trimmed."""
+        now = time.monotonic()
+        busy = max(self._foreground_end, self._index_busy_at)
+        if busy <= self._heap_trimmed_at or now - self._index_busy_at < quiet_s:
+            return False
+        if self.quiet_for() < quiet_s:
+            return False
+        self._heap_trimmed_at = now
+        return heap.trim()
 
     def _record_permissions(self) -> None:
         """Log and keep (for ``cw doctor``) what the open's permission walk changed."""

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from cwcore import heap
 from cwcore.semantic import errors, models
 from cwcore.store.keys import digest16
 from cwcore.workers import lower_thread_priority
@@ -93,20 +94,6 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
     return vectors / np.maximum(norms, 1e-12)
-
-
-def _trim() -> None:
-    """Collect garbage and return freed heap to the system (glibc's ``malloc_trim``; a no-op
-    elsewhere): a dropped ONNX session's arena otherwise stays resident in malloc's free lists."""
-    import gc
-
-    gc.collect()
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _offline_env() -> None:
@@ -262,8 +249,8 @@ class Embedder:
     def release_idle(self, idle_s: float = MODEL_IDLE_RELEASE_S) -> bool:
         """Drop both sessions and the in-memory document vectors when no inference (query or
         batch) has run and no session was built for ``idle_s`` seconds, then hand freed heap
-        back to the system (:func:`_trim`). The next query or batch loads the model again.
-        Returns whether a session was dropped."""
+        back to the system (:func:`cwcore.heap.trim`). The next query or batch loads the model
+        again. Returns whether a session was dropped."""
         if self._model is None and self._batch_model is None:
             return False
         if self._clock() - self._last_use < idle_s:
@@ -283,7 +270,7 @@ class Embedder:
 
         dropped = bool(self._run(drop, BATCH_TIMEOUT_S, batch=True))
         if dropped:
-            _trim()
+            heap.trim()  # a dropped session's arena otherwise stays in malloc's free lists
         return dropped
 
     def _build(self, threads: int | None) -> Any:

@@ -1,0 +1,40 @@
+"""Handing freed heap back to the system.
+
+CPython, RocksDB and ONNX Runtime allocate through the C library's ``malloc``. What they free
+goes back to malloc's free lists — one arena per thread that allocated — and glibc returns to
+the system only the free memory at the very top of the main heap: the pages an import, an
+indexing run or a model session used stay resident after they are freed, and a daemon that
+imported a large archive kept its peak for as long as it ran. :func:`trim` asks glibc
+(``malloc_trim(0)``) to release every whole free page of every arena; what stays resident is
+what the process holds. It costs a few milliseconds per hundred MB of heap and briefly holds
+each arena's lock, so the daemon calls it only when it has been quiet for a while
+(:meth:`cwcore.engine.Engine.trim_heap`) and after dropping a model
+(:meth:`cwcore.semantic.embedder.Embedder.release_idle`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+
+_libc: list[object] = []
+
+
+def _malloc_trim() -> object | None:
+    if not _libc:
+        try:
+            _libc.append(ctypes.CDLL("libc.so.6").malloc_trim)
+        except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim this way
+            _libc.append(None)
+    return _libc[0]
+
+
+def trim() -> bool:
+    """Collect garbage, then return free heap pages to the system. Returns whether the C
+    library could be asked (False off glibc)."""
+    gc.collect()
+    fn = _malloc_trim()
+    if fn is None:
+        return False
+    fn(0)  # type: ignore[operator]
+    return True
