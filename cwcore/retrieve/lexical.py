@@ -60,18 +60,6 @@ def _scorer(index: PostingIndex) -> Callable[..., bm25.Hits]:
     return bm25.search
 
 
-#: Query weight of another form of a query word (``coach`` for ``coaches``: a light English
-#: suffix normalization on the query side, :mod:`cwcore.text.forms`) relative to the word
-#: itself; 0 searches the words only.
-FORM_WEIGHT = 0.0
-#: Which query words get their other forms: ``"all"``, or ``"absent"``, only the words the index
-#: does not hold as written.
-FORMS_FOR = "all"
-#: Whether a window holding a form of a query word covers the word (coverage, the weak-pass
-#: test); False: forms only add to the BM25 order.
-FORM_COVERS = True
-
-
 def _upper(idfs: dict[str, float], terms: list[str]) -> float:
     return sum(idfs.get(t, 0.0) for t in terms) * (bm25.K1 + 1)
 
@@ -86,34 +74,15 @@ def lexical_candidates(
     only: np.ndarray | None = None,
     weights: dict[str, float] | None = None,
     reader: PostingReader | None = None,
-    forms: dict[str, str] | None = None,
 ) -> tuple[list[Candidate], dict[str, float]]:
     """BM25 over windows; returns calibrated candidates (best first) and each term's idf.
 
     ``scored_terms`` are the terms coverage is measured against (the original query terms when
     ``terms`` includes expansion terms). ``reader``: the search's posting reader when several
-    queries share one (a memo reader), else a fresh one of ``index``. ``forms``: other forms of
-    the query's words (``{form: word}``, :func:`cwcore.text.forms.word_forms`), searched at
-    :data:`FORM_WEIGHT` × the word's weight; a window holding a form covers its word, and the
-    idfs returned are the query words' only (a word's the largest of its own and its forms')."""
+    queries share one (a memo reader), else a fresh one of ``index``."""
     if not terms:
         return [], {}
     reader = reader or index.reader()
-    form_of: dict[str, str] = {}
-    if forms and FORM_WEIGHT > 0:
-        basis_terms = scored_terms or list(terms)
-        form_of = {f: w for f, w in forms.items() if w in basis_terms and f not in terms}
-        if form_of and FORMS_FOR == "absent":
-            # Only words the index does not hold as written get their other forms.
-            words = sorted(set(form_of.values()))
-            held = {p.term for p in reader.plan(reader.snapshot(), words) if p.entries}
-            form_of = {f: w for f, w in form_of.items() if w not in held}
-    if form_of:
-        scored_terms = basis_terms
-        weights = dict(weights or {})
-        for f, w in form_of.items():
-            weights[f] = FORM_WEIGHT * weights.get(w, 1.0)
-        terms = [*terms, *form_of]
     out: list[Candidate] = []
     idfs: dict[str, float] = {}
     # A little headroom over k covers windows the scope or a tombstone removes; a scope that
@@ -125,10 +94,6 @@ def lexical_candidates(
         idfs = {t: float(bm25.idf(df, hits.n_docs)) for t, df in hits.df.items()}
         for t in terms:
             idfs.setdefault(t, 0.0)
-        for f, w in form_of.items():  # a word stands for its forms: coverage, upper bound
-            v = idfs.pop(f)
-            if FORM_COVERS:
-                idfs[w] = max(idfs[w], v)
         basis = scored_terms or terms
         upper = _upper(idfs, basis) or 1.0
         total_idf = sum(idfs[t] for t in basis) or 1.0
@@ -143,8 +108,6 @@ def lexical_candidates(
             terms_of = by_mask.get(mask)
             if terms_of is None:
                 matched = [t for j, t in enumerate(hits.terms) if mask >> j & 1]
-                if form_of and FORM_COVERS:
-                    matched = list(dict.fromkeys(form_of.get(t, t) for t in matched))
                 covered = sum(idfs.get(t, 0.0) for t in matched if t in basis) / total_idf
                 terms_of = (
                     [t for t in matched if t in basis],
