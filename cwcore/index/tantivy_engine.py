@@ -77,9 +77,11 @@ def available() -> bool:
     return True
 
 
-def repeated(tfs: Mapping[str, float], scale: float = REPEAT_SCALE) -> str:
+def repeated(tfs: Mapping[str, float], scale: float | None = None) -> str:
     """``tfs`` as whitespace-separated text whose term counts are the weighted frequencies
-    times ``scale`` (at least one occurrence per term of positive weight)."""
+    times ``scale`` (:data:`REPEAT_SCALE` when None, read at each call so an evaluation's
+    ``--override`` applies; at least one occurrence per term of positive weight)."""
+    scale = REPEAT_SCALE if scale is None else scale
     out: list[str] = []
     for term, tf in tfs.items():
         if tf > 0:
