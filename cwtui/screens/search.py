@@ -11,6 +11,15 @@ session:ID until:DATE``, parsed by :func:`cwcore.retrieve.filters.parse_filters`
 be a unique id prefix) and the standing filters of F5, which stay for every search until
 changed. ↑ in the query bar brings back earlier searches with their filters.
 
+Pickers (issue 34): ctrl+b picks an agent and ctrl+f a project from the archive's known values,
+each listed with the sessions and messages that pass the other active filters
+(:class:`~cwtui.widgets.filter_picker.FilterPicker`, :meth:`~cwcore.api.Archive.facets`);
+ctrl+n cycles the time: any → 24h → 7d → 30d → any. A pick is written into the standing filters
+as its typed token (``agent:codex``, ``since:7d``), so the toggles line shows it, F5 edits it and
+an inline filter in the query still wins. A filter that does not parse is named on its own line
+under the toggles; one typed into F5 is refused and the standing filters stay as they were (the
+error used to take the toggles line's place).
+
 Toggles (they work from the query bar too): F2 scope (all → project → session, the project or
 session taken from the selected result), F3 semantic policy (always → auto → never, starting
 from the ``semanticPolicy`` setting, as ``cw search`` does), F4 relation (any → question →
@@ -69,6 +78,7 @@ from cwtui.screens.document import DocumentScreen
 from cwtui.screens.prompt import PromptScreen
 from cwtui.screens.recall import RecallScreen
 from cwtui.screens.supersede import RecentSupersede, SupersedeScreen
+from cwtui.widgets.filter_picker import FilterPicker, next_time, set_token, token_value
 from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hits import context_block, preview, short_session
 from cwtui.widgets.results import ResultsList
@@ -92,7 +102,7 @@ START = (
     "Filter inline: project:NAME agent:NAME session:ID role:user kind:tool-result since:7d "
     "until:DATE\n"
     "↓ results · ↑ earlier searches · F2 scope · F3 semantic · F4 relation · F5 filters · "
-    "F6 context · F7 rows · F8 order"
+    "F6 context · F7 rows · F8 order · ^b agent · ^f project · ^n time"
 )
 
 
@@ -141,6 +151,14 @@ class SearchScreen(LiveScreen):
     """Search the archive as you type; recall, open, copy or supersede what you find."""
 
     SUB_TITLE = "Search"
+
+    DEFAULT_CSS = """
+    SearchScreen #search-problems {
+        height: auto;
+        padding: 0 2;
+        display: none;
+    }
+    """
 
     #: Seconds of quiet after a keystroke before the fast search runs.
     DEBOUNCE: ClassVar[float] = 0.25
@@ -263,6 +281,30 @@ class SearchScreen(LiveScreen):
             id="cw.search.document-id",
             tooltip="Open a document by id, superseded ones included (audit view)",
         ),
+        Binding(
+            "ctrl+b",
+            "pick_agent",
+            "Agent",
+            show=False,  # the footer is full at 80 columns: F1 and the palette list it
+            id="cw.search.agent",
+            tooltip="Pick an agent (each with its sessions and messages under the other filters)",
+        ),
+        Binding(
+            "ctrl+f",
+            "pick_project",
+            "Project",
+            show=False,  # the footer is full at 80 columns: F1 and the palette list it
+            id="cw.search.project",
+            tooltip="Pick a project (each with its sessions and messages under the other filters)",
+        ),
+        Binding(
+            "ctrl+n",
+            "cycle_time",
+            "Time",
+            show=False,  # the footer is full at 80 columns: F1 and the palette list it
+            id="cw.search.time",
+            tooltip="Time: any → 24h → 7d → 30d (a since: standing filter)",
+        ),
         *TYPING_SCREEN_BINDINGS,
     ]
 
@@ -336,6 +378,7 @@ class SearchScreen(LiveScreen):
         with Horizontal(id="search-bar"):
             yield Static("", id="search-toggles")
             yield Static("", id="search-status")
+        yield Static("", id="search-problems")
         with Horizontal(id="search-body"):
             with Vertical(id="results-pane"):
                 yield ResultsList(id="results")
@@ -388,6 +431,7 @@ class SearchScreen(LiveScreen):
         standing = parse_filters(self.filter_text, now=now)
         inline = parse_filters(self.query_one(QueryInput).value, now=now)
         self.problems = standing.problems + inline.problems
+        self._show_problems()
         fields = {**standing.fields, **inline.fields}
         query = inline.text
         if not query and self.relation is None:
@@ -597,9 +641,14 @@ class SearchScreen(LiveScreen):
             # archive: only the fetched page is re-sorted.
             text.append(f" · {self.order} first (these {n} re-sorted)", "bold cyan")
         text.append(f" · gen {body.generation}", "dim")
-        for problem in self.problems:
-            text.append(f" · {problem}", "bold yellow")
         return text
+
+    def _show_problems(self) -> None:
+        """The filter problems on their own line under the toggles: in the status line a long
+        one took the whole bar and the toggles line disappeared (issue 34)."""
+        line = self.query_one("#search-problems", Static)
+        line.update(Text(" · ".join(self.problems), "bold yellow"))
+        line.display = bool(self.problems)
 
     def toggles_text(self, width: int) -> Text:
         """The toggles line; below 100 columns without the labels (the keys and values
@@ -725,7 +774,18 @@ class SearchScreen(LiveScreen):
         def chosen(text: str | None) -> None:
             if text is None:
                 return
-            leftover = parse_filters(text, now=clock.now()).text
+            parsed = parse_filters(text, now=clock.now())
+            if parsed.problems:
+                # Refused whole: the standing filters (and the toggles line that shows them)
+                # stay as they were, and the error says why (issue 34).
+                self.notify(
+                    "; ".join(parsed.problems) + " — the filters stay as they were (F5 edits)",
+                    title="Filters",
+                    severity="error",
+                    markup=False,
+                )
+                return
+            leftover = parsed.text
             if leftover:
                 self.notify(
                     f"Not a filter: {leftover!r} (project: agent: session: role: kind: since: "
@@ -745,6 +805,44 @@ class SearchScreen(LiveScreen):
             ),
             chosen,
         )
+
+    # -- pickers (agent, project, time) ---------------------------------------------------------
+
+    def facet_filters(self, leave_out: str) -> dict[str, str]:
+        """The active project, agent and time filters but ``leave_out``'s, as
+        :meth:`Archive.facets` takes them: a picker counts each choice under the others."""
+        now = clock.now()
+        standing = parse_filters(self.filter_text, now=now)
+        inline = parse_filters(self.query_one(QueryInput).value, now=now)
+        fields = {**standing.fields, **inline.fields}
+        if self.scope == "project" and self.pin_project:
+            fields.setdefault("project", self.pin_project)
+        names = ("project", "agent", "since", "until")
+        return {n: fields[n] for n in names if n != leave_out and isinstance(fields.get(n), str)}
+
+    def _pick(self, kind: str) -> None:
+        def chosen(name: str | None) -> None:
+            if name is None:
+                return  # closed: nothing changes
+            self.filter_text = set_token(self.filter_text, kind, name or None)
+            typed = parse_filters(self.query_one(QueryInput).value, now=clock.now()).fields
+            if name and kind in typed:
+                self.notify(f"The {kind}: typed in the query wins over the pick.", timeout=3)
+            self._rerun()
+
+        current = token_value(self.filter_text, kind)
+        self.open(FilterPicker(kind, current, self.facet_filters(kind)), chosen)
+
+    def action_pick_agent(self) -> None:
+        self._pick("agent")
+
+    def action_pick_project(self) -> None:
+        self._pick("project")
+
+    def action_cycle_time(self) -> None:
+        preset = next_time(token_value(self.filter_text, "since"))
+        self.filter_text = set_token(self.filter_text, "since", preset)
+        self._rerun()
 
     def action_cycle_context(self) -> None:
         self.context = CONTEXTS[(CONTEXTS.index(self.context) + 1) % len(CONTEXTS)]

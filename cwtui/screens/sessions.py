@@ -6,13 +6,20 @@ Two thread workers feed it, both through ``Archive.sessions``:
   next page is requested when the table reports it is near its end, so thousands of sessions
   scroll without a full load;
 * the **walk** worker pages through every session once (unfiltered, large pages) to count
-  sessions per project and per day for the projects list and its sparklines, and to learn the
-  agents for the agent filter. It posts an updated overview after each page. It starts once the
-  table's first page has arrived, so it never holds the archive while the first rows load.
+  sessions per day for the projects list's sparklines (and, until the facets arrive, sessions
+  per project and the agents). It posts an updated overview after each page. It starts once the
+  table's first page has arrived, so it never holds the archive while the first rows load;
+* the **facets** worker (``Archive.facets``, issue 34) counts each project's sessions under the
+  active agent and time filters and each agent's under the active project and time filters, so
+  the projects list and the agent choices say how many sessions a pick would show. It runs
+  after the first page and again whenever the project, agent or time filter changes; an answer
+  for filters changed meanwhile is dropped.
 
 Filters: pick a project in the list, an agent in the select, a start date in the input
 (``YYYY-MM-DD``, an ISO instant, or ``7d`` / ``24h`` / ``2w`` back from now), and text the id or
-title contains (``/``). F5 sorts by another key (start, end, messages, tools, duration) and
+title contains (``/``); ctrl+n cycles the time filter any → 24h → 7d → 30d → any (the
+same presets as on the search screen, shown in the *since* field).
+F5 sorts by another key (start, end, messages, tools, duration) and
 F6 reverses the order; the archive sorts (``Archive.sessions(sort=…)``), so paging stays
 exact. Every change bumps a generation number; pages from an older generation are dropped when
 they arrive. Under 100 columns the projects pane starts folded away (F8 shows it).
@@ -39,6 +46,7 @@ from textual.worker import get_current_worker
 
 from cwcore import clock
 from cwcore.errors import CwError, InvalidInput
+from cwcore.facets import Facets
 from cwcore.session_info import SessionInfo
 from cwtui.screens.common import (
     TYPING_SCREEN_BINDINGS,
@@ -52,8 +60,9 @@ from cwtui.screens.common import (
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.prompt import PromptScreen
+from cwtui.widgets.filter_picker import next_time
 from cwtui.widgets.footer import KeysFooter
-from cwtui.widgets.projects import Overview, ProjectList, ProjectTally
+from cwtui.widgets.projects import SPARK_DAYS, Overview, ProjectList, ProjectSummary, ProjectTally
 from cwtui.widgets.sessions_table import SessionsTable
 
 EMPTY_ARCHIVE = "No sessions yet — import some with `cw import PATH` or `cw sync`."
@@ -147,6 +156,13 @@ class SessionsScreen(LiveScreen):
             tooltip="Filter by start date (YYYY-MM-DD, or 7d / 24h / 2w back)",
         ),
         Binding(
+            "ctrl+n",
+            "cycle_time",
+            "Time",
+            id="cw.sessions.time",
+            tooltip="Time: any → 24h → 7d → 30d (the since filter)",
+        ),
+        Binding(
             "escape",
             "focus_table",
             "Sessions",
@@ -235,6 +251,13 @@ class SessionsScreen(LiveScreen):
             super().__init__()
             self.overview = overview
 
+    class FacetsLoaded(CallDone):
+        """The facets counted under ``key`` (the project, agent and since filters then)."""
+
+        def __init__(self, key: tuple[str | None, ...], facets: Facets) -> None:
+            super().__init__()
+            self.key, self.facets = key, facets
+
     def __init__(self) -> None:
         super().__init__()
         self.filters = Filters()
@@ -242,6 +265,8 @@ class SessionsScreen(LiveScreen):
         self.next_cursor: str | None = None
         self.fetching = False
         self.overview: Overview | None = None
+        #: The projects' and agents' counts under the other active filters (None: not yet).
+        self.facets: Facets | None = None
         self._seen_changes = -1
         #: The time the walk was asked for by a reload; it starts after the first page.
         self._walk_pending: datetime | None = None
@@ -293,6 +318,7 @@ class SessionsScreen(LiveScreen):
         if self._walk_pending is not None:
             now, self._walk_pending = self._walk_pending, None
             self._walk(archive_handle(self.app), now)
+            self._count()
 
     def _restart_pages(self) -> None:
         self.generation += 1
@@ -344,6 +370,65 @@ class SessionsScreen(LiveScreen):
             if cursor is None:
                 return
 
+    @staticmethod
+    def _facets_key(filters: Filters) -> tuple[str | None, ...]:
+        return (filters.project, filters.agent, filters.since)
+
+    def _count(self) -> None:
+        """Count the projects and agents under the current filters (the facets worker)."""
+        self._load_facets(archive_handle(self.app), self.filters)
+
+    @work(thread=True, exclusive=True, group="sessions-facets", exit_on_error=False)
+    def _load_facets(self, handle: ArchiveHandle, filters: Filters) -> None:
+        try:
+            with handle.use() as archive:
+                if get_current_worker().is_cancelled:
+                    return
+                found = archive.facets(
+                    project=filters.project, agent=filters.agent, since=filters.since
+                )
+        except CwError:
+            return  # the walk's counts stay; the page worker reports a failing archive
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.FacetsLoaded(self._facets_key(filters), found))
+
+    def on_sessions_screen_facets_loaded(self, message: FacetsLoaded) -> None:
+        if message.key != self._facets_key(self.filters):
+            return  # the filters changed while these counts were on their way
+        self.facets = message.facets
+        self._show_overview()
+
+    def _show_overview(self) -> None:
+        """The projects list and the agent choices: the facets' counts (under the other
+        filters) with the walk's sparklines; the walk's own counts until the facets arrive."""
+        overview = self.overview
+        if self.facets is not None:
+            activity = {p.name: p.activity for p in overview.projects} if overview else {}
+            idle = (0,) * SPARK_DAYS
+            projects = tuple(
+                ProjectSummary(p.name, p.sessions, activity.get(p.name, idle))
+                for p in self.facets.projects
+            )
+            overview = Overview(
+                total=sum(p.sessions for p in projects),
+                activity=overview.activity if overview else idle,
+                projects=projects,
+                agents=tuple(a.name for a in self.facets.agents),
+                complete=overview.complete if overview else False,
+            )
+        if overview is None:
+            return
+        self.query_one(ProjectList).show(overview, self.filters.project)
+        title = f"Projects ({len(overview.projects)})"
+        if not overview.complete:
+            title += " counting…"
+        self.query_one("#projects-title", Static).update(title)
+        if self.facets is not None:
+            counts = {a.name: a.sessions for a in self.facets.agents}
+            self._update_agents(overview.agents, counts)
+        else:
+            self._update_agents(overview.agents)
+
     def on_sessions_screen_page_loaded(self, message: PageLoaded) -> None:
         if message.first:
             self._start_walk()
@@ -376,12 +461,7 @@ class SessionsScreen(LiveScreen):
 
     def on_sessions_screen_overview_updated(self, message: OverviewUpdated) -> None:
         self.overview = message.overview
-        self.query_one(ProjectList).show(message.overview, self.filters.project)
-        title = f"Projects ({len(message.overview.projects)})"
-        if not message.overview.complete:
-            title += " counting…"
-        self.query_one("#projects-title", Static).update(title)
-        self._update_agents(message.overview.agents)
+        self._show_overview()
 
     def on_sessions_screen_overview_failed(self, message: OverviewFailed) -> None:
         # Only the pane title: the page worker meets the same failure and reports it in the
@@ -422,12 +502,18 @@ class SessionsScreen(LiveScreen):
             parts.insert(0, f"by {SORT_NAMES[f.sort]} {arrow}")
         return f" · {' '.join(parts)}" if parts else ""
 
-    def _update_agents(self, agents: tuple[str, ...]) -> None:
+    def _update_agents(self, agents: tuple[str, ...], counts: dict[str, int] | None = None) -> None:
+        """The agent choices; with ``counts``, each with its sessions under the project and
+        time filters."""
         select: Select[str] = self.query_one("#agent-filter", Select)
+        options = [
+            (agent if counts is None else f"{agent} ({counts.get(agent, 0):,})", agent)
+            for agent in agents
+        ]
         # Replacing the options resets the value; keep the user's choice and do not let the
         # reset read as a filter change.
         with select.prevent(Select.Changed):
-            select.set_options([(agent, agent) for agent in agents])
+            select.set_options(options)
             if self.filters.agent in agents:
                 select.value = self.filters.agent
 
@@ -436,8 +522,11 @@ class SessionsScreen(LiveScreen):
     def _apply(self, **changes: Any) -> None:
         filters = replace(self.filters, **changes)
         if filters != self.filters:
+            recount = self._facets_key(filters) != self._facets_key(self.filters)
             self.filters = filters
             self._restart_pages()
+            if recount:
+                self._count()
 
     def on_project_list_chosen(self, message: ProjectList.Chosen) -> None:
         self._apply(project=message.project)
@@ -475,6 +564,13 @@ class SessionsScreen(LiveScreen):
 
     def action_focus_match(self) -> None:
         self.query_one("#match-filter", Input).focus()
+
+    def action_cycle_time(self) -> None:
+        """ctrl+n: the *since* field to the next preset (any → 24h → 7d → 30d → any)."""
+        field = self.query_one("#since-filter", Input)
+        preset = next_time(field.value)
+        field.value = preset or ""
+        self._apply(since=parse_since(preset or "", clock.now()))
 
     def typing_field(self) -> CommandInput:
         return self.query_one("#match-filter", CommandInput)

@@ -35,6 +35,7 @@ from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.supersede import SupersedeScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.screens.unsupersede import UnsupersedeScreen
+from cwtui.widgets.filter_picker import FilterPicker
 from tests.tui.conftest import SIZE, AppFactory, archive_lines, settle, topic_lines, write_jsonl
 from tests.tui.test_bursts import assert_running_cleanly, burst
 
@@ -93,6 +94,9 @@ SCREENS: dict[str, tuple[Setup, type[Screen[Any]]]] = {
     "candidates": (candidates, CandidatesScreen),
     "search-filters": (lambda p: go(p, "alt+2", "f5"), PromptScreen),
     "sessions-filter": (lambda p: go(p, "slash"), SessionsScreen),
+    "search-agent-picker": (lambda p: go(p, "alt+2", *"queue", "ctrl+b"), FilterPicker),
+    "search-project-picker": (lambda p: go(p, "alt+2", "ctrl+n", "ctrl+f"), FilterPicker),
+    "sessions-time": (lambda p: go(p, "ctrl+n", "ctrl+n"), SessionsScreen),
 }
 
 
@@ -198,7 +202,7 @@ ALPHABET = (
     *("enter", "escape", "tab", "shift+tab", "up", "down", "home", "end", "backspace", "space"),
     *("pageup", "pagedown", "left", "right"),
     *(f"f{n}" for n in range(1, 10)),
-    *(f"ctrl+{c}" for c in "defglortxy"),
+    *(f"ctrl+{c}" for c in "bdefglnortxy"),
     *(f"alt+{n}" for n in range(1, 5)),
 )
 

@@ -80,7 +80,9 @@ async def test_inline_filters_narrow_the_search_and_a_session_prefix_resolves(
         bar.value = "queue kind:tool"  # a bad value: said, and left out of the request
         await settle(pilot)
         assert last_request().kind is None
-        assert "kind:tool is not a kind" in static_text(screen, "#search-status")
+        # On its own line: in the status line it took the toggles line's place (issue 34).
+        assert "kind:tool is not a kind" in static_text(screen, "#search-problems")
+        assert "not a kind" not in static_text(screen, "#search-status")
 
 
 async def test_standing_filters_stay_and_history_brings_a_search_back(
