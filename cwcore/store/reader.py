@@ -49,10 +49,24 @@ class Reader:
         the keys, so only the matching record is decoded (a corrupt record elsewhere does not
         stand in the way). ``<agent>:<id>`` names that agent's session; a native id that is no
         session id and that two agents' sessions have is :class:`NotFound` naming both
-        (:func:`cwcore.store.identity.resolve`)."""
+        (:func:`cwcore.store.identity.resolve`). The short form tables show for a sub-agent
+        (``170cebcc…/agent-a325871``, or ``...`` typed) names it too."""
         exact = identity.resolve(self.store, prefix)
         if exact is not None:
             return self.session(exact)
+        shortened = _shortened(prefix)
+        if shortened is not None:
+            # The short form tables show for a sub-agent (``170cebcc…/agent-a325871``): its
+            # parent's prefix and its own part, one session or NotFound.
+            head, tail = shortened
+            found = [s for s in self.session_ids() if s.startswith(head) and s.endswith(tail)]
+            found = [s for s in found if len(s) >= len(head) + len(tail)]
+            if len(found) == 1:
+                return self.session(found[0])
+            if not found:
+                raise NotFound(f"no session {excerpt(prefix)}")
+            ids = ", ".join(sorted(found)[:5])
+            raise NotFound(f"session {excerpt(prefix)} is ambiguous: {ids}")
         if len(prefix) < 4:
             self.session(prefix)  # raises NotFound
         matches = [sid for sid in self.session_ids() if sid.startswith(prefix)]
@@ -271,3 +285,13 @@ def _assemble(
     if cursor < end:
         buffer += (_SEP * ((end - cursor) // len(_SEP) + 1))[: end - cursor]
     return bytes(buffer)
+
+
+def _shortened(wanted: str) -> tuple[str, str] | None:
+    """``(head, tail)`` of a shortened sub-agent id as tables show it (``<4+ chars>…/<part>``,
+    or ``...`` for the ellipsis as typed), else None."""
+    for mark in ("…", "..."):
+        head, sep, tail = wanted.partition(mark)
+        if sep and len(head) >= 4 and tail.startswith("/") and len(tail) > 1:
+            return head, tail
+    return None

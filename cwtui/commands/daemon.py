@@ -15,6 +15,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from cwcore import config as cwconfig
 from cwcore.daemon import control
 from cwtui.output import console, emit_json, err_console, guard
 
@@ -179,6 +180,9 @@ def status_cmd(as_json: JsonOpt = False) -> None:
     background work); when none runs, the last lines of its log (why it stopped, or why it
     failed to start)."""
     with guard(as_json):
+        # A broken config.toml is reported here as by every command (one line, exit 2), not
+        # left for the reader to find in the log tail of a daemon that failed to start.
+        cwconfig.load(cwconfig.default_home())
         running = control.status()
         if running is not None:
             if as_json:
