@@ -84,8 +84,9 @@ def set_token(text: str, key: str, value: str | None) -> str:
 
 
 def count_label(item: FacetCount) -> str:
-    noun = "session" if item.sessions == 1 else "sessions"
-    return f"{item.sessions:,} {noun} · {item.messages:,} msgs"
+    sessions = "session" if item.sessions == 1 else "sessions"
+    messages = "msg" if item.messages == 1 else "msgs"
+    return f"{item.sessions:,} {sessions} · {item.messages:,} {messages}"
 
 
 class FilterPicker(ModalScreen[str | None], LiveScreen):

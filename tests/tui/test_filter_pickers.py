@@ -56,7 +56,8 @@ async def test_agent_and_project_pickers_count_under_the_other_filters(
         rows = picker_rows(app)
         assert rows[0].startswith("any agent") and "8 sessions" in rows[0]
         assert [r.split()[0] for r in rows[1:]] == ["claude-code", "codex", "pi"]
-        assert "5 sessions" in rows[1] and "2 sessions" in rows[2] and "1 session " in rows[3]
+        assert "5 sessions" in rows[1] and "2 sessions" in rows[2]
+        assert rows[3].endswith("1 session · 1 msg")
         await pilot.press("down", "down", "enter")  # codex
         await settle(pilot)
         assert isinstance(app.screen, SearchScreen)
