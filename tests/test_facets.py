@@ -134,3 +134,31 @@ def test_through_a_real_daemon(
                 client.call("facets", {"since": "notadate"})
     assert answer == embedded
     assert Facets.from_json(answer).project("alpha") == FacetCount("alpha", 1, 3)
+
+
+def test_cw_facets_lists_both_facets_and_json(cw_home: Path, tmp_path: Path) -> None:
+    """``cw facets``: a table per facet for people, the record's JSON with ``--json``, and a
+    bad date as one line on stderr with exit 2."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cwtui.cli import app
+
+    rows = session("s1", "alpha", "claude-code", "2026-11-18T09:", 4) + session(
+        "s2", "gamma", "codex", "2026-11-05T08:", 2
+    )
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([write_jsonl(tmp_path / "s.jsonl", rows)])
+        expected = archive.facets(agent="codex")
+    runner = CliRunner()
+    result = runner.invoke(app, ["facets", "--agent", "codex", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert Facets.from_json(json.loads(result.stdout)) == expected
+    result = runner.invoke(app, ["facets", "--project", "alpha"])
+    assert result.exit_code == 0
+    assert "claude-code" in result.stdout and "gamma" in result.stdout
+    assert "1 session · 4 messages pass every filter" in result.stdout
+    result = runner.invoke(app, ["facets", "--since", "notadate"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "cw: since must be an ISO-8601 date or instant"

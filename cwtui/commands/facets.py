@@ -1,0 +1,63 @@
+"""``cw facets``: the archive's agents and projects, each with its sessions and messages under
+the other filters (what the TUI's filter pickers list; :func:`cwcore.facets.facets`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from cwcore.api import Archive
+from cwtui.output import console, emit_json, guard, shown_id
+
+if TYPE_CHECKING:
+    from cwcore.facets import FacetCount
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
+
+def facets(
+    project: Annotated[
+        str | None, typer.Option(help="Count the agents within this project.")
+    ] = None,
+    agent: Annotated[str | None, typer.Option(help="Count the projects within this agent.")] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Only sessions active on or after this ISO date.")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Only sessions active on or before this ISO date.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the agents and projects with their sessions and messages, each counted under the
+    other filters (an agent's within --project, a project's within --agent)."""
+    with guard(as_json), Archive.open() as archive:
+        found = archive.facets(project=project, agent=agent, since=since, until=until)
+    if as_json:
+        emit_json(found.to_json())
+        return
+    if not found.agents and not found.projects:
+        console.print("No sessions. Import some with `cw import PATH` or `cw sync`.")
+        return
+    _table("agent", found.agents)
+    _table("project", found.projects)
+    sessions = "session" if found.sessions == 1 else "sessions"
+    messages = "message" if found.messages == 1 else "messages"
+    console.print(
+        f"{found.sessions:,} {sessions} · {found.messages:,} {messages} pass every filter"
+    )
+
+
+def _table(name: str, items: tuple[FacetCount, ...]) -> None:
+    table = Table()
+    table.add_column(name, no_wrap=True)
+    table.add_column("sessions", justify="right")
+    table.add_column("messages", justify="right")
+    for item in items:
+        table.add_row(shown_id(item.name), f"{item.sessions:,}", f"{item.messages:,}")
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("facets")(facets)
