@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -64,6 +65,7 @@ from cwcore.retrieve.filters import parse_filters
 from cwcore.retrieve.request import SearchRequest, parse_request
 from cwcore.retrieve.results import SearchHit, SearchResponse
 from cwcore.store.supersession import Superseded
+from cwtui import tui_state
 from cwtui.screens.common import (
     TYPING_SCREEN_BINDINGS,
     ArchiveHandle,
@@ -77,7 +79,9 @@ from cwtui.screens.copy import CopyScreen
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.prompt import PromptScreen
 from cwtui.screens.recall import RecallScreen
+from cwtui.screens.saved import SavedSearchesScreen
 from cwtui.screens.supersede import RecentSupersede, SupersedeScreen
+from cwtui.tui_state import SavedSearch, SearchView, TuiState
 from cwtui.widgets.filter_picker import FilterPicker, next_time, set_token, token_value
 from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hits import context_block, preview, short_session
@@ -305,6 +309,22 @@ class SearchScreen(LiveScreen):
             id="cw.search.time",
             tooltip="Time: any → 24h → 7d → 30d (a since: standing filter)",
         ),
+        Binding(
+            "ctrl+s",
+            "save_search",
+            "Save",
+            show=False,
+            id="cw.search.save",
+            tooltip="Save this search (query, filters, toggles) in a slot 1-9, kept across runs",
+        ),
+        Binding(
+            "ctrl+r",
+            "saved_searches",
+            "Saved",
+            show=False,
+            id="cw.search.saved",
+            tooltip="Recall a saved search (slots 1-9)",
+        ),
         *TYPING_SCREEN_BINDINGS,
     ]
 
@@ -338,7 +358,7 @@ class SearchScreen(LiveScreen):
     def __init__(self) -> None:
         super().__init__()
         self.scope = "all"
-        self.policy = default_policy()
+        self.policy = self.setting_policy = default_policy()
         self.relation: str | None = None
         self.context = 0  # neighbours on each side (0: a plain search)
         #: Snippet lines per row and the display order: kept for the app's session (the
@@ -393,6 +413,7 @@ class SearchScreen(LiveScreen):
         self._update_toggles()
         self.query_one(QueryInput).focus()
         self._probe(archive_handle(self.app))
+        self._restore_last()
 
     def on_screen_resume(self) -> None:
         handle = archive_handle(self.app)
@@ -1011,3 +1032,143 @@ class SearchScreen(LiveScreen):
             PromptScreen("Open a document (superseded ones too)", "document id, e.g. t-09b0e9…"),
             open_document,
         )
+
+    # -- saved searches and the last search (cwtui.tui_state) ----------------------------------
+
+    #: Restore the last search on start (the tests and benchmarks that want a clean start,
+    #: and the snapshots, turn it off).
+    RESTORE: ClassVar[bool] = True
+    #: The query bar, kept for :meth:`on_unmount` (its widgets are gone by then).
+    _bar: QueryInput | None = None
+
+    def search_view(self) -> SearchView:
+        """The current search and its display, as the state file keeps it."""
+        bar = self._bar or self.query_one(QueryInput)
+        return SearchView(
+            query=bar.value,
+            filters=self.filter_text,
+            scope=self.scope,
+            project=self.pin_project,
+            session=self.pin_session,
+            policy=None if self.policy == self.setting_policy else self.policy,
+            relation=self.relation,
+            context=self.context,
+            density=self.density,
+            order=self.order,
+        )
+
+    def apply_view(self, view: SearchView, *, display: bool) -> None:
+        """Take the search of ``view`` (and with ``display`` its rows and order); a value this
+        screen does not know falls back to the default. A changed query runs the fast search
+        (as ↑ does), else the toggles' rerun does."""
+        self.pin_project, self.pin_session = view.project, view.session
+        pinned = {"all": True, "project": view.project, "session": view.session}
+        self.scope = view.scope if view.scope in SCOPES and pinned[view.scope] else "all"
+        self.policy = view.policy if view.policy in POLICIES else self.setting_policy
+        self.relation = view.relation if view.relation in RELATIONS else None
+        self.context = view.context if view.context in CONTEXTS else 0
+        if display:
+            self.density = view.density if view.density in DENSITIES else DENSITIES[0]
+            self.order = view.order if view.order in ORDERS else ORDERS[0]
+            self.query_one(ResultsList).lines = self.density
+        self.filter_text = " ".join(view.filters.split())
+        self._update_toggles()
+        bar = self.query_one(QueryInput)
+        if bar.value != view.query:
+            bar.value = view.query  # Input.Changed runs the fast search
+            bar.cursor_position = len(view.query)
+        else:
+            self._rerun()
+
+    def _state_file(self) -> Path:
+        return tui_state.state_path()
+
+    def _restore_last(self) -> None:
+        self._bar = self.query_one(QueryInput)
+        if not self.RESTORE:
+            return
+        loaded = tui_state.load(self._state_file())
+        if loaded.problem:
+            self.notify(loaded.problem, title="Saved searches", severity="warning", markup=False)
+        if loaded.state.last is not None:
+            self.apply_view(loaded.state.last, display=True)
+            # Selected, as a field focused by / is: typing starts a new query, End keeps it.
+            self._bar.select_all()
+
+    def on_unmount(self) -> None:
+        if not self.RESTORE or self._bar is None:
+            return
+        view = self.search_view()
+        try:  # quitting: nobody is left to tell of a failed write
+            tui_state.update(self._state_file(), lambda state: state.with_last(view))
+        except OSError:
+            pass
+
+    def _write_state(self, change: Any) -> TuiState | None:
+        try:
+            loaded = tui_state.update(self._state_file(), change)
+        except OSError as exc:
+            self.notify(f"Could not save: {exc.strerror or exc}", severity="error", markup=False)
+            return None
+        if loaded.problem:
+            self.notify(loaded.problem, title="Saved searches", severity="warning", markup=False)
+        return loaded.state
+
+    def _open_slots(self, *, saving: bool, chosen: Any) -> None:
+        loaded = tui_state.load(self._state_file())
+        if loaded.problem:
+            self.notify(loaded.problem, title="Saved searches", severity="warning", markup=False)
+        self.open(
+            SavedSearchesScreen(loaded.state, saving=saving), lambda n: chosen(loaded.state, n)
+        )
+
+    def _cleared(self, number: int) -> None:
+        if self._write_state(lambda state: state.without_slot(number)) is not None:
+            self.notify(f"Slot {number} emptied.", timeout=2)
+
+    def action_save_search(self) -> None:
+        """ctrl+s: pick a slot, then name it (the query, or the slot's name, to start with)."""
+        view = self.search_view()
+
+        def picked(state: TuiState, number: int | None) -> None:
+            if number is None:
+                return
+            if number < 0:
+                self._cleared(-number)
+                return
+            old = state.slot(number)
+            name = old.name if old is not None else " ".join(view.query.split())[:40]
+
+            def named(text: str | None) -> None:
+                if not text:
+                    return
+                saved = SavedSearch(number, text, view)
+                if self._write_state(lambda s: s.with_saved(saved)) is not None:
+                    self.notify(
+                        f"Saved in slot {number}: {text} (ctrl+r recalls it).",
+                        timeout=3,
+                        markup=False,
+                    )
+
+            self.open(PromptScreen(f"Name for slot {number}", "a name", value=name), named)
+
+        self._open_slots(saving=True, chosen=picked)
+
+    def action_saved_searches(self) -> None:
+        """ctrl+r: pick a saved search; its query, filters, scope, policy, relation and context
+        replace the current ones (rows and order stay)."""
+
+        def picked(state: TuiState, number: int | None) -> None:
+            if number is None:
+                return
+            if number < 0:
+                self._cleared(-number)
+                return
+            saved = state.slot(number)
+            if saved is None:
+                return
+            self.apply_view(saved.view, display=False)
+            self._remember(saved.view.query.strip())
+            self.notify(f"Slot {number}: {saved.name}", timeout=2, markup=False)
+
+        self._open_slots(saving=False, chosen=picked)

@@ -20,6 +20,7 @@ import pytest
 from textual.screen import Screen
 
 from cwcore.api import Archive
+from cwtui import tui_state
 from cwtui.screens.candidates import CandidatesScreen
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.export import ExportScreen
@@ -30,6 +31,7 @@ from cwtui.screens.index import IndexScreen
 from cwtui.screens.partial import PartialScreen
 from cwtui.screens.prompt import PromptScreen
 from cwtui.screens.recall import RecallScreen
+from cwtui.screens.saved import SavedSearchesScreen
 from cwtui.screens.search import SearchScreen
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.supersede import SupersedeScreen
@@ -94,6 +96,8 @@ SCREENS: dict[str, tuple[Setup, type[Screen[Any]]]] = {
     "candidates": (candidates, CandidatesScreen),
     "search-filters": (lambda p: go(p, "alt+2", "f5"), PromptScreen),
     "sessions-filter": (lambda p: go(p, "slash"), SessionsScreen),
+    "saved-save": (lambda p: go(p, "alt+2", *"queue", "ctrl+s"), SavedSearchesScreen),
+    "saved-recall": (lambda p: go(p, "alt+2", "ctrl+r"), SavedSearchesScreen),
     "search-agent-picker": (lambda p: go(p, "alt+2", *"queue", "ctrl+b"), FilterPicker),
     "search-project-picker": (lambda p: go(p, "alt+2", "ctrl+n", "ctrl+f"), FilterPicker),
     "sessions-time": (lambda p: go(p, "ctrl+n", "ctrl+n"), SessionsScreen),
@@ -153,6 +157,7 @@ async def run_burst(
     changes = app.archive_handle.changes
     files = set(cwd.iterdir())
     sessions = session_count(app)
+    slots = tui_state.load(tui_state.state_path()).state.saved
     burst(app, *keys)
     await settle(pilot)
     assert_running_cleanly(app)
@@ -165,6 +170,8 @@ async def run_burst(
     assert app.archive_handle.changes - changes <= allowed, (where, keys)
     assert len(set(cwd.iterdir()) - files) <= allowed, (where, keys)
     assert sessions - session_count(app) <= allowed, (where, keys)
+    # No search saved into a slot, or a slot emptied (both take keys typed into their dialog).
+    assert tui_state.load(tui_state.state_path()).state.saved == slots, (where, keys)
     # Esc walks back down to the base screen, one screen at a time.
     for _ in range(8):
         if len(app.screen_stack) == 1:
@@ -202,7 +209,7 @@ ALPHABET = (
     *("enter", "escape", "tab", "shift+tab", "up", "down", "home", "end", "backspace", "space"),
     *("pageup", "pagedown", "left", "right"),
     *(f"f{n}" for n in range(1, 10)),
-    *(f"ctrl+{c}" for c in "bdefglnortxy"),
+    *(f"ctrl+{c}" for c in "bdefglnorstxy"),
     *(f"alt+{n}" for n in range(1, 5)),
 )
 
