@@ -1035,8 +1035,8 @@ class SearchScreen(LiveScreen):
 
     # -- saved searches and the last search (cwtui.tui_state) ----------------------------------
 
-    #: Restore the last search on start (the tests and benchmarks that want a clean start,
-    #: and the snapshots, turn it off).
+    #: Restore the last search on start, and write it at exit (a test or benchmark that
+    #: wants a clean start over a home it reuses turns it off).
     RESTORE: ClassVar[bool] = True
     #: The query bar, kept for :meth:`on_unmount` (its widgets are gone by then).
     _bar: QueryInput | None = None
