@@ -6,12 +6,14 @@ The top-level conftest gives every test its own ``CW_HOME``, an embedded store a
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.worker import WorkerCancelled, WorkerState
 
 from cwcore.api import Archive
 from cwtui.app import CwApp, make_app
@@ -225,9 +227,21 @@ async def settle(pilot: Any) -> None:
     """
     app = pilot.app
     for _ in range(50):
-        await app.workers.wait_for_complete()
+        await _wait_for_workers(app)
         await pilot.pause()
         if not any(worker.is_running for worker in app.workers):
             await pilot.pause()
             return
     raise AssertionError("workers never settled")
+
+
+async def _wait_for_workers(app: Any) -> None:
+    """Wait for the app's started workers. A worker cancelled meanwhile (an exclusive group's
+    older search, say) is finished, not an error: ``WorkerManager.wait_for_complete`` raised
+    ``WorkerCancelled`` for it, which made bursts fail at random. A worker not started yet is
+    waited for on the next round; a failed worker still fails the test."""
+    started = [worker for worker in app.workers if worker.state != WorkerState.PENDING]
+    outcomes = await asyncio.gather(*(worker.wait() for worker in started), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException) and not isinstance(outcome, WorkerCancelled):
+            raise outcome
