@@ -29,11 +29,14 @@ BENCHES = [
     "tui",
     "reservation",
     "fairness",
+    "scale",  # real text repeated ×N (--copies N, default 4), through a daemon beside FTS5
 ]
 
 
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
+    if argv[:1] == ["scale"]:  # the one bench with options of its own (--copies N, --idle S)
+        return int(importlib.import_module("bench.scale").main(argv[1:]))
     names = [a for a in argv if a != "--quick"] or BENCHES
     unknown = [n for n in names if n not in BENCHES]
     if unknown:

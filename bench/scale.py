@@ -1,0 +1,371 @@
+"""cw at scale: the LongMemEval dev corpus repeated N times with new ids, through a real daemon,
+beside SQLite FTS5 over the same documents in the same run.
+
+Run: ``.venv/bin/python -m bench scale --copies N [--idle S] [--cli-runs K]`` (default N=4,
+about 190k messages; N=21 is about a million). **The text is real, the scale is not**: every
+message of the dev corpus (:func:`bench.realtext_build.lme_corpus`, about 47k messages) appears N
+times, copy ``k`` under session ``<session>~copy<k>`` and message ``<id>~copy<k>``
+(:func:`copy_id`), its text unchanged, so every output is labelled "real text repeated ×N,
+synthetic ids". Term statistics are those of a corpus whose every document has N−1 exact
+duplicates; a real archive of this size has more distinct vocabulary.
+
+One run, with ``CW_SEMANTIC_RETRIEVAL=false`` (no embedding, no model) and the realtext bench's
+clock (``CW_NOW``):
+
+1. the repeated corpus is written as cw-jsonl (cached under ``CW_BENCH_CACHE``/scale);
+2. a daemon is started on a fresh ``CW_HOME`` and ``cw import`` (the installed CLI, its own
+   process) admits the file, timed from the command's start to its exit (import msg/s); then
+   ``index.run`` with ``wait`` drains the outbox (the drain's own msg/s, and import plus drain
+   end to end, since the index worker may start during the import);
+3. the daemon's ``/proc`` memory (:func:`bench.daemon_memory.memory`) after the import and after
+   indexing, whose ``VmHWM`` is the peak over the daemon's start, the import and the indexing;
+4. FTS5 (the realtext bench's :func:`bench.realtext_search.baseline_systems`) over the same
+   turn documents: those of an embedded archive of the dev corpus (built once, cached), each
+   repeated N times under its copy's session — the daemon owns the scaled store, and cw forms a
+   session's documents from that session alone, so the copies' documents are these;
+5. every dev question searched through the daemon (explicit lexical, ``semanticPolicy:
+   never``) and by FTS5, interleaved (:func:`bench.realtext_search.interleaved`), unscoped and
+   scoped to the question's haystack sessions in copy ``i mod N`` (question ``i``): one untimed
+   pass (200 daemon searches for the 100 dev questions), the daemon's memory ("steady"), one
+   timed pass, the memory again;
+6. ``cw sessions --json`` wall time, process start to exit, through the lean CLI (the installed
+   ``cw``, :mod:`cwtui.lean`) and the full CLI (``python -m cwtui.cli``), alternating;
+7. ``--idle`` seconds without a request (default 95: the daemon's heap trim comes 30–90 s into a
+   quiet period), then the memory once more; the size of ``CW_HOME`` on disk (after indexing
+   and at the end) beside the corpus's text bytes.
+
+The load average (``os.getloadavg``) is printed with the table. Writes
+``bench/results/scale-<N>.json``. In ``python -m bench`` (all benches) it runs
+at N=4, about a quarter of an hour; N=21 takes well over an hour.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from bench import realtext_build as rb
+from bench import realtext_search as rs
+from bench.common import machine, percentiles, print_table, write_result
+from bench.daemon_memory import memory
+
+DEFAULT_COPIES = 4
+CLI_RUNS = 10
+IDLE_S = 95.0
+
+
+def label(copies: int) -> str:
+    return f"real text repeated ×{copies}, synthetic ids"
+
+
+# -- the repeated corpus -------------------------------------------------------------------------
+
+
+def copy_id(value: str, copy: int) -> str:
+    """The id of copy ``copy`` (0-based) of a session or message id: deterministic, and distinct
+    for distinct ``(value, copy)`` as long as no original id holds ``~copy``."""
+    return f"{value}~copy{copy}"
+
+
+def repeat_lines(lines: Iterable[str], copies: int) -> Iterator[str]:
+    """The cw-jsonl ``lines`` (one message each) ``copies`` times over, copy by copy, each copy's
+    session and message ids replaced by :func:`copy_id`; every other field (the text) as is.
+    ``lines`` is read once per copy, so pass a sequence or a re-iterable."""
+    for copy in range(copies):
+        for line in lines:
+            obj = json.loads(line)
+            obj["session"] = copy_id(obj["session"], copy)
+            obj["id"] = copy_id(str(obj["id"]), copy)
+            yield json.dumps(obj, ensure_ascii=False)
+
+
+def scaled_corpus(base: rb.Corpus, copies: int, folder: Path) -> rb.Corpus:
+    """``base`` repeated ``copies`` times as cw-jsonl in ``folder`` (reused when present)."""
+    name = f"{base.name}-x{copies}"
+    src = folder / f"{name}.cw.jsonl"
+    if not src.is_file():
+        lines = base.source.read_text(encoding="utf-8").splitlines()
+        tmp = src.with_suffix(".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for line in repeat_lines(lines, copies):
+                fh.write(line + "\n")
+        tmp.replace(src)
+    return rb.Corpus(name, src, "cw-jsonl", base.messages * copies, base.text_bytes * copies, False)
+
+
+def scaled_units(units: list[Any], copies: int) -> list[Any]:
+    """The base archive's turn documents once per copy, grouped under the copy's session."""
+    from eval import baselines
+
+    return [
+        baselines.Unit(copy_id(u.uid, k), u.text, copy_id(u.group, k))
+        for k in range(copies)
+        for u in units
+    ]
+
+
+def scaled_queries(queries: list[rs.Query], copies: int) -> list[rs.Query]:
+    """Question ``i`` scoped to its haystack sessions in copy ``i mod copies``."""
+    return [
+        rs.Query(q.qid, q.text, tuple(copy_id(s, i % copies) for s in q.haystack))
+        for i, q in enumerate(queries)
+    ]
+
+
+# -- pieces of the run ---------------------------------------------------------------------------
+
+
+def base_units(data: Path, base: rb.Corpus) -> list[Any]:
+    """The dev corpus's turn documents as FTS5 units, from an embedded archive of it (cached
+    with the realtext builds: a code change that reshapes documents rebuilds it)."""
+    from bench.common import cached_build
+    from bench.realtext import corpus_units
+    from cwcore.api import Archive
+
+    home = rb.build_dir(data) / base.name / "scale-units"
+    cached_build(home, lambda h: rb.spawn("import", str(h), str(base.source), base.fmt))
+    with Archive.open(home, embedded=True) as archive:
+        units, _ = corpus_units(archive.engine)
+    return units
+
+
+def disk_bytes(path: Path) -> int:
+    """Bytes of every file under ``path`` (apparent sizes)."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _cli_wall(env: dict[str, str], runs: int) -> dict[str, dict[str, float]]:
+    """``cw sessions --json`` wall ms, process start to exit, lean and full CLI alternating."""
+    lean = [str(Path(sys.executable).with_name("cw")), "sessions", "--json"]
+    full = [sys.executable, "-m", "cwtui.cli", "sessions", "--json"]
+    samples: dict[str, list[float]] = {"lean": [], "full": []}
+    for i in range(runs + 1):  # the first round (bytecode, page cache) is not kept
+        for name, cmd in (("lean", lean), ("full", full)):
+            t0 = time.perf_counter()
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+            ms = (time.perf_counter() - t0) * 1000
+            if done.returncode != 0:
+                raise RuntimeError(f"{name} cw sessions failed: {done.stderr[-300:]}")
+            json.loads(done.stdout)
+            if i:
+                samples[name].append(ms)
+    return {k: percentiles(v) for k, v in samples.items()}
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+
+def run(
+    copies: int = DEFAULT_COPIES,
+    idle: float = IDLE_S,
+    cli_runs: int = CLI_RUNS,
+    quick: bool = False,
+) -> dict[str, Any]:
+    """One scale run (``quick``, from ``python -m bench --quick``: one copy, no idle wait, two
+    CLI rounds, to check the machinery)."""
+    if quick:
+        copies, idle, cli_runs = 1, 0.0, 2
+    from cwcore.daemon import control
+    from cwcore.daemon.client import Client
+
+    data = rb.data_root()
+    if not rb.lme_available(data):
+        print(f"scale: skipped, no LongMemEval dev corpus under {data} (set CW_BENCH_DATA)")
+        return {"skipped": f"no data under {data}"}
+    tag = label(copies)
+    print(f"scale ({tag}): machine {machine()}, load {rs.load_average()}", flush=True)
+    folder = rb.cache_root() / "scale"
+    folder.mkdir(parents=True, exist_ok=True)
+    base = rb.lme_corpus(data, folder, "lme-all", None)
+    corpus = scaled_corpus(base, copies, folder)
+    queries = scaled_queries(rs.load_questions(data / rb.LME / "queries.jsonl", None), copies)
+    present = {copy_id(s, k) for s in rb.corpus_sessions(base) for k in range(copies)}
+    print(f"  corpus {corpus.name}: {corpus.messages:,} messages ({tag})", flush=True)
+
+    work = Path(tempfile.mkdtemp(prefix="cw-bench-scale-"))
+    runtime = Path(tempfile.mkdtemp(prefix="cws", dir="/tmp"))  # a short socket path
+    home = work / "home"
+    env = {k: v for k, v in os.environ.items() if k != "CW_EMBEDDED"}
+    env.update(
+        CW_HOME=str(home),
+        XDG_RUNTIME_DIR=str(runtime),
+        CW_SEMANTIC_RETRIEVAL="false",
+        CW_NOW=rb.NOW,
+    )
+    saved = {k: os.environ.get(k) for k in [*env, "CW_EMBEDDED"]}
+    os.environ.pop("CW_EMBEDDED", None)
+    os.environ.update(env)
+    cw = str(Path(sys.executable).with_name("cw"))
+    out: dict[str, Any] = {
+        "label": tag,
+        "copies": copies,
+        "messages": corpus.messages,
+        "text_bytes": corpus.text_bytes,
+        "load_before": rs.load_average(),
+    }
+    mem: dict[str, dict[str, float]] = {}
+    try:
+        # FTS5's documents first, while no daemon holds the machine's memory.
+        print("  FTS5 units (the dev corpus's documents, repeated) ...", flush=True)
+        units = scaled_units(base_units(data, base), copies)
+        client = Client.connect(home)  # starts the daemon, untimed
+        pid = client.pid
+        assert pid is not None
+        try:
+            print("  cw import through the daemon ...", flush=True)
+            t0 = time.perf_counter()
+            done = subprocess.run(
+                [cw, "import", str(corpus.source), "--format", corpus.fmt],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                check=False,
+            )
+            import_s = time.perf_counter() - t0
+            if done.returncode != 0:
+                raise RuntimeError(
+                    f"cw import failed (exit {done.returncode}): {done.stderr[-500:]}"
+                )
+            mem["after import"] = memory(pid)
+            print("  indexing (drain) ...", flush=True)
+            t0 = time.perf_counter()
+            client.call("index.run", {"wait": True})
+            index_s = time.perf_counter() - t0
+            mem["after indexing"] = memory(pid)
+            status = client.call("index.status", {})
+            out["documents_cw"] = status["documents"]
+            out["disk_after_indexing_bytes"] = disk_bytes(home)
+            out["import"] = {
+                "seconds": round(import_s, 1),
+                "messages_per_s": round(corpus.messages / import_s, 1),
+                "index_drain_s": round(index_s, 1),
+                "index_drain_messages_per_s": round(corpus.messages / max(index_s, 1e-9), 1),
+                "import_and_index_messages_per_s": round(corpus.messages / (import_s + index_s), 1),
+                "outbox_depth_after_drain": status["outbox"]["depth"],
+            }
+            print("  FTS5 build ...", flush=True)
+            base_systems, built = rs.baseline_systems(units, rank_bm25=False)
+            fts = [s for s in base_systems if s.name == "fts5"]
+            out["documents_fts5"] = len(units)
+            if len(units) != out["documents_cw"]:
+                print(f"  note: FTS5 has {len(units):,} documents, cw {out['documents_cw']:,}")
+            out["fts5_build_s"] = built["fts5"]
+            del base_systems, units
+            tally = rs.SemanticTally()
+            systems = [
+                rs.System(
+                    "cw-lexical-daemon",
+                    rs.cw_daemon(client, rs.LEXICAL, tally, "cw-lexical-daemon"),
+                ),
+                *fts,
+            ]
+            searches = 2 * len(queries)
+            print(f"  searching: {searches} untimed, then {searches} timed ...", flush=True)
+            rs.interleaved(systems, queries, present, warm=False)
+            mem[f"after {searches} searches (steady)"] = memory(pid)
+            out["load_search"] = rs.load_average()
+            out["timings"] = rs.interleaved(systems, queries, present, warm=False)
+            mem[f"after {2 * searches} searches"] = memory(pid)
+            out["ratios"] = rs.ratios(out["timings"], ["cw-lexical-daemon"])
+            print("  cw sessions --json, lean and full CLI ...", flush=True)
+            out["cw_sessions_wall"] = _cli_wall(env, cli_runs)
+            if idle:
+                time.sleep(idle)  # the daemon's quiet-period heap trim (Engine.trim_heap)
+                mem[f"then idle {idle:.0f} s"] = memory(pid)
+            out["disk_end_bytes"] = disk_bytes(home)
+            out["load_after"] = rs.load_average()
+        finally:
+            client.close()
+            control.stop(home)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(runtime, ignore_errors=True)
+    out["memory_mb"] = mem
+    out["disk_vs_text"] = round(out["disk_end_bytes"] / max(1, corpus.text_bytes), 2)
+    report(out)
+    print(f"written {write_result(f'scale-{copies}', out)}")
+    return out
+
+
+def report(out: dict[str, Any]) -> None:
+    tag, n = out["label"], out["messages"]
+    load = ", ".join(f"{x:.2f}" for x in out["load_search"])
+    imp = out["import"]
+    rows: list[tuple[str, ...]] = [
+        (
+            "import (cw import, admission)",
+            f"{imp['messages_per_s']:,.0f} msg/s",
+            f"{imp['seconds']} s",
+        ),
+        (
+            "indexing (drain after import)",
+            f"{imp['index_drain_messages_per_s']:,.0f} msg/s",
+            f"{imp['index_drain_s']} s",
+        ),
+        ("import + indexing", f"{imp['import_and_index_messages_per_s']:,.0f} msg/s", ""),
+    ]
+    for key, t in out["timings"].items():
+        ratio = out["ratios"].get(key, {})
+        extra = (
+            f"{ratio['p50_vs_fts5']}× / {ratio['p95_vs_fts5']}× FTS5" if ratio else "(reference)"
+        )
+        rows.append((f"search {key}", f"p50 {t['p50_ms']:.1f} ms, p95 {t['p95_ms']:.1f} ms", extra))
+    for key, m in out["memory_mb"].items():
+        rows.append(
+            (
+                f"daemon {key}",
+                f"RSS {m['VmRSS']:.0f} MB (anon {m['anon']:.0f}, file {m['file']:.0f})",
+                f"peak {m['VmHWM']:.0f} MB",
+            )
+        )
+    rows.append(
+        (
+            "disk (CW_HOME)",
+            f"{out['disk_end_bytes'] / 1e6:,.0f} MB ({out['disk_vs_text']}× the text)",
+            f"text {out['text_bytes'] / 1e6:,.0f} MB; after indexing "
+            f"{out['disk_after_indexing_bytes'] / 1e6:,.0f} MB",
+        )
+    )
+    for name, p in out["cw_sessions_wall"].items():
+        rows.append(
+            (
+                f"cw sessions --json ({name})",
+                f"p50 {p['p50_ms']:.0f} ms",
+                f"p95 {p['p95_ms']:.0f} ms",
+            )
+        )
+    print_table(
+        f"scale: {n:,} messages, {tag} (load average {load} during the searches)",
+        rows,
+        ("what", "measured", ""),
+    )
+
+
+def main(argv: list[str]) -> int:
+    def opt(flag: str, default: str) -> str:
+        return argv[argv.index(flag) + 1] if flag in argv else default
+
+    run(
+        copies=int(opt("--copies", str(DEFAULT_COPIES))),
+        idle=float(opt("--idle", str(IDLE_S))),
+        cli_runs=int(opt("--cli-runs", str(CLI_RUNS))),
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,94 @@
+"""The scale bench (``python -m bench scale --copies N``): the repeated corpus keeps every text and
+gives every copy new, deterministic ids; and the whole run's machinery on a tiny stand-in of the
+shared data (numbers are not checked: timing under load proves nothing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from bench.scale import copy_id, repeat_lines, scaled_queries
+from tests.test_bench_realtext import REPO, _stand_in
+
+SAMPLE = [
+    {"session": s, "id": str(i), "role": role, "text": f"{s} turn {i} ünïcode", "agent": "a"}
+    for s in ("alpha", "beta_1", "gamma_2")
+    for i, role in enumerate(("user", "assistant", "user"))
+]
+
+
+def test_two_copies_of_three_sessions_have_unique_deterministic_ids_and_equal_text() -> None:
+    lines = [json.dumps(m, ensure_ascii=False) for m in SAMPLE]
+    first = [json.loads(x) for x in repeat_lines(lines, 2)]
+    again = [json.loads(x) for x in repeat_lines(lines, 2)]
+    assert first == again  # deterministic: the ids come from the copy number alone
+    assert len(first) == 2 * len(SAMPLE)
+    keys = {(m["session"], m["id"]) for m in first}
+    assert len(keys) == len(first)  # every (session, message) unique across copies
+    assert {m["session"] for m in first}.isdisjoint({m["session"] for m in SAMPLE})
+    assert len({m["session"] for m in first}) == 2 * 3
+    for k in range(2):
+        copy = first[k * len(SAMPLE) : (k + 1) * len(SAMPLE)]
+        for orig, new in zip(SAMPLE, copy, strict=True):
+            assert new["text"] == orig["text"]
+            assert new["role"] == orig["role"] and new["agent"] == orig["agent"]
+            assert new["session"] == copy_id(orig["session"], k)
+            assert new["id"] == copy_id(orig["id"], k)
+
+
+def test_each_question_is_scoped_to_one_copy_of_its_haystack() -> None:
+    from bench.realtext_search import Query
+
+    qs = [Query(f"q{i}", "text", ("alpha", "beta_1")) for i in range(3)]
+    scoped = scaled_queries(qs, 2)
+    assert [q.haystack for q in scoped] == [
+        (copy_id("alpha", i % 2), copy_id("beta_1", i % 2)) for i in range(3)
+    ]
+
+
+ARGS = ("--copies", "2", "--idle", "0", "--cli-runs", "1")
+
+
+# Slow: a daemon, an import, searches and CLI processes (a soak of the whole product).
+@pytest.mark.slow
+def test_scale_runs_every_phase_on_a_stand_in(tmp_path: Path) -> None:
+    turns, questions = _stand_in(tmp_path / "data")
+    runtime = Path(tempfile.mkdtemp(prefix="cwb", dir="/tmp"))  # short socket paths
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CW_")}
+    env.update(
+        CW_BENCH_DATA=str(tmp_path / "data"),
+        CW_BENCH_CACHE=str(tmp_path / "cache"),
+        CW_BENCH_RESULTS=str(tmp_path / "results"),
+        TMPDIR=str(runtime),
+        HF_HUB_OFFLINE="1",
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bench", "scale", *ARGS],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "real text repeated ×2, synthetic ids" in done.stdout
+    result = json.loads((tmp_path / "results" / "scale-2.json").read_text())
+    assert result["label"] == "real text repeated ×2, synthetic ids"
+    assert result["messages"] == 2 * turns
+    assert result["documents_fts5"] == result["documents_cw"]
+    assert result["import"]["outbox_depth_after_drain"] == 0
+    for system in ("cw-lexical-daemon", "fts5"):
+        for mode in ("all", "haystack"):
+            assert result["timings"][f"{system}/{mode}"]["n"] == questions
+    assert set(result["cw_sessions_wall"]) == {"lean", "full"}
+    assert result["memory_mb"]["after indexing"]["VmHWM"] > 0
