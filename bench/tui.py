@@ -503,12 +503,16 @@ async def _leave_once(read: bool) -> dict[str, float]:
     try:
         async with app.run_test(size=EXIT_SIZE) as pilot:
             deadline = time.perf_counter() + 120
+            # The steady state: rows in and the projects counted (a count arriving while the
+            # transcript is open would make the Esc frame repaint the projects pane for it).
             while not (
                 isinstance(app.screen, SessionsScreen)
                 and app.screen.query_one(SessionsTable).row_count
+                and app.screen.overview is not None
+                and app.screen.overview.complete
             ):
                 if time.perf_counter() > deadline:
-                    raise RuntimeError("the sessions table did not fill in 120 s")
+                    raise RuntimeError("the sessions table or projects count not in 120 s")
                 await pilot.pause(0.01)
             sessions = app.screen
             largest = max(

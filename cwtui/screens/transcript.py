@@ -40,6 +40,7 @@ from cwtui.screens.common import (
     LiveScreen,
     archive_handle,
     error_text,
+    screen_is_live,
 )
 from cwtui.screens.copy import CopyScreen
 from cwtui.screens.export import ExportScreen
@@ -53,6 +54,10 @@ from cwtui.widgets.transcript_view import Entry, TranscriptView, build_entries
 
 #: Find stops counting here (a one-letter term in a long session).
 MAX_MATCHES = 10_000
+#: Seconds after Esc before a left transcript's widgets start to be removed (the screen below
+#: has painted and takes keys first), and how many widgets one step removes.
+DISPOSE_DELAY = 1.0
+DISPOSE_BATCH = 8
 
 # Pairs of keys the footer shows as one entry ("n/N match").
 MATCH = Binding.Group("match")
@@ -691,14 +696,47 @@ class TranscriptScreen(LiveScreen):
 
     def _forgotten(self, report: Forgotten | None) -> None:
         if report is not None:
-            self.app.pop_screen()  # the session is gone; the screen below reloads on resume
+            self._leave()  # the session is gone; the screen below reloads on resume
 
     def action_back(self) -> None:
         if self.query_one(FindBar).display:
             self._close_find()
             return
+        self._leave()
+
+    def _leave(self) -> None:
+        """Pop this screen now and remove its widgets later, a few at a time.
+
+        Textual removes a popped screen at once, every widget of it (each has a task to stop):
+        with a few hundred messages mounted that held the event loop for 0.3–0.8 s after the
+        screen below had painted, so keys typed after Esc waited. Installed under a name, the
+        popped screen is left alone; :data:`DISPOSE_DELAY` later its widgets go in batches of
+        :data:`DISPOSE_BATCH` (keys are handled between batches), then the screen."""
+        if not screen_is_live(self) or self.app.screen is not self:
+            return
+        view = self.view
+        view.leaving = True
         # Nothing focused first: removing a screen whose focused widget goes with it makes
         # Textual look for the next focus along the whole focus chain (every mounted message,
         # laid out again), work for a screen that is going away.
         self.set_focus(None)
-        self.app.pop_screen()
+        app = self.app
+        name = f"cw-leaving-{id(self)}"
+        app.install_screen(self, name)
+        app.pop_screen()
+
+        def dispose() -> None:
+            app.run_worker(self._dispose(name), group="cw-dispose", exit_on_error=False)
+
+        if DISPOSE_DELAY > 0:
+            app.set_timer(DISPOSE_DELAY, dispose)
+        else:  # (a Textual timer of 0 s never fires)
+            app.call_later(dispose)
+
+    async def _dispose(self, name: str) -> None:
+        """Remove the widgets of this popped screen in batches, then the screen."""
+        view = self.view
+        while batch := list(view.children)[:DISPOSE_BATCH]:
+            await view.remove_children(batch)
+        self.app.uninstall_screen(name)
+        await self.remove()

@@ -130,6 +130,8 @@ class TranscriptView(VerticalScroll):
         self._anchor: tuple[Widget, int] | None = None
         #: The scroll offset the last landing put the view at.
         self._landed_y: float | None = None
+        #: Set when the screen is being left: nothing more is mounted or restyled.
+        self.leaving = False
 
     @property
     def mounted(self) -> int:
@@ -306,6 +308,13 @@ class TranscriptView(VerticalScroll):
             if view.foldable:
                 view.expanded = expanded
 
+    def watch_has_focus(self, has_focus: bool) -> None:
+        # Textual restyles the view and every mounted message when its focus changes (a rule
+        # could select them by the view's focus; app.tcss has none). Leaving, that is work for
+        # widgets about to go: tens of milliseconds per batch of messages, after Esc.
+        if not self.leaving:
+            super().watch_has_focus(has_focus)
+
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         self._maybe_more()
@@ -346,7 +355,7 @@ class TranscriptView(VerticalScroll):
     def _maybe_more(self) -> None:
         """Mount the next batch when the bottom is near (or the view is not yet full), or the
         previous one when the top is near and entries above are not mounted."""
-        if self._mounting or self._holding:
+        if self._mounting or self._holding or self.leaving:
             return
         if self._first + self.mounted < len(self.entries) and (
             self.scroll_y >= self.max_scroll_y - self.MARGIN

@@ -305,3 +305,40 @@ async def test_titles_show_in_the_table_and_header_and_find_reaches_thinking(
         await pilot.press("slash", *"monotonic", "enter")  # … or until a find lands in it
         await settle(pilot)
         assert current(screen) is thinking and thinking.display and screen.show_thinking
+
+
+async def test_esc_pops_at_once_and_removes_the_left_screen_later_in_batches(
+    long_home: Path, app_for: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Esc shows the screen below at once; the transcript's widgets go afterwards, a batch at
+    a time (keys are handled between batches), and then the screen itself."""
+    import cwtui.screens.transcript as transcript_module
+
+    monkeypatch.setattr(transcript_module, "DISPOSE_DELAY", 0)
+    monkeypatch.setattr(transcript_module, "DISPOSE_BATCH", 3)
+    removed: list[int] = []
+    original = TranscriptView.remove_children
+
+    def counting(self: TranscriptView, selector: Any = "*") -> Any:
+        removed.append(len(list(selector)))
+        return original(self, selector)
+
+    monkeypatch.setattr(TranscriptView, "remove_children", counting)
+    app = app_for(long_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_long(pilot)
+        view = screen.view
+        await pilot.press("G")  # read it: more messages mounted
+        await settle(pilot)
+        mounted = len(view.children)
+        assert mounted > 3
+        removed.clear()  # (landing may restart the window)
+        await pilot.press("escape", "escape")  # a second Esc of a burst reaches the list only
+        assert not isinstance(app.screen, TranscriptScreen)
+        await settle(pilot)
+        await pilot.pause()
+        await settle(pilot)
+        assert not isinstance(app.screen, TranscriptScreen) and app.is_running
+        assert not screen.is_attached and not view.children
+        assert removed and max(removed) <= 3 and sum(removed) == mounted
+        assert not any(s is screen for s in app._installed_screens.values())
