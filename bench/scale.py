@@ -92,7 +92,8 @@ def scaled_corpus(base: rb.Corpus, copies: int, folder: Path) -> rb.Corpus:
     name = f"{base.name}-x{copies}"
     src = folder / f"{name}.cw.jsonl"
     if not src.is_file():
-        lines = base.source.read_text(encoding="utf-8").splitlines()
+        # Lines end at "\n" only: a text may hold U+2028 and other breaks splitlines() takes.
+        lines = [x for x in base.source.read_text(encoding="utf-8").split("\n") if x]
         tmp = src.with_suffix(".tmp")
         with tmp.open("w", encoding="utf-8") as fh:
             for line in repeat_lines(lines, copies):

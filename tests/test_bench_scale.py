@@ -14,18 +14,33 @@ from pathlib import Path
 
 import pytest
 
-from bench.scale import copy_id, repeat_lines, scaled_queries
+from bench.realtext_build import Corpus
+from bench.scale import copy_id, repeat_lines, scaled_corpus, scaled_queries
 from tests.test_bench_realtext import REPO, _stand_in
 
 SAMPLE = [
-    {"session": s, "id": str(i), "role": role, "text": f"{s} turn {i} ünïcode", "agent": "a"}
+    # U+2028 and U+0085 are line breaks to str.splitlines(), kept raw by ensure_ascii=False.
+    {
+        "session": s,
+        "id": str(i),
+        "role": role,
+        "text": f"{s} turn {i} ünï\u2028co\x85de",
+        "agent": "a",
+    }
     for s in ("alpha", "beta_1", "gamma_2")
     for i, role in enumerate(("user", "assistant", "user"))
 ]
 
 
-def test_two_copies_of_three_sessions_have_unique_deterministic_ids_and_equal_text() -> None:
+def test_two_copies_of_three_sessions_have_unique_deterministic_ids_and_equal_text(
+    tmp_path: Path,
+) -> None:
     lines = [json.dumps(m, ensure_ascii=False) for m in SAMPLE]
+    src = tmp_path / "base.cw.jsonl"
+    src.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    base = Corpus("base", src, "cw-jsonl", len(SAMPLE), 1, False)
+    written = scaled_corpus(base, 2, tmp_path).source.read_text(encoding="utf-8")
+    assert written.split("\n")[:-1] == list(repeat_lines(lines, 2))
     first = [json.loads(x) for x in repeat_lines(lines, 2)]
     again = [json.loads(x) for x in repeat_lines(lines, 2)]
     assert first == again  # deterministic: the ids come from the copy number alone
