@@ -443,15 +443,18 @@ def search_keystroke(logs: Path, queries_file: Path, cache: Path) -> dict[str, A
     home = cache / "tui-devlogs"
     saved = _environ("CW_HOME")
     os.environ["CW_HOME"] = str(home)
-    debounce = SearchScreen.DEBOUNCE
+    debounce, restore = SearchScreen.DEBOUNCE, SearchScreen.RESTORE
     SearchScreen.DEBOUNCE = 0.0  # the work, not the deliberate pause (see the docstring)
+    # The warm-up and the timed run share one home: the timed run must not start from the
+    # warm-up's last search restored.
+    SearchScreen.RESTORE = False
     try:
         facts = build_dev_logs(home, logs)
         queries = [json.loads(line)["query"] for line in queries_file.read_text().splitlines()]
         asyncio.run(_keystrokes(queries[:3]))  # warm up the daemon and the app
         samples = asyncio.run(_keystrokes(queries))
     finally:
-        SearchScreen.DEBOUNCE = debounce
+        SearchScreen.DEBOUNCE, SearchScreen.RESTORE = debounce, restore
         _stop(home)
         _restore(saved)
     return {

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,12 +64,25 @@ def test_the_shortened_sub_agent_id_a_table_shows_is_accepted() -> None:
     assert none.exit_code == 3 and none.stderr == "cw: no session '170cebcc…/agent-zz'\n"
 
 
-def test_pipes_get_whole_ids(subagents: None) -> None:
-    listed = runner.invoke(app, ["sessions"])
-    assert listed.exit_code == 0
+@pytest.mark.parametrize("columns", [None, "80"])
+def test_pipes_get_whole_ids(subagents: None, columns: str | None) -> None:
+    """``cw sessions | cat`` as a user runs it (a real process whose stdout is a pipe): the ids
+    are whole, so ``cw show`` takes what it printed. With no ``COLUMNS`` nothing is cut; when
+    the reader asks for 80 columns (xdist workers and some CI shells set it) a title may be,
+    an id never."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    code = "import sys; from cwtui.launch import main; sys.argv = ['cw', 'sessions']; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
     for session in (PARENT, *CHILDREN):
-        assert session in listed.stdout
-    assert "…" not in listed.stdout
+        assert session in done.stdout
+    assert re.search(r"170cebcc[^\s│]*…", done.stdout) is None
+    if columns is None:
+        assert "…" not in done.stdout
 
 
 COMMANDS = [
