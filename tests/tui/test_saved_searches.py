@@ -230,3 +230,21 @@ async def test_bursts_into_the_slots_change_nothing(
         # any key typed ahead of a dialog does): typed, never a slot picked.
         assert screen.query_one(QueryInput).value.startswith("queue")
     assert app._exception is None
+
+
+@pytest.mark.parametrize("key", ["ctrl+s", "ctrl+r"])
+async def test_the_slot_list_is_centred_like_every_dialog(
+    search_home: Path, app_for: AppFactory, key: str
+) -> None:
+    """The slot list opened in the top left corner, over the query bar (seen in tmux): its
+    screen was missing from the modals' ``align: center middle`` rule."""
+    app = app_for(search_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_search(pilot, "queue backend")
+        await pilot.press(key)
+        await settle(pilot)
+        assert isinstance(app.screen, SavedSearchesScreen)
+        dialog = app.screen.query_one("#saved-dialog").region
+        width, height = SIZE
+        assert abs((dialog.x + dialog.right) - width) <= 2
+        assert abs((dialog.y + dialog.bottom) - height) <= 2
