@@ -22,10 +22,12 @@ from rich.table import Table
 from rich.text import Text
 
 import cwtui.commands as commands_pkg
+from cwcore import clock
 from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.errors import ImportErrors, InvalidInput, NotFound, excerpt
 from cwcore.importers.base import formats as importer_formats
+from cwcore.retrieve.filters import resolve_span
 from cwtui.output import (
     CwGroup,
     console,
@@ -397,7 +399,9 @@ def sessions(
     agent: Annotated[
         str | None, typer.Option(help="Only this agent (claude-code, codex, ...).")
     ] = None,
-    since: Annotated[str | None, typer.Option(help="Active on or after this ISO date.")] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Active on or after this ISO date or instant, or 7d, 24h.")
+    ] = None,
     limit: Annotated[int, typer.Option(help="Rows per page.")] = 50,
     cursor: Annotated[str | None, typer.Option(help="Continue from a previous page.")] = None,
     sort: Annotated[
@@ -413,6 +417,7 @@ def sessions(
 ) -> None:
     """List sessions, newest first (or by --sort)."""
     with guard(as_json):
+        since = resolve_span(since, clock.now())
         Archive.check(
             "sessions",
             {

@@ -160,6 +160,9 @@ COMMANDS = {
     ),
 }
 _INT = re.compile(r"[+-]?\d+")
+#: A span back from now, as ``cwcore.retrieve.filters`` reads it (not imported: this path stays
+#: lean; a test holds the two patterns equal).
+_SPAN = re.compile(r"(\d{1,6})([mhdw])")
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
 
 
@@ -222,6 +225,11 @@ def parse(argv: list[str], command: Command = COMMANDS["search"]) -> dict[str, A
     if positional is not None and command.positional is not None:
         fields[command.positional] = positional
     fields.update(lists)
+    if any(
+        isinstance(fields.get(k), str) and _SPAN.fullmatch(fields[k].strip().lower())
+        for k in ("since", "until")
+    ):
+        return None  # the full CLI turns a span (7d) into an instant from its clock
     for key, value in command.omitted.items():
         if key in fields and fields[key] == value:
             del fields[key]

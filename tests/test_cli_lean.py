@@ -105,6 +105,7 @@ def test_parse_sessions_as_the_full_cli_builds_its_request() -> None:
         ["--json", "-h"],
         ["--json", "--query", "x"],
         ["--limit", "3"],  # no --json: the table is the full CLI's
+        ["--json", "--since", "30d"],
     ):
         assert lean.parse(declined, sessions) is None, declined
 
@@ -125,6 +126,8 @@ def test_parse_sessions_as_the_full_cli_builds_its_request() -> None:
         ["--", "-q", "--json"],
         ["q", "--json", "--strict=1"],
         ["q", "--json", "--unknown", "x"],
+        ["q", "--json", "--since", "7d"],  # a span: the full CLI's clock makes it an instant
+        ["q", "--json", "--until=24h"],
     ],
 )
 def test_parse_declines_what_the_full_cli_must_explain(argv: list[str]) -> None:
@@ -261,3 +264,9 @@ def test_the_lean_path_answers_as_the_full_cli(
         assert lean_run.returncode == full_run.returncode == 0
         assert lean_run.stdout == full_run.stdout
         assert json.loads(lean_run.stdout)["sessions"] != first["sessions"]
+
+
+def test_the_lean_span_pattern_is_the_filters_one() -> None:
+    from cwcore.retrieve import filters
+
+    assert lean._SPAN.pattern == filters._SPAN.pattern

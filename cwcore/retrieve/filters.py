@@ -72,6 +72,20 @@ def parse_time_filter(value: str, now: datetime, *, end_of_day: bool = False) ->
     return clock.iso(moment)
 
 
+def is_span(value: str) -> bool:
+    """Whether ``value`` is a span back from now (``90m``, ``24h``, ``7d``, ``2w``)."""
+    return _SPAN.fullmatch(value.strip().lower()) is not None
+
+
+def resolve_span(value: str | None, now: datetime) -> str | None:
+    """``value`` with a span back from ``now`` made an ISO-8601 instant; anything else (a date,
+    an instant, something invalid the request check reports) unchanged. For the CLI's
+    ``--since`` / ``--until``, which take what the inline filters take."""
+    if value is None or not is_span(value):
+        return value
+    return parse_time_filter(value, now)
+
+
 def parse_filters(text: str, *, now: datetime) -> ParsedQuery:
     """Take the inline filters out of ``text`` (see the module docstring)."""
     fields: dict[str, Any] = {}

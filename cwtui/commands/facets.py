@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from cwcore import clock
 from cwcore.api import Archive
+from cwcore.retrieve.filters import resolve_span
 from cwtui.output import console, emit_json, guard, shown_id
 
 if TYPE_CHECKING:
@@ -23,16 +25,19 @@ def facets(
     ] = None,
     agent: Annotated[str | None, typer.Option(help="Count the projects within this agent.")] = None,
     since: Annotated[
-        str | None, typer.Option(help="Only sessions active on or after this ISO date.")
+        str | None, typer.Option(help="Only sessions active on or after this ISO date, or 7d, 24h.")
     ] = None,
     until: Annotated[
-        str | None, typer.Option(help="Only sessions active on or before this ISO date.")
+        str | None,
+        typer.Option(help="Only sessions active on or before this date, or a span back."),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List the agents and projects with their sessions and messages, each counted under the
     other filters (an agent's within --project, a project's within --agent)."""
     with guard(as_json), Archive.open() as archive:
+        now = clock.now()
+        since, until = resolve_span(since, now), resolve_span(until, now)
         found = archive.facets(project=project, agent=agent, since=since, until=until)
     if as_json:
         emit_json(found.to_json())

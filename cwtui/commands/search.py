@@ -11,8 +11,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from cwcore import clock
 from cwcore.api import Archive
 from cwcore.errors import CwError, InvalidInput
+from cwcore.retrieve.filters import resolve_span
 from cwtui.output import console, emit_json, err_console, guard, shown_id
 
 if TYPE_CHECKING:
@@ -135,8 +137,12 @@ def search(
     ] = None,
     project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
     agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
-    since: Annotated[str | None, typer.Option(help="On or after this ISO date.")] = None,
-    until: Annotated[str | None, typer.Option(help="On or before this ISO date.")] = None,
+    since: Annotated[
+        str | None, typer.Option(help="On or after this ISO date or instant, or 7d, 24h, 90m.")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(help="On or before this ISO date or instant, or a span back.")
+    ] = None,
     role: Annotated[str | None, typer.Option(help="user, assistant, tool or system.")] = None,
     kind: Annotated[
         str | None, typer.Option(help="turn, tool-result, decision, markdown, note.")
@@ -190,6 +196,8 @@ def search(
                 raise typer.Exit(failed)
             return
         fields: dict[str, Any] = {"limit": limit, "scope": scope}
+        now = clock.now()
+        since, until = resolve_span(since, now), resolve_span(until, now)
         for name, value in (
             ("semanticPolicy", semantic),
             ("query", query),
