@@ -16,6 +16,20 @@ from typing import Any
 RESULTS = Path(__file__).parent / "results"
 
 
+def save_environ(*names: str) -> dict[str, str | None]:
+    """The current values of ``names`` (None: unset), for :func:`restore_environ`."""
+    return {name: os.environ.get(name) for name in names}
+
+
+def restore_environ(saved: dict[str, str | None]) -> None:
+    """Put the variables :func:`save_environ` saved back as they were."""
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def results_dir() -> Path:
     """Where results are written: ``bench/results``, or ``CW_BENCH_RESULTS`` when set."""
     return Path(os.environ.get("CW_BENCH_RESULTS", str(RESULTS)))

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import print_table, write_result
+from bench.common import print_table, restore_environ, save_environ, write_result
 from bench.realtext_build import cache_root, data_root, lme_corpus
 
 
@@ -77,7 +77,7 @@ def run(
         CW_SEMANTIC_RETRIEVAL="true" if semantic else "false",
     )
     env.update(extra_env or {})
-    saved = {k: os.environ.get(k) for k in env}
+    saved = save_environ(*env)
     os.environ.update(env)
     cw = str(Path(sys.executable).with_name("cw"))
     phases: dict[str, dict[str, float]] = {}
@@ -120,11 +120,7 @@ def run(
         load = os.getloadavg()[0]
     finally:
         subprocess.run([cw, "daemon", "stop"], env=env, capture_output=True, check=False)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        restore_environ(saved)
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(runtime, ignore_errors=True)
     search_ms.sort()

@@ -54,7 +54,14 @@ from typing import Any
 
 from bench import realtext_build as rb
 from bench import realtext_search as rs
-from bench.common import machine, percentiles, print_table, write_result
+from bench.common import (
+    machine,
+    percentiles,
+    print_table,
+    restore_environ,
+    save_environ,
+    write_result,
+)
 from bench.daemon_memory import memory
 
 DEFAULT_COPIES = 4
@@ -201,7 +208,7 @@ def run(
         CW_SEMANTIC_RETRIEVAL="false",
         CW_NOW=rb.NOW,
     )
-    saved = {k: os.environ.get(k) for k in [*env, "CW_EMBEDDED"]}
+    saved = save_environ(*env, "CW_EMBEDDED")
     os.environ.pop("CW_EMBEDDED", None)
     os.environ.update(env)
     cw = str(Path(sys.executable).with_name("cw"))
@@ -288,11 +295,7 @@ def run(
             client.close()
             control.stop(home)
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        restore_environ(saved)
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(runtime, ignore_errors=True)
     out["memory_mb"] = mem

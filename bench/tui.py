@@ -66,7 +66,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import cached_cw_jsonl, percentiles, print_table, write_result
+from bench.common import (
+    cached_cw_jsonl,
+    percentiles,
+    print_table,
+    restore_environ,
+    save_environ,
+    write_result,
+)
 
 SESSION = 40
 SIZE = 200_000
@@ -255,20 +262,6 @@ def first_paint(home: Path, runs: int = PAINT_RUNS) -> dict[str, Any]:
     return out
 
 
-def _environ(*names: str) -> dict[str, str | None]:
-    """The current values of ``names`` (None: unset), for :func:`_restore`."""
-    return {name: os.environ.get(name) for name in names}
-
-
-def _restore(saved: dict[str, str | None]) -> None:
-    """Put the variables :func:`_environ` saved back as they were."""
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-
-
 def build_dev_logs(home: Path, logs: Path) -> dict[str, Any]:
     """The sessions under ``logs`` (the real agent logs, or the bundled demo) imported and
     indexed once into ``home`` (reused when built)."""
@@ -441,7 +434,7 @@ def search_keystroke(logs: Path, queries_file: Path, cache: Path) -> dict[str, A
         print(f"  search keystroke: skipped ({logs} or {queries_file} is absent)")
         return None
     home = cache / "tui-devlogs"
-    saved = _environ("CW_HOME")
+    saved = save_environ("CW_HOME")
     os.environ["CW_HOME"] = str(home)
     debounce, restore = SearchScreen.DEBOUNCE, SearchScreen.RESTORE
     SearchScreen.DEBOUNCE = 0.0  # the work, not the deliberate pause (see the docstring)
@@ -456,7 +449,7 @@ def search_keystroke(logs: Path, queries_file: Path, cache: Path) -> dict[str, A
     finally:
         SearchScreen.DEBOUNCE, SearchScreen.RESTORE = debounce, restore
         _stop(home)
-        _restore(saved)
+        restore_environ(saved)
     return {
         **facts,
         "queries": len(samples["fast"]),
@@ -620,7 +613,7 @@ def _quit_in_terminal(open_transcript: bool) -> float:
 
 def leave_and_quit(home: Path, label: str, runs: int = EXIT_RUNS) -> dict[str, Any]:
     """Esc from the largest transcript and quit, on the archive at ``home`` (warm daemon)."""
-    saved = _environ("CW_HOME")
+    saved = save_environ("CW_HOME")
     os.environ["CW_HOME"] = str(home)
     try:
         asyncio.run(_leave_once(False))  # warm up the daemon and the app
@@ -630,7 +623,7 @@ def leave_and_quit(home: Path, label: str, runs: int = EXIT_RUNS) -> dict[str, A
         terminal_transcript = [_quit_in_terminal(True) for _ in range(runs)]
     finally:
         _stop(home)
-        _restore(saved)
+        restore_environ(saved)
     out: dict[str, Any] = {
         "archive": label,
         "largest_session_messages": opened[0]["messages"],
@@ -698,7 +691,7 @@ def run(n: int | None = None, quick: bool = False) -> dict[str, Any]:
     home = cache / f"tui-{n}"
     runtime = Path(tempfile.mkdtemp(prefix="cwbt", dir="/tmp"))
     runtime.chmod(0o700)
-    saved = _environ("CW_HOME", "CW_NOW", "CW_EMBEDDED", "XDG_RUNTIME_DIR")
+    saved = save_environ("CW_HOME", "CW_NOW", "CW_EMBEDDED", "XDG_RUNTIME_DIR")
     os.environ.update({"CW_HOME": str(home), "CW_NOW": NOW, "XDG_RUNTIME_DIR": str(runtime)})
     os.environ.pop("CW_EMBEDDED", None)
     try:
@@ -722,7 +715,7 @@ def run(n: int | None = None, quick: bool = False) -> dict[str, Any]:
             _stop(home)
         finally:
             shutil.rmtree(runtime, ignore_errors=True)
-            _restore(saved)
+            restore_environ(saved)
     body = {
         **facts,
         "sessions": local["sessions"],
@@ -835,7 +828,7 @@ def run_quick() -> dict[str, Any]:
     cache = Path(os.environ.get("CW_BENCH_CACHE", "/tmp/cw-bench-preflight"))
     runtime = Path(tempfile.mkdtemp(prefix="cwbt", dir="/tmp"))
     runtime.chmod(0o700)
-    saved = _environ("CW_HOME", "CW_NOW", "CW_EMBEDDED", "XDG_RUNTIME_DIR")
+    saved = save_environ("CW_HOME", "CW_NOW", "CW_EMBEDDED", "XDG_RUNTIME_DIR")
     os.environ.update({"CW_NOW": NOW, "XDG_RUNTIME_DIR": str(runtime)})
     os.environ.pop("CW_EMBEDDED", None)
     synthetic = cache / "tui-20000"
@@ -849,7 +842,7 @@ def run_quick() -> dict[str, Any]:
         leaving = exits(cache, synthetic)
     finally:
         shutil.rmtree(runtime, ignore_errors=True)
-        _restore(saved)
+        restore_environ(saved)
     body = {
         "quick": True,
         "load_average": os.getloadavg()[0],
