@@ -31,9 +31,8 @@ commands are on keys that cannot be typed text (ctrl+ chords, function keys, Ent
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -47,6 +46,7 @@ from textual.worker import get_current_worker
 from cwcore import clock
 from cwcore.errors import CwError, InvalidInput
 from cwcore.facets import Facets
+from cwcore.retrieve.filters import parse_time_filter
 from cwcore.session_info import SessionInfo
 from cwtui.screens.common import (
     TYPING_SCREEN_BINDINGS,
@@ -68,21 +68,13 @@ from cwtui.widgets.sessions_table import SessionsTable
 EMPTY_ARCHIVE = "No sessions yet — import some with `cw import PATH` or `cw sync`."
 NO_MATCH = "No sessions match these filters — press F7 to clear them."
 
-_RELATIVE = re.compile(r"(\d+)\s*([hdw])")
-_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
-
 
 def parse_since(text: str, now: datetime) -> str | None:
-    """The ``since`` filter from what the user typed: empty → None, ``7d`` → now minus 7 days,
-    anything else must be an ISO-8601 date or instant (else :class:`InvalidInput`)."""
-    text = text.strip()
-    if not text:
-        return None
-    match = _RELATIVE.fullmatch(text.lower())
-    if match:
-        delta = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-        return clock.iso(now - delta)
-    return clock.iso(clock.parse_time(text))
+    """The ``since`` filter from what the user typed: empty → None, a span (``7d``, ``24h``,
+    ``2w``) back from ``now``, or an ISO-8601 date or instant — what the inline ``since:``
+    filter takes (:func:`cwcore.retrieve.filters.parse_time_filter`); else
+    :class:`InvalidInput`."""
+    return parse_time_filter(text, now) if text.strip() else None
 
 
 SORTS = ("started", "ended", "messages", "tools", "duration")
