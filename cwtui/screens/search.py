@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -1080,16 +1079,17 @@ class SearchScreen(LiveScreen):
         else:
             self._rerun()
 
-    def _state_file(self) -> Path:
-        return tui_state.state_path()
+    def _tell_problem(self, loaded: tui_state.Loaded) -> None:
+        """Say once that the state file was unreadable (and moved aside)."""
+        if loaded.problem:
+            self.notify(loaded.problem, title="Saved searches", severity="warning", markup=False)
 
     def _restore_last(self) -> None:
         self._bar = self.query_one(QueryInput)
         if not self.RESTORE:
             return
-        loaded = tui_state.load(self._state_file())
-        if loaded.problem:
-            self.notify(loaded.problem, title="Saved searches", severity="warning", markup=False)
+        loaded = tui_state.load(tui_state.state_path())
+        self._tell_problem(loaded)
         if loaded.state.last is not None:
             self.apply_view(loaded.state.last, display=True)
             # Selected, as a field focused by / is: typing starts a new query, End keeps it.
@@ -1100,24 +1100,22 @@ class SearchScreen(LiveScreen):
             return
         view = self.search_view()
         try:  # quitting: nobody is left to tell of a failed write
-            tui_state.update(self._state_file(), lambda state: state.with_last(view))
+            tui_state.update(tui_state.state_path(), lambda state: state.with_last(view))
         except OSError:
             pass
 
     def _write_state(self, change: Any) -> TuiState | None:
         try:
-            loaded = tui_state.update(self._state_file(), change)
+            loaded = tui_state.update(tui_state.state_path(), change)
         except OSError as exc:
             self.notify(f"Could not save: {exc.strerror or exc}", severity="error", markup=False)
             return None
-        if loaded.problem:
-            self.notify(loaded.problem, title="Saved searches", severity="warning", markup=False)
+        self._tell_problem(loaded)
         return loaded.state
 
     def _open_slots(self, *, saving: bool, chosen: Any) -> None:
-        loaded = tui_state.load(self._state_file())
-        if loaded.problem:
-            self.notify(loaded.problem, title="Saved searches", severity="warning", markup=False)
+        loaded = tui_state.load(tui_state.state_path())
+        self._tell_problem(loaded)
         self.open(
             SavedSearchesScreen(loaded.state, saving=saving), lambda n: chosen(loaded.state, n)
         )
