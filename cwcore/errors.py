@@ -33,6 +33,24 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     return f"{shown[:-1]}…{shown[-1]} ({len(value)} characters)"
 
 
+#: code -> the class that declared it. Filled by :meth:`CwError.__init_subclass__` as classes are
+#: defined; a second class declaring a taken code is a programming error caught at import.
+_BY_CODE: dict[str, type[CwError]] = {}
+
+
+def _register(cls: type[CwError]) -> None:
+    taken = _BY_CODE.get(cls.code)
+    if taken is not None and taken is not cls:
+        raise TypeError(f"error code {cls.code!r} of {cls.__qualname__} is {taken.__qualname__}'s")
+    _BY_CODE[cls.code] = cls
+
+
+def registered() -> dict[str, type[CwError]]:
+    """Every error code known so far and its class (a copy). Codes of classes defined outside
+    this module appear once their module is imported."""
+    return dict(_BY_CODE)
+
+
 def _bounded(message: str) -> str:
     if len(message) <= MAX_MESSAGE_CHARS:
         return message
@@ -45,6 +63,15 @@ class CwError(Exception):
 
     code: ClassVar[str] = "internal"
     exit_code: ClassVar[int] = 1
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Registration by construction: a subclass defined in any module (not only here) is
+        # known to :func:`from_json`, so an error that crosses the daemon's socket comes back as
+        # itself rather than ``internal``. A subclass that declares no code of its own reports its
+        # parent's and is not registered (the parent stands for it on the wire).
+        super().__init_subclass__(**kwargs)
+        if "code" in cls.__dict__:
+            _register(cls)
 
     def __init__(self, message: str, **details: Any) -> None:
         message = _bounded(str(message))
@@ -83,6 +110,14 @@ class UnknownFormat(InvalidInput):
     """A file named explicitly is not a session log cw can read."""
 
     code = "unknown-format"
+
+
+class LocatorInvalid(InvalidInput):
+    """A locator cannot be used here: malformed, tampered, from another store, or outside the
+    caller's project or session (one answer for all, so it never tells whether a foreign target
+    exists)."""
+
+    code = "locator-invalid"
 
 
 class ImportErrors(InvalidInput):
@@ -164,18 +199,6 @@ class ModelUnavailable(CwError):
     exit_code = 7
 
 
-_BY_CODE: dict[str, type[CwError]] = {}
-
-
-def _register(cls: type[CwError]) -> None:
-    _BY_CODE[cls.code] = cls
-    for sub in cls.__subclasses__():
-        _register(sub)
-
-
-_register(CwError)
-
-
 def from_json(body: dict[str, Any]) -> CwError:
     """Rebuild a typed error from its JSON body (used by clients of the daemon)."""
     cls = _BY_CODE.get(str(body.get("code")), CwError)
@@ -183,4 +206,8 @@ def from_json(body: dict[str, Any]) -> CwError:
     return err
 
 
+_register(CwError)
+
+#: code -> exit status for every error this module defines (the table ``docs/cli.md`` documents;
+#: a subclass elsewhere that declares a code must be defined here instead — a test walks them).
 EXIT_CODES: dict[str, int] = {code: cls.exit_code for code, cls in sorted(_BY_CODE.items())}

@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 from cwcore import clock
-from cwcore.errors import InvalidInput
+from cwcore.errors import LocatorInvalid
 from cwcore.store import codec, keys
 from cwcore.store.rocks import Store
 
@@ -45,10 +45,6 @@ PREFIX_V1 = "cwl1"
 PREFIXES = (PREFIX, PREFIX_V1)
 MAX_LOCATOR_CHARS = 4096
 LEASE = keys.LEASE
-
-
-class LocatorInvalid(InvalidInput):
-    code = "locator-invalid"
 
 
 #: The one answer for a well-formed locator this caller may not use: a bad signature (tampered,
