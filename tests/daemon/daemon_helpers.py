@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,3 +55,12 @@ def read_error_then_eof(sock: socket.socket) -> dict[str, Any]:
 
 def alive(pid: int) -> bool:
     return not wait_for_exit(pid, 0)
+
+
+def wait_until(condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
+    """Poll ``condition`` until it is true; fail after ``timeout`` seconds, which only a hang
+    reaches (the bound is a fail-safe, never the thing tested: no timing under load)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)

@@ -1,11 +1,15 @@
 """A test Service the daemon under test loads with ``--service fake_service:make_service``.
 
 It lives on the daemon's PYTHONPATH (this folder), never imported by pytest itself. Methods:
-``echo``, ``sleep`` (cancellable), ``hold`` (until the file ``CW_HOME/release`` exists),
-``stream`` (N events), ``big`` (N bytes of output, with an optional declared ``bound``),
-``write`` (idempotent by request id, recorded in files under CW_HOME so it survives
-``kill -9``), ``fail`` (a bug), ``invalid`` (a CwError), ``pid``. Background work is pending
-while the file ``CW_HOME/background`` exists (:meth:`FakeService.background_pending`).
+``echo``, ``sleep`` (cancellable), ``hold`` (until the file ``CW_HOME/release`` exists;
+answers whether it was released rather than cancelled or out of time), ``stream`` (N events;
+with ``hold_at`` it stops after that many until the release file exists), ``big`` (N bytes of
+output, with an optional declared ``bound``), ``write`` (idempotent by request id, recorded in
+files under CW_HOME so it survives ``kill -9``; with ``hold`` it creates ``CW_HOME/write-started``
+and waits for the release file), ``fail`` (a bug), ``invalid`` (a CwError), ``pid``. The
+release file lets a test decide when a call ends instead of guessing how long it takes.
+Background work is pending while the file ``CW_HOME/background`` exists
+(:meth:`FakeService.background_pending`).
 """
 
 from __future__ import annotations
@@ -51,15 +55,15 @@ class FakeService:
             cancelled = cancel.wait(float(params.get("seconds", 1.0)))
             return {"slept": True, "cancelled": cancelled}
         if method == "hold":
-            deadline = time.monotonic() + float(params.get("seconds", 30.0))
-            while not (self.home / "release").exists() and time.monotonic() < deadline:
-                if cancel.wait(0.01):
-                    break
-            return {"held": True}
+            released = self._wait_for_release(cancel, float(params.get("seconds", 30.0)))
+            return {"held": True, "released": released}
         if method == "stream":
             count = int(params.get("count", 3))
             delay = float(params.get("delay", 0.0))
+            hold_at = params.get("hold_at")
             for i in range(count):
+                if i == hold_at and not self._wait_for_release(cancel, 60.0):
+                    break
                 emit({"i": i})
                 if delay and cancel.wait(delay):
                     break
@@ -67,15 +71,35 @@ class FakeService:
         if method == "big":
             return {"data": "x" * int(params["bytes"])}
         if method == "write":
-            return self._write(str(current_request_id()), float(params.get("delay", 0.0)))
+            return self._write(
+                str(current_request_id()),
+                float(params.get("delay", 0.0)),
+                cancel if params.get("hold") else None,
+            )
         if method == "fail":
             raise RuntimeError("boom")
         if method == "invalid":
             raise InvalidInput("bad parameter", field="x")
         raise InvalidInput(f"unknown method {method!r}")
 
-    def _write(self, request_id: str, delay: float) -> dict[str, Any]:
-        """Count a write once per request id, durably (like the store's requests family)."""
+    def _wait_for_release(self, cancel: threading.Event, seconds: float) -> bool:
+        """Wait until ``CW_HOME/release`` exists (True), or cancel or ``seconds`` (False)."""
+        deadline = time.monotonic() + seconds
+        while not (self.home / "release").exists():
+            if time.monotonic() >= deadline or cancel.wait(0.01):
+                return False
+        return True
+
+    def _write(
+        self, request_id: str, delay: float, hold: threading.Event | None = None
+    ) -> dict[str, Any]:
+        """Count a write once per request id, durably (like the store's requests family).
+
+        With ``hold`` (the call's cancel event) the write announces itself in
+        ``CW_HOME/write-started`` and waits for the release file before it is recorded."""
+        if hold is not None:
+            (self.home / "write-started").write_text(request_id)
+            self._wait_for_release(hold, 60.0)
         with self.lock:
             executions = self.home / "executions"
             runs = int(executions.read_text()) + 1 if executions.exists() else 1

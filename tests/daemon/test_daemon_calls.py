@@ -7,9 +7,9 @@ import time
 from typing import Any
 
 import pytest
-from daemon_helpers import DaemonEnv
+from daemon_helpers import DaemonEnv, wait_until
 
-from cwcore.daemon import control
+from cwcore.daemon import control, protocol
 from cwcore.daemon.client import Client, connect
 from cwcore.errors import CwError, InvalidInput, LimitExceeded
 
@@ -73,37 +73,46 @@ def test_request_too_large_for_a_frame_is_refused_locally(env: DaemonEnv) -> Non
 
 
 def test_long_lived_client_and_short_calls_at_the_same_time(env: DaemonEnv) -> None:
+    """Short calls are answered while a long-lived client's stream is still running.
+
+    The stream stops after its first event until the test creates the release file, so it is
+    running for as long as the test needs, however loaded the machine: a short call that waited
+    for it would time out (30 s) instead of the test measuring how long the calls took."""
     long_lived = connect(env.home)
     events: list[dict[str, Any]] = []
+    first_event = threading.Event()
     outcome: dict[str, Any] = {}
+
+    def on_event(event: dict[str, Any]) -> None:
+        events.append(event)
+        first_event.set()
 
     def stream() -> None:
         outcome["result"] = long_lived.call(
-            "stream", {"count": 20, "delay": 0.05}, on_event=events.append
+            "stream", {"count": 20, "hold_at": 1}, on_event=on_event, timeout=120
         )
 
     worker = threading.Thread(target=stream)
     worker.start()
     try:
-        while not events:
-            time.sleep(0.01)
-        started = time.monotonic()
+        assert first_event.wait(60), "the stream never started"
         for i in range(5):  # short CLI-style calls: one connection each
             with connect(env.home) as short:
-                assert short.call("echo", {"i": i})["echo"] == {"i": i}
+                assert short.call("echo", {"i": i}, timeout=30)["echo"] == {"i": i}
         assert control.status(env.home) is not None
-        assert time.monotonic() - started < 0.9, "short calls waited for the stream"
-        assert worker.is_alive(), "the stream should still be running"
+        assert worker.is_alive() and events == [{"i": 0}], "the stream is held until released"
         # the same long-lived client is usable from another thread (calls serialize)
         other: dict[str, Any] = {}
         t2 = threading.Thread(target=lambda: other.update(long_lived.call("echo", {"t": 2})))
         t2.start()
-        t2.join(10)
-        worker.join(10)
+        (env.home / "release").touch()
+        t2.join(60)
+        worker.join(60)
         assert other["echo"] == {"t": 2}
     finally:
+        (env.home / "release").touch()
         long_lived.close()
-    assert outcome["result"] == {"count": 20} and len(events) == 20
+    assert outcome["result"] == {"count": 20} and events == [{"i": i} for i in range(20)]
 
 
 def test_same_request_id_is_replayed_not_rerun(env: DaemonEnv) -> None:
@@ -119,20 +128,42 @@ def test_same_request_id_is_replayed_not_rerun(env: DaemonEnv) -> None:
 
 
 def test_retry_joins_a_request_still_running(env: DaemonEnv) -> None:
-    """A retry (same id) of a write still running joins it instead of running it again."""
+    """A retry (same id) of a write still running joins it instead of running it again.
+
+    The first write holds until the release file exists, and the retry is known to have joined
+    before the release: it is sent on a raw connection followed by a ``daemon.status``, and the
+    daemon starts each frame's task in the order the frames arrive, so by the time the status is
+    answered the retry has found the running write (its task reaches the join without waiting on
+    anything). Nothing depends on how quickly either process runs."""
     first = Client.connect(env.home)
+    outcome: dict[str, Any] = {}
     thread = threading.Thread(
-        target=lambda: first.call("write", {"delay": 0.6}, request_id="slow-write")
+        target=lambda: outcome.update(
+            first.call("write", {"hold": True}, request_id="slow-write", timeout=120)
+        )
     )
     thread.start()
-    time.sleep(0.2)
-    with connect(env.home) as retry:
-        assert retry.call("write", {"delay": 0.6}, request_id="slow-write") == {
-            "count": 1,
-            "request_id": "slow-write",
-        }
-    thread.join(5)
-    first.close()
+    retry = env.raw(timeout=60)
+    try:
+        wait_until((env.home / "write-started").exists, "the first write to start")
+        protocol.send(retry, protocol.request("slow-write", "write", {"hold": True}))
+        protocol.send(retry, protocol.request("barrier", "daemon.status", {}))
+        status = protocol.recv(retry)
+        assert status["id"] == "barrier", "the held write answered before its release"
+        assert status["result"]["running_requests"] == 1  # the retry started no second call
+        (env.home / "release").touch()
+        answer = protocol.recv(retry)
+    finally:
+        (env.home / "release").touch()
+        retry.close()
+        thread.join(60)
+        first.close()
+    assert answer == {
+        "type": "result",
+        "id": "slow-write",
+        "result": {"count": 1, "request_id": "slow-write"},
+    }
+    assert outcome == {"count": 1, "request_id": "slow-write"}
     assert (env.home / "executions").read_text() == "1"
 
 

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 import pytest
-from daemon_helpers import DaemonEnv, alive
+from daemon_helpers import DaemonEnv, alive, wait_until
 
 from cwcore.daemon import control
 from cwcore.daemon.client import connect, wait_for_exit
@@ -21,37 +21,70 @@ from cwcore.errors import DaemonError, StoreLocked
 def test_grace_expiry_exits_and_a_reconnect_cancels_it(
     env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CW_DAEMON_GRACE_SECONDS", "1")
+    """Held open, the daemon outlives its grace; once idle past the grace it stays only for
+    background work; a reconnect starts the grace again from the last close; then it exits.
+
+    Load can only make each wait longer: every sleep here is a lower bound (at least the grace
+    has passed), and the daemon cannot leave between the two connections because the service
+    names background work until the test has reconnected. Each bound is a hang's fail-safe."""
+    grace = 1.0
+    monkeypatch.setenv("CW_DAEMON_GRACE_SECONDS", f"{grace:g}")
     with connect(env.home) as client:
         pid = client.pid
         assert pid is not None
-    time.sleep(0.6)  # grace running
-    with connect(env.home, autostart=False) as again:  # a reconnect cancels it
+        time.sleep(grace + 0.4)  # longer than the grace: held open, the daemon stays
+        assert client.call("daemon.ping")["pid"] == pid
+        (env.home / "background").write_text("held by the test")
+    asked = env.home / "background-asked"
+    # Idle past the grace: the daemon asks for background work (and stays) instead of leaving.
+    wait_until(asked.exists, "the daemon to ask for background work past its grace")
+    with connect(env.home, autostart=False) as again:  # a reconnect finds the same daemon
         assert again.pid == pid
-        time.sleep(1.4)  # longer than the grace: held open, the daemon stays
-        assert again.call("daemon.ping")["pid"] == pid
-    assert alive(pid)
-    assert wait_for_exit(pid, 5), "the daemon outlived its grace"
+        (env.home / "background").unlink()
+        closed_at = time.monotonic()
+    assert wait_for_exit(pid, 60), "the daemon outlived its grace"
+    # The reconnect restarted the grace: the daemon left no sooner than a grace after the last
+    # close (long past the first grace, so a daemon that kept counting from it left at once).
+    assert time.monotonic() - closed_at >= grace
     assert not env.paths.socket.exists()
     assert (env.home / "closed").read_text() == str(pid)  # service closed before exit
     assert control.status(env.home) is None
 
 
 def test_stop_drains_in_flight_requests(env: DaemonEnv) -> None:
+    """``daemon.stop`` lets a running call finish: the call holds until the test sees the
+    daemon stopping (its socket removed) and only then releases it."""
     client = connect(env.home)
     pid = client.pid
     assert pid is not None
     outcome: dict[str, Any] = {}
-    worker = threading.Thread(target=lambda: outcome.update(client.call("sleep", {"seconds": 0.8})))
+    stopped: dict[str, bool] = {}
+    worker = threading.Thread(
+        target=lambda: outcome.update(client.call("hold", {"seconds": 120}, timeout=120))
+    )
     worker.start()
-    time.sleep(0.2)
-    assert control.stop(env.home) is True
-    worker.join(5)
+    stopper = threading.Thread(target=lambda: stopped.update(done=control.stop(env.home)))
+    try:
+        wait_until(lambda: _in_flight(env) == 1, "the held call to be running")
+        stopper.start()
+        wait_until(lambda: not env.paths.socket.exists(), "the daemon to begin stopping")
+        assert alive(pid) and worker.is_alive(), "the daemon left before its call finished"
+    finally:
+        (env.home / "release").touch()
+        worker.join(60)
+    if stopper.ident is not None:  # started
+        stopper.join(60)
     client.close()
-    assert outcome == {"slept": True, "cancelled": False}  # finished, not cut off
+    assert outcome == {"held": True, "released": True}  # finished, not cut off
+    assert stopped == {"done": True}
     assert not alive(pid)
     assert control.stop(env.home) is False
     assert control.status(env.home) is None
+
+
+def _in_flight(env: DaemonEnv) -> int:
+    status = control.status(env.home)
+    return -1 if status is None else status.in_flight
 
 
 def test_restart_requires_force_and_force_replaces_the_pid(env: DaemonEnv) -> None:
