@@ -41,6 +41,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.property)
 
 
+#: The summary-line category of tests skipped because the sibling ``../shared/data`` (the real
+#: agent logs) is absent: ``1223 passed, 8 skipped: ../shared/data absent``, so a run without the
+#: data says what it did not check.
+SHARED_DATA_ABSENT = "skipped: ../shared/data absent"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
+    """Count a skip whose reason names ``shared/data`` under :data:`SHARED_DATA_ABSENT`.
+
+    Runs where the terminal reports (with xdist, the controller), so the count is the whole
+    run's. Other skips keep pytest's own category."""
+    if report.skipped and not hasattr(report, "wasxfail"):
+        longrepr = report.longrepr
+        if isinstance(longrepr, tuple) and "shared/data" in str(longrepr[2]):
+            return SHARED_DATA_ABSENT, "s", "SKIPPED (../shared/data absent)"
+    return None
+
+
 @pytest.fixture(scope="session")
 def home_cache(tmp_path_factory: pytest.TempPathFactory) -> HomeCache:
     return HomeCache(tmp_path_factory.mktemp("built-homes"))
