@@ -16,6 +16,12 @@ Sets (each skipped with a notice when its data is absent):
   marker precision, and the spec's zero-violation gates. These run no embeddings and ignore
   ``--systems``.
 
+Retrieval parameters: ``--param NAME=VALUE`` (repeatable) sets a field of
+:class:`cwcore.retrieve.params.RetrievalParams` for the run's explicit searches (the ranking
+knobs: BM25 ``bm25_k1``/``bm25_b``, ``rrf_k``, the mode weights, expansion, priors, depths); a
+name that is not a field is refused (exit 2). ``--override MODULE.NAME=VALUE`` sets any other
+module constant (preflight gates, memory ranking).
+
 Systems: cw's default search and its lexical-only, hybrid (``semanticPolicy: always``) and
 ``auto`` runs, cw's semantic mode alone, and the baselines SQLite FTS5, bm25s (plain and with a
 Snowball stemmer, ``bm25s-stem``), MiniLM dense and
@@ -75,17 +81,75 @@ def render(report: dict[str, Any]) -> str:
     return table(report)
 
 
+#: The module constants that became retrieval parameters, for a clear refusal of an old command.
+_MOVED = {
+    "cwcore.index.bm25.K1": "bm25_k1",
+    "cwcore.index.bm25.B": "bm25_b",
+    "cwcore.retrieve.fusion.RRF_K": "rrf_k",
+    "cwcore.retrieve.fusion.SCORE_BLEND": "score_blend",
+    "cwcore.retrieve.fusion.MODE_WEIGHTS": "lexical_weight / semantic_weight",
+    "cwcore.retrieve.search.EXPANSION": "expansion",
+    "cwcore.retrieve.search.EXPANSION_WEIGHT": "expansion_weight",
+    "cwcore.retrieve.search.WEAK_SCORE": "weak_score",
+    "cwcore.retrieve.search.WEAK_COVERAGE": "weak_coverage",
+    "cwcore.retrieve.importance.IMPORTANCE_CAP": "importance_cap",
+    "cwcore.retrieve.importance.RECENCY_BONUS": "recency_bonus",
+    "cwcore.retrieve.importance.LINEAGE_STEP": "lineage_step",
+    "cwcore.retrieve.expand.MAX_TERMS": "expansion_terms",
+    "cwcore.retrieve.expand.TOP_WINDOWS": "expansion_windows",
+}
+
+
 def _override(item: str) -> None:
-    """``module.NAME=VALUE``: import the module and set the constant (an experiment knob)."""
+    """``module.NAME=VALUE``: import the module and set the constant (an experiment knob that
+    is not a retrieval parameter: those are ``--param``, read from the search context, so a
+    module constant would change nothing)."""
     import ast
     import importlib
 
     target, _, value = item.partition("=")
+    moved = _MOVED.get(target.strip())
+    if moved:
+        # bm25.K1/B still exist (bm25.search's own defaults): setting them would change nothing.
+        raise SystemExit(f"eval: {target} is the retrieval parameter {moved}: --param {moved}=…")
     module_name, _, name = target.rpartition(".")
     module = importlib.import_module(module_name)
     if not hasattr(module, name):
-        raise SystemExit(f"eval: {module_name} has no {name}")
+        hint = ""
+        if module_name.startswith("cwcore.retrieve") or module_name == "cwcore.index.bm25":
+            hint = "; retrieval knobs are --param NAME=VALUE (see --help)"
+        raise SystemExit(f"eval: {module_name} has no {name}{hint}")
     setattr(module, name, ast.literal_eval(value))
+
+
+def _params(items: list[str]) -> Any:
+    """The run's :class:`~cwcore.retrieve.params.RetrievalParams` from ``--param`` items, or
+    None without any (the engine's own defaults). Raises InvalidInput for an unknown name or a
+    bad value."""
+    if not items:
+        return None
+    from cwcore.retrieve import params
+
+    return params.parse(items)
+
+
+def _changed(run: Any) -> dict[str, Any]:
+    """The fields of the run's parameters that differ from the shipped defaults."""
+    if run is None:
+        return {}
+    from cwcore.retrieve import params
+
+    return {
+        name: getattr(run, name)
+        for name in params.names()
+        if getattr(run, name) != getattr(params.DEFAULT, name)
+    }
+
+
+def _param_names() -> list[str]:
+    from cwcore.retrieve import params
+
+    return list(params.names())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,15 +163,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lexical", action="store_true", help="no embeddings: lexical systems")
     parser.add_argument("--questions", type=int, default=0, help="LongMemEval: first N only")
     parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a retrieval parameter (a field of cwcore.retrieve.params.RetrievalParams) "
+        "for this run's searches, to measure an alternative; e.g. rrf_k=30, "
+        "semantic_weight=0.5, expansion=false. Known: " + ", ".join(_param_names()),
+    )
+    parser.add_argument(
         "--override",
         action="append",
         default=[],
         metavar="MODULE.NAME=VALUE",
-        help="set a module constant for this run (a Python literal), to measure an alternative; "
-        "e.g. cwcore.retrieve.fusion.RRF_K=30",
+        help="set another module constant for this run (a Python literal), e.g. a preflight "
+        "gate; retrieval knobs are --param",
     )
     parser.add_argument("--tag", default="", help="suffix of the result file names")
     args = parser.parse_args(argv)
+    from cwcore.errors import InvalidInput
+
+    try:
+        common.PARAMS = _params(args.param)
+    except InvalidInput as exc:
+        print(f"eval: {exc}", file=sys.stderr)
+        return 2
     common.fix_clock()
     os.environ.setdefault("CW_EMBEDDED", "1")
     from eval import data as lme_data
@@ -156,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         reports.append(report)
         common.RESULTS.mkdir(parents=True, exist_ok=True)
         report["overrides"] = list(args.override)
+        report["params"] = _changed(common.PARAMS)
         suffix = f"-{args.tag}" if args.tag else ""
         (common.RESULTS / f"{name}{suffix}.json").write_text(json.dumps(report, indent=1) + "\n")
         print(render(report), flush=True)

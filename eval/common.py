@@ -1,6 +1,6 @@
-"""What every evaluation set shares: logging, the fixed clock, embedding a store's windows
-(vectors cached by content digest in ``eval/.cache/``), cw's semantic mode on its own, band
-statistics and latency percentiles."""
+"""What every evaluation set shares: logging, the fixed clock, the run's retrieval parameters
+(:func:`open_archive`), embedding a store's windows (vectors cached by content digest in
+``eval/.cache/``), cw's semantic mode on its own, band statistics and latency percentiles."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ CACHE = ROOT / ".cache"
 RESULTS = ROOT / "results"
 #: Every set runs at this instant, so recency and age limits never depend on the day it ran.
 NOW = "2026-11-20T12:00:00Z"
+#: The run's retrieval parameters (``--param NAME=VALUE``, a
+#: :class:`cwcore.retrieve.params.RetrievalParams`); None: the shipped defaults.
+PARAMS: Any = None
 
 
 def log(msg: str) -> None:
@@ -27,6 +30,18 @@ def log(msg: str) -> None:
 
 def fix_clock() -> None:
     os.environ.setdefault("CW_NOW", NOW)
+
+
+def open_archive(home: Path) -> Any:
+    """An embedded archive at ``home`` whose explicit searches use the run's :data:`PARAMS`
+    (set on its engine's search context; without ``--param`` the context is left as the engine
+    builds it)."""
+    from cwcore.api import Archive
+
+    archive = Archive.open(home, embedded=True)
+    if PARAMS is not None:
+        archive.engine.search_context().params = PARAMS
+    return archive
 
 
 def vector_cache() -> Any:

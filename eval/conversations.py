@@ -270,8 +270,7 @@ def evaluate(
     *, cache: Any, folder: Path = SET, semantic: bool = True, systems: Sequence[str] = ()
 ) -> dict[str, Any]:
     """Every system on every question of the set; ``systems`` (names) narrows the run."""
-    from cwcore.api import Archive
-    from eval import baselines
+    from eval import baselines, common
     from eval.common import BandStats, SemanticOnly, embed_all, log, percentiles
     from eval.lines import CW_SYSTEMS
     from eval.lme import Corpus
@@ -286,7 +285,7 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="cw-eval-conv-") as tmp:
         src = Path(tmp) / "conversations.cw.jsonl"
         src.write_text("".join(line + "\n" for line in cw_jsonl_lines(ds)), encoding="utf-8")
-        archive = Archive.open(Path(tmp) / "home", embedded=True)
+        archive = common.open_archive(Path(tmp) / "home")
         try:
             summary = archive.import_paths([src], fmt="cw-jsonl")
             log(f"conversations: {len(ds.sessions)} sessions, {summary.imported} documents")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.retrieve.results import SearchHit
-from eval import baselines
+from eval import baselines, common
 from eval.common import BandStats, SemanticOnly, embed_all, log, percentiles
 from eval.data import SHARED
 
@@ -206,9 +206,7 @@ def summarize(per_q: list[dict[str, Any]], systems: list[str]) -> dict[str, Any]
 
 def build(line_set: LineSet, home: Path) -> Any:
     """Import the set's log files into a fresh embedded store at ``home``."""
-    from cwcore.api import Archive
-
-    archive = Archive.open(home, embedded=True)
+    archive = common.open_archive(home)
     started = time.perf_counter()
     summary = archive.import_paths([str(p) for p in log_files(line_set.logs)])
     log(

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from eval import baselines
+from eval import baselines, common
 from eval import data as lme
 from eval.common import BandStats, SemanticOnly, embed_all, log, percentiles
 from eval.lines import CW_SYSTEMS
@@ -66,11 +66,9 @@ class Corpus:
 
 
 def build(ds: lme.Dataset, order: list[str], home: Path) -> Any:
-    from cwcore.api import Archive
-
     src = home.parent / "longmemeval.cw.jsonl"
     n = lme.write_cw_jsonl(ds, order, src)
-    archive = Archive.open(home, embedded=True)
+    archive = common.open_archive(home)
     started = time.perf_counter()
     summary = archive.import_paths([src], fmt="cw-jsonl")
     log(

@@ -273,9 +273,11 @@ def test_rrf_fusion_rank_credit_and_order() -> None:
 
 def test_rrf_uses_k_60_and_gather_always_runs_the_semantic_mode() -> None:
     from cwcore import precheck
+    from cwcore.retrieve.params import RetrievalParams
 
     fused = fusion.fuse({"lexical": ["a"], "semantic": ["a"]}, {"a": 0.0})
-    assert fusion.RRF_K == 60 and fused[0].ranks == {"lexical": 1, "semantic": 1}
+    assert RetrievalParams().rrf_k == 60 and fused[0].ranks == {"lexical": 1, "semantic": 1}
+    assert fused[0].rrf == 1.0 / 61 + 0.3 / 61
     request, _ = precheck.gather({"query": "bounded queues", "semanticPolicy": "never"})
     assert request.semantic_policy == "always"
 

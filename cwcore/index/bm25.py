@@ -43,7 +43,9 @@ from cwcore.index.postings import (
     retired_in,
 )
 
-#: BM25 constants (Lucene's defaults), in one place.
+#: BM25 constants (Lucene's defaults): the defaults of :func:`search`'s ``k1`` and ``b``. Explicit
+#: search passes its own (``cwcore.retrieve.params.RetrievalParams.bm25_k1`` / ``bm25_b``, whose
+#: defaults equal these; the index layer cannot import the retrieval layer).
 K1 = 1.2
 B = 0.75
 #: Postings scored in full per query before truncation (≈ 2–4 ms of numpy on this machine).
@@ -69,9 +71,11 @@ def idf(df: float | F64Array, n: int) -> float | F64Array:
     return np.log1p((n - df + 0.5) / (df + 0.5))
 
 
-def term_scores(weight: float, tf: F64Array, dl: F64Array, avgdl: float) -> F64Array:
+def term_scores(
+    weight: float, tf: F64Array, dl: F64Array, avgdl: float, k1: float = K1, b: float = B
+) -> F64Array:
     """Per-posting BM25 contributions of one term with idf ``weight``."""
-    return weight * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * dl / avgdl))
+    return weight * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * dl / avgdl))
 
 
 @dataclass(frozen=True)
@@ -193,7 +197,7 @@ class _Sparse:
         where, tf, dl, retired_seen = reader.lookup(plan, self.ordinals, query.retired)
         df = query.live_df(plan, retired_seen)
         if df and len(where):
-            self._accumulate(where, term_scores(query.idf(df, plan), tf, dl, query.avgdl), bit)
+            self._accumulate(where, query.scores(query.idf(df, plan), tf, dl), bit)
         return df
 
     def _accumulate(self, where: npt.NDArray[np.intp], scores: F64Array, bit: np.uint64) -> None:
@@ -268,9 +272,7 @@ class _Dense:
             at = np.flatnonzero(self.member[rel])
             if len(at):
                 where = rel[at]
-                self.scores[where] += term_scores(
-                    weight, view.tf_at(at), view.dl_at(at), query.avgdl
-                )
+                self.scores[where] += query.scores(weight, view.tf_at(at), view.dl_at(at))
                 self.masks[where] |= bit
                 self.counts[where] += np.uint8(1)
         return df
@@ -312,6 +314,8 @@ class _Query:
     avgdl: float
     retired: U32Array
     weights: Mapping[str, float] = field(default_factory=dict)
+    k1: float = K1
+    b: float = B
 
     def live_df(self, plan: TermPlan, retired_seen: int) -> int:
         return min(max(plan.df - retired_seen, 0), self.n_docs)
@@ -320,6 +324,10 @@ class _Query:
         """The term's idf, times its query weight (1 unless the caller weighted it)."""
         weight = self.weights.get(plan.term, 1.0) if plan is not None else 1.0
         return float(idf(df, self.n_docs)) * weight
+
+    def scores(self, weight: float, tf: F64Array, dl: F64Array) -> F64Array:
+        """:func:`term_scores` with this evaluation's avgdl, ``k1`` and ``b``."""
+        return term_scores(weight, tf, dl, self.avgdl, self.k1, self.b)
 
 
 def search(
@@ -331,8 +339,11 @@ def search(
     only: U32Array | None = None,
     budget: int = DEFAULT_BUDGET,
     weights: Mapping[str, float] | None = None,
+    k1: float = K1,
+    b: float = B,
 ) -> Hits:
-    """The top ``k`` documents for ``terms`` (duplicates ignored; OR semantics).
+    """The top ``k`` documents for ``terms`` (duplicates ignored; OR semantics), scored with the
+    BM25 constants ``k1`` (term-frequency saturation) and ``b`` (length normalization, [0, 1]).
 
     ``weights``: a query weight per term (default 1) multiplying its contribution, as RM3
     weights expansion terms below the user's own.
@@ -345,7 +356,7 @@ def search(
     """
     for _ in range(_RETRIES):
         try:
-            return _search_once(reader, terms, k, dead, only, budget, weights or {})
+            return _search_once(reader, terms, k, dead, only, budget, weights or {}, k1, b)
         except ManifestChanged:
             continue
     raise StoreError("bm25: the index kept changing during a query; retry")
@@ -359,6 +370,8 @@ def _search_once(
     only: U32Array | None,
     budget: int,
     weights: Mapping[str, float],
+    k1: float = K1,
+    b: float = B,
 ) -> Hits:
     snap = reader.snapshot()
     manifest = snap.manifest
@@ -375,12 +388,14 @@ def _search_once(
     hider = _Hider(dead, retired)
     bounds = [
         weights.get(plans[i].term, 1.0)
-        * _upper_bound(plans[i].df - len(retired), plans[i].max_tf, plans[i].min_dl, n_docs, avgdl)
+        * _upper_bound(
+            plans[i].df - len(retired), plans[i].max_tf, plans[i].min_dl, n_docs, avgdl, k1, b
+        )
         for i in present
     ]
     remaining = np.cumsum(bounds[::-1])[::-1] if bounds else np.empty(0)
 
-    query = _Query(n_docs, avgdl, retired, weights)
+    query = _Query(n_docs, avgdl, retired, weights, k1, b)
     cands = _candidates(manifest, [plans[i] for i in present])
     if only is not None:
         scope = np.asarray(only, dtype=np.uint32)
@@ -431,7 +446,7 @@ def _search_once(
         spent += len(postings.ordinals)
         cands.add(
             postings.ordinals,
-            term_scores(query.idf(df, plan), postings.tf, postings.dl, avgdl),
+            query.scores(query.idf(df, plan), postings.tf, postings.dl),
             bit,
         )
     reader.check(snap)
@@ -454,10 +469,18 @@ def _candidates(manifest: Manifest, plans: list[TermPlan]) -> _Sparse | _Dense:
     return _Sparse()
 
 
-def _upper_bound(df_low: int, max_tf: float, min_dl: float, n_docs: int, avgdl: float) -> float:
+def _upper_bound(
+    df_low: int,
+    max_tf: float,
+    min_dl: float,
+    n_docs: int,
+    avgdl: float,
+    k1: float = K1,
+    b: float = B,
+) -> float:
     """The most one term can add to any document's score (idf at its lowest possible df)."""
     weight = float(idf(min(max(df_low, 0), n_docs), n_docs))
     # term_scores' formula on Python floats: the same IEEE operations in the same order, so the
     # same value, without building one-element arrays per query term.
     tf, dl = float(max_tf), float(min_dl)
-    return weight * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * dl / avgdl))
+    return weight * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * dl / avgdl))

@@ -4,7 +4,8 @@ An anchor (a path, symbol, error, quoted phrase, commit or value the query names
 evidence of a location only when few windows contain it. Each anchor's window document
 frequency ``df`` is counted in the search's scope (``n`` windows):
 
-* an anchor found in at most ``max(TIER_MIN_DF, TIER_SHARE × n)`` windows is *specific*: the
+* an anchor found in at most ``max(exact_tier_min_df, exact_tier_share × n)`` windows
+  (:class:`~cwcore.retrieve.params.RetrievalParams`: 20, 5 %) is *specific*: the
   windows holding it form the exact tier, above every structural, lexical and semantic hit;
 * a more common anchor (a product name in prose, a flag every command line repeats) forms no
   tier: its windows compete lexically, where its words are ordinary query terms.
@@ -29,15 +30,12 @@ from cwcore.index.anchors import Anchor
 from cwcore.index.postings import PostingIndex
 from cwcore.index.postings.reader import ManifestChanged
 from cwcore.retrieve.candidates import Candidate, Visible
+from cwcore.retrieve.params import DEFAULT, RetrievalParams
 from cwcore.store.rocks import Store
 from cwcore.text.tokenize import tokens
 
 #: Exact postings read per anchor, newest first (an anchor past this is common by any measure).
 EXACT_SCAN = 400
-#: An anchor in more than this share of the scope's windows forms no exact tier...
-TIER_SHARE = 0.05
-#: ...unless it occurs in at most this many windows (small scopes: every anchor is specific).
-TIER_MIN_DF = 20
 #: A phrase's rarest term: postings read at most, newest windows first.
 PHRASE_POSTINGS = 65_536
 #: Windows holding every term of a phrase read and checked verbatim at most, newest first...
@@ -63,10 +61,19 @@ def _idf(df: int, n: int) -> float:
     return math.log1p((n - df + 0.5) / (df + 0.5)) if df else 0.0
 
 
-def anchor_stats(store: Store, visible: Visible, anchors: list[Anchor], n: int) -> list[AnchorStat]:
-    """Each distinct anchor value's visible windows and specificity; ``n`` is the scope size."""
+def anchor_stats(
+    store: Store,
+    visible: Visible,
+    anchors: list[Anchor],
+    n: int,
+    params: RetrievalParams = DEFAULT,
+) -> list[AnchorStat]:
+    """Each distinct anchor value's visible windows and specificity; ``n`` is the scope size.
+    An anchor in more than ``params.exact_tier_share`` of the scope forms no exact tier unless
+    it occurs in at most ``params.exact_tier_min_df`` windows (small scopes: every anchor is
+    specific)."""
     n = max(n, 1)
-    limit = max(TIER_MIN_DF, TIER_SHARE * n)
+    limit = max(params.exact_tier_min_df, params.exact_tier_share * n)
     out = []
     seen: set[str] = set()
     for anchor in sorted(anchors, key=lambda a: a.rank):
@@ -92,8 +99,10 @@ def exact_tier(
     stats: list[AnchorStat],
     terms: list[str],
     only: np.ndarray | None,
+    params: RetrievalParams = DEFAULT,
 ) -> list[Candidate]:
-    """The exact tier's candidates, best first (see the module docstring for the order)."""
+    """The exact tier's candidates, best first (see the module docstring for the order);
+    ``params`` gives the BM25 constants of the order within the tier."""
     specific = [s for s in stats if s.specific]
     if not specific:
         return []
@@ -104,7 +113,7 @@ def exact_tier(
             if w in holders:
                 holders[w].append(s)
     total_idf = sum(s.idf for s in stats if s.df) or 1.0
-    lexical = _bm25_of(index, terms, tier_wids, only)
+    lexical = _bm25_of(index, terms, tier_wids, only, params)
     out = []
     for wid in tier_wids:
         held = holders[wid]
@@ -131,7 +140,11 @@ def exact_tier(
 
 
 def _bm25_of(
-    index: PostingIndex, terms: list[str], wids: list[int], only: np.ndarray | None
+    index: PostingIndex,
+    terms: list[str],
+    wids: list[int],
+    only: np.ndarray | None,
+    params: RetrievalParams = DEFAULT,
 ) -> dict[int, float]:
     """BM25 of ``terms`` for each of ``wids`` (0 for a window matching none)."""
     if not terms or not wids:
@@ -139,7 +152,14 @@ def _bm25_of(
     ordinals = np.asarray(wids, dtype=np.uint32)
     if only is not None:
         ordinals = np.intersect1d(ordinals, only)
-    hits = bm25.search(index.reader(), terms, k=len(ordinals), only=ordinals)
+    hits = bm25.search(
+        index.reader(),
+        terms,
+        k=len(ordinals),
+        only=ordinals,
+        k1=params.bm25_k1,
+        b=params.bm25_b,
+    )
     return {int(o): float(s) for o, s in zip(hits.ordinals, hits.scores, strict=True)}
 
 
@@ -198,12 +218,13 @@ def phrase_candidates(
     anchor: Anchor,
     terms: list[str],
     only: np.ndarray | None,
+    params: RetrievalParams = DEFAULT,
 ) -> list[Candidate]:
     """The exact tier of an exact-looking query no anchor posting answered: the windows holding
     ``anchor`` verbatim (:func:`phrase_windows`), ordered by BM25 of the query's ``terms`` over
     them, then newest first."""
     wids = phrase_windows(index, visible, anchor.value, only)
-    scores = _bm25_of(index, terms, wids, only)
+    scores = _bm25_of(index, terms, wids, only, params)
     out = []
     for wid in sorted(wids, key=lambda w: (-scores.get(w, 0.0), -w)):
         cand = Candidate(wid, "exact", 1.0, 1.0, anchor.match_type)

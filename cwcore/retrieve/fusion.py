@@ -1,7 +1,9 @@
 """Reciprocal Rank Fusion within the lexical/semantic tier (k = 60).
 
 Each mode ranks its own candidates. A candidate's RRF credit is the sum over the modes that
-found it of ``weight / (k + rank)`` (:data:`MODE_WEIGHTS`); the credit, normalized by the best
+found it of ``weight / (k + rank)`` (``k``, the weights and the blend switch are fields of
+:class:`~cwcore.retrieve.params.RetrievalParams`: ``rrf_k``, ``lexical_weight``,
+``semantic_weight``, ``score_blend``); the credit, normalized by the best
 credit, is blended with the candidate's own normalized score, trusting rank most near the
 head: 75 % rank weight for ranks
 1–3, 60 % for 4–10, 40 % beyond (the candidate's best rank across modes decides). Fusion orders
@@ -20,20 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-RRF_K = 60
-#: RRF credit per mode: a mode's ``1 / (k + rank)`` is multiplied by its weight. A semantic
-#: rank counts 0.3 of a lexical one, so a semantic hit joins the order beside lexical evidence
-#: instead of displacing it: chosen by ``make eval`` on all three dev sets together (weights
-#: 1.0, 0.7, 0.5 and 0.3 measured, and 1.0 to 0.2 with the pooled calibration in the blend;
-#: docs/evaluation.md).
-MODE_WEIGHTS: dict[str, float] = {"lexical": 1.0, "semantic": 0.3}
-#: Blend the rank credit with the candidates' calibrated scores (``rank_weight``); False orders
-#: by the weighted RRF credit alone.
-SCORE_BLEND = True
+from cwcore.retrieve.params import DEFAULT, RetrievalParams
 
 
 def rank_weight(rank: int) -> float:
-    """Weight of the rank-fusion component for a 1-based rank."""
+    """Weight of the rank-fusion component for a 1-based rank (spec 000.33: a contract, not a
+    retrieval parameter)."""
     if rank <= 3:
         return 0.75
     if rank <= 10:
@@ -72,10 +66,13 @@ def fuse(
     rankings: Mapping[str, Sequence[str]],
     scores: Mapping[str, float],
     *,
-    k: int = RRF_K,
+    params: RetrievalParams = DEFAULT,
     ties: Mapping[str, Sequence[float]] | None = None,
 ) -> list[Fused]:
     """Fuse per-mode rankings (mode -> ordered candidate keys) into one order.
+
+    ``params`` gives the RRF ``k``, each mode's weight and whether the credit is blended with
+    ``scores`` (:class:`~cwcore.retrieve.params.RetrievalParams`).
 
     ``scores`` holds each candidate's normalized score in [0, 1] (its best mode's). ``ties``
     holds, per mode, the raw value each ranked key was ordered by (same length as its ranking):
@@ -88,12 +85,13 @@ def fuse(
             entry = fused.setdefault(key, Fused(key, 0.0))
             if mode not in entry.ranks:
                 entry.ranks[mode] = rank
-                entry.rrf += MODE_WEIGHTS.get(mode, 1.0) / (k + rank)
+                entry.rrf += params.mode_weight(mode) / (params.rrf_k + rank)
     if not fused:
         return []
-    best = max(f.rrf for f in fused.values())
+    # Every mode weighted 0 (a measured alternative) leaves no credit: the scores alone order.
+    best = max(f.rrf for f in fused.values()) or 1.0
     for entry in fused.values():
-        weight = rank_weight(min(entry.ranks.values())) if SCORE_BLEND else 1.0
+        weight = rank_weight(min(entry.ranks.values())) if params.score_blend else 1.0
         entry.order = weight * (entry.rrf / best) + (1 - weight) * scores.get(entry.key, 0.0)
     return sorted(fused.values(), key=lambda f: (-f.order, min(f.ranks.values()), _newest(f.key)))
 
@@ -112,10 +110,11 @@ def fuse_tier(
     prior: Mapping[str, float] | None = None,
     *,
     ties: Mapping[str, Sequence[float]] | None = None,
+    params: RetrievalParams = DEFAULT,
 ) -> list[TierEntry]:
     """Order the union of ``lexical`` and ``semantic`` (each ``(key, calibrated score)``, best
-    first); ``prior`` maps keys to the importance multiplier (default 1); ``ties`` as in
-    :func:`fuse` (keys ``"lexical"``, ``"semantic"``)."""
+    first); ``prior`` maps keys to the importance multiplier (default 1); ``ties`` and
+    ``params`` as in :func:`fuse` (keys ``"lexical"``, ``"semantic"``)."""
     scores: dict[str, float] = {}
     for key, score in (*lexical, *semantic):
         scores[key] = max(scores.get(key, 0.0), float(score))
@@ -125,7 +124,7 @@ def fuse_tier(
     if semantic:
         rankings["semantic"] = [k for k, _ in semantic]
     out = []
-    for f in fuse(rankings, scores, ties=ties):
+    for f in fuse(rankings, scores, ties=ties, params=params):
         boost = (prior or {}).get(f.key, 1.0)
         out.append(TierEntry(f.key, f.order * boost, f, boost))
     out.sort(key=lambda e: (-e.order, min(e.fused.ranks.values()), _newest(e.key)))

@@ -24,6 +24,7 @@ from cwcore.clock import parse_time
 from cwcore.index import bm25, derived
 from cwcore.index.postings import PostingIndex, PostingReader
 from cwcore.retrieve.candidates import Candidate, Visible
+from cwcore.retrieve.params import DEFAULT, RetrievalParams
 from cwcore.store import codec
 from cwcore.store.rocks import Store
 from cwcore.text.stopwords import GRAMMAR
@@ -56,12 +57,13 @@ def _scorer(index: PostingIndex) -> Callable[..., bm25.Hits]:
     if LEXICAL_ENGINE == "tantivy":
         from cwcore.index import tantivy_engine  # only on request: tantivy is optional
 
+        # tantivy takes and ignores ``k1``/``b``: it scores with its own (Lucene's defaults).
         return tantivy_engine.scorer(index)
     return bm25.search
 
 
-def _upper(idfs: dict[str, float], terms: list[str]) -> float:
-    return sum(idfs.get(t, 0.0) for t in terms) * (bm25.K1 + 1)
+def _upper(idfs: dict[str, float], terms: list[str], k1: float) -> float:
+    return sum(idfs.get(t, 0.0) for t in terms) * (k1 + 1)
 
 
 def lexical_candidates(
@@ -74,12 +76,14 @@ def lexical_candidates(
     only: np.ndarray | None = None,
     weights: dict[str, float] | None = None,
     reader: PostingReader | None = None,
+    params: RetrievalParams = DEFAULT,
 ) -> tuple[list[Candidate], dict[str, float]]:
     """BM25 over windows; returns calibrated candidates (best first) and each term's idf.
 
     ``scored_terms`` are the terms coverage is measured against (the original query terms when
     ``terms`` includes expansion terms). ``reader``: the search's posting reader when several
-    queries share one (a memo reader), else a fresh one of ``index``."""
+    queries share one (a memo reader), else a fresh one of ``index``. ``params``: the BM25
+    constants (``bm25_k1``, ``bm25_b``) of the scoring and of the calibration's upper bound."""
     if not terms:
         return [], {}
     reader = reader or index.reader()
@@ -90,12 +94,20 @@ def lexical_candidates(
     fetch = k + 10
     run_bm25 = _scorer(index)
     for attempt in range(2):
-        hits = run_bm25(reader, terms, k=fetch, only=only, weights=weights)
+        hits = run_bm25(
+            reader,
+            terms,
+            k=fetch,
+            only=only,
+            weights=weights,
+            k1=params.bm25_k1,
+            b=params.bm25_b,
+        )
         idfs = {t: float(bm25.idf(df, hits.n_docs)) for t, df in hits.df.items()}
         for t in terms:
             idfs.setdefault(t, 0.0)
         basis = scored_terms or terms
-        upper = _upper(idfs, basis) or 1.0
+        upper = _upper(idfs, basis, params.bm25_k1) or 1.0
         total_idf = sum(idfs[t] for t in basis) or 1.0
         ordinals = hits.ordinals.tolist()
         allowed = set(visible.filter(ordinals))

@@ -25,8 +25,12 @@ windows and ``limit`` semantic ones. Spec 004's fixed depths (``lexical`` 30, ``
 top k + n, ranked lower on two dev sets (cw-default agent logs hit@5 0.898 → 0.857, conversations
 hit@10 0.778 → 0.727; docs/evaluation.md), so they are not used here yet. The first round's exact
 and structural tiers and the first ``candidates`` (40) of its fused tier are the head of the
-page, reranked once; a page longer than that head runs further rounds, each :data:`DEEPER` times
+page, reranked once; a page longer than that head runs further rounds, each ``deeper`` (4) times
 deeper, and appends the distinct sources it adds below everything before it.
+
+Every ranking knob a stage reads (depths, the weak-pass thresholds, expansion, BM25 constants,
+RRF, priors) comes from the context's :class:`~cwcore.retrieve.params.RetrievalParams`
+(``SearchContext.params``), never from a module constant.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from cwcore.retrieve.importance import context_prior, importance
 from cwcore.retrieve.lexical import lexical_candidates, query_terms, structural_candidates
 from cwcore.retrieve.locator import Signer
 from cwcore.retrieve.page import TIER, Ranked, materialize
+from cwcore.retrieve.params import RetrievalParams
 from cwcore.retrieve.request import DEFAULT_POLICY, SearchRequest
 from cwcore.retrieve.rerank import rerank_tier
 from cwcore.retrieve.results import SearchResponse
@@ -59,24 +64,6 @@ from cwcore.retrieve.semantic import SemanticOutcome, semantic_tier
 from cwcore.semantic import errors
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
-
-FETCH_PER_HIT = 4  # BM25 windows fetched per requested hit (several windows share a document)...
-FETCH_EXTRA = 40  # ...and at least this many more
-DEEPER = 4  # how much deeper each further round looks than the one before
-SESSION_DEPTH = 5  # documents gathered per wanted session when hits are grouped by session
-#: Rounds at most: the last looks at ``lexical`` × 4⁵ (30,720) windows, enough for the deepest
-#: page (100 sessions of 5 documents each).
-MAX_ROUNDS = 6
-WEAK_SCORE = 0.5
-WEAK_COVERAGE = 0.6
-#: The RM3/Bo1 requery after a weak first pass (a switch for measuring it; see evaluation.md).
-EXPANSION = True
-#: Query weight of the best expansion term in the requery (the user's own terms weigh 1); the
-#: others weigh this times their feedback score relative to the best one's (RM3 interpolation).
-#: Chosen on every dev set (docs/evaluation.md, "Earlier decisions"): full weight drifted the
-#: agent-log and demo queries (hit@1 0.694 → 0.673, 0.775 → 0.725), no expansion lost
-#: LongMemEval's multi-session questions (recall_all@5 0.937 → 0.863).
-EXPANSION_WEIGHT = 0.5
 
 
 @dataclass
@@ -89,6 +76,8 @@ class SearchContext:
     semantic: Any = None  # cwcore.semantic.runtime.Semantic, loaded lazily by the engine
     rerank_candidates: int = 40  # of the ``limits.candidates`` handed on, how many are reranked
     limits: Limits = field(default_factory=Limits)
+    #: The ranking knobs every stage reads (frozen: a different run gets another instance).
+    params: RetrievalParams = field(default_factory=RetrievalParams)
 
 
 @dataclass
@@ -128,21 +117,24 @@ def plan_query(ctx: SearchContext, req: SearchRequest, visible: Visible) -> Quer
 
 def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
     started = time.perf_counter()
+    params = ctx.params
     gen = derived.generation(ctx.store)
     scope = resolve(ctx.reader, req)
     visible = Visible(ctx.store, ctx.reader, scope, int(gen.get("maxWid", 0)))
     plan = plan_query(ctx, req, visible)
     stages: dict[str, Any] = {}
 
-    stats = anchor_stats(ctx.store, visible, plan.anchors, plan.n_scope) if plan.anchors else []
-    exact = exact_tier(ctx.postings, stats, plan.terms, plan.only)
+    stats = (
+        anchor_stats(ctx.store, visible, plan.anchors, plan.n_scope, params) if plan.anchors else []
+    )
+    exact = exact_tier(ctx.postings, stats, plan.terms, plan.only, params)
     stages["exact"] = len(exact)
     stages["anchors"] = [
         {"value": s.anchor.value[:80], "df": s.df, "specific": s.specific} for s in stats
     ]
 
     # Grouped by session, a page of ``limit`` sessions is drawn from more documents.
-    want = req.limit * (SESSION_DEPTH if req.group == "session" else 1)
+    want = req.limit * (params.session_depth if req.group == "session" else 1)
     limits = ctx.limits
     depth = 1
     lex = LexicalPass()
@@ -151,9 +143,9 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
     literal = _literal(ctx, plan, visible, exact)
     if literal:
         stages["literal"] = len(literal)
-    for round_ in range(MAX_ROUNDS):
+    for round_ in range(params.max_rounds):
         # Depths follow the page (see the module docstring for why not the spec's fixed ones).
-        fetch = depth * max(want * FETCH_PER_HIT, want + FETCH_EXTRA)
+        fetch = depth * max(want * params.fetch_per_hit, want + params.fetch_extra)
         lex = _lexical(ctx, plan, visible, exact, literal, fetch, stages)
         top_tier = exact or lex.literal
         outcome = _semantic(ctx, req, plan, visible, bool(top_tier), lex.weak, want * depth, stages)
@@ -171,7 +163,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
             ranked = collapse(ranked + fused)
         if len(ranked) >= want or not more:
             break
-        depth *= DEEPER
+        depth *= params.deeper
     if req.group == "session":
         ranked = by_session(ranked)
     visible.prefetch([r.cand.wid for r in ranked[: req.limit]])
@@ -268,9 +260,16 @@ def _lexical(
         return out
     # One memo reader for the pass, the feedback statistics and the requery: the requery reads
     # and decodes only the expansion terms' postings.
+    params = ctx.params
     postings = ctx.postings.reader(memo=True)
     cands, idfs = lexical_candidates(
-        ctx.postings, visible, plan.terms, k=fetch, only=plan.only, reader=postings
+        ctx.postings,
+        visible,
+        plan.terms,
+        k=fetch,
+        only=plan.only,
+        reader=postings,
+        params=params,
     )
     out.idfs = idfs
     out.saturated = len(cands) >= fetch
@@ -279,12 +278,12 @@ def _lexical(
     top = next((c for c in cands if c.wid not in literal), None)
     out.weak = not (exact or literal) and (
         top is None
-        or top.score < WEAK_SCORE
+        or top.score < params.weak_score
         or sum(idfs.get(t, 0) for t in top.matched_terms) / (sum(idfs.values()) or 1)
-        < WEAK_COVERAGE
+        < params.weak_coverage
     )
-    if out.weak and cands and EXPANSION:
-        weighted = expand.rm3_weighted(ctx.reader, postings, visible, cands, plan.terms)
+    if out.weak and cands and params.expansion:
+        weighted = expand.rm3_weighted(ctx.reader, postings, visible, cands, plan.terms, params)
         out.expanded = [term for term, _ in weighted]
         if out.expanded:
             cands, _ = lexical_candidates(
@@ -294,8 +293,9 @@ def _lexical(
                 k=fetch,
                 scored_terms=plan.terms,
                 only=plan.only,
-                weights={t: EXPANSION_WEIGHT * w for t, w in weighted},
+                weights={t: params.expansion_weight * w for t, w in weighted},
                 reader=postings,
+                params=params,
             )
     taken = literal | {e.wid for e in exact}
     out.candidates = [c for c in cands if c.wid not in taken]
@@ -342,6 +342,7 @@ def _semantic(
         policy=policy,
         weak=weak,
         strict=req.strict,
+        params=ctx.params,
     )
     stages["semantic"] = outcome.trace()
     return outcome
@@ -394,8 +395,8 @@ def _fuse(
     if not pool:
         return out
     ordinal = {w: int((records[w] or {})["ordinal"]) for w in pool}
-    prior = importance(ctx.store, sorted(set(ordinal.values())))
-    context = context_prior({w: records[w] or {} for w in pool}, visible.scope.depth)
+    prior = importance(ctx.store, sorted(set(ordinal.values())), ctx.params)
+    context = context_prior({w: records[w] or {} for w in pool}, visible.scope.depth, ctx.params)
     lex = [c for c in lexical if c.wid in pool]
     sem = [c for c in semantic if c.wid in pool]
     fused = fuse_tier(
@@ -404,6 +405,7 @@ def _fuse(
         {str(w): prior.get(o, 1.0) * context[w] for w, o in ordinal.items()},
         # Equal BM25 (or cosine) is equal evidence: one shared rank, so recency orders them.
         ties={"lexical": [c.raw for c in lex], "semantic": [c.raw for c in sem]},
+        params=ctx.params,
     )
     for e in fused:
         wid = int(e.key)
@@ -426,4 +428,6 @@ def _literal(
     the exact tier (:func:`~cwcore.retrieve.exact.phrase_candidates`)."""
     if not plan.text or not plan.exact_looking or exact or not plan.terms:
         return []
-    return phrase_candidates(ctx.postings, visible, plan.anchors[0], plan.terms, plan.only)
+    return phrase_candidates(
+        ctx.postings, visible, plan.anchors[0], plan.terms, plan.only, ctx.params
+    )

@@ -36,10 +36,10 @@ from typing import Any
 from cwcore.errors import ModelUnavailable
 from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
 from cwcore.retrieve.lexical import query_terms
+from cwcore.retrieve.params import DEFAULT, RetrievalParams
 from cwcore.semantic import errors
 from cwcore.semantic.runtime import Semantic
 
-OVERFETCH = 4  # nearest windows fetched per wanted candidate, before scope filters
 #: The presented semantic score: ``sigmoid(SLOPE × (cosine − MIDPOINT))``, pooled dev-set fit.
 SLOPE = 4.27
 MIDPOINT = 0.493
@@ -90,8 +90,11 @@ def semantic_tier(
     policy: str,
     weak: bool,
     strict: bool = False,
+    params: RetrievalParams = DEFAULT,
 ) -> SemanticOutcome:
-    """Run the embedding mode for one request if the policy says so (see module doc)."""
+    """Run the embedding mode for one request if the policy says so (see module doc); the
+    nearest ``params.semantic_overfetch`` × ``k`` windows (at least 50) are read before the
+    scope filters."""
     outcome = SemanticOutcome()
     enabled = semantic.settings.semantic_retrieval
     if strict and policy == "always" and not enabled:
@@ -107,7 +110,7 @@ def semantic_tier(
         if only is not None and not len(only):
             outcome.used = True
             return outcome
-        hits = semantic.query(query, max(k * OVERFETCH, 50), only, strict=strict)
+        hits = semantic.query(query, max(k * params.semantic_overfetch, 50), only, strict=strict)
         allowed = set(visible.filter(int(w) for w in hits.wids))
         for wid, cos, score in zip(hits.wids, hits.cosines, hits.scores, strict=True):
             if int(wid) in allowed:
