@@ -14,8 +14,11 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer.main
+import typer.testing
 from hypothesis import is_hypothesis_test, settings
 
 from cwcore.api import Archive
@@ -39,6 +42,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if is_hypothesis_test(getattr(item, "obj", None)):
             item.add_marker(pytest.mark.property)
+
+
+# Typer builds the whole click command tree from the app's function signatures on every
+# CliRunner.invoke and every app() call: 0.5-1 s for cw's commands (mostly evaluating
+# annotations), the larger part of an in-process CLI test. The tree depends only on the commands
+# the app registers, which no test changes, so each process builds it once per app.
+_build_command = typer.main.get_command
+_built_commands: dict[int, tuple[typer.Typer, Any]] = {}
+
+
+def _cached_command(app: typer.Typer) -> Any:
+    built = _built_commands.get(id(app))
+    if built is None or built[0] is not app:
+        built = _built_commands[id(app)] = (app, _build_command(app))
+    return built[1]
+
+
+typer.main.get_command = _cached_command
+typer.testing._get_command = _cached_command  # type: ignore[attr-defined]
 
 
 #: The summary-line category of tests skipped because the sibling ``../shared/data`` (the real

@@ -112,7 +112,13 @@ class HomeCache:
         if source is None:
             source = self._root / key / "cw-home"
             source.parent.mkdir(parents=True)
-            build(source)
+            try:
+                build(source)
+            except BaseException:
+                # The next test asking for this key builds again and fails with the build's own
+                # error, not with FileExistsError from the directory left behind.
+                shutil.rmtree(source.parent, ignore_errors=True)
+                raise
             self._built[key] = source
         shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
         return dest

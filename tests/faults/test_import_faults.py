@@ -16,6 +16,7 @@ import pytest
 
 from cwcore.importers.summary import MAX_LISTED
 from cwcore.store.limits import MAX_LINE_BYTES, MiB
+from tests.conftest import FIXED_NOW
 from tests.faults.helpers import cw_env, json_lines, run_cw
 from tests.helpers import conversation, real_daemon_env, write_jsonl
 
@@ -217,7 +218,7 @@ print(done.stderr, end="", file=sys.stderr)
 """
 
 
-def _peak_import(*args: str | Path) -> tuple[int, int, str, str]:
+def _peak_import(*args: str | Path, env: dict[str, str] | None = None) -> tuple[int, int, str, str]:
     """``cw import ARGS`` run by a fresh parent, so RUSAGE_CHILDREN sees this import alone:
     its exit code, its peak RSS in bytes, its stdout and stderr."""
     cmd = [sys.executable, "-m", "cwtui.cli", "import", *map(str, args)]
@@ -226,7 +227,7 @@ def _peak_import(*args: str | Path) -> tuple[int, int, str, str]:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        env=cw_env(),
+        env=env or cw_env(),
         timeout=600,
         check=False,
     )
@@ -235,11 +236,23 @@ def _peak_import(*args: str | Path) -> tuple[int, int, str, str]:
     return code, peak, out, done.stderr
 
 
-@pytest.mark.parametrize("fmt", ["auto", "cw-jsonl", "markdown"])
-def test_an_oversized_line_is_skipped_without_being_held(tmp_path: Path, fmt: str) -> None:
-    small = write_jsonl(tmp_path / "small.jsonl", conversation("s-small", 1))
-    _, baseline, _, _ = _peak_import(small)
-    src = tmp_path / ("long.md" if fmt == "markdown" else "long.jsonl")
+@pytest.fixture(scope="module")
+def small_import_peak(tmp_path_factory: pytest.TempPathFactory) -> int:
+    """The peak RSS of importing a one-message file into a fresh home: the same for every
+    format case, so measured once per module."""
+    folder = tmp_path_factory.mktemp("small-import")
+    small = write_jsonl(folder / "small.jsonl", conversation("s-small", 1))
+    env = cw_env(CW_HOME=str(folder / "cw-home"), CW_EMBEDDED="1", CW_NOW=FIXED_NOW)
+    code, peak, out, err = _peak_import(small, env=env)
+    assert code == 0, out + err
+    return peak
+
+
+@pytest.fixture(scope="module")
+def long_line_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A file whose second line is 96 MiB with no newline in it, written once per module (the
+    cases only read it)."""
+    src = tmp_path_factory.mktemp("long-line") / "long.jsonl"
     before, after = (json.dumps(r) for r in conversation("s-long", 1))
     with src.open("w", encoding="utf-8") as fh:
         fh.write(before + "\n")
@@ -247,6 +260,16 @@ def test_an_oversized_line_is_skipped_without_being_held(tmp_path: Path, fmt: st
         for _ in range(LONG_LINE // MiB):
             fh.write(block)  # one line of 96 MiB, no newline in it
         fh.write("\n" + after + "\n")
+    return src
+
+
+@pytest.mark.parametrize("fmt", ["auto", "cw-jsonl", "markdown"])
+def test_an_oversized_line_is_skipped_without_being_held(
+    tmp_path: Path, fmt: str, small_import_peak: int, long_line_file: Path
+) -> None:
+    baseline = small_import_peak
+    src = tmp_path / ("long.md" if fmt == "markdown" else "long.jsonl")
+    src.hardlink_to(long_line_file)  # the same bytes under the name the format case needs
     code, peak, out, err = _peak_import(src, "--format", fmt)
     assert code == 2, out + err
     assert peak - baseline < LONG_LINE // 4, (peak, baseline)  # far below the line's size
