@@ -117,6 +117,26 @@ def test_eval_param_builds_the_run_params(capsys: pytest.CaptureFixture[str]) ->
         cli._override("cwcore.index.bm25.K1=2.0")
 
 
+def test_eval_sets_open_their_archive_with_the_run_params(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eval import common
+
+    run = RetrievalParams(rrf_k=30)
+    monkeypatch.setattr(common, "PARAMS", run)
+    archive = common.open_archive(tmp_path / "home")
+    try:
+        assert archive.engine.search_context().params is run
+    finally:
+        archive.close()
+    monkeypatch.setattr(common, "PARAMS", None)
+    archive = common.open_archive(tmp_path / "home")
+    try:
+        assert archive.engine.search_context().params == RetrievalParams()
+    finally:
+        archive.close()
+
+
 _values = st.fixed_dictionaries(
     {},
     optional={
