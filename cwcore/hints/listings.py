@@ -3,19 +3,18 @@ dataclasses over the rows of :mod:`cwcore.hints.results` (the memory selection o
 :mod:`cwcore.hints.memory_turns`).
 
 The ``hints`` handler serializes a :class:`HintsListing` (no ``view``) or a :class:`HintsView`
-once with ``to_json()``; :class:`cwcore.api.Archive` rebuilds it with ``from_json()``.
-``to_json()`` keeps exactly the keys, order and values the engine has always answered, and
-``from_json(x).to_json() == x``. Records read back from the store (a decision's diagnostics, a
-turn's memory selection) keep the store's sorted key order (``as_stored``, as in
-:mod:`cwcore.hints.results`); what the views compute is in the order they build it.
+once with ``to_json()``; :class:`cwcore.api.Archive` rebuilds it with ``from_json()``. The
+JSON is derived from the fields (:mod:`cwcore.contract.codec`): the keys and values the engine
+has always answered, ``from_json(x).to_json() == x`` as parsed JSON.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Self
 
+from cwcore.contract.codec import Record, field, fields_from_json, fields_json
 from cwcore.hints.memory_turns import MemoryDecision, MemoryTurn
 from cwcore.hints.results import (
     Budget,
@@ -30,8 +29,7 @@ from cwcore.hints.results import (
 # -- the listing ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HintEntry:
+class HintEntry(Record):
     """One frozen decision as listed: the head, the exact hint bytes and their size, tokens,
     query hash, index generation, when it was frozen (ISO-8601 UTC), its diagnostics (as
     stored) and the memory selection of the same turn (None when none was kept).
@@ -54,117 +52,54 @@ class HintEntry:
     created_at: str | None
     diagnostics: Diagnostics
     memory: MemoryTurn | None
-    said: str | None = None
-    said_withheld: str | None = None
+    said: str | None = field(default=None, omit_none=True)
+    said_withheld: str | None = field(default=None, omit_none=True)
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "session": self.session,
-            "messageKey": self.message_key,
-            "outcome": self.outcome,
-            "reason": self.reason,
-        }
-        # Decisions frozen before messages were kept have neither key (their JSON is unchanged).
-        if self.said is not None or self.said_withheld is not None:
-            body["said"] = self.said
+        body = fields_json(self)
+        # A withheld message says so beside an empty ``said``; decisions frozen before messages
+        # were kept have neither key (their JSON is unchanged).
         if self.said_withheld is not None:
-            body["saidWithheld"] = self.said_withheld
-        return body | {
-            "hint": self.hint,
-            "bytes": self.bytes,
-            "tokens": self.tokens,
-            "queryHash": self.query_hash,
-            "generation": self.generation,
-            "createdAt": self.created_at,
-            "diagnostics": self.diagnostics.to_json(),
-            "memory": None if self.memory is None else self.memory.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> HintEntry:
-        memory = body["memory"]
-        return cls(
-            session=body["session"],
-            message_key=body["messageKey"],
-            outcome=body["outcome"],
-            reason=body["reason"],
-            hint=body["hint"],
-            bytes=body["bytes"],
-            tokens=body["tokens"],
-            query_hash=body["queryHash"],
-            generation=body["generation"],
-            created_at=body["createdAt"],
-            diagnostics=Diagnostics.from_json(body["diagnostics"]),
-            memory=None if memory is None else MemoryTurn.from_json(memory),
-            said=body.get("said"),
-            said_withheld=body.get("saidWithheld"),
-        )
+            body["said"] = self.said
+        return body
 
 
-@dataclass(frozen=True)
-class SessionBudget:
+class SessionBudget(Record):
     """A listed session's active hint budget: the user-message keys whose hints charge it,
     the tokens they charge, the budget (tokens) and the last hint activity (ISO-8601 UTC)."""
 
-    session: str
+    session: str = field(skip=True)
     active_keys: tuple[str, ...]
     active_tokens: int
     active_budget: int
     last_activity: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "activeKeys": list(self.active_keys),
-            "activeTokens": self.active_tokens,
-            "activeBudget": self.active_budget,
-            "lastActivity": self.last_activity,
-        }
 
-    @classmethod
-    def from_json(cls, session: str, body: Mapping[str, Any]) -> SessionBudget:
-        return cls(
-            session,
-            tuple(body["activeKeys"]),
-            body["activeTokens"],
-            body["activeBudget"],
-            body["lastActivity"],
-        )
+def _write_budgets(sessions: tuple[SessionBudget, ...]) -> dict[str, Any]:
+    return {s.session: s.to_json() for s in sessions}
 
 
-@dataclass(frozen=True)
-class HintsListing:
+def _read_budgets(body: Mapping[str, Any]) -> tuple[SessionBudget, ...]:
+    return tuple(SessionBudget(k, **fields_from_json(SessionBudget, v)) for k, v in body.items())
+
+
+class HintsListing(Record):
     """``hints`` without a view: the frozen decisions (key order), the budget of each listed
     session (sorted by id) and whether the listing hit its limit."""
 
     hints: tuple[HintEntry, ...]
-    sessions: tuple[SessionBudget, ...]
+    sessions: tuple[SessionBudget, ...] = field(encode=_write_budgets, decode=_read_budgets)
     truncated: bool
 
     def budget(self, session: str) -> SessionBudget | None:
         """The listed budget of ``session``, if it is listed."""
         return next((s for s in self.sessions if s.session == session), None)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "hints": [h.to_json() for h in self.hints],
-            "sessions": {s.session: s.to_json() for s in self.sessions},
-            "truncated": self.truncated,
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> HintsListing:
-        return cls(
-            hints=tuple(HintEntry.from_json(h) for h in body["hints"]),
-            sessions=tuple(SessionBudget.from_json(k, v) for k, v in body["sessions"].items()),
-            truncated=body["truncated"],
-        )
-
 
 # -- the views ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DecisionHead:
+class DecisionHead(Record):
     """What every hint view says of a decision first: session, user-message key, outcome, its
     reason and when it was frozen (ISO-8601 UTC)."""
 
@@ -173,21 +108,6 @@ class DecisionHead:
     outcome: str
     reason: str | None
     created_at: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "messageKey": self.message_key,
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "createdAt": self.created_at,
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> DecisionHead:
-        return cls(
-            body["session"], body["messageKey"], body["outcome"], body["reason"], body["createdAt"]
-        )
 
 
 @dataclass(frozen=True)
@@ -200,6 +120,12 @@ class Exclusion:
     reason: str
     stage: str
 
+    def __post_init__(self) -> None:
+        # The JSON merges the view's reason over the row's, so the row read back carries it:
+        # a row without a reason of its own is given the view's, and the record round-trips.
+        if isinstance(self.row, CandidateRow) and self.row.reason is None:
+            object.__setattr__(self, "row", replace(self.row, reason=self.reason))
+
     @property
     def id(self) -> str:
         return self.row.id
@@ -209,68 +135,43 @@ class Exclusion:
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> Exclusion:
+        # The view's reason is the row's own where the row kept one, so the row reads it back
+        # either way (the JSON is the same).
         rest = {k: v for k, v in body.items() if k != "stage"}
         row: ExcludedRow
         if "documentId" not in rest:
             row = PrivacyExclusion.from_json(rest)
         else:
-            # A reason the view appended is the last key; one the row kept sits in its place.
-            if list(rest)[-1] == "reason":
-                rest.pop("reason")
             row = CandidateRow.from_json(rest)
         return cls(row, body["reason"], body["stage"])
 
 
-@dataclass(frozen=True)
-class RetrievedDecision:
+def _exclusions(rows: list[Mapping[str, Any]]) -> tuple[Exclusion, ...]:
+    return tuple(Exclusion.from_json(row) for row in rows)
+
+
+def _write_exclusions(rows: tuple[Exclusion, ...]) -> list[dict[str, Any]]:
+    return [row.to_json() for row in rows]
+
+
+class RetrievedDecision(Record):
     """The ``retrieved`` view of a decision: the archived text an excerpt quotes, or a marker's
     phrases (spans of the user's own message), the ranked candidates, the counts, the planner's
     exclusions, hint tokens, the budget, warnings and the latency (ms)."""
 
-    head: DecisionHead
+    head: DecisionHead = field(flatten=True)
     excerpt: str | None
     marker_phrases: tuple[str, ...] | None
     candidates: tuple[CandidateRow, ...]
     counts: Counts
-    exclusions: tuple[Exclusion, ...]
+    exclusions: tuple[Exclusion, ...] = field(encode=_write_exclusions, decode=_exclusions)
     tokens: int
     budget: Budget | None
     warnings: tuple[str, ...]
     latency_ms: float | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.head.to_json(),
-            "excerpt": self.excerpt,
-            "markerPhrases": None if self.marker_phrases is None else list(self.marker_phrases),
-            "candidates": [c.to_json() for c in self.candidates],
-            "counts": self.counts.to_json(),
-            "exclusions": [e.to_json() for e in self.exclusions],
-            "tokens": self.tokens,
-            "budget": None if self.budget is None else self.budget.to_json(),
-            "warnings": list(self.warnings),
-            "latencyMs": self.latency_ms,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> RetrievedDecision:
-        phrases, budget = body["markerPhrases"], body["budget"]
-        return cls(
-            head=DecisionHead.from_json(body),
-            excerpt=body["excerpt"],
-            marker_phrases=None if phrases is None else tuple(phrases),
-            candidates=tuple(CandidateRow.from_json(c) for c in body["candidates"]),
-            counts=Counts.from_json(body["counts"]),
-            exclusions=tuple(Exclusion.from_json(e) for e in body["exclusions"]),
-            tokens=body["tokens"],
-            budget=None if budget is None else Budget.from_json(budget),
-            warnings=tuple(body["warnings"]),
-            latency_ms=body["latencyMs"],
-        )
-
-
-@dataclass(frozen=True)
-class ManifestEntry:
+class ManifestEntry(Record):
     """A context-manifest entry: kind ``retrieval``, the source entry id, whether it entered
     the context, classification, score (None for a privacy exclusion), tokens, group (the
     user-message key) and reason."""
@@ -284,37 +185,11 @@ class ManifestEntry:
     group: str | None
     reason: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "id": self.id,
-            "included": self.included,
-            "classification": self.classification,
-            "score": self.score,
-            "tokens": self.tokens,
-            "group": self.group,
-            "reason": self.reason,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> ManifestEntry:
-        return cls(
-            body["kind"],
-            body["id"],
-            body["included"],
-            body["classification"],
-            body["score"],
-            body["tokens"],
-            body["group"],
-            body["reason"],
-        )
-
-
-@dataclass(frozen=True)
-class ManifestDecision:
+class ManifestDecision(Record):
     """The ``manifest`` view of a decision: its entries; ``retrieved_event_ids`` are their ids."""
 
-    head: DecisionHead
+    head: DecisionHead = field(flatten=True)
     entries: tuple[ManifestEntry, ...]
 
     @property
@@ -322,70 +197,38 @@ class ManifestDecision:
         return tuple(e.id for e in self.entries)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            **self.head.to_json(),
-            "entries": [e.to_json() for e in self.entries],
-            "retrievedEventIds": list(self.retrieved_event_ids),
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> ManifestDecision:
-        entries = tuple(ManifestEntry.from_json(e) for e in body["entries"])
-        return cls(DecisionHead.from_json(body), entries)
+        return {**fields_json(self), "retrievedEventIds": list(self.retrieved_event_ids)}
 
 
-@dataclass(frozen=True)
-class IncludedDecision:
+class IncludedDecision(Record):
     """The ``included`` view of a decision: the items that entered the context (at most one)."""
 
-    head: DecisionHead
+    head: DecisionHead = field(flatten=True)
     included: tuple[IncludedItem, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {**self.head.to_json(), "included": [i.to_json() for i in self.included]}
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> IncludedDecision:
-        items = tuple(IncludedItem.from_json(i) for i in body["included"])
-        return cls(DecisionHead.from_json(body), items)
-
-
-@dataclass(frozen=True)
-class ExcludedDecision:
+class ExcludedDecision(Record):
     """The ``excluded`` view of a decision: what it left out, with reasons and stages."""
 
-    head: DecisionHead
-    excluded: tuple[Exclusion, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self.head.to_json(), "excluded": [e.to_json() for e in self.excluded]}
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> ExcludedDecision:
-        rows = tuple(Exclusion.from_json(e) for e in body["excluded"])
-        return cls(DecisionHead.from_json(body), rows)
+    head: DecisionHead = field(flatten=True)
+    excluded: tuple[Exclusion, ...] = field(encode=_write_exclusions, decode=_exclusions)
 
 
 ViewDecision = (
     RetrievedDecision | ManifestDecision | IncludedDecision | ExcludedDecision | MemoryDecision
 )
 
-
-def _decision(view: str, body: Mapping[str, Any]) -> ViewDecision:
-    """The record of one decision of view ``view``."""
-    if view == "retrieved":
-        return RetrievedDecision.from_json(body)
-    if view == "manifest":
-        return ManifestDecision.from_json(body)
-    if view == "included":
-        return IncludedDecision.from_json(body)
-    if view == "excluded":
-        return ExcludedDecision.from_json(body)
-    return MemoryDecision.from_json(body)
+#: The record type of each view's decisions.
+_VIEWS: dict[str, type[Record]] = {
+    "retrieved": RetrievedDecision,
+    "manifest": ManifestDecision,
+    "included": IncludedDecision,
+    "excluded": ExcludedDecision,
+    "memory": MemoryDecision,
+}
 
 
-@dataclass(frozen=True)
-class HintsView:
+class HintsView(Record):
     """``hints`` with a view: the view's name, whether ``all`` widened ``excluded``, one record
     per decision (of the view's type) and whether the listing hit its limit."""
 
@@ -394,15 +237,8 @@ class HintsView:
     decisions: tuple[ViewDecision, ...]
     truncated: bool
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "view": self.view,
-            "all": self.all,
-            "decisions": [d.to_json() for d in self.decisions],
-            "truncated": self.truncated,
-        }
-
     @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> HintsView:
-        decisions = tuple(_decision(body["view"], d) for d in body["decisions"])
-        return cls(body["view"], body["all"], decisions, body["truncated"])
+    def from_json(cls, body: Mapping[str, Any]) -> Self:
+        kind = _VIEWS.get(body["view"], MemoryDecision)
+        decisions = tuple(kind.from_json(d) for d in body["decisions"])
+        return cls(body["view"], body["all"], decisions, body["truncated"])  # type: ignore[arg-type]

@@ -6,33 +6,23 @@ the answer it gives is a :class:`PreflightDecision`, which the method handler se
 ``to_json()`` and :class:`cwcore.api.Archive` rebuilds with ``from_json()``. The hints listing and
 views (:mod:`cwcore.hints.listings`) carry the same :class:`Diagnostics` and rows.
 
-Key order. ``to_json()`` keeps exactly the keys, order and values the engine has always
-answered, and ``from_json(x).to_json() == x``. A decision made by this call answers its
-diagnostics in the order they were built; one read back from the store answers them with sorted
-keys (the store's encoding sorts keys at every depth). Each record keeps which in ``as_stored``
-(outside equality), detected from the keys it was read from, as ``MemoryRecord`` does. Fields
-that a decision only sometimes has (the keys vary with the outcome: a ``failed`` decision keeps
-only its reason and latency, ``gate`` and ``budget`` exist once retrieval ran, ``warnings`` only
-when a stage failed) are ``None`` when absent and emitted only when present.
+The JSON is derived from the fields (:mod:`cwcore.contract.codec`): the keys and values the
+engine has always answered, and ``from_json(x).to_json() == x`` as parsed JSON. Fields that a
+decision only sometimes has (the keys vary with the outcome: a ``failed`` decision keeps only its
+reason and latency, ``gate`` and ``budget`` exist once retrieval ran, ``warnings`` only when a
+stage failed) are ``None`` when absent and emitted only when present (``omit_none``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
+from cwcore.contract.codec import Record, field
 from cwcore.store import codec
-from cwcore.store.codec import is_sorted, ordered
 
 
-def _put(body: dict[str, Any], key: str, value: Any) -> None:
-    if value is not None:
-        body[key] = value
-
-
-@dataclass(frozen=True)
-class CandidateRow:
+class CandidateRow(Record):
     """A ranked or excluded preflight candidate: ids, numbers and reasons, never text.
 
     ``id`` is ``<documentId>#<messageKey>`` (or ``<documentId>@w<window>`` for a row that was
@@ -56,68 +46,16 @@ class CandidateRow:
     coverage: float
     max_idf: float
     strong: bool
-    reason: str | None = None
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "id": self.id,
-            "documentId": self.document_id,
-            "session": self.session,
-            "kind": self.kind,
-            "role": self.role,
-            "timestamp": self.timestamp,
-            "score": self.score,
-            "normalized": self.normalized,
-            "tier": self.tier,
-            "matchType": self.match_type,
-            "matchedUnits": self.matched_units,
-            "coverage": self.coverage,
-            "maxIdf": self.max_idf,
-            "strong": self.strong,
-        }
-        _put(body, "reason", self.reason)
-        return ordered(body, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> CandidateRow:
-        return cls(
-            id=body["id"],
-            document_id=body["documentId"],
-            session=body["session"],
-            kind=body["kind"],
-            role=body["role"],
-            timestamp=body["timestamp"],
-            score=body["score"],
-            normalized=body["normalized"],
-            tier=body["tier"],
-            match_type=body["matchType"],
-            matched_units=body["matchedUnits"],
-            coverage=body["coverage"],
-            max_idf=body["maxIdf"],
-            strong=body["strong"],
-            reason=body.get("reason"),
-            as_stored=is_sorted(body),
-        )
+    reason: str | None = field(default=None, omit_none=True)
 
 
-@dataclass(frozen=True)
-class PrivacyExclusion:
+class PrivacyExclusion(Record):
     """The best candidate withheld because its text looked private: the privacy check's
     ``classification`` and ``reason`` (``privacy:<why>``)."""
 
     id: str
     classification: str
     reason: str
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        body = {"id": self.id, "classification": self.classification, "reason": self.reason}
-        return ordered(body, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> PrivacyExclusion:
-        return cls(body["id"], body["classification"], body["reason"], is_sorted(body))
 
 
 #: A row a decision left out: a candidate (ranking, dedup, filters) or a privacy exclusion.
@@ -131,8 +69,11 @@ def excluded_row(body: Mapping[str, Any]) -> ExcludedRow:
     return PrivacyExclusion.from_json(body)
 
 
-@dataclass(frozen=True)
-class IncludedItem:
+def _excluded_rows(rows: list[Mapping[str, Any]]) -> tuple[ExcludedRow, ...]:
+    return tuple(map(excluded_row, rows))
+
+
+class IncludedItem(Record):
     """The manifest entry of the item a decision showed: kind ``retrieval``, its
     ``classification`` (``historical-evidence`` or ``continuity-marker``), score, match type,
     hint tokens, planner ``priority``, ``group`` (the user-message key) and ``reason``."""
@@ -146,54 +87,14 @@ class IncludedItem:
     priority: int
     group: str
     reason: str
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        body = {
-            "id": self.id,
-            "kind": self.kind,
-            "classification": self.classification,
-            "score": self.score,
-            "matchType": self.match_type,
-            "tokens": self.tokens,
-            "priority": self.priority,
-            "group": self.group,
-            "reason": self.reason,
-        }
-        return ordered(body, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> IncludedItem:
-        return cls(
-            id=body["id"],
-            kind=body["kind"],
-            classification=body["classification"],
-            score=body["score"],
-            match_type=body["matchType"],
-            tokens=body["tokens"],
-            priority=body["priority"],
-            group=body["group"],
-            reason=body["reason"],
-            as_stored=is_sorted(body),
-        )
 
 
-@dataclass(frozen=True)
-class QueryUnits:
+class QueryUnits(Record):
     """How many query units of each group the message gave."""
 
     identifier: int
     phrase: int
     keyword: int
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        body = {"identifier": self.identifier, "phrase": self.phrase, "keyword": self.keyword}
-        return ordered(body, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> QueryUnits:
-        return cls(body["identifier"], body["phrase"], body["keyword"], is_sorted(body))
 
 
 #: The counters in the order a decision builds them (``suppressed`` only when one was).
@@ -216,8 +117,7 @@ COUNT_NAMES = (
 )
 
 
-@dataclass(frozen=True)
-class Counts:
+class Counts(Record):
     """A decision's row counts: lineage sessions, rows of the branch, allowed after the
     filters, dropped as stale / durable / already visible, exact and BM25 rows, candidates,
     verified and unverified rows, duplicates and suppressed rows. Every counter is None when no
@@ -229,84 +129,40 @@ class Counts:
     before the spec's name was adopted keep theirs, ``alternateBranch`` (always 0), in
     ``alternate_branch``."""
 
-    lineage_sessions: int | None = None
-    branch: int | None = None
-    allowed: int | None = None
-    stale: int | None = None
-    durable: int | None = None
-    visible: int | None = None
-    alternate_branch: int | None = None
-    alternate_branch_candidates: int | None = None
-    exact: int | None = None
-    lexical: int | None = None
-    candidates: int | None = None
-    verified: int | None = None
-    unverified: int | None = None
-    dedup: int | None = None
-    suppressed: int | None = None
-    as_stored: bool = field(default=False, compare=False)
+    lineage_sessions: int | None = field(default=None, omit_none=True)
+    branch: int | None = field(default=None, omit_none=True)
+    allowed: int | None = field(default=None, omit_none=True)
+    stale: int | None = field(default=None, omit_none=True)
+    durable: int | None = field(default=None, omit_none=True)
+    visible: int | None = field(default=None, omit_none=True)
+    alternate_branch: int | None = field(default=None, omit_none=True)
+    alternate_branch_candidates: int | None = field(default=None, omit_none=True)
+    exact: int | None = field(default=None, omit_none=True)
+    lexical: int | None = field(default=None, omit_none=True)
+    candidates: int | None = field(default=None, omit_none=True)
+    verified: int | None = field(default=None, omit_none=True)
+    unverified: int | None = field(default=None, omit_none=True)
+    dedup: int | None = field(default=None, omit_none=True)
+    suppressed: int | None = field(default=None, omit_none=True)
 
     def items(self) -> Iterator[tuple[str, int]]:
         """``(name, value)`` of the counters present, in the order a decision builds them."""
-        for name, value in zip(COUNT_NAMES, self._values(), strict=True):
-            if value is not None:
-                yield name, value
-
-    def _values(self) -> tuple[int | None, ...]:
-        return (
-            self.lineage_sessions,
-            self.branch,
-            self.allowed,
-            self.stale,
-            self.durable,
-            self.visible,
-            self.alternate_branch,
-            self.alternate_branch_candidates,
-            self.exact,
-            self.lexical,
-            self.candidates,
-            self.verified,
-            self.unverified,
-            self.dedup,
-            self.suppressed,
-        )
+        yield from self.to_json().items()
 
     def __bool__(self) -> bool:
         """False when no counter is present (no retrieval ran)."""
-        return any(v is not None for v in self._values())
-
-    def to_json(self) -> dict[str, Any]:
-        return ordered(dict(self.items()), self.as_stored)
+        return bool(self.to_json())
 
     @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Counts:
+    def from_json(cls, body: Mapping[str, Any]) -> Self:
         unknown = set(body) - set(COUNT_NAMES)
         if unknown:
             names = ", ".join(sorted(unknown))
             raise codec.corrupt("hint diagnostics", f"unknown counters: {names}")
-        g = body.get
-        return cls(
-            g("lineageSessions"),
-            g("branch"),
-            g("allowed"),
-            g("stale"),
-            g("durable"),
-            g("visible"),
-            g("alternateBranch"),
-            g("alternateBranchCandidates"),
-            g("exact"),
-            g("lexical"),
-            g("candidates"),
-            g("verified"),
-            g("unverified"),
-            g("dedup"),
-            g("suppressed"),
-            as_stored=is_sorted(body),
-        )
+        return super().from_json(body)
 
 
-@dataclass(frozen=True)
-class GateThresholds:
+class GateThresholds(Record):
     """The gate's thresholds: matched units, coverage and normalized IDF of strong lexical
     evidence, and the normalized-score margin below which the best two are ambiguous."""
 
@@ -314,56 +170,19 @@ class GateThresholds:
     coverage: float
     max_normalized_idf: float
     ambiguity_margin: float
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        body = {
-            "minMatchedUnits": self.min_matched_units,
-            "coverage": self.coverage,
-            "maxNormalizedIdf": self.max_normalized_idf,
-            "ambiguityMargin": self.ambiguity_margin,
-        }
-        return ordered(body, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> GateThresholds:
-        return cls(
-            body["minMatchedUnits"],
-            body["coverage"],
-            body["maxNormalizedIdf"],
-            body["ambiguityMargin"],
-            is_sorted(body),
-        )
 
 
-@dataclass(frozen=True)
-class Gate:
-    """What the gate saw: was the best candidate strong, the normalized margin to the second
-    (None with one candidate), was it ambiguous, and the thresholds it applied."""
+class Gate(Record):
+    """The gate's thresholds: matched units, coverage and normalized IDF of strong lexical
+    evidence, and the normalized-score margin below which the best two are ambiguous."""
 
     strong: bool
     margin: float | None
     ambiguous: bool
     thresholds: GateThresholds
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        body = {
-            "strong": self.strong,
-            "margin": self.margin,
-            "ambiguous": self.ambiguous,
-            "thresholds": self.thresholds.to_json(),
-        }
-        return ordered(body, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Gate:
-        thresholds = GateThresholds.from_json(body["thresholds"])
-        return cls(body["strong"], body["margin"], body["ambiguous"], thresholds, is_sorted(body))
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(Record):
     """The token budget at decision time: the per-message budget, the session's active budget,
     the tokens other active keys used, and what was available to this hint."""
 
@@ -371,30 +190,13 @@ class Budget:
     active: int
     active_used: int
     available: int
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        body = {
-            "message": self.message,
-            "active": self.active,
-            "activeUsed": self.active_used,
-            "available": self.available,
-        }
-        return ordered(body, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Budget:
-        return cls(
-            body["message"], body["active"], body["activeUsed"], body["available"], is_sorted(body)
-        )
 
 
 #: Keys a preflight answer appends to the diagnostics of the decision it returns (never stored).
 CALL_KEYS = ("frozen", "callMs")
 
 
-@dataclass(frozen=True)
-class Diagnostics:
+class Diagnostics(Record):
     """What a decision keeps besides its bytes: query units and historical cue, counts, the
     ranked candidates (``retrieved``), the shown item (``included``), the rows left out
     (``excluded``), stage ``warnings`` (``lexical-failed:<error type>``), the gate, the token
@@ -402,61 +204,21 @@ class Diagnostics:
     frozen and the whole call's time (``call_ms``, ms). Absent keys are None (see the module
     docstring)."""
 
-    units: QueryUnits | None = None
-    historical_intent: bool | None = None
-    counts: Counts | None = None
-    retrieved: tuple[CandidateRow, ...] | None = None
-    included: tuple[IncludedItem, ...] | None = None
-    excluded: tuple[ExcludedRow, ...] | None = None
-    warnings: tuple[str, ...] | None = None
-    gate: Gate | None = None
-    budget: Budget | None = None
-    reason: str | None = None
-    latency_ms: float | None = None
-    frozen: bool | None = None
-    call_ms: float | None = None
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {}
-        _put(body, "units", None if self.units is None else self.units.to_json())
-        _put(body, "historicalIntent", self.historical_intent)
-        _put(body, "counts", None if self.counts is None else self.counts.to_json())
-        _put(body, "retrieved", _rows(self.retrieved))
-        _put(body, "included", _rows(self.included))
-        _put(body, "excluded", _rows(self.excluded))
-        _put(body, "warnings", None if self.warnings is None else list(self.warnings))
-        _put(body, "gate", None if self.gate is None else self.gate.to_json())
-        _put(body, "budget", None if self.budget is None else self.budget.to_json())
-        _put(body, "reason", self.reason)
-        _put(body, "latencyMs", self.latency_ms)
-        body = ordered(body, self.as_stored)
-        _put(body, "frozen", self.frozen)
-        _put(body, "callMs", self.call_ms)
-        return body
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Diagnostics:
-        g = body.get
-        units, counts, gate, budget = g("units"), g("counts"), g("gate"), g("budget")
-        retrieved, included, excluded = g("retrieved"), g("included"), g("excluded")
-        warnings = g("warnings")
-        return cls(
-            units=None if units is None else QueryUnits.from_json(units),
-            historical_intent=g("historicalIntent"),
-            counts=None if counts is None else Counts.from_json(counts),
-            retrieved=None if retrieved is None else tuple(map(CandidateRow.from_json, retrieved)),
-            included=None if included is None else tuple(map(IncludedItem.from_json, included)),
-            excluded=None if excluded is None else tuple(map(excluded_row, excluded)),
-            warnings=None if warnings is None else tuple(warnings),
-            gate=None if gate is None else Gate.from_json(gate),
-            budget=None if budget is None else Budget.from_json(budget),
-            reason=g("reason"),
-            latency_ms=g("latencyMs"),
-            frozen=g("frozen"),
-            call_ms=g("callMs"),
-            as_stored=is_sorted(body, tail=CALL_KEYS),
-        )
+    units: QueryUnits | None = field(default=None, omit_none=True)
+    historical_intent: bool | None = field(default=None, omit_none=True)
+    counts: Counts | None = field(default=None, omit_none=True)
+    retrieved: tuple[CandidateRow, ...] | None = field(default=None, omit_none=True)
+    included: tuple[IncludedItem, ...] | None = field(default=None, omit_none=True)
+    excluded: tuple[ExcludedRow, ...] | None = field(
+        default=None, omit_none=True, decode=_excluded_rows
+    )
+    warnings: tuple[str, ...] | None = field(default=None, omit_none=True)
+    gate: Gate | None = field(default=None, omit_none=True)
+    budget: Budget | None = field(default=None, omit_none=True)
+    reason: str | None = field(default=None, omit_none=True)
+    latency_ms: float | None = field(default=None, omit_none=True)
+    frozen: bool | None = field(default=None, omit_none=True)
+    call_ms: float | None = field(default=None, omit_none=True)
 
     @property
     def candidates(self) -> tuple[CandidateRow, ...]:
@@ -474,14 +236,7 @@ class Diagnostics:
         return self.excluded or ()
 
 
-def _rows(
-    rows: tuple[CandidateRow, ...] | tuple[IncludedItem, ...] | tuple[ExcludedRow, ...] | None,
-) -> list[dict[str, Any]] | None:
-    return None if rows is None else [row.to_json() for row in rows]
-
-
-@dataclass(frozen=True)
-class PreflightDecision:
+class PreflightDecision(Record):
     """The public preflight answer: ``outcome`` (``no-query``, ``none``, ``excerpt``,
     ``marker``, ``failed``), the exact ``hint`` bytes (None when nothing is inserted), the
     user-message key, session, query hash (None without a query), index generation (None when
@@ -497,30 +252,3 @@ class PreflightDecision:
     tokens: int
     frozen: bool
     diagnostics: Diagnostics
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "outcome": self.outcome,
-            "hint": self.hint,
-            "messageKey": self.message_key,
-            "session": self.session,
-            "queryHash": self.query_hash,
-            "generation": self.generation,
-            "tokens": self.tokens,
-            "frozen": self.frozen,
-            "diagnostics": self.diagnostics.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> PreflightDecision:
-        return cls(
-            outcome=body["outcome"],
-            hint=body["hint"],
-            message_key=body["messageKey"],
-            session=body["session"],
-            query_hash=body["queryHash"],
-            generation=body["generation"],
-            tokens=body["tokens"],
-            frozen=body["frozen"],
-            diagnostics=Diagnostics.from_json(body["diagnostics"]),
-        )

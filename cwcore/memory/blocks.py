@@ -8,111 +8,62 @@ method handlers turn that answer into a :class:`MemoryContext` and serialize it 
 
 The two answers share one shape: ``bound.memory`` is the summary of a project-bound turn (every
 id list at most a few dozen long, a cut list saying how many ids it left out) and carries its
-``project`` first; ``memory.context`` carries the full lists and no project. ``to_json()`` keeps
-exactly the keys, order and values the engine has always answered, and
-``from_json(x).to_json() == x``.
+``project`` first; ``memory.context`` carries the full lists and no project. The JSON is derived
+from the fields (:mod:`cwcore.contract.codec`; :class:`MemoryContext` writes its two shapes by
+hand): the keys and values the engine has always answered, ``from_json(x).to_json() == x`` as
+parsed JSON.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from cwcore.store.codec import is_sorted, ordered
+from cwcore.contract.codec import Record, field, pairs
 
 
-@dataclass(frozen=True)
-class ProcessorTrace:
+class ProcessorTrace(Record):
     """One pipeline processor's run: records in and out, the ids it excluded (in order) with
     each one's reason. ``excluded_more`` counts excluded ids a bounded answer left out (None
-    when the list is whole). ``as_stored`` (outside equality): read back from the store, whose
-    encoding sorts keys, so it answers with sorted keys (a turn's selection kept by the hints)."""
+    when the list is whole). The pipeline's own keys are snake_case (the answer always was)."""
 
     processor: str
-    input_count: int
-    output_count: int
-    excluded_ids: tuple[str, ...]
-    exclusion_reasons: tuple[tuple[str, str], ...]
-    excluded_more: int | None = None
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "processor": self.processor,
-            "input_count": self.input_count,
-            "output_count": self.output_count,
-            "excluded_ids": list(self.excluded_ids),
-            "exclusion_reasons": dict(self.exclusion_reasons),
-        }
-        if self.excluded_more is not None:
-            out["excludedMore"] = self.excluded_more
-        return ordered(out, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> ProcessorTrace:
-        return cls(
-            processor=body["processor"],
-            input_count=body["input_count"],
-            output_count=body["output_count"],
-            excluded_ids=tuple(body["excluded_ids"]),
-            exclusion_reasons=tuple(body["exclusion_reasons"].items()),
-            excluded_more=body.get("excludedMore"),
-            as_stored=is_sorted(body),
-        )
+    input_count: int = field(name="input_count")
+    output_count: int = field(name="output_count")
+    excluded_ids: tuple[str, ...] = field(name="excluded_ids")
+    exclusion_reasons: tuple[tuple[str, str], ...] = pairs(name="exclusion_reasons")
+    excluded_more: int | None = field(default=None, omit_none=True)
 
 
-@dataclass(frozen=True)
-class LeftOut:
+class LeftOut(Record):
     """A record that passed the pipeline but is not in the block, and why (``not-relevant``,
     ``selected-limit``, ``hard-rule-limit``, ``scratchpad-limit``, ``contested:not-relevant``,
     ``contested-limit`` or ``budget``; None in a kept selection that recorded no reason)."""
 
     id: str
-    reason: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "reason": self.reason}
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> LeftOut:
-        return cls(body["id"], body.get("reason"))
+    reason: str | None = None
 
 
-@dataclass(frozen=True)
-class MemoryRanking:
+def _write_scores(scores: tuple[tuple[str, float], ...]) -> list[dict[str, Any]]:
+    return [{"id": rid, "score": score} for rid, score in scores]
+
+
+def _read_scores(body: list[Mapping[str, Any]]) -> tuple[tuple[str, float], ...]:
+    return tuple((s["id"], s["score"]) for s in body)
+
+
+class MemoryRanking(Record):
     """How the relevant records were ranked: ``mode`` (``hybrid``, ``fts`` or ``none``), the
     weights of full-text and semantic scores, and each ranked record's ``(id, score)``, best
-    first. ``scores_more`` counts scores a bounded answer left out (None when the list is
-    whole). A kept selection may hold no mode or weights (None); ``as_stored`` as in
-    :class:`ProcessorTrace`."""
+    first (written as ``{"id", "score"}`` objects). ``scores_more`` counts scores a bounded
+    answer left out (None when the list is whole). A kept selection may hold no mode or
+    weights (None)."""
 
     mode: str | None
-    weights: tuple[tuple[str, float], ...] | None
-    scores: tuple[tuple[str, float], ...]
-    scores_more: int | None = None
-    as_stored: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "mode": self.mode,
-            "weights": None if self.weights is None else dict(self.weights),
-            "scores": [{"id": rid, "score": score} for rid, score in self.scores],
-        }
-        if self.scores_more is not None:
-            out["scoresMore"] = self.scores_more
-        return ordered(out, self.as_stored)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> MemoryRanking:
-        weights = body["weights"]
-        return cls(
-            mode=body["mode"],
-            weights=None if weights is None else tuple(weights.items()),
-            scores=tuple((s["id"], s["score"]) for s in body["scores"]),
-            scores_more=body.get("scoresMore"),
-            as_stored=is_sorted(body),
-        )
+    weights: tuple[tuple[str, float], ...] | None = pairs()
+    scores: tuple[tuple[str, float], ...] = field(encode=_write_scores, decode=_read_scores)
+    scores_more: int | None = field(default=None, omit_none=True)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
+from cwcore.errors import InvalidInput, LocatorInvalid, NotFound, UnsafeKey, excerpt
 from cwcore.index import derived
 from cwcore.recall.results import (
     Continuation,
@@ -41,7 +41,6 @@ from cwcore.recall.results import (
 from cwcore.retrieve.locator import (
     NOT_VALID_HERE,
     Locator,
-    LocatorInvalid,
     Signer,
     is_locator,
     lease_expired,

@@ -3,7 +3,8 @@
 Index status, supersede, forget, doctor, sources, preflight, hints and memory answers are a
 contract (``--json`` of every CLI command, the MCP tools, the daemon protocol): the typed
 results that carry them from the engine to the faces must serialize to exactly the JSON the
-engine answered before they existed — the same keys, in the same order, with the same values.
+engine answered before they existed — the same keys with the same values (compared as parsed
+JSON: key order is the codec's, issue 37).
 Each answer is taken from the raw method table (``Archive.call``) and the typed wrapper's
 ``to_json()`` must equal it; the raw answers together must match the golden file line for line.
 Timings and disk sizes are zeroed and store paths replaced before comparing (the clock is
@@ -27,6 +28,7 @@ from cwcore.store.supersession import Superseded
 from cwtui.demo import DEMO_DIR
 from tests.helpers import write_jsonl
 from tests.hints.helpers import row
+from tests.results import canonical
 
 GOLDEN = Path(__file__).parent / "golden"
 NEVER = {"semanticPolicy": "never"}
@@ -49,7 +51,7 @@ def _normal(value: Any, home: str) -> Any:
 
 
 def _text(value: Any, home: str) -> str:
-    return json.dumps(_normal(value, home), ensure_ascii=False)
+    return canonical(_normal(value, home))
 
 
 class Answers:
@@ -75,7 +77,7 @@ class Answers:
         if typed is not None:
             got = typed()
             got = got.to_json() if hasattr(got, "to_json") else got
-            # Compared as JSON text: dictionary equality would not see a change of key order.
+            # Canonical text: dictionary equality would take 1 for 1.0 and True.
             assert _text(got, self.home) == _text(raw, self.home), label
         self.rows.append((label, raw))
         return raw
@@ -92,7 +94,9 @@ class Answers:
         expected = path.read_text(encoding="utf-8").splitlines()
         got = text.splitlines()
         for i, (line, want) in enumerate(zip(got, expected, strict=False)):
-            assert line == want, f"{name} answer {i} ({self.rows[i][0]}) differs"
+            assert canonical(json.loads(line)) == canonical(json.loads(want)), (
+                f"{name} answer {i} ({self.rows[i][0]}) differs"
+            )
         assert len(got) == len(expected)
 
 

@@ -1,0 +1,3 @@
+"""The contract between the engine and its faces and hosts: records whose JSON is derived from
+their field declarations (:mod:`cwcore.contract.codec`). Low in the layers: it imports nothing of
+cwcore, so every package may declare its answers with it."""

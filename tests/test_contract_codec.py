@@ -1,0 +1,116 @@
+"""The contract codec: JSON derived from field declarations (issue 37)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cwcore.contract.codec import Record, camel, field, fields_from_json, pairs
+
+
+class Inner(Record):
+    count: int
+    label: str | None
+
+
+class Head(Record):
+    session: str
+    message_key: str
+
+
+class Outer(Record):
+    head: Head = field(flatten=True)
+    items: tuple[Inner, ...]
+    maybe: Inner | None
+    names: tuple[str, ...]
+    fixed: tuple[int, str]
+    table: dict[str, Inner]
+    sections: tuple[tuple[str, tuple[str, ...]], ...] = pairs(tuple)
+    snake_case: float = field(name="snake_case")
+    hidden: str = field(default="", skip=True)
+    optional: int | None = field(default=None, omit_none=True)
+
+
+texts = st.text(max_size=8)
+inners = st.builds(Inner, count=st.integers(), label=st.none() | texts)
+outers = st.builds(
+    Outer,
+    head=st.builds(Head, session=texts, message_key=texts),
+    items=st.lists(inners, max_size=3).map(tuple),
+    maybe=st.none() | inners,
+    names=st.lists(texts, max_size=3).map(tuple),
+    fixed=st.tuples(st.integers(), texts),
+    table=st.dictionaries(texts, inners, max_size=3),
+    sections=st.lists(
+        st.tuples(texts, st.lists(texts, max_size=2).map(tuple)),
+        max_size=3,
+        unique_by=lambda p: p[0],
+    ).map(tuple),
+    snake_case=st.floats(allow_nan=False),
+    optional=st.none() | st.integers(),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(outers)
+def test_round_trip_through_json_text(record: Outer) -> None:
+    body = json.loads(json.dumps(record.to_json()))
+    assert Outer.from_json(body) == record
+    assert json.dumps(Outer.from_json(body).to_json(), sort_keys=True) == json.dumps(
+        body, sort_keys=True
+    )
+
+
+def test_declarations_shape_the_object() -> None:
+    record = Outer(
+        head=Head("s", "k"),
+        items=(Inner(1, None),),
+        maybe=None,
+        names=("a",),
+        fixed=(2, "b"),
+        table={"x": Inner(3, "c")},
+        sections=(("rules", ("r1", "r2")),),
+        snake_case=0.5,
+        hidden="never written",
+    )
+    assert record.to_json() == {
+        "session": "s",
+        "messageKey": "k",
+        "items": [{"count": 1, "label": None}],
+        "maybe": None,
+        "names": ["a"],
+        "fixed": [2, "b"],
+        "table": {"x": {"count": 3, "label": "c"}},
+        "sections": {"rules": ["r1", "r2"]},
+        "snake_case": 0.5,
+    }
+
+
+def test_a_missing_required_key_is_an_error_and_extra_keys_are_ignored() -> None:
+    with pytest.raises(KeyError, match="count"):
+        Inner.from_json({"label": None})
+    assert Inner.from_json({"count": 1, "label": None, "later": True}) == Inner(1, None)
+    assert fields_from_json(Inner, {"count": 1, "label": "x"}) == {"count": 1, "label": "x"}
+
+
+def test_records_are_frozen() -> None:
+    inner = Inner(1, None)
+    with pytest.raises(AttributeError):
+        inner.count = 2  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("message_key", "messageKey"),
+        ("id", "id"),
+        ("alternate_branch_candidates", "alternateBranchCandidates"),
+        ("_private", "_private"),
+        ("double__under", "double__under"),
+    ],
+)
+def test_camel(name: str, key: str) -> None:
+    assert camel(name) == key
