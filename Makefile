@@ -30,6 +30,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check cwcore cwtui tests bench eval
 	$(BIN)/ruff format --check cwcore cwtui tests bench eval
 	$(BIN)/mypy
+	$(BIN)/mypy --strict cwcore/contract cwcore/methods cwcore/retrieve cwcore/recall
 	$(BIN)/lint-imports
 
 fmt: $(STAMP)
