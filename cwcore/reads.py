@@ -20,20 +20,23 @@ to go on).
 The answers are frozen dataclasses (:class:`BoundSessions`, :class:`BoundMessages`; the memory
 block is a :class:`cwcore.memory.blocks.MemoryContext`): the ``bound.*`` handlers serialize them
 once with ``to_json()`` and :class:`cwcore.api.Archive` rebuilds them with ``from_json()``;
-``to_json()`` keeps exactly the keys, order and values these methods have always answered.
+the JSON is derived from the fields (:mod:`cwcore.contract.codec`): the keys and values these
+methods have always answered, ``from_json(x).to_json() == x`` as parsed JSON.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from cwcore import browse
+from cwcore.contract.codec import Record, field
 from cwcore.errors import CwError, InvalidInput, NotFound, excerpt
 from cwcore.memory.blocks import MemoryContext
 from cwcore.retrieve.scope import lineage
+from cwcore.services import Services
 from cwcore.session_info import SessionInfo
 from cwcore.store.reader import Reader
 
@@ -47,41 +50,31 @@ TITLE_CHARS = 200
 MEMORY_IDS = 20
 
 
-@dataclass(frozen=True)
-class BoundSessions:
+def _sessions(items: tuple[SessionInfo, ...]) -> list[dict[str, Any]]:
+    return [s.to_json() for s in items]
+
+
+def _read_sessions(body: list[Mapping[str, Any]]) -> tuple[SessionInfo, ...]:
+    return tuple(map(SessionInfo.from_json, body))
+
+
+class BoundSessions(Record):
     """A page of the bound project's sessions, newest first, and the cursor of the next page
     (None on the last)."""
 
     project: str
-    sessions: tuple[SessionInfo, ...]
+    sessions: tuple[SessionInfo, ...] = field(encode=_sessions, decode=_read_sessions)
     next_cursor: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "project": self.project,
-            "sessions": [s.to_json() for s in self.sessions],
-            "nextCursor": self.next_cursor,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> BoundSessions:
-        return cls(
-            body["project"],
-            tuple(SessionInfo.from_json(s) for s in body["sessions"]),
-            body["nextCursor"],
-        )
-
-
-@dataclass(frozen=True)
-class TextCut:
+class TextCut(Record):
     """A message text cut to fit the answer: ``shown`` characters of its ``chars``."""
 
     shown: int
     chars: int
 
 
-@dataclass(frozen=True)
-class BoundMessage:
+class BoundMessage(Record):
     """Message number ``n`` (from 1) of a session: who and what it is, when (ISO-8601 UTC or
     None), its tool, source message key and document, whether it was superseded, and its text
     (cut when ``text_cut`` is set)."""
@@ -95,73 +88,19 @@ class BoundMessage:
     document_id: str
     superseded: bool
     text: str
-    text_cut: TextCut | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "n": self.n,
-            "role": self.role,
-            "kind": self.kind,
-            "timestamp": self.timestamp,
-            "tool": self.tool,
-            "messageKey": self.message_key,
-            "documentId": self.document_id,
-            "superseded": self.superseded,
-            "text": self.text,
-        }
-        if self.text_cut is not None:
-            out["textCut"] = {"shown": self.text_cut.shown, "chars": self.text_cut.chars}
-        return out
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> BoundMessage:
-        cut = body.get("textCut")
-        return cls(
-            n=body["n"],
-            role=body["role"],
-            kind=body["kind"],
-            timestamp=body["timestamp"],
-            tool=body["tool"],
-            message_key=body["messageKey"],
-            document_id=body["documentId"],
-            superseded=body["superseded"],
-            text=body["text"],
-            text_cut=TextCut(cut["shown"], cut["chars"]) if cut is not None else None,
-        )
+    text_cut: TextCut | None = field(default=None, omit_none=True)
 
 
-@dataclass(frozen=True)
-class BoundMessages:
+class BoundMessages(Record):
     """Messages ``start``..``end`` of a session (``end``: the last one shown, None when none
     is), of its ``total``; ``next`` is the number to ask for next (None at the end)."""
 
-    session: SessionInfo
+    session: SessionInfo = field(encode=SessionInfo.to_json, decode=SessionInfo.from_json)
     total: int
-    start: int
-    end: int | None
+    start: int = field(name="from")
+    end: int | None = field(name="to")
     messages: tuple[BoundMessage, ...]
     next: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.session.to_json(),
-            "total": self.total,
-            "from": self.start,
-            "to": self.end,
-            "messages": [m.to_json() for m in self.messages],
-            "next": self.next,
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> BoundMessages:
-        return cls(
-            session=SessionInfo.from_json(body["session"]),
-            total=body["total"],
-            start=body["from"],
-            end=body["to"],
-            messages=tuple(BoundMessage.from_json(m) for m in body["messages"]),
-            next=body["next"],
-        )
 
 
 def _cut(text: str | None, limit: int) -> str | None:
@@ -316,7 +255,7 @@ def messages_range(
 
 
 def memory_context(
-    engine: Any, prompt: str, project: str, *, bound: str | None = None
+    engine: Services, prompt: str, project: str, *, bound: str | None = None
 ) -> MemoryContext:
     """The injection block of ``prompt`` over the records ``project`` may see (another
     project's records never enter the pipeline), with its bounded selection."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
+from cwcore.hints.services import SearchServices
 from cwcore.index import derived
 from cwcore.retrieve.locator import Locator, create_lease
 from cwcore.store.keys import check_id
@@ -38,7 +39,7 @@ def split_candidate(candidate: str) -> tuple[str, str | None, int | None]:
     return candidate, None, None
 
 
-def locate(engine: Any, candidate: str) -> dict[str, Any]:
+def locate(engine: SearchServices, candidate: str) -> dict[str, Any]:
     """``{"locator", "documentId", "messageKey"}`` for a decision's candidate id; raises
     :class:`NotFound` when its document is gone, :class:`InvalidInput` for a malformed id."""
     if not isinstance(candidate, str) or not candidate or len(candidate) > MAX_CANDIDATE_CHARS:

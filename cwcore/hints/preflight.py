@@ -42,6 +42,7 @@ from cwcore.hints.candidates import COVERAGE_MIN, IDF_MIN, MIN_MATCHED, Evidence
 from cwcore.hints.lineage import allowed_rows
 from cwcore.hints.query import Query, extract
 from cwcore.hints.results import Diagnostics, PreflightDecision
+from cwcore.hints.services import SearchServices
 from cwcore.importers.scrub import scrub_text
 from cwcore.index import derived
 from cwcore.retrieve.candidates import Visible
@@ -151,7 +152,7 @@ def said(message: str, *, scrub: bool) -> tuple[str | None, str | None]:
     return text, None
 
 
-def resolve_session(engine: Any, req: PreflightRequest) -> PreflightRequest:
+def resolve_session(engine: SearchServices, req: PreflightRequest) -> PreflightRequest:
     """``req`` with its session resolved: a full id, native id or ``<agent>:<id>`` as
     :func:`cwcore.store.identity.resolve` names it, or a unique prefix of 4+ characters. An id
     that names no session stays as given; an ambiguous prefix raises :class:`NotFound`."""
@@ -186,7 +187,9 @@ def _response(record: dict[str, Any], *, was_frozen: bool, started: float) -> Pr
     )
 
 
-def preflight(engine: Any, params: dict[str, Any], *, prefixes: bool = True) -> PreflightDecision:
+def preflight(
+    engine: SearchServices, params: dict[str, Any], *, prefixes: bool = True
+) -> PreflightDecision:
     """Validate, return the frozen decision if there is one, else decide, freeze and return.
 
     ``prefixes`` resolves a session-id prefix first (:func:`resolve_session`); hooks, which
@@ -278,7 +281,7 @@ def _failed(
 
 
 def _decide(
-    engine: Any,
+    engine: SearchServices,
     req: PreflightRequest,
     query: Query,
     gen: dict[str, Any],

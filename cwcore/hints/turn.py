@@ -39,6 +39,7 @@ from cwcore import clock
 from cwcore.errors import InvalidInput, NotFound
 from cwcore.hints import frozen
 from cwcore.hints.preflight import preflight
+from cwcore.hints.services import SearchServices
 from cwcore.memory import diagnostics
 from cwcore.store.keys import check_id
 
@@ -56,7 +57,7 @@ def _cwd(params: dict[str, Any]) -> str | None:
     return cwd[:4096]
 
 
-def _project(engine: Any, session: str, cwd: str | None) -> str | None:
+def _project(engine: SearchServices, session: str, cwd: str | None) -> str | None:
     try:
         project = engine.reader.session(session).get("project")
     except NotFound:
@@ -68,7 +69,7 @@ def _project(engine: Any, session: str, cwd: str | None) -> str | None:
     return project
 
 
-def turn(engine: Any, params: dict[str, Any]) -> dict[str, Any]:
+def turn(engine: SearchServices, params: dict[str, Any]) -> dict[str, Any]:
     """The hint (``prompt`` only) and the memory block of one hook event (module doc)."""
     event = params.get("event", "prompt")
     if event not in EVENTS:
@@ -97,7 +98,7 @@ def turn(engine: Any, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _memory(
-    engine: Any, session: str, message_key: str, event: str, prompt: str, cwd: str | None
+    engine: SearchServices, session: str, message_key: str, event: str, prompt: str, cwd: str | None
 ) -> tuple[str | None, str | None]:
     """The block (or None) and why there is none; the selection is kept for diagnostics."""
     from cwcore.memory.context import context

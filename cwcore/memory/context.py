@@ -15,13 +15,14 @@ from typing import Any
 from cwcore.errors import CwError, InvalidInput, NotFound
 from cwcore.memory import injection, rank, records
 from cwcore.semantic.runtime import for_engine
+from cwcore.services import Services
 from cwcore.store import codec, identity, keys
 from cwcore.store.admission import day_bucket
 
 SUMMARY_CHARS = 120
 
 
-def daily_log(engine: Any, project: str | None = None) -> injection.DailyLog:
+def daily_log(engine: Services, project: str | None = None) -> injection.DailyLog:
     """Today's archived sessions (by the day bucket of their documents) — with ``project``,
     only that project's: the count and, for the first few, the project and the last message
     (shortened)."""
@@ -58,7 +59,7 @@ def daily_log(engine: Any, project: str | None = None) -> injection.DailyLog:
     return read
 
 
-def _project_of(engine: Any, session: str) -> str | None:
+def _project_of(engine: Services, session: str) -> str | None:
     try:
         return engine.reader.session(session).get("project")
     except NotFound:
@@ -77,7 +78,7 @@ def visible_to(project: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 def context(
-    engine: Any,
+    engine: Services,
     prompt: str,
     *,
     project: str | None = None,
@@ -118,7 +119,7 @@ def context(
     )
 
 
-def semantic_ranker(engine: Any) -> rank.SemanticRanker | None:
+def semantic_ranker(engine: Services) -> rank.SemanticRanker | None:
     """Memory records by meaning (the semantic half of the hybrid ranking, beside full-text
     search) with the engine's embedding model; None when ``semanticRetrieval`` is off. A failing
     model raises inside :func:`rank.rank`, which then ranks by FTS alone."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from cwcore.semantic import index as handler
 from cwcore.semantic.embedder import Embedder
 from cwcore.semantic.rerank import Reranker
 from cwcore.semantic.search import SemanticIndex, calibrate
+from cwcore.services import Services
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
@@ -208,13 +210,17 @@ class Semantic:
 
 
 _attach_lock = threading.Lock()
+#: Each open engine's semantic tier, dropped with the engine (keyed by the engine itself, which
+#: hashes by identity).
+_TIERS: weakref.WeakKeyDictionary[Services, Semantic] = weakref.WeakKeyDictionary()
 
 
-def for_engine(engine: Any) -> Semantic:
+def for_engine(engine: Services) -> Semantic:
     """The engine's semantic tier, created on first use."""
     with _attach_lock:
-        semantic = getattr(engine, "_semantic_tier", None)
+        semantic = _TIERS.get(engine)
         if semantic is None:
-            semantic = Semantic(engine.home, engine.store, engine.reader, engine.settings)
-            engine._semantic_tier = semantic
+            semantic = _TIERS[engine] = Semantic(
+                engine.home, engine.store, engine.reader, engine.settings
+            )
         return semantic
