@@ -2,7 +2,7 @@
 
 mypy checks that :class:`cwcore.engine.Engine` satisfies :class:`Services` and
 :class:`SearchServices` (the assignments below); the test checks the semantic tier is one per
-engine and goes with it.
+engine, whichever type names it.
 """
 
 from __future__ import annotations
