@@ -150,7 +150,7 @@ def test_retry_joins_a_request_still_running(env: DaemonEnv) -> None:
         protocol.send(retry, protocol.request("barrier", "daemon.status", {}))
         status = protocol.recv(retry)
         assert status["id"] == "barrier", "the held write answered before its release"
-        assert status["result"]["running_requests"] == 1  # the retry started no second call
+        assert status["result"]["in_flight"] == 1  # the retry started no second call
         (env.home / "release").touch()
         answer = protocol.recv(retry)
     finally:
