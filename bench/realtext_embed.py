@@ -8,7 +8,16 @@ Units, each from the same sampled windows:
 * ``message``: each message the window covers, clipped to the window (cw's ``message`` mode);
 * ``head``: the window cut before its 255th token, so nothing past what the model reads is
   tokenized or padded;
-* ``chunks``: the whole window in consecutive 254-token pieces (every token embedded once).
+* ``chunks``: the whole window in consecutive 254-token pieces (every token embedded once);
+* ``head128``: the window cut before its 127th token (a 128-token head: half the model tokens);
+* ``prose``: the window's conversational text only (``text`` and ``summary`` messages: tool
+  calls dropped), cut before its 255th token; a window with none is not embedded;
+* ``prose128``: the same cut before its 127th token;
+* ``roles128``: per-role heads within 128 tokens: the user's words of the window first (up to
+  96 tokens), then the other roles' prose filling the rest (tool calls and tool output dropped);
+* ``roles``: the same within the model's 256 tokens.
+
+Candidates that are not cw's unit exist only here, to be measured beside it.
 
 Beside them, the semantic index handler itself (``embed_pending``, as the daemon's worker runs
 it) over the first windows of a private copy whose vectors are cleared.
@@ -33,6 +42,20 @@ from bench.common import peak_rss_mb
 
 MAX_TOKENS = 256
 PIECE = MAX_TOKENS - 2  # the model adds [CLS] and [SEP]
+HALF_PIECE = 128 - 2
+USER_SHARE = 96  # roles units: the user's words take at most this many tokens
+PROSE_KINDS = ("text", "summary")
+UNITS = (
+    "window",
+    "message",
+    "head",
+    "chunks",
+    "head128",
+    "prose",
+    "prose128",
+    "roles128",
+    "roles",
+)
 
 
 class _NoCache:
@@ -55,14 +78,53 @@ def _tokenizer(folder: Path) -> Any:
 
 
 def _pieces(tok: Any, text: str, size: int) -> list[str]:
-    """``text`` cut at token boundaries into pieces of at most ``size`` tokens."""
+    """``text`` cut into pieces of at most ``size`` tokens, each cut at the start of a word (a
+    piece that began inside a word would tokenize longer on its own: ``##ération`` alone is
+    ``é`` ``##ration``); only a word longer than ``size`` tokens is cut inside."""
     enc = tok.encode(text, add_special_tokens=False)
     offsets = enc.offsets
+    inside = [t.startswith("##") for t in enc.tokens]
     out = []
-    for lo in range(0, len(offsets), size):
-        hi = min(len(offsets), lo + size) - 1
-        out.append(text[offsets[lo][0] : offsets[hi][1]])
+    lo, n = 0, len(offsets)
+    while lo < n:
+        hi = min(n, lo + size)
+        cut = hi
+        while hi < n and cut > lo + 1 and inside[cut]:
+            cut -= 1
+        if hi < n and not inside[cut]:
+            hi = cut
+        out.append(text[offsets[lo][0] : offsets[hi - 1][1]])
+        lo = hi
     return out or [text]
+
+
+def _window_parts(reader: Any, record: dict[str, Any]) -> tuple[str, list[tuple[str, str, str]]]:
+    """The window's text and its messages clipped to it, as (role, kind, text)."""
+    start, end = int(record["byteStart"]), int(record["byteEnd"])
+    manifest = reader.manifest(record["documentId"], int(record["version"]))
+    data = reader.read_bytes(manifest, start, end)
+    parts = []
+    for part in manifest["parts"]:
+        lo, hi = max(start, int(part["start"])), min(end, int(part["end"]))
+        if lo < hi:
+            text = data[lo - start : hi - start].decode("utf-8", "replace")
+            parts.append((str(part.get("role")), str(part.get("kind")), text))
+    return data.decode("utf-8", "replace"), parts
+
+
+def _head(tok: Any, text: str, size: int) -> str:
+    return _pieces(tok, text, size)[0] if text.strip() else ""
+
+
+def _roles(tok: Any, parts: list[tuple[str, str, str]], size: int, user_share: int) -> str:
+    """The user's prose of the window (at most ``user_share`` tokens), then the other roles'
+    prose filling ``size`` tokens."""
+    user = "\n\n".join(t for r, k, t in parts if r == "user" and k in PROSE_KINDS and t.strip())
+    rest = "\n\n".join(t for r, k, t in parts if r != "user" and k in PROSE_KINDS and t.strip())
+    head = _head(tok, user, user_share)
+    used = len(tok.encode(head, add_special_tokens=False).ids) if head else 0
+    tail = _head(tok, rest, size - used) if size - used > 8 else ""
+    return "\n\n".join(x for x in (head, tail) if x)
 
 
 def sample_units(home: Path, windows: int) -> dict[str, Any]:
@@ -79,18 +141,25 @@ def sample_units(home: Path, windows: int) -> dict[str, Any]:
         wids = list(range(1, max_wid + 1, step))[:windows]
         records = [r for r in derived.window_records(engine.store, wids) if r is not None]
         tok = _tokenizer(models.minilm_dir(home))
-        units: dict[str, list[str]] = {"window": [], "message": [], "head": [], "chunks": []}
+        units: dict[str, list[str]] = {name: [] for name in UNITS}
         for rec in records:
             full = window_texts(engine.reader, rec, "window")
             if not full:
                 continue
             units["window"] += full
             units["message"] += window_texts(engine.reader, rec, "message")
-            start, end = int(rec["byteStart"]), int(rec["byteEnd"])
-            manifest = engine.reader.manifest(rec["documentId"], int(rec["version"]))
-            text = engine.reader.read_bytes(manifest, start, end).decode("utf-8", "replace")
+            text, parts = _window_parts(engine.reader, rec)
             units["head"].append(_pieces(tok, text, PIECE)[0])
             units["chunks"] += _pieces(tok, text, PIECE)
+            units["head128"].append(_pieces(tok, text, HALF_PIECE)[0])
+            prose = "\n\n".join(t for _, k, t in parts if k in PROSE_KINDS and t.strip())
+            for name, size in (("prose", PIECE), ("prose128", HALF_PIECE)):
+                if prose.strip():
+                    units[name].append(_head(tok, prose, size))
+            for name, size in (("roles128", HALF_PIECE), ("roles", PIECE)):
+                roles = _roles(tok, parts, size, USER_SHARE)
+                if roles:
+                    units[name].append(roles)
         tokens = {
             name: sum(min(MAX_TOKENS, len(tok.encode(t).ids)) for t in texts)
             for name, texts in units.items()
@@ -152,15 +221,23 @@ def handler(home: Path, windows: int) -> dict[str, Any]:
     }
 
 
-def throughput(home: Path, windows: int, scratch: Path | None = None) -> dict[str, Any]:
-    """Texts/s, windows/s and tokens/s of each unit, and the projected time to ``complete``;
-    with ``scratch`` (a folder for a private copy of ``home``) also the handler's own rate."""
+def throughput(
+    home: Path,
+    windows: int,
+    scratch: Path | None = None,
+    units: tuple[str, ...] = UNITS,
+) -> dict[str, Any]:
+    """Texts/s, windows/s and tokens/s of each unit of ``units``, and the projected time to
+    ``complete``; with ``scratch`` (a folder for a private copy of ``home``) also the handler's
+    own rate."""
     from cwcore.semantic.embedder import Embedder
 
     sample = sample_units(home, windows)
     n_windows = sample["windows"]
     out: dict[str, Any] = {"sampled_windows": n_windows, "corpus_windows": sample["max_wid"]}
     for name, texts in sample["units"].items():
+        if name not in units or not texts:
+            continue
         embedder = Embedder.for_home(home, cache=_NoCache(), background=False)
         try:
             t0 = time.perf_counter()
