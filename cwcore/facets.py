@@ -19,12 +19,10 @@ or before ``until``. A session with no time at all is outside any range.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from cwcore.clock import parse_time
+from cwcore.contract.codec import Record
 from cwcore.errors import InvalidInput
 from cwcore.store import session_order
 from cwcore.store.reader import Reader
@@ -33,8 +31,7 @@ from cwcore.store.reader import Reader
 READ_BATCH = 1_000
 
 
-@dataclass(frozen=True)
-class FacetCount:
+class FacetCount(Record):
     """One value of a facet: its ``name``, the ``sessions`` that have it and pass the other
     filters, and those sessions' ``messages`` (the ``cw sessions`` count: no thinking)."""
 
@@ -42,16 +39,8 @@ class FacetCount:
     sessions: int
     messages: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "sessions": self.sessions, "messages": self.messages}
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> FacetCount:
-        return cls(str(body["name"]), int(body["sessions"]), int(body["messages"]))
-
-
-@dataclass(frozen=True)
-class Facets:
+class Facets(Record):
     """The pickers' choices: every known agent and project (by name), each counted under the
     other filters (see the module docstring); ``sessions`` and ``messages`` count what passes
     every filter at once."""
@@ -66,23 +55,6 @@ class Facets:
 
     def project(self, name: str) -> FacetCount | None:
         return next((p for p in self.projects if p.name == name), None)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "agents": [a.to_json() for a in self.agents],
-            "projects": [p.to_json() for p in self.projects],
-            "sessions": self.sessions,
-            "messages": self.messages,
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Facets:
-        return cls(
-            agents=tuple(FacetCount.from_json(a) for a in body["agents"]),
-            projects=tuple(FacetCount.from_json(p) for p in body["projects"]),
-            sessions=int(body["sessions"]),
-            messages=int(body["messages"]),
-        )
 
 
 def _moment(name: str, value: str | None) -> datetime | None:

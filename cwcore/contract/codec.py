@@ -148,6 +148,7 @@ def _slots(cls: type) -> tuple[_Slot, ...]:
 
 def _plan(cls: type) -> tuple[_Slot, ...]:
     hints = typing.get_type_hints(cls)
+    snake = getattr(cls, "__cw_keys__", "camel") == "snake"
     slots = []
     for f in dataclasses.fields(cls):
         required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
@@ -157,7 +158,7 @@ def _plan(cls: type) -> tuple[_Slot, ...]:
         slots.append(
             _Slot(
                 attr=f.name,
-                key=f.metadata.get(_NAME) or camel(f.name),
+                key=f.metadata.get(_NAME) or (f.name if snake else camel(f.name)),
                 omit_none=bool(f.metadata.get(_OMIT)),
                 skip=bool(f.metadata.get(_SKIP)),
                 flatten=bool(f.metadata.get(_FLATTEN)),
@@ -192,8 +193,17 @@ class Record:
     __slots__ = ()
     __dataclass_fields__: ClassVar[dict[str, Any]]
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    #: How a field's name becomes its key when :func:`field` gives none: ``camel``
+    #: (``message_key`` → ``messageKey``) or ``snake`` (the name as it is, as the daemon's own
+    #: status answers). Set per class: ``class DaemonStatus(Record, keys="snake")``.
+    __cw_keys__: ClassVar[str] = "camel"
+
+    def __init_subclass__(cls, *, keys: str | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if keys is not None:
+            if keys not in ("camel", "snake"):
+                raise TypeError(f"keys must be 'camel' or 'snake', not {keys!r}")
+            cls.__cw_keys__ = keys
         dataclasses.dataclass(frozen=True)(cls)
 
     def to_json(self) -> dict[str, Any]:
@@ -220,6 +230,14 @@ def fields_json(record: Record) -> dict[str, Any]:
     return body
 
 
+def _nested_keys(cls: type, slot: _Slot) -> tuple[str, ...]:
+    """The keys a flattened field's record writes into its enclosing object."""
+    annotation = typing.get_type_hints(cls)[slot.attr]
+    kinds = typing.get_args(annotation) or (annotation,)
+    nested = next(k for k in kinds if isinstance(k, type) and issubclass(k, Record))
+    return tuple(s.key for s in _slots(nested) if not s.skip)
+
+
 def fields_from_json(cls: type[Record], body: Mapping[str, Any]) -> dict[str, Any]:
     """Keyword arguments for ``cls`` from its JSON object: skipped and absent optional fields
     are left to their defaults; an absent required field raises :class:`KeyError`."""
@@ -228,6 +246,8 @@ def fields_from_json(cls: type[Record], body: Mapping[str, Any]) -> dict[str, An
         if slot.skip:
             continue
         if slot.flatten:
+            if slot.omit_none and not any(key in body for key in _nested_keys(cls, slot)):
+                continue  # an absent optional part: none of its keys are there
             kwargs[slot.attr] = slot.decode(body)
         elif slot.key in body:
             kwargs[slot.attr] = slot.decode(body[slot.key])

@@ -2,20 +2,25 @@
 
 The daemon's server builds the answer as JSON (``cw daemon status --json`` and the protocol carry
 it unchanged); :meth:`cwcore.api.Archive.daemon_status` turns it into a :class:`DaemonStatus` so
-the faces read attributes. ``to_json()`` keeps exactly the keys, order and values the daemon
-answers, and ``from_json(x).to_json() == x``.
+the faces read attributes. The JSON is derived from the fields (snake_case keys, as the daemon
+has always answered; :mod:`cwcore.contract.codec`), and ``from_json(x).to_json() == x`` as
+parsed JSON.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from cwcore.contract.codec import Record, field, fields_json
 
-@dataclass(frozen=True)
-class DaemonStatus:
+
+def _read_only(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(body))
+
+
+class DaemonStatus(Record, keys="snake"):
     """A running daemon: its pid, protocol version, uptime in seconds (three decimals) and
     start time (UTC, ISO 8601 to the second), the store, socket and log it serves, its service's
     build, factory (``module:attribute``) and capabilities, the open connections and their
@@ -50,62 +55,9 @@ class DaemonStatus:
     small_output_reserved_bytes: int
     grace_s: float
     stopping: bool
-    service: Mapping[str, Any]
+    service: Mapping[str, Any] = field(decode=_read_only)
     stalled_dropped: int = 0
     background: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "running": True,
-            "pid": self.pid,
-            "protocol": self.protocol,
-            "uptime_s": self.uptime_s,
-            "started_at": self.started_at,
-            "store": self.store,
-            "socket": self.socket,
-            "log": self.log,
-            "build": self.build,
-            "factory": self.factory,
-            "capabilities": list(self.capabilities),
-            "connections": self.connections,
-            "max_connections": self.max_connections,
-            "in_flight": self.in_flight,
-            "running_requests": self.running_requests,
-            "replay_entries": self.replay_entries,
-            "input_reserved_bytes": self.input_reserved_bytes,
-            "output_reserved_bytes": self.output_reserved_bytes,
-            "small_output_reserved_bytes": self.small_output_reserved_bytes,
-            "stalled_dropped": self.stalled_dropped,
-            "grace_s": self.grace_s,
-            "stopping": self.stopping,
-            "background": self.background,
-            "service": dict(self.service),
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> DaemonStatus:
-        return cls(
-            pid=body["pid"],
-            protocol=body["protocol"],
-            uptime_s=body["uptime_s"],
-            started_at=body["started_at"],
-            store=body["store"],
-            socket=body["socket"],
-            log=body["log"],
-            build=body["build"],
-            factory=body["factory"],
-            capabilities=tuple(body["capabilities"]),
-            connections=body["connections"],
-            max_connections=body["max_connections"],
-            in_flight=body["in_flight"],
-            running_requests=body["running_requests"],
-            replay_entries=body["replay_entries"],
-            input_reserved_bytes=body["input_reserved_bytes"],
-            output_reserved_bytes=body["output_reserved_bytes"],
-            small_output_reserved_bytes=body["small_output_reserved_bytes"],
-            stalled_dropped=int(body.get("stalled_dropped", 0)),
-            grace_s=body["grace_s"],
-            stopping=body["stopping"],
-            background=body.get("background"),
-            service=MappingProxyType(dict(body["service"])),
-        )
+        return {"running": True, **fields_json(self)}

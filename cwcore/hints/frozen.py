@@ -27,13 +27,13 @@ hint records are reclaimed. Both passes are bounded per call.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
 from cwcore import clock
 from cwcore.config import Settings
+from cwcore.contract.codec import Record
 from cwcore.errors import NotFound
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
@@ -141,12 +141,10 @@ def touch(store: Store, session: str, now: datetime) -> None:
         store.commit(batch)
 
 
-@dataclass(frozen=True)
-class Rotated:
+class Rotated(Record):
     """What ``hints.rotate`` answers: the user-message keys whose hints were dropped (in key
     order), how many active keys kept a hint that charges the budget, the hint tokens those
-    charge now and the session's active budget (tokens). ``to_json()`` keeps the keys, order
-    and values the engine has always answered, and ``from_json(x).to_json() == x``."""
+    charge now and the session's active budget (tokens)."""
 
     session: str
     dropped: tuple[str, ...]
@@ -154,46 +152,15 @@ class Rotated:
     active_tokens: int
     active_budget: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "dropped": list(self.dropped),
-            "kept": self.kept,
-            "activeTokens": self.active_tokens,
-            "activeBudget": self.active_budget,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Rotated:
-        return cls(
-            session=body["session"],
-            dropped=tuple(body["dropped"]),
-            kept=body["kept"],
-            active_tokens=body["activeTokens"],
-            active_budget=body["activeBudget"],
-        )
-
-
-@dataclass(frozen=True)
-class Maintained:
+class Maintained(Record):
     """What one bounded ``hints.maintain`` pass did: exposures past their cooldown deleted,
     abandoned sessions whose hint records were reclaimed, and the hint records removed with
-    them. ``to_json()`` keeps the keys, order and values the engine has always answered."""
+    them."""
 
     exposures_tombstoned: int
     sessions_reclaimed: int
     hints_reclaimed: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "exposuresTombstoned": self.exposures_tombstoned,
-            "sessionsReclaimed": self.sessions_reclaimed,
-            "hintsReclaimed": self.hints_reclaimed,
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Maintained:
-        return cls(body["exposuresTombstoned"], body["sessionsReclaimed"], body["hintsReclaimed"])
 
 
 def rotate(

@@ -2,11 +2,11 @@
 
 ``cw read-entry --json`` and ``cw read-markdown --json`` (and the MCP tools over the same
 methods) answer exactly what the engine's ``markdown.read-entry`` and ``markdown.read`` methods
-return; the typed results that carry those answers to the faces must serialize to the same JSON,
-keys in the same order. Each raw answer (``Archive.call``) is compared, as JSON text, with the
-typed method's ``to_json()``, and the raw answers together must match the golden file line for
-line. Paths under the test's temporary directory and the Markdown document id (a digest of that
-path) are replaced before comparing.
+return; the typed results that carry those answers to the faces must serialize to the same JSON
+(compared parsed, as canonical text: key order is the codec's). Each raw answer
+(``Archive.call``) is compared with the typed method's ``to_json()``, and the raw answers together
+must match the golden file line for line. Paths under the test's temporary directory and the
+Markdown document id (a digest of that path) are replaced before comparing.
 
 Regenerate after a deliberate change of the JSON: ``CW_UPDATE_GOLDEN=1 pytest tests/results``.
 """
@@ -30,6 +30,7 @@ from cwcore.markdown import fingerprint as fp
 from cwcore.semantic import models
 from cwtui.demo import DEMO_DIR
 from tests.markdown.conftest import write
+from tests.results import canonical
 from tests.semantic.conftest import build_cross_encoder
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -102,8 +103,10 @@ class Faces:
     ) -> dict[str, Any]:
         raw: dict[str, Any] = self.archive.call(method, params)
         typed = TYPED[method](self.archive, params)
-        # As JSON text: dictionary equality would not see a change of key order.
-        assert self.text(typed.to_json()) == self.text(raw), label
+        # Canonical text: dictionary equality would take 1 for 1.0 and True.
+        assert canonical(json.loads(self.text(typed.to_json()))) == canonical(
+            json.loads(self.text(raw))
+        ), label
         self.rows.append((label, raw))
         return raw
 
@@ -114,7 +117,9 @@ class Faces:
             path.write_text("".join(line + "\n" for line in got), encoding="utf-8")
         expected = path.read_text(encoding="utf-8").splitlines()
         for i, (line, want) in enumerate(zip(got, expected, strict=False)):
-            assert line == want, f"{name} answer {i} ({self.rows[i][0]}) differs"
+            assert canonical(json.loads(line)) == canonical(json.loads(want)), (
+                f"{name} answer {i} ({self.rows[i][0]}) differs"
+            )
         assert len(got) == len(expected)
 
 
