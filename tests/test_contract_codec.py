@@ -114,3 +114,37 @@ def test_records_are_frozen() -> None:
 )
 def test_camel(name: str, key: str) -> None:
     assert camel(name) == key
+
+
+class Snake(Record, keys="snake"):
+    uptime_s: float
+    started_at: str = field(name="startedAt")
+
+
+class Place(Record):
+    heading_path: tuple[str, ...]
+    line: int
+
+
+class Read(Record):
+    text: str
+    place: Place | None = field(default=None, omit_none=True, flatten=True)
+
+
+def test_snake_records_keep_their_field_names() -> None:
+    assert Snake(1.5, "t").to_json() == {"uptime_s": 1.5, "startedAt": "t"}
+    assert Snake.from_json({"uptime_s": 1.5, "startedAt": "t"}) == Snake(1.5, "t")
+    with pytest.raises(TypeError, match="keys"):
+
+        class Kebab(Record, keys="kebab"):
+            name: str
+
+
+def test_an_optional_flattened_part_is_absent_or_whole() -> None:
+    bare, placed = Read("x"), Read("x", Place(("A",), 3))
+    assert bare.to_json() == {"text": "x"}
+    assert placed.to_json() == {"text": "x", "headingPath": ["A"], "line": 3}
+    assert Read.from_json(bare.to_json()) == bare
+    assert Read.from_json(placed.to_json()) == placed
+    with pytest.raises(KeyError, match="line"):  # a part cut in half is an error, not absent
+        Read.from_json({"text": "x", "headingPath": ["A"]})
