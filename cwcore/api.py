@@ -362,7 +362,12 @@ class Archive:
         gave, byte for byte."""
         from cwcore.retrieve.results import SearchResponse
 
-        return SearchResponse.from_json(self.call("search", self._request_body(request)))
+        return SearchResponse.from_json(self.search_json(request))
+
+    def search_json(self, request: SearchRequest | Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`search`'s answer as the engine's JSON, not decoded: what ``cw search --json``
+        and ``--batch`` print (a typed record is built only for a face that renders it)."""
+        return self.call("search", self._request_body(request))
 
     def recall(
         self,

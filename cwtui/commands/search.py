@@ -110,7 +110,7 @@ def _batch(archive: Archive, lines: list[str], as_json: bool) -> int:
                 raise InvalidInput(f"line {number}: invalid JSON: {exc}") from None
             if isinstance(request, dict):
                 rid = request.get("id")
-            emit_json(archive.search(parse_request(request)).to_json())
+            emit_json(archive.search_json(parse_request(request)))
         except CwError as exc:
             failed = failed or exc.exit_code
             if as_json:
@@ -222,14 +222,14 @@ def search(
         # no daemon. No policy named stays unnamed, for the store's semanticPolicy setting.
         request = parse_request(fields)
         with Archive.open() as archive:
+            if as_json:  # the engine's JSON as it came: no typed record to rebuild it from
+                emit_json(archive.search_json(request))
+                return
             body = archive.search(request)
-            note = None if as_json else embedding_note(archive.call("semantic.status"))
-        if as_json:
-            emit_json(body.to_json())
-        else:
-            render(body)
-            if note:
-                console.print(f"[dim]{note}[/]")
+            note = embedding_note(archive.call("semantic.status"))
+        render(body)
+        if note:
+            console.print(f"[dim]{note}[/]")
 
 
 def register(app: typer.Typer) -> None:
