@@ -3,8 +3,11 @@
 The engine builds these; its method handlers serialize them once with ``to_json()`` (the daemon
 protocol and ``--json`` carry that JSON), and :class:`cwcore.api.Archive` turns the JSON back
 into them with ``from_json()``, so every face renders from attributes. The JSON is a contract
-(``cw recall --json``, ``cw gather --json``, the MCP tools): ``to_json()`` produces exactly the
-keys, order and values the engine has always answered, and ``from_json(x).to_json() == x``.
+(``cw recall --json``, ``cw gather --json``, the MCP tools), derived from the fields
+(:mod:`cwcore.contract.codec`; the answers whose shape varies with their content write it by
+hand): the keys and values the engine has always answered, and ``from_json(x).to_json() == x``
+as parsed JSON. The key orders listed below are the historical ones; answers compare as parsed
+JSON.
 
 Recall JSON, by shape:
 
@@ -25,24 +28,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
+from cwcore.contract.codec import Record, field, fields_from_json, fields_json
 from cwcore.retrieve.results import SearchHit, SearchResponse
 
 #: A stored chunk of a document's text: (content digest, byte start, byte length).
 Chunk = tuple[str, int, int]
 
 
-def _chunks(raw: Any) -> tuple[Chunk, ...]:
-    return tuple((str(c[0]), int(c[1]), int(c[2])) for c in raw)
-
-
-def _chunks_json(chunks: tuple[Chunk, ...]) -> list[list[Any]]:
-    return [list(c) for c in chunks]
-
-
-@dataclass(frozen=True)
-class MessageSpan:
+class MessageSpan(Record):
     """One source message inside the returned range: its key, role, kind, byte range in the
     document text and timestamp (None when the format has none)."""
 
@@ -52,23 +47,8 @@ class MessageSpan:
     range: tuple[int, int]
     timestamp: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "messageKey": self.message_key,
-            "role": self.role,
-            "kind": self.kind,
-            "range": list(self.range),
-            "timestamp": self.timestamp,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> MessageSpan:
-        lo, hi = body["range"]
-        return cls(body["messageKey"], body["role"], body["kind"], (lo, hi), body["timestamp"])
-
-
-@dataclass(frozen=True)
-class Split:
+class Split(Record):
     """Where the other pieces of a cut message are: the message, this piece's index, the piece
     count and every piece's document, in order."""
 
@@ -77,22 +57,8 @@ class Split:
     piece: int
     pieces: int
 
-    def to_json(self) -> dict[str, Any]:
-        # The stored metadata's key order (sorted), as every answer has carried it.
-        return {
-            "documents": list(self.documents),
-            "messageKey": self.message_key,
-            "piece": self.piece,
-            "pieces": self.pieces,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Split:
-        return cls(tuple(body["documents"]), body["messageKey"], body["piece"], body["pieces"])
-
-
-@dataclass(frozen=True)
-class TurnContext:
+class TurnContext(Record):
     """A turn stored as several documents: its first document, its documents in order, this
     document's position among them and its neighbours (None at either end)."""
 
@@ -102,24 +68,8 @@ class TurnContext:
     before: str | None
     after: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "turnId": self.turn_id,
-            "documents": list(self.documents),
-            "index": self.index,
-            "before": self.before,
-            "after": self.after,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> TurnContext:
-        return cls(
-            body["turnId"], tuple(body["documents"]), body["index"], body["before"], body["after"]
-        )
-
-
-@dataclass(frozen=True)
-class TurnHeader:
+class TurnHeader(Record):
     """A tool result's parent turn, cut to its first message's start."""
 
     document_id: str
@@ -127,35 +77,19 @@ class TurnHeader:
     role: str
     text: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "documentId": self.document_id,
-            "messageKey": self.message_key,
-            "role": self.role,
-            "text": self.text,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> TurnHeader:
-        return cls(body["documentId"], body["messageKey"], body["role"], body["text"])
-
-
-@dataclass(frozen=True)
-class Continuation:
+class Continuation(Record):
     """Locators of the text just before and just after the returned range (None when the
     answer reaches that edge of the turn)."""
 
     before: str | None = None
     after: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"before": self.before, "after": self.after}
 
-
-@dataclass(frozen=True)
-class RecalledSource:
+class RecalledSource(Record):
     """The exact source materialized around a located hit (byte ranges are of the document's
-    UTF-8 text; ``tokens`` is the conservative estimate of ``text``)."""
+    UTF-8 text; ``tokens`` is the conservative estimate of ``text``). ``historical`` is always
+    True: the text is past evidence, not instructions."""
 
     document_id: str
     version: int
@@ -174,74 +108,29 @@ class RecalledSource:
     chunks: tuple[Chunk, ...]
     continuation: Continuation
     label: str
-    parent_turn: TurnHeader | None = None
+    historical: bool = True
+    parent_turn: TurnHeader | None = field(default=None, omit_none=True)
     #: A tool result names a parent turn that could not be read: ``parentTurn`` is null.
-    parent_unreadable: bool = False
-    split: Split | None = None
-    turn: TurnContext | None = None
+    parent_unreadable: bool = field(default=False, skip=True)
+    split: Split | None = field(default=None, omit_none=True)
+    turn: TurnContext | None = field(default=None, omit_none=True)
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "documentId": self.document_id,
-            "version": self.version,
-            "kind": self.kind,
-            "archiveKind": self.archive_kind,
-            "session": self.session,
-            "project": self.project,
-            "agent": self.agent,
-            "created": self.created,
-            "range": list(self.range),
-            "match": list(self.match),
-            "text": self.text,
-            "tokens": self.tokens,
-            "sourceKeys": list(self.source_keys),
-            "messages": [m.to_json() for m in self.messages],
-            "chunks": _chunks_json(self.chunks),
-            "continuation": self.continuation.to_json(),
-            "historical": True,
-            "label": self.label,
-        }
-        if self.parent_turn is not None or self.parent_unreadable:
-            body["parentTurn"] = None if self.parent_turn is None else self.parent_turn.to_json()
-        if self.split is not None:
-            body["split"] = self.split.to_json()
-        if self.turn is not None:
-            body["turn"] = self.turn.to_json()
+        body = fields_json(self)
+        if self.parent_turn is None and self.parent_unreadable:
+            body["parentTurn"] = None
         return body
 
     @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> RecalledSource:
-        parent = body.get("parentTurn")
-        cont = body["continuation"]
-        return cls(
-            document_id=body["documentId"],
-            version=body["version"],
-            kind=body["kind"],
-            archive_kind=body["archiveKind"],
-            session=body["session"],
-            project=body["project"],
-            agent=body["agent"],
-            created=body["created"],
-            range=(body["range"][0], body["range"][1]),
-            match=(body["match"][0], body["match"][1]),
-            text=body["text"],
-            tokens=body["tokens"],
-            source_keys=tuple(body["sourceKeys"]),
-            messages=tuple(MessageSpan.from_json(m) for m in body["messages"]),
-            chunks=_chunks(body["chunks"]),
-            continuation=Continuation(cont["before"], cont["after"]),
-            label=body["label"],
-            parent_turn=None if parent is None else TurnHeader.from_json(parent),
-            parent_unreadable="parentTurn" in body and parent is None,
-            split=Split.from_json(body["split"]) if "split" in body else None,
-            turn=TurnContext.from_json(body["turn"]) if "turn" in body else None,
-        )
+    def from_json(cls, body: Mapping[str, Any]) -> Self:
+        unreadable = "parentTurn" in body and body["parentTurn"] is None
+        return cls(**fields_from_json(cls, body), parent_unreadable=unreadable)
 
 
-@dataclass(frozen=True)
-class DocumentRead:
+class DocumentRead(Record):
     """A document read by id: its whole text when small (``text`` and every source key), else
-    a table of contents (``chunks`` and the first source keys, ``truncated`` True; no text)."""
+    a table of contents (``chunks`` and the first source keys, ``truncated`` True; no text).
+    ``historical`` is always True."""
 
     document_id: str
     version: int
@@ -252,57 +141,23 @@ class DocumentRead:
     bytes: int
     label: str
     source_keys: tuple[str, ...]
-    text: str | None = None
-    chunks: tuple[Chunk, ...] | None = None
-    split: Split | None = None
-    continues: str | None = None  # a later piece's document: the turn's first document
+    text: str | None = field(default=None, omit_none=True)
+    chunks: tuple[Chunk, ...] | None = field(default=None, omit_none=True)
+    split: Split | None = field(default=None, omit_none=True)
+    #: A later piece's document: the turn's first document.
+    continues: str | None = field(default=None, omit_none=True)
+    historical: bool = True
 
     @property
     def truncated(self) -> bool:
         return self.text is None
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "documentId": self.document_id,
-            "version": self.version,
-            "kind": self.kind,
-            "session": self.session,
-            "project": self.project,
-            "created": self.created,
-            "bytes": self.bytes,
-            "historical": True,
-            "label": self.label,
-        }
-        if self.split is not None:
-            body["split"] = self.split.to_json()
-        if self.continues:
-            body["continues"] = self.continues
-        if self.text is not None:
-            body["text"] = self.text
-            body["sourceKeys"] = list(self.source_keys)
-        else:
-            body["chunks"] = _chunks_json(self.chunks or ())
-            body["sourceKeys"] = list(self.source_keys)
+        body = fields_json(self)
+        if self.text is None:  # a table of contents, marked as such
+            body.setdefault("chunks", [])
             body["truncated"] = True
         return body
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> DocumentRead:
-        return cls(
-            document_id=body["documentId"],
-            version=body["version"],
-            kind=body["kind"],
-            session=body["session"],
-            project=body["project"],
-            created=body["created"],
-            bytes=body["bytes"],
-            label=body["label"],
-            source_keys=tuple(body["sourceKeys"]),
-            text=body.get("text"),
-            chunks=_chunks(body["chunks"]) if "chunks" in body else None,
-            split=Split.from_json(body["split"]) if "split" in body else None,
-            continues=body.get("continues"),
-        )
 
 
 @dataclass(frozen=True)
@@ -358,10 +213,10 @@ class RecallResponse:
         return cls(status, body.get("message"), body.get("supersededBy"))
 
 
-@dataclass(frozen=True)
-class Neighbor:
+class Neighbor(Record):
     """A document next to an anchor in its session, as context (no score, no band): its id,
-    kind, creation time, message keys and its text's start (``truncated`` when cut)."""
+    kind, creation time, message keys and its text's start (``truncated`` when cut);
+    ``historical`` is always True."""
 
     document_id: str
     kind: str
@@ -369,28 +224,7 @@ class Neighbor:
     message_keys: tuple[str, ...]
     text: str
     truncated: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "documentId": self.document_id,
-            "kind": self.kind,
-            "created": self.created,
-            "messageKeys": list(self.message_keys),
-            "text": self.text,
-            "truncated": self.truncated,
-            "historical": True,
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Neighbor:
-        return cls(
-            body["documentId"],
-            body["kind"],
-            body["created"],
-            tuple(body["messageKeys"]),
-            body["text"],
-            body["truncated"],
-        )
+    historical: bool = True
 
 
 def _neighbors(raw: Any) -> tuple[Neighbor, ...]:
@@ -487,8 +321,7 @@ class GatherResponse:
         return cls(search, tuple(anchors))
 
 
-@dataclass(frozen=True)
-class DocumentContext:
+class DocumentContext(Record):
     """The documents before and after one document in its session (``gather``'s context for a
     single document): the document, its session, the turn it is placed at, and its
     neighbours."""
@@ -498,22 +331,3 @@ class DocumentContext:
     turn: str
     before: tuple[Neighbor, ...]
     after: tuple[Neighbor, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "documentId": self.document_id,
-            "session": self.session,
-            "turn": self.turn,
-            "before": [n.to_json() for n in self.before],
-            "after": [n.to_json() for n in self.after],
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> DocumentContext:
-        return cls(
-            body["documentId"],
-            body["session"],
-            body["turn"],
-            _neighbors(body["before"]),
-            _neighbors(body["after"]),
-        )

@@ -3,8 +3,9 @@ dataclasses.
 
 :mod:`cwcore.methods.semantic` builds the answers as JSON (``cw models … --json`` and the daemon
 protocol carry them unchanged); :class:`cwcore.api.Archive` turns them into these with
-``from_json()`` so the faces read attributes. ``to_json()`` keeps exactly the keys, order and
-values the engine answers, and ``from_json(x).to_json() == x``.
+``from_json()`` so the faces read attributes. The JSON is derived from the fields
+(:mod:`cwcore.contract.codec`): the keys and values the engine answers, and
+``from_json(x).to_json() == x`` as parsed JSON.
 
 A model folder's answer starts with the fields of its ``manifest.json`` as the install wrote them
 (an open set: older installs wrote other fields, and the engine does not interpret them), then
@@ -14,10 +15,10 @@ the fields the engine adds, always in the order of :data:`ENGINE_KEYS`, each onl
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Self
 
+from cwcore.contract.codec import Record, field, fields_from_json, fields_json
 from cwcore.index.results import SemanticProgress
 
 #: The keys the engine adds after a model folder's manifest fields, in answer order.
@@ -34,50 +35,22 @@ ENGINE_KEYS = (
 )
 
 
-@dataclass(frozen=True)
-class SelfTest:
+class SelfTest(Record):
     """One test embedding of two related and one unrelated sentence. When it ran, ``dim`` is the
     vector width, ``related``/``unrelated`` the cosine similarities (four decimals) and ``ms``
     its wall time in milliseconds; when the model could not load, ``ok`` is false and
     ``category``/``error`` say why."""
 
     ok: bool
-    dim: int | None = None
-    related: float | None = None
-    unrelated: float | None = None
-    ms: float | None = None
-    category: str | None = None
-    error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"ok": self.ok}
-        for key, value in (
-            ("dim", self.dim),
-            ("related", self.related),
-            ("unrelated", self.unrelated),
-            ("ms", self.ms),
-            ("category", self.category),
-            ("error", self.error),
-        ):
-            if value is not None:
-                body[key] = value
-        return body
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> SelfTest:
-        return cls(
-            ok=body["ok"],
-            dim=body.get("dim"),
-            related=body.get("related"),
-            unrelated=body.get("unrelated"),
-            ms=body.get("ms"),
-            category=body.get("category"),
-            error=body.get("error"),
-        )
+    dim: int | None = field(default=None, omit_none=True)
+    related: float | None = field(default=None, omit_none=True)
+    unrelated: float | None = field(default=None, omit_none=True)
+    ms: float | None = field(default=None, omit_none=True)
+    category: str | None = field(default=None, omit_none=True)
+    error: str | None = field(default=None, omit_none=True)
 
 
-@dataclass(frozen=True)
-class PinnedRevision:
+class PinnedRevision(Record):
     """The reranker revision searches require: ``rerankerModelRevision`` when set, else the
     content digest recorded at install, else none (``source`` says which)."""
 
@@ -85,29 +58,26 @@ class PinnedRevision:
     revision: str
     source: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"model": self.model, "revision": self.revision, "source": self.source}
 
-
-@dataclass(frozen=True)
-class ModelFolder:
+class ModelFolder(Record):
     """One model folder: its manifest fields (read-only, in the order written; a status answer
     has ``installed`` true or false in place of the install time, an install answer the time),
     its path, and what the engine adds: the total size of its files in bytes (``size_bytes``),
     a ``note`` when nothing is installed, a self-test, whether the reranker is ``enabled`` in
     the settings, its pinned revision, whether it ``loaded`` and, when not, the error
-    ``category`` and message."""
+    ``category`` and message. The manifest is an open set of keys written before the engine's
+    (so it is not a field the codec writes)."""
 
-    manifest: Mapping[str, Any]
+    manifest: Mapping[str, Any] = field(skip=True)
     path: str
-    size_bytes: int | None = None
-    note: str | None = None
-    self_test: SelfTest | None = None
-    enabled: bool | None = None
-    pinned: PinnedRevision | None = None
-    loaded: bool | None = None
-    category: str | None = None
-    error: str | None = None
+    size_bytes: int | None = field(name="bytes", default=None, omit_none=True)
+    note: str | None = field(default=None, omit_none=True)
+    self_test: SelfTest | None = field(default=None, omit_none=True)
+    enabled: bool | None = field(default=None, omit_none=True)
+    pinned: PinnedRevision | None = field(default=None, omit_none=True)
+    loaded: bool | None = field(default=None, omit_none=True)
+    category: str | None = field(default=None, omit_none=True)
+    error: str | None = field(default=None, omit_none=True)
 
     @property
     def installed(self) -> bool:
@@ -116,85 +86,31 @@ class ModelFolder:
 
     def to_json(self) -> dict[str, Any]:
         body = dict(self.manifest)
-        body["path"] = self.path
-        for key, value in (
-            ("bytes", self.size_bytes),
-            ("note", self.note),
-            ("selfTest", None if self.self_test is None else self.self_test.to_json()),
-            ("enabled", self.enabled),
-            ("pinned", None if self.pinned is None else self.pinned.to_json()),
-            ("loaded", self.loaded),
-            ("category", self.category),
-            ("error", self.error),
-        ):
-            if value is not None:
-                body[key] = value
+        body.update(fields_json(self))
         return body
 
     @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> ModelFolder:
-        test, pinned = body.get("selfTest"), body.get("pinned")
-        return cls(
-            manifest=MappingProxyType({k: v for k, v in body.items() if k not in ENGINE_KEYS}),
-            path=body["path"],
-            size_bytes=body.get("bytes"),
-            note=body.get("note"),
-            self_test=None if test is None else SelfTest.from_json(test),
-            enabled=body.get("enabled"),
-            pinned=None
-            if pinned is None
-            else PinnedRevision(pinned["model"], pinned["revision"], pinned["source"]),
-            loaded=body.get("loaded"),
-            category=body.get("category"),
-            error=body.get("error"),
-        )
+    def from_json(cls, body: Mapping[str, Any]) -> Self:
+        manifest = MappingProxyType({k: v for k, v in body.items() if k not in ENGINE_KEYS})
+        return cls(manifest=manifest, **fields_from_json(cls, body))
 
 
-@dataclass(frozen=True)
-class SemanticStatus:
+class SemanticStatus(Record):
     """The semantic index handler's progress, whether semantic retrieval is ``enabled``, whether
     the embedder is ``loaded`` in this engine, and the vectors in the loaded search index
-    (None until one is loaded)."""
+    (None until one is loaded). The progress's keys come first, in the same object."""
 
-    progress: SemanticProgress
+    progress: SemanticProgress = field(
+        flatten=True, encode=SemanticProgress.to_json, decode=SemanticProgress.from_json
+    )
     enabled: bool
     loaded: bool
     index_rows: int | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.progress.to_json(),
-            "enabled": self.enabled,
-            "loaded": self.loaded,
-            "indexRows": self.index_rows,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> SemanticStatus:
-        return cls(
-            SemanticProgress.from_json(body), body["enabled"], body["loaded"], body["indexRows"]
-        )
-
-
-@dataclass(frozen=True)
-class ModelsStatus:
+class ModelsStatus(Record):
     """``cw models status``: the embedding model, the reranker and the semantic index."""
 
     embedder: ModelFolder
     reranker: ModelFolder
     semantic: SemanticStatus
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "embedder": self.embedder.to_json(),
-            "reranker": self.reranker.to_json(),
-            "semantic": self.semantic.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> ModelsStatus:
-        return cls(
-            ModelFolder.from_json(body["embedder"]),
-            ModelFolder.from_json(body["reranker"]),
-            SemanticStatus.from_json(body["semantic"]),
-        )

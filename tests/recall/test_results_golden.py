@@ -2,9 +2,10 @@
 
 These answers are a contract (``cw recall --json``, ``cw gather --json``, the MCP tools): the
 typed results that carry them from the engine to the faces must serialize to exactly the JSON
-the engine produced before they existed — the same keys, in the same order, with the same
-values. Locators are signed over a random lease, so each is replaced by ``<locator>`` (and the
-search's timings by 0) before comparing; everything else must match byte for byte.
+the engine produced before they existed — the same keys with the same values (compared as
+parsed JSON, :func:`tests.results.canonical`: key order is the codec's). Locators are signed
+over a random lease, so each is replaced by ``<locator>`` (and the search's timings by 0) before
+comparing; everything else must match exactly.
 
 Regenerate after a deliberate change of the JSON: ``CW_UPDATE_GOLDEN=1 pytest tests/recall``.
 """
@@ -26,6 +27,7 @@ from cwcore.retrieve.locator import is_locator
 from cwtui.cli import app
 from cwtui.demo import DEMO_DIR
 from tests.helpers import write_jsonl
+from tests.results import canonical
 
 GOLDEN = Path(__file__).parent / "golden"
 NEVER = {"semanticPolicy": "never"}
@@ -60,7 +62,9 @@ def _check(name: str, answers: list[Any]) -> None:
     got = text.splitlines()
     assert len(got) == len(expected)
     for i, (line, want) in enumerate(zip(got, expected, strict=True)):
-        assert line == want, f"{name} answer {i} differs"
+        assert canonical(json.loads(line)) == canonical(json.loads(want)), (
+            f"{name} answer {i} differs"
+        )
 
 
 def _hits(archive: Archive, query: str, limit: int = 5) -> list[dict[str, Any]]:

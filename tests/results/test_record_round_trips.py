@@ -20,6 +20,7 @@ from cwcore.memory.blocks import MemoryContext
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
 from cwcore.semantic.results import ModelFolder, ModelsStatus, SelfTest
 from cwcore.views import DocumentView, Transcript
+from tests.results import canonical
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -66,7 +67,7 @@ def test_golden_answers_round_trip(
     label: str, answer: dict[str, Any], record: Callable[[Any], Any]
 ) -> None:
     typed = record(answer)
-    assert json.dumps(typed.to_json(), ensure_ascii=False) == json.dumps(answer, ensure_ascii=False)
+    assert canonical(typed.to_json()) == canonical(answer)
 
 
 def test_the_bound_answer_carries_its_project_and_the_unbound_does_not() -> None:
@@ -102,7 +103,7 @@ def test_a_skipped_turn_round_trips_bound_and_unbound() -> None:
     bound = {"project": "p", "block": None, **diagnostics.summary(skipped)}
     typed = MemoryContext.from_json(bound)
     assert typed.budget_bytes is None and typed.ranking is None
-    assert json.dumps(typed.to_json()) == json.dumps(bound)
+    assert canonical(typed.to_json()) == canonical(bound)
 
 
 def test_a_bounded_selection_keeps_its_cut_counts() -> None:
@@ -115,7 +116,7 @@ def test_a_bounded_selection_keeps_its_cut_counts() -> None:
     typed = MemoryContext.from_json(bound)
     assert typed.traces[0].excluded_more == 1
     assert typed.unselected_more and typed.ranking and typed.ranking.scores_more
-    assert json.dumps(typed.to_json()) == json.dumps(bound)
+    assert canonical(typed.to_json()) == canonical(bound)
 
 
 def test_a_cut_message_text_round_trips() -> None:
@@ -133,7 +134,7 @@ def test_a_cut_message_text_round_trips() -> None:
     }
     message = BoundMessage.from_json(body)
     assert message.text_cut is not None and message.text_cut.chars == 10
-    assert json.dumps(message.to_json()) == json.dumps(body)
+    assert canonical(message.to_json()) == canonical(body)
 
 
 def test_a_markdown_read_has_a_place_only_for_markdown_and_a_heading_only_by_heading() -> None:
@@ -153,7 +154,7 @@ def test_model_answers_the_golden_files_do_not_hold_round_trip() -> None:
     semantic = {**status["semantic"], "state": "disabled", "enabled": False}
     broken["semantic"] = semantic
     typed = ModelsStatus.from_json(broken)
-    assert json.dumps(typed.to_json()) == json.dumps(broken)
+    assert canonical(typed.to_json()) == canonical(broken)
     assert typed.embedder.self_test == SelfTest(
         False, category="model-missing", error="no model.onnx"
     )
@@ -162,7 +163,7 @@ def test_model_answers_the_golden_files_do_not_hold_round_trip() -> None:
     old = {"kind": "reranker", "installed_at": "2025-01-01", "installed": True, "path": "/m"}
     folder = ModelFolder.from_json(old)
     assert folder.installed and folder.manifest["installed_at"] == "2025-01-01"
-    assert json.dumps(folder.to_json()) == json.dumps(old)
+    assert canonical(folder.to_json()) == canonical(old)
     empty = ModelFolder.from_json(MODELS["status bare"]["embedder"])
     assert not empty.installed and empty.note is not None and empty.size_bytes is None
 
@@ -170,5 +171,5 @@ def test_model_answers_the_golden_files_do_not_hold_round_trip() -> None:
 def test_a_daemon_whose_service_could_not_answer_round_trips() -> None:
     body = {**DAEMON["daemon.status"], "service": {"error": "TimeoutError: "}}
     status = DaemonStatus.from_json(body)
-    assert json.dumps(status.to_json()) == json.dumps(body)
+    assert canonical(status.to_json()) == canonical(body)
     assert status.service["error"] == "TimeoutError: " and status.build == "fake-1"
