@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,25 @@ from cwcore.daemon.results import DaemonStatus
 from cwcore.markdown.results import MarkdownRead
 from cwcore.memory import diagnostics, injection
 from cwcore.memory.blocks import MemoryContext
+from cwcore.memory.results import MemoryRecord
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
+from cwcore.recall.results import (
+    Continuation,
+    DocumentRead,
+    MessageSpan,
+    RecalledSource,
+    RecallResponse,
+    TurnHeader,
+)
 from cwcore.semantic.results import ModelFolder, ModelsStatus, SelfTest
-from cwcore.views import DocumentView, Transcript
+from cwcore.views import (
+    DocumentView,
+    MessageSplit,
+    SubagentLink,
+    Supersession,
+    Transcript,
+    TranscriptMessage,
+)
 from tests.results import canonical
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -159,7 +176,7 @@ def test_model_answers_the_golden_files_do_not_hold_round_trip() -> None:
         False, category="model-missing", error="no model.onnx"
     )
     assert not typed.semantic.enabled and typed.semantic.progress.state == "disabled"
-    # A manifest field the engine does not know (older installs wrote others) keeps its place.
+    # A manifest field the engine does not know (older installs wrote others) is kept.
     old = {"kind": "reranker", "installed_at": "2025-01-01", "installed": True, "path": "/m"}
     folder = ModelFolder.from_json(old)
     assert folder.installed and folder.manifest["installed_at"] == "2025-01-01"
@@ -173,3 +190,104 @@ def test_a_daemon_whose_service_could_not_answer_round_trips() -> None:
     status = DaemonStatus.from_json(body)
     assert canonical(status.to_json()) == canonical(body)
     assert status.service["error"] == "TimeoutError: " and status.build == "fake-1"
+
+
+def test_a_transcript_message_writes_its_optional_keys_only_when_set() -> None:
+    bare = TranscriptMessage("d-1", "user:u1", "user", "text", "hi", None, None, (3,), False)
+    assert set(bare.to_json()) == {
+        "documentId",
+        "messageKey",
+        "role",
+        "kind",
+        "text",
+        "timestamp",
+        "tool",
+        "lines",
+        "superseded",
+    }
+    # Empty values the source did not set are left out as unset ones are.
+    blank = replace(bare, parent="", model="", usage=(), tool_call_id="")
+    assert blank.to_json() == bare.to_json()
+    # A tool input that is the text itself is not repeated.
+    call = replace(bare, input_is_text=True, tool_input='{"x": 1}', meta=True, is_error=True)
+    assert call.to_json()["inputIsText"] is True and "toolInput" not in call.to_json()
+    full = replace(
+        bare,
+        supersession=Supersession("edited", None, None),
+        split=MessageSplit(2, ("d-1", "d-2")),
+        parent="user:u0",
+        tool_call_id="t1",
+        tool_input='{"x": 1}',
+        meta=True,
+        is_error=True,
+        model="m",
+        usage=(("input", 3), ("output", 4)),
+        subagent=SubagentLink("child", None),
+    )
+    body = full.to_json()
+    assert body["usage"] == {"input": 3, "output": 4} and body["meta"] is True
+    assert TranscriptMessage.from_json(body) == full
+    assert canonical(TranscriptMessage.from_json(body).to_json()) == canonical(body)
+
+
+def test_a_transcript_names_the_sessions_it_is_shared_with_only_when_there_are_some() -> None:
+    transcript = Transcript.from_json(BROWSE[next(k for k in BROWSE if k.startswith("show "))])
+    assert "sharedWith" not in transcript.to_json()
+    shared = replace(transcript, shared_with=(("codex", "s-2"),))
+    body = shared.to_json()
+    assert body["sharedWith"] == [{"agent": "codex", "sessionId": "s-2"}]
+    assert Transcript.from_json(body) == shared
+
+
+def _source(**changes: Any) -> RecalledSource:
+    source = RecalledSource(
+        document_id="d-1",
+        version=1,
+        kind="tool-result",
+        archive_kind="session",
+        session="s-1",
+        project="p",
+        agent="cw-jsonl",
+        created="2026-11-01T00:00:00.000Z",
+        range=(0, 3),
+        match=(0, 3),
+        text="abc",
+        tokens=1,
+        source_keys=("tool:t1",),
+        messages=(MessageSpan("tool:t1", "tool", "tool-result", (0, 3), None),),
+        chunks=(("0" * 32, 0, 3),),
+        continuation=Continuation(),
+        label="L",
+    )
+    return replace(source, **changes)
+
+
+def test_a_recalled_source_says_its_parent_turn_could_not_be_read_with_null() -> None:
+    plain = _source()
+    assert "parentTurn" not in plain.to_json() and plain.to_json()["historical"] is True
+    unreadable = _source(parent_unreadable=True)
+    assert unreadable.to_json()["parentTurn"] is None
+    assert RecalledSource.from_json(unreadable.to_json()) == unreadable
+    parent = _source(parent_turn=TurnHeader("d-0", "user:u1", "user", "run it"))
+    assert RecalledSource.from_json(parent.to_json()) == parent
+    answer = RecallResponse("resolved", source=unreadable).to_json()
+    assert RecallResponse.from_json(answer).source == unreadable
+
+
+def test_a_large_document_read_is_a_table_of_contents_marked_truncated() -> None:
+    toc = DocumentRead(
+        "d-1", 1, "text", "s-1", "p", "2026-11-01T00:00:00.000Z", 10, "L", ("user:u1",)
+    )
+    body = toc.to_json()
+    assert body["truncated"] is True and body["chunks"] == [] and "text" not in body
+    whole = replace(toc, text="hello", continues="d-0")
+    assert "truncated" not in whole.to_json() and "chunks" not in whole.to_json()
+    for read in (replace(toc, chunks=()), whole, replace(toc, chunks=(("a" * 32, 0, 10),))):
+        assert DocumentRead.from_json(read.to_json()) == read
+
+
+def test_a_memory_record_keeps_the_stored_snake_case_keys() -> None:
+    body = _record("mem_01", "rebase first")
+    record = MemoryRecord.from_json(body)
+    assert record.rule_type is None and record.scope.label == "global"
+    assert canonical(record.to_json()) == canonical(body)
