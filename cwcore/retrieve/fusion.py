@@ -21,8 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from cwcore.retrieve.params import DEFAULT, RetrievalParams
+
+#: A candidate key: a window id (search) or any string id (tests, other rankings).
+K = TypeVar("K", bound=int | str)
 
 
 def rank_weight(rank: int) -> float:
@@ -36,22 +40,24 @@ def rank_weight(rank: int) -> float:
 
 
 @dataclass
-class Fused:
+class Fused(Generic[K]):
     """A fused candidate: its id, the blended ordering key, and the trace of where it came from."""
 
-    key: str
+    key: K
     order: float
     ranks: dict[str, int] = field(default_factory=dict)  # mode -> 1-based rank
     rrf: float = 0.0
 
 
-def _newest(key: str) -> tuple[int, int, str]:
-    """The last tie key: a numeric key (a window id) higher first, i.e. the newer window; any
-    other key in string order."""
+def _newest(key: int | str) -> tuple[int, int, str]:
+    """The last tie key: a window id (or a numeric string) higher first, i.e. the newer window;
+    any other key in string order."""
+    if isinstance(key, int):
+        return (0, -key, "")
     return (0, -int(key), "") if key.isdigit() else (1, 0, key)
 
 
-def _ranks(keys: Sequence[str], raw: Sequence[float] | None) -> list[int]:
+def _ranks(keys: Sequence[K], raw: Sequence[float] | None) -> list[int]:
     """1-based ranks of ``keys`` (best first); with ``raw`` values, an equal value shares the
     rank of the first key holding it."""
     if raw is None:
@@ -63,12 +69,12 @@ def _ranks(keys: Sequence[str], raw: Sequence[float] | None) -> list[int]:
 
 
 def fuse(
-    rankings: Mapping[str, Sequence[str]],
-    scores: Mapping[str, float],
+    rankings: Mapping[str, Sequence[K]],
+    scores: Mapping[K, float],
     *,
     params: RetrievalParams = DEFAULT,
     ties: Mapping[str, Sequence[float]] | None = None,
-) -> list[Fused]:
+) -> list[Fused[K]]:
     """Fuse per-mode rankings (mode -> ordered candidate keys) into one order.
 
     ``params`` gives the RRF ``k``, each mode's weight and whether the credit is blended with
@@ -79,7 +85,7 @@ def fuse(
     equal values share a rank. Ties break by best rank, then newest key (:func:`_newest`), so
     the result is deterministic.
     """
-    fused: dict[str, Fused] = {}
+    fused: dict[K, Fused[K]] = {}
     for mode, keys in rankings.items():
         for rank, key in zip(_ranks(keys, (ties or {}).get(mode)), keys, strict=True):
             entry = fused.setdefault(key, Fused(key, 0.0))
@@ -97,35 +103,35 @@ def fuse(
 
 
 @dataclass
-class TierEntry:
-    key: str
+class TierEntry(Generic[K]):
+    key: K
     order: float  # blended fusion value × prior: the sort key, never presented
-    fused: Fused
+    fused: Fused[K]
     prior: float
 
 
 def fuse_tier(
-    lexical: Sequence[tuple[str, float]],
-    semantic: Sequence[tuple[str, float]],
-    prior: Mapping[str, float] | None = None,
+    lexical: Sequence[tuple[K, float]],
+    semantic: Sequence[tuple[K, float]],
+    prior: Mapping[K, float] | None = None,
     *,
     ties: Mapping[str, Sequence[float]] | None = None,
     params: RetrievalParams = DEFAULT,
-) -> list[TierEntry]:
+) -> list[TierEntry[K]]:
     """Order the union of ``lexical`` and ``semantic`` (each ``(key, calibrated score)``, best
     first); ``prior`` maps keys to the importance multiplier (default 1); ``ties`` and
     ``params`` as in :func:`fuse` (keys ``"lexical"``, ``"semantic"``)."""
-    scores: dict[str, float] = {}
+    scores: dict[K, float] = {}
     for key, score in (*lexical, *semantic):
         scores[key] = max(scores.get(key, 0.0), float(score))
-    rankings: dict[str, list[str]] = {}
+    rankings: dict[str, list[K]] = {}
     if lexical:
         rankings["lexical"] = [k for k, _ in lexical]
     if semantic:
         rankings["semantic"] = [k for k, _ in semantic]
     out = []
     for f in fuse(rankings, scores, ties=ties, params=params):
-        boost = (prior or {}).get(f.key, 1.0)
+        boost = 1.0 if prior is None else prior.get(f.key, 1.0)
         out.append(TierEntry(f.key, f.order * boost, f, boost))
     out.sort(key=lambda e: (-e.order, min(e.fused.ranks.values()), _newest(e.key)))
     return out

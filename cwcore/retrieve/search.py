@@ -400,15 +400,15 @@ def _fuse(
     lex = [c for c in lexical if c.wid in pool]
     sem = [c for c in semantic if c.wid in pool]
     fused = fuse_tier(
-        [(str(c.wid), c.score) for c in lex],
-        [(str(c.wid), c.score if c.blend is None else c.blend) for c in sem],
-        {str(w): prior.get(o, 1.0) * context[w] for w, o in ordinal.items()},
+        [(c.wid, c.score) for c in lex],
+        [(c.wid, c.score if c.blend is None else c.blend) for c in sem],
+        {w: prior.get(o, 1.0) * context[w] for w, o in ordinal.items()},
         # Equal BM25 (or cosine) is equal evidence: one shared rank, so recency orders them.
         ties={"lexical": [c.raw for c in lex], "semantic": [c.raw for c in sem]},
         params=ctx.params,
     )
     for e in fused:
-        wid = int(e.key)
+        wid = e.key
         trace = {
             "rrf": round(e.fused.rrf, 6),
             "fused": round(e.fused.order, 6),

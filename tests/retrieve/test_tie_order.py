@@ -87,3 +87,13 @@ def test_equal_raw_values_share_a_fusion_rank_and_the_newest_key_wins() -> None:
         [("3", 0.5), ("7", 0.5)], [], {"3": 1.02}, ties={"lexical": [1.0, 1.0], "semantic": []}
     )
     assert [e.key for e in entries] == ["3", "7"]
+
+
+def test_window_ids_are_fused_as_integers() -> None:
+    """Search fuses window ids as they are (they went int → str → int around fusion before)."""
+    from cwcore.retrieve.fusion import fuse, fuse_tier
+
+    tied = fuse({"lexical": [3, 7, 12, 1]}, {}, ties={"lexical": [2.0, 2.0, 2.0, 1.0]})
+    assert [f.key for f in tied] == [12, 7, 3, 1]
+    entries = fuse_tier([(3, 0.5), (7, 0.5)], [(7, 0.9)], {3: 1.0})
+    assert [e.key for e in entries] == [7, 3] and all(isinstance(e.key, int) for e in entries)
