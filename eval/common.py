@@ -50,6 +50,12 @@ def vector_cache() -> Any:
     return SqliteVectorCache(CACHE / "vectors.sqlite")
 
 
+#: An offline eval waits for each embedding batch as long as it takes: the daemon's 300 s bound
+#: on one batch is a liveness check, and under load 16 a 256-window batch ran past it and ended
+#: a LongMemEval run.
+EMBED_TIMEOUT_S = 24 * 3600.0
+
+
 def embed_all(engine: Any, cache: Any, mode: str | None = None) -> dict[str, Any]:
     """Run cw's semantic index handler until every published window has its vectors."""
     from cwcore.semantic.embedder import Embedder
@@ -62,7 +68,13 @@ def embed_all(engine: Any, cache: Any, mode: str | None = None) -> dict[str, Any
     done = 0
     while True:
         n = embed_pending(
-            engine.store, engine.reader, 256, embedder=embedder, mode=mode, cache=cache
+            engine.store,
+            engine.reader,
+            256,
+            embedder=embedder,
+            mode=mode,
+            cache=cache,
+            timeout=EMBED_TIMEOUT_S,
         )
         if n == 0:
             break
