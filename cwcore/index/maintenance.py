@@ -81,7 +81,7 @@ def status(store: Store, worker: IndexWorker, document: str | None = None) -> In
         published=gen.get("published"),
         documents=int(gen.get("documents", 0)),
         windows=int(gen.get("maxWid", 0)),
-        handlers=tuple(HandlerCounts.from_json(h, handlers.get(h, none)) for h in derived.HANDLERS),
+        handlers=tuple(HandlerCounts.named(h, handlers.get(h, none)) for h in derived.HANDLERS),
         faults=tuple(IndexFault.from_json(f) for f in worker.faults[-5:]),
         document=state,
     )
