@@ -117,11 +117,11 @@ def _head(tok: Any, text: str, size: int) -> str:
 
 
 def _roles(tok: Any, parts: list[tuple[str, str, str]], size: int, user_share: int) -> str:
-    """The user's prose of the window (at most ``user_share`` tokens), then the other roles'
-    prose filling ``size`` tokens."""
+    """The user's prose of the window (at most ``user_share`` tokens, and never more than
+    ``size``), then the other roles' prose filling ``size`` tokens."""
     user = "\n\n".join(t for r, k, t in parts if r == "user" and k in PROSE_KINDS and t.strip())
     rest = "\n\n".join(t for r, k, t in parts if r != "user" and k in PROSE_KINDS and t.strip())
-    head = _head(tok, user, user_share)
+    head = _head(tok, user, min(user_share, size))
     used = len(tok.encode(head, add_special_tokens=False).ids) if head else 0
     tail = _head(tok, rest, size - used) if size - used > 8 else ""
     return "\n\n".join(x for x in (head, tail) if x)
