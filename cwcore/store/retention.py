@@ -14,13 +14,14 @@ buckets, its place in the session order) is found by scanning those indexes for 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from cwcore import clock
 from cwcore.config import Settings
+from cwcore.contract.codec import Record
 from cwcore.errors import CorruptRecord, NotFound, excerpt
 from cwcore.store import codec, identity, keys, request_ids, session_order
 from cwcore.store.admission import day_bucket, project_digest
@@ -35,8 +36,7 @@ MARKDOWN_AGENT = "markdown"
 BeforeCommit = Callable[[Batch, "ForgetReport"], None]
 
 
-@dataclass(frozen=True)
-class ForgetTarget:
+class ForgetTarget(Record):
     """What a forget would remove, resolved from what the user typed (nothing removed yet):
     ``kind`` ``session`` or ``document``, its full ``id``, and what goes with it."""
 
@@ -49,32 +49,8 @@ class ForgetTarget:
     #: The session's own record does not decode (the counts come from its documents).
     corrupt: bool = False
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "id": self.id,
-            "project": self.project,
-            "session": self.session,
-            "documents": self.documents,
-            "messages": self.messages,
-            "corrupt": self.corrupt,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> ForgetTarget:
-        return cls(
-            kind=body["kind"],
-            id=body["id"],
-            project=body["project"],
-            session=body["session"],
-            documents=body["documents"],
-            messages=body["messages"],
-            corrupt=body["corrupt"],
-        )
-
-
-@dataclass(frozen=True)
-class Forgotten:
+class Forgotten(Record):
     """What a forget removed, as the faces receive it (the frozen form of
     :class:`ForgetReport`): the resolved target (None for a retention pass), then counts, and
     the documents kept because a pin or a live lease protects them."""
@@ -88,34 +64,6 @@ class Forgotten:
     tombstoned: int
     skipped_pinned: tuple[str, ...]
     skipped_leased: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target": None if self.target is None else self.target.to_json(),
-            "sessions": self.sessions,
-            "documents": self.documents,
-            "versions": self.versions,
-            "events": self.events,
-            "chunks": self.chunks,
-            "tombstoned": self.tombstoned,
-            "skippedPinned": list(self.skipped_pinned),
-            "skippedLeased": list(self.skipped_leased),
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Forgotten:
-        target = body["target"]
-        return cls(
-            target=None if target is None else ForgetTarget.from_json(target),
-            sessions=body["sessions"],
-            documents=body["documents"],
-            versions=body["versions"],
-            events=body["events"],
-            chunks=body["chunks"],
-            tombstoned=body["tombstoned"],
-            skipped_pinned=tuple(body["skippedPinned"]),
-            skipped_leased=tuple(body["skippedLeased"]),
-        )
 
 
 @dataclass

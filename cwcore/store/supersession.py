@@ -4,19 +4,16 @@
 ``supersede.undo`` method handlers serialize them once with ``to_json()`` (that JSON is
 ``cw supersede --json`` and the MCP ``supersede`` tool's result), and
 :class:`cwcore.api.Archive` turns the JSON back into them with ``from_json()``.
-``to_json()`` keeps the keys, order and values the engine has always answered, and
-``from_json(x).to_json() == x``.
+The JSON is derived from the fields (:mod:`cwcore.contract.codec`): the keys and values the
+engine has always answered, ``from_json(x).to_json() == x`` as parsed JSON.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from cwcore.contract.codec import Record
 
 
-@dataclass(frozen=True)
-class Superseded:
+class Superseded(Record):
     """A document retired from search: the retired ``version``, the replacement ``by`` (None
     when none was named), the reason (``superseded`` when none was given) and the instant."""
 
@@ -27,30 +24,8 @@ class Superseded:
     at: str
     state: str = "superseded"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "documentId": self.document_id,
-            "version": self.version,
-            "state": self.state,
-            "by": self.by,
-            "reason": self.reason,
-            "at": self.at,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Superseded:
-        return cls(
-            document_id=body["documentId"],
-            version=body["version"],
-            by=body["by"],
-            reason=body["reason"],
-            at=body["at"],
-            state=body["state"],
-        )
-
-
-@dataclass(frozen=True)
-class Restored:
+class Restored(Record):
     """A supersession undone: the document is live again as the new ``version``; ``restored``
     is the version that had been superseded (it stays retired, for audit)."""
 
@@ -60,24 +35,3 @@ class Restored:
     reason: str
     at: str
     state: str = "live"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "documentId": self.document_id,
-            "version": self.version,
-            "state": self.state,
-            "restored": self.restored,
-            "reason": self.reason,
-            "at": self.at,
-        }
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> Restored:
-        return cls(
-            document_id=body["documentId"],
-            version=body["version"],
-            restored=body["restored"],
-            reason=body["reason"],
-            at=body["at"],
-            state=body["state"],
-        )
