@@ -170,9 +170,15 @@ def _plan(cls: type) -> tuple[_Slot, ...]:
     return tuple(slots)
 
 
-def pairs(value: Callable[[Any], Any] = _same, *, name: str | None = None) -> Any:
-    """A required field holding a tuple of ``(key, value)`` pairs, written as one JSON object
-    (key order kept); ``value`` rebuilds each member's value (e.g. ``tuple`` for id lists)."""
+def pairs(
+    value: Callable[[Any], Any] = _same,
+    *,
+    name: str | None = None,
+    default: Any = dataclasses.MISSING,
+) -> Any:
+    """A field holding a tuple of ``(key, value)`` pairs, written as one JSON object (key order
+    kept); ``value`` rebuilds each member's value (e.g. ``tuple`` for id lists). Required unless
+    a ``default`` is given."""
 
     def write(items: Any) -> dict[str, Any]:
         return {key: encode(item) for key, item in items}
@@ -180,7 +186,7 @@ def pairs(value: Callable[[Any], Any] = _same, *, name: str | None = None) -> An
     def read(body: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
         return tuple((key, value(item)) for key, item in body.items())
 
-    return field(name=name, encode=write, decode=read)
+    return field(name=name, encode=write, decode=read, default=default)
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field, pairs))

@@ -10,9 +10,10 @@ dropped after :data:`MAX_RECORDS`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from cwcore.contract.codec import Record, pairs
 
 META_KEY = "sync-sources"
 #: Skipped files listed by name per location (the rest are counted by reason).
@@ -88,23 +89,14 @@ def merge(
     return merged
 
 
-@dataclass(frozen=True)
-class SkippedFile:
+class SkippedFile(Record):
     """A file a sync skipped, and why."""
 
     path: str
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "reason": self.reason}
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> SkippedFile:
-        return cls(body["path"], body["reason"])
-
-
-@dataclass(frozen=True)
-class SourceRow:
+class SourceRow(Record):
     """``cw sources``: one registered location (``format``, the registry's ``location`` label,
     the folder ``path`` here, whether it exists) and what the last sync recorded there: files
     seen, sessions and messages they imported, files skipped (counted per reason, the first
@@ -120,47 +112,13 @@ class SourceRow:
     sessions: int = 0
     messages: int = 0
     skipped: int = 0
-    skipped_reasons: tuple[tuple[str, int], ...] = ()
+    skipped_reasons: tuple[tuple[str, int], ...] = pairs(default=())
     skipped_files: tuple[SkippedFile, ...] = ()
     last_sync: str | None = None
     companions: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": self.format,
-            "location": self.location,
-            "path": self.path,
-            "found": self.found,
-            "files": self.files,
-            "sessions": self.sessions,
-            "messages": self.messages,
-            "skipped": self.skipped,
-            "skippedReasons": dict(self.skipped_reasons),
-            "skippedFiles": [f.to_json() for f in self.skipped_files],
-            "lastSync": self.last_sync,
-            "companions": self.companions,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> SourceRow:
-        return cls(
-            format=body["format"],
-            location=body["location"],
-            path=body["path"],
-            found=body["found"],
-            files=body["files"],
-            sessions=body["sessions"],
-            messages=body["messages"],
-            skipped=body["skipped"],
-            skipped_reasons=tuple(body["skippedReasons"].items()),
-            skipped_files=tuple(SkippedFile.from_json(f) for f in body["skippedFiles"]),
-            last_sync=body["lastSync"],
-            companions=int(body.get("companions", 0)),
-        )
-
-
-@dataclass(frozen=True)
-class SourcesSummary:
+class SourcesSummary(Record):
     """The coverage in one line (the TUI's index view): locations registered and found, files,
     sessions, messages and skipped files over all of them, and the latest sync."""
 
@@ -172,48 +130,13 @@ class SourcesSummary:
     skipped: int
     last_sync: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "locations": self.locations,
-            "found": self.found,
-            "files": self.files,
-            "sessions": self.sessions,
-            "messages": self.messages,
-            "skipped": self.skipped,
-            "lastSync": self.last_sync,
-        }
 
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> SourcesSummary:
-        return cls(
-            locations=body["locations"],
-            found=body["found"],
-            files=body["files"],
-            sessions=body["sessions"],
-            messages=body["messages"],
-            skipped=body["skipped"],
-            last_sync=body["lastSync"],
-        )
-
-
-@dataclass(frozen=True)
-class SourcesReport:
+class SourcesReport(Record):
     """What ``sources`` answers: a row per registered location, in registry order, and their
-    summary. ``to_json()`` keeps the keys, order and values the engine has always answered
-    (``cw sources --json``), and ``from_json(x).to_json() == x``."""
+    summary (``cw sources --json``; the JSON derived from the fields)."""
 
     sources: tuple[SourceRow, ...]
     summary: SourcesSummary
-
-    def to_json(self) -> dict[str, Any]:
-        return {"sources": [r.to_json() for r in self.sources], "summary": self.summary.to_json()}
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> SourcesReport:
-        return cls(
-            tuple(SourceRow.from_json(r) for r in body["sources"]),
-            SourcesSummary.from_json(body["summary"]),
-        )
 
 
 def report(
