@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from cwcore.contract.codec import Record
+
 #: Errors (and, separately, notices) listed in a summary; the rest are only counted.
 MAX_LISTED = 1000
 #: Text (paths, reasons, notices) listed per list, in characters.
@@ -26,24 +28,19 @@ def _cap(text: str) -> str:
     return text[: MAX_REASON_CHARS - 1] + "…"
 
 
-@dataclass(frozen=True)
-class ImportProblem:
+class ImportProblem(Record):
     """A rejected line (``line`` 1-based) or file (``line`` None) and why."""
 
     path: str
     line: int | None
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "reason": self.reason}
-
 
 #: What a sync did with one file (:class:`FileOutcome`).
 OUTCOMES = ("imported", "unchanged", "skipped", "failed")
 
 
-@dataclass(frozen=True)
-class FileOutcome:
+class FileOutcome(Record):
     """What a sync did with one file: ``outcome`` is ``imported`` (read, something new
     admitted), ``unchanged`` (its signature matched the last sync, or reading it found nothing
     new), ``skipped`` (not read: not a log of its location's format, unreadable during the
@@ -57,25 +54,6 @@ class FileOutcome:
     outcome: str
     messages: int = 0
     problem: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "format": self.format,
-            "outcome": self.outcome,
-            "messages": self.messages,
-            "problem": self.problem,
-        }
-
-    @classmethod
-    def from_json(cls, body: dict[str, Any]) -> FileOutcome:
-        return cls(
-            path=str(body["path"]),
-            format=str(body["format"]),
-            outcome=str(body["outcome"]),
-            messages=int(body.get("messages", 0)),
-            problem=body.get("problem"),
-        )
 
 
 @dataclass
