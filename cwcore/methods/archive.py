@@ -100,7 +100,7 @@ def _doctor(
     try:
         index = _index(engine, repair)
     except CorruptRecord as exc:
-        index = IndexCheck(False, 0, 1, (exc.message,), retired=0, halted=True)
+        index = IndexCheck(False, 0, 1, (exc.message,), retired=0)
     sizes = [
         (family, engine.store.property_int("rocksdb.estimate-live-data-size", family))
         for family in FAMILIES
