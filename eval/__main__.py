@@ -62,6 +62,13 @@ def table(report: dict[str, Any]) -> str:
         for system in report["systems"]:
             row = rows[system]
             out.append(f"| {system} | " + " | ".join(f"{row[m]:.3f}" for m in metrics) + " |")
+    rescue = (report.get("rescue") or {}).get("overall") or {}
+    if rescue:
+        out += [
+            "",
+            "semantic mode ran (rescue firing): "
+            + "; ".join(f"{s} {v['fired']}/{v['of']}" for s, v in rescue.items()),
+        ]
     status = report.get("retrieval_status", {})
     if status:
         out += [

@@ -186,3 +186,31 @@ class BandStats:
             }
             for system, cells in self.cells.items()
         }
+
+
+def trigger_of(resp: Any) -> dict[str, Any]:
+    """What a cw search answer says about the ``auto`` semantic rescue: ``fired`` (the
+    semantic mode ran: ``semantic_search_used``) and ``trigger``, the first lexical pass's
+    evidence (``stages.semantic.trigger``; absent when the semantic stage was not reached)."""
+    sem = (resp.stages or {}).get("semantic") or {}
+    return {"fired": bool(resp.semantic_search_used), "trigger": sem.get("trigger")}
+
+
+def rescue_rates(per_q: list[dict[str, Any]], systems: list[str]) -> dict[str, Any]:
+    """How often the semantic mode ran, per cw system, overall and per query kind:
+    ``{"overall": {system: {"fired": n, "of": N, "rate": r}}, "by_kind": {kind: {...}}}``."""
+
+    def rate(rows: list[dict[str, Any]], system: str) -> dict[str, Any] | None:
+        seen = [r["rescue"][system]["fired"] for r in rows if system in r.get("rescue", {})]
+        if not seen:
+            return None
+        fired = sum(seen)
+        return {"fired": fired, "of": len(seen), "rate": round(fired / len(seen), 3)}
+
+    kinds = sorted({r["kind"] for r in per_q})
+    overall = {s: v for s in systems if (v := rate(per_q, s)) is not None}
+    by_kind = {
+        k: {s: v for s in systems if (v := rate([r for r in per_q if r["kind"] == k], s))}
+        for k in kinds
+    }
+    return {"overall": overall, "by_kind": by_kind}

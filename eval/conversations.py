@@ -321,12 +321,14 @@ def evaluate(
                 haystack = ds.conversations[q.conversation]
                 ev = set(q.evidence)
                 runs: dict[str, list[str]] = {}
+                rescue: dict[str, dict[str, Any]] = {}
                 for name, extra in cw_runs:
                     body = {"query": q.question, "sessions": haystack, "limit": TOP, **extra}
                     t = time.perf_counter()
                     resp = archive.search(body)
                     timings[name].append((time.perf_counter() - t) * 1000)
                     statuses[name][resp.retrieval_status] += 1
+                    rescue[name] = common.trigger_of(resp)
                     hits = resp.hits()
                     runs[name] = [h.document_id for h in hits]
                     for h in hits[:10]:
@@ -351,6 +353,7 @@ def evaluate(
                         "question": q.question,
                         "answer": q.answer,
                         "evidence": sorted(ev),
+                        "rescue": rescue,
                         "metrics": {
                             name: score(
                                 [corpus.doc_turns[d] for d in docs],
@@ -387,6 +390,7 @@ def evaluate(
         },
         "latency": {s: percentiles(v) for s, v in timings.items()},
         "retrieval_status": {s: dict(v) for s, v in statuses.items()},
+        "rescue": common.rescue_rates(per_q, [n for n, _ in cw_runs]),
         "index": {
             "generation": status.get("generation"),
             "complete": status.get("complete"),

@@ -259,12 +259,14 @@ def evaluate(
             calibration: list[tuple[float, int]] = []  # (cosine, relevant) of semantic hits
             for q in qs:
                 metrics: dict[str, dict[str, float]] = {}
+                rescue: dict[str, dict[str, Any]] = {}
                 tops: dict[str, list[str]] = {}
                 for name, extra in cw_runs:
                     t = time.perf_counter()
                     resp = archive.search({"query": q.query, "limit": TOP, **extra})
                     timings[name].append((time.perf_counter() - t) * 1000)
                     statuses[name][resp.retrieval_status] += 1
+                    rescue[name] = common.trigger_of(resp)
                     hits = resp.hits()
                     covered = [coverage.of_hit(h) for h in hits]
                     metrics[name] = hit_at(covered, q.expected)
@@ -296,6 +298,7 @@ def evaluate(
                         "kind": q.kind,
                         "query": q.query,
                         "metrics": metrics,
+                        "rescue": rescue,
                         "top": tops,
                     }
                 )
@@ -311,6 +314,7 @@ def evaluate(
             "primary": ["hit@1", "hit@5"],
             "latency": {s: percentiles(v) for s, v in timings.items()},
             "retrieval_status": {s: dict(v) for s, v in statuses.items()},
+            "rescue": common.rescue_rates(per_q, [n for n, _ in cw_runs]),
             "index": {
                 "generation": status.get("generation"),
                 "complete": status.get("complete"),

@@ -130,12 +130,14 @@ def evaluate(
             for n, q in enumerate(qs, 1):
                 ev, ev_turns = set(q.evidence), set(q.evidence_turns)
                 runs: dict[str, list[str]] = {}
+                rescue: dict[str, dict[str, Any]] = {}
                 for name, extra in cw_runs:
                     body = {"query": q.question, "sessions": q.haystack, "limit": TOP, **extra}
                     t = time.perf_counter()
                     resp = archive.search(body)
                     timings[name].append((time.perf_counter() - t) * 1000)
                     statuses[name][resp.retrieval_status] += 1
+                    rescue[name] = common.trigger_of(resp)
                     hits = resp.hits()
                     runs[name] = [h.document_id for h in hits]
                     for h in hits[:10]:
@@ -174,6 +176,7 @@ def evaluate(
                         "kind": q.qtype,
                         "question": q.question,
                         "evidence": sorted(ev),
+                        "rescue": rescue,
                         "metrics": metrics,
                         "sessions": sessions,
                     }
@@ -202,6 +205,7 @@ def evaluate(
         },
         "latency": {s: percentiles(v) for s, v in timings.items()},
         "retrieval_status": {s: dict(v) for s, v in statuses.items()},
+        "rescue": common.rescue_rates(per_q, [n for n, _ in cw_runs]),
         "index": {
             "generation": status.get("generation"),
             "complete": status.get("complete"),

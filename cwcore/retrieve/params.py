@@ -59,6 +59,20 @@ class RetrievalParams:
     weak_score: float = 0.5
     #: ...or its top window covers less than this IDF-weighted share of the query's terms.
     weak_coverage: float = 0.6
+    #: The ``auto`` semantic rescue also runs (never after an exact answer, and without the
+    #: expansion a weak pass gets) when the top calibrated lexical score is below this...
+    rescue_score: float = 0.0
+    #: ...or the top window's IDF-weighted coverage of the query's terms is below this...
+    rescue_coverage: float = 0.0
+    #: ...or the top lexical window holds less than this share of the query's content words...
+    rescue_content: float = 0.0
+    #: ...or at least this share of the query's content words is in no window of the scope...
+    rescue_absent: float = 0.0
+    #: ...or the top calibrated lexical score leads the second by less than this (0: off)...
+    rescue_margin: float = 0.0
+    #: ...or the query has at least this many content words. Each is off at 0; all off, the
+    #: rescue runs exactly after a weak first pass (docs/evaluation.md, issue 35).
+    rescue_words: int = 0
     #: Run the RM3/Bo1 requery after a weak first pass (a switch for measuring it).
     expansion: bool = True
     #: Query weight of the best expansion term (the user's own terms weigh 1); the others weigh
@@ -143,6 +157,11 @@ _UNIT = frozenset(
         "bm25_b",
         "weak_score",
         "weak_coverage",
+        "rescue_score",
+        "rescue_coverage",
+        "rescue_content",
+        "rescue_absent",
+        "rescue_margin",
         "exact_tier_share",
         "recall_step",
         "recency_bonus",

@@ -60,7 +60,15 @@ from cwcore.retrieve.request import DEFAULT_POLICY, SearchRequest
 from cwcore.retrieve.rerank import rerank_tier
 from cwcore.retrieve.results import SearchResponse
 from cwcore.retrieve.scope import resolve
-from cwcore.retrieve.semantic import SemanticOutcome, semantic_tier
+from cwcore.retrieve.semantic import (
+    RescueEvidence,
+    SemanticOutcome,
+    content_words,
+    rescue,
+    rescue_evidence,
+    semantic_tier,
+)
+from cwcore.retrieve.semantic import weak as weak_pass
 from cwcore.semantic import errors
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
@@ -99,6 +107,8 @@ class LexicalPass:
     idfs: dict[str, float] = field(default_factory=dict)
     expanded: list[str] = field(default_factory=list)
     weak: bool = True  # no exact candidate and a weak first BM25 pass
+    #: What the first pass says for the ``auto`` semantic rescue (:func:`semantic.rescue`).
+    evidence: RescueEvidence = field(default_factory=RescueEvidence)
     saturated: bool = False  # BM25 returned as many windows as were asked for
 
 
@@ -148,7 +158,11 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         fetch = depth * max(want * params.fetch_per_hit, want + params.fetch_extra)
         lex = _lexical(ctx, plan, visible, exact, literal, fetch, stages)
         top_tier = exact or lex.literal
-        outcome = _semantic(ctx, req, plan, visible, bool(top_tier), lex.weak, want * depth, stages)
+        fire = rescue(lex.evidence, params)
+        outcome = _semantic(ctx, req, plan, visible, bool(top_tier), fire, want * depth, stages)
+        if outcome is not None:
+            outcome.evidence = lex.evidence
+            stages["semantic"] = outcome.trace()
         structural = _structural(ctx, req, plan, visible, lex, stages)
         lexical = lex.candidates if plan.text else []
         semantic = outcome.candidates if outcome is not None else []
@@ -255,7 +269,7 @@ def _lexical(
     """BM25 (skipped for exact-looking input the exact lookup answered), then one expansion
     requery when the first pass was weak. ``literal_tier``: the windows holding an
     exact-looking query verbatim that no anchor posting answered (:func:`_literal`)."""
-    out = LexicalPass(weak=not exact)
+    out = LexicalPass(weak=not exact, evidence=RescueEvidence(exact=bool(exact)))
     if not plan.text or (plan.exact_looking and exact) or not plan.terms:
         return out
     # One memo reader for the pass, the feedback statistics and the requery: the requery reads
@@ -275,13 +289,15 @@ def _lexical(
     out.saturated = len(cands) >= fetch
     out.literal = literal_tier
     literal = {c.wid for c in out.literal}
-    top = next((c for c in cands if c.wid not in literal), None)
-    out.weak = not (exact or literal) and (
-        top is None
-        or top.score < params.weak_score
-        or sum(idfs.get(t, 0) for t in top.matched_terms) / (sum(idfs.values()) or 1)
-        < params.weak_coverage
+    first = [c for c in cands if c.wid not in literal]
+    out.evidence = rescue_evidence(
+        [c.score for c in first[:2]],
+        first[0].matched_terms if first else [],
+        idfs,
+        content_words(plan.terms),
+        exact=bool(exact or literal),
     )
+    out.weak = weak_pass(out.evidence, params)
     if out.weak and cands and params.expansion:
         weighted = expand.rm3_weighted(ctx.reader, postings, visible, cands, plan.terms, params)
         out.expanded = [term for term, _ in weighted]
@@ -318,7 +334,8 @@ def _semantic(
     tier answered, nor before anything is embedded: no query embedding is paid for then). A
     request that names no policy (one not parsed by the engine's handler, which fills in the
     setting) runs the default policy. A strict search with policy ``always`` fails when the mode
-    cannot run at all: ``disabled`` (semantic switched off), ``not-embedded`` (no vector yet)."""
+    cannot run at all: ``disabled`` (semantic switched off), ``not-embedded`` (no vector yet).
+    ``weak``: the ``auto`` rescue trigger fired (:func:`~cwcore.retrieve.semantic.rescue`)."""
     policy = req.semantic_policy or DEFAULT_POLICY
     if not plan.text or (plan.exact_looking and answered) or policy == "never":
         return None
@@ -344,7 +361,6 @@ def _semantic(
         strict=req.strict,
         params=ctx.params,
     )
-    stages["semantic"] = outcome.trace()
     return outcome
 
 

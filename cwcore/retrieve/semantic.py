@@ -39,6 +39,7 @@ from cwcore.retrieve.lexical import query_terms
 from cwcore.retrieve.params import DEFAULT, RetrievalParams
 from cwcore.semantic import errors
 from cwcore.semantic.runtime import Semantic
+from cwcore.text.stopwords import is_stopword
 
 #: The presented semantic score: ``sigmoid(SLOPE × (cosine − MIDPOINT))``, pooled dev-set fit.
 SLOPE = 4.27
@@ -60,19 +61,127 @@ class SemanticOutcome:
     failure: str | None = None  # category when it should have run and could not
     saturated: bool = False  # as many candidates as were asked for: a deeper round may add
     ms: float = 0.0
+    #: The first lexical pass's evidence the ``auto`` decision read (None: not measured).
+    evidence: RescueEvidence | None = None
 
     def trace(self) -> dict[str, Any]:
         body: dict[str, Any] = {"used": self.used, "candidates": len(self.candidates)}
         if self.failure:
             body["failure"] = self.failure
         body["ms"] = round(self.ms, 2)
+        if self.evidence is not None:
+            body["trigger"] = self.evidence.to_json()
         return body
 
 
 def should_run(policy: str, *, enabled: bool, weak: bool) -> bool:
+    """Whether the embedding mode runs: never with ``never`` or switched off, always with
+    ``always``, and with ``auto`` when ``weak`` (the rescue trigger, :func:`rescue`, fired)."""
     if not enabled or policy == "never":
         return False
     return policy == "always" or weak
+
+
+@dataclass(frozen=True, slots=True)
+class RescueEvidence:
+    """What the first lexical pass says about a query, for the ``auto`` rescue decision
+    (:func:`rescue`). Shares are in [0, 1]; ``score`` and ``margin`` are calibrated lexical
+    scores; all are of the first BM25 pass, before any expansion requery."""
+
+    #: An exact or verbatim (literal) tier answered the query.
+    exact: bool = False
+    #: The top lexical window's calibrated score; None when BM25 found nothing.
+    score: float | None = None
+    #: The top window's IDF-weighted share of the query's terms.
+    coverage: float = 0.0
+    #: The top window's plain share of the query's content words (no stopword of any list).
+    content: float = 0.0
+    #: The top window's calibrated score minus the second's (the top score itself when it is
+    #: alone); negative when BM25 ranks first a window whose calibrated score is lower.
+    margin: float = 0.0
+    #: The query's content words (no stopword of any list).
+    words: int = 0
+    #: The share of those content words that no window in the scope holds. Such a word has no
+    #: IDF, so it counts in neither ``coverage`` nor ``score``: a question phrased in words the
+    #: archive never uses can look strong on the one word it shares.
+    absent: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exact": self.exact,
+            "score": None if self.score is None else round(self.score, 4),
+            "coverage": round(self.coverage, 4),
+            "content": round(self.content, 4),
+            "margin": round(self.margin, 4),
+            "words": self.words,
+            "absent": round(self.absent, 4),
+        }
+
+
+def weak(ev: RescueEvidence, params: RetrievalParams = DEFAULT) -> bool:
+    """The weak first pass (it triggers RM3 expansion): no exact candidate, and no lexical
+    candidate, a top calibrated score below ``weak_score`` or a top IDF-weighted coverage below
+    ``weak_coverage``."""
+    return not ev.exact and (
+        ev.score is None or ev.score < params.weak_score or ev.coverage < params.weak_coverage
+    )
+
+
+def rescue(ev: RescueEvidence, params: RetrievalParams = DEFAULT) -> bool:
+    """Whether ``auto`` runs the semantic mode for this first pass: a weak pass (:func:`weak`),
+    or, for each field set above 0, a top calibrated score below ``rescue_score``, a top
+    IDF-weighted coverage below ``rescue_coverage``, a top window holding less than
+    ``rescue_content`` of the query's content words, at least ``rescue_absent`` of those words
+    in no window of the scope, a margin below ``rescue_margin``, or a
+    question of at least ``rescue_words`` content words — none of these after an exact answer.
+    With the default fields (0) this is exactly :func:`weak` (docs/evaluation.md, "Semantic
+    rescue trigger (issue 35)")."""
+    if weak(ev, params):
+        return True
+    if ev.exact or ev.score is None:
+        return False
+    return (
+        ev.score < params.rescue_score
+        or ev.coverage < params.rescue_coverage
+        or ev.content < params.rescue_content
+        or (params.rescue_absent > 0 and ev.absent >= params.rescue_absent)
+        or (params.rescue_margin > 0 and ev.margin < params.rescue_margin)
+        or (params.rescue_words > 0 and ev.words >= params.rescue_words)
+    )
+
+
+def content_words(terms: list[str]) -> list[str]:
+    """The query terms that are no stopword of any list (:mod:`cwcore.text.stopwords`: grammar,
+    workflow and request words, acknowledgements), or every term when all of them are."""
+    return [t for t in terms if not is_stopword(t)] or list(terms)
+
+
+def rescue_evidence(
+    scores: list[float],
+    matched: list[str],
+    idfs: dict[str, float],
+    words: list[str],
+    *,
+    exact: bool,
+) -> RescueEvidence:
+    """The evidence of a first lexical pass: ``scores`` the calibrated scores of its windows in
+    rank order, ``matched`` the terms the top window holds, ``idfs`` the query terms' IDF,
+    ``words`` the query's content words (a word whose IDF is 0 or missing is in no window of
+    the scope)."""
+    absent = sum(1 for w in words if not idfs.get(w)) / len(words) if words else 0.0
+    if not scores:
+        return RescueEvidence(exact=exact, words=len(words), absent=absent)
+    weight = sum(idfs.values()) or 1.0
+    held = set(matched)
+    return RescueEvidence(
+        absent=absent,
+        exact=exact,
+        score=scores[0],
+        coverage=sum(idfs.get(t, 0.0) for t in held) / weight,
+        content=sum(1 for w in words if w in held) / len(words) if words else 1.0,
+        margin=scores[0] - (scores[1] if len(scores) > 1 else 0.0),
+        words=len(words),
+    )
 
 
 def has_content(query: str) -> bool:
