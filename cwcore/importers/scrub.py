@@ -42,7 +42,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from cwcore.model import ParsedSession
+from cwcore.model import Message, ParsedSession
 
 _KEYWORDS = (
     r"(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?token"
@@ -243,8 +243,28 @@ def _strings(value: Any) -> tuple[list[str], bool]:
     return out, keyed
 
 
+#: Every anchor of every pattern, as bytes (see :func:`_plainly_clean`).
+_RAW_ANCHORS = tuple(sorted({a.encode() for names in _ANCHORS.values() for a in names}))
+
+
+def _plainly_clean(raw: bytes) -> bool:
+    r"""True when no pattern can match ``raw`` nor any string JSON decodes from it, judged on
+    the raw bytes without decoding. The line must be ASCII (lower-casing bytes is then
+    lower-casing text, and no character folds into an anchor's letters), hold no ``\u`` escape
+    (it may decode to anything) and no escaped backslash (raw ``:\\/`` decodes to ``:\/``, an
+    anchor the raw line lacks), and hold no anchor. The other escapes decode to ``"``, ``/``
+    (raw ``:\/``, an anchor itself) or control characters, which no anchor contains; a key named
+    like a secret holds a keyword that is an anchor. Most source lines pass: no JSON decode."""
+    if not raw.isascii() or b"\\u" in raw or b"\\\\" in raw:
+        return False
+    lower = raw.lower()
+    return not any(a in lower for a in _RAW_ANCHORS)
+
+
 def scrub_bytes(raw: bytes, patterns: dict[str, re.Pattern[str]] = PATTERNS) -> bytes:
     """A raw source line (or record) with its secrets replaced; valid JSON stays valid JSON."""
+    if patterns is PATTERNS and _plainly_clean(raw):
+        return raw
     try:
         text = raw.decode("utf-8")
         value = json.loads(text)
@@ -274,18 +294,23 @@ def scrub_session(parsed: ParsedSession, enabled: bool = True) -> ParsedSession:
     returns ``parsed`` itself."""
     if not enabled:
         return parsed
-    messages = tuple(
-        replace(
-            m,
-            text=scrub_text(m.text),
-            tool_input=None if m.tool_input is None else scrub_text(m.tool_input),
-        )
-        for m in parsed.messages
+    messages = tuple(_scrub_message(m) for m in parsed.messages)
+    # A clean record is kept as it is: ``replace`` copies a dataclass field by field.
+    events = tuple(
+        e if (raw := scrub_bytes(e.raw)) is e.raw else replace(e, raw=raw) for e in parsed.events
     )
-    events = tuple(replace(e, raw=scrub_bytes(e.raw)) for e in parsed.events)
     return replace(
         parsed,
         messages=messages,
         events=events,
         title=None if parsed.title is None else scrub_text(parsed.title),
     )
+
+
+def _scrub_message(m: Message) -> Message:
+    """``m`` with its text and tool input scrubbed; ``m`` itself when neither changed."""
+    text = scrub_text(m.text)
+    tool_input = None if m.tool_input is None else scrub_text(m.tool_input)
+    if text is m.text and tool_input is m.tool_input:
+        return m
+    return replace(m, text=text, tool_input=tool_input)

@@ -20,12 +20,17 @@ _QUESTION_START = re.compile(
     r"(?i)^(?:why|how|what|when|where|which|who|whose|is|are|was|were|does|do|did|can|could|"
     r"should|would|will|perch[eé]|come|cosa|che cosa|quando|dove|quale|quali|chi|pu[oò]i?)\b"
 )
+_CORRECTION_INNER = (
+    r"\b(?:instead of|rather than|i meant|should have been|that'?s wrong|"
+    r"not what i (?:asked|meant)|you misunderstood)\b"
+)
 _CORRECTION = re.compile(
     r"(?i)^(?:no\b|nope\b|actually\b|wrong\b|not quite\b|that'?s not\b|that is not\b|instead\b|"
     r"don'?t\b|do not\b|stop\b|revert\b|undo\b|invece\b|sbagliato\b|non [eè]\b|anzi\b|"
-    r"non (?:va|funziona)\b)|\b(?:instead of|rather than|i meant|should have been|that'?s wrong|"
-    r"not what i (?:asked|meant)|you misunderstood)\b"
+    r"non (?:va|funziona)\b)|" + _CORRECTION_INNER
 )
+#: The part of :data:`_CORRECTION` that may match anywhere in a sentence.
+_CORRECTION_ANYWHERE = re.compile(r"(?i)" + _CORRECTION_INNER)
 _REQUEST = re.compile(
     r"(?i)^(?:please|pls|can you|could you|would you|let'?s|fix|add|implement|make|create|write|"
     r"update|remove|delete|rename|refactor|run|change|move|use|try|check|show|explain|help|build|"
@@ -65,10 +70,18 @@ def detect(parts: Sequence[DocumentPart]) -> list[Annotation]:
         text = part.text
         if part.kind == "text" and part.role == "user":
             asked = False
+            # Cues that may match anywhere in a sentence are looked for in the whole text once:
+            # a match inside a sentence is one in the text too (sentences are bounded by
+            # whitespace or [.!?], non-word characters for ``\b``). Without one, a sentence is
+            # a correction only by its start, and holds no decision.
+            corrected = (
+                _CORRECTION.search if _CORRECTION_ANYWHERE.search(text) else _CORRECTION.match
+            )
+            decides = _DECISION.search(text) is not None
             for start, end in _sentences(text):
                 sentence = text[start:end]
                 relation = None
-                if _CORRECTION.search(sentence):
+                if corrected(sentence):
                     relation = "correction"
                 elif sentence.endswith("?") or _QUESTION_START.match(sentence):
                     relation = "question"
@@ -79,7 +92,7 @@ def detect(parts: Sequence[DocumentPart]) -> list[Annotation]:
                     found.append(
                         Annotation(relation, offset + start, offset + end, part.message_key)
                     )
-                if _DECISION.search(sentence):
+                if decides and _DECISION.search(sentence):
                     found.append(
                         Annotation("decision", offset + start, offset + end, part.message_key)
                     )
@@ -94,11 +107,15 @@ def detect(parts: Sequence[DocumentPart]) -> list[Annotation]:
                         Annotation("answer", offset + start, offset + end, part.message_key)
                     )
                 pending_question = False
-            for start, end in _sentences(text):
-                if _DECISION.search(text[start:end]):
-                    found.append(
-                        Annotation("decision", offset + start, offset + end, part.message_key)
-                    )
+            # A decision cue inside a sentence is also one in the whole text (a sentence is
+            # bounded by whitespace or [.!?] on both sides, non-word characters for ``\b``), so
+            # a text without any skips the sentence split: most assistant prose has none.
+            if _DECISION.search(text) is not None:
+                for start, end in _sentences(text):
+                    if _DECISION.search(text[start:end]):
+                        found.append(
+                            Annotation("decision", offset + start, offset + end, part.message_key)
+                        )
         offset += len(text)
     found.sort(key=lambda a: (a.start, a.end, a.relation))
     # Stay inside the admission limits: at most 4,096 spans and 1 MiB of annotated text.
