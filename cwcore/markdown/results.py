@@ -4,8 +4,8 @@
 read-markdown --json``, the MCP tools and the daemon protocol carry it unchanged);
 :class:`cwcore.api.Archive` turns it into a :class:`MarkdownRead` with ``from_json()`` so the
 faces read attributes. The JSON is derived from the fields (:mod:`cwcore.contract.codec`):
-``from_json(x).to_json() == x`` as parsed JSON; the Markdown place (heading path, lines, paths) is present
-only for Markdown documents, the matched heading only for a read by heading.
+``from_json(x).to_json() == x`` as parsed JSON; the Markdown place (heading path, lines,
+paths) is present only for Markdown documents, the matched heading only for a read by heading.
 """
 
 from __future__ import annotations
