@@ -2,9 +2,10 @@
 
 :func:`semantic_tier` is what search calls once per round. It decides from ``semanticPolicy``
 whether the embedding mode runs (``never``: no; ``always``: yes; ``auto``: only when the
-lexical pass was weak or empty — a conceptual miss after lexical retrieval), embeds the query,
-searches the windows of the request's scope (the named sessions' or project's windows when the
-scope is narrow, every window otherwise), filters them through the same
+rescue trigger :func:`rescue` fires on the first lexical pass — weak or empty, or a top window
+covering less than 0.8 of the query's IDF weight: a conceptual miss after lexical retrieval),
+embeds the query, searches the windows of the request's scope (the named sessions' or
+project's windows when the scope is narrow, every window otherwise), filters them through the same
 :class:`~cwcore.retrieve.candidates.Visible` as the other modes and returns calibrated
 :class:`~cwcore.retrieve.candidates.Candidate` values (``mode="semantic"``, ``raw`` = cosine).
 
@@ -134,8 +135,9 @@ def rescue(ev: RescueEvidence, params: RetrievalParams = DEFAULT) -> bool:
     ``rescue_content`` of the query's content words, at least ``rescue_absent`` of those words
     in no window of the scope, a margin below ``rescue_margin``, or a
     question of at least ``rescue_words`` content words — none of these after an exact answer.
-    With the default fields (0) this is exactly :func:`weak` (docs/evaluation.md, "Semantic
-    rescue trigger (issue 35)")."""
+    The shipped fields add only ``rescue_coverage`` 0.8; with every field 0 this is exactly
+    :func:`weak`, the trigger before issue 35 (docs/evaluation.md, "Semantic rescue trigger
+    (issue 35)")."""
     if weak(ev, params):
         return True
     if ev.exact or ev.score is None:

@@ -58,21 +58,37 @@ def test_weak_is_the_documented_rule() -> None:
 
 
 def test_each_rescue_field_fires_on_a_strong_pass() -> None:
-    strong = RescueEvidence(score=0.7, coverage=0.8, content=0.5, margin=0.05, words=6)
-    assert not rescue(strong)
-    assert rescue(strong, DEFAULT.replace(rescue_score=0.8))
-    assert rescue(strong, DEFAULT.replace(rescue_coverage=0.9))
-    assert rescue(strong, DEFAULT.replace(rescue_content=0.75))
-    assert rescue(strong, DEFAULT.replace(rescue_margin=0.1))
-    assert rescue(strong, DEFAULT.replace(rescue_words=6))
-    assert not rescue(strong, DEFAULT.replace(rescue_words=7))
+    strong = RescueEvidence(score=0.7, coverage=0.8, content=0.5, margin=0.05, words=6, absent=0.5)
+    assert not rescue(strong) and not rescue(strong, OFF)
+    assert rescue(strong, OFF.replace(rescue_score=0.8))
+    assert rescue(strong, OFF.replace(rescue_coverage=0.9))
+    assert rescue(strong, OFF.replace(rescue_content=0.75))
+    assert rescue(strong, OFF.replace(rescue_absent=0.5))
+    assert not rescue(strong, OFF.replace(rescue_absent=0.6))
+    assert rescue(strong, OFF.replace(rescue_margin=0.1))
+    assert rescue(strong, OFF.replace(rescue_words=6))
+    assert not rescue(strong, OFF.replace(rescue_words=7))
     # Thresholds at or below the evidence do not fire.
-    assert not rescue(strong, DEFAULT.replace(rescue_score=0.7, rescue_coverage=0.8))
+    assert not rescue(strong, OFF.replace(rescue_score=0.7, rescue_coverage=0.8))
+
+
+OFF = DEFAULT.replace(rescue_coverage=0.0)  # every rescue field off: the trigger before issue 35
 
 
 @given(evidence)
-def test_default_fields_are_todays_trigger(ev: RescueEvidence) -> None:
-    assert rescue(ev) == weak(ev) == rescue(ev, RetrievalParams())
+def test_every_field_off_is_the_weak_pass_and_the_default_adds_coverage_below_0_8(
+    ev: RescueEvidence,
+) -> None:
+    assert rescue(ev, OFF) == weak(ev)
+    extra = not ev.exact and ev.score is not None and ev.coverage < 0.8
+    assert rescue(ev) == rescue(ev, RetrievalParams()) == (weak(ev) or extra)
+
+
+def test_the_shipped_trigger() -> None:
+    assert DEFAULT.rescue_coverage == 0.8
+    assert rescue(RescueEvidence(score=0.9, coverage=0.79, content=1.0))  # borderline: rescued
+    assert not rescue(RescueEvidence(score=0.9, coverage=0.8, content=0.2))
+    assert not rescue(RescueEvidence(exact=True, score=0.9, coverage=0.1))
 
 
 @given(evidence, knobs)
@@ -237,7 +253,7 @@ def test_eval_scores_a_trigger_from_one_run_of_the_three_policies() -> None:
     today = sim.simulate(report, sim.weak)
     assert today["overall"] == {"hit@1": 0.75, "fired": 0.25}
     assert today["by_kind"]["a"] == {"hit@1": 0.5, "fired": 0.5}
-    assert sim.check({"x": report}) == []
+    assert sim.check({"x": report}, sim.weak) == []
     assert sim.simulate(report, lambda ev: True)["overall"] == {"hit@1": 0.75, "fired": 0.75}
     longer = sim.candidates()["rescue_words=8"]
     assert sim.simulate(report, longer)["overall"] == {"hit@1": 1.0, "fired": 0.5}
