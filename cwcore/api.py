@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
 from cwcore.errors import InvalidInput
-from cwcore.importers.pipeline import ImportSummary
+from cwcore.importers.summary import ImportSummary
 from cwcore.session_info import SessionInfo
 
 # The result records load when a face first asks for them: `cw` starts on every command, and
