@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -152,6 +151,16 @@ def _progress() -> Iterator[Callable[[dict[str, Any]], None]]:
 
         yield quiet
         return
+    # Imported here: a bar is drawn only by an import on a terminal, and the module costs
+    # every other start about 30 ms.
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         TextColumn("[bold]importing[/]"),
         BarColumn(),

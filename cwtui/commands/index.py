@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -17,6 +16,8 @@ from cwtui import semantic_status
 from cwtui.output import console, emit_json, err_console, guard, shown_id
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from cwcore.index.results import IndexStatus, SemanticProgress
 
 app = typer.Typer(help="Publish, inspect, verify and rebuild the derived indexes.")
@@ -110,6 +111,8 @@ class _Shown:
 
     def __enter__(self) -> _Shown:
         if self.live:
+            from rich.progress import BarColumn, Progress, TextColumn
+
             self._progress = Progress(
                 TextColumn("[bold]embedding[/]"),
                 BarColumn(),
@@ -217,6 +220,8 @@ def index(
     is embedded)."""
     if ctx.invoked_subcommand is not None:
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     live = err_console.is_terminal
     with guard(as_json), Archive.open() as archive:
         with Progress(
