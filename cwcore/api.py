@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
+from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.methods import FACETS, Ans, Req, Spec
 from cwcore.errors import InvalidInput
 from cwcore.importers.summary import ImportSummary
 from cwcore.session_info import SessionInfo
@@ -24,7 +26,6 @@ from cwcore.session_info import SessionInfo
 if TYPE_CHECKING:
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
-    from cwcore.facets import Facets
     from cwcore.hints.frozen import Maintained, Rotated
     from cwcore.hints.listings import HintsListing, HintsView
     from cwcore.hints.results import PreflightDecision
@@ -242,19 +243,12 @@ class Archive:
     ) -> Facets:
         """The archive's agents and projects, each with its sessions and messages under the
         other filters (``since`` / ``until``: ISO-8601; see :func:`cwcore.facets.facets`)."""
-        from cwcore.facets import Facets
+        return self.ask(FACETS, FacetsRequest(project, agent, since, until))
 
-        params = {
-            name: value
-            for name, value in (
-                ("project", project),
-                ("agent", agent),
-                ("since", since),
-                ("until", until),
-            )
-            if value is not None
-        }
-        return Facets.from_json(self.call("facets", params))
+    def ask(self, spec: Spec[Req, Ans], request: Req) -> Ans:
+        """A declared method (:mod:`cwcore.contract.methods`): ``request`` sent as its JSON,
+        the answer read back as the method's answer record."""
+        return spec.answer.from_json(self.call(spec.name, request.to_json()))
 
     def resolve_session(self, session: str) -> SessionInfo:
         """The session an id or a unique prefix of 4+ characters names (NotFound otherwise)."""

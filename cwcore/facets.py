@@ -14,6 +14,8 @@ known name is listed, with zero counts when nothing passes the other filters.
 A session is inside the time range when its span overlaps it: its last activity (``ended``, or
 ``started`` without one) is at or after ``since``, and its start (or ``ended`` without one) at
 or before ``until``. A session with no time at all is outside any range.
+
+The request and answer records are the method's contract (:mod:`cwcore.contract.facets`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections import Counter
 from datetime import datetime
 
 from cwcore.clock import parse_time
-from cwcore.contract.codec import Record
+from cwcore.contract.facets import FacetCount, Facets
 from cwcore.errors import InvalidInput
 from cwcore.store import session_order
 from cwcore.store.reader import Reader
@@ -30,31 +32,7 @@ from cwcore.store.reader import Reader
 #: Session records read per multi-get.
 READ_BATCH = 1_000
 
-
-class FacetCount(Record):
-    """One value of a facet: its ``name``, the ``sessions`` that have it and pass the other
-    filters, and those sessions' ``messages`` (the ``cw sessions`` count: no thinking)."""
-
-    name: str
-    sessions: int
-    messages: int
-
-
-class Facets(Record):
-    """The pickers' choices: every known agent and project (by name), each counted under the
-    other filters (see the module docstring); ``sessions`` and ``messages`` count what passes
-    every filter at once."""
-
-    agents: tuple[FacetCount, ...]
-    projects: tuple[FacetCount, ...]
-    sessions: int
-    messages: int
-
-    def agent(self, name: str) -> FacetCount | None:
-        return next((a for a in self.agents if a.name == name), None)
-
-    def project(self, name: str) -> FacetCount | None:
-        return next((p for p in self.projects if p.name == name), None)
+__all__ = ["READ_BATCH", "FacetCount", "Facets", "facets"]
 
 
 def _moment(name: str, value: str | None) -> datetime | None:

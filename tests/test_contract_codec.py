@@ -148,3 +148,70 @@ def test_an_optional_flattened_part_is_absent_or_whole() -> None:
     assert Read.from_json(placed.to_json()) == placed
     with pytest.raises(KeyError, match="line"):  # a part cut in half is an error, not absent
         Read.from_json({"text": "x", "headingPath": ["A"]})
+
+
+class Ask(Record):
+    query: str
+    limit: int = 10
+    ratio: float = 0.5
+    strict: bool = False
+    tags: tuple[str, ...] = ()
+    agent: str | None = field(default=None, omit_none=True)
+    inner: Inner | None = None
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({}, "^query is required$"),
+        ({"query": 3}, "^query must be a string$"),
+        ({"query": "q", "limit": True}, "^limit must be an integer$"),
+        ({"query": "q", "limit": 1.5}, "^limit must be an integer$"),
+        ({"query": "q", "ratio": "1"}, "^ratio must be a number$"),
+        ({"query": "q", "strict": 1}, "^strict must be true or false$"),
+        ({"query": "q", "tags": "a"}, "^tags must be a list$"),
+        ({"query": "q", "tags": ["a", 2]}, "^tags must be a string$"),
+        ({"query": "q", "inner": {"label": None}}, r"^inner\.count is required$"),
+        ({"query": "q", "inner": []}, "^inner must be an object$"),
+        ([], "^params must be an object$"),
+    ],
+)
+def test_a_request_is_checked_at_the_edge(params: object, message: str) -> None:
+    from cwcore.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match=message):
+        Ask.parse(params)
+
+
+def test_a_valid_request_parses_to_its_record() -> None:
+    params = {
+        "query": "q",
+        "limit": 3,
+        "ratio": 1,
+        "tags": ["a"],
+        "inner": {"count": 2, "label": None},
+        "x": 1,
+    }
+    assert Ask.parse(params) == Ask("q", 3, 1, False, ("a",), None, Inner(2, None))
+    assert Ask.parse(Ask("q", agent="codex").to_json()) == Ask("q", agent="codex")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["query", "limit", "ratio", "strict", "tags"]),
+        st.from_type(object).filter(lambda v: v is not None)
+        | st.none()
+        | st.integers()
+        | st.text()
+        | st.booleans()
+        | st.lists(st.text()),
+    )
+)
+def test_any_request_parses_or_is_refused_in_one_error(params: dict[str, object]) -> None:
+    from cwcore.errors import InvalidInput
+
+    try:
+        Ask.parse(params)
+    except InvalidInput:
+        pass

@@ -140,3 +140,23 @@ def test_the_engine_answers_from_the_table_it_was_given(cw_home: Path) -> None:
 
 def test_the_daemon_loads_the_engine_with_the_full_table() -> None:
     assert load_factory(DEFAULT_SERVICE) is make_service
+
+
+def test_every_declared_method_is_answered_through_its_contract(archive: Any) -> None:
+    """A method declared in cwcore.contract.methods is in the table with its declared limits;
+    its request is checked at the edge (a wrong type names the key, before any work) and its
+    answer comes back as the declared record."""
+    from cwcore.contract.facets import Facets, FacetsRequest
+    from cwcore.contract.methods import DECLARED, FACETS
+
+    for spec in DECLARED:
+        method = TABLE.get(spec.name)
+        assert method is not None, spec.name
+        assert method.passive == spec.passive
+        assert method.output_bytes == (spec.output_bytes or DEFAULT_OUTPUT_BYTES)
+    with pytest.raises(InvalidInput, match="^agent must be a string$"):
+        archive.call("facets", {"agent": 3})
+    with pytest.raises(InvalidInput, match="^since must be an ISO-8601"):
+        archive.call("facets", {"since": "yesterday-ish"})
+    answer = archive.ask(FACETS, FacetsRequest(agent="codex"))
+    assert isinstance(answer, Facets) and answer == archive.facets(agent="codex")

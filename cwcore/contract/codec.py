@@ -28,6 +28,8 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self, dataclass_transform
 
+from cwcore.errors import InvalidInput
+
 _NAME = "cw.json"
 _OMIT = "cw.omit_none"
 _SKIP = "cw.skip"
@@ -219,6 +221,27 @@ class Record:
     def from_json(cls, body: Mapping[str, Any]) -> Self:
         return cls(**fields_from_json(cls, body))
 
+    @classmethod
+    def parse(cls, params: Any, *, where: str = "") -> Self:
+        """The record a request's JSON ``params`` names, checked at the edge: a value of the
+        wrong type or a missing required key is :class:`~cwcore.errors.InvalidInput` naming the
+        key (``where`` prefixes it for a nested record); keys the record does not declare are
+        ignored, as the engine always has. Bounds beyond the type are the record's
+        ``__post_init__``'s to check."""
+        if not isinstance(params, Mapping):
+            raise InvalidInput(f"{where.rstrip('.') or 'params'} must be an object")
+        hints = typing.get_type_hints(cls)
+        kwargs: dict[str, Any] = {}
+        for slot in _slots(cls):
+            if slot.skip or slot.flatten:
+                continue
+            key = where + slot.key
+            if slot.key in params:
+                kwargs[slot.attr] = _checker(hints[slot.attr])(key, params[slot.key])
+            elif slot.required:
+                raise InvalidInput(f"{key} is required")
+        return cls(**kwargs)
+
 
 def fields_json(record: Record) -> dict[str, Any]:
     """The record's fields as a JSON object (declaration order, declarations applied)."""
@@ -242,6 +265,53 @@ def _nested_keys(cls: type, slot: _Slot) -> tuple[str, ...]:
     kinds = typing.get_args(annotation) or (annotation,)
     nested = next(k for k in kinds if isinstance(k, type) and issubclass(k, Record))
     return tuple(s.key for s in _slots(nested) if not s.skip)
+
+
+def _checker(annotation: Any) -> Callable[[str, Any], Any]:
+    """How to check (and rebuild) a request value of type ``annotation``: the value, or
+    :class:`InvalidInput` naming the key. Strings, integers (a boolean is not one), numbers,
+    booleans, ``X | None``, ``tuple[X, ...]`` and nested records."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        present = [arg for arg in args if arg is not type(None)]
+        inner = _checker(present[0]) if len(present) == 1 else None
+
+        def optional(key: str, value: Any) -> Any:
+            if value is None:
+                return None
+            if inner is None:
+                raise InvalidInput(f"{key} has a type no request field can take")
+            return inner(key, value)
+
+        return optional
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = _checker(args[0])
+
+        def sequence(key: str, value: Any) -> Any:
+            if not isinstance(value, list | tuple):
+                raise InvalidInput(f"{key} must be a list")
+            return tuple(item(key, v) for v in value)
+
+        return sequence
+    if isinstance(annotation, type) and issubclass(annotation, Record):
+        return lambda key, value: annotation.parse(value, where=f"{key}.")
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+    if annotation in names:
+        want, kinds = names[annotation], _KINDS[annotation]
+
+        def scalar(key: str, value: Any) -> Any:
+            if isinstance(value, bool) and annotation is not bool:
+                raise InvalidInput(f"{key} must be {want}")
+            if not isinstance(value, kinds):
+                raise InvalidInput(f"{key} must be {want}")
+            return value
+
+        return scalar
+    return lambda key, value: value
+
+
+#: The JSON values each scalar annotation accepts (a whole number is a number too).
+_KINDS: dict[Any, tuple[type, ...]] = {str: (str,), int: (int,), float: (int, float), bool: (bool,)}
 
 
 def fields_from_json(cls: type[Record], body: Mapping[str, Any]) -> dict[str, Any]:

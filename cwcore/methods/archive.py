@@ -18,6 +18,8 @@ from typing import Any
 import cwcore
 from cwcore import browse, facets, large_results, private
 from cwcore.clock import parse_time
+from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.methods import FACETS
 from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine
 from cwcore.errors import CorruptRecord, InvalidInput
@@ -34,7 +36,7 @@ from cwcore.index.health import (
 )
 from cwcore.markdown import ingest
 from cwcore.methods.params import param_bool, param_int, param_str, required_str
-from cwcore.methods.registry import Method
+from cwcore.methods.registry import Method, typed
 from cwcore.store import integrity, session_order
 from cwcore.store.rocks import FAMILIES
 
@@ -191,18 +193,12 @@ def _sessions(
     )
 
 
-def _facets(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _facets(engine: Engine, req: FacetsRequest) -> Facets:
     """The known agents and projects with their counts under the other filters
     (:func:`cwcore.facets.facets`)."""
     return facets.facets(
-        engine.reader,
-        project=param_str(params, "project"),
-        agent=param_str(params, "agent"),
-        since=param_str(params, "since"),
-        until=param_str(params, "until"),
-    ).to_json()
+        engine.reader, project=req.project, agent=req.agent, since=req.since, until=req.until
+    )
 
 
 def _sessions_resolve(
@@ -344,7 +340,7 @@ METHODS: tuple[Method, ...] = (
     Method("counts", _counts, passive=True),
     Method("sessions", _sessions),
     Method("sessions.resolve", _sessions_resolve),
-    Method("facets", _facets),
+    typed(FACETS, _facets),
     Method("show", _show, output_bytes=large_results.MAX_INLINE_BYTES),
     Method("show.document", _show_document, output_bytes=large_results.MAX_INLINE_BYTES),
     Method("export", _export, output_bytes=large_results.MAX_INLINE_BYTES),

@@ -9,11 +9,14 @@ embedding) is not held off for as long as a window stays open.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
-from cwcore.engine import DEFAULT_OUTPUT_BYTES, Handler
+from cwcore.contract.methods import Ans, Req, Spec
+from cwcore.engine import DEFAULT_OUTPUT_BYTES, Emit, Engine, Handler
 from cwcore.errors import CwError
 
 
@@ -26,6 +29,25 @@ class Method:
     handler: Handler
     output_bytes: int = DEFAULT_OUTPUT_BYTES
     passive: bool = False
+
+
+def typed(spec: Spec[Req, Ans], handler: Callable[[Engine, Req], Ans]) -> Method:
+    """The table's entry for a declared method (:mod:`cwcore.contract.methods`): the request is
+    parsed from the call's JSON once (a wrong type or a missing key is ``invalid-input`` naming
+    it, before the handler runs) and the answer record serialized once."""
+
+    def answer(
+        engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
+    ) -> dict[str, Any]:
+        return handler(engine, spec.request.parse(params)).to_json()
+
+    answer.__doc__ = handler.__doc__
+    return Method(
+        spec.name,
+        answer,
+        DEFAULT_OUTPUT_BYTES if spec.output_bytes is None else spec.output_bytes,
+        spec.passive,
+    )
 
 
 class MethodTable:

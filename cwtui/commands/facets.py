@@ -14,7 +14,7 @@ from cwcore.retrieve.filters import resolve_span
 from cwtui.output import console, emit_json, guard, shown_id
 
 if TYPE_CHECKING:
-    from cwcore.facets import FacetCount
+    from cwcore.contract.facets import FacetCount
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 

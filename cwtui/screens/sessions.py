@@ -44,8 +44,8 @@ from textual.widgets import DataTable, Header, Input, Select, Static
 from textual.worker import get_current_worker
 
 from cwcore import clock
+from cwcore.contract.facets import Facets
 from cwcore.errors import CwError, InvalidInput
-from cwcore.facets import Facets
 from cwcore.retrieve.filters import parse_time_filter
 from cwcore.session_info import SessionInfo
 from cwtui.screens.common import (

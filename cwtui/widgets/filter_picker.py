@@ -28,8 +28,8 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from cwcore.contract.facets import FacetCount, Facets
 from cwcore.errors import CwError
-from cwcore.facets import FacetCount, Facets
 from cwcore.retrieve.filters import parse_time_filter
 from cwtui.screens.common import (
     ArchiveHandle,

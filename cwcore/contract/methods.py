@@ -1,0 +1,41 @@
+"""The catalogue of engine methods declared by their contract: a method's protocol name, its
+request record, its answer record, and its limits. A face asks with
+:meth:`cwcore.api.Archive.ask` and gets the answer record back; the method table answers it
+through :func:`cwcore.methods.registry.typed`, which parses the request once and serializes the
+answer once. Adding such a method touches two places: its declaration here (with its records)
+and its handler (docs/architecture.md, "Adding a method").
+
+Methods not declared here yet keep the older form (a handler over a JSON dict and an ``Archive``
+method that builds it); they move here one by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from cwcore.contract.codec import Record
+from cwcore.contract.facets import Facets, FacetsRequest
+
+Req = TypeVar("Req", bound=Record)
+Ans = TypeVar("Ans", bound=Record)
+
+
+@dataclass(frozen=True)
+class Spec(Generic[Req, Ans]):
+    """One declared method: ``name`` on the wire, the ``request`` and ``answer`` records,
+    ``output_bytes`` (the bound the daemon reserves for the answer, None for the default) and
+    ``passive`` (a cheap status read a UI polls; it does not hold off background work)."""
+
+    name: str
+    request: type[Req]
+    answer: type[Ans]
+    output_bytes: int | None = None
+    passive: bool = False
+
+
+#: ``facets``: the agents and projects with their counts under the other filters.
+FACETS = Spec("facets", FacetsRequest, Facets)
+
+#: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
+DECLARED: tuple[Spec[Any, Any], ...] = (FACETS,)
