@@ -66,7 +66,7 @@ class RetrievalParams:
     #: (issue 35) rescues the borderline passes whose top window misses a fifth of the query's
     #: weight; measured on every dev set (docs/evaluation.md, "Semantic rescue trigger"), it
     #: kept every primary metric and raised conversations hit@5 / recall_all@5 (0.662 → 0.667,
-    #: 0.934 → 0.939) and LongMemEval NDCG@10 (first 10 questions, 0.942 → 0.950); the same
+    #: 0.934 → 0.939) and LongMemEval NDCG@10 (first 30 questions, 0.960 → 0.963); the same
     #: threshold on ``weak_coverage`` (which also expands) gained nothing on conversations...
     rescue_coverage: float = 0.8
     #: ...or the top lexical window holds less than this share of the query's content words...
