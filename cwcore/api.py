@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
 from cwcore.contract.facets import Facets, FacetsRequest
-from cwcore.contract.methods import FACETS, Ans, Req, Spec
+from cwcore.contract.methods import FACETS, SOURCES, Ans, Req, Spec
+from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.errors import InvalidInput
 from cwcore.importers.summary import ImportSummary
 from cwcore.session_info import SessionInfo
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from cwcore.hints.frozen import Maintained, Rotated
     from cwcore.hints.listings import HintsListing, HintsView
     from cwcore.hints.results import PreflightDecision
-    from cwcore.importers.sources import SourcesReport
     from cwcore.index.health import DoctorReport, StoreCounts
     from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
     from cwcore.markdown.results import MarkdownRead
@@ -296,10 +296,8 @@ class Archive:
 
     def sources(self, *, home: str | None = None) -> SourcesReport:
         """Per-source coverage: a row per registered location with what the last ``sync``
-        found there, and their summary (see :class:`cwcore.importers.sources.SourceRow`)."""
-        from cwcore.importers.sources import SourcesReport
-
-        return SourcesReport.from_json(self.call("sources", {} if home is None else {"home": home}))
+        found there, and their summary (see :class:`cwcore.contract.sources.SourceRow`)."""
+        return self.ask(SOURCES, SourcesRequest(home))
 
     # -- index ----------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from cwcore.contract.codec import Record
 from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.sources import SourcesReport, SourcesRequest
 
 Req = TypeVar("Req", bound=Record)
 Ans = TypeVar("Ans", bound=Record)
@@ -37,5 +38,9 @@ class Spec(Generic[Req, Ans]):
 #: ``facets``: the agents and projects with their counts under the other filters.
 FACETS = Spec("facets", FacetsRequest, Facets)
 
+#: ``sources``: a row per registered location with what the last sync found there (a cheap
+#: status read the TUI polls).
+SOURCES = Spec("sources", SourcesRequest, SourcesReport, passive=True)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
-DECLARED: tuple[Spec[Any, Any], ...] = (FACETS,)
+DECLARED: tuple[Spec[Any, Any], ...] = (FACETS, SOURCES)

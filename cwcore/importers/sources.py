@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cwcore.contract.codec import Record, pairs
+from cwcore.contract.sources import SkippedFile, SourceRow, SourcesReport, SourcesSummary
 
 META_KEY = "sync-sources"
 #: Skipped files listed by name per location (the rest are counted by reason).
@@ -87,56 +87,6 @@ def merge(
     for k, v in older[: max(0, MAX_RECORDS - len(merged))]:
         merged[k] = v
     return merged
-
-
-class SkippedFile(Record):
-    """A file a sync skipped, and why."""
-
-    path: str
-    reason: str
-
-
-class SourceRow(Record):
-    """``cw sources``: one registered location (``format``, the registry's ``location`` label,
-    the folder ``path`` here, whether it exists) and what the last sync recorded there: files
-    seen, sessions and messages they imported, files skipped (counted per reason, the first
-    :data:`MAX_SKIPPED_LISTED` named; a file whose sessions hold no message is skipped with
-    reason ``no messages``), ``companions`` (files read with another file's session, not
-    counted in ``files``) and when (``last_sync`` None when never synced)."""
-
-    format: str
-    location: str
-    path: str
-    found: bool
-    files: int = 0
-    sessions: int = 0
-    messages: int = 0
-    skipped: int = 0
-    skipped_reasons: tuple[tuple[str, int], ...] = pairs(default=())
-    skipped_files: tuple[SkippedFile, ...] = ()
-    last_sync: str | None = None
-    companions: int = 0
-
-
-class SourcesSummary(Record):
-    """The coverage in one line (the TUI's index view): locations registered and found, files,
-    sessions, messages and skipped files over all of them, and the latest sync."""
-
-    locations: int
-    found: int
-    files: int
-    sessions: int
-    messages: int
-    skipped: int
-    last_sync: str | None
-
-
-class SourcesReport(Record):
-    """What ``sources`` answers: a row per registered location, in registry order, and their
-    summary (``cw sources --json``; the JSON derived from the fields)."""
-
-    sources: tuple[SourceRow, ...]
-    summary: SourcesSummary
 
 
 def report(

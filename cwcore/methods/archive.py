@@ -19,7 +19,8 @@ import cwcore
 from cwcore import browse, facets, large_results, private
 from cwcore.clock import parse_time
 from cwcore.contract.facets import Facets, FacetsRequest
-from cwcore.contract.methods import FACETS
+from cwcore.contract.methods import FACETS, SOURCES
+from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine
 from cwcore.errors import CorruptRecord, InvalidInput
@@ -266,17 +267,15 @@ def _sync(
     return summary.to_json()
 
 
-def _sources(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    home = param_str(params, "home")
+def _sources(engine: Engine, req: SourcesRequest) -> SourcesReport:
+    """Per registered location, what the last sync found there."""
     located = [
         (importer.name, location.label(), str(root), root.is_dir())
         for importer, location, root in sync.locations(
-            engine.settings, Path(home) if home else None
+            engine.settings, Path(req.home) if req.home else None
         )
     ]
-    return sources.report(located, engine.store.meta_get(sources.META_KEY)).to_json()
+    return sources.report(located, engine.store.meta_get(sources.META_KEY))
 
 
 def _supersede(
@@ -335,7 +334,7 @@ def _context(
 METHODS: tuple[Method, ...] = (
     Method("import", _import),
     Method("sync", _sync),
-    Method("sources", _sources, passive=True),
+    typed(SOURCES, _sources),
     Method("doctor", _doctor),
     Method("counts", _counts, passive=True),
     Method("sessions", _sessions),

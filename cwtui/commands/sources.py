@@ -13,7 +13,7 @@ from cwcore.api import Archive
 from cwtui.output import console, emit_json, guard
 
 if TYPE_CHECKING:
-    from cwcore.importers.sources import SourcesReport
+    from cwcore.contract.sources import SourcesReport
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from cwcore.api import Archive
 from cwcore.daemon.results import DaemonStatus
-from cwcore.importers.sources import SourcesSummary
+from cwcore.contract.sources import SourcesSummary
 from cwcore.index.results import SemanticProgress
 from cwcore.semantic import index as handler
 from cwtui import semantic_status
