@@ -25,13 +25,13 @@ from cwcore.session_info import SessionInfo
 # The result records load when a face first asks for them: `cw` starts on every command, and
 # most commands need one of them or none.
 if TYPE_CHECKING:
+    from cwcore.contract.index import IndexStatus, IndexVerification, PartialDocuments
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
     from cwcore.hints.frozen import Maintained, Rotated
     from cwcore.hints.listings import HintsListing, HintsView
     from cwcore.hints.results import PreflightDecision
     from cwcore.index.health import DoctorReport, StoreCounts
-    from cwcore.index.results import IndexStatus, IndexVerification, PartialDocuments
     from cwcore.markdown.results import MarkdownRead
     from cwcore.memory.blocks import MemoryContext
     from cwcore.memory.results import MemoryListing, MemoryRecord
@@ -303,14 +303,14 @@ class Archive:
 
     def index_run(self, *, wait: bool = False, on_event: OnEvent | None = None) -> IndexStatus:
         """Publish pending index work (all of it with ``wait``); returns the index status."""
-        from cwcore.index.results import IndexStatus
+        from cwcore.contract.index import IndexStatus
 
         return IndexStatus.from_json(self.call("index.run", {"wait": wait}, on_event))
 
     def index_status(self, document: str | None = None) -> IndexStatus:
         """The index's generation, handlers and semantic progress (``document``: with that
         document's state too)."""
-        from cwcore.index.results import IndexStatus
+        from cwcore.contract.index import IndexStatus
 
         params = {} if document is None else {"document": document}
         return IndexStatus.from_json(self.call("index.status", params))
@@ -318,21 +318,21 @@ class Archive:
     def index_partial(self, *, limit: int = 100, after: int = 0) -> PartialDocuments:
         """The documents with a partial or skipped handler outcome and the limits behind them
         (see :func:`cwcore.index.maintenance.partial_documents`)."""
-        from cwcore.index.results import PartialDocuments
+        from cwcore.contract.index import PartialDocuments
 
         body = self.call("index.partial", {"limit": limit, "after": after})
         return PartialDocuments.from_json(body)
 
     def index_verify(self) -> IndexVerification:
         """The derived index checked against the canonical records."""
-        from cwcore.index.results import IndexVerification
+        from cwcore.contract.index import IndexVerification
 
         return IndexVerification.from_json(self.call("index.verify"))
 
     def index_rebuild(self, *, wait: bool = False) -> IndexStatus:
         """Rebuild the derived index from the canonical records (``queued``: documents
         re-enqueued); with ``wait``, returns after they are all published."""
-        from cwcore.index.results import IndexStatus
+        from cwcore.contract.index import IndexStatus
 
         return IndexStatus.from_json(self.call("index.rebuild", {"wait": wait}))
 

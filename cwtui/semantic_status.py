@@ -1,6 +1,6 @@
 """How the semantic index's progress reads, for ``cw index status`` and the TUI index view.
 
-Both take the index status's semantic progress (:class:`cwcore.index.results.SemanticProgress`):
+Both take the index status's semantic progress (:class:`cwcore.contract.index.SemanticProgress`):
 ``embedded`` windows with vectors, ``total`` published windows, ``pending`` windows after the
 handler's cursor, ``progress`` (the share passed), ``state`` (``disabled``, ``waiting``,
 ``embedding``, ``complete``, ``revalidating``), ``partial``, ``model`` and ``mode``.
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from cwcore.index.results import SemanticProgress
+    from cwcore.contract.index import SemanticProgress
 
 #: What search does with the vectors in each state.
 SEARCH_USES = {

@@ -14,13 +14,13 @@ import pytest
 from typer.testing import CliRunner
 
 from cwcore.api import Archive
+from cwcore.contract.index import IndexStatus, PartialDocument, SemanticProgress
 from cwcore.daemon.results import DaemonStatus
 from cwcore.errors import ModelUnavailable
 from cwcore.importers import summary as summary_mod
 from cwcore.importers.summary import FileOutcome, ImportSummary
 from cwcore.index import prepare as index_prepare
 from cwcore.index import windows as index_windows
-from cwcore.index.results import IndexStatus, PartialDocument, SemanticProgress
 from cwtui.cli import app
 from cwtui.commands import daemon as daemon_cmd
 from cwtui.commands import index as index_cmd

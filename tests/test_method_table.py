@@ -154,9 +154,9 @@ def test_every_declared_method_is_answered_through_its_contract(archive: Any) ->
         assert method is not None, spec.name
         assert method.passive == spec.passive
         assert method.output_bytes == (spec.output_bytes or DEFAULT_OUTPUT_BYTES)
-    with pytest.raises(InvalidInput, match="^agent must be a string$"):
+    with pytest.raises(InvalidInput, match=r"^agent must be a string$"):
         archive.call("facets", {"agent": 3})
-    with pytest.raises(InvalidInput, match="^since must be an ISO-8601"):
+    with pytest.raises(InvalidInput, match=r"^since must be an ISO-8601"):
         archive.call("facets", {"since": "yesterday-ish"})
     answer = archive.ask(FACETS, FacetsRequest(agent="codex"))
     assert isinstance(answer, Facets) and answer == archive.facets(agent="codex")

@@ -11,9 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from cwcore import clock
-from cwcore.errors import CorruptRecord, CwError, InvalidInput, NotFound
-from cwcore.index import derived
-from cwcore.index.results import (
+from cwcore.contract.index import (
     DocumentIndexState,
     HandlerCounts,
     IndexFault,
@@ -23,6 +21,8 @@ from cwcore.index.results import (
     PartialDocuments,
     RebuildProgress,
 )
+from cwcore.errors import CorruptRecord, CwError, InvalidInput, NotFound
+from cwcore.index import derived
 from cwcore.index.worker import IndexWorker
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader

@@ -8,9 +8,9 @@ import threading
 from dataclasses import replace
 from typing import Any
 
+from cwcore.contract.index import IndexStatus
 from cwcore.engine import Emit, Engine, MiB
 from cwcore.index import maintenance
-from cwcore.index.results import IndexStatus
 from cwcore.methods.params import param_int, param_str
 from cwcore.methods.registry import Method
 from cwcore.semantic import index as semantic_index

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from cwcore.contract.index import SemanticProgress
 from cwcore.errors import CorruptRecord, NotFound
 from cwcore.index import derived
-from cwcore.index.results import SemanticProgress
 from cwcore.semantic import store as vstore
 from cwcore.semantic.embedder import ChainCache, Embedder, VectorCache, clip
 from cwcore.store import keys

@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any, Self
 
 from cwcore.contract.codec import Record, field, fields_from_json, fields_json
-from cwcore.index.results import SemanticProgress
+from cwcore.contract.index import SemanticProgress
 
 #: The keys the engine adds after a model folder's manifest fields, in answer order.
 ENGINE_KEYS = (

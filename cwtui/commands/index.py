@@ -18,7 +18,7 @@ from cwtui.output import console, emit_json, err_console, guard, shown_id
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from cwcore.index.results import IndexStatus, SemanticProgress
+    from cwcore.contract.index import IndexStatus, SemanticProgress
 
 app = typer.Typer(help="Publish, inspect, verify and rebuild the derived indexes.")
 

@@ -20,8 +20,8 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from cwcore.contract.index import PartialDocument, PartialDocuments
 from cwcore.errors import CwError
-from cwcore.index.results import PartialDocument, PartialDocuments
 from cwtui.output import safe
 from cwtui.screens.common import (
     ArchiveHandle,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cwcore.contract.index import PartialDocuments
 from cwcore.engine import Engine
 from cwcore.index import maintenance
-from cwcore.index.results import PartialDocuments
 from cwcore.methods import make_service
 from cwcore.methods.index import index_status
 from cwcore.semantic import store as vstore

@@ -13,9 +13,9 @@ from rich.console import Console
 from textual.widgets import DataTable, ProgressBar, Static
 
 from cwcore.api import Archive
-from cwcore.daemon.results import DaemonStatus
+from cwcore.contract.index import SemanticProgress
 from cwcore.contract.sources import SourcesSummary
-from cwcore.index.results import SemanticProgress
+from cwcore.daemon.results import DaemonStatus
 from cwcore.semantic import index as handler
 from cwtui import semantic_status
 from cwtui.screens.forget import ForgetScreen

@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import Button
 
 from cwcore.api import Archive
-from cwcore.index.results import IndexStatus, RebuildProgress
+from cwcore.contract.index import IndexStatus, RebuildProgress
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.export import ExportScreen, MarkRadio
 from cwtui.screens.index import summary_text
