@@ -10,7 +10,12 @@ unless :func:`field` gives another ``name``. Values are written as they are, but
 * ``None`` → ``null``, or no key at all for a field declared ``omit_none=True`` (the answer has
   always left such keys out when empty);
 * a field declared ``skip=True`` is not written (e.g. a key that the enclosing object uses as
-  the member name) and must have a default or be filled by the enclosing record.
+  the member name) and must have a default or be filled by the enclosing record;
+* a ``flatten=True`` field's record writes its keys into the enclosing object; ``pairs()`` is a
+  tuple of ``(key, value)`` written as an object; ``encode=``/``decode=`` say the rest.
+
+A request is read with :meth:`Record.parse`, which also checks each value's type against the
+annotation (``invalid-input`` naming the key) before a handler sees it.
 
 Reading back (:meth:`Record.from_json`) follows the field's annotation: ``X | None``, ``tuple[X,
 ...]``, fixed tuples, ``dict[str, X]`` and nested records are rebuilt; any other value is taken as
