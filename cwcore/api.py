@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
 from cwcore.contract.facets import Facets, FacetsRequest
-from cwcore.contract.methods import FACETS, SOURCES, Ans, Req, Spec
+from cwcore.contract.index import IndexStatusRequest, PartialRequest, VerifyRequest
+from cwcore.contract.methods import (
+    FACETS,
+    INDEX_PARTIAL,
+    INDEX_STATUS,
+    INDEX_VERIFY,
+    SOURCES,
+    Ans,
+    Req,
+    Spec,
+)
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.errors import InvalidInput
 from cwcore.importers.summary import ImportSummary
@@ -310,24 +320,16 @@ class Archive:
     def index_status(self, document: str | None = None) -> IndexStatus:
         """The index's generation, handlers and semantic progress (``document``: with that
         document's state too)."""
-        from cwcore.contract.index import IndexStatus
-
-        params = {} if document is None else {"document": document}
-        return IndexStatus.from_json(self.call("index.status", params))
+        return self.ask(INDEX_STATUS, IndexStatusRequest(document))
 
     def index_partial(self, *, limit: int = 100, after: int = 0) -> PartialDocuments:
         """The documents with a partial or skipped handler outcome and the limits behind them
         (see :func:`cwcore.index.maintenance.partial_documents`)."""
-        from cwcore.contract.index import PartialDocuments
-
-        body = self.call("index.partial", {"limit": limit, "after": after})
-        return PartialDocuments.from_json(body)
+        return self.ask(INDEX_PARTIAL, PartialRequest(limit, after))
 
     def index_verify(self) -> IndexVerification:
         """The derived index checked against the canonical records."""
-        from cwcore.contract.index import IndexVerification
-
-        return IndexVerification.from_json(self.call("index.verify"))
+        return self.ask(INDEX_VERIFY, VerifyRequest())
 
     def index_rebuild(self, *, wait: bool = False) -> IndexStatus:
         """Rebuild the derived index from the canonical records (``queued``: documents

@@ -196,3 +196,20 @@ class PartialDocuments(Record):
     caps: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = field(
         encode=_write_caps, decode=_read_caps
     )
+
+
+class IndexStatusRequest(Record):
+    """``index.status``: ``document`` adds that document's state to the answer."""
+
+    document: str | None = field(default=None, omit_none=True)
+
+
+class PartialRequest(Record):
+    """``index.partial``: a page of at most ``limit`` documents after ordinal ``after``."""
+
+    limit: int = 100
+    after: int = 0
+
+
+class VerifyRequest(Record):
+    """``index.verify`` takes no parameters."""

@@ -16,6 +16,14 @@ from typing import Any, Generic, TypeVar
 
 from cwcore.contract.codec import Record
 from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.index import (
+    IndexStatus,
+    IndexStatusRequest,
+    IndexVerification,
+    PartialDocuments,
+    PartialRequest,
+    VerifyRequest,
+)
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 
 Req = TypeVar("Req", bound=Record)
@@ -42,5 +50,14 @@ FACETS = Spec("facets", FacetsRequest, Facets)
 #: status read the TUI polls).
 SOURCES = Spec("sources", SourcesRequest, SourcesReport, passive=True)
 
+#: ``index.status``: the lexical generation and handlers and the semantic progress (polled).
+INDEX_STATUS = Spec("index.status", IndexStatusRequest, IndexStatus, passive=True)
+
+#: ``index.partial``: the documents a limit cut, a page at a time (polled by the TUI).
+INDEX_PARTIAL = Spec("index.partial", PartialRequest, PartialDocuments, passive=True)
+
+#: ``index.verify``: the derived index against the canonical records (problems listed, 4 MiB).
+INDEX_VERIFY = Spec("index.verify", VerifyRequest, IndexVerification, output_bytes=4 * 1024 * 1024)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
-DECLARED: tuple[Spec[Any, Any], ...] = (FACETS, SOURCES)
+DECLARED: tuple[Spec[Any, Any], ...] = (FACETS, SOURCES, INDEX_STATUS, INDEX_PARTIAL, INDEX_VERIFY)

@@ -8,11 +8,18 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from cwcore.contract.index import IndexStatus
-from cwcore.engine import Emit, Engine, MiB
+from cwcore.contract.index import (
+    IndexStatus,
+    IndexStatusRequest,
+    IndexVerification,
+    PartialDocuments,
+    PartialRequest,
+    VerifyRequest,
+)
+from cwcore.contract.methods import INDEX_PARTIAL, INDEX_STATUS, INDEX_VERIFY
+from cwcore.engine import Emit, Engine
 from cwcore.index import maintenance
-from cwcore.methods.params import param_int, param_str
-from cwcore.methods.registry import Method
+from cwcore.methods.registry import Method, typed
 from cwcore.semantic import index as semantic_index
 
 
@@ -39,26 +46,17 @@ def _index_run(
     return index_status(engine).to_json()
 
 
-def _index_status(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return index_status(engine, param_str(params, "document")).to_json()
+def _index_status(engine: Engine, req: IndexStatusRequest) -> IndexStatus:
+    return index_status(engine, req.document)
 
 
-def _index_partial(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    limit = param_int(params, "limit", 100)
-    after = param_int(params, "after", 0)
-    return maintenance.partial_documents(engine.store, limit=limit, after=after).to_json()
+def _index_partial(engine: Engine, req: PartialRequest) -> PartialDocuments:
+    return maintenance.partial_documents(engine.store, limit=req.limit, after=req.after)
 
 
-def _index_verify(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _index_verify(engine: Engine, req: VerifyRequest) -> IndexVerification:
     with engine.indexer.paused():  # a page in flight has markers beyond the published view
-        report = maintenance.verify(engine.store)
-    return report.to_json()
+        return maintenance.verify(engine.store)
 
 
 def _index_rebuild(
@@ -74,8 +72,8 @@ def _index_rebuild(
 
 METHODS: tuple[Method, ...] = (
     Method("index.run", _index_run),
-    Method("index.status", _index_status, passive=True),
-    Method("index.partial", _index_partial, passive=True),
-    Method("index.verify", _index_verify, output_bytes=4 * MiB),
+    typed(INDEX_STATUS, _index_status),
+    typed(INDEX_PARTIAL, _index_partial),
+    typed(INDEX_VERIFY, _index_verify),
     Method("index.rebuild", _index_rebuild),
 )
