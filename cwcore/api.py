@@ -36,6 +36,8 @@ from cwcore.session_info import SessionInfo
 # most commands need one of them or none.
 if TYPE_CHECKING:
     from cwcore.contract.index import IndexStatus, IndexVerification, PartialDocuments
+    from cwcore.contract.retention import ForgetTarget, Forgotten
+    from cwcore.contract.supersession import Restored, Superseded
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
     from cwcore.hints.frozen import Maintained, Rotated
@@ -50,8 +52,6 @@ if TYPE_CHECKING:
     from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
     from cwcore.semantic.results import ModelFolder, ModelsStatus
-    from cwcore.store.retention import ForgetTarget, Forgotten
-    from cwcore.store.supersession import Restored, Superseded
     from cwcore.views import DocumentView, Transcript
 
 OnEvent = Callable[[dict[str, Any]], None]
@@ -281,14 +281,14 @@ class Archive:
     def forget(self, target: str) -> Forgotten:
         """Remove the session or document whose id is exactly ``target`` for good; returns
         what was removed (the target, then counts)."""
-        from cwcore.store.retention import Forgotten
+        from cwcore.contract.retention import Forgotten
 
         return Forgotten.from_json(self.call("forget", {"target": target}))
 
     def forget_target(self, target: str, *, prefix: bool = False) -> ForgetTarget:
         """What ``forget`` would remove, without removing it. ``prefix`` also accepts a unique
         session id prefix (for a confirmation that names the full id)."""
-        from cwcore.store.retention import ForgetTarget
+        from cwcore.contract.retention import ForgetTarget
 
         body = self.call("forget.resolve", {"target": target, "prefix": prefix})
         return ForgetTarget.from_json(body)
@@ -415,7 +415,7 @@ class Archive:
     ) -> Superseded:
         """Retire a reversed decision; ``project`` confines it (and ``by``) to that project:
         another project's document is ``not-found``, as if it did not exist."""
-        from cwcore.store.supersession import Superseded
+        from cwcore.contract.supersession import Superseded
 
         params: dict[str, Any] = {"documentId": document_id}
         for name, value in (
@@ -434,7 +434,7 @@ class Archive:
         """Undo the supersession of ``document_id``: it is searchable again, as a new version;
         the audit view keeps both records (``restored``: the version that had been
         superseded)."""
-        from cwcore.store.supersession import Restored
+        from cwcore.contract.supersession import Restored
 
         params: dict[str, Any] = {"documentId": document_id}
         if reason is not None:

@@ -42,8 +42,8 @@ from cwtui.output import (
 )
 
 if TYPE_CHECKING:
+    from cwcore.contract.retention import ForgetTarget
     from cwcore.importers.pipeline import ImportSummary
-    from cwcore.store.retention import ForgetTarget
 
 app = typer.Typer(
     name="cw",

@@ -17,13 +17,13 @@ from datetime import datetime
 from typing import Any
 
 from cwcore import clock
+from cwcore.contract.supersession import Restored, Superseded
 from cwcore.errors import Conflict, CwError, InvalidInput, NotFound, excerpt
 from cwcore.model import ROLES, DocumentPart, DocumentSpec, SessionSpec, SourceEvent, Usage
 from cwcore.store import codec, keys, request_ids, session_order
 from cwcore.store.limits import CHUNK_BYTES, PART_SEPARATOR, check_document
 from cwcore.store.parts import extra_fields, models_of, usage_total
 from cwcore.store.rocks import Batch, Store
-from cwcore.store.supersession import Restored, Superseded
 
 MAX_ORDINAL = (1 << 32) - 1
 #: Document kinds whose parts are conversation messages (their usage sums into the session).

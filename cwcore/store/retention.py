@@ -21,7 +21,7 @@ from typing import Any
 
 from cwcore import clock
 from cwcore.config import Settings
-from cwcore.contract.codec import Record
+from cwcore.contract.retention import ForgetTarget, Forgotten
 from cwcore.errors import CorruptRecord, NotFound, excerpt
 from cwcore.store import codec, identity, keys, request_ids, session_order
 from cwcore.store.admission import day_bucket, project_digest
@@ -34,36 +34,6 @@ MARKDOWN_AGENT = "markdown"
 
 #: Stages something in the last batch of a forget, with the report as it will be answered.
 BeforeCommit = Callable[[Batch, "ForgetReport"], None]
-
-
-class ForgetTarget(Record):
-    """What a forget would remove, resolved from what the user typed (nothing removed yet):
-    ``kind`` ``session`` or ``document``, its full ``id``, and what goes with it."""
-
-    kind: str
-    id: str
-    project: str
-    session: str  # the session itself, or the session a document belongs to
-    documents: int
-    messages: int
-    #: The session's own record does not decode (the counts come from its documents).
-    corrupt: bool = False
-
-
-class Forgotten(Record):
-    """What a forget removed, as the faces receive it (the frozen form of
-    :class:`ForgetReport`): the resolved target (None for a retention pass), then counts, and
-    the documents kept because a pin or a live lease protects them."""
-
-    target: ForgetTarget | None
-    sessions: int
-    documents: int
-    versions: int
-    events: int
-    chunks: int
-    tombstoned: int
-    skipped_pinned: tuple[str, ...]
-    skipped_leased: tuple[str, ...]
 
 
 @dataclass

@@ -20,7 +20,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Label, Static
 
 from cwcore.api import Archive
-from cwcore.store.retention import Forgotten
+from cwcore.contract.retention import Forgotten
 from cwtui.screens.confirm import ArchiveChangeDialog
 from cwtui.widgets.dialog import Dialog
 

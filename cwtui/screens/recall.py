@@ -29,6 +29,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
+from cwcore.contract.supersession import Superseded
 from cwcore.errors import CwError
 from cwcore.recall.results import (
     DocumentContext,
@@ -38,7 +39,6 @@ from cwcore.recall.results import (
     RecalledSource,
     RecallResponse,
 )
-from cwcore.store.supersession import Superseded
 from cwtui.output import safe, safe_text
 from cwtui.screens.common import (
     ArchiveHandle,

@@ -57,13 +57,13 @@ from textual.widgets import Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
 from cwcore import clock, config
+from cwcore.contract.supersession import Superseded
 from cwcore.errors import CwError
 from cwcore.index.health import StoreCounts
 from cwcore.recall.results import GatherAnchor
 from cwcore.retrieve.filters import parse_filters
 from cwcore.retrieve.request import SearchRequest, parse_request
 from cwcore.retrieve.results import SearchHit, SearchResponse
-from cwcore.store.supersession import Superseded
 from cwtui import tui_state
 from cwtui.screens.common import (
     TYPING_SCREEN_BINDINGS,

@@ -2,7 +2,7 @@
 
 ``SupersedeScreen(document_id, summary)`` asks for a reason, an optional replacement document id
 (``by``) and an optional subject key, then calls ``Archive.supersede`` in a thread worker. It
-dismisses with the engine's answer (a :class:`~cwcore.store.supersession.Superseded`)
+dismisses with the engine's answer (a :class:`~cwcore.contract.supersession.Superseded`)
 after a notification, or with ``None`` when cancelled; it acts only once a reason is typed. A
 failure (unknown document, a replacement that does not exist, the archive gone) is a
 notification and the dialog stays open. On success
@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Static
 
 from cwcore.api import Archive
-from cwcore.store.supersession import Superseded
+from cwcore.contract.supersession import Superseded
 from cwtui.screens.confirm import ArchiveChangeDialog
 from cwtui.widgets.dialog import Dialog
 

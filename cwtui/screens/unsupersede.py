@@ -4,7 +4,7 @@
 ``Archive.unsupersede`` in a thread worker. The supersession record stays; an unsupersession
 record is added beside it, and the document comes back as a new version (locators made before
 the supersede keep answering ``superseded``). It dismisses with the engine's answer
-(a :class:`~cwcore.store.supersession.Restored`) after a notification, or
+(a :class:`~cwcore.contract.supersession.Restored`) after a notification, or
 with ``None`` when cancelled; a failure (not superseded, its subject key taken meanwhile) is a
 notification and the dialog stays open. On success the archive handle is marked changed.
 """
@@ -21,7 +21,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static
 
 from cwcore.api import Archive
-from cwcore.store.supersession import Restored
+from cwcore.contract.supersession import Restored
 from cwtui.screens.confirm import ArchiveChangeDialog
 from cwtui.widgets.dialog import Dialog
 

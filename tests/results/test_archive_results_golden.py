@@ -23,8 +23,8 @@ from typing import Any
 
 from cwcore.api import Archive
 from cwcore.contract.index import IndexStatus
+from cwcore.contract.supersession import Superseded
 from cwcore.hints.results import PreflightDecision
-from cwcore.store.supersession import Superseded
 from cwtui.demo import DEMO_DIR
 from tests.helpers import write_jsonl
 from tests.hints.helpers import row
