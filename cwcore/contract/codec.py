@@ -146,6 +146,26 @@ def _or_none(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
 _PLANS: dict[type, tuple[_Slot, ...]] = {}
 
 
+#: Each record class's resolved annotations and request checks, built on first use (resolving
+#: annotations costs more than parsing a small request; a request is parsed on every call).
+_HINTS: dict[type, dict[str, Any]] = {}
+_CHECKS: dict[type, dict[str, Callable[[str, Any], Any]]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
+
+
+def _checks(cls: type) -> dict[str, Callable[[str, Any], Any]]:
+    checks = _CHECKS.get(cls)
+    if checks is None:
+        checks = _CHECKS[cls] = {name: _checker(kind) for name, kind in _hints(cls).items()}
+    return checks
+
+
 def _slots(cls: type) -> tuple[_Slot, ...]:
     plan = _PLANS.get(cls)
     if plan is None:
@@ -154,7 +174,7 @@ def _slots(cls: type) -> tuple[_Slot, ...]:
 
 
 def _plan(cls: type) -> tuple[_Slot, ...]:
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     snake = getattr(cls, "__cw_keys__", "camel") == "snake"
     slots = []
     for f in dataclasses.fields(cls):
@@ -235,14 +255,14 @@ class Record:
         ``__post_init__``'s to check."""
         if not isinstance(params, Mapping):
             raise InvalidInput(f"{where.rstrip('.') or 'params'} must be an object")
-        hints = typing.get_type_hints(cls)
+        checks = _checks(cls)
         kwargs: dict[str, Any] = {}
         for slot in _slots(cls):
             if slot.skip or slot.flatten:
                 continue
             key = where + slot.key
             if slot.key in params:
-                kwargs[slot.attr] = _checker(hints[slot.attr])(key, params[slot.key])
+                kwargs[slot.attr] = checks[slot.attr](key, params[slot.key])
             elif slot.required:
                 raise InvalidInput(f"{key} is required")
         return cls(**kwargs)
@@ -266,7 +286,7 @@ def fields_json(record: Record) -> dict[str, Any]:
 
 def _nested_keys(cls: type, slot: _Slot) -> tuple[str, ...]:
     """The keys a flattened field's record writes into its enclosing object."""
-    annotation = typing.get_type_hints(cls)[slot.attr]
+    annotation = _hints(cls)[slot.attr]
     kinds = typing.get_args(annotation) or (annotation,)
     nested = next(k for k in kinds if isinstance(k, type) and issubclass(k, Record))
     return tuple(s.key for s in _slots(nested) if not s.skip)
