@@ -255,10 +255,11 @@ class Archive:
         other filters (``since`` / ``until``: ISO-8601; see :func:`cwcore.facets.facets`)."""
         return self.ask(FACETS, FacetsRequest(project, agent, since, until))
 
-    def ask(self, spec: Spec[Req, Ans], request: Req) -> Ans:
+    def ask(self, spec: Spec[Req, Ans], request: Req, on_event: OnEvent | None = None) -> Ans:
         """A declared method (:mod:`cwcore.contract.methods`): ``request`` sent as its JSON,
-        the answer read back as the method's answer record."""
-        return spec.answer.from_json(self.call(spec.name, request.to_json()))
+        the answer read back as the method's answer record; ``on_event`` sees a streaming
+        method's progress events as they happen."""
+        return spec.answer.from_json(self.call(spec.name, request.to_json(), on_event))
 
     def resolve_session(self, session: str) -> SessionInfo:
         """The session an id or a unique prefix of 4+ characters names (NotFound otherwise)."""

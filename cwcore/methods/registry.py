@@ -36,10 +36,24 @@ def typed(spec: Spec[Req, Ans], handler: Callable[[Engine, Req], Ans]) -> Method
     parsed from the call's JSON once (a wrong type or a missing key is ``invalid-input`` naming
     it, before the handler runs) and the answer record serialized once."""
 
+    def run(engine: Engine, request: Req, emit: Emit, cancel: threading.Event) -> Ans:
+        return handler(engine, request)
+
+    run.__doc__ = handler.__doc__
+    return streaming(spec, run)
+
+
+def streaming(
+    spec: Spec[Req, Ans], handler: Callable[[Engine, Req, Emit, threading.Event], Ans]
+) -> Method:
+    """:func:`typed` for a method that reports as it goes: the handler also gets ``emit`` (its
+    progress events, to the caller as they happen) and ``cancel`` (set when the caller went
+    away or asked to stop; a long handler checks it between steps)."""
+
     def answer(
         engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
     ) -> dict[str, Any]:
-        return handler(engine, spec.request.parse(params)).to_json()
+        return handler(engine, spec.request.parse(params), emit, cancel).to_json()
 
     answer.__doc__ = handler.__doc__
     return Method(
