@@ -17,11 +17,24 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 from cwcore import config, large_results
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.index import IndexStatusRequest, PartialRequest, VerifyRequest
+from cwcore.contract.memory import (
+    MemoryAddRequest,
+    MemoryContextRequest,
+    MemoryIdRequest,
+    MemoryListRequest,
+    MemoryStatusRequest,
+)
 from cwcore.contract.methods import (
     FACETS,
     INDEX_PARTIAL,
     INDEX_STATUS,
     INDEX_VERIFY,
+    MEMORY_ADD,
+    MEMORY_CONTEST,
+    MEMORY_CONTEXT,
+    MEMORY_DEPRECATE,
+    MEMORY_LIST,
+    MEMORY_SHOW,
     SOURCES,
     Ans,
     Req,
@@ -36,6 +49,7 @@ from cwcore.session_info import SessionInfo
 # most commands need one of them or none.
 if TYPE_CHECKING:
     from cwcore.contract.index import IndexStatus, IndexVerification, PartialDocuments
+    from cwcore.contract.memory import MemoryContext, MemoryListing, MemoryRecord
     from cwcore.contract.retention import ForgetTarget, Forgotten
     from cwcore.contract.supersession import Restored, Superseded
     from cwcore.daemon.results import DaemonStatus
@@ -45,8 +59,6 @@ if TYPE_CHECKING:
     from cwcore.hints.results import PreflightDecision
     from cwcore.index.health import DoctorReport, StoreCounts
     from cwcore.markdown.results import MarkdownRead
-    from cwcore.memory.blocks import MemoryContext
-    from cwcore.memory.results import MemoryListing, MemoryRecord
     from cwcore.reads import BoundMessages, BoundSessions
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
     from cwcore.retrieve.request import SearchRequest
@@ -557,7 +569,7 @@ class Archive:
     ) -> MemoryContext:
         """The memory injection block of ``prompt`` over the records ``project`` may see, with
         its selection's ids bounded (``project`` set on the answer)."""
-        from cwcore.memory.blocks import MemoryContext
+        from cwcore.contract.memory import MemoryContext
 
         params: dict[str, Any] = {"prompt": prompt, "project": project}
         if bound_session is not None:
@@ -663,44 +675,26 @@ class Archive:
     def memory_add(self, statement: str, **fields: Any) -> MemoryRecord:
         """Add a memory record; ``fields`` are the ``memory.add`` request fields (ruleType,
         confidence, layer, scope, tags, doesNotApplyWhen, knownExceptions, profileId,
-        supersedes)."""
-        from cwcore.memory.results import MemoryRecord
-
-        return MemoryRecord.from_json(self.call("memory.add", {"statement": statement, **fields}))
+        supersedes, contradicts, id)."""
+        return self.ask(MEMORY_ADD, MemoryAddRequest.parse({"statement": statement, **fields}))
 
     def memory_list(self, **filters: Any) -> MemoryListing:
         """Memory records (filters: status, scope, tag, layer, limit)."""
-        from cwcore.memory.results import MemoryListing
-
-        return MemoryListing.from_json(self.call("memory.list", filters))
+        return self.ask(MEMORY_LIST, MemoryListRequest.parse(filters))
 
     def memory_show(self, record_id: str) -> MemoryRecord:
-        from cwcore.memory.results import MemoryRecord
-
-        return MemoryRecord.from_json(self.call("memory.show", {"id": record_id}))
+        return self.ask(MEMORY_SHOW, MemoryIdRequest(record_id))
 
     def memory_contest(self, record_id: str, *, reason: str | None = None) -> MemoryRecord:
-        from cwcore.memory.results import MemoryRecord
-
-        params: dict[str, Any] = {"id": record_id}
-        if reason is not None:
-            params["reason"] = reason
-        return MemoryRecord.from_json(self.call("memory.contest", params))
+        return self.ask(MEMORY_CONTEST, MemoryStatusRequest(record_id, reason))
 
     def memory_deprecate(self, record_id: str, *, reason: str | None = None) -> MemoryRecord:
-        from cwcore.memory.results import MemoryRecord
-
-        params: dict[str, Any] = {"id": record_id}
-        if reason is not None:
-            params["reason"] = reason
-        return MemoryRecord.from_json(self.call("memory.deprecate", params))
+        return self.ask(MEMORY_DEPRECATE, MemoryStatusRequest(record_id, reason))
 
     def memory_context(self, prompt: str, **context: Any) -> MemoryContext:
         """The injection block for ``prompt`` (context: project, profile, cwd, session,
         dailyLog, projectOnly) with the processor traces."""
-        from cwcore.memory.blocks import MemoryContext
-
-        return MemoryContext.from_json(self.call("memory.context", {"prompt": prompt, **context}))
+        return self.ask(MEMORY_CONTEXT, MemoryContextRequest.parse({"prompt": prompt, **context}))
 
 
 def _absolute(path: str | Path) -> str:

@@ -24,6 +24,16 @@ from cwcore.contract.index import (
     PartialRequest,
     VerifyRequest,
 )
+from cwcore.contract.memory import (
+    MemoryAddRequest,
+    MemoryContext,
+    MemoryContextRequest,
+    MemoryIdRequest,
+    MemoryListing,
+    MemoryListRequest,
+    MemoryRecord,
+    MemoryStatusRequest,
+)
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 
 Req = TypeVar("Req", bound=Record)
@@ -59,5 +69,47 @@ INDEX_PARTIAL = Spec("index.partial", PartialRequest, PartialDocuments, passive=
 #: ``index.verify``: the derived index against the canonical records (problems listed, 4 MiB).
 INDEX_VERIFY = Spec("index.verify", VerifyRequest, IndexVerification, output_bytes=4 * 1024 * 1024)
 
+# -- memory records and a turn's injection block (cwcore.methods.memory) -----------------------
+
+#: ``memory.add``: a new active memory record (contested when it conflicts with evidence).
+MEMORY_ADD = Spec("memory.add", MemoryAddRequest, MemoryRecord)
+
+#: ``memory.list``: the records a filter keeps, newest first (8 MiB).
+MEMORY_LIST = Spec("memory.list", MemoryListRequest, MemoryListing, output_bytes=8 * 1024 * 1024)
+
+#: ``memory.show``: one record with its negative scope and history.
+MEMORY_SHOW = Spec("memory.show", MemoryIdRequest, MemoryRecord)
+
+#: ``memory.contest``: a record marked contested (shown only as a warning).
+MEMORY_CONTEST = Spec("memory.contest", MemoryStatusRequest, MemoryRecord)
+
+#: ``memory.deprecate``: a record no longer injected (kept for audit).
+MEMORY_DEPRECATE = Spec("memory.deprecate", MemoryStatusRequest, MemoryRecord)
+
+#: ``memory.delete``: a record marked deleted (kept for audit, never injected).
+MEMORY_DELETE = Spec("memory.delete", MemoryStatusRequest, MemoryRecord)
+
+#: ``memory.context``: a prompt's injection block with its selection's traces (4 MiB).
+MEMORY_CONTEXT = Spec(
+    "memory.context", MemoryContextRequest, MemoryContext, output_bytes=4 * 1024 * 1024
+)
+
+MEMORY_METHODS: tuple[Spec[Any, Any], ...] = (
+    MEMORY_ADD,
+    MEMORY_LIST,
+    MEMORY_SHOW,
+    MEMORY_CONTEST,
+    MEMORY_DEPRECATE,
+    MEMORY_DELETE,
+    MEMORY_CONTEXT,
+)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
-DECLARED: tuple[Spec[Any, Any], ...] = (FACETS, SOURCES, INDEX_STATUS, INDEX_PARTIAL, INDEX_VERIFY)
+DECLARED: tuple[Spec[Any, Any], ...] = (
+    FACETS,
+    SOURCES,
+    INDEX_STATUS,
+    INDEX_PARTIAL,
+    INDEX_VERIFY,
+    *MEMORY_METHODS,
+)

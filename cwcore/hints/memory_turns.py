@@ -11,7 +11,7 @@ JSON.
 from __future__ import annotations
 
 from cwcore.contract.codec import Record, field, pairs
-from cwcore.memory.blocks import LeftOut, MemoryRanking, ProcessorTrace
+from cwcore.contract.memory import LeftOut, MemoryRanking, ProcessorTrace
 
 # -- a turn's memory selection, as kept -----------------------------------------------------------
 

@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 
+from cwcore.contract.memory import MemoryContext, MemoryRecord
 from cwcore.daemon.results import DaemonStatus
 from cwcore.markdown.results import MarkdownRead
 from cwcore.memory import diagnostics, injection
-from cwcore.memory.blocks import MemoryContext
-from cwcore.memory.results import MemoryRecord
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
 from cwcore.recall.results import (
     Continuation,
