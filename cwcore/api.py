@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 from cwcore import config, large_results
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.index import IndexStatusRequest, PartialRequest, VerifyRequest
+from cwcore.contract.markdown import ReadEntryRequest, ReadMarkdownRequest
 from cwcore.contract.memory import (
     MemoryAddRequest,
     MemoryContextRequest,
@@ -29,6 +30,8 @@ from cwcore.contract.methods import (
     INDEX_PARTIAL,
     INDEX_STATUS,
     INDEX_VERIFY,
+    MARKDOWN_READ,
+    MARKDOWN_READ_ENTRY,
     MEMORY_ADD,
     MEMORY_CONTEST,
     MEMORY_CONTEXT,
@@ -49,6 +52,7 @@ from cwcore.session_info import SessionInfo
 # most commands need one of them or none.
 if TYPE_CHECKING:
     from cwcore.contract.index import IndexStatus, IndexVerification, PartialDocuments
+    from cwcore.contract.markdown import MarkdownRead
     from cwcore.contract.memory import MemoryContext, MemoryListing, MemoryRecord
     from cwcore.contract.retention import ForgetTarget, Forgotten
     from cwcore.contract.supersession import Restored, Superseded
@@ -58,7 +62,6 @@ if TYPE_CHECKING:
     from cwcore.hints.listings import HintsListing, HintsView
     from cwcore.hints.results import PreflightDecision
     from cwcore.index.health import DoctorReport, StoreCounts
-    from cwcore.markdown.results import MarkdownRead
     from cwcore.reads import BoundMessages, BoundSessions
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
     from cwcore.retrieve.request import SearchRequest
@@ -469,12 +472,7 @@ class Archive:
     def read_entry(self, entry: str, *, max_chars: int | None = None) -> MarkdownRead:
         """Expand a hit: the exact characters of ``DOC#md:S:E`` (or of a whole document ``DOC``;
         ``DOC@vN#md:S:E`` reads an older version), at most ``max_chars`` of them."""
-        from cwcore.markdown.results import MarkdownRead
-
-        params: dict[str, Any] = {"entry": entry}
-        if max_chars is not None:
-            params["maxChars"] = max_chars
-        return MarkdownRead.from_json(self.call("markdown.read-entry", params))
+        return self.ask(MARKDOWN_READ_ENTRY, ReadEntryRequest(entry, max_chars))
 
     def read_markdown(
         self,
@@ -486,16 +484,7 @@ class Archive:
     ) -> MarkdownRead:
         """One-based inclusive ``lines`` (``A-B``) or one unique ``heading``'s section of a live
         Markdown document named by id or by the imported file's path; exactly one of the two."""
-        from cwcore.markdown.results import MarkdownRead
-
-        params: dict[str, Any] = {"document": document}
-        if max_chars is not None:
-            params["maxChars"] = max_chars
-        if lines is not None:
-            params["lines"] = lines
-        if heading is not None:
-            params["heading"] = heading
-        return MarkdownRead.from_json(self.call("markdown.read", params))
+        return self.ask(MARKDOWN_READ, ReadMarkdownRequest(document, lines, heading, max_chars))
 
     # -- the semantic tier's models -------------------------------------------------------
 

@@ -24,6 +24,13 @@ from cwcore.contract.index import (
     PartialRequest,
     VerifyRequest,
 )
+from cwcore.contract.markdown import (
+    MarkdownEvidence,
+    MarkdownRead,
+    MarkdownSearchRequest,
+    ReadEntryRequest,
+    ReadMarkdownRequest,
+)
 from cwcore.contract.memory import (
     MemoryAddRequest,
     MemoryContext,
@@ -104,6 +111,25 @@ MEMORY_METHODS: tuple[Spec[Any, Any], ...] = (
     MEMORY_CONTEXT,
 )
 
+# -- Markdown evidence reads (cwcore.methods.markdown) --------------------------------------------
+
+#: ``markdown.read-entry``: the exact characters of an entry id (2 MiB).
+MARKDOWN_READ_ENTRY = Spec(
+    "markdown.read-entry", ReadEntryRequest, MarkdownRead, output_bytes=2 * 1024 * 1024
+)
+
+#: ``markdown.read``: lines or one heading's section of a live Markdown document (2 MiB).
+MARKDOWN_READ = Spec(
+    "markdown.read", ReadMarkdownRequest, MarkdownRead, output_bytes=2 * 1024 * 1024
+)
+
+#: ``markdown.search``: lexical evidence of paragraphs the search windows miss (2 MiB).
+MARKDOWN_SEARCH = Spec(
+    "markdown.search", MarkdownSearchRequest, MarkdownEvidence, output_bytes=2 * 1024 * 1024
+)
+
+MARKDOWN_METHODS: tuple[Spec[Any, Any], ...] = (MARKDOWN_READ_ENTRY, MARKDOWN_READ, MARKDOWN_SEARCH)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
 DECLARED: tuple[Spec[Any, Any], ...] = (
     FACETS,
@@ -112,4 +138,5 @@ DECLARED: tuple[Spec[Any, Any], ...] = (
     INDEX_PARTIAL,
     INDEX_VERIFY,
     *MEMORY_METHODS,
+    *MARKDOWN_METHODS,
 )

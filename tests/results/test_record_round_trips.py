@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from cwcore.contract.markdown import MarkdownRead
 from cwcore.contract.memory import MemoryContext, MemoryRecord
 from cwcore.daemon.results import DaemonStatus
-from cwcore.markdown.results import MarkdownRead
 from cwcore.memory import diagnostics, injection
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
 from cwcore.recall.results import (
