@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
 from cwcore.contract.facets import Facets, FacetsRequest
-from cwcore.contract.index import IndexStatusRequest, PartialRequest, VerifyRequest
+from cwcore.contract.index import (
+    IndexRunRequest,
+    IndexStatusRequest,
+    PartialRequest,
+    RebuildRequest,
+    VerifyRequest,
+)
 from cwcore.contract.markdown import ReadEntryRequest, ReadMarkdownRequest
 from cwcore.contract.memory import (
     MemoryAddRequest,
@@ -28,6 +34,8 @@ from cwcore.contract.memory import (
 from cwcore.contract.methods import (
     FACETS,
     INDEX_PARTIAL,
+    INDEX_REBUILD,
+    INDEX_RUN,
     INDEX_STATUS,
     INDEX_VERIFY,
     MARKDOWN_READ,
@@ -344,9 +352,7 @@ class Archive:
 
     def index_run(self, *, wait: bool = False, on_event: OnEvent | None = None) -> IndexStatus:
         """Publish pending index work (all of it with ``wait``); returns the index status."""
-        from cwcore.contract.index import IndexStatus
-
-        return IndexStatus.from_json(self.call("index.run", {"wait": wait}, on_event))
+        return self.ask(INDEX_RUN, IndexRunRequest(wait), on_event)
 
     def index_status(self, document: str | None = None) -> IndexStatus:
         """The index's generation, handlers and semantic progress (``document``: with that
@@ -365,9 +371,7 @@ class Archive:
     def index_rebuild(self, *, wait: bool = False) -> IndexStatus:
         """Rebuild the derived index from the canonical records (``queued``: documents
         re-enqueued); with ``wait``, returns after they are all published."""
-        from cwcore.contract.index import IndexStatus
-
-        return IndexStatus.from_json(self.call("index.rebuild", {"wait": wait}))
+        return self.ask(INDEX_REBUILD, RebuildRequest(wait))
 
     # -- retrieval ------------------------------------------------------------------------------
 

@@ -17,11 +17,13 @@ from typing import Any, Generic, TypeVar
 from cwcore.contract.codec import Record
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.index import (
+    IndexRunRequest,
     IndexStatus,
     IndexStatusRequest,
     IndexVerification,
     PartialDocuments,
     PartialRequest,
+    RebuildRequest,
     VerifyRequest,
 )
 from cwcore.contract.markdown import (
@@ -166,6 +168,14 @@ SEMANTIC_METHODS: tuple[Spec[Any, Any], ...] = (
     SEMANTIC_STATUS,
 )
 
+# -- index work a face starts (cwcore.methods.index; progress events as it goes) -----------------
+
+#: ``index.run``: pending index work published now (all of it with ``wait``), then the status.
+INDEX_RUN = Spec("index.run", IndexRunRequest, IndexStatus)
+
+#: ``index.rebuild``: the derived index rebuilt from the canonical records (``queued`` set).
+INDEX_REBUILD = Spec("index.rebuild", RebuildRequest, IndexStatus)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
 DECLARED: tuple[Spec[Any, Any], ...] = (
     FACETS,
@@ -176,4 +186,6 @@ DECLARED: tuple[Spec[Any, Any], ...] = (
     *MEMORY_METHODS,
     *MARKDOWN_METHODS,
     *SEMANTIC_METHODS,
+    INDEX_RUN,
+    INDEX_REBUILD,
 )
