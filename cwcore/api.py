@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
 from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.hints import (
+    DEFAULT_MAX_RESULTS,
+    HintsRequest,
+    LocateRequest,
+    MaintainRequest,
+    PreflightRequest,
+    RotateRequest,
+)
 from cwcore.contract.index import (
     IndexRunRequest,
     IndexStatusRequest,
@@ -33,6 +41,10 @@ from cwcore.contract.memory import (
 )
 from cwcore.contract.methods import (
     FACETS,
+    HINTS,
+    HINTS_LOCATE,
+    HINTS_MAINTAIN,
+    HINTS_ROTATE,
     INDEX_PARTIAL,
     INDEX_REBUILD,
     INDEX_RUN,
@@ -49,6 +61,7 @@ from cwcore.contract.methods import (
     MODELS_INSTALL,
     MODELS_INSTALL_RERANKER,
     MODELS_STATUS,
+    PREFLIGHT,
     SEMANTIC_EMBED_PENDING,
     SEMANTIC_STATUS,
     SOURCES,
@@ -75,6 +88,13 @@ from cwcore.session_info import SessionInfo
 # The result records load when a face first asks for them: `cw` starts on every command, and
 # most commands need one of them or none.
 if TYPE_CHECKING:
+    from cwcore.contract.hints import (
+        HintsListing,
+        HintsView,
+        Maintained,
+        PreflightDecision,
+        Rotated,
+    )
     from cwcore.contract.index import IndexStatus, IndexVerification, PartialDocuments
     from cwcore.contract.markdown import MarkdownRead
     from cwcore.contract.memory import MemoryContext, MemoryListing, MemoryRecord
@@ -82,9 +102,6 @@ if TYPE_CHECKING:
     from cwcore.contract.supersession import Restored, Superseded
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
-    from cwcore.hints.frozen import Maintained, Rotated
-    from cwcore.hints.listings import HintsListing, HintsView
-    from cwcore.hints.results import PreflightDecision
     from cwcore.index.health import DoctorReport, StoreCounts
     from cwcore.reads import BoundMessages, BoundSessions
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
@@ -595,18 +612,15 @@ class Archive:
         hint_budget_tokens: int | None = None,
     ) -> PreflightDecision:
         """The frozen preflight decision for one real user message (the public preflight JSON)."""
-        from cwcore.hints.results import PreflightDecision
-
-        params: dict[str, Any] = {"message": message, "session": session}
-        if message_key is not None:
-            params["messageKey"] = message_key
-        if visible:
-            params["excludeVisibleSourceKeys"] = list(visible)
-        if max_results is not None:
-            params["maxResults"] = max_results
-        if hint_budget_tokens is not None:
-            params["hintBudgetTokens"] = hint_budget_tokens
-        return PreflightDecision.from_json(self.call("preflight", params))
+        request = PreflightRequest(
+            message,
+            session,
+            message_key,
+            tuple(visible) or None,
+            DEFAULT_MAX_RESULTS if max_results is None else max_results,
+            hint_budget_tokens,
+        )
+        return self.ask(PREFLIGHT, request)
 
     @overload
     def hints(
@@ -640,41 +654,24 @@ class Archive:
         message_key: str | None = None,
     ) -> HintsListing | HintsView:
         """Frozen hints per user message, with their diagnostics and each session's budget;
-        with ``view`` (``retrieved``, ``manifest``, ``included``, ``excluded``) that view of
-        them instead (``everything``: the excluded view lists filtered rows too); view
-        ``memory`` lists the memory selections the hooks kept per turn."""
-        from cwcore.hints.listings import HintsListing, HintsView
-
-        params: dict[str, Any] = {"limit": limit}
-        if session is not None:
-            params["session"] = session
-        if view is not None:
-            params["view"] = view
-        if everything:
-            params["all"] = True
-        if message_key is not None:
-            params["messageKey"] = message_key
-        body = self.call("hints", params)
-        return HintsListing.from_json(body) if view is None else HintsView.from_json(body)
+        with ``view`` (``retrieved``, ``manifest``, ``included``, ``excluded``) that view of them
+        instead (``everything``: the excluded view lists filtered rows too); view ``memory``
+        lists the memory selections the hooks kept per turn."""
+        request = HintsRequest(session, limit, view, everything, message_key)
+        return self.ask(HINTS, request).answer
 
     def hints_rotate(self, session: str, active: Sequence[str]) -> Rotated:
         """Drop hints of keys that left the active context; recompute the active budget."""
-        from cwcore.hints.frozen import Rotated
-
-        body = self.call("hints.rotate", {"session": session, "active": list(active)})
-        return Rotated.from_json(body)
+        return self.ask(HINTS_ROTATE, RotateRequest(session, tuple(active)))
 
     def hints_maintain(self, *, limit: int | None = None) -> Maintained:
         """One bounded maintenance pass: exposure tombstones, abandoned-session reclaim."""
-        from cwcore.hints.frozen import Maintained
-
-        body = self.call("hints.maintain", {} if limit is None else {"limit": limit})
-        return Maintained.from_json(body)
+        return self.ask(HINTS_MAINTAIN, MaintainRequest(limit))
 
     def hint_locator(self, candidate: str) -> str:
         """A recall locator for a frozen decision's candidate id (``<documentId>#<messageKey>``,
         as its diagnostics name it): ``recall`` then resolves it like a search hit's."""
-        return str(self.call("hints.locate", {"candidate": candidate})["locator"])
+        return self.ask(HINTS_LOCATE, LocateRequest(candidate)).locator
 
     # -- memory records (cwcore.memory) -----------------------------------------------------------
 

@@ -16,6 +16,20 @@ from typing import Any, Generic, TypeVar
 
 from cwcore.contract.codec import Record
 from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.hints import (
+    HintsAnswer,
+    HintsRequest,
+    HookTurn,
+    HookTurnRequest,
+    Located,
+    LocateRequest,
+    Maintained,
+    MaintainRequest,
+    PreflightDecision,
+    PreflightRequest,
+    Rotated,
+    RotateRequest,
+)
 from cwcore.contract.index import (
     IndexRunRequest,
     IndexStatus,
@@ -176,6 +190,35 @@ INDEX_RUN = Spec("index.run", IndexRunRequest, IndexStatus)
 #: ``index.rebuild``: the derived index rebuilt from the canonical records (``queued`` set).
 INDEX_REBUILD = Spec("index.rebuild", RebuildRequest, IndexStatus)
 
+# -- preflight hints and the hook's turn (cwcore.methods.hints) ----------------------------------
+
+#: ``preflight``: the frozen decision for one real user message (the public preflight JSON).
+PREFLIGHT = Spec("preflight", PreflightRequest, PreflightDecision)
+
+#: ``hook.turn``: the preflight hint and the memory block of one hook event, one round trip.
+HOOK_TURN = Spec("hook.turn", HookTurnRequest, HookTurn)
+
+#: ``hints``: the frozen decisions with their diagnostics, or one view of them (8 MiB).
+HINTS = Spec("hints", HintsRequest, HintsAnswer, output_bytes=8 * 1024 * 1024)
+
+#: ``hints.rotate``: hints of keys that left the active context dropped, the budget recomputed.
+HINTS_ROTATE = Spec("hints.rotate", RotateRequest, Rotated)
+
+#: ``hints.maintain``: one bounded pass (exposure tombstones, abandoned-session reclaim).
+HINTS_MAINTAIN = Spec("hints.maintain", MaintainRequest, Maintained)
+
+#: ``hints.locate``: a recall locator for a frozen decision's candidate id.
+HINTS_LOCATE = Spec("hints.locate", LocateRequest, Located)
+
+HINTS_METHODS: tuple[Spec[Any, Any], ...] = (
+    PREFLIGHT,
+    HOOK_TURN,
+    HINTS,
+    HINTS_ROTATE,
+    HINTS_MAINTAIN,
+    HINTS_LOCATE,
+)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
 DECLARED: tuple[Spec[Any, Any], ...] = (
     FACETS,
@@ -188,4 +231,5 @@ DECLARED: tuple[Spec[Any, Any], ...] = (
     *SEMANTIC_METHODS,
     INDEX_RUN,
     INDEX_REBUILD,
+    *HINTS_METHODS,
 )
