@@ -66,9 +66,7 @@ def _index_verify(engine: Engine, req: VerifyRequest) -> IndexVerification:
         return maintenance.verify(engine.store)
 
 
-def _index_rebuild(
-    engine: Engine, req: RebuildRequest, emit: Emit, cancel: threading.Event
-) -> IndexStatus:
+def _index_rebuild(engine: Engine, req: RebuildRequest) -> IndexStatus:
     queued = maintenance.rebuild(engine.store, engine.indexer)
     if req.wait or not engine.background:
         engine.indexer.drain()
@@ -82,5 +80,5 @@ METHODS: tuple[Method, ...] = (
     typed(INDEX_STATUS, _index_status),
     typed(INDEX_PARTIAL, _index_partial),
     typed(INDEX_VERIFY, _index_verify),
-    streaming(INDEX_REBUILD, _index_rebuild),
+    typed(INDEX_REBUILD, _index_rebuild),
 )
