@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cwcore.api import Archive, OnEvent
+from cwcore.api import Archive
 from cwcore.contract.hints import (
     MAX_MESSAGE_BYTES,
     HintsAnswer,
@@ -19,22 +19,7 @@ from cwcore.contract.hints import (
     PreflightRequest,
 )
 from cwcore.errors import InvalidInput, LimitExceeded
-
-
-class _Unsent:
-    """A transport that fails the test if a request reaches it."""
-
-    @property
-    def notices(self) -> list[str]:
-        return []
-
-    def call(
-        self, method: str, params: dict[str, Any], on_event: OnEvent | None = None
-    ) -> dict[str, Any]:
-        raise AssertionError(f"{method} was sent")
-
-    def close(self) -> None:
-        pass
+from tests.unsent import unsent_archive
 
 
 @pytest.mark.parametrize(
@@ -91,7 +76,7 @@ def test_a_bound_is_refused_before_the_request_is_sent(
     tmp_path: Path, ask: Any, error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error, match=message):
-        ask(Archive(_Unsent(), tmp_path))  # type: ignore[arg-type]
+        ask(unsent_archive(tmp_path))
 
 
 def test_the_hook_clients_raw_turn_keeps_its_keys(archive: Archive) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cwcore.api import Archive, OnEvent
+from cwcore.api import Archive
 from cwcore.contract.models import (
     EmbedPending,
     EmbedPendingRequest,
@@ -17,22 +17,7 @@ from cwcore.contract.models import (
     SemanticStatus,
 )
 from cwcore.errors import InvalidInput
-
-
-class _Unsent:
-    """A transport that fails the test if a request reaches it."""
-
-    @property
-    def notices(self) -> list[str]:
-        return []
-
-    def call(
-        self, method: str, params: dict[str, Any], on_event: OnEvent | None = None
-    ) -> dict[str, Any]:
-        raise AssertionError(f"{method} was sent")
-
-    def close(self) -> None:
-        pass
+from tests.unsent import unsent_archive
 
 
 @pytest.mark.parametrize(
@@ -54,7 +39,7 @@ def test_a_wrong_type_or_bound_is_refused_naming_its_key(
 
 
 def test_a_bound_is_refused_before_the_request_is_sent(tmp_path: Path) -> None:
-    unsent = Archive(_Unsent(), tmp_path)  # type: ignore[arg-type]
+    unsent = unsent_archive(tmp_path)
     with pytest.raises(InvalidInput, match="maxWindows must be an integer from 1 to 4096"):
         unsent.embed_pending(max_windows=4097)
     with pytest.raises(InvalidInput, match="is required"):
