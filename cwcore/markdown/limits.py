@@ -20,15 +20,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cwcore.contract.markdown import (
-    RESULT_CHARS,
-    TOOL_RESULT_CHARS,
-    TOOL_RESULT_HITS,
-    check_chars,
-    check_hits,
-)
+from cwcore.contract.markdown import RESULT_CHARS, TOOL_RESULT_CHARS, check_chars, check_hits
 
-__all__ = ["RESULT_CHARS", "TOOL_RESULT_CHARS", "TOOL_RESULT_HITS", "Limits"]
+__all__ = [
+    "CANDIDATES",
+    "FINAL",
+    "HIT_CHARS",
+    "LEXICAL",
+    "RESULT_CHARS",
+    "TOOL_RESULT_CHARS",
+    "VECTOR",
+    "Limits",
+    "clamp_chars",
+    "clamp_hits",
+]
 
 VECTOR = 30  # vector candidates
 LEXICAL = 30  # lexical candidates
@@ -75,7 +80,8 @@ def clamp_chars(value: object, default: int = RESULT_CHARS) -> int:
 
 
 def clamp_hits(value: object, default: int = FINAL) -> int:
-    """A requested hit count, validated: 1 to :data:`TOOL_RESULT_HITS`."""
+    """A requested hit count, validated: 1 to
+    :data:`~cwcore.contract.markdown.TOOL_RESULT_HITS`."""
     from cwcore.errors import InvalidInput
 
     if value is None:

@@ -26,14 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cwcore import clock
-from cwcore.contract.memory import (
-    DEFAULT_CONFIDENCE,
-    LAYERS,
-    RULE_TYPES,
-    STATUSES,
-    MemoryAddRequest,
-    MemoryListRequest,
-)
+from cwcore.contract.memory import STATUSES, MemoryAddRequest, MemoryListRequest
 from cwcore.errors import Conflict, InvalidInput, LimitExceeded, NotFound, excerpt
 from cwcore.memory import conflicts
 from cwcore.store import codec, keys, request_ids
@@ -42,8 +35,6 @@ from cwcore.store.rocks import Store
 MEMORY = keys.MEMORY
 MEMORY_META = keys.MEMORY_META
 FAMILY = "memory"
-
-__all__ = ["DEFAULT_CONFIDENCE", "LAYERS", "RULE_TYPES", "STATUSES"]
 
 SCOPE_TYPES = ("global", "domain", "project")
 
