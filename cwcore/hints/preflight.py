@@ -1,6 +1,6 @@
 """Preflight: one cheap, frozen, fail-open retrieval per real user message.
 
-``preflight(engine, params)`` is the engine method behind ``cw preflight`` and the hook client.
+``preflight(engine, request)`` is the engine method behind ``cw preflight`` and the hook client.
 Request fields: ``message`` and ``session`` (required), ``messageKey`` (default: ``text-`` and a
 hash of the message — the session is part of every hint key), ``excludeVisibleSourceKeys`` (at
 most 1,000 ids and 1 MiB, rejected before any exclusion set is built), ``maxResults`` (1–100,
@@ -14,7 +14,7 @@ kept as given — a host asks before its session is imported — and decides ``n
 (``unknown-session``), frozen like any other decision (spec 000: "a no-result decision may be
 persisted internally"; it keeps the later bytes of that message stable).
 
-Response (a public contract): a :class:`~cwcore.hints.results.PreflightDecision`, whose JSON is
+Response (a public contract): a :class:`~cwcore.contract.hints.PreflightDecision`, whose JSON is
 ``{"outcome", "hint", "messageKey", "queryHash", "generation", "diagnostics"}`` plus ``session``,
 ``tokens`` and ``frozen``. The first call for a key decides and freezes; later calls return the
 identical bytes. Any failure after validation freezes the empty ``failed`` outcome and is never
@@ -36,12 +36,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cwcore import clock
-from cwcore.errors import InvalidInput, LimitExceeded, NotFound
+from cwcore.contract.hints import Diagnostics, PreflightDecision, PreflightRequest
+from cwcore.errors import LimitExceeded, NotFound
 from cwcore.hints import frozen, gate, privacy, render
 from cwcore.hints.candidates import COVERAGE_MIN, IDF_MIN, MIN_MATCHED, Evidence, retrieve
 from cwcore.hints.lineage import allowed_rows
 from cwcore.hints.query import Query, extract
-from cwcore.hints.results import Diagnostics, PreflightDecision
 from cwcore.hints.services import SearchServices
 from cwcore.importers.scrub import scrub_text
 from cwcore.index import derived
@@ -55,9 +55,6 @@ from cwcore.text.unicode import without_lone_surrogates
 
 log = logging.getLogger("cw.hints")
 
-MAX_MESSAGE_BYTES = 1024 * 1024
-DEFAULT_MAX_RESULTS = 10
-MAX_RESULTS = 100
 #: Planner priorities: recent conversation outranks retrieved evidence, which outranks summaries.
 PRIORITY = {"recent": 100, "retrieved": 85, "summary": 75}
 OUTCOMES = ("no-query", "none", "excerpt", "marker", "failed")
@@ -70,7 +67,11 @@ SAID_SCRUB_CHARS = SAID_MAX_CHARS + 16_384
 
 
 @dataclass(frozen=True)
-class PreflightRequest:
+class Checked:
+    """A preflight request as the decision reads it: the message with lone surrogates
+    replaced, the session, the message key (the default one when none was sent), the visible
+    source keys and the bounds."""
+
     message: str
     session: str
     message_key: str
@@ -85,50 +86,25 @@ def default_message_key(message: str) -> str:
     return "text-" + digest.hexdigest()
 
 
-def parse(params: dict[str, Any]) -> PreflightRequest:
-    """Validate a preflight request; invalid or oversized input is rejected here."""
-    message = params.get("message")
-    if not isinstance(message, str):
-        raise InvalidInput("message must be a string")
-    if len(message.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:
-        raise LimitExceeded("message exceeds 1 MiB")
+def check(req: PreflightRequest) -> Checked:
+    """The request's identifiers and visible keys checked (its types, the message size and the
+    numeric bounds were checked when it was parsed)."""
     # Read as the archive is read (imports replace lone surrogates too): a message cut inside
     # an emoji still gets its decision, and the text kept with it can be stored.
-    message = without_lone_surrogates(message)
-    session = params.get("session")
-    if not isinstance(session, str) or not session:
-        raise InvalidInput("session is required")
-    check_id(session, "session id")
-    key = params.get("messageKey")
-    if key is None or key == "":
-        key = default_message_key(message)
-    elif not isinstance(key, str):
-        raise InvalidInput("messageKey must be a string")
+    message = without_lone_surrogates(req.message)
+    session = check_id(req.session or "", "session id")
+    key = req.message_key or default_message_key(message)
     check_id(key, "messageKey", MAX_MESSAGE_KEY_BYTES)
-    visible = params.get("excludeVisibleSourceKeys") or []
-    if not isinstance(visible, list):
-        raise InvalidInput("excludeVisibleSourceKeys must be a list of strings")
+    visible = req.exclude_visible_source_keys or ()
     if len(visible) > MAX_EXCLUDED_KEYS:
         raise LimitExceeded(
             f"excludeVisibleSourceKeys has {len(visible)} ids; the limit is {MAX_EXCLUDED_KEYS}"
         )
-    if not all(isinstance(v, str) for v in visible):
-        raise InvalidInput("excludeVisibleSourceKeys must be a list of strings")
     if sum(len(v.encode("utf-8", "surrogatepass")) for v in visible) > MAX_EXCLUDED_BYTES:
         raise LimitExceeded("excludeVisibleSourceKeys exceeds 1 MiB of ids")
-    max_results = params.get("maxResults", DEFAULT_MAX_RESULTS)
-    if (
-        not isinstance(max_results, int)
-        or isinstance(max_results, bool)
-        or not 1 <= max_results <= MAX_RESULTS
-    ):
-        raise InvalidInput(f"maxResults must be an integer from 1 to {MAX_RESULTS}")
-    budget = params.get("hintBudgetTokens")
-    if budget is not None and (
-        not isinstance(budget, int) or isinstance(budget, bool) or budget < 0
-    ):
-        raise InvalidInput("hintBudgetTokens must be a non-negative integer")
-    return PreflightRequest(message, session, key, frozenset(visible), max_results, budget)
+    return Checked(
+        message, session, key, frozenset(visible), req.max_results, req.hint_budget_tokens
+    )
 
 
 def said(message: str, *, scrub: bool) -> tuple[str | None, str | None]:
@@ -152,7 +128,7 @@ def said(message: str, *, scrub: bool) -> tuple[str | None, str | None]:
     return text, None
 
 
-def resolve_session(engine: SearchServices, req: PreflightRequest) -> PreflightRequest:
+def resolve_session(engine: SearchServices, req: Checked) -> Checked:
     """``req`` with its session resolved: a full id, native id or ``<agent>:<id>`` as
     :func:`cwcore.store.identity.resolve` names it, or a unique prefix of 4+ characters. An id
     that names no session stays as given; an ambiguous prefix raises :class:`NotFound`."""
@@ -188,14 +164,14 @@ def _response(record: dict[str, Any], *, was_frozen: bool, started: float) -> Pr
 
 
 def preflight(
-    engine: SearchServices, params: dict[str, Any], *, prefixes: bool = True
+    engine: SearchServices, request: PreflightRequest, *, prefixes: bool = True
 ) -> PreflightDecision:
     """Validate, return the frozen decision if there is one, else decide, freeze and return.
 
     ``prefixes`` resolves a session-id prefix first (:func:`resolve_session`); hooks, which
     always send the host's full id, pass False and skip the scan of session ids an id not yet
     imported would cost."""
-    req = parse(params)
+    req = check(request)
     started = time.perf_counter()
     store = engine.store
     if prefixes:
@@ -260,7 +236,7 @@ def _keep_said(record: dict[str, Any], kept: tuple[str | None, str | None]) -> N
 
 
 def _failed(
-    req: PreflightRequest, query: Query | None, generation: int | None, started: float
+    req: Checked, query: Query | None, generation: int | None, started: float
 ) -> dict[str, Any]:
     return {
         "session": req.session,
@@ -282,7 +258,7 @@ def _failed(
 
 def _decide(
     engine: SearchServices,
-    req: PreflightRequest,
+    req: Checked,
     query: Query,
     gen: dict[str, Any],
     now_dt: Any,

@@ -1,6 +1,6 @@
 """What a host hook adds to one turn: the frozen preflight hint and the per-turn memory block.
 
-``turn(engine, params)`` is the engine method ``hook.turn`` behind the lean hook client, so a
+``turn(engine, request)`` is the engine method ``hook.turn`` behind the lean hook client, so a
 hook needs one round trip for both. Request fields: ``session`` (required), ``event``
 (``prompt``, the default, or ``session-start``), ``message`` (required for ``prompt``), the
 other :mod:`cwcore.hints.preflight` fields (``messageKey``, ``excludeVisibleSourceKeys``, …) and
@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from cwcore import clock
-from cwcore.errors import InvalidInput, NotFound
+from cwcore.contract.hints import HookTurn, HookTurnRequest
+from cwcore.errors import NotFound
 from cwcore.hints import frozen
 from cwcore.hints.preflight import preflight
 from cwcore.hints.services import SearchServices
@@ -44,17 +44,6 @@ from cwcore.memory import diagnostics
 from cwcore.store.keys import check_id
 
 log = logging.getLogger("cw.hints")
-
-EVENTS = ("prompt", "session-start")
-
-
-def _cwd(params: dict[str, Any]) -> str | None:
-    cwd = params.get("cwd")
-    if cwd is None or cwd == "":
-        return None
-    if not isinstance(cwd, str):
-        raise InvalidInput("cwd must be a string")
-    return cwd[:4096]
 
 
 def _project(engine: SearchServices, session: str, cwd: str | None) -> str | None:
@@ -69,32 +58,23 @@ def _project(engine: SearchServices, session: str, cwd: str | None) -> str | Non
     return project
 
 
-def turn(engine: SearchServices, params: dict[str, Any]) -> dict[str, Any]:
+def turn(engine: SearchServices, req: HookTurnRequest) -> HookTurn:
     """The hint (``prompt`` only) and the memory block of one hook event (module doc)."""
-    event = params.get("event", "prompt")
-    if event not in EVENTS:
-        raise InvalidInput(f"event must be one of {', '.join(EVENTS)}")
-    session = params.get("session")
-    if not isinstance(session, str) or not session:
-        raise InvalidInput("session is required")
-    check_id(session, "session id")
-    cwd = _cwd(params)
-    out: dict[str, Any] = {"event": event, "session": session, "hint": None, "outcome": None}
-    if event == "prompt":
-        fields = {k: v for k, v in params.items() if k not in ("event", "cwd")}
-        decision = preflight(engine, fields, prefixes=False)
-        out.update(hint=decision.hint, outcome=decision.outcome)
-        message_key, prompt = decision.message_key, str(params["message"])
+    session = check_id(req.session or "", "session id")
+    cwd = req.cwd[:4096] if req.cwd else None
+    hint: str | None = None
+    outcome: str | None = None
+    if req.event == "prompt":
+        decision = preflight(engine, req.preflight(), prefixes=False)
+        hint, outcome = decision.hint, decision.outcome
+        message_key, prompt = decision.message_key, str(req.message)
     else:
         message_key, prompt = frozen.SESSION_START_KEY, ""
-    out["messageKey"] = message_key
     if not engine.settings.memory_injection:  # turned off: no block, nothing kept
-        out.update(memory=None, memoryReason="disabled", memoryBytes=0)
-        return out
-    block, reason = _memory(engine, session, message_key, event, prompt, cwd)
-    out["memory"], out["memoryReason"] = block, reason
-    out["memoryBytes"] = len(block.encode("utf-8")) if block else 0
-    return out
+        return HookTurn(req.event, session, hint, outcome, message_key, None, "disabled", 0)
+    block, reason = _memory(engine, session, message_key, req.event, prompt, cwd)
+    size = len(block.encode("utf-8")) if block else 0
+    return HookTurn(req.event, session, hint, outcome, message_key, block, reason, size)
 
 
 def _memory(

@@ -35,21 +35,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cwcore.errors import InvalidInput
-from cwcore.hints import render
-from cwcore.hints.listings import (
+from cwcore.contract.hints import (
+    Counts,
     DecisionHead,
+    Diagnostics,
     ExcludedDecision,
     Exclusion,
     HintsView,
     IncludedDecision,
+    IncludedItem,
     ManifestDecision,
     ManifestEntry,
+    MemoryDecision,
+    MemoryExclusion,
+    MemoryTurn,
+    PrivacyExclusion,
     RetrievedDecision,
+    TraceCounts,
     ViewDecision,
 )
-from cwcore.hints.memory_turns import MemoryDecision, MemoryExclusion, MemoryTurn, TraceCounts
-from cwcore.hints.results import Counts, Diagnostics, IncludedItem, PrivacyExclusion
+from cwcore.errors import InvalidInput
+from cwcore.hints import render
 from cwcore.store import codec
 
 VIEWS = ("retrieved", "manifest", "included", "excluded", "memory")

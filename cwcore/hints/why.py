@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from cwcore.hints.results import CandidateRow, Diagnostics
+from cwcore.contract.hints import CandidateRow, Diagnostics
 
 
 @dataclass(frozen=True)

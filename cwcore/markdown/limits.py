@@ -20,14 +20,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cwcore.contract.markdown import RESULT_CHARS, TOOL_RESULT_CHARS, check_chars, check_hits
+
+__all__ = [
+    "CANDIDATES",
+    "FINAL",
+    "HIT_CHARS",
+    "LEXICAL",
+    "RESULT_CHARS",
+    "TOOL_RESULT_CHARS",
+    "VECTOR",
+    "Limits",
+    "clamp_chars",
+    "clamp_hits",
+]
+
 VECTOR = 30  # vector candidates
 LEXICAL = 30  # lexical candidates
 CANDIDATES = 40  # fused candidate pool
 FINAL = 6  # hits returned by default
-RESULT_CHARS = 16_000  # characters of one result (a read, or all hit excerpts together)
 HIT_CHARS = 3_000  # characters of one hit's excerpt
-TOOL_RESULT_CHARS = 64_000  # the most characters any one tool result may carry
-TOOL_RESULT_HITS = 20  # the most hits any one tool result may carry
+# RESULT_CHARS (one result's characters) and the tool-result caps are the Markdown methods'
+# request bounds: cwcore.contract.markdown holds them.
 
 
 @dataclass(frozen=True)
@@ -60,21 +74,18 @@ def clamp_chars(value: object, default: int = RESULT_CHARS) -> int:
 
     if value is None:
         return default
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidInput("maxChars must be a positive integer")
-    if value > TOOL_RESULT_CHARS:
-        raise InvalidInput(f"maxChars is {value}; a tool result holds at most {TOOL_RESULT_CHARS}")
-    return value
+    return check_chars(value)
 
 
 def clamp_hits(value: object, default: int = FINAL) -> int:
-    """A requested hit count, validated: 1 to :data:`TOOL_RESULT_HITS`."""
+    """A requested hit count, validated: 1 to
+    :data:`~cwcore.contract.markdown.TOOL_RESULT_HITS`."""
     from cwcore.errors import InvalidInput
 
     if value is None:
         return default
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidInput("limit must be a positive integer")
-    if value > TOOL_RESULT_HITS:
-        raise InvalidInput(f"limit is {value}; a tool result holds at most {TOOL_RESULT_HITS} hits")
-    return value
+    return check_hits(value)

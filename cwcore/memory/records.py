@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cwcore import clock
+from cwcore.contract.memory import STATUSES, MemoryAddRequest, MemoryListRequest
 from cwcore.errors import Conflict, InvalidInput, LimitExceeded, NotFound, excerpt
 from cwcore.memory import conflicts
 from cwcore.store import codec, keys, request_ids
@@ -35,9 +36,6 @@ MEMORY = keys.MEMORY
 MEMORY_META = keys.MEMORY_META
 FAMILY = "memory"
 
-STATUSES = ("active", "contested", "deprecated", "superseded", "deleted")
-LAYERS = ("L1", "L2")
-RULE_TYPES = ("avoid_pattern", "prefer_pattern", "convention", "correction")
 SCOPE_TYPES = ("global", "domain", "project")
 
 MAX_STATEMENT = 4_000
@@ -46,7 +44,6 @@ MAX_TAG = 64
 MAX_PHRASES = 32
 MAX_PHRASE = 200
 MAX_RECORDS = 100_000
-DEFAULT_CONFIDENCE = 0.7
 
 
 def _clean(value: Any, what: str, limit: int) -> str:
@@ -66,16 +63,11 @@ def _clean(value: Any, what: str, limit: int) -> str:
     return text
 
 
-def _list(value: Any, what: str, count: int, limit: int) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        raise InvalidInput(f"{what} must be a list of strings")
-    if len(value) > count:
-        raise LimitExceeded(f"{what} has {len(value)} entries; the limit is {count}")
-    return list(dict.fromkeys(_clean(v, what, limit) for v in value))
+def _list(values: Sequence[str], what: str, count: int, limit: int) -> list[str]:
+    """The cleaned phrases, duplicates dropped (the request checked that each is a string)."""
+    if len(values) > count:
+        raise LimitExceeded(f"{what} has {len(values)} entries; the limit is {count}")
+    return list(dict.fromkeys(_clean(v, what, limit) for v in values))
 
 
 def parse_scope(value: Any) -> dict[str, Any]:
@@ -123,8 +115,11 @@ def _put(store: Store, batch: Any, record: dict[str, Any]) -> None:
     batch.put(FAMILY, MEMORY.encode(record["id"]), codec.encode_record(record))
 
 
-def add(store: Store, params: dict[str, Any], *, request_id: str | None = None) -> dict[str, Any]:
-    """Validate and store a new record (active). ``supersedes`` marks that record superseded.
+def add(
+    store: Store, request: MemoryAddRequest, *, request_id: str | None = None
+) -> dict[str, Any]:
+    """Clean and store a new record (active); the request checked its types, confidence, layer,
+    rule type and id prefix. ``supersedes`` marks that record superseded.
 
     Conflicting evidence (:mod:`cwcore.memory.conflicts`) makes the new record and the records it
     conflicts with ``contested``, in the same batch: those named in ``contradicts``, and those
@@ -133,23 +128,13 @@ def add(store: Store, params: dict[str, Any], *, request_id: str | None = None) 
     ``request_id`` (the daemon request's) makes a retry idempotent across a daemon restart: the
     new record is recorded as the answer in the same batch, and a request id seen before
     answers that record again (never a second record, nor ``conflict`` for an explicit id)."""
-    statement = _clean(params.get("statement"), "statement", MAX_STATEMENT)
-    confidence = params.get("confidence", DEFAULT_CONFIDENCE)
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise InvalidInput("confidence must be a number from 0 to 1")
-    if not 0.0 <= float(confidence) <= 1.0:
-        raise InvalidInput("confidence must be a number from 0 to 1")
-    layer = params.get("layer") or "L1"
-    if layer not in LAYERS:
-        raise InvalidInput("layer must be L1 or L2")
-    rule_type = params.get("ruleType")
-    if rule_type is not None and rule_type not in RULE_TYPES:
-        raise InvalidInput(f"ruleType must be one of {', '.join(RULE_TYPES)}")
-    profile = params.get("profileId")
+    statement = _clean(request.statement, "statement", MAX_STATEMENT)
+    layer = request.layer or "L1"
+    profile = request.profile_id
     if profile is not None:
         profile = _clean(profile, "profileId", MAX_TAG)
-    record_id = params.get("id")
-    contradicts = _list(params.get("contradicts"), "contradicts", MAX_PHRASES, MAX_TAG)
+    record_id = request.id
+    contradicts = _list(request.contradicts, "contradicts", MAX_PHRASES, MAX_TAG)
     now = clock.iso(clock.now())
     with store.lock:
         answered = request_ids.answered(store, request_id, "memory.add")
@@ -164,26 +149,24 @@ def add(store: Store, params: dict[str, Any], *, request_id: str | None = None) 
         if record_id is None:
             digest = hashlib.blake2b(f"{seq}\0{statement}\0{now}".encode(), digest_size=6)
             record_id = "mem_" + digest.hexdigest()
-        elif not isinstance(record_id, str) or not record_id.startswith("mem_"):
-            raise InvalidInput("a memory record id starts with mem_")
         if store.get(FAMILY, MEMORY.encode(record_id)) is not None:
             raise Conflict(f"memory record {record_id} exists")
         record: dict[str, Any] = {
             "id": record_id,
             "statement": statement,
-            "tags": _list(params.get("tags"), "tag", MAX_TAGS, MAX_TAG),
+            "tags": _list(request.tags, "tag", MAX_TAGS, MAX_TAG),
             "status": "active",
             "profile_id": profile,
-            "scope": parse_scope(params.get("scope")),
+            "scope": parse_scope(request.scope),
             "does_not_apply_when": _list(
-                params.get("doesNotApplyWhen"), "does_not_apply_when", MAX_PHRASES, MAX_PHRASE
+                request.does_not_apply_when, "does_not_apply_when", MAX_PHRASES, MAX_PHRASE
             ),
             "known_exceptions": _list(
-                params.get("knownExceptions"), "known_exceptions", MAX_PHRASES, MAX_PHRASE
+                request.known_exceptions, "known_exceptions", MAX_PHRASES, MAX_PHRASE
             ),
             "layer": layer,
-            "confidence": round(float(confidence), 4),
-            "ruleType": rule_type,
+            "confidence": round(float(request.confidence), 4),
+            "ruleType": request.rule_type,
             "created": now,
             "updated": now,
             "supersedes": None,
@@ -191,7 +174,7 @@ def add(store: Store, params: dict[str, Any], *, request_id: str | None = None) 
             "history": [{"at": now, "op": "add", "reason": None}],
         }
         batch = store.batch()
-        old_id = params.get("supersedes")
+        old_id = request.supersedes
         if old_id is not None:
             old = get(store, old_id)
             if old["status"] in ("superseded", "deleted"):
@@ -299,17 +282,11 @@ def set_status(
     return record
 
 
-def listing(
-    store: Store,
-    *,
-    status: str | None = None,
-    tag: str | None = None,
-    scope: str | None = None,
-    layer: str | None = None,
-    limit: int = 100,
-) -> list[dict[str, Any]]:
-    if status is not None and status not in STATUSES:
-        raise InvalidInput(f"status must be one of {', '.join(STATUSES)}")
+def listing(store: Store, request: MemoryListRequest) -> list[dict[str, Any]]:
+    """The records ``request`` filters (an empty filter is none; the request checked the
+    status and the limit), most recently updated first."""
+    status, tag, scope = request.status or None, request.tag or None, request.scope or None
+    layer, limit = request.layer or None, request.limit
     wanted_scope = parse_scope(scope) if scope is not None else None
     out = []
     for record in scan(store):

@@ -6,20 +6,27 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from typing import Any
 
 from cwcore.contract.index import (
+    IndexRunRequest,
     IndexStatus,
     IndexStatusRequest,
     IndexVerification,
     PartialDocuments,
     PartialRequest,
+    RebuildRequest,
     VerifyRequest,
 )
-from cwcore.contract.methods import INDEX_PARTIAL, INDEX_STATUS, INDEX_VERIFY
+from cwcore.contract.methods import (
+    INDEX_PARTIAL,
+    INDEX_REBUILD,
+    INDEX_RUN,
+    INDEX_STATUS,
+    INDEX_VERIFY,
+)
 from cwcore.engine import Emit, Engine
 from cwcore.index import maintenance
-from cwcore.methods.registry import Method, typed
+from cwcore.methods.registry import Method, streaming, typed
 from cwcore.semantic import index as semantic_index
 
 
@@ -32,8 +39,8 @@ def index_status(engine: Engine, document: str | None = None) -> IndexStatus:
 
 
 def _index_run(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+    engine: Engine, req: IndexRunRequest, emit: Emit, cancel: threading.Event
+) -> IndexStatus:
     """Publish pending work now; with ``wait``, until the outbox is drained (progress events)."""
     total = engine.indexer.depth()
     done = 0
@@ -41,9 +48,9 @@ def _index_run(
         n = engine.indexer.run_once()
         done += n
         emit({"type": "progress", "done": done, "total": max(total, done)})
-        if n == 0 or not params.get("wait", False):
+        if n == 0 or not req.wait:
             break
-    return index_status(engine).to_json()
+    return index_status(engine)
 
 
 def _index_status(engine: Engine, req: IndexStatusRequest) -> IndexStatus:
@@ -59,21 +66,19 @@ def _index_verify(engine: Engine, req: VerifyRequest) -> IndexVerification:
         return maintenance.verify(engine.store)
 
 
-def _index_rebuild(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _index_rebuild(engine: Engine, req: RebuildRequest) -> IndexStatus:
     queued = maintenance.rebuild(engine.store, engine.indexer)
-    if params.get("wait", False) or not engine.background:
+    if req.wait or not engine.background:
         engine.indexer.drain()
     else:
         engine.index_worker.wake()
-    return replace(index_status(engine), queued=queued).to_json()
+    return replace(index_status(engine), queued=queued)
 
 
 METHODS: tuple[Method, ...] = (
-    Method("index.run", _index_run),
+    streaming(INDEX_RUN, _index_run),
     typed(INDEX_STATUS, _index_status),
     typed(INDEX_PARTIAL, _index_partial),
     typed(INDEX_VERIFY, _index_verify),
-    Method("index.rebuild", _index_rebuild),
+    typed(INDEX_REBUILD, _index_rebuild),
 )

@@ -8,61 +8,51 @@
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
-from cwcore.engine import Emit, Engine, MiB
-from cwcore.errors import InvalidInput
+from cwcore.contract.markdown import (
+    MarkdownEvidence,
+    MarkdownRead,
+    MarkdownSearchRequest,
+    ReadEntryRequest,
+    ReadMarkdownRequest,
+)
+from cwcore.contract.methods import MARKDOWN_READ, MARKDOWN_READ_ENTRY, MARKDOWN_SEARCH
+from cwcore.engine import Engine
 from cwcore.markdown import evidence, read
 from cwcore.markdown.limits import Limits
-from cwcore.methods.params import param_str, required_str
-from cwcore.methods.registry import Method
+from cwcore.methods.registry import Method, typed
 
 
-def _read_entry(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    entry = required_str(params, "entry", "DOC or DOC#md:START:END")
-    return read.read_entry(engine.reader, entry, max_chars=params.get("maxChars"))
+def _read_entry(engine: Engine, req: ReadEntryRequest) -> MarkdownRead:
+    body = read.read_entry(engine.reader, req.entry or "", max_chars=req.max_chars)
+    return MarkdownRead.from_json(body)
 
 
-def _read_markdown(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    document = required_str(params, "document")
-    return read.read_markdown(
+def _read_markdown(engine: Engine, req: ReadMarkdownRequest) -> MarkdownRead:
+    body = read.read_markdown(
         engine.reader,
-        document,
-        lines=param_str(params, "lines"),
-        heading=param_str(params, "heading"),
-        max_chars=params.get("maxChars"),
+        req.document or "",
+        lines=req.lines,
+        heading=req.heading,
+        max_chars=req.max_chars,
     )
+    return MarkdownRead.from_json(body)
 
 
-def _search(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    query = param_str(params, "query")
-    if not query or not query.strip():
-        raise InvalidInput("query is required")
-    sessions = params.get("sessions")
-    if sessions is not None and (
-        not isinstance(sessions, list) or not all(isinstance(s, str) for s in sessions)
-    ):
-        raise InvalidInput("sessions must be a list of strings")
-    return evidence.search(
+def _search(engine: Engine, req: MarkdownSearchRequest) -> MarkdownEvidence:
+    body = evidence.search(
         engine.store,
         engine.reader,
-        query,
-        project=param_str(params, "project"),
-        sessions=sessions,
-        limit=params.get("limit"),
+        req.query or "",
+        project=req.project,
+        sessions=None if req.sessions is None else list(req.sessions),
+        limit=req.limit,
         limits=Limits.of(engine.settings),
     )
+    return MarkdownEvidence.from_json(body)
 
 
 METHODS: tuple[Method, ...] = (
-    Method("markdown.read-entry", _read_entry, output_bytes=2 * MiB),
-    Method("markdown.read", _read_markdown, output_bytes=2 * MiB),
-    Method("markdown.search", _search, output_bytes=2 * MiB),
+    typed(MARKDOWN_READ_ENTRY, _read_entry),
+    typed(MARKDOWN_READ, _read_markdown),
+    typed(MARKDOWN_SEARCH, _search),
 )

@@ -8,118 +8,88 @@ answer (never a second record, ``conflict`` or ``not-found``)."""
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
+from cwcore.contract.memory import (
+    MemoryAddRequest,
+    MemoryContext,
+    MemoryContextRequest,
+    MemoryIdRequest,
+    MemoryListing,
+    MemoryListRequest,
+    MemoryRecord,
+    MemoryStatusRequest,
+)
+from cwcore.contract.methods import (
+    MEMORY_ADD,
+    MEMORY_CONTEST,
+    MEMORY_CONTEXT,
+    MEMORY_DELETE,
+    MEMORY_DEPRECATE,
+    MEMORY_LIST,
+    MEMORY_SHOW,
+)
 from cwcore.daemon.service import current_request_id
-from cwcore.engine import Emit, Engine, MiB
-from cwcore.errors import InvalidInput
+from cwcore.engine import Engine
 from cwcore.memory import records
-from cwcore.memory.blocks import MemoryContext
 from cwcore.memory.context import context
-from cwcore.memory.results import MemoryListing, MemoryRecord
-from cwcore.methods.registry import Method
+from cwcore.methods.registry import Method, typed
 
 
-def _opt(params: dict[str, Any], name: str) -> str | None:
-    value = params.get(name)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string")
-    return value
+def _add(engine: Engine, req: MemoryAddRequest) -> MemoryRecord:
+    record = records.add(engine.store, req, request_id=current_request_id())
+    return MemoryRecord.from_json(record)
 
 
-def _add(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    record = records.add(engine.store, params, request_id=current_request_id())
-    return MemoryRecord.from_json(record).to_json()
+def _list(engine: Engine, req: MemoryListRequest) -> MemoryListing:
+    rows = records.listing(engine.store, req)
+    return MemoryListing(tuple(MemoryRecord.from_json(r) for r in rows))
 
 
-def _list(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    limit = params.get("limit", 100)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 10_000:
-        raise InvalidInput("limit must be an integer from 1 to 10000")
-    rows = records.listing(
-        engine.store,
-        status=_opt(params, "status"),
-        tag=_opt(params, "tag"),
-        scope=_opt(params, "scope"),
-        layer=_opt(params, "layer"),
-        limit=limit,
-    )
-    return MemoryListing(tuple(MemoryRecord.from_json(r) for r in rows)).to_json()
+def _show(engine: Engine, req: MemoryIdRequest) -> MemoryRecord:
+    return MemoryRecord.from_json(records.get(engine.store, req.id or ""))
 
 
-def _show(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return MemoryRecord.from_json(records.get(engine.store, _opt(params, "id") or "")).to_json()
-
-
-def _status(engine: Engine, params: dict[str, Any], status: str) -> dict[str, Any]:
+def _status(engine: Engine, req: MemoryStatusRequest, status: str) -> MemoryRecord:
     # A retry after a daemon restart answers the committed change (request id, spec 003).
     record = records.set_status(
-        engine.store,
-        _opt(params, "id") or "",
-        status,
-        _opt(params, "reason"),
-        request_id=current_request_id(),
+        engine.store, req.id or "", status, req.reason or None, request_id=current_request_id()
     )
-    return MemoryRecord.from_json(record).to_json()
+    return MemoryRecord.from_json(record)
 
 
-def _contest(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return _status(engine, params, "contested")
+def _contest(engine: Engine, req: MemoryStatusRequest) -> MemoryRecord:
+    return _status(engine, req, "contested")
 
 
-def _deprecate(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return _status(engine, params, "deprecated")
+def _deprecate(engine: Engine, req: MemoryStatusRequest) -> MemoryRecord:
+    return _status(engine, req, "deprecated")
 
 
-def _delete(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return _status(engine, params, "deleted")
+def _delete(engine: Engine, req: MemoryStatusRequest) -> MemoryRecord:
+    return _status(engine, req, "deleted")
 
 
-def _context(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _context(engine: Engine, req: MemoryContextRequest) -> MemoryContext:
     """The injection block for a prompt, with processor traces and ranking. ``projectOnly``
     confines it to ``project`` (see :func:`cwcore.memory.context.context`)."""
-    prompt = params.get("prompt")
-    if not isinstance(prompt, str):
-        raise InvalidInput("prompt must be a string")
-    project_only = params.get("projectOnly", False)
-    if not isinstance(project_only, bool):
-        raise InvalidInput("projectOnly must be true or false")
     result = context(
         engine,
-        prompt,
-        project=_opt(params, "project"),
-        session=_opt(params, "session"),
-        profile=_opt(params, "profile"),
-        cwd=_opt(params, "cwd"),
-        with_daily_log=bool(params.get("dailyLog", True)),
-        project_only=project_only,
+        req.prompt,
+        project=req.project or None,
+        session=req.session or None,
+        profile=req.profile or None,
+        cwd=req.cwd or None,
+        with_daily_log=req.daily_log,
+        project_only=req.project_only,
     )
-    return MemoryContext.from_json(result).to_json()
+    return MemoryContext.from_json(result)
 
 
 METHODS: tuple[Method, ...] = (
-    Method("memory.add", _add),
-    Method("memory.list", _list, output_bytes=8 * MiB),
-    Method("memory.show", _show),
-    Method("memory.contest", _contest),
-    Method("memory.deprecate", _deprecate),
-    Method("memory.delete", _delete),
-    Method("memory.context", _context, output_bytes=4 * MiB),
+    typed(MEMORY_ADD, _add),
+    typed(MEMORY_LIST, _list),
+    typed(MEMORY_SHOW, _show),
+    typed(MEMORY_CONTEST, _contest),
+    typed(MEMORY_DEPRECATE, _deprecate),
+    typed(MEMORY_DELETE, _delete),
+    typed(MEMORY_CONTEXT, _context),
 )

@@ -3,14 +3,30 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
-from cwcore.engine import Emit, Engine
-from cwcore.errors import InvalidInput, ModelUnavailable
-from cwcore.methods.params import required_str
-from cwcore.methods.registry import Method
+from cwcore.contract.methods import (
+    MODELS_INSTALL,
+    MODELS_INSTALL_RERANKER,
+    MODELS_STATUS,
+    SEMANTIC_EMBED_PENDING,
+    SEMANTIC_STATUS,
+)
+from cwcore.contract.models import (
+    EmbedPending,
+    EmbedPendingRequest,
+    InstallRerankerRequest,
+    ModelFolder,
+    ModelsInstallRequest,
+    ModelsStatus,
+    ModelsStatusRequest,
+    SemanticStatus,
+    SemanticStatusRequest,
+)
+from cwcore.engine import Engine
+from cwcore.errors import ModelUnavailable
+from cwcore.methods.registry import Method, typed
 from cwcore.semantic import errors, models, runtime
 
 
@@ -49,49 +65,38 @@ def _semantic_status(engine: Engine) -> dict[str, Any]:
     return body
 
 
-def _models_status(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _models_status(engine: Engine, req: ModelsStatusRequest) -> ModelsStatus:
     """What is installed, where, sizes; with ``selfTest`` (default) one test embedding."""
     embedder = models.folder_status(models.minilm_dir(engine.home))
     if not embedder["installed"]:
         embedder["note"] = "assembled from the installed packages on first use (cw models install)"
-    elif params.get("selfTest", True):
+    elif req.self_test:
         embedder["selfTest"] = _self_test(engine)
-    return {
-        "embedder": embedder,
-        "reranker": _reranker_status(engine),
-        "semantic": _semantic_status(engine),
-    }
+    return ModelsStatus(
+        embedder=ModelFolder.from_json(embedder),
+        reranker=ModelFolder.from_json(_reranker_status(engine)),
+        semantic=SemanticStatus.from_json(_semantic_status(engine)),
+    )
 
 
-def _models_install(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _models_install(engine: Engine, req: ModelsInstallRequest) -> ModelFolder:
     """Assemble CW_HOME/models/minilm from the installed packages, then run the self-test."""
     semantic = runtime.for_engine(engine)
     semantic.reset()
     body = models.install_minilm(engine.home)
     body["selfTest"] = _self_test(engine)
-    return body
+    return ModelFolder.from_json(body)
 
 
-def _models_install_reranker(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    source = required_str(params, "from", "a local folder with model.onnx and tokenizer files")
+def _models_install_reranker(engine: Engine, req: InstallRerankerRequest) -> ModelFolder:
     settings = engine.settings
-    name = params.get("name") or settings.reranker_model
-    revision = params.get("revision") or settings.reranker_model_revision
-    if not isinstance(name, str) or not isinstance(revision, str):
-        raise InvalidInput("name and revision must be strings")
     semantic = runtime.for_engine(engine)
     semantic.reset()
     body = models.install_reranker(
         engine.home,
-        Path(source),
-        name=name,
-        revision=revision,
+        Path(req.source or ""),
+        name=req.name or settings.reranker_model,
+        revision=req.revision or settings.reranker_model_revision,
         configured=settings.reranker_model_cache_path,
     )
     reranker = semantic.reranker()
@@ -99,30 +104,23 @@ def _models_install_reranker(
     if reranker.error is not None:
         body["category"] = errors.category(reranker.error)
         body["error"] = reranker.error.message
-    return body
+    return ModelFolder.from_json(body)
 
 
-def _embed_pending(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _embed_pending(engine: Engine, req: EmbedPendingRequest) -> EmbedPending:
     """One batch of the semantic index handler (``maxWindows``, default 16)."""
-    limit = params.get("maxWindows", 16)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 4096:
-        raise InvalidInput("maxWindows must be an integer from 1 to 4096")
-    done = runtime.for_engine(engine).embed_pending(limit)
-    return {"embedded": done, **_semantic_status(engine)}
+    done = runtime.for_engine(engine).embed_pending(req.max_windows)
+    return EmbedPending(done, SemanticStatus.from_json(_semantic_status(engine)))
 
 
-def _semantic_status_method(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    return _semantic_status(engine)
+def _semantic_status_method(engine: Engine, req: SemanticStatusRequest) -> SemanticStatus:
+    return SemanticStatus.from_json(_semantic_status(engine))
 
 
 METHODS: tuple[Method, ...] = (
-    Method("models.status", _models_status),
-    Method("models.install", _models_install),
-    Method("models.install_reranker", _models_install_reranker),
-    Method("semantic.embed_pending", _embed_pending),
-    Method("semantic.status", _semantic_status_method),
+    typed(MODELS_STATUS, _models_status),
+    typed(MODELS_INSTALL, _models_install),
+    typed(MODELS_INSTALL_RERANKER, _models_install_reranker),
+    typed(SEMANTIC_EMBED_PENDING, _embed_pending),
+    typed(SEMANTIC_STATUS, _semantic_status_method),
 )

@@ -12,16 +12,16 @@ from cwcore.api import Archive
 from cwtui.output import console, emit_json, guard
 
 if TYPE_CHECKING:
-    from cwcore.hints.listings import (
+    from cwcore.contract.hints import (
         DecisionHead,
         ExcludedDecision,
         HintsListing,
         IncludedDecision,
         ManifestDecision,
+        MemoryDecision,
         RetrievedDecision,
         ViewDecision,
     )
-    from cwcore.hints.memory_turns import MemoryDecision
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 #: Characters of what the user said that the ``cw hints`` table shows (``--json`` has it all).
@@ -171,13 +171,13 @@ def _view(
 
 def _render_view(name: str, decisions: tuple[ViewDecision, ...]) -> None:
     """Each view's decisions are all of the view's record type."""
-    from cwcore.hints.listings import (
+    from cwcore.contract.hints import (
         ExcludedDecision,
         IncludedDecision,
         ManifestDecision,
+        MemoryDecision,
         RetrievedDecision,
     )
-    from cwcore.hints.memory_turns import MemoryDecision
 
     if name == "memory":
         _render_memory([d for d in decisions if isinstance(d, MemoryDecision)])
@@ -284,7 +284,7 @@ def _render_included(decisions: list[IncludedDecision]) -> None:
 
 
 def _render_excluded(decisions: list[ExcludedDecision]) -> None:
-    from cwcore.hints.results import CandidateRow
+    from cwcore.contract.hints import CandidateRow
 
     shown = [d for d in decisions if d.excluded]
     for d in shown:

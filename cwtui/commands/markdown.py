@@ -8,11 +8,11 @@ import typer
 from rich.markup import escape
 
 from cwcore.api import Archive
-from cwcore.markdown.limits import RESULT_CHARS, TOOL_RESULT_CHARS
+from cwcore.contract.markdown import RESULT_CHARS, TOOL_RESULT_CHARS
 from cwtui.output import console, emit_json, guard
 
 if TYPE_CHECKING:
-    from cwcore.markdown.results import MarkdownRead
+    from cwcore.contract.markdown import MarkdownRead
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 MaxChars = Annotated[

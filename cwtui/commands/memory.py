@@ -12,7 +12,7 @@ from cwcore.api import Archive
 from cwtui.output import console, emit_json, guard
 
 if TYPE_CHECKING:
-    from cwcore.memory.results import MemoryRecord
+    from cwcore.contract.memory import MemoryRecord
 
 NAME = "memory"
 app = typer.Typer(help="Memory records: add, list, show, contest, deprecate, injection context.")

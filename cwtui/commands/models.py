@@ -17,7 +17,7 @@ from cwcore.api import Archive
 from cwtui.output import console, emit_json, guard
 
 if TYPE_CHECKING:
-    from cwcore.semantic.results import ModelFolder
+    from cwcore.contract.models import ModelFolder
 
 NAME = "models"
 

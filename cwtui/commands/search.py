@@ -18,6 +18,7 @@ from cwcore.retrieve.filters import resolve_span
 from cwtui.output import console, emit_json, err_console, guard, shown_id
 
 if TYPE_CHECKING:
+    from cwcore.contract.models import SemanticStatus
     from cwcore.retrieve.results import SearchResponse
 
 BAND_STYLE = {"high": "bold green", "moderate": "yellow", "some": "cyan", "low": "dim"}
@@ -64,19 +65,20 @@ def render(body: SearchResponse) -> None:
     )
 
 
-def embedding_note(status: dict[str, Any]) -> str | None:
+def embedding_note(status: SemanticStatus) -> str | None:
     """The footer while windows wait for a vector: what search used and the time left (the
     semantic handler's ``eta_s``); None once embedding is complete or disabled."""
     from cwtui.semantic_status import _left
 
-    state, pending, eta = status.get("state"), int(status.get("pending") or 0), status.get("eta_s")
+    progress = status.progress
+    state, pending, eta = progress.state, progress.pending, progress.eta_s
     if state not in ("waiting", "embedding", "revalidating") or not pending:
         return None
     left = f", about {_left(float(eta))} left" if eta is not None else ""
     if state == "embedding":
         return (
-            f"semantic search covers the newest {int(status['embedded']):,} of "
-            f"{int(status['total']):,} windows; the rest is lexical only "
+            f"semantic search covers the newest {progress.embedded:,} of "
+            f"{progress.total:,} windows; the rest is lexical only "
             f"(embedding {pending:,} more{left})"
         )
     why = "revalidating after a rebuild" if state == "revalidating" else "no window embedded yet"
@@ -226,7 +228,7 @@ def search(
                 emit_json(archive.search_json(request))
                 return
             body = archive.search(request)
-            note = embedding_note(archive.call("semantic.status"))
+            note = embedding_note(archive.semantic_status())
         render(body)
         if note:
             console.print(f"[dim]{note}[/]")

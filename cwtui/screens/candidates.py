@@ -26,7 +26,7 @@ from cwtui.widgets.dialog import Dialog
 from cwtui.widgets.nav import NavList
 
 if TYPE_CHECKING:
-    from cwcore.hints.listings import HintEntry
+    from cwcore.contract.hints import HintEntry
 
 
 @dataclass(frozen=True)

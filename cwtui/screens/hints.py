@@ -44,7 +44,7 @@ from cwtui.widgets.hints import budget_text, detail_text, row_cells
 from cwtui.widgets.nav import NavList, NavTable
 
 if TYPE_CHECKING:
-    from cwcore.hints.listings import HintEntry, HintsListing, SessionBudget
+    from cwcore.contract.hints import HintEntry, HintsListing, SessionBudget
     from cwcore.hints.why import Limits
 
 EMPTY_SESSION = (

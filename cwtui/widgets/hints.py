@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from cwcore.hints.listings import HintEntry, SessionBudget
-    from cwcore.hints.results import CandidateRow
+    from cwcore.contract.hints import CandidateRow, HintEntry, SessionBudget
     from cwcore.hints.why import Limits
 
 #: Outcome → style (docs/hints.md: excerpt, marker, none, no-query, failed).

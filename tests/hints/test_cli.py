@@ -152,8 +152,8 @@ def _candidate(ident: str, score: float, tier: int) -> dict[str, Any]:
 def test_hints_views_of_privacy_and_withdrawn_decisions() -> None:
     """The manifest keeps privacy-excluded evidence (id, classification, reason only); a hint
     withdrawn at freezing (active budget) is excluded, not included."""
+    from cwcore.contract.hints import ExcludedDecision, IncludedDecision, ManifestDecision
     from cwcore.hints import views
-    from cwcore.hints.listings import ExcludedDecision, IncludedDecision, ManifestDecision
 
     cand = _candidate("t-1#user:u1", 142.0, 0)
     runner_up = _candidate("t-2#user:u2", 90.0, 2)

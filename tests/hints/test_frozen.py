@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
+from cwcore.contract.hints import PrivacyExclusion
 from cwcore.hints import frozen, privacy, render
 from cwcore.hints import preflight as preflight_mod
-from cwcore.hints.results import PrivacyExclusion
 from cwcore.text.tokens import estimate
 from tests.hints.helpers import engine, load, row
 

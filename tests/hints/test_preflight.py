@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cwcore.api import Archive
+from cwcore.contract.hints import PreflightDecision
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.hints import candidates as cand_mod
 from cwcore.hints import gate, render
@@ -17,7 +18,6 @@ from cwcore.hints import lineage as lineage_mod
 from cwcore.hints.candidates import Evidence, is_strong, normalized_idf
 from cwcore.hints.lineage import Allowed, exact_wids
 from cwcore.hints.query import extract
-from cwcore.hints.results import PreflightDecision
 from cwcore.index import derived
 from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
 from tests.hints.helpers import NOW, engine, load, row

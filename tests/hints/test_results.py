@@ -18,28 +18,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cwcore.api import Archive
-from cwcore.hints import candidates as cand_mod
-from cwcore.hints import preflight as preflight_mod
-from cwcore.hints import privacy
-from cwcore.hints.listings import (
-    Exclusion,
-    HintsListing,
-    HintsView,
-    RetrievedDecision,
-)
-from cwcore.hints.memory_turns import MemoryDecision
-from cwcore.hints.results import (
+from cwcore.contract.hints import (
     Budget,
     CandidateRow,
     Counts,
     Diagnostics,
+    Exclusion,
     Gate,
     GateThresholds,
+    HintsListing,
+    HintsView,
     IncludedItem,
+    MemoryDecision,
     PreflightDecision,
     PrivacyExclusion,
     QueryUnits,
+    RetrievedDecision,
 )
+from cwcore.hints import candidates as cand_mod
+from cwcore.hints import preflight as preflight_mod
+from cwcore.hints import privacy
 from cwcore.store import codec
 from tests.hints.helpers import load, row
 

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cwcore.api import Archive
+from cwcore.contract.hints import MemoryDecision, MemoryExclusion
 from cwcore.errors import InvalidInput
 from cwcore.hints import frozen
-from cwcore.hints.memory_turns import MemoryDecision, MemoryExclusion
 from cwcore.memory import diagnostics
 from cwtui.cli import app
 from tests.hints.helpers import engine, load, row

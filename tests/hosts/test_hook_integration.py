@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
-from cwcore.hints.memory_turns import MemoryDecision, MemoryExclusion
+from cwcore.contract.hints import MemoryDecision, MemoryExclusion
 from cwcore.hosts import hooks
 from tests.helpers import real_daemon_env, write_jsonl
 

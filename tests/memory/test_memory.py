@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from cwcore.api import Archive
 from cwcore.clock import iso, parse_time
+from cwcore.contract.memory import MemoryEvent, MemoryRecord, MemoryScope
 from cwcore.errors import Conflict, InvalidInput, NotFound
 from cwcore.memory import injection, processors, rank
 from cwcore.memory.injection import build, trivial
-from cwcore.memory.results import MemoryEvent, MemoryRecord, MemoryScope
 from cwcore.semantic.embedder import Embedder
 from cwtui.cli import app
 from tests.conftest import FIXED_NOW

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.api import Archive
+from cwcore.contract.hints import PreflightDecision
 from cwcore.contract.index import IndexStatus
 from cwcore.contract.supersession import Superseded
-from cwcore.hints.results import PreflightDecision
 from cwtui.demo import DEMO_DIR
 from tests.helpers import write_jsonl
 from tests.hints.helpers import row

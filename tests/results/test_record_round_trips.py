@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from cwcore.contract.markdown import MarkdownRead
+from cwcore.contract.memory import MemoryContext, MemoryRecord
+from cwcore.contract.models import ModelFolder, ModelsStatus, SelfTest
 from cwcore.daemon.results import DaemonStatus
-from cwcore.markdown.results import MarkdownRead
 from cwcore.memory import diagnostics, injection
-from cwcore.memory.blocks import MemoryContext
-from cwcore.memory.results import MemoryRecord
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
 from cwcore.recall.results import (
     Continuation,
@@ -28,7 +28,6 @@ from cwcore.recall.results import (
     RecallResponse,
     TurnHeader,
 )
-from cwcore.semantic.results import ModelFolder, ModelsStatus, SelfTest
 from cwcore.views import (
     DocumentView,
     MessageSplit,

@@ -1,11 +1,9 @@
-"""What ``models.status``, ``models.install`` and ``models.install_reranker`` answer, as frozen
-dataclasses.
+"""The semantic tier's methods' contract: ``models.status``, ``models.install``,
+``models.install_reranker``, ``semantic.status`` and ``semantic.embed_pending``.
 
-:mod:`cwcore.methods.semantic` builds the answers as JSON (``cw models … --json`` and the daemon
-protocol carry them unchanged); :class:`cwcore.api.Archive` turns them into these with
-``from_json()`` so the faces read attributes. The JSON is derived from the fields
-(:mod:`cwcore.contract.codec`): the keys and values the engine answers, and
-``from_json(x).to_json() == x`` as parsed JSON.
+:mod:`cwcore.methods.semantic` builds the answers; ``cw models … --json`` and the daemon protocol
+carry their JSON, derived from the fields (:mod:`cwcore.contract.codec`): the keys and values the
+engine answers, and ``from_json(x).to_json() == x`` as parsed JSON.
 
 A model folder's answer starts with the fields of its ``manifest.json`` as the install wrote them
 (an open set: older installs wrote other fields, and the engine does not interpret them), then
@@ -20,6 +18,7 @@ from typing import Any, Self
 
 from cwcore.contract.codec import Record, field, fields_from_json, fields_json
 from cwcore.contract.index import SemanticProgress
+from cwcore.errors import InvalidInput
 
 #: The keys the engine adds after a model folder's manifest fields, in answer order.
 ENGINE_KEYS = (
@@ -114,3 +113,57 @@ class ModelsStatus(Record):
     embedder: ModelFolder
     reranker: ModelFolder
     semantic: SemanticStatus
+
+
+class EmbedPending(Record):
+    """``semantic.embed_pending``: the windows this batch ``embedded``, then the semantic status
+    after it (its keys in the same object)."""
+
+    embedded: int
+    status: SemanticStatus = field(flatten=True)
+
+
+# -- requests ---------------------------------------------------------------------------------
+
+#: ``semantic.embed_pending``'s bound on ``maxWindows``.
+MAX_EMBED_WINDOWS = 4096
+
+
+class ModelsStatusRequest(Record):
+    """``models.status``: with ``selfTest`` (default) one test embedding (loads the model)."""
+
+    self_test: bool = True
+
+
+class ModelsInstallRequest(Record):
+    """``models.install`` takes no parameters."""
+
+
+class InstallRerankerRequest(Record):
+    """``models.install_reranker``: the local folder to copy ``from`` (absolute; model.onnx and
+    the tokenizer files), and the model ``name`` and ``revision`` to record (default, or when
+    empty: the settings' ``rerankerModel`` and ``rerankerModelRevision``)."""
+
+    source: str | None = field(name="from", default=None, omit_none=True)
+    name: str | None = field(default=None, omit_none=True)
+    revision: str | None = field(default=None, omit_none=True)
+
+    def __post_init__(self) -> None:
+        if not self.source:
+            raise InvalidInput(
+                "from (a local folder with model.onnx and tokenizer files) is required"
+            )
+
+
+class SemanticStatusRequest(Record):
+    """``semantic.status`` takes no parameters."""
+
+
+class EmbedPendingRequest(Record):
+    """``semantic.embed_pending``: embed at most ``maxWindows`` windows (1..4096) now."""
+
+    max_windows: int = 16
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_windows <= MAX_EMBED_WINDOWS:
+            raise InvalidInput(f"maxWindows must be an integer from 1 to {MAX_EMBED_WINDOWS}")
