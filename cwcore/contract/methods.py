@@ -11,10 +11,16 @@ method that builds it); they move here one by one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
-from cwcore.contract.codec import Record
+from cwcore.contract.bound import (
+    BoundMessages,
+    BoundMessagesRequest,
+    BoundSessions,
+    BoundSessionsRequest,
+)
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.index import (
     IndexStatus,
@@ -24,10 +30,40 @@ from cwcore.contract.index import (
     PartialRequest,
     VerifyRequest,
 )
+from cwcore.contract.recall import RecallRequest, RecallResponse
 from cwcore.contract.sources import SourcesReport, SourcesRequest
+from cwcore.contract.supersession import (
+    Restored,
+    Superseded,
+    SupersedeRequest,
+    UnsupersedeRequest,
+)
 
-Req = TypeVar("Req", bound=Record)
-Ans = TypeVar("Ans", bound=Record)
+
+class Request(Protocol):
+    """What a method's request is: parsed from the call's JSON at the edge (``invalid-input``
+    naming the key) and sent as JSON. Every codec :class:`~cwcore.contract.codec.Record` is
+    one."""
+
+    @classmethod
+    def parse(cls, params: Any, *, where: str = "") -> Self: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class Answer(Protocol):
+    """What a method's answer is: written as JSON once and read back by a face. A codec
+    :class:`~cwcore.contract.codec.Record` is one; so is an answer whose JSON has several
+    shapes and writes them itself (e.g. :class:`~cwcore.contract.recall.RecallResponse`)."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Self: ...
+
+
+Req = TypeVar("Req", bound=Request)
+Ans = TypeVar("Ans", bound=Answer)
 
 
 @dataclass(frozen=True)
@@ -59,5 +95,33 @@ INDEX_PARTIAL = Spec("index.partial", PartialRequest, PartialDocuments, passive=
 #: ``index.verify``: the derived index against the canonical records (problems listed, 4 MiB).
 INDEX_VERIFY = Spec("index.verify", VerifyRequest, IndexVerification, output_bytes=4 * 1024 * 1024)
 
+#: ``recall``: the source around a located hit, or a document read by id (up to 16 MiB).
+RECALL = Spec("recall", RecallRequest, RecallResponse, output_bytes=16 * 1024 * 1024)
+
+#: ``supersede``: retire a reversed decision from search (kept for audit).
+SUPERSEDE = Spec("supersede", SupersedeRequest, Superseded)
+
+#: ``supersede.undo``: make a superseded document live again, as a new version.
+SUPERSEDE_UNDO = Spec("supersede.undo", UnsupersedeRequest, Restored)
+
+#: ``bound.sessions``: a page of the bound project's sessions (the MCP sessions tool).
+BOUND_SESSIONS = Spec("bound.sessions", BoundSessionsRequest, BoundSessions)
+
+#: ``bound.messages``: a range of one bound session's messages (the MCP messages tool, 2 MiB).
+BOUND_MESSAGES = Spec(
+    "bound.messages", BoundMessagesRequest, BoundMessages, output_bytes=2 * 1024 * 1024
+)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
-DECLARED: tuple[Spec[Any, Any], ...] = (FACETS, SOURCES, INDEX_STATUS, INDEX_PARTIAL, INDEX_VERIFY)
+DECLARED: tuple[Spec[Any, Any], ...] = (
+    FACETS,
+    SOURCES,
+    INDEX_STATUS,
+    INDEX_PARTIAL,
+    INDEX_VERIFY,
+    RECALL,
+    SUPERSEDE,
+    SUPERSEDE_UNDO,
+    BOUND_SESSIONS,
+    BOUND_MESSAGES,
+)
