@@ -20,9 +20,6 @@ from cwcore.contract.codec import Record, field, fields_from_json, fields_json
 MAX_NEIGHBORS = 32
 #: The largest token budget of a recall's text.
 MAX_TOKENS = 100_000
-#: The longest locator or document id a recall takes, in characters (a signed locator is far
-#: shorter; a longer value is certainly not one).
-MAX_LOCATOR_CHARS = 4096
 
 #: The label every recalled text carries (and the MCP tools' answers): what archived text is.
 LABEL = (
@@ -40,7 +37,6 @@ class RecallRequest(Record):
 
     locator: str = field(
         min_length=1,
-        max_length=MAX_LOCATOR_CHARS,
         doc="The opaque locator of a search or gather hit (never build one).",
     )
     neighbors: int = field(

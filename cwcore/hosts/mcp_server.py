@@ -173,7 +173,13 @@ def _tool_schema(request: type[Record]) -> dict[str, Any]:
     return request.json_schema(without=_BOUND_KEYS)
 
 
+#: The longest locator the recall tool takes, in characters. The engine answers any longer
+#: value as a status (``locator-invalid``: a signed locator is far shorter), as the CLI shows;
+#: the tool refuses it before the call, so an agent's mistake costs no archive read.
+MAX_LOCATOR_CHARS = 4096
+
 RECALL_SCHEMA = _tool_schema(RecallRequest)
+RECALL_SCHEMA["properties"]["locator"]["maxLength"] = MAX_LOCATOR_CHARS
 RECALL_SCHEMA["properties"]["sessionIds"]["description"] += (
     " When this server is bound to a session, that session's lineage is used instead."
 )
