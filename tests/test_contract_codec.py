@@ -387,3 +387,17 @@ def test_the_schema_and_the_parse_agree(params: dict[str, object]) -> None:
     for key, value in params.items():
         got = getattr(record, key)
         assert (list(got) if isinstance(got, tuple) else got) == value
+
+
+def test_building_a_record_out_of_its_bounds_is_refused_too() -> None:
+    """A face building a request is refused before it sends it; records without bounds (the
+    answers) are built as plain dataclasses, at no cost."""
+    from cwcore.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match=r"^count must be from 0 to 10$"):
+        Bounded("ok", None, count=11)
+    with pytest.raises(InvalidInput, match=r"^tags is 5 characters long"):
+        Bounded("ok", 1, tags=("abcde",))
+    assert Bounded("ok", None, count=10).count == 10
+    assert not hasattr(Inner.__init__, "__wrapped__")
+    assert hasattr(Bounded.__init__, "__wrapped__")

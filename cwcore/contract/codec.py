@@ -34,6 +34,7 @@ and golden files compare parsed JSON, never bytes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -273,6 +274,9 @@ class Record:
                 raise TypeError(f"keys must be 'camel' or 'snake', not {keys!r}")
             cls.__cw_keys__ = keys
         dataclasses.dataclass(frozen=True)(cls)
+        bounded = [f.name for f in dataclasses.fields(cls) if f.metadata.get(_BOUNDS)]
+        if bounded:
+            _check_bounds_on_init(cls, tuple(bounded))
 
     def to_json(self) -> dict[str, Any]:
         return fields_json(self)
@@ -287,8 +291,9 @@ class Record:
         wrong type or a missing required key is :class:`~cwcore.errors.InvalidInput` naming the
         key (``where`` prefixes it for a nested record); keys the record does not declare are
         ignored, as the engine always has. A value out of its field's declared bounds
-        (:func:`field`) is refused naming the key and the bound; rules across fields are the
-        record's ``__post_init__``'s to check."""
+        (:func:`field`) is refused naming the key and the bound — by the parse, and by building
+        the record directly too; rules across fields are the record's ``__post_init__``'s to
+        check."""
         if not isinstance(params, Mapping):
             raise InvalidInput(f"{where.rstrip('.') or 'params'} must be an object")
         checks = _checks(cls)
@@ -342,6 +347,22 @@ class Record:
             schema["required"] = required
         schema["additionalProperties"] = False
         return schema
+
+
+def _check_bounds_on_init(cls: type[Record], bounded: tuple[str, ...]) -> None:
+    """Make building a ``cls`` check its ``bounded`` fields as :meth:`Record.parse` does, so a
+    face that builds a request out of bounds is refused before it sends it (the engine's parse
+    would refuse it anyway). Only records that declare bounds pay for it: the answers do not."""
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def checked(self: Record, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        checks, keys = _checks(cls), {s.attr: s.key for s in _slots(cls)}
+        for attr in bounded:
+            checks[attr](keys[attr], getattr(self, attr))
+
+    setattr(cls, "__init__", checked)  # noqa: B010 (mypy refuses assigning a method)
 
 
 #: The JSON Schema type of each scalar annotation.
