@@ -17,12 +17,12 @@ unless :func:`field` gives another ``name``. Values are written as they are, but
 A request is read with :meth:`Record.parse`, which also checks each value's type against the
 annotation and the field's declared bounds (``invalid-input`` naming the key and the bound)
 before a handler sees it; building a record that declares bounds checks them too, so a face is
-refused before it sends a bad request. A request field may declare ``doc`` (what it means to a caller),
-``minimum``/``maximum`` (a number's range, inclusive) and ``min_length``/``max_length`` (a
-string's length in characters, not bytes; for a ``tuple[str, ...]`` each item's). The same
-declarations give the request's JSON Schema (:func:`json_schema`), which the MCP tools offer as
-their ``inputSchema``: what the schema accepts, the record parses, and a value out of a declared
-bound is refused by both.
+refused before it sends a bad request. A request field may declare ``doc`` (what it means to a
+caller), ``minimum``/``maximum`` (a number's range, inclusive) and ``min_length``/``max_length``
+(a string's length in characters, not bytes; for a ``tuple[str, ...]`` each item's). The same
+declarations give the request's JSON Schema (:meth:`Record.json_schema`), which the MCP tools
+offer as their ``inputSchema``: what the schema accepts, the record parses, and a value out of a
+declared bound is refused by both.
 
 Reading back (:meth:`Record.from_json`) follows the field's annotation: ``X | None``, ``tuple[X,
 ...]``, fixed tuples, ``dict[str, X]`` and nested records are rebuilt; any other value is taken as

@@ -26,10 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cwcore.contract.recall import LABEL
-from cwcore.errors import LocatorInvalid, NotFound, UnsafeKey, excerpt
-from cwcore.index import derived
-from cwcore.recall.results import (
+from cwcore.contract.recall import (
+    LABEL,
     Continuation,
     DocumentRead,
     MessageSpan,
@@ -39,6 +37,8 @@ from cwcore.recall.results import (
     TurnContext,
     TurnHeader,
 )
+from cwcore.errors import LocatorInvalid, NotFound, UnsafeKey, excerpt
+from cwcore.index import derived
 from cwcore.retrieve.locator import (
     NOT_VALID_HERE,
     Locator,
