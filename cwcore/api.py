@@ -15,6 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
+from cwcore.contract.bound import (
+    BoundMemoryRequest,
+    BoundMessages,
+    BoundMessagesRequest,
+    BoundSessions,
+    BoundSessionsRequest,
+)
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.hints import (
     DEFAULT_MAX_RESULTS,
@@ -40,6 +47,9 @@ from cwcore.contract.memory import (
     MemoryStatusRequest,
 )
 from cwcore.contract.methods import (
+    BOUND_MEMORY,
+    BOUND_MESSAGES,
+    BOUND_SESSIONS,
     FACETS,
     HINTS,
     HINTS_LOCATE,
@@ -62,9 +72,12 @@ from cwcore.contract.methods import (
     MODELS_INSTALL_RERANKER,
     MODELS_STATUS,
     PREFLIGHT,
+    RECALL,
     SEMANTIC_EMBED_PENDING,
     SEMANTIC_STATUS,
     SOURCES,
+    SUPERSEDE,
+    SUPERSEDE_UNDO,
     Ans,
     Req,
     Spec,
@@ -80,7 +93,14 @@ from cwcore.contract.models import (
     SemanticStatus,
     SemanticStatusRequest,
 )
+from cwcore.contract.recall import RecallRequest, RecallResponse
 from cwcore.contract.sources import SourcesReport, SourcesRequest
+from cwcore.contract.supersession import (
+    Restored,
+    Superseded,
+    SupersedeRequest,
+    UnsupersedeRequest,
+)
 from cwcore.errors import InvalidInput
 from cwcore.importers.summary import ImportSummary
 from cwcore.session_info import SessionInfo
@@ -99,12 +119,10 @@ if TYPE_CHECKING:
     from cwcore.contract.markdown import MarkdownRead
     from cwcore.contract.memory import MemoryContext, MemoryListing, MemoryRecord
     from cwcore.contract.retention import ForgetTarget, Forgotten
-    from cwcore.contract.supersession import Restored, Superseded
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
     from cwcore.index.health import DoctorReport, StoreCounts
-    from cwcore.reads import BoundMessages, BoundSessions
-    from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
+    from cwcore.recall.results import DocumentContext, GatherResponse
     from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
     from cwcore.views import DocumentView, Transcript
@@ -427,17 +445,8 @@ class Archive:
         """Materialize the source around a located hit (or read a document by id); ``status``
         says if it resolved. ``project`` confines it to that project: anything outside answers
         as if it did not exist."""
-        from cwcore.recall.results import RecallResponse
-
-        params: dict[str, Any] = {
-            "locator": locator,
-            "neighbors": neighbors,
-            "maxTokens": max_tokens,
-            "sessionIds": list(session_ids),
-        }
-        if project is not None:
-            params["project"] = project
-        return RecallResponse.from_json(self.call("recall", params))
+        request = RecallRequest(locator, neighbors, max_tokens, tuple(session_ids), project)
+        return self.ask(RECALL, request)
 
     def gather(
         self, request: SearchRequest | Mapping[str, Any], *, neighbors: int = 1
@@ -467,18 +476,7 @@ class Archive:
     ) -> Superseded:
         """Retire a reversed decision; ``project`` confines it (and ``by``) to that project:
         another project's document is ``not-found``, as if it did not exist."""
-        from cwcore.contract.supersession import Superseded
-
-        params: dict[str, Any] = {"documentId": document_id}
-        for name, value in (
-            ("by", by),
-            ("reason", reason),
-            ("subjectKey", subject_key),
-            ("project", project),
-        ):
-            if value is not None:
-                params[name] = value
-        return Superseded.from_json(self.call("supersede", params))
+        return self.ask(SUPERSEDE, SupersedeRequest(document_id, by, reason, subject_key, project))
 
     def unsupersede(
         self, document_id: str, *, reason: str | None = None, project: str | None = None
@@ -486,14 +484,7 @@ class Archive:
         """Undo the supersession of ``document_id``: it is searchable again, as a new version;
         the audit view keeps both records (``restored``: the version that had been
         superseded)."""
-        from cwcore.contract.supersession import Restored
-
-        params: dict[str, Any] = {"documentId": document_id}
-        if reason is not None:
-            params["reason"] = reason
-        if project is not None:
-            params["project"] = project
-        return Restored.from_json(self.call("supersede.undo", params))
+        return self.ask(SUPERSEDE_UNDO, UnsupersedeRequest(document_id, reason, project))
 
     def show_document(self, document_id: str, *, include_superseded: bool = False) -> DocumentView:
         """A document's text and provenance: its head version, or with ``include_superseded``
@@ -563,9 +554,7 @@ class Archive:
 
     def bound_sessions(self, project: str, **filters: Any) -> BoundSessions:
         """A page of ``project``'s sessions (filters: agent, since, limit, cursor)."""
-        from cwcore.reads import BoundSessions
-
-        return BoundSessions.from_json(self.call("bound.sessions", {"project": project, **filters}))
+        return self.ask(BOUND_SESSIONS, BoundSessionsRequest(project=project, **filters))
 
     def bound_messages(
         self,
@@ -578,26 +567,15 @@ class Archive:
     ) -> BoundMessages:
         """Messages ``start``..``end`` of a session of ``project`` (and of ``bound_session``'s
         lineage): another project's session answers as a missing one."""
-        from cwcore.reads import BoundMessages
-
-        params: dict[str, Any] = {"session": session, "project": project, "from": start}
-        if bound_session is not None:
-            params["boundSession"] = bound_session
-        if end is not None:
-            params["to"] = end
-        return BoundMessages.from_json(self.call("bound.messages", params))
+        request = BoundMessagesRequest(session, project, bound_session, start, end)
+        return self.ask(BOUND_MESSAGES, request)
 
     def bound_memory(
         self, prompt: str, *, project: str, bound_session: str | None = None
     ) -> MemoryContext:
         """The memory injection block of ``prompt`` over the records ``project`` may see, with
         its selection's ids bounded (``project`` set on the answer)."""
-        from cwcore.contract.memory import MemoryContext
-
-        params: dict[str, Any] = {"prompt": prompt, "project": project}
-        if bound_session is not None:
-            params["boundSession"] = bound_session
-        return MemoryContext.from_json(self.call("bound.memory", params))
+        return self.ask(BOUND_MEMORY, BoundMemoryRequest(prompt, project, bound_session))
 
     # -- preflight hints (cwcore.hints) -----------------------------------------------------------
 

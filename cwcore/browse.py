@@ -494,7 +494,7 @@ def show_document(
     (the audit view: the old source stays readable until retention removes it). A version that
     holds a piece of a cut message carries its ``split`` metadata (message key, piece, count and
     every piece's document in order): joining those documents' pieces gives the message."""
-    from cwcore.recall.results import Split
+    from cwcore.contract.recall import Split
     from cwcore.store import codec, keys
     from cwcore.views import DocumentVersion, DocumentView
 

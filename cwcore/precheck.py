@@ -59,14 +59,11 @@ def sessions(params: dict[str, Any]) -> None:
 
 
 def recall(params: dict[str, Any]) -> None:
-    """The answer's budget: ``neighbors`` and ``maxTokens`` ranges, as recall checks them."""
-    from cwcore.recall.recall import MAX_NEIGHBORS, MAX_TOKENS
+    """The keys given, as the recall request declares them (the answer's budget: ``neighbors``
+    and ``maxTokens`` ranges); the locator may come later (stdin)."""
+    from cwcore.contract.recall import RecallRequest
 
-    neighbors, max_tokens = params.get("neighbors", 1), params.get("maxTokens", 3000)
-    if not isinstance(neighbors, int) or not 0 <= neighbors <= MAX_NEIGHBORS:
-        raise InvalidInput(f"neighbors must be from 0 to {MAX_NEIGHBORS}")
-    if not isinstance(max_tokens, int) or not 1 <= max_tokens <= MAX_TOKENS:
-        raise InvalidInput(f"maxTokens must be from 1 to {MAX_TOKENS}")
+    RecallRequest.check_present(params)
 
 
 def import_(params: dict[str, Any]) -> None:

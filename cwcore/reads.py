@@ -17,8 +17,9 @@ superseded messages kept and marked), from 1. Answers are bounded: at most
 rows or message text (a message longer than what is left is cut and says so; the page says where
 to go on).
 
-The answers are frozen dataclasses (:class:`BoundSessions`, :class:`BoundMessages`; the memory
-block is a :class:`cwcore.contract.memory.MemoryContext`): the ``bound.*`` handlers serialize them
+The answers are frozen dataclasses declared in :mod:`cwcore.contract.bound` with the requests
+(:class:`BoundSessions`, :class:`BoundMessages`; the memory block is a
+:class:`cwcore.contract.memory.MemoryContext`): the ``bound.*`` handlers serialize them
 once with ``to_json()`` and :class:`cwcore.api.Archive` rebuilds them with ``from_json()``;
 the JSON is derived from the fields (:mod:`cwcore.contract.codec`): the keys and values these
 methods have always answered, ``from_json(x).to_json() == x`` as parsed JSON.
@@ -27,80 +28,46 @@ methods have always answered, ``from_json(x).to_json() == x`` as parsed JSON.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from cwcore import browse
-from cwcore.contract.codec import Record, field
+from cwcore.contract.bound import (  # the answers, declared in the contract; bounds likewise
+    DEFAULT_RANGE,
+    MAX_PAGE,
+    MAX_RANGE,
+    BoundMessage,
+    BoundMessages,
+    BoundSessions,
+    TextCut,
+)
 from cwcore.contract.memory import MemoryContext
-from cwcore.errors import CwError, InvalidInput, NotFound, excerpt
+from cwcore.errors import CwError, NotFound, excerpt
 from cwcore.retrieve.scope import lineage
 from cwcore.services import Services
 from cwcore.session_info import SessionInfo
 from cwcore.store.reader import Reader
 
-MAX_PAGE = 50
-MAX_RANGE = 100
-DEFAULT_RANGE = 20
+__all__ = [
+    "DEFAULT_RANGE",
+    "MAX_CHARS",
+    "MAX_PAGE",
+    "MAX_RANGE",
+    "BoundMessage",
+    "BoundMessages",
+    "BoundSessions",
+    "TextCut",
+    "bound_session",
+    "memory_context",
+    "messages_range",
+    "sessions_page",
+]
+
 #: Characters of session rows (a page) or of message text (a range) in one answer.
 MAX_CHARS = 64_000
 TITLE_CHARS = 200
 #: Ids kept per list in a memory answer's selection (the block itself is at most 14 KB).
 MEMORY_IDS = 20
-
-
-def _sessions(items: tuple[SessionInfo, ...]) -> list[dict[str, Any]]:
-    return [s.to_json() for s in items]
-
-
-def _read_sessions(body: list[Mapping[str, Any]]) -> tuple[SessionInfo, ...]:
-    return tuple(map(SessionInfo.from_json, body))
-
-
-class BoundSessions(Record):
-    """A page of the bound project's sessions, newest first, and the cursor of the next page
-    (None on the last)."""
-
-    project: str
-    sessions: tuple[SessionInfo, ...] = field(encode=_sessions, decode=_read_sessions)
-    next_cursor: str | None
-
-
-class TextCut(Record):
-    """A message text cut to fit the answer: ``shown`` characters of its ``chars``."""
-
-    shown: int
-    chars: int
-
-
-class BoundMessage(Record):
-    """Message number ``n`` (from 1) of a session: who and what it is, when (ISO-8601 UTC or
-    None), its tool, source message key and document, whether it was superseded, and its text
-    (cut when ``text_cut`` is set)."""
-
-    n: int
-    role: str
-    kind: str
-    timestamp: str | None
-    tool: str | None
-    message_key: str
-    document_id: str
-    superseded: bool
-    text: str
-    text_cut: TextCut | None = field(default=None, omit_none=True)
-
-
-class BoundMessages(Record):
-    """Messages ``start``..``end`` of a session (``end``: the last one shown, None when none
-    is), of its ``total``; ``next`` is the number to ask for next (None at the end)."""
-
-    session: SessionInfo = field(encode=SessionInfo.to_json, decode=SessionInfo.from_json)
-    total: int
-    start: int = field(name="from")
-    end: int | None = field(name="to")
-    messages: tuple[BoundMessage, ...]
-    next: int | None
 
 
 def _cut(text: str | None, limit: int) -> str | None:
@@ -131,10 +98,9 @@ def sessions_page(
     limit: int = DEFAULT_RANGE,
     cursor: str | None = None,
 ) -> BoundSessions:
-    """One page of ``project``'s sessions, at most ``limit`` and :data:`MAX_CHARS` characters
-    of row JSON (the first row is kept whatever its size)."""
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
+    """One page of ``project``'s sessions, at most ``limit`` (1 to :data:`MAX_PAGE`, as
+    :class:`~cwcore.contract.bound.BoundSessionsRequest` checks it) and :data:`MAX_CHARS`
+    characters of row JSON (the first row is kept whatever its size)."""
 
     def page(n: int) -> tuple[list[SessionInfo], str | None]:
         body = browse.list_sessions(
@@ -203,19 +169,11 @@ def messages_range(
     start: int = 1,
     end: int | None = None,
 ) -> BoundMessages:
-    """Messages ``start``..``end`` (1-based, inclusive; default 20 from ``start``) of a
+    """Messages ``start``..``end`` (1-based, inclusive; default 20 from ``start``; at most
+    :data:`MAX_RANGE`, as :class:`~cwcore.contract.bound.BoundMessagesRequest` checks them) of a
     reachable session, at most :data:`MAX_CHARS` characters of text (the first message is cut
     to fit, a later one that does not fit is left for the next call)."""
-    for name, value in (("from", start), ("to", end)):
-        if value is not None and (
-            not isinstance(value, int) or isinstance(value, bool) or value < 1
-        ):
-            raise InvalidInput(f"{name} must be a positive integer")
     end = start + DEFAULT_RANGE - 1 if end is None else end
-    if end < start:
-        raise InvalidInput("to must not be before from")
-    if end - start + 1 > MAX_RANGE:
-        raise InvalidInput(f"at most {MAX_RANGE} messages per call (from..to)")
     record = bound_session(reader, session, project, bound)
     body = browse.transcript(reader, record["id"])
     listed = [m for m in body.messages if m.kind != "thinking"]

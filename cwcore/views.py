@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cwcore.contract.codec import Record, field, fields_json
-from cwcore.recall.results import Split
+from cwcore.contract.recall import Split
 from cwcore.session_info import SessionInfo
 
 

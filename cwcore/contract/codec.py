@@ -15,7 +15,14 @@ unless :func:`field` gives another ``name``. Values are written as they are, but
   tuple of ``(key, value)`` written as an object; ``encode=``/``decode=`` say the rest.
 
 A request is read with :meth:`Record.parse`, which also checks each value's type against the
-annotation (``invalid-input`` naming the key) before a handler sees it.
+annotation and the field's declared bounds (``invalid-input`` naming the key and the bound)
+before a handler sees it; building a record that declares bounds checks them too, so a face is
+refused before it sends a bad request. A request field may declare ``doc`` (what it means to a
+caller), ``minimum``/``maximum`` (a number's range, inclusive) and ``min_length``/``max_length``
+(a string's length in characters, not bytes; for a ``tuple[str, ...]`` each item's). The same
+declarations give the request's JSON Schema (:meth:`Record.json_schema`), which the MCP tools
+offer as their ``inputSchema``: what the schema accepts, the record parses, and a value out of a
+declared bound is refused by both.
 
 Reading back (:meth:`Record.from_json`) follows the field's annotation: ``X | None``, ``tuple[X,
 ...]``, fixed tuples, ``dict[str, X]`` and nested records are rebuilt; any other value is taken as
@@ -28,6 +35,7 @@ and golden files compare parsed JSON, never bytes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -41,6 +49,8 @@ _SKIP = "cw.skip"
 _DECODE = "cw.decode"
 _ENCODE = "cw.encode"
 _FLATTEN = "cw.flatten"
+_DOC = "cw.doc"
+_BOUNDS = "cw.bounds"
 
 
 def camel(name: str) -> str:
@@ -62,14 +72,37 @@ def field(
     default: Any = dataclasses.MISSING,
     default_factory: Callable[[], Any] | Any = dataclasses.MISSING,
     compare: bool = True,
+    doc: str | None = None,
+    minimum: int | float | None = None,
+    maximum: int | float | None = None,
+    min_length: int | None = None,
+    max_length: int | None = None,
 ) -> Any:
     """A dataclass field with its JSON declaration: ``name`` (the key, default camelCase of the
     attribute), ``omit_none`` (no key when the value is ``None``), ``skip`` (never written) and
     ``decode``/``encode`` (how to read the JSON value back and write it, where the annotation
     cannot say: a union of records, pairs written as an object; ``None`` stays ``None`` without
     calling either). A ``flatten`` field holds a record whose keys are written into the enclosing
-    object at the field's place (a decision's head fields first) and read back from it."""
+    object at the field's place (a decision's head fields first) and read back from it.
+
+    A request field may also say what it means (``doc``, its JSON Schema ``description``) and
+    its bounds, which :meth:`Record.parse` enforces and :func:`json_schema` publishes:
+    ``minimum``/``maximum`` (inclusive, for an ``int`` or ``float``) and
+    ``min_length``/``max_length`` (a ``str``'s length in characters — code points, as JSON
+    Schema counts them — or each item's for a ``tuple[str, ...]``)."""
+    bounds = {
+        key: value
+        for key, value in (
+            ("minimum", minimum),
+            ("maximum", maximum),
+            ("minLength", min_length),
+            ("maxLength", max_length),
+        )
+        if value is not None
+    }
     metadata = {
+        _DOC: doc,
+        _BOUNDS: bounds,
         _NAME: name,
         _OMIT: omit_none,
         _SKIP: skip,
@@ -162,7 +195,11 @@ def _hints(cls: type) -> dict[str, Any]:
 def _checks(cls: type) -> dict[str, Callable[[str, Any], Any]]:
     checks = _CHECKS.get(cls)
     if checks is None:
-        checks = _CHECKS[cls] = {name: _checker(kind) for name, kind in _hints(cls).items()}
+        hints = _hints(cls)
+        checks = _CHECKS[cls] = {
+            f.name: _checker(hints[f.name], f.metadata.get(_BOUNDS) or {})
+            for f in dataclasses.fields(cls)
+        }
     return checks
 
 
@@ -238,6 +275,9 @@ class Record:
                 raise TypeError(f"keys must be 'camel' or 'snake', not {keys!r}")
             cls.__cw_keys__ = keys
         dataclasses.dataclass(frozen=True)(cls)
+        bounded = [f.name for f in dataclasses.fields(cls) if f.metadata.get(_BOUNDS)]
+        if bounded:
+            _check_bounds_on_init(cls, tuple(bounded))
 
     def to_json(self) -> dict[str, Any]:
         return fields_json(self)
@@ -251,8 +291,10 @@ class Record:
         """The record a request's JSON ``params`` names, checked at the edge: a value of the
         wrong type or a missing required key is :class:`~cwcore.errors.InvalidInput` naming the
         key (``where`` prefixes it for a nested record); keys the record does not declare are
-        ignored, as the engine always has. Bounds beyond the type are the record's
-        ``__post_init__``'s to check."""
+        ignored, as the engine always has. A value out of its field's declared bounds
+        (:func:`field`) is refused naming the key and the bound — by the parse, and by building
+        the record directly too; rules across fields are the record's ``__post_init__``'s to
+        check."""
         if not isinstance(params, Mapping):
             raise InvalidInput(f"{where.rstrip('.') or 'params'} must be an object")
         checks = _checks(cls)
@@ -266,6 +308,88 @@ class Record:
             elif slot.required:
                 raise InvalidInput(f"{key} is required")
         return cls(**kwargs)
+
+    @classmethod
+    def check_present(cls, params: Mapping[str, Any]) -> None:
+        """Check the keys of ``params`` that are there, as :meth:`parse` would (type and
+        bounds), without asking for the missing ones or building the record: what a face can
+        refuse before it has every value (e.g. before it opens a store)."""
+        checks = _checks(cls)
+        for slot in _slots(cls):
+            if not (slot.skip or slot.flatten) and slot.key in params:
+                checks[slot.attr](slot.key, params[slot.key])
+
+    @classmethod
+    def json_schema(cls, *, without: tuple[str, ...] = ()) -> dict[str, Any]:
+        """This request's JSON Schema (draft 2020-12), derived from its declarations: one
+        property per key (the keys in ``without`` left out: those a host fills in itself),
+        typed from the annotation, with the field's ``doc``, bounds and default (when it is a
+        JSON scalar), the keys without a default ``required``, and no other key allowed. An
+        ``X | None`` field whose default is None offers ``X`` only (leaving the key out says
+        None); one without that default offers ``null`` too."""
+        hints = _hints(cls)
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for f, slot in zip(dataclasses.fields(cls), _slots(cls), strict=True):
+            if slot.skip or slot.flatten or slot.key in without:
+                continue
+            prop = _schema(hints[f.name], f.metadata.get(_BOUNDS) or {}, f.default is not None)
+            if f.default is not dataclasses.MISSING and isinstance(
+                f.default, str | int | float | bool
+            ):
+                prop["default"] = f.default
+            if f.metadata.get(_DOC):
+                prop["description"] = f.metadata[_DOC]
+            properties[slot.key] = prop
+            if slot.required:
+                required.append(slot.key)
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        if required:
+            schema["required"] = required
+        schema["additionalProperties"] = False
+        return schema
+
+
+def _check_bounds_on_init(cls: type[Record], bounded: tuple[str, ...]) -> None:
+    """Make building a ``cls`` check its ``bounded`` fields as :meth:`Record.parse` does, so a
+    face that builds a request out of bounds is refused before it sends it (the engine's parse
+    would refuse it anyway). Only records that declare bounds pay for it: the answers do not."""
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def checked(self: Record, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        checks, keys = _checks(cls), {s.attr: s.key for s in _slots(cls)}
+        for attr in bounded:
+            checks[attr](keys[attr], getattr(self, attr))
+
+    setattr(cls, "__init__", checked)  # noqa: B010 (mypy refuses assigning a method)
+
+
+#: The JSON Schema type of each scalar annotation.
+_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _schema(annotation: Any, bounds: Mapping[str, Any], nullable: bool) -> dict[str, Any]:
+    """The JSON Schema of a request value of type ``annotation`` with ``bounds`` (on the
+    scalar: a sequence's items carry them); ``nullable`` says whether an ``X | None`` offers
+    ``null``."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        present = [arg for arg in args if arg is not type(None)]
+        if len(present) != 1:
+            raise TypeError(f"no JSON Schema for the request type {annotation!r}")
+        inner = _schema(present[0], bounds, nullable)
+        if nullable and isinstance(inner.get("type"), str):
+            inner["type"] = [inner["type"], "null"]
+        return inner
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return {"type": "array", "items": _schema(args[0], bounds, nullable)}
+    if isinstance(annotation, type) and issubclass(annotation, Record):
+        return annotation.json_schema()
+    if annotation in _JSON_TYPES:
+        return {"type": _JSON_TYPES[annotation], **bounds}
+    raise TypeError(f"no JSON Schema for the request type {annotation!r}")
 
 
 def fields_json(record: Record) -> dict[str, Any]:
@@ -292,14 +416,16 @@ def _nested_keys(cls: type, slot: _Slot) -> tuple[str, ...]:
     return tuple(s.key for s in _slots(nested) if not s.skip)
 
 
-def _checker(annotation: Any) -> Callable[[str, Any], Any]:
+def _checker(annotation: Any, bounds: Mapping[str, Any] | None = None) -> Callable[[str, Any], Any]:
     """How to check (and rebuild) a request value of type ``annotation``: the value, or
     :class:`InvalidInput` naming the key. Strings, integers (a boolean is not one), numbers,
-    booleans, ``X | None``, ``tuple[X, ...]`` and nested records."""
+    booleans, ``X | None``, ``tuple[X, ...]`` and nested records; ``bounds`` (the field's
+    declared ones) apply to the scalar (each item of a sequence)."""
+    bounds = bounds or {}
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
         present = [arg for arg in args if arg is not type(None)]
-        inner = _checker(present[0]) if len(present) == 1 else None
+        inner = _checker(present[0], bounds) if len(present) == 1 else None
 
         def optional(key: str, value: Any) -> Any:
             if value is None:
@@ -310,7 +436,7 @@ def _checker(annotation: Any) -> Callable[[str, Any], Any]:
 
         return optional
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        item = _checker(args[0])
+        item = _checker(args[0], bounds)
 
         def sequence(key: str, value: Any) -> Any:
             if not isinstance(value, list | tuple):
@@ -323,16 +449,49 @@ def _checker(annotation: Any) -> Callable[[str, Any], Any]:
     names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
     if annotation in names:
         want, kinds = names[annotation], _KINDS[annotation]
+        within = _within(bounds)
 
         def scalar(key: str, value: Any) -> Any:
             if isinstance(value, bool) and annotation is not bool:
                 raise InvalidInput(f"{key} must be {want}")
             if not isinstance(value, kinds):
                 raise InvalidInput(f"{key} must be {want}")
+            if within is not None:
+                within(key, value)
             return value
 
         return scalar
     return lambda key, value: value
+
+
+def _within(bounds: Mapping[str, Any]) -> Callable[[str, Any], None] | None:
+    """The check of a scalar's declared ``bounds`` (None when it has none): a number's range,
+    a string's length in characters; the message names the key and the bound, never the
+    value (which may be long or hostile)."""
+    if not bounds:
+        return None
+    low, high = bounds.get("minimum"), bounds.get("maximum")
+    shortest, longest = bounds.get("minLength"), bounds.get("maxLength")
+
+    def within(key: str, value: Any) -> None:
+        if isinstance(value, str):
+            if shortest is not None and len(value) < shortest:
+                if shortest == 1:
+                    raise InvalidInput(f"{key} must not be empty")
+                raise InvalidInput(f"{key} must be at least {shortest} characters long")
+            if longest is not None and len(value) > longest:
+                raise InvalidInput(
+                    f"{key} is {len(value)} characters long; at most {longest} are allowed"
+                )
+            return
+        if (low is not None and value < low) or (high is not None and value > high):
+            if low is not None and high is not None:
+                raise InvalidInput(f"{key} must be from {low} to {high}")
+            if low is not None:
+                raise InvalidInput(f"{key} must be at least {low}")
+            raise InvalidInput(f"{key} must be at most {high}")
+
+    return within
 
 
 #: The JSON values each scalar annotation accepts (a whole number is a number too).

@@ -11,10 +11,17 @@ method that builds it); they move here one by one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
-from cwcore.contract.codec import Record
+from cwcore.contract.bound import (
+    BoundMemoryRequest,
+    BoundMessages,
+    BoundMessagesRequest,
+    BoundSessions,
+    BoundSessionsRequest,
+)
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.hints import (
     HintsAnswer,
@@ -68,10 +75,40 @@ from cwcore.contract.models import (
     SemanticStatus,
     SemanticStatusRequest,
 )
+from cwcore.contract.recall import RecallRequest, RecallResponse
 from cwcore.contract.sources import SourcesReport, SourcesRequest
+from cwcore.contract.supersession import (
+    Restored,
+    Superseded,
+    SupersedeRequest,
+    UnsupersedeRequest,
+)
 
-Req = TypeVar("Req", bound=Record)
-Ans = TypeVar("Ans", bound=Record)
+
+class Request(Protocol):
+    """What a method's request is: parsed from the call's JSON at the edge (``invalid-input``
+    naming the key) and sent as JSON. Every codec :class:`~cwcore.contract.codec.Record` is
+    one."""
+
+    @classmethod
+    def parse(cls, params: Any, *, where: str = "") -> Self: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class Answer(Protocol):
+    """What a method's answer is: written as JSON once and read back by a face. A codec
+    :class:`~cwcore.contract.codec.Record` is one; so is an answer whose JSON has several
+    shapes and writes them itself (e.g. :class:`~cwcore.contract.recall.RecallResponse`)."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Self: ...
+
+
+Req = TypeVar("Req", bound=Request)
+Ans = TypeVar("Ans", bound=Answer)
 
 
 @dataclass(frozen=True)
@@ -219,6 +256,29 @@ HINTS_METHODS: tuple[Spec[Any, Any], ...] = (
     HINTS_LOCATE,
 )
 
+# -- recall, supersession and the MCP server's bound reads ---------------------------------------
+
+#: ``recall``: the source around a located hit, or a document read by id (up to 16 MiB).
+RECALL = Spec("recall", RecallRequest, RecallResponse, output_bytes=16 * 1024 * 1024)
+
+#: ``supersede``: retire a reversed decision from search (kept for audit).
+SUPERSEDE = Spec("supersede", SupersedeRequest, Superseded)
+
+#: ``supersede.undo``: make a superseded document live again, as a new version.
+SUPERSEDE_UNDO = Spec("supersede.undo", UnsupersedeRequest, Restored)
+
+#: ``bound.sessions``: a page of the bound project's sessions (the MCP sessions tool).
+BOUND_SESSIONS = Spec("bound.sessions", BoundSessionsRequest, BoundSessions)
+
+#: ``bound.messages``: a range of one bound session's messages (the MCP messages tool, 2 MiB).
+BOUND_MESSAGES = Spec(
+    "bound.messages", BoundMessagesRequest, BoundMessages, output_bytes=2 * 1024 * 1024
+)
+
+#: ``bound.memory``: the bound project's memory injection block for a prompt (the MCP memory
+#: tool).
+BOUND_MEMORY = Spec("bound.memory", BoundMemoryRequest, MemoryContext)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
 DECLARED: tuple[Spec[Any, Any], ...] = (
     FACETS,
@@ -232,4 +292,10 @@ DECLARED: tuple[Spec[Any, Any], ...] = (
     INDEX_RUN,
     INDEX_REBUILD,
     *HINTS_METHODS,
+    RECALL,
+    SUPERSEDE,
+    SUPERSEDE_UNDO,
+    BOUND_SESSIONS,
+    BOUND_MESSAGES,
+    BOUND_MEMORY,
 )

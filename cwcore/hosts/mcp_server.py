@@ -49,17 +49,22 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from cwcore import reads
 from cwcore.api import Archive
+from cwcore.contract.bound import (
+    MAX_RANGE,
+    BoundMemoryRequest,
+    BoundMessagesRequest,
+    BoundSessionsRequest,
+)
+from cwcore.contract.codec import Record
+from cwcore.contract.recall import LABEL, RecallRequest, RecallResponse
+from cwcore.contract.supersession import SupersedeRequest
 from cwcore.errors import EXCERPT_CHARS, CwError, InvalidInput, NotFound, excerpt
 from cwcore.precheck import MAX_GATHER_NEIGHBORS
-from cwcore.recall.recall import LABEL, MAX_NEIGHBORS, MAX_TOKENS
-from cwcore.recall.results import RecallResponse
 from cwcore.retrieve.locator import NOT_VALID_HERE
 from cwcore.retrieve.request import SearchRequest, parse_request
 from cwcore.retrieve.request import json_schema as request_schema
 from cwcore.retrieve.results import SearchResponse
-from cwcore.store.keys import MAX_ID_BYTES
 
 SERVER_NAME = "cw"
 SEARCH, GATHER, RECALL, SUPERSEDE = (
@@ -74,8 +79,6 @@ SESSIONS, MESSAGES, MEMORY = (
     "context_window_memory",
 )
 TOOLS = (SEARCH, GATHER, RECALL, SUPERSEDE, SESSIONS, MESSAGES, MEMORY)
-#: Longest prompt the memory tool takes (characters).
-MAX_PROMPT_CHARS = 16_384
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,6 @@ _SCOPE = {
         "project)."
     ),
 }
-_STRINGS = {"type": "array", "items": {"type": "string"}}
 
 #: The search tool's arguments: the search request's own fields and bounds (one declaration,
 #: :data:`cwcore.retrieve.request.FIELDS`, which the engine's validator checks), with this
@@ -160,132 +162,31 @@ GATHER_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-RECALL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "locator": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 4096,
-            "description": "The opaque locator of a search or gather hit (never build one).",
-        },
-        "neighbors": {
-            "type": "integer",
-            "minimum": 0,
-            "maximum": MAX_NEIGHBORS,
-            "default": 1,
-            "description": "Neighbouring windows to include around the match.",
-        },
-        "maxTokens": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_TOKENS,
-            "default": 3000,
-            "description": "Token budget of the returned source; the rest is reachable by "
-            "the continuation locators.",
-        },
-        "sessionIds": {
-            **_STRINGS,
-            "description": (
-                "Your session and its verified parents, for session-scoped locators. When this "
-                "server is bound to a session, that session's lineage is used instead."
-            ),
-        },
-    },
-    "required": ["locator"],
-    "additionalProperties": False,
-}
+#: The request keys this server fills in from its binding: never a tool's argument.
+_BOUND_KEYS = ("project", "boundSession")
 
-SUPERSEDE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "documentId": {
-            "type": "string",
-            "minLength": 1,
-            "description": "The documentId of the archived decision that was reversed.",
-        },
-        "by": {
-            "type": "string",
-            "minLength": 1,
-            "description": "The documentId of the archived document that replaces it.",
-        },
-        "reason": {"type": "string", "description": "Why (kept in the audit record)."},
-        "subjectKey": {
-            "type": "string",
-            "minLength": 1,
-            "description": "Move this subject key to `by` (needs `by`).",
-        },
-    },
-    "required": ["documentId"],
-    "additionalProperties": False,
-}
 
-SESSIONS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "agent": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 64,
-            "description": "Only sessions of this agent (claude-code, codex, pi, gemini, …).",
-        },
-        "since": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 64,
-            "description": "Only sessions active since this ISO-8601 date or time.",
-        },
-        "limit": {"type": "integer", "minimum": 1, "maximum": reads.MAX_PAGE, "default": 20},
-        "cursor": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 1024,
-            "description": "nextCursor of the previous page.",
-        },
-    },
-    "additionalProperties": False,
-}
+def _tool_schema(request: type[Record]) -> dict[str, Any]:
+    """A tool's arguments: its method's request record's JSON Schema (one declaration, which
+    the engine's :meth:`~cwcore.contract.codec.Record.parse` checks too), without the keys the
+    binding fills in."""
+    return request.json_schema(without=_BOUND_KEYS)
 
-MESSAGES_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "session": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": MAX_ID_BYTES,
-            "description": "A session id, or a unique prefix of at least 4 characters.",
-        },
-        "from": {
-            "type": "integer",
-            "minimum": 1,
-            "default": 1,
-            "description": "First message number (messages are numbered from 1).",
-        },
-        "to": {
-            "type": "integer",
-            "minimum": 1,
-            "description": (
-                f"Last message number (default from + {reads.DEFAULT_RANGE - 1}; at most "
-                f"{reads.MAX_RANGE} messages per call)."
-            ),
-        },
-    },
-    "required": ["session"],
-    "additionalProperties": False,
-}
 
-MEMORY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "prompt": {
-            "type": "string",
-            "maxLength": MAX_PROMPT_CHARS,
-            "description": "The prompt (or task) to select memory records for.",
-        },
-    },
-    "required": ["prompt"],
-    "additionalProperties": False,
-}
+#: The longest locator the recall tool takes, in characters. The engine answers any longer
+#: value as a status (``locator-invalid``: a signed locator is far shorter), as the CLI shows;
+#: the tool refuses it before the call, so an agent's mistake costs no archive read.
+MAX_LOCATOR_CHARS = 4096
+
+RECALL_SCHEMA = _tool_schema(RecallRequest)
+RECALL_SCHEMA["properties"]["locator"]["maxLength"] = MAX_LOCATOR_CHARS
+RECALL_SCHEMA["properties"]["sessionIds"]["description"] += (
+    " When this server is bound to a session, that session's lineage is used instead."
+)
+SUPERSEDE_SCHEMA = _tool_schema(SupersedeRequest)
+SESSIONS_SCHEMA = _tool_schema(BoundSessionsRequest)
+MESSAGES_SCHEMA = _tool_schema(BoundMessagesRequest)
+MEMORY_SCHEMA = _tool_schema(BoundMemoryRequest)
 
 _BANDS = (
     "Each hit carries a relevance band (high >= 0.8, moderate, some, low < 0.2), a matchType "
@@ -331,7 +232,7 @@ DESCRIPTIONS = {
     ),
     MESSAGES: (
         "Read messages of one archived session of this project by number (from..to, at most "
-        f"{reads.MAX_RANGE}, numbered from 1 as the session's message count counts them; "
+        f"{MAX_RANGE}, numbered from 1 as the session's message count counts them; "
         "superseded messages are marked). `next` is the number to continue from; a text too "
         f"long for the answer is cut and says so (textCut). {_EVIDENCE}"
     ),

@@ -19,8 +19,14 @@ import cwcore
 from cwcore import browse, facets, large_results, private
 from cwcore.clock import parse_time
 from cwcore.contract.facets import Facets, FacetsRequest
-from cwcore.contract.methods import FACETS, SOURCES
+from cwcore.contract.methods import FACETS, SOURCES, SUPERSEDE, SUPERSEDE_UNDO
 from cwcore.contract.sources import SourcesReport, SourcesRequest
+from cwcore.contract.supersession import (
+    Restored,
+    Superseded,
+    SupersedeRequest,
+    UnsupersedeRequest,
+)
 from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine
 from cwcore.errors import CorruptRecord, InvalidInput
@@ -278,38 +284,32 @@ def _sources(engine: Engine, req: SourcesRequest) -> SourcesReport:
     return sources.report(located, engine.store.meta_get(sources.META_KEY))
 
 
-def _supersede(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _supersede(engine: Engine, req: SupersedeRequest) -> Superseded:
     """Supersede a document; with ``project`` (the caller's authenticated project) a document
     or replacement of another project answers ``not-found``, exactly as a missing one."""
-    target = required_str(params, "documentId")
     result = engine.admission.supersede(
-        target,
-        by=param_str(params, "by"),
-        reason=param_str(params, "reason"),
-        subject_key=param_str(params, "subjectKey"),
-        project=param_str(params, "project"),
+        req.document_id,
+        by=req.by,
+        reason=req.reason,
+        subject_key=req.subject_key,
+        project=req.project,
         request_id=current_request_id(),  # a retry after a daemon restart: the same answer
     )
     engine.after_admission(1)
-    return result.to_json()
+    return result
 
 
-def _supersede_undo(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _supersede_undo(engine: Engine, req: UnsupersedeRequest) -> Restored:
     """Undo a supersession (an appended unsupersession record; the document is live and
     searchable again as a new version); ``project`` confines it as for ``supersede``."""
-    target = required_str(params, "documentId")
     result = engine.admission.unsupersede(
-        target,
-        reason=param_str(params, "reason"),
-        project=param_str(params, "project"),
+        req.document_id,
+        reason=req.reason,
+        project=req.project,
         request_id=current_request_id(),
     )
     engine.after_admission(1)
-    return result.to_json()
+    return result
 
 
 def _show_document(
@@ -346,6 +346,6 @@ METHODS: tuple[Method, ...] = (
     Method("context", _context),
     Method("forget", _forget),
     Method("forget.resolve", _forget_resolve),
-    Method("supersede", _supersede),
-    Method("supersede.undo", _supersede_undo),
+    typed(SUPERSEDE, _supersede),
+    typed(SUPERSEDE_UNDO, _supersede_undo),
 )

@@ -1,64 +1,52 @@
 """The project-bound reads the MCP server uses (:mod:`cwcore.reads`):
 ``bound.sessions``, ``bound.messages``, ``bound.memory``. Each takes the caller's binding —
-``project`` (required) and ``boundSession`` (optional) — and never answers beyond it."""
+``project`` (required) and ``boundSession`` (optional) — and never answers beyond it; the
+requests (and their bounds) are declared in :mod:`cwcore.contract.bound`."""
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 from cwcore import reads
-from cwcore.engine import Emit, Engine, MiB
-from cwcore.errors import InvalidInput
-from cwcore.methods.params import param_str, required_str
-from cwcore.methods.registry import Method
+from cwcore.contract.bound import (
+    BoundMemoryRequest,
+    BoundMessages,
+    BoundMessagesRequest,
+    BoundSessions,
+    BoundSessionsRequest,
+)
+from cwcore.contract.memory import MemoryContext
+from cwcore.contract.methods import BOUND_MEMORY, BOUND_MESSAGES, BOUND_SESSIONS
+from cwcore.engine import Engine
+from cwcore.methods.registry import Method, typed
 
 
-def _binding(params: dict[str, Any]) -> tuple[str, str | None]:
-    project = required_str(params, "project", "the bound project")
-    return project, param_str(params, "boundSession") or None
-
-
-def _sessions(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    project, _ = _binding(params)
+def _sessions(engine: Engine, req: BoundSessionsRequest) -> BoundSessions:
     return reads.sessions_page(
         engine.reader,
-        project,
-        agent=param_str(params, "agent"),
-        since=param_str(params, "since"),
-        limit=params.get("limit", reads.DEFAULT_RANGE),
-        cursor=param_str(params, "cursor"),
-    ).to_json()
+        req.project,
+        agent=req.agent,
+        since=req.since,
+        limit=req.limit,
+        cursor=req.cursor,
+    )
 
 
-def _messages(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    project, bound = _binding(params)
+def _messages(engine: Engine, req: BoundMessagesRequest) -> BoundMessages:
     return reads.messages_range(
         engine.reader,
-        required_str(params, "session", "a session id or unique prefix"),
-        project,
-        bound=bound,
-        start=params.get("from", 1),
-        end=params.get("to"),
-    ).to_json()
+        req.session,
+        req.project,
+        bound=req.bound_session or None,
+        start=req.start,
+        end=req.end,
+    )
 
 
-def _memory(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    project, bound = _binding(params)
-    prompt = params.get("prompt")
-    if not isinstance(prompt, str):
-        raise InvalidInput("prompt must be a string")
-    return reads.memory_context(engine, prompt, project, bound=bound).to_json()
+def _memory(engine: Engine, req: BoundMemoryRequest) -> MemoryContext:
+    return reads.memory_context(engine, req.prompt, req.project, bound=req.bound_session or None)
 
 
 METHODS: tuple[Method, ...] = (
-    Method("bound.sessions", _sessions),
-    Method("bound.messages", _messages, output_bytes=2 * MiB),
-    Method("bound.memory", _memory),
+    typed(BOUND_SESSIONS, _sessions),
+    typed(BOUND_MESSAGES, _messages),
+    typed(BOUND_MEMORY, _memory),
 )

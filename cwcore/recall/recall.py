@@ -26,9 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cwcore.errors import InvalidInput, LocatorInvalid, NotFound, UnsafeKey, excerpt
-from cwcore.index import derived
-from cwcore.recall.results import (
+from cwcore.contract.recall import (
+    LABEL,
     Continuation,
     DocumentRead,
     MessageSpan,
@@ -38,6 +37,8 @@ from cwcore.recall.results import (
     TurnContext,
     TurnHeader,
 )
+from cwcore.errors import LocatorInvalid, NotFound, UnsafeKey, excerpt
+from cwcore.index import derived
 from cwcore.retrieve.locator import (
     NOT_VALID_HERE,
     Locator,
@@ -51,14 +52,8 @@ from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 from cwcore.text.tokens import estimate
 
-MAX_NEIGHBORS = 32
-MAX_TOKENS = 100_000
 WHOLE_TURN_BYTES = 64 * 1024
 HEADER_CHARS = 600
-LABEL = (
-    "Archived historical evidence, quoted as data: it is not proof of the current files or "
-    "state — verify before relying on it."
-)
 
 
 @dataclass(frozen=True)
@@ -96,11 +91,9 @@ def recall(
     max_tokens: int = 3000,
     caller: Caller = Caller(),
 ) -> RecallResponse:
-    """Recall ``target`` — a locator, or a document id for a direct read — for ``caller``."""
-    if not 0 <= neighbors <= MAX_NEIGHBORS:
-        raise InvalidInput(f"neighbors must be from 0 to {MAX_NEIGHBORS}")
-    if not 1 <= max_tokens <= MAX_TOKENS:
-        raise InvalidInput(f"maxTokens must be from 1 to {MAX_TOKENS}")
+    """Recall ``target`` — a locator, or a document id for a direct read — for ``caller``, with
+    ``neighbors`` and ``max_tokens`` in the ranges :class:`~cwcore.contract.recall.RecallRequest`
+    declares (the method's request is parsed before this runs)."""
     reader = Reader(store)
     if not is_locator(target):
         return read_document(store, target, caller=caller)

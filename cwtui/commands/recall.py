@@ -14,7 +14,7 @@ from cwcore.retrieve.results import EMPTY_ADVICE
 from cwtui.output import console, emit_json, guard, shown_id
 
 if TYPE_CHECKING:
-    from cwcore.recall.results import DocumentRead, RecalledSource, RecallResponse
+    from cwcore.contract.recall import DocumentRead, RecalledSource, RecallResponse
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
