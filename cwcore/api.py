@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
+from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.index import IndexStatusRequest, PartialRequest, VerifyRequest
 from cwcore.contract.methods import (
+    COUNTS,
+    DOCTOR,
     FACETS,
     INDEX_PARTIAL,
     INDEX_STATUS,
@@ -43,7 +46,6 @@ if TYPE_CHECKING:
     from cwcore.hints.frozen import Maintained, Rotated
     from cwcore.hints.listings import HintsListing, HintsView
     from cwcore.hints.results import PreflightDecision
-    from cwcore.index.health import DoctorReport, StoreCounts
     from cwcore.markdown.results import MarkdownRead
     from cwcore.memory.blocks import MemoryContext
     from cwcore.memory.results import MemoryListing, MemoryRecord
@@ -202,15 +204,11 @@ class Archive:
 
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Store summary and consistency checks; ``repair`` rebuilds what a check found stale."""
-        from cwcore.index.health import DoctorReport
-
-        return DoctorReport.from_json(self.call("doctor", {"repair": repair}))
+        return self.ask(DOCTOR, DoctorRequest(repair))
 
     def counts(self) -> StoreCounts:
         """The store's record counts (one read; :meth:`doctor` also runs every check)."""
-        from cwcore.index.health import StoreCounts
-
-        return StoreCounts.from_json(self.call("counts"))
+        return self.ask(COUNTS, CountsRequest())
 
     def sessions(
         self,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from cwcore.contract.codec import Record
+from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.index import (
     IndexStatus,
@@ -59,5 +60,22 @@ INDEX_PARTIAL = Spec("index.partial", PartialRequest, PartialDocuments, passive=
 #: ``index.verify``: the derived index against the canonical records (problems listed, 4 MiB).
 INDEX_VERIFY = Spec("index.verify", VerifyRequest, IndexVerification, output_bytes=4 * 1024 * 1024)
 
+# -- the archive's methods (cwcore/methods/archive.py) ------------------------------------------
+
+#: ``doctor``: the store's summary and consistency checks (``repair`` fixes what they found).
+DOCTOR = Spec("doctor", DoctorRequest, DoctorReport)
+
+#: ``counts``: the store's record counts, one meta read (polled by the TUI).
+COUNTS = Spec("counts", CountsRequest, StoreCounts, passive=True)
+
+ARCHIVE: tuple[Spec[Any, Any], ...] = (DOCTOR, COUNTS)
+
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
-DECLARED: tuple[Spec[Any, Any], ...] = (FACETS, SOURCES, INDEX_STATUS, INDEX_PARTIAL, INDEX_VERIFY)
+DECLARED: tuple[Spec[Any, Any], ...] = (
+    FACETS,
+    SOURCES,
+    INDEX_STATUS,
+    INDEX_PARTIAL,
+    INDEX_VERIFY,
+    *ARCHIVE,
+)

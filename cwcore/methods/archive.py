@@ -18,23 +18,25 @@ from typing import Any
 import cwcore
 from cwcore import browse, facets, large_results, private
 from cwcore.clock import parse_time
-from cwcore.contract.facets import Facets, FacetsRequest
-from cwcore.contract.methods import FACETS, SOURCES
-from cwcore.contract.sources import SourcesReport, SourcesRequest
-from cwcore.daemon.service import current_request_id
-from cwcore.engine import Emit, Engine
-from cwcore.errors import CorruptRecord, InvalidInput
-from cwcore.importers import pipeline, sources, sync
-from cwcore.index import maintenance
-from cwcore.index.health import (
+from cwcore.contract.doctor import (
+    CountsRequest,
     DoctorChecks,
     DoctorReport,
+    DoctorRequest,
     IndexCheck,
     PermissionsCheck,
     RecordsCheck,
     SessionOrderCheck,
     StoreCounts,
 )
+from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.methods import COUNTS, DOCTOR, FACETS, SOURCES
+from cwcore.contract.sources import SourcesReport, SourcesRequest
+from cwcore.daemon.service import current_request_id
+from cwcore.engine import Emit, Engine
+from cwcore.errors import CorruptRecord, InvalidInput
+from cwcore.importers import pipeline, sources, sync
+from cwcore.index import maintenance
 from cwcore.markdown import ingest
 from cwcore.methods.params import param_bool, param_int, param_str, required_str
 from cwcore.methods.registry import Method, typed
@@ -89,10 +91,9 @@ def _import(
     return summary.to_json()
 
 
-def _doctor(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    repair = param_bool(params, "repair", False)
+def _doctor(engine: Engine, req: DoctorRequest) -> DoctorReport:
+    """The store's summary and its four checks; ``repair`` fixes what a check found stale."""
+    repair = req.repair
     # Every check runs whatever the others find: a record that does not decode fails the check
     # that met it (and ``records`` names it) instead of the whole report.
     records = RecordsCheck.from_json(integrity.check_records(engine.store))
@@ -128,7 +129,7 @@ def _doctor(
             # The same check as ``cw index verify``: doctor is unhealthy whenever verify fails.
             index=index,
         ),
-    ).to_json()
+    )
 
 
 def _store_counts(engine: Engine) -> StoreCounts:
@@ -141,12 +142,10 @@ def _store_counts(engine: Engine) -> StoreCounts:
     )
 
 
-def _counts(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _counts(engine: Engine, req: CountsRequest) -> StoreCounts:
     """The store's record counts, one meta read: what a UI that polls needs of ``doctor``,
     whose checks decode every record."""
-    return _store_counts(engine).to_json()
+    return _store_counts(engine)
 
 
 def _session_order(engine: Engine, repair: bool) -> SessionOrderCheck:
@@ -335,8 +334,8 @@ METHODS: tuple[Method, ...] = (
     Method("import", _import),
     Method("sync", _sync),
     typed(SOURCES, _sources),
-    Method("doctor", _doctor),
-    Method("counts", _counts, passive=True),
+    typed(DOCTOR, _doctor),
+    typed(COUNTS, _counts),
     Method("sessions", _sessions),
     Method("sessions.resolve", _sessions_resolve),
     typed(FACETS, _facets),
