@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from cwcore import config, large_results
+from cwcore.contract.context import ContextRequest, DocumentContext
 from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.index import IndexStatusRequest, PartialRequest, VerifyRequest
 from cwcore.contract.methods import (
+    CONTEXT,
     COUNTS,
     DOCTOR,
     FACETS,
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
     from cwcore.memory.blocks import MemoryContext
     from cwcore.memory.results import MemoryListing, MemoryRecord
     from cwcore.reads import BoundMessages, BoundSessions
-    from cwcore.recall.results import DocumentContext, GatherResponse, RecallResponse
+    from cwcore.recall.results import GatherResponse, RecallResponse
     from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
     from cwcore.semantic.results import ModelFolder, ModelsStatus
@@ -398,10 +400,7 @@ class Archive:
 
     def context(self, document_id: str, *, neighbors: int = 1) -> DocumentContext:
         """The turns before and after ``document_id`` in its session (context, not ranked)."""
-        from cwcore.recall.results import DocumentContext
-
-        body = self.call("context", {"documentId": document_id, "neighbors": neighbors})
-        return DocumentContext.from_json(body)
+        return self.ask(CONTEXT, ContextRequest(document_id, neighbors))
 
     def supersede(
         self,

@@ -17,7 +17,7 @@ from cwcore.store.parts import message_fields
 from cwcore.store.reader import Reader
 
 if TYPE_CHECKING:  # recall pulls in retrieval: the sessions browser imports it only to run it
-    from cwcore.recall.results import DocumentContext, Neighbor
+    from cwcore.contract.context import DocumentContext, Neighbor
     from cwcore.views import DocumentView, Transcript, TranscriptMessage
 
 MAX_LIMIT = 10_000
@@ -543,19 +543,15 @@ def show_document(
     )
 
 
-MAX_CONTEXT = 8
-
-
 def document_context(reader: Reader, document_id: str, *, around: int = 1) -> DocumentContext:
     """The turns before and after a document in its session, as ``gather`` gives them for a
     hit (context: no score, no band): the document, its session, its turn and its neighbours.
-    A tool-result document is placed at its parent turn; ``around`` is 0 to 8 on each side.
+    A tool-result document is placed at its parent turn; ``around`` turns on each side (the
+    request, :class:`~cwcore.contract.context.ContextRequest`, bounds it).
     Raises :class:`~cwcore.errors.NotFound` for a document that does not exist."""
+    from cwcore.contract.context import DocumentContext
     from cwcore.recall.gather import neighbor
-    from cwcore.recall.results import DocumentContext
 
-    if not 0 <= around <= MAX_CONTEXT:
-        raise InvalidInput(f"neighbors must be from 0 to {MAX_CONTEXT}")
     head = reader.head(document_id)
     manifest = reader.manifest(document_id, int(head["version"]))
     metadata = manifest.get("metadata") or {}

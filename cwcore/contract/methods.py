@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from cwcore.contract.codec import Record
+from cwcore.contract.context import ContextRequest, DocumentContext
 from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.index import (
@@ -68,7 +69,10 @@ DOCTOR = Spec("doctor", DoctorRequest, DoctorReport)
 #: ``counts``: the store's record counts, one meta read (polled by the TUI).
 COUNTS = Spec("counts", CountsRequest, StoreCounts, passive=True)
 
-ARCHIVE: tuple[Spec[Any, Any], ...] = (DOCTOR, COUNTS)
+#: ``context``: the turns before and after one document in its session.
+CONTEXT = Spec("context", ContextRequest, DocumentContext)
+
+ARCHIVE: tuple[Spec[Any, Any], ...] = (DOCTOR, COUNTS, CONTEXT)
 
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
 DECLARED: tuple[Spec[Any, Any], ...] = (

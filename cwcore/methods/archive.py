@@ -18,6 +18,7 @@ from typing import Any
 import cwcore
 from cwcore import browse, facets, large_results, private
 from cwcore.clock import parse_time
+from cwcore.contract.context import ContextRequest, DocumentContext
 from cwcore.contract.doctor import (
     CountsRequest,
     DoctorChecks,
@@ -30,7 +31,7 @@ from cwcore.contract.doctor import (
     StoreCounts,
 )
 from cwcore.contract.facets import Facets, FacetsRequest
-from cwcore.contract.methods import COUNTS, DOCTOR, FACETS, SOURCES
+from cwcore.contract.methods import CONTEXT, COUNTS, DOCTOR, FACETS, SOURCES
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine
@@ -321,13 +322,9 @@ def _show_document(
     return large_results.send(body.to_json(), emit)
 
 
-def _context(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _context(engine: Engine, req: ContextRequest) -> DocumentContext:
     """The chronological neighbours of one document (``gather``'s context, for one anchor)."""
-    target = required_str(params, "documentId")
-    around = param_int(params, "neighbors", 1)
-    return browse.document_context(engine.reader, target, around=around).to_json()
+    return browse.document_context(engine.reader, req.document_id, around=req.neighbors)
 
 
 METHODS: tuple[Method, ...] = (
@@ -342,7 +339,7 @@ METHODS: tuple[Method, ...] = (
     Method("show", _show, output_bytes=large_results.MAX_INLINE_BYTES),
     Method("show.document", _show_document, output_bytes=large_results.MAX_INLINE_BYTES),
     Method("export", _export, output_bytes=large_results.MAX_INLINE_BYTES),
-    Method("context", _context),
+    typed(CONTEXT, _context),
     Method("forget", _forget),
     Method("forget.resolve", _forget_resolve),
     Method("supersede", _supersede),

@@ -1,4 +1,5 @@
-"""What recall, direct reads, gather and document context return, as frozen dataclasses.
+"""What recall, direct reads and gather return, as frozen dataclasses (a gather anchor's
+:class:`~cwcore.contract.context.Neighbor` is the contract's, shared with ``context``).
 
 The engine builds these; its method handlers serialize them once with ``to_json()`` (the daemon
 protocol and ``--json`` carry that JSON), and :class:`cwcore.api.Archive` turns the JSON back
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from cwcore.contract.codec import Record, field, fields_from_json, fields_json
+from cwcore.contract.context import Neighbor
 from cwcore.retrieve.results import SearchHit, SearchResponse
 
 #: A stored chunk of a document's text: (content digest, byte start, byte length).
@@ -213,20 +215,6 @@ class RecallResponse:
         return cls(status, body.get("message"), body.get("supersededBy"))
 
 
-class Neighbor(Record):
-    """A document next to an anchor in its session, as context (no score, no band): its id,
-    kind, creation time, message keys and its text's start (``truncated`` when cut);
-    ``historical`` is always True."""
-
-    document_id: str
-    kind: str
-    created: str
-    message_keys: tuple[str, ...]
-    text: str
-    truncated: bool
-    historical: bool = True
-
-
 def _neighbors(raw: Any) -> tuple[Neighbor, ...]:
     return tuple(Neighbor.from_json(n) for n in raw)
 
@@ -319,15 +307,3 @@ class GatherResponse:
                 anchors.append(GatherAnchor(SearchHit.from_json(hit), before, after))
         search = SearchResponse.from_json({**body, "results": bare})
         return cls(search, tuple(anchors))
-
-
-class DocumentContext(Record):
-    """The documents before and after one document in its session (``gather``'s context for a
-    single document): the document, its session, the turn it is placed at, and its
-    neighbours."""
-
-    document_id: str
-    session: str
-    turn: str
-    before: tuple[Neighbor, ...]
-    after: tuple[Neighbor, ...]

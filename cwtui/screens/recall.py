@@ -29,13 +29,12 @@ from textual.containers import VerticalScroll
 from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
+from cwcore.contract.context import DocumentContext, Neighbor
 from cwcore.contract.supersession import Superseded
 from cwcore.errors import CwError
 from cwcore.recall.results import (
-    DocumentContext,
     DocumentRead,
     MessageSpan,
-    Neighbor,
     RecalledSource,
     RecallResponse,
 )

@@ -1,0 +1,82 @@
+"""The archive's methods declared in the contract catalogue (issue 37): each request is checked
+at the edge (a wrong type names the key; a bound is refused by the request record, before a store
+is opened or a request sent) and each answer comes back as its declared record."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cwcore.api import Archive
+from cwcore.contract import methods
+from cwcore.contract.context import MAX_CONTEXT, ContextRequest, DocumentContext
+from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
+from cwcore.errors import InvalidInput
+from tests.helpers import write_jsonl
+
+
+def _rows(sid: str, n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "session": sid,
+            "id": f"m{i}",
+            "role": "user" if i % 2 == 0 else "assistant",
+            "text": f"message {i} of {sid} about the archive contract",
+            "timestamp": f"2026-11-18T09:{i:02d}:00Z",
+            "project": "alpha",
+            "agent": "codex",
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def arch(cw_home: Path, tmp_path: Path) -> Iterator[Archive]:
+    with Archive.open(cw_home, embedded=True) as archive:
+        archive.import_paths([write_jsonl(tmp_path / "s.jsonl", _rows("sess-one", 5))])
+        yield archive
+
+
+def _refused(archive: Archive, method: str, params: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        archive.call(method, params)
+
+
+def test_the_archive_methods_are_declared() -> None:
+    declared = {spec.name for spec in methods.DECLARED}
+    assert {"doctor", "counts", "context"} <= declared
+
+
+def test_doctor_and_counts_answer_their_records(arch: Archive) -> None:
+    _refused(arch, "doctor", {"repair": "yes"}, r"^repair must be true or false$")
+    report = arch.ask(methods.DOCTOR, DoctorRequest())
+    assert isinstance(report, DoctorReport) and report.healthy
+    counts = arch.ask(methods.COUNTS, CountsRequest())
+    assert isinstance(counts, StoreCounts) and counts.sessions == 1 and counts.messages == 5
+    assert report.counts == counts == arch.counts()
+    assert methods.COUNTS.passive and not methods.DOCTOR.passive
+
+
+def test_context_bounds_are_the_request_records(cw_home: Path) -> None:
+    # Refused by the record a face builds: nothing is sent and no store is opened.
+    with pytest.raises(InvalidInput, match=rf"^neighbors must be from 0 to {MAX_CONTEXT}$"):
+        ContextRequest("doc", neighbors=MAX_CONTEXT + 1)
+    with pytest.raises(InvalidInput, match=r"^documentId is required$"):
+        ContextRequest("")
+    with pytest.raises(InvalidInput, match=r"^neighbors must be an integer$"):
+        ContextRequest.parse({"documentId": "d", "neighbors": True})
+    assert not cw_home.exists()
+
+
+def test_context_answers_the_neighbours(arch: Archive) -> None:
+    _refused(arch, "context", {"documentId": "x", "neighbors": -1}, r"^neighbors must be from")
+    _refused(arch, "context", {"documentId": 3}, r"^documentId must be a string$")
+    _refused(arch, "context", {}, r"^documentId is required$")
+    hit = arch.search({"query": "message 2 of sess-one"}).results[0]
+    found = arch.context(hit.document_id, neighbors=2)
+    assert isinstance(found, DocumentContext) and found.session == "sess-one"
+    assert found == arch.ask(methods.CONTEXT, ContextRequest(hit.document_id, 2))
+    assert len(found.before) + len(found.after) >= 1
