@@ -27,15 +27,17 @@ from cwcore.contract.methods import (
     INDEX_PARTIAL,
     INDEX_STATUS,
     INDEX_VERIFY,
+    SESSIONS,
+    SESSIONS_RESOLVE,
     SOURCES,
     Ans,
     Req,
     Spec,
 )
+from cwcore.contract.sessions import ResolveSessionRequest, SessionInfo, SessionsRequest
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.errors import InvalidInput
 from cwcore.importers.summary import ImportSummary
-from cwcore.session_info import SessionInfo
 
 # The result records load when a face first asks for them: `cw` starts on every command, and
 # most commands need one of them or none.
@@ -226,22 +228,9 @@ class Archive:
     ) -> tuple[list[SessionInfo], str | None]:
         """A page of sessions and the cursor of the next (see
         :func:`cwcore.browse.list_sessions` for ``sort``, ``ascending`` and ``match``)."""
-        params: dict[str, Any] = {"limit": limit}
-        for name, value in (
-            ("project", project),
-            ("agent", agent),
-            ("since", since),
-            ("cursor", cursor),
-            ("match", match),
-        ):
-            if value is not None:
-                params[name] = value
-        if sort != "started":
-            params["sort"] = sort
-        if ascending:
-            params["ascending"] = True
-        body = self.call("sessions", params)
-        return [SessionInfo.from_json(row) for row in body["sessions"]], body.get("next_cursor")
+        request = SessionsRequest(project, agent, since, limit, cursor, sort, ascending, match)
+        page = self.ask(SESSIONS, request)
+        return list(page.sessions), page.next_cursor
 
     def facets(
         self,
@@ -263,7 +252,7 @@ class Archive:
 
     def resolve_session(self, session: str) -> SessionInfo:
         """The session an id or a unique prefix of 4+ characters names (NotFound otherwise)."""
-        return SessionInfo.from_json(self.call("sessions.resolve", {"session": session})["session"])
+        return self.ask(SESSIONS_RESOLVE, ResolveSessionRequest(session)).session
 
     def show(
         self, session: str, *, include_all: bool = False, hide_superseded: bool = False

@@ -9,9 +9,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from cwcore.clock import parse_time
+from cwcore.contract.sessions import MAX_LIMIT, SORT_KEYS, SessionInfo, SessionsPage
 from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
 from cwcore.importers.documents import prompt_title
-from cwcore.session_info import SessionInfo
 from cwcore.store import identity, session_order
 from cwcore.store.parts import message_fields
 from cwcore.store.reader import Reader
@@ -19,8 +19,6 @@ from cwcore.store.reader import Reader
 if TYPE_CHECKING:  # recall pulls in retrieval: the sessions browser imports it only to run it
     from cwcore.contract.context import DocumentContext, Neighbor
     from cwcore.views import DocumentView, Transcript, TranscriptMessage
-
-MAX_LIMIT = 10_000
 
 
 def _cursor_encode(row: SessionInfo) -> str:
@@ -39,7 +37,6 @@ def _cursor_decode(cursor: str) -> tuple[str, str]:
 
 #: Sort keys of a session listing. ``started`` walks the session-order index page by page;
 #: the others (and any ``match``) read every matching session record once per page.
-SORT_KEYS = ("started", "ended", "messages", "tools", "duration")
 #: Records read per multi-get on the sorted path.
 _SORT_READ = 1_000
 
@@ -73,7 +70,7 @@ def list_sessions(
     sort: str = "started",
     ascending: bool = False,
     match: str | None = None,
-) -> dict[str, Any]:
+) -> SessionsPage:
     """Sessions, filtered, one page at a time: newest first by default.
 
     By start time (``sort="started"``, newest first) the listing walks the ``session-order``
@@ -83,7 +80,7 @@ def list_sessions(
     first (``ascending``), or a ``match`` (a case-insensitive substring of the session id or
     title) read every session that passes the filters: a cost in the number of such sessions,
     paid per page. Ties go newest first, then by id.
-    Returns ``{"sessions": [...], "next_cursor": str | None}``.
+    Returns the page and the cursor of the next one (None at the end).
     """
     if sort not in SORT_KEYS:
         raise InvalidInput(f"sort must be one of {', '.join(SORT_KEYS)}")
@@ -101,7 +98,7 @@ def list_sessions(
             break
     page = [SessionInfo.from_record(record) for record in reader.sessions_by_id(ids[:limit])]
     next_cursor = _cursor_encode(page[-1]) if len(ids) > limit else None
-    return {"sessions": [r.to_json() for r in page], "next_cursor": next_cursor}
+    return SessionsPage(tuple(page), next_cursor)
 
 
 def _filtered(
@@ -150,7 +147,7 @@ def _sorted_sessions(
     sort: str,
     ascending: bool,
     match: str | None,
-) -> dict[str, Any]:
+) -> SessionsPage:
     offset = _offset_decode(cursor, sort, ascending, match) if cursor else 0
     wanted = match.casefold() if match else None
     rows: list[SessionInfo] = []
@@ -169,7 +166,7 @@ def _sorted_sessions(
     page = rows[offset : offset + limit]
     more = offset + limit < len(rows)
     next_cursor = _offset_encode(offset + limit, sort, ascending, match) if more else None
-    return {"sessions": [r.to_json() for r in page], "next_cursor": next_cursor}
+    return SessionsPage(tuple(page), next_cursor)
 
 
 def _offset_encode(offset: int, sort: str, ascending: bool, match: str | None) -> str:

@@ -33,11 +33,11 @@ from typing import Any
 
 from cwcore import browse
 from cwcore.contract.codec import Record, field
+from cwcore.contract.sessions import SessionInfo
 from cwcore.errors import CwError, InvalidInput, NotFound, excerpt
 from cwcore.memory.blocks import MemoryContext
 from cwcore.retrieve.scope import lineage
 from cwcore.services import Services
-from cwcore.session_info import SessionInfo
 from cwcore.store.reader import Reader
 
 MAX_PAGE = 50
@@ -140,8 +140,7 @@ def sessions_page(
         body = browse.list_sessions(
             reader, project=project, agent=agent, since=since, limit=n, cursor=cursor
         )
-        rows = [_row(reader, SessionInfo.from_json(r), project) for r in body["sessions"]]
-        return rows, body["next_cursor"]
+        return [_row(reader, row, project) for row in body.sessions], body.next_cursor
 
     rows, next_cursor = page(limit)
     used, kept = 0, 0

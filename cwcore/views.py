@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cwcore.contract.codec import Record, field, fields_json
+from cwcore.contract.sessions import SessionInfo
 from cwcore.recall.results import Split
-from cwcore.session_info import SessionInfo
 
 
 class DocumentVersion(Record):

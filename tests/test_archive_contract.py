@@ -14,6 +14,12 @@ from cwcore.api import Archive
 from cwcore.contract import methods
 from cwcore.contract.context import MAX_CONTEXT, ContextRequest, DocumentContext
 from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
+from cwcore.contract.sessions import (
+    ResolvedSession,
+    ResolveSessionRequest,
+    SessionsPage,
+    SessionsRequest,
+)
 from cwcore.errors import InvalidInput
 from tests.helpers import write_jsonl
 
@@ -47,7 +53,7 @@ def _refused(archive: Archive, method: str, params: dict[str, Any], message: str
 
 def test_the_archive_methods_are_declared() -> None:
     declared = {spec.name for spec in methods.DECLARED}
-    assert {"doctor", "counts", "context"} <= declared
+    assert {"doctor", "counts", "context", "sessions", "sessions.resolve"} <= declared
 
 
 def test_doctor_and_counts_answer_their_records(arch: Archive) -> None:
@@ -80,3 +86,40 @@ def test_context_answers_the_neighbours(arch: Archive) -> None:
     assert isinstance(found, DocumentContext) and found.session == "sess-one"
     assert found == arch.ask(methods.CONTEXT, ContextRequest(hit.document_id, 2))
     assert len(found.before) + len(found.after) >= 1
+
+
+def test_sessions_requests_are_checked_by_their_record(cw_home: Path) -> None:
+    with pytest.raises(InvalidInput, match=r"^--limit must be between 1 and 10000$"):
+        SessionsRequest(limit=0)
+    with pytest.raises(InvalidInput, match=r"^sort must be one of started, ended"):
+        SessionsRequest(sort="nowhere")
+    with pytest.raises(InvalidInput, match=r"^not an ISO-8601 date or time: 'yesterday-ish'"):
+        SessionsRequest(since="yesterday-ish")
+    with pytest.raises(InvalidInput, match=r"^ascending must be true or false$"):
+        Archive.check("sessions", {"ascending": "yes"})
+    with pytest.raises(InvalidInput, match=r"^session \(a session id or unique prefix\)"):
+        ResolveSessionRequest("")
+    # The order is sent only when it is not the default (as the lean CLI sends it).
+    assert SessionsRequest().to_json() == {"limit": 50}
+    assert SessionsRequest(sort="messages", ascending=True, match="x").to_json() == {
+        "limit": 50,
+        "sort": "messages",
+        "ascending": True,
+        "match": "x",
+    }
+    assert not cw_home.exists()
+
+
+def test_sessions_and_resolve_answer_their_records(arch: Archive) -> None:
+    _refused(arch, "sessions", {"limit": "5"}, r"^limit must be an integer$")
+    _refused(arch, "sessions", {"project": 5}, r"^project must be a string$")
+    _refused(arch, "sessions", {"cursor": "@@@"}, r"^not a cursor from cw sessions")
+    _refused(arch, "sessions.resolve", {"session": 1}, r"^session must be a string$")
+    page = arch.ask(methods.SESSIONS, SessionsRequest(limit=10))
+    assert isinstance(page, SessionsPage) and page.next_cursor is None
+    assert [row.sessionId for row in page.sessions] == ["sess-one"]
+    assert arch.call("sessions", {"limit": 10}) == page.to_json()
+    assert page.to_json()["next_cursor"] is None  # the key is always there
+    resolved = arch.ask(methods.SESSIONS_RESOLVE, ResolveSessionRequest("sess"))
+    assert isinstance(resolved, ResolvedSession) and resolved.session == page.sessions[0]
+    assert arch.resolve_session("sess-one") == page.sessions[0]

@@ -26,6 +26,12 @@ from cwcore.contract.index import (
     PartialRequest,
     VerifyRequest,
 )
+from cwcore.contract.sessions import (
+    ResolvedSession,
+    ResolveSessionRequest,
+    SessionsPage,
+    SessionsRequest,
+)
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 
 Req = TypeVar("Req", bound=Record)
@@ -72,7 +78,13 @@ COUNTS = Spec("counts", CountsRequest, StoreCounts, passive=True)
 #: ``context``: the turns before and after one document in its session.
 CONTEXT = Spec("context", ContextRequest, DocumentContext)
 
-ARCHIVE: tuple[Spec[Any, Any], ...] = (DOCTOR, COUNTS, CONTEXT)
+#: ``sessions``: a page of sessions, filtered and sorted, and the next page's cursor.
+SESSIONS = Spec("sessions", SessionsRequest, SessionsPage)
+
+#: ``sessions.resolve``: the session an id or a unique prefix names.
+SESSIONS_RESOLVE = Spec("sessions.resolve", ResolveSessionRequest, ResolvedSession)
+
+ARCHIVE: tuple[Spec[Any, Any], ...] = (DOCTOR, COUNTS, CONTEXT, SESSIONS, SESSIONS_RESOLVE)
 
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
 DECLARED: tuple[Spec[Any, Any], ...] = (

@@ -31,7 +31,21 @@ from cwcore.contract.doctor import (
     StoreCounts,
 )
 from cwcore.contract.facets import Facets, FacetsRequest
-from cwcore.contract.methods import CONTEXT, COUNTS, DOCTOR, FACETS, SOURCES
+from cwcore.contract.methods import (
+    CONTEXT,
+    COUNTS,
+    DOCTOR,
+    FACETS,
+    SESSIONS,
+    SESSIONS_RESOLVE,
+    SOURCES,
+)
+from cwcore.contract.sessions import (
+    ResolvedSession,
+    ResolveSessionRequest,
+    SessionsPage,
+    SessionsRequest,
+)
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine
@@ -39,7 +53,7 @@ from cwcore.errors import CorruptRecord, InvalidInput
 from cwcore.importers import pipeline, sources, sync
 from cwcore.index import maintenance
 from cwcore.markdown import ingest
-from cwcore.methods.params import param_bool, param_int, param_str, required_str
+from cwcore.methods.params import param_bool, param_str, required_str
 from cwcore.methods.registry import Method, typed
 from cwcore.store import integrity, session_order
 from cwcore.store.rocks import FAMILIES
@@ -176,21 +190,18 @@ def _index(engine: Engine, repair: bool) -> IndexCheck:
     )
 
 
-def _sessions(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    limit = param_int(params, "limit", 50)
-    ascending = param_bool(params, "ascending", False)
+def _sessions(engine: Engine, req: SessionsRequest) -> SessionsPage:
+    """A page of sessions (:func:`cwcore.browse.list_sessions`)."""
     return browse.list_sessions(
         engine.reader,
-        project=param_str(params, "project"),
-        agent=param_str(params, "agent"),
-        since=param_str(params, "since"),
-        limit=limit,
-        cursor=param_str(params, "cursor"),
-        sort=param_str(params, "sort", "started") or "started",
-        ascending=ascending,
-        match=param_str(params, "match"),
+        project=req.project,
+        agent=req.agent,
+        since=req.since,
+        limit=req.limit,
+        cursor=req.cursor,
+        sort=req.sort,
+        ascending=req.ascending,
+        match=req.match,
     )
 
 
@@ -202,12 +213,9 @@ def _facets(engine: Engine, req: FacetsRequest) -> Facets:
     )
 
 
-def _sessions_resolve(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _sessions_resolve(engine: Engine, req: ResolveSessionRequest) -> ResolvedSession:
     """The session an id or unique prefix names: ``{"session": <a sessions row>}``."""
-    session = required_str(params, "session", "a session id or unique prefix")
-    return {"session": browse.resolve_session(engine.reader, session).to_json()}
+    return ResolvedSession(browse.resolve_session(engine.reader, req.session))
 
 
 def _show(
@@ -333,8 +341,8 @@ METHODS: tuple[Method, ...] = (
     typed(SOURCES, _sources),
     typed(DOCTOR, _doctor),
     typed(COUNTS, _counts),
-    Method("sessions", _sessions),
-    Method("sessions.resolve", _sessions_resolve),
+    typed(SESSIONS, _sessions),
+    typed(SESSIONS_RESOLVE, _sessions_resolve),
     typed(FACETS, _facets),
     Method("show", _show, output_bytes=large_results.MAX_INLINE_BYTES),
     Method("show.document", _show_document, output_bytes=large_results.MAX_INLINE_BYTES),
