@@ -24,6 +24,8 @@ from cwcore.contract.methods import (
     COUNTS,
     DOCTOR,
     FACETS,
+    FORGET,
+    FORGET_RESOLVE,
     INDEX_PARTIAL,
     INDEX_STATUS,
     INDEX_VERIFY,
@@ -34,6 +36,12 @@ from cwcore.contract.methods import (
     Req,
     Spec,
 )
+from cwcore.contract.retention import (
+    ForgetRequest,
+    ForgetResolveRequest,
+    ForgetTarget,
+    Forgotten,
+)
 from cwcore.contract.sessions import ResolveSessionRequest, SessionInfo, SessionsRequest
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.errors import InvalidInput
@@ -43,7 +51,6 @@ from cwcore.importers.summary import ImportSummary
 # most commands need one of them or none.
 if TYPE_CHECKING:
     from cwcore.contract.index import IndexStatus, IndexVerification, PartialDocuments
-    from cwcore.contract.retention import ForgetTarget, Forgotten
     from cwcore.contract.supersession import Restored, Superseded
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
@@ -271,17 +278,12 @@ class Archive:
     def forget(self, target: str) -> Forgotten:
         """Remove the session or document whose id is exactly ``target`` for good; returns
         what was removed (the target, then counts)."""
-        from cwcore.contract.retention import Forgotten
-
-        return Forgotten.from_json(self.call("forget", {"target": target}))
+        return self.ask(FORGET, ForgetRequest(target))
 
     def forget_target(self, target: str, *, prefix: bool = False) -> ForgetTarget:
         """What ``forget`` would remove, without removing it. ``prefix`` also accepts a unique
         session id prefix (for a confirmation that names the full id)."""
-        from cwcore.contract.retention import ForgetTarget
-
-        body = self.call("forget.resolve", {"target": target, "prefix": prefix})
-        return ForgetTarget.from_json(body)
+        return self.ask(FORGET_RESOLVE, ForgetResolveRequest(target, prefix))
 
     def sync(
         self, *, since: str | None = None, home: str | None = None, on_event: OnEvent | None = None

@@ -14,6 +14,12 @@ from cwcore.api import Archive
 from cwcore.contract import methods
 from cwcore.contract.context import MAX_CONTEXT, ContextRequest, DocumentContext
 from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
+from cwcore.contract.retention import (
+    ForgetRequest,
+    ForgetResolveRequest,
+    ForgetTarget,
+    Forgotten,
+)
 from cwcore.contract.sessions import (
     ResolvedSession,
     ResolveSessionRequest,
@@ -53,7 +59,15 @@ def _refused(archive: Archive, method: str, params: dict[str, Any], message: str
 
 def test_the_archive_methods_are_declared() -> None:
     declared = {spec.name for spec in methods.DECLARED}
-    assert {"doctor", "counts", "context", "sessions", "sessions.resolve"} <= declared
+    assert {
+        "doctor",
+        "counts",
+        "context",
+        "sessions",
+        "sessions.resolve",
+        "forget",
+        "forget.resolve",
+    } <= (declared)
 
 
 def test_doctor_and_counts_answer_their_records(arch: Archive) -> None:
@@ -123,3 +137,17 @@ def test_sessions_and_resolve_answer_their_records(arch: Archive) -> None:
     resolved = arch.ask(methods.SESSIONS_RESOLVE, ResolveSessionRequest("sess"))
     assert isinstance(resolved, ResolvedSession) and resolved.session == page.sessions[0]
     assert arch.resolve_session("sess-one") == page.sessions[0]
+
+
+def test_forget_and_its_resolve_answer_their_records(arch: Archive) -> None:
+    with pytest.raises(InvalidInput, match=r"^target \(a session or document id\) is required$"):
+        ForgetRequest("")
+    _refused(arch, "forget.resolve", {"target": "sess-one", "prefix": 1}, r"^prefix must be true")
+    _refused(arch, "forget", {"target": ["sess-one"]}, r"^target must be a string$")
+    _refused(arch, "forget", {"target": ""}, r"^target \(a session or document id\) is required$")
+    target = arch.ask(methods.FORGET_RESOLVE, ForgetResolveRequest("sess", prefix=True))
+    assert isinstance(target, ForgetTarget) and target.id == "sess-one"
+    assert target.messages == 5 and arch.counts().sessions == 1  # nothing removed yet
+    gone = arch.ask(methods.FORGET, ForgetRequest("sess-one"))
+    assert isinstance(gone, Forgotten) and gone.target == target and gone.sessions == 1
+    assert arch.counts().sessions == 0

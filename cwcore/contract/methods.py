@@ -26,6 +26,7 @@ from cwcore.contract.index import (
     PartialRequest,
     VerifyRequest,
 )
+from cwcore.contract.retention import ForgetRequest, ForgetResolveRequest, ForgetTarget, Forgotten
 from cwcore.contract.sessions import (
     ResolvedSession,
     ResolveSessionRequest,
@@ -84,7 +85,21 @@ SESSIONS = Spec("sessions", SessionsRequest, SessionsPage)
 #: ``sessions.resolve``: the session an id or a unique prefix names.
 SESSIONS_RESOLVE = Spec("sessions.resolve", ResolveSessionRequest, ResolvedSession)
 
-ARCHIVE: tuple[Spec[Any, Any], ...] = (DOCTOR, COUNTS, CONTEXT, SESSIONS, SESSIONS_RESOLVE)
+#: ``forget``: remove a session or document for good (idempotent by request id).
+FORGET = Spec("forget", ForgetRequest, Forgotten)
+
+#: ``forget.resolve``: what a forget would remove, nothing removed.
+FORGET_RESOLVE = Spec("forget.resolve", ForgetResolveRequest, ForgetTarget)
+
+ARCHIVE: tuple[Spec[Any, Any], ...] = (
+    DOCTOR,
+    COUNTS,
+    CONTEXT,
+    SESSIONS,
+    SESSIONS_RESOLVE,
+    FORGET,
+    FORGET_RESOLVE,
+)
 
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).
 DECLARED: tuple[Spec[Any, Any], ...] = (

@@ -36,10 +36,13 @@ from cwcore.contract.methods import (
     COUNTS,
     DOCTOR,
     FACETS,
+    FORGET,
+    FORGET_RESOLVE,
     SESSIONS,
     SESSIONS_RESOLVE,
     SOURCES,
 )
+from cwcore.contract.retention import ForgetRequest, ForgetResolveRequest, ForgetTarget, Forgotten
 from cwcore.contract.sessions import (
     ResolvedSession,
     ResolveSessionRequest,
@@ -53,7 +56,7 @@ from cwcore.errors import CorruptRecord, InvalidInput
 from cwcore.importers import pipeline, sources, sync
 from cwcore.index import maintenance
 from cwcore.markdown import ingest
-from cwcore.methods.params import param_bool, param_str, required_str
+from cwcore.methods.params import param_str, required_str
 from cwcore.methods.registry import Method, typed
 from cwcore.store import integrity, session_order
 from cwcore.store.rocks import FAMILIES
@@ -240,21 +243,15 @@ def _export(
     return large_results.send({"text": browse.export_session(engine.reader, session, fmt)}, emit)
 
 
-def _forget(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _forget(engine: Engine, req: ForgetRequest) -> Forgotten:
     """Forget a session or document for good; idempotent by request id across a daemon
     restart (a retry after the commit answers the same counts, never ``not-found``)."""
-    target = required_str(params, "target", "a session or document id")
-    return engine.retention.forget(target, request_id=current_request_id()).to_json()
+    return engine.retention.forget(req.target, request_id=current_request_id())
 
 
-def _forget_resolve(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    target = required_str(params, "target", "a session or document id")
-    prefix = param_bool(params, "prefix", False)
-    return engine.retention.resolve(target, prefix=prefix).to_json()
+def _forget_resolve(engine: Engine, req: ForgetResolveRequest) -> ForgetTarget:
+    """What a forget of ``target`` would remove, nothing removed."""
+    return engine.retention.resolve(req.target, prefix=req.prefix)
 
 
 def _sync(
@@ -348,8 +345,8 @@ METHODS: tuple[Method, ...] = (
     Method("show.document", _show_document, output_bytes=large_results.MAX_INLINE_BYTES),
     Method("export", _export, output_bytes=large_results.MAX_INLINE_BYTES),
     typed(CONTEXT, _context),
-    Method("forget", _forget),
-    Method("forget.resolve", _forget_resolve),
+    typed(FORGET, _forget),
+    typed(FORGET_RESOLVE, _forget_resolve),
     Method("supersede", _supersede),
     Method("supersede.undo", _supersede_undo),
 )
