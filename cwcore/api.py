@@ -23,6 +23,7 @@ from cwcore.contract.methods import (
     CONTEXT,
     COUNTS,
     DOCTOR,
+    EXPORT,
     FACETS,
     FORGET,
     FORGET_RESOLVE,
@@ -31,6 +32,8 @@ from cwcore.contract.methods import (
     INDEX_VERIFY,
     SESSIONS,
     SESSIONS_RESOLVE,
+    SHOW,
+    SHOW_DOCUMENT,
     SOURCES,
     Ans,
     Req,
@@ -44,6 +47,13 @@ from cwcore.contract.retention import (
 )
 from cwcore.contract.sessions import ResolveSessionRequest, SessionInfo, SessionsRequest
 from cwcore.contract.sources import SourcesReport, SourcesRequest
+from cwcore.contract.views import (
+    DocumentView,
+    ExportRequest,
+    ShowDocumentRequest,
+    ShowRequest,
+    Transcript,
+)
 from cwcore.errors import InvalidInput
 from cwcore.importers.summary import ImportSummary
 
@@ -65,7 +75,6 @@ if TYPE_CHECKING:
     from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
     from cwcore.semantic.results import ModelFolder, ModelsStatus
-    from cwcore.views import DocumentView, Transcript
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -267,13 +276,11 @@ class Archive:
         """A session's transcript; superseded messages are listed (marked) unless
         ``hide_superseded``, metadata events only with ``include_all`` (see
         :func:`cwcore.browse.transcript`)."""
-        from cwcore.views import Transcript
-
-        params = {"session": session, "all": include_all, "hideSuperseded": hide_superseded}
-        return Transcript.from_json(self.call("show", params))
+        return self.ask(SHOW, ShowRequest(session, include_all, hide_superseded))
 
     def export(self, session: str, fmt: str = "md") -> str:
-        return str(self.call("export", {"session": session, "format": fmt})["text"])
+        """A session as Markdown (``md``) or cw-jsonl (``jsonl``)."""
+        return self.ask(EXPORT, ExportRequest(session, fmt)).text
 
     def forget(self, target: str) -> Forgotten:
         """Remove the session or document whose id is exactly ``target`` for good; returns
@@ -435,10 +442,7 @@ class Archive:
     def show_document(self, document_id: str, *, include_superseded: bool = False) -> DocumentView:
         """A document's text and provenance: its head version, or with ``include_superseded``
         every version (the audit view; see :func:`cwcore.browse.show_document`)."""
-        from cwcore.views import DocumentView
-
-        params = {"documentId": document_id, "includeSuperseded": include_superseded}
-        return DocumentView.from_json(self.call("show.document", params))
+        return self.ask(SHOW_DOCUMENT, ShowDocumentRequest(document_id, include_superseded))
 
     # -- Markdown evidence ---------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from cwcore.clock import parse_time
 from cwcore.contract.sessions import MAX_LIMIT, SORT_KEYS, SessionInfo, SessionsPage
+from cwcore.contract.views import check_export_format
 from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
 from cwcore.importers.documents import prompt_title
 from cwcore.store import identity, session_order
@@ -18,7 +19,7 @@ from cwcore.store.reader import Reader
 
 if TYPE_CHECKING:  # recall pulls in retrieval: the sessions browser imports it only to run it
     from cwcore.contract.context import DocumentContext, Neighbor
-    from cwcore.views import DocumentView, Transcript, TranscriptMessage
+    from cwcore.contract.views import DocumentView, Transcript, TranscriptMessage
 
 
 def _cursor_encode(row: SessionInfo) -> str:
@@ -215,7 +216,7 @@ def transcript(
     messages listed, how many of them are superseded, and how many superseded ones were left
     out.
     """
-    from cwcore.views import (
+    from cwcore.contract.views import (
         MetadataEvent,
         Transcript,
         TranscriptCounts,
@@ -365,11 +366,6 @@ def _continues_piece(
     return True
 
 
-def check_export_format(fmt: object) -> None:
-    if fmt not in ("md", "jsonl"):
-        raise InvalidInput("--format must be md or jsonl")
-
-
 def export_session(reader: Reader, session: str, fmt: str) -> str:
     """A session as Markdown (for people) or cw-jsonl (the interchange format).
 
@@ -491,9 +487,9 @@ def show_document(
     (the audit view: the old source stays readable until retention removes it). A version that
     holds a piece of a cut message carries its ``split`` metadata (message key, piece, count and
     every piece's document in order): joining those documents' pieces gives the message."""
-    from cwcore.recall.results import Split
+    from cwcore.contract.recall import Split
+    from cwcore.contract.views import DocumentVersion, DocumentView
     from cwcore.store import codec, keys
-    from cwcore.views import DocumentVersion, DocumentView
 
     head = reader.head(document_id)
     live = head.get("state", "live") == "live"

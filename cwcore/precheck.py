@@ -76,7 +76,7 @@ def import_(params: dict[str, Any]) -> None:
 
 
 def export(params: dict[str, Any]) -> None:
-    from cwcore.browse import check_export_format
+    from cwcore.contract.views import check_export_format
 
     check_export_format(params.get("format", "md"))
 

@@ -4,12 +4,14 @@ is opened or a request sent) and each answer comes back as its declared record."
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from cwcore import large_results
 from cwcore.api import Archive
 from cwcore.contract import methods
 from cwcore.contract.context import MAX_CONTEXT, ContextRequest, DocumentContext
@@ -26,7 +28,17 @@ from cwcore.contract.sessions import (
     SessionsPage,
     SessionsRequest,
 )
+from cwcore.contract.views import (
+    DocumentView,
+    Exported,
+    ExportRequest,
+    ShowDocumentRequest,
+    ShowRequest,
+    Transcript,
+)
 from cwcore.errors import InvalidInput
+from cwcore.methods import archive as archive_methods
+from cwcore.methods.registry import typed
 from tests.helpers import write_jsonl
 
 
@@ -58,16 +70,12 @@ def _refused(archive: Archive, method: str, params: dict[str, Any], message: str
 
 
 def test_the_archive_methods_are_declared() -> None:
+    """Every method of the archive's table is answered through its contract (``supersede``
+    and ``supersede.undo`` are the MCP tools' and declared with them)."""
     declared = {spec.name for spec in methods.DECLARED}
-    assert {
-        "doctor",
-        "counts",
-        "context",
-        "sessions",
-        "sessions.resolve",
-        "forget",
-        "forget.resolve",
-    } <= (declared)
+    mine = {method.name for method in archive_methods.METHODS} - {"supersede", "supersede.undo"}
+    assert {"doctor", "counts", "show", "export"} <= mine
+    assert mine - {"import", "sync"} <= declared
 
 
 def test_doctor_and_counts_answer_their_records(arch: Archive) -> None:
@@ -151,3 +159,60 @@ def test_forget_and_its_resolve_answer_their_records(arch: Archive) -> None:
     gone = arch.ask(methods.FORGET, ForgetRequest("sess-one"))
     assert isinstance(gone, Forgotten) and gone.target == target and gone.sessions == 1
     assert arch.counts().sessions == 0
+
+
+def test_show_export_and_document_requests_are_checked_by_their_record(cw_home: Path) -> None:
+    with pytest.raises(InvalidInput, match=r"^--format must be md or jsonl$"):
+        ExportRequest("sess", "pdf")
+    with pytest.raises(InvalidInput, match=r"^--format must be md or jsonl$"):
+        Archive.check("export", {"format": "pdf"})
+    with pytest.raises(InvalidInput, match=r"^session is required$"):
+        ShowRequest("")
+    with pytest.raises(InvalidInput, match=r"^documentId is required$"):
+        ShowDocumentRequest("")
+    with pytest.raises(InvalidInput, match=r"^all must be true or false$"):
+        ShowRequest.parse({"session": "s", "all": 1})
+    # ``hideSuperseded`` wins; without it the older ``includeSuperseded`` decides (default:
+    # superseded messages are listed).
+    assert not ShowRequest("s").hides_superseded
+    assert ShowRequest.parse({"session": "s", "includeSuperseded": False}).hides_superseded
+    assert not ShowRequest.parse(
+        {"session": "s", "includeSuperseded": False, "hideSuperseded": False}
+    ).hides_superseded
+    assert ShowRequest("s", hide_superseded=True).to_json() == {
+        "session": "s",
+        "all": False,
+        "hideSuperseded": True,
+    }
+    assert not cw_home.exists()
+
+
+def test_show_export_and_document_answer_their_records(arch: Archive) -> None:
+    _refused(arch, "show", {"session": "sess-one", "all": "yes"}, r"^all must be true or false$")
+    _refused(arch, "export", {"session": "sess-one", "format": 3}, r"^format must be a string$")
+    _refused(arch, "show.document", {"documentId": ""}, r"^documentId is required$")
+    shown = arch.ask(methods.SHOW, ShowRequest("sess-one"))
+    assert isinstance(shown, Transcript) and len(shown.messages) == 5
+    assert shown == arch.show("sess-one")
+    exported = arch.ask(methods.EXPORT, ExportRequest("sess-one", "jsonl"))
+    assert isinstance(exported, Exported) and exported.text == arch.export("sess-one", "jsonl")
+    assert len(exported.text.splitlines()) == 5
+    document = shown.messages[0].document_id
+    view = arch.ask(methods.SHOW_DOCUMENT, ShowDocumentRequest(document))
+    assert isinstance(view, DocumentView) and view == arch.show_document(document)
+    for spec in (methods.SHOW, methods.SHOW_DOCUMENT, methods.EXPORT):
+        assert spec.output_bytes == large_results.MAX_INLINE_BYTES
+
+
+def test_a_large_answer_travels_in_parts_and_is_joined() -> None:
+    big = Exported("x" * (large_results.INLINE_CHARS + 10))
+    method = typed(methods.Spec("t.big", CountsRequest, Exported), lambda e, r: big, parts=True)
+    events: list[dict[str, Any]] = []
+    sent = method.handler(cast(Any, None), {}, events.append, threading.Event())
+    assert set(sent) == {large_results.MARKER} and events
+    collector = large_results.Collector()
+    for event in events:
+        collector(event)
+    assert Exported.from_json(collector.result(sent)) == big
+    inline = typed(methods.Spec("t.small", CountsRequest, Exported), lambda e, r: Exported("x"))
+    assert inline.handler(cast(Any, None), {}, events.append, threading.Event()) == {"text": "x"}

@@ -34,6 +34,15 @@ from cwcore.contract.sessions import (
     SessionsRequest,
 )
 from cwcore.contract.sources import SourcesReport, SourcesRequest
+from cwcore.contract.views import (
+    DocumentView,
+    Exported,
+    ExportRequest,
+    ShowDocumentRequest,
+    ShowRequest,
+    Transcript,
+)
+from cwcore.large_results import MAX_INLINE_BYTES  # a larger answer travels in parts
 
 Req = TypeVar("Req", bound=Record)
 Ans = TypeVar("Ans", bound=Record)
@@ -91,6 +100,17 @@ FORGET = Spec("forget", ForgetRequest, Forgotten)
 #: ``forget.resolve``: what a forget would remove, nothing removed.
 FORGET_RESOLVE = Spec("forget.resolve", ForgetResolveRequest, ForgetTarget)
 
+#: ``show``: a session's transcript (in parts when large).
+SHOW = Spec("show", ShowRequest, Transcript, output_bytes=MAX_INLINE_BYTES)
+
+#: ``show.document``: a document's versions, text and provenance (in parts when large).
+SHOW_DOCUMENT = Spec(
+    "show.document", ShowDocumentRequest, DocumentView, output_bytes=MAX_INLINE_BYTES
+)
+
+#: ``export``: a session as Markdown or cw-jsonl (in parts when large).
+EXPORT = Spec("export", ExportRequest, Exported, output_bytes=MAX_INLINE_BYTES)
+
 ARCHIVE: tuple[Spec[Any, Any], ...] = (
     DOCTOR,
     COUNTS,
@@ -99,6 +119,9 @@ ARCHIVE: tuple[Spec[Any, Any], ...] = (
     SESSIONS_RESOLVE,
     FORGET,
     FORGET_RESOLVE,
+    SHOW,
+    SHOW_DOCUMENT,
+    EXPORT,
 )
 
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).

@@ -2,9 +2,9 @@
 :class:`SessionInfo`, one row of ``cw sessions``: the record every session listing and read
 answers with.
 
-The row sits below :mod:`cwcore.browse` (which builds the rows from canonical session records),
-:mod:`cwcore.views` (the typed transcript and bound reads that carry a row) and the faces that
-render it, so none has to import another for it.
+The row sits below :mod:`cwcore.browse` (which builds the rows from canonical session
+records), :mod:`cwcore.contract.views` (the typed transcript that carries a row) and the faces
+that render it, so none has to import another for it.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import cwcore
-from cwcore import browse, facets, large_results, private
+from cwcore import browse, facets, private
 from cwcore.clock import parse_time
 from cwcore.contract.context import ContextRequest, DocumentContext
 from cwcore.contract.doctor import (
@@ -35,11 +35,14 @@ from cwcore.contract.methods import (
     CONTEXT,
     COUNTS,
     DOCTOR,
+    EXPORT,
     FACETS,
     FORGET,
     FORGET_RESOLVE,
     SESSIONS,
     SESSIONS_RESOLVE,
+    SHOW,
+    SHOW_DOCUMENT,
     SOURCES,
 )
 from cwcore.contract.retention import ForgetRequest, ForgetResolveRequest, ForgetTarget, Forgotten
@@ -50,6 +53,14 @@ from cwcore.contract.sessions import (
     SessionsRequest,
 )
 from cwcore.contract.sources import SourcesReport, SourcesRequest
+from cwcore.contract.views import (
+    DocumentView,
+    Exported,
+    ExportRequest,
+    ShowDocumentRequest,
+    ShowRequest,
+    Transcript,
+)
 from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine
 from cwcore.errors import CorruptRecord, InvalidInput
@@ -221,26 +232,19 @@ def _sessions_resolve(engine: Engine, req: ResolveSessionRequest) -> ResolvedSes
     return ResolvedSession(browse.resolve_session(engine.reader, req.session))
 
 
-def _show(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    session = required_str(params, "session")
-    if "hideSuperseded" in params:
-        hide = bool(params["hideSuperseded"])
-    else:  # the older parameter: superseded messages only when asked for
-        hide = not bool(params.get("includeSuperseded", True))
-    body = browse.transcript(
-        engine.reader, session, include_all=bool(params.get("all", False)), hide_superseded=hide
+def _show(engine: Engine, req: ShowRequest) -> Transcript:
+    """A session's transcript (:func:`cwcore.browse.transcript`; in parts when large)."""
+    return browse.transcript(
+        engine.reader,
+        req.session,
+        include_all=req.include_all,
+        hide_superseded=req.hides_superseded,
     )
-    return large_results.send(body.to_json(), emit)
 
 
-def _export(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    session = required_str(params, "session")
-    fmt = param_str(params, "format", "md") or "md"
-    return large_results.send({"text": browse.export_session(engine.reader, session, fmt)}, emit)
+def _export(engine: Engine, req: ExportRequest) -> Exported:
+    """A session as Markdown or cw-jsonl (:func:`cwcore.browse.export_session`)."""
+    return Exported(browse.export_session(engine.reader, req.session, req.format))
 
 
 def _forget(engine: Engine, req: ForgetRequest) -> Forgotten:
@@ -317,14 +321,11 @@ def _supersede_undo(
     return result.to_json()
 
 
-def _show_document(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    target = required_str(params, "documentId")
-    body = browse.show_document(
-        engine.reader, target, include_superseded=bool(params.get("includeSuperseded", False))
+def _show_document(engine: Engine, req: ShowDocumentRequest) -> DocumentView:
+    """A document's text and provenance (:func:`cwcore.browse.show_document`)."""
+    return browse.show_document(
+        engine.reader, req.document_id, include_superseded=req.include_superseded
     )
-    return large_results.send(body.to_json(), emit)
 
 
 def _context(engine: Engine, req: ContextRequest) -> DocumentContext:
@@ -341,9 +342,9 @@ METHODS: tuple[Method, ...] = (
     typed(SESSIONS, _sessions),
     typed(SESSIONS_RESOLVE, _sessions_resolve),
     typed(FACETS, _facets),
-    Method("show", _show, output_bytes=large_results.MAX_INLINE_BYTES),
-    Method("show.document", _show_document, output_bytes=large_results.MAX_INLINE_BYTES),
-    Method("export", _export, output_bytes=large_results.MAX_INLINE_BYTES),
+    typed(SHOW, _show, parts=True),
+    typed(SHOW_DOCUMENT, _show_document, parts=True),
+    typed(EXPORT, _export, parts=True),
     typed(CONTEXT, _context),
     typed(FORGET, _forget),
     typed(FORGET_RESOLVE, _forget_resolve),

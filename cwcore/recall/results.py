@@ -33,6 +33,7 @@ from typing import Any, Self
 
 from cwcore.contract.codec import Record, field, fields_from_json, fields_json
 from cwcore.contract.context import Neighbor
+from cwcore.contract.recall import Split
 from cwcore.retrieve.results import SearchHit, SearchResponse
 
 #: A stored chunk of a document's text: (content digest, byte start, byte length).
@@ -48,16 +49,6 @@ class MessageSpan(Record):
     kind: str
     range: tuple[int, int]
     timestamp: str | None
-
-
-class Split(Record):
-    """Where the other pieces of a cut message are: the message, this piece's index, the piece
-    count and every piece's document, in order."""
-
-    documents: tuple[str, ...]
-    message_key: str
-    piece: int
-    pieces: int
 
 
 class TurnContext(Record):

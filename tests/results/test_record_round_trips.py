@@ -14,6 +14,14 @@ from typing import Any
 
 import pytest
 
+from cwcore.contract.views import (
+    DocumentView,
+    MessageSplit,
+    SubagentLink,
+    Supersession,
+    Transcript,
+    TranscriptMessage,
+)
 from cwcore.daemon.results import DaemonStatus
 from cwcore.markdown.results import MarkdownRead
 from cwcore.memory import diagnostics, injection
@@ -29,14 +37,6 @@ from cwcore.recall.results import (
     TurnHeader,
 )
 from cwcore.semantic.results import ModelFolder, ModelsStatus, SelfTest
-from cwcore.views import (
-    DocumentView,
-    MessageSplit,
-    SubagentLink,
-    Supersession,
-    Transcript,
-    TranscriptMessage,
-)
 from tests.results import canonical
 
 GOLDEN = Path(__file__).parent / "golden"
