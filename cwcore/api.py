@@ -18,6 +18,7 @@ from cwcore import config, large_results
 from cwcore.contract.context import ContextRequest, DocumentContext
 from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
 from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.imports import ImportReport, ImportRequest, SyncRequest
 from cwcore.contract.index import IndexStatusRequest, PartialRequest, VerifyRequest
 from cwcore.contract.methods import (
     CONTEXT,
@@ -27,6 +28,7 @@ from cwcore.contract.methods import (
     FACETS,
     FORGET,
     FORGET_RESOLVE,
+    IMPORT,
     INDEX_PARTIAL,
     INDEX_STATUS,
     INDEX_VERIFY,
@@ -35,6 +37,7 @@ from cwcore.contract.methods import (
     SHOW,
     SHOW_DOCUMENT,
     SOURCES,
+    SYNC,
     Ans,
     Req,
     Spec,
@@ -55,7 +58,6 @@ from cwcore.contract.views import (
     Transcript,
 )
 from cwcore.errors import InvalidInput
-from cwcore.importers.summary import ImportSummary
 
 # The result records load when a face first asks for them: `cw` starts on every command, and
 # most commands need one of them or none.
@@ -215,12 +217,10 @@ class Archive:
         fmt: str = "auto",
         project: str | None = None,
         on_event: OnEvent | None = None,
-    ) -> ImportSummary:
+    ) -> ImportReport:
         """Import files/folders; ``on_event`` sees each ack, progress and notice as it happens."""
-        params = {"paths": [_absolute(p) for p in paths], "format": fmt}
-        if project is not None:
-            params["project"] = project
-        return ImportSummary.from_json(self.call("import", params, on_event))
+        request = ImportRequest(tuple(_absolute(p) for p in paths), fmt, project)
+        return self.ask(IMPORT, request, on_event)
 
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Store summary and consistency checks; ``repair`` rebuilds what a check found stale."""
@@ -294,14 +294,9 @@ class Archive:
 
     def sync(
         self, *, since: str | None = None, home: str | None = None, on_event: OnEvent | None = None
-    ) -> ImportSummary:
+    ) -> ImportReport:
         """Import what is new from the agents' standard locations under ``home`` (default ~)."""
-        params: dict[str, Any] = {}
-        if since is not None:
-            params["since"] = since
-        if home is not None:
-            params["home"] = home
-        return ImportSummary.from_json(self.call("sync", params, on_event))
+        return self.ask(SYNC, SyncRequest(since, home), on_event)
 
     def sources(self, *, home: str | None = None) -> SourcesReport:
         """Per-source coverage: a row per registered location with what the last ``sync``

@@ -16,6 +16,7 @@ from cwcore.api import Archive
 from cwcore.contract import methods
 from cwcore.contract.context import MAX_CONTEXT, ContextRequest, DocumentContext
 from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
+from cwcore.contract.imports import FileOutcome, ImportReport, ImportRequest, SyncRequest
 from cwcore.contract.retention import (
     ForgetRequest,
     ForgetResolveRequest,
@@ -37,6 +38,7 @@ from cwcore.contract.views import (
     Transcript,
 )
 from cwcore.errors import InvalidInput
+from cwcore.importers.summary import ImportSummary
 from cwcore.methods import archive as archive_methods
 from cwcore.methods.registry import typed
 from tests.helpers import write_jsonl
@@ -74,8 +76,7 @@ def test_the_archive_methods_are_declared() -> None:
     and ``supersede.undo`` are the MCP tools' and declared with them)."""
     declared = {spec.name for spec in methods.DECLARED}
     mine = {method.name for method in archive_methods.METHODS} - {"supersede", "supersede.undo"}
-    assert {"doctor", "counts", "show", "export"} <= mine
-    assert mine - {"import", "sync"} <= declared
+    assert {"doctor", "counts", "show", "export", "import", "sync"} <= mine <= declared
 
 
 def test_doctor_and_counts_answer_their_records(arch: Archive) -> None:
@@ -216,3 +217,46 @@ def test_a_large_answer_travels_in_parts_and_is_joined() -> None:
     assert Exported.from_json(collector.result(sent)) == big
     inline = typed(methods.Spec("t.small", CountsRequest, Exported), lambda e, r: Exported("x"))
     assert inline.handler(cast(Any, None), {}, events.append, threading.Event()) == {"text": "x"}
+
+
+def test_import_and_sync_requests_are_checked_by_their_record(cw_home: Path) -> None:
+    with pytest.raises(InvalidInput, match=r"^paths must be a non-empty list of strings$"):
+        ImportRequest(())
+    with pytest.raises(InvalidInput, match=r"^project name is empty$"):
+        ImportRequest(("/x",), project="  ")
+    with pytest.raises(InvalidInput, match=r"^paths must be a string$"):
+        ImportRequest.parse({"paths": ["/x", 3]})
+    with pytest.raises(InvalidInput, match=r"^not an ISO-8601 date or time: 'soon'"):
+        SyncRequest(since="soon")
+    assert SyncRequest().to_json() == {}
+    assert ImportRequest(("/x",)).to_json() == {"paths": ["/x"], "format": "auto"}
+    assert not cw_home.exists()
+
+
+def test_import_reports_progress_and_answers_its_report(cw_home: Path, tmp_path: Path) -> None:
+    log = write_jsonl(tmp_path / "s.jsonl", _rows("sess-two", 3))
+    events: list[dict[str, Any]] = []
+    with Archive.open(cw_home, embedded=True) as archive:
+        _refused(archive, "import", {"paths": str(log)}, r"^paths must be a list$")
+        _refused(archive, "import", {"paths": [str(log)], "format": "nope"}, r"^unknown format")
+        _refused(archive, "sync", {"home": 3}, r"^home must be a string$")
+        report = archive.ask(methods.IMPORT, ImportRequest((str(log),)), events.append)
+        assert isinstance(report, ImportReport)
+        assert (report.files, report.sessions, report.messages) == (1, 1, 3)
+        assert report.errors == [] and report.error_count == 0
+        assert "file_outcomes" not in report.to_json()  # an import's answer keeps its keys
+        assert any(event.get("type") == "progress" for event in events)
+        synced = archive.ask(methods.SYNC, SyncRequest(home=str(tmp_path / "nobody")))
+        assert isinstance(synced, ImportReport) and synced.imported == 0
+
+
+def test_an_import_report_keeps_its_lists_and_outcomes_through_json() -> None:
+    summary = ImportSummary(files=2)
+    summary.error("/a", None, "not a log")
+    summary.error("/b", 3, "invalid JSON")
+    summary.file_outcome(FileOutcome("/a", "codex", "failed", 0, "not a log"))
+    report = summary.report()
+    assert report.error_count == 2 and report.file_errors == 1
+    assert report.to_json() == summary.to_json()
+    assert ImportReport.from_json(report.to_json()) == report
+    assert ImportReport.from_json(report.to_json()).file_outcomes[0].outcome == "failed"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from cwcore.contract import methods as catalogue
 from cwcore.daemon.service import DEFAULT_SERVICE, load_factory
 from cwcore.engine import DEFAULT_OUTPUT_BYTES, Engine
 from cwcore.errors import CwError, InvalidInput
@@ -78,9 +79,9 @@ def _answer(_engine: Any, _params: dict[str, Any], _emit: Any, _cancel: Any) -> 
 
 
 def _called_methods() -> set[str]:
-    """Every method name the faces send: ``.call("NAME", ...)`` in the Archive facade (which
-    the CLI, the TUI and the MCP server go through) and in cwtui, and the hook client's
-    ``"method": "NAME"`` request."""
+    """Every method name the faces send: ``.call("NAME", ...)`` or ``.ask(SPEC, ...)`` in the
+    Archive facade (which the CLI, the TUI and the MCP server go through) and in cwtui, and the
+    hook client's ``"method": "NAME"`` request."""
     files = [ROOT / "cwcore" / "api.py", *sorted((ROOT / "cwtui").rglob("*.py"))]
     files.append(ROOT / "cwcore" / "hosts" / "hook_client.py")
     names: set[str] = set()
@@ -95,6 +96,15 @@ def _called_methods() -> set[str]:
                 and isinstance(node.args[0].value, str)
             ):
                 names.add(node.args[0].value)
+            if (  # a declared method: ``.ask(SPEC, ...)`` names its Spec in the catalogue
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "ask"
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id.isupper()
+            ):
+                names.add(getattr(catalogue, node.args[0].id).name)
             if isinstance(node, ast.Dict):
                 for key, value in zip(node.keys, node.values, strict=True):
                     if (

@@ -18,6 +18,7 @@ from cwcore.contract.codec import Record
 from cwcore.contract.context import ContextRequest, DocumentContext
 from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
 from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.imports import ImportReport, ImportRequest, SyncRequest
 from cwcore.contract.index import (
     IndexStatus,
     IndexStatusRequest,
@@ -111,6 +112,12 @@ SHOW_DOCUMENT = Spec(
 #: ``export``: a session as Markdown or cw-jsonl (in parts when large).
 EXPORT = Spec("export", ExportRequest, Exported, output_bytes=MAX_INLINE_BYTES)
 
+#: ``import``: files and folders into the archive (progress events as it goes).
+IMPORT = Spec("import", ImportRequest, ImportReport)
+
+#: ``sync``: what is new at every registered location (progress events as it goes).
+SYNC = Spec("sync", SyncRequest, ImportReport)
+
 ARCHIVE: tuple[Spec[Any, Any], ...] = (
     DOCTOR,
     COUNTS,
@@ -122,6 +129,8 @@ ARCHIVE: tuple[Spec[Any, Any], ...] = (
     SHOW,
     SHOW_DOCUMENT,
     EXPORT,
+    IMPORT,
+    SYNC,
 )
 
 #: Every declared method (``tests/test_method_table.py`` checks the engine's table answers each).

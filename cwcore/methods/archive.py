@@ -31,6 +31,7 @@ from cwcore.contract.doctor import (
     StoreCounts,
 )
 from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.imports import ImportReport, ImportRequest, SyncRequest
 from cwcore.contract.methods import (
     CONTEXT,
     COUNTS,
@@ -39,11 +40,13 @@ from cwcore.contract.methods import (
     FACETS,
     FORGET,
     FORGET_RESOLVE,
+    IMPORT,
     SESSIONS,
     SESSIONS_RESOLVE,
     SHOW,
     SHOW_DOCUMENT,
     SOURCES,
+    SYNC,
 )
 from cwcore.contract.retention import ForgetRequest, ForgetResolveRequest, ForgetTarget, Forgotten
 from cwcore.contract.sessions import (
@@ -63,12 +66,12 @@ from cwcore.contract.views import (
 )
 from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine
-from cwcore.errors import CorruptRecord, InvalidInput
+from cwcore.errors import CorruptRecord
 from cwcore.importers import pipeline, sources, sync
 from cwcore.index import maintenance
 from cwcore.markdown import ingest
 from cwcore.methods.params import param_str, required_str
-from cwcore.methods.registry import Method, typed
+from cwcore.methods.registry import Method, streaming, typed
 from cwcore.store import integrity, session_order
 from cwcore.store.rocks import FAMILIES
 
@@ -85,20 +88,15 @@ def _markdown_context(engine: Engine, emit: Emit, cancel: threading.Event) -> in
 
 
 def _import(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    paths = params.get("paths")
-    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
-        raise InvalidInput("paths must be a non-empty list of strings")
-    fmt = param_str(params, "format", "auto") or "auto"
-    project = param_str(params, "project")
-    if project is not None and not project.strip():
-        # An empty name fell back to the file's project: the caller asked for one and got another.
-        raise InvalidInput("project name is empty")
+    engine: Engine, req: ImportRequest, emit: Emit, cancel: threading.Event
+) -> ImportReport:
+    """Import files and folders (the module docstring says how each format is read); reports
+    progress as it goes and stops between batches when cancelled."""
+    paths, fmt, project = list(req.paths), req.format, req.project
     if fmt == "markdown":
         summary = ingest.import_markdown(_markdown_context(engine, emit, cancel), paths, project)
         engine.after_admission(summary.imported)
-        return summary.to_json()
+        return summary.report()
     pipeline.check_format(fmt)
     detected: list[Path] = []
     summary = pipeline.import_paths(
@@ -117,7 +115,7 @@ def _import(
         extra = ingest.import_deferred(ctx, paths, detected, project)
         engine.after_admission(extra.imported)
         summary.absorb(extra)
-    return summary.to_json()
+    return summary.report()
 
 
 def _doctor(engine: Engine, req: DoctorRequest) -> DoctorReport:
@@ -258,22 +256,19 @@ def _forget_resolve(engine: Engine, req: ForgetResolveRequest) -> ForgetTarget:
     return engine.retention.resolve(req.target, prefix=req.prefix)
 
 
-def _sync(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    since = param_str(params, "since")
-    home = param_str(params, "home")
+def _sync(engine: Engine, req: SyncRequest, emit: Emit, cancel: threading.Event) -> ImportReport:
+    """Import what is new from every registered location (progress reported as it goes)."""
     summary = sync.sync(
         engine.store,
         engine.admission,
         engine.settings,
-        since=parse_time(since) if since else None,
-        home=Path(home) if home else None,
+        since=parse_time(req.since) if req.since else None,
+        home=Path(req.home) if req.home else None,
         emit=emit,
         cancelled=cancel.is_set,
     )
     engine.after_admission(summary.imported)
-    return summary.to_json()
+    return summary.report()
 
 
 def _sources(engine: Engine, req: SourcesRequest) -> SourcesReport:
@@ -334,8 +329,8 @@ def _context(engine: Engine, req: ContextRequest) -> DocumentContext:
 
 
 METHODS: tuple[Method, ...] = (
-    Method("import", _import),
-    Method("sync", _sync),
+    streaming(IMPORT, _import),
+    streaming(SYNC, _sync),
     typed(SOURCES, _sources),
     typed(DOCTOR, _doctor),
     typed(COUNTS, _counts),
