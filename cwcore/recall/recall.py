@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cwcore.contract.recall import Split
 from cwcore.errors import InvalidInput, LocatorInvalid, NotFound, UnsafeKey, excerpt
 from cwcore.index import derived
 from cwcore.recall.results import (
@@ -34,7 +35,6 @@ from cwcore.recall.results import (
     MessageSpan,
     RecalledSource,
     RecallResponse,
-    Split,
     TurnContext,
     TurnHeader,
 )
