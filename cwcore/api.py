@@ -22,6 +22,8 @@ from cwcore.contract.bound import (
     BoundSessions,
     BoundSessionsRequest,
 )
+from cwcore.contract.context import ContextRequest, DocumentContext
+from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.hints import (
     DEFAULT_MAX_RESULTS,
@@ -31,6 +33,7 @@ from cwcore.contract.hints import (
     PreflightRequest,
     RotateRequest,
 )
+from cwcore.contract.imports import ImportReport, ImportRequest, SyncRequest
 from cwcore.contract.index import (
     IndexRunRequest,
     IndexStatusRequest,
@@ -50,11 +53,18 @@ from cwcore.contract.methods import (
     BOUND_MEMORY,
     BOUND_MESSAGES,
     BOUND_SESSIONS,
+    CONTEXT,
+    COUNTS,
+    DOCTOR,
+    EXPORT,
     FACETS,
+    FORGET,
+    FORGET_RESOLVE,
     HINTS,
     HINTS_LOCATE,
     HINTS_MAINTAIN,
     HINTS_ROTATE,
+    IMPORT,
     INDEX_PARTIAL,
     INDEX_REBUILD,
     INDEX_RUN,
@@ -75,9 +85,14 @@ from cwcore.contract.methods import (
     RECALL,
     SEMANTIC_EMBED_PENDING,
     SEMANTIC_STATUS,
+    SESSIONS,
+    SESSIONS_RESOLVE,
+    SHOW,
+    SHOW_DOCUMENT,
     SOURCES,
     SUPERSEDE,
     SUPERSEDE_UNDO,
+    SYNC,
     Ans,
     Req,
     Spec,
@@ -94,6 +109,13 @@ from cwcore.contract.models import (
     SemanticStatusRequest,
 )
 from cwcore.contract.recall import RecallRequest, RecallResponse
+from cwcore.contract.retention import (
+    ForgetRequest,
+    ForgetResolveRequest,
+    ForgetTarget,
+    Forgotten,
+)
+from cwcore.contract.sessions import ResolveSessionRequest, SessionInfo, SessionsRequest
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.contract.supersession import (
     Restored,
@@ -101,9 +123,14 @@ from cwcore.contract.supersession import (
     SupersedeRequest,
     UnsupersedeRequest,
 )
+from cwcore.contract.views import (
+    DocumentView,
+    ExportRequest,
+    ShowDocumentRequest,
+    ShowRequest,
+    Transcript,
+)
 from cwcore.errors import InvalidInput
-from cwcore.importers.summary import ImportSummary
-from cwcore.session_info import SessionInfo
 
 # The result records load when a face first asks for them: `cw` starts on every command, and
 # most commands need one of them or none.
@@ -118,14 +145,11 @@ if TYPE_CHECKING:
     from cwcore.contract.index import IndexStatus, IndexVerification, PartialDocuments
     from cwcore.contract.markdown import MarkdownRead
     from cwcore.contract.memory import MemoryContext, MemoryListing, MemoryRecord
-    from cwcore.contract.retention import ForgetTarget, Forgotten
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
-    from cwcore.index.health import DoctorReport, StoreCounts
-    from cwcore.recall.results import DocumentContext, GatherResponse
+    from cwcore.recall.results import GatherResponse
     from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.results import SearchResponse
-    from cwcore.views import DocumentView, Transcript
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -266,24 +290,18 @@ class Archive:
         fmt: str = "auto",
         project: str | None = None,
         on_event: OnEvent | None = None,
-    ) -> ImportSummary:
+    ) -> ImportReport:
         """Import files/folders; ``on_event`` sees each ack, progress and notice as it happens."""
-        params = {"paths": [_absolute(p) for p in paths], "format": fmt}
-        if project is not None:
-            params["project"] = project
-        return ImportSummary.from_json(self.call("import", params, on_event))
+        request = ImportRequest(tuple(_absolute(p) for p in paths), fmt, project)
+        return self.ask(IMPORT, request, on_event)
 
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Store summary and consistency checks; ``repair`` rebuilds what a check found stale."""
-        from cwcore.index.health import DoctorReport
-
-        return DoctorReport.from_json(self.call("doctor", {"repair": repair}))
+        return self.ask(DOCTOR, DoctorRequest(repair))
 
     def counts(self) -> StoreCounts:
         """The store's record counts (one read; :meth:`doctor` also runs every check)."""
-        from cwcore.index.health import StoreCounts
-
-        return StoreCounts.from_json(self.call("counts"))
+        return self.ask(COUNTS, CountsRequest())
 
     def sessions(
         self,
@@ -299,22 +317,9 @@ class Archive:
     ) -> tuple[list[SessionInfo], str | None]:
         """A page of sessions and the cursor of the next (see
         :func:`cwcore.browse.list_sessions` for ``sort``, ``ascending`` and ``match``)."""
-        params: dict[str, Any] = {"limit": limit}
-        for name, value in (
-            ("project", project),
-            ("agent", agent),
-            ("since", since),
-            ("cursor", cursor),
-            ("match", match),
-        ):
-            if value is not None:
-                params[name] = value
-        if sort != "started":
-            params["sort"] = sort
-        if ascending:
-            params["ascending"] = True
-        body = self.call("sessions", params)
-        return [SessionInfo.from_json(row) for row in body["sessions"]], body.get("next_cursor")
+        request = SessionsRequest(project, agent, since, limit, cursor, sort, ascending, match)
+        page = self.ask(SESSIONS, request)
+        return list(page.sessions), page.next_cursor
 
     def facets(
         self,
@@ -336,7 +341,7 @@ class Archive:
 
     def resolve_session(self, session: str) -> SessionInfo:
         """The session an id or a unique prefix of 4+ characters names (NotFound otherwise)."""
-        return SessionInfo.from_json(self.call("sessions.resolve", {"session": session})["session"])
+        return self.ask(SESSIONS_RESOLVE, ResolveSessionRequest(session)).session
 
     def show(
         self, session: str, *, include_all: bool = False, hide_superseded: bool = False
@@ -344,39 +349,27 @@ class Archive:
         """A session's transcript; superseded messages are listed (marked) unless
         ``hide_superseded``, metadata events only with ``include_all`` (see
         :func:`cwcore.browse.transcript`)."""
-        from cwcore.views import Transcript
-
-        params = {"session": session, "all": include_all, "hideSuperseded": hide_superseded}
-        return Transcript.from_json(self.call("show", params))
+        return self.ask(SHOW, ShowRequest(session, include_all, hide_superseded))
 
     def export(self, session: str, fmt: str = "md") -> str:
-        return str(self.call("export", {"session": session, "format": fmt})["text"])
+        """A session as Markdown (``md``) or cw-jsonl (``jsonl``)."""
+        return self.ask(EXPORT, ExportRequest(session, fmt)).text
 
     def forget(self, target: str) -> Forgotten:
         """Remove the session or document whose id is exactly ``target`` for good; returns
         what was removed (the target, then counts)."""
-        from cwcore.contract.retention import Forgotten
-
-        return Forgotten.from_json(self.call("forget", {"target": target}))
+        return self.ask(FORGET, ForgetRequest(target))
 
     def forget_target(self, target: str, *, prefix: bool = False) -> ForgetTarget:
         """What ``forget`` would remove, without removing it. ``prefix`` also accepts a unique
         session id prefix (for a confirmation that names the full id)."""
-        from cwcore.contract.retention import ForgetTarget
-
-        body = self.call("forget.resolve", {"target": target, "prefix": prefix})
-        return ForgetTarget.from_json(body)
+        return self.ask(FORGET_RESOLVE, ForgetResolveRequest(target, prefix))
 
     def sync(
         self, *, since: str | None = None, home: str | None = None, on_event: OnEvent | None = None
-    ) -> ImportSummary:
+    ) -> ImportReport:
         """Import what is new from the agents' standard locations under ``home`` (default ~)."""
-        params: dict[str, Any] = {}
-        if since is not None:
-            params["since"] = since
-        if home is not None:
-            params["home"] = home
-        return ImportSummary.from_json(self.call("sync", params, on_event))
+        return self.ask(SYNC, SyncRequest(since, home), on_event)
 
     def sources(self, *, home: str | None = None) -> SourcesReport:
         """Per-source coverage: a row per registered location with what the last ``sync``
@@ -460,10 +453,7 @@ class Archive:
 
     def context(self, document_id: str, *, neighbors: int = 1) -> DocumentContext:
         """The turns before and after ``document_id`` in its session (context, not ranked)."""
-        from cwcore.recall.results import DocumentContext
-
-        body = self.call("context", {"documentId": document_id, "neighbors": neighbors})
-        return DocumentContext.from_json(body)
+        return self.ask(CONTEXT, ContextRequest(document_id, neighbors))
 
     def supersede(
         self,
@@ -489,10 +479,7 @@ class Archive:
     def show_document(self, document_id: str, *, include_superseded: bool = False) -> DocumentView:
         """A document's text and provenance: its head version, or with ``include_superseded``
         every version (the audit view; see :func:`cwcore.browse.show_document`)."""
-        from cwcore.views import DocumentView
-
-        params = {"documentId": document_id, "includeSuperseded": include_superseded}
-        return DocumentView.from_json(self.call("show.document", params))
+        return self.ask(SHOW_DOCUMENT, ShowDocumentRequest(document_id, include_superseded))
 
     # -- Markdown evidence ---------------------------------------------------------------
 

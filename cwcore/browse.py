@@ -9,18 +9,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from cwcore.clock import parse_time
+from cwcore.contract.sessions import MAX_LIMIT, SORT_KEYS, SessionInfo, SessionsPage
+from cwcore.contract.views import check_export_format
 from cwcore.errors import InvalidInput, NotFound, UnsafeKey, excerpt
 from cwcore.importers.documents import prompt_title
-from cwcore.session_info import SessionInfo
 from cwcore.store import identity, session_order
 from cwcore.store.parts import message_fields
 from cwcore.store.reader import Reader
 
 if TYPE_CHECKING:  # recall pulls in retrieval: the sessions browser imports it only to run it
-    from cwcore.recall.results import DocumentContext, Neighbor
-    from cwcore.views import DocumentView, Transcript, TranscriptMessage
-
-MAX_LIMIT = 10_000
+    from cwcore.contract.context import DocumentContext, Neighbor
+    from cwcore.contract.views import DocumentView, Transcript, TranscriptMessage
 
 
 def _cursor_encode(row: SessionInfo) -> str:
@@ -39,7 +38,6 @@ def _cursor_decode(cursor: str) -> tuple[str, str]:
 
 #: Sort keys of a session listing. ``started`` walks the session-order index page by page;
 #: the others (and any ``match``) read every matching session record once per page.
-SORT_KEYS = ("started", "ended", "messages", "tools", "duration")
 #: Records read per multi-get on the sorted path.
 _SORT_READ = 1_000
 
@@ -73,7 +71,7 @@ def list_sessions(
     sort: str = "started",
     ascending: bool = False,
     match: str | None = None,
-) -> dict[str, Any]:
+) -> SessionsPage:
     """Sessions, filtered, one page at a time: newest first by default.
 
     By start time (``sort="started"``, newest first) the listing walks the ``session-order``
@@ -83,7 +81,7 @@ def list_sessions(
     first (``ascending``), or a ``match`` (a case-insensitive substring of the session id or
     title) read every session that passes the filters: a cost in the number of such sessions,
     paid per page. Ties go newest first, then by id.
-    Returns ``{"sessions": [...], "next_cursor": str | None}``.
+    Returns the page and the cursor of the next one (None at the end).
     """
     if sort not in SORT_KEYS:
         raise InvalidInput(f"sort must be one of {', '.join(SORT_KEYS)}")
@@ -101,7 +99,7 @@ def list_sessions(
             break
     page = [SessionInfo.from_record(record) for record in reader.sessions_by_id(ids[:limit])]
     next_cursor = _cursor_encode(page[-1]) if len(ids) > limit else None
-    return {"sessions": [r.to_json() for r in page], "next_cursor": next_cursor}
+    return SessionsPage(tuple(page), next_cursor)
 
 
 def _filtered(
@@ -150,7 +148,7 @@ def _sorted_sessions(
     sort: str,
     ascending: bool,
     match: str | None,
-) -> dict[str, Any]:
+) -> SessionsPage:
     offset = _offset_decode(cursor, sort, ascending, match) if cursor else 0
     wanted = match.casefold() if match else None
     rows: list[SessionInfo] = []
@@ -169,7 +167,7 @@ def _sorted_sessions(
     page = rows[offset : offset + limit]
     more = offset + limit < len(rows)
     next_cursor = _offset_encode(offset + limit, sort, ascending, match) if more else None
-    return {"sessions": [r.to_json() for r in page], "next_cursor": next_cursor}
+    return SessionsPage(tuple(page), next_cursor)
 
 
 def _offset_encode(offset: int, sort: str, ascending: bool, match: str | None) -> str:
@@ -218,7 +216,7 @@ def transcript(
     messages listed, how many of them are superseded, and how many superseded ones were left
     out.
     """
-    from cwcore.views import (
+    from cwcore.contract.views import (
         MetadataEvent,
         Transcript,
         TranscriptCounts,
@@ -368,11 +366,6 @@ def _continues_piece(
     return True
 
 
-def check_export_format(fmt: object) -> None:
-    if fmt not in ("md", "jsonl"):
-        raise InvalidInput("--format must be md or jsonl")
-
-
 def export_session(reader: Reader, session: str, fmt: str) -> str:
     """A session as Markdown (for people) or cw-jsonl (the interchange format).
 
@@ -495,8 +488,8 @@ def show_document(
     holds a piece of a cut message carries its ``split`` metadata (message key, piece, count and
     every piece's document in order): joining those documents' pieces gives the message."""
     from cwcore.contract.recall import Split
+    from cwcore.contract.views import DocumentVersion, DocumentView
     from cwcore.store import codec, keys
-    from cwcore.views import DocumentVersion, DocumentView
 
     head = reader.head(document_id)
     live = head.get("state", "live") == "live"
@@ -543,19 +536,15 @@ def show_document(
     )
 
 
-MAX_CONTEXT = 8
-
-
 def document_context(reader: Reader, document_id: str, *, around: int = 1) -> DocumentContext:
     """The turns before and after a document in its session, as ``gather`` gives them for a
     hit (context: no score, no band): the document, its session, its turn and its neighbours.
-    A tool-result document is placed at its parent turn; ``around`` is 0 to 8 on each side.
+    A tool-result document is placed at its parent turn; ``around`` turns on each side (the
+    request, :class:`~cwcore.contract.context.ContextRequest`, bounds it).
     Raises :class:`~cwcore.errors.NotFound` for a document that does not exist."""
+    from cwcore.contract.context import DocumentContext
     from cwcore.recall.gather import neighbor
-    from cwcore.recall.results import DocumentContext
 
-    if not 0 <= around <= MAX_CONTEXT:
-        raise InvalidInput(f"neighbors must be from 0 to {MAX_CONTEXT}")
     head = reader.head(document_id)
     manifest = reader.manifest(document_id, int(head["version"]))
     metadata = manifest.get("metadata") or {}

@@ -43,19 +43,15 @@ def gather_neighbors(around: object) -> int:
 
 
 def sessions(params: dict[str, Any]) -> None:
-    """Limit, since, sort key and (on the default order) the cursor. A cursor of a sorted or
-    matched listing is an offset that only the listing itself can check."""
-    from cwcore.browse import SORT_KEYS, check_page
+    """The request record's checks (types, limit, since, sort key) and, on the default order,
+    the cursor. A cursor of a sorted or matched listing is an offset that only the listing
+    itself can check."""
+    from cwcore.browse import check_page
+    from cwcore.contract.sessions import SessionsRequest
 
-    sort = params.get("sort", "started")
-    if sort not in SORT_KEYS:
-        raise InvalidInput(f"sort must be one of {', '.join(SORT_KEYS)}")
-    default_order = sort == "started" and not params.get("ascending") and not params.get("match")
-    check_page(
-        limit=params.get("limit", 50),
-        since=params.get("since"),
-        cursor=params.get("cursor") if default_order else None,
-    )
+    req = SessionsRequest.parse({k: v for k, v in params.items() if v is not None})
+    if req.cursor and req.sort == "started" and not req.ascending and not req.match:
+        check_page(limit=req.limit, cursor=req.cursor)
 
 
 def recall(params: dict[str, Any]) -> None:
@@ -77,7 +73,7 @@ def import_(params: dict[str, Any]) -> None:
 
 
 def export(params: dict[str, Any]) -> None:
-    from cwcore.browse import check_export_format
+    from cwcore.contract.views import check_export_format
 
     check_export_format(params.get("format", "md"))
 

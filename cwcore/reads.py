@@ -42,10 +42,10 @@ from cwcore.contract.bound import (  # the answers, declared in the contract; bo
     TextCut,
 )
 from cwcore.contract.memory import MemoryContext
+from cwcore.contract.sessions import SessionInfo
 from cwcore.errors import CwError, NotFound, excerpt
 from cwcore.retrieve.scope import lineage
 from cwcore.services import Services
-from cwcore.session_info import SessionInfo
 from cwcore.store.reader import Reader
 
 __all__ = [
@@ -106,8 +106,7 @@ def sessions_page(
         body = browse.list_sessions(
             reader, project=project, agent=agent, since=since, limit=n, cursor=cursor
         )
-        rows = [_row(reader, SessionInfo.from_json(r), project) for r in body["sessions"]]
-        return rows, body["next_cursor"]
+        return [_row(reader, row, project) for row in body.sessions], body.next_cursor
 
     rows, next_cursor = page(limit)
     used, kept = 0, 0

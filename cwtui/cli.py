@@ -42,8 +42,8 @@ from cwtui.output import (
 )
 
 if TYPE_CHECKING:
+    from cwcore.contract.imports import ImportReport
     from cwcore.contract.retention import ForgetTarget
-    from cwcore.importers.pipeline import ImportSummary
 
 app = typer.Typer(
     name="cw",
@@ -182,7 +182,7 @@ def _progress() -> Iterator[Callable[[dict[str, Any]], None]]:
         yield on_event
 
 
-def _finish(summary: ImportSummary, as_json: bool, *, per_file: bool = False) -> None:
+def _finish(summary: ImportReport, as_json: bool, *, per_file: bool = False) -> None:
     """Print the whole summary, then exit with ``import-errors`` when anything was rejected:
     with ``--json`` the summary line itself carries the error object. ``per_file``: the file
     lines were printed before it, so the summary line does not repeat them (it keeps
@@ -207,7 +207,7 @@ def _finish(summary: ImportSummary, as_json: bool, *, per_file: bool = False) ->
         raise typer.Exit(failure.exit_code)
 
 
-def _print_summary(summary: ImportSummary) -> None:
+def _print_summary(summary: ImportReport) -> None:
     extra = []
     if summary.empty:
         extra.append(f"{summary.empty} session(s) without messages not imported")
@@ -224,7 +224,7 @@ def _print_summary(summary: ImportSummary) -> None:
     _print_errors(summary)
 
 
-def _print_errors(summary: ImportSummary) -> None:
+def _print_errors(summary: ImportReport) -> None:
     for problem in summary.errors:
         where = f"{problem.path}:{problem.line}" if problem.line else problem.path
         err_console.print(f"{where}: {problem.reason}", markup=False, soft_wrap=True)
@@ -275,7 +275,7 @@ def watch(
             markup=False,
         )
 
-        def on_sync(summary: ImportSummary) -> None:
+        def on_sync(summary: ImportReport) -> None:
             if summary.imported:
                 console.print(
                     f"imported {summary.imported} document(s) from {summary.files} file(s)"

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.markup import escape
 
-from cwcore.views import MetadataEvent, TranscriptMessage
+from cwcore.contract.views import MetadataEvent, TranscriptMessage
 from cwtui.output import shown_id
 
 if TYPE_CHECKING:
-    from cwcore.views import DocumentView, Transcript
+    from cwcore.contract.views import DocumentView, Transcript
 
 FOLD_LINES = 12
 

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from cwcore import browse
 from cwcore.clock import parse_time
+from cwcore.contract.sessions import SessionInfo
 from cwcore.errors import InvalidInput, NotFound, StoreError
 from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
-from cwcore.session_info import SessionInfo
 from cwcore.store import codec, keys, rocks, session_order
 from cwcore.store.admission import Admission
 from cwcore.store.admission import project_digest as admission_digest
@@ -74,7 +74,7 @@ def pages(fn: Any, **kw: Any) -> list[dict[str, Any]]:
 def assert_equivalent(store: Store, filters: dict[str, Any], limit: int) -> None:
     reader = Reader(store)
     records = list(reader.sessions())
-    got = pages(lambda **kw: browse.list_sessions(reader, **kw), limit=limit, **filters)
+    got = pages(lambda **kw: browse.list_sessions(reader, **kw).to_json(), limit=limit, **filters)
     want = pages(lambda **kw: reference(records, **kw), limit=limit, **filters)
     assert got == want
 
@@ -170,7 +170,7 @@ def test_listing_matches_a_full_sort(
         for f in filter_sets:
             assert_equivalent(store, f, limit)
         cursors = [p["next_cursor"] for p in pages(lambda **kw: browse.list_sessions(
-            Reader(store), **kw), limit=1)][:-1]  # fmt: skip
+            Reader(store), **kw).to_json(), limit=1)][:-1]  # fmt: skip
         # Re-imports that move a session's start (earlier messages) or its end.
         for n, (index, stamp) in enumerate(regrow):
             if specs:
@@ -188,7 +188,7 @@ def test_listing_matches_a_full_sort(
         # Cursors handed out before the changes still resume at their place.
         reader, records = Reader(store), list(Reader(store).sessions())
         for cursor in cursors:
-            assert browse.list_sessions(reader, limit=limit, cursor=cursor) == reference(
+            assert browse.list_sessions(reader, limit=limit, cursor=cursor).to_json() == reference(
                 records, limit=limit, cursor=cursor
             )
 
@@ -216,9 +216,7 @@ def test_a_page_reads_only_its_records(tmp_path: Path, monkeypatch: pytest.Monke
             lambda self, ids: read.append(len(ids)) or original(self, ids),
         )
         page = browse.list_sessions(reader, limit=5)
-        assert [r["sessionId"] for r in page["sessions"]] == [
-            f"s{i:02d}" for i in (29, 28, 27, 26, 25)
-        ]
+        assert [r.sessionId for r in page.sessions] == [f"s{i:02d}" for i in (29, 28, 27, 26, 25)]
         assert read == [5]
 
 

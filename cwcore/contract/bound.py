@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cwcore.contract.codec import Record, field
+from cwcore.contract.sessions import SessionInfo
 from cwcore.errors import InvalidInput
-from cwcore.session_info import SessionInfo
 
 #: Sessions per page, at most.
 MAX_PAGE = 50

@@ -22,6 +22,8 @@ from cwcore.contract.bound import (
     BoundSessions,
     BoundSessionsRequest,
 )
+from cwcore.contract.context import ContextRequest, DocumentContext
+from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
 from cwcore.contract.facets import Facets, FacetsRequest
 from cwcore.contract.hints import (
     HintsAnswer,
@@ -37,6 +39,7 @@ from cwcore.contract.hints import (
     Rotated,
     RotateRequest,
 )
+from cwcore.contract.imports import ImportReport, ImportRequest, SyncRequest
 from cwcore.contract.index import (
     IndexRunRequest,
     IndexStatus,
@@ -76,6 +79,13 @@ from cwcore.contract.models import (
     SemanticStatusRequest,
 )
 from cwcore.contract.recall import RecallRequest, RecallResponse
+from cwcore.contract.retention import ForgetRequest, ForgetResolveRequest, ForgetTarget, Forgotten
+from cwcore.contract.sessions import (
+    ResolvedSession,
+    ResolveSessionRequest,
+    SessionsPage,
+    SessionsRequest,
+)
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.contract.supersession import (
     Restored,
@@ -83,6 +93,15 @@ from cwcore.contract.supersession import (
     SupersedeRequest,
     UnsupersedeRequest,
 )
+from cwcore.contract.views import (
+    DocumentView,
+    Exported,
+    ExportRequest,
+    ShowDocumentRequest,
+    ShowRequest,
+    Transcript,
+)
+from cwcore.large_results import MAX_INLINE_BYTES  # a larger answer travels in parts
 
 
 class Request(Protocol):
@@ -139,6 +158,61 @@ INDEX_PARTIAL = Spec("index.partial", PartialRequest, PartialDocuments, passive=
 
 #: ``index.verify``: the derived index against the canonical records (problems listed, 4 MiB).
 INDEX_VERIFY = Spec("index.verify", VerifyRequest, IndexVerification, output_bytes=4 * 1024 * 1024)
+
+# -- the archive's methods (cwcore/methods/archive.py) ------------------------------------------
+
+#: ``doctor``: the store's summary and consistency checks (``repair`` fixes what they found).
+DOCTOR = Spec("doctor", DoctorRequest, DoctorReport)
+
+#: ``counts``: the store's record counts, one meta read (polled by the TUI).
+COUNTS = Spec("counts", CountsRequest, StoreCounts, passive=True)
+
+#: ``context``: the turns before and after one document in its session.
+CONTEXT = Spec("context", ContextRequest, DocumentContext)
+
+#: ``sessions``: a page of sessions, filtered and sorted, and the next page's cursor.
+SESSIONS = Spec("sessions", SessionsRequest, SessionsPage)
+
+#: ``sessions.resolve``: the session an id or a unique prefix names.
+SESSIONS_RESOLVE = Spec("sessions.resolve", ResolveSessionRequest, ResolvedSession)
+
+#: ``forget``: remove a session or document for good (idempotent by request id).
+FORGET = Spec("forget", ForgetRequest, Forgotten)
+
+#: ``forget.resolve``: what a forget would remove, nothing removed.
+FORGET_RESOLVE = Spec("forget.resolve", ForgetResolveRequest, ForgetTarget)
+
+#: ``show``: a session's transcript (in parts when large).
+SHOW = Spec("show", ShowRequest, Transcript, output_bytes=MAX_INLINE_BYTES)
+
+#: ``show.document``: a document's versions, text and provenance (in parts when large).
+SHOW_DOCUMENT = Spec(
+    "show.document", ShowDocumentRequest, DocumentView, output_bytes=MAX_INLINE_BYTES
+)
+
+#: ``export``: a session as Markdown or cw-jsonl (in parts when large).
+EXPORT = Spec("export", ExportRequest, Exported, output_bytes=MAX_INLINE_BYTES)
+
+#: ``import``: files and folders into the archive (progress events as it goes).
+IMPORT = Spec("import", ImportRequest, ImportReport)
+
+#: ``sync``: what is new at every registered location (progress events as it goes).
+SYNC = Spec("sync", SyncRequest, ImportReport)
+
+ARCHIVE: tuple[Spec[Any, Any], ...] = (
+    DOCTOR,
+    COUNTS,
+    CONTEXT,
+    SESSIONS,
+    SESSIONS_RESOLVE,
+    FORGET,
+    FORGET_RESOLVE,
+    SHOW,
+    SHOW_DOCUMENT,
+    EXPORT,
+    IMPORT,
+    SYNC,
+)
 
 # -- memory records and a turn's injection block (cwcore.methods.memory) -----------------------
 
@@ -286,6 +360,7 @@ DECLARED: tuple[Spec[Any, Any], ...] = (
     INDEX_STATUS,
     INDEX_PARTIAL,
     INDEX_VERIFY,
+    *ARCHIVE,
     *MEMORY_METHODS,
     *MARKDOWN_METHODS,
     *SEMANTIC_METHODS,

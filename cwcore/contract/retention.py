@@ -1,10 +1,36 @@
-"""What ``forget`` and ``forget.resolve`` answer: the target a forget would remove and what it
-removed (:class:`cwcore.store.retention.ForgetReport` accumulates it while a forget or a retention
-pass runs, then freezes it into :class:`Forgotten`)."""
+"""What ``forget`` and ``forget.resolve`` take and answer: the target a forget would remove and
+what it removed (:class:`cwcore.store.retention.ForgetReport` accumulates it while a forget or a
+retention pass runs, then freezes it into :class:`Forgotten`)."""
 
 from __future__ import annotations
 
 from cwcore.contract.codec import Record
+from cwcore.errors import InvalidInput
+
+
+def _check_target(target: str) -> None:
+    if not target:
+        raise InvalidInput("target (a session or document id) is required")
+
+
+class ForgetRequest(Record):
+    """``forget``: the session or document whose id is exactly ``target``."""
+
+    target: str
+
+    def __post_init__(self) -> None:
+        _check_target(self.target)
+
+
+class ForgetResolveRequest(Record):
+    """``forget.resolve``: the ``target`` a forget would remove; with ``prefix`` a unique
+    session id prefix names it too (for a confirmation that shows the full id)."""
+
+    target: str
+    prefix: bool = False
+
+    def __post_init__(self) -> None:
+        _check_target(self.target)
 
 
 class ForgetTarget(Record):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.config import Settings
+from cwcore.contract.imports import ImportProblem
 from cwcore.errors import CwError, UnknownFormat, excerpt
 from cwcore.importers import base, streaming
 from cwcore.importers import markdown as markdown_importer
@@ -29,7 +30,7 @@ from cwcore.importers.documents import (
     session_title,
 )
 from cwcore.importers.streaming import LineProblem, SessionChunk
-from cwcore.importers.summary import ImportProblem, ImportSummary
+from cwcore.importers.summary import ImportSummary
 from cwcore.importers.surrogates import replace_lone_surrogates
 from cwcore.model import ParsedSession
 from cwcore.store import codec, identity, keys

@@ -1,4 +1,5 @@
-"""The summary an import returns: counts, and the problems and notices it met, bounded.
+"""The summary an import accumulates: counts, and the problems and notices it met, bounded
+(frozen into the :class:`~cwcore.contract.imports.ImportReport` the faces receive).
 
 An import of hostile input can meet millions of bad lines. The summary must still reach the user
 in one response (the daemon's import result is at most 1 MiB), so it lists at most
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cwcore.contract.codec import Record
+from cwcore.contract.imports import FileOutcome, ImportProblem, ImportReport
 
 #: Errors (and, separately, notices) listed in a summary; the rest are only counted.
 MAX_LISTED = 1000
@@ -26,34 +27,6 @@ def _cap(text: str) -> str:
     if len(text) <= MAX_REASON_CHARS:
         return text
     return text[: MAX_REASON_CHARS - 1] + "…"
-
-
-class ImportProblem(Record):
-    """A rejected line (``line`` 1-based) or file (``line`` None) and why."""
-
-    path: str
-    line: int | None
-    reason: str
-
-
-#: What a sync did with one file (:class:`FileOutcome`).
-OUTCOMES = ("imported", "unchanged", "skipped", "failed")
-
-
-class FileOutcome(Record):
-    """What a sync did with one file: ``outcome`` is ``imported`` (read, something new
-    admitted), ``unchanged`` (its signature matched the last sync, or reading it found nothing
-    new), ``skipped`` (not read: not a log of its location's format, unreadable during the
-    walk, modified before ``--since``, or a session without messages) or ``failed`` (read, and
-    the file was rejected). ``format`` is the importer that read (or would read) it;
-    ``messages`` the messages of its sessions (remembered from the last sync when unchanged);
-    ``problem`` the one-line reason for a skip or failure, or how many lines were rejected."""
-
-    path: str
-    format: str
-    outcome: str
-    messages: int = 0
-    problem: str | None = None
 
 
 @dataclass
@@ -149,24 +122,26 @@ class ImportSummary:
             self.file_outcome(outcome)
         self.file_outcomes_truncated += other.file_outcomes_truncated
 
+    def report(self) -> ImportReport:
+        """The frozen form the faces receive (the lists as they stand: already bounded)."""
+        return ImportReport(
+            files=self.files,
+            imported=self.imported,
+            skipped=self.skipped,
+            sessions=self.sessions,
+            messages=self.messages,
+            empty=self.empty,
+            companions=self.companions,
+            errors=list(self.errors),
+            errors_truncated=self.errors_truncated,
+            notices=list(self.notices),
+            notices_truncated=self.notices_truncated,
+            file_outcomes=list(self.file_outcomes),
+            file_outcomes_truncated=self.file_outcomes_truncated,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "files": self.files,
-            "imported": self.imported,
-            "skipped": self.skipped,
-            "sessions": self.sessions,
-            "messages": self.messages,
-            "empty": self.empty,
-            "companions": self.companions,
-            "errors": [e.to_json() for e in self.errors],
-            "errors_truncated": self.errors_truncated,
-            "notices": list(self.notices),
-            "notices_truncated": self.notices_truncated,
-        }
-        if self.file_outcomes or self.file_outcomes_truncated:
-            body["file_outcomes"] = [o.to_json() for o in self.file_outcomes]
-            body["file_outcomes_truncated"] = self.file_outcomes_truncated
-        return body
+        return self.report().to_json()
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> ImportSummary:

@@ -17,16 +17,19 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cwcore import clock
 from cwcore.config import Settings
+from cwcore.contract.imports import FileOutcome
 from cwcore.errors import CwError
 from cwcore.importers import base, sources
 from cwcore.importers.pipeline import Emit, ImportSummary, import_paths
-from cwcore.importers.summary import FileOutcome
 from cwcore.store.admission import Admission
 from cwcore.store.rocks import Store
+
+#: What a watched sync answers (the engine's summary, or the report a face received).
+Synced = TypeVar("Synced")
 
 #: SQLite companions whose changes are changes of the database.
 _COMPANIONS = ("-wal",)
@@ -235,18 +238,19 @@ def fingerprint(
 
 
 def watch(
-    run_sync: Callable[[], ImportSummary],
+    run_sync: Callable[[], Synced],
     *,
     home: Path | None = None,
     settings: Settings | None = None,
     interval: float = 2.0,
     settle: float = 1.0,
-    on_sync: Callable[[ImportSummary], None] = lambda s: None,
+    on_sync: Callable[[Synced], None] = lambda s: None,
     stop: Callable[[], bool] = lambda: False,
 ) -> None:
     """Sync now, then again whenever the locations change and stay unchanged for ``settle``
-    seconds (debounce). Polls every ``interval`` seconds until ``stop()``; no inotify needed.
-    ``settings`` adds the locations a setting configures (``syncProjects``)."""
+    seconds (debounce); ``on_sync`` gets what each ``run_sync()`` answered. Polls every
+    ``interval`` seconds until ``stop()``; no inotify needed. ``settings`` adds the locations a
+    setting configures (``syncProjects``)."""
     on_sync(run_sync())
     last = fingerprint(home, settings)
     while not stop():

@@ -13,13 +13,49 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 import cwcore
-from cwcore import browse, facets, large_results, private
+from cwcore import browse, facets, private
 from cwcore.clock import parse_time
+from cwcore.contract.context import ContextRequest, DocumentContext
+from cwcore.contract.doctor import (
+    CountsRequest,
+    DoctorChecks,
+    DoctorReport,
+    DoctorRequest,
+    IndexCheck,
+    PermissionsCheck,
+    RecordsCheck,
+    SessionOrderCheck,
+    StoreCounts,
+)
 from cwcore.contract.facets import Facets, FacetsRequest
-from cwcore.contract.methods import FACETS, SOURCES, SUPERSEDE, SUPERSEDE_UNDO
+from cwcore.contract.imports import ImportReport, ImportRequest, SyncRequest
+from cwcore.contract.methods import (
+    CONTEXT,
+    COUNTS,
+    DOCTOR,
+    EXPORT,
+    FACETS,
+    FORGET,
+    FORGET_RESOLVE,
+    IMPORT,
+    SESSIONS,
+    SESSIONS_RESOLVE,
+    SHOW,
+    SHOW_DOCUMENT,
+    SOURCES,
+    SUPERSEDE,
+    SUPERSEDE_UNDO,
+    SYNC,
+)
+from cwcore.contract.retention import ForgetRequest, ForgetResolveRequest, ForgetTarget, Forgotten
+from cwcore.contract.sessions import (
+    ResolvedSession,
+    ResolveSessionRequest,
+    SessionsPage,
+    SessionsRequest,
+)
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.contract.supersession import (
     Restored,
@@ -27,23 +63,21 @@ from cwcore.contract.supersession import (
     SupersedeRequest,
     UnsupersedeRequest,
 )
+from cwcore.contract.views import (
+    DocumentView,
+    Exported,
+    ExportRequest,
+    ShowDocumentRequest,
+    ShowRequest,
+    Transcript,
+)
 from cwcore.daemon.service import current_request_id
 from cwcore.engine import Emit, Engine
-from cwcore.errors import CorruptRecord, InvalidInput
+from cwcore.errors import CorruptRecord
 from cwcore.importers import pipeline, sources, sync
 from cwcore.index import maintenance
-from cwcore.index.health import (
-    DoctorChecks,
-    DoctorReport,
-    IndexCheck,
-    PermissionsCheck,
-    RecordsCheck,
-    SessionOrderCheck,
-    StoreCounts,
-)
 from cwcore.markdown import ingest
-from cwcore.methods.params import param_bool, param_int, param_str, required_str
-from cwcore.methods.registry import Method, typed
+from cwcore.methods.registry import Method, streaming, typed
 from cwcore.store import integrity, session_order
 from cwcore.store.rocks import FAMILIES
 
@@ -60,20 +94,15 @@ def _markdown_context(engine: Engine, emit: Emit, cancel: threading.Event) -> in
 
 
 def _import(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    paths = params.get("paths")
-    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
-        raise InvalidInput("paths must be a non-empty list of strings")
-    fmt = param_str(params, "format", "auto") or "auto"
-    project = param_str(params, "project")
-    if project is not None and not project.strip():
-        # An empty name fell back to the file's project: the caller asked for one and got another.
-        raise InvalidInput("project name is empty")
+    engine: Engine, req: ImportRequest, emit: Emit, cancel: threading.Event
+) -> ImportReport:
+    """Import files and folders (the module docstring says how each format is read); reports
+    progress as it goes and stops between batches when cancelled."""
+    paths, fmt, project = list(req.paths), req.format, req.project
     if fmt == "markdown":
         summary = ingest.import_markdown(_markdown_context(engine, emit, cancel), paths, project)
         engine.after_admission(summary.imported)
-        return summary.to_json()
+        return summary.report()
     pipeline.check_format(fmt)
     detected: list[Path] = []
     summary = pipeline.import_paths(
@@ -92,13 +121,12 @@ def _import(
         extra = ingest.import_deferred(ctx, paths, detected, project)
         engine.after_admission(extra.imported)
         summary.absorb(extra)
-    return summary.to_json()
+    return summary.report()
 
 
-def _doctor(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    repair = param_bool(params, "repair", False)
+def _doctor(engine: Engine, req: DoctorRequest) -> DoctorReport:
+    """The store's summary and its four checks; ``repair`` fixes what a check found stale."""
+    repair = req.repair
     # Every check runs whatever the others find: a record that does not decode fails the check
     # that met it (and ``records`` names it) instead of the whole report.
     records = RecordsCheck.from_json(integrity.check_records(engine.store))
@@ -134,7 +162,7 @@ def _doctor(
             # The same check as ``cw index verify``: doctor is unhealthy whenever verify fails.
             index=index,
         ),
-    ).to_json()
+    )
 
 
 def _store_counts(engine: Engine) -> StoreCounts:
@@ -147,12 +175,10 @@ def _store_counts(engine: Engine) -> StoreCounts:
     )
 
 
-def _counts(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _counts(engine: Engine, req: CountsRequest) -> StoreCounts:
     """The store's record counts, one meta read: what a UI that polls needs of ``doctor``,
     whose checks decode every record."""
-    return _store_counts(engine).to_json()
+    return _store_counts(engine)
 
 
 def _session_order(engine: Engine, repair: bool) -> SessionOrderCheck:
@@ -182,21 +208,18 @@ def _index(engine: Engine, repair: bool) -> IndexCheck:
     )
 
 
-def _sessions(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    limit = param_int(params, "limit", 50)
-    ascending = param_bool(params, "ascending", False)
+def _sessions(engine: Engine, req: SessionsRequest) -> SessionsPage:
+    """A page of sessions (:func:`cwcore.browse.list_sessions`)."""
     return browse.list_sessions(
         engine.reader,
-        project=param_str(params, "project"),
-        agent=param_str(params, "agent"),
-        since=param_str(params, "since"),
-        limit=limit,
-        cursor=param_str(params, "cursor"),
-        sort=param_str(params, "sort", "started") or "started",
-        ascending=ascending,
-        match=param_str(params, "match"),
+        project=req.project,
+        agent=req.agent,
+        since=req.since,
+        limit=req.limit,
+        cursor=req.cursor,
+        sort=req.sort,
+        ascending=req.ascending,
+        match=req.match,
     )
 
 
@@ -208,69 +231,50 @@ def _facets(engine: Engine, req: FacetsRequest) -> Facets:
     )
 
 
-def _sessions_resolve(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _sessions_resolve(engine: Engine, req: ResolveSessionRequest) -> ResolvedSession:
     """The session an id or unique prefix names: ``{"session": <a sessions row>}``."""
-    session = required_str(params, "session", "a session id or unique prefix")
-    return {"session": browse.resolve_session(engine.reader, session).to_json()}
+    return ResolvedSession(browse.resolve_session(engine.reader, req.session))
 
 
-def _show(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    session = required_str(params, "session")
-    if "hideSuperseded" in params:
-        hide = bool(params["hideSuperseded"])
-    else:  # the older parameter: superseded messages only when asked for
-        hide = not bool(params.get("includeSuperseded", True))
-    body = browse.transcript(
-        engine.reader, session, include_all=bool(params.get("all", False)), hide_superseded=hide
+def _show(engine: Engine, req: ShowRequest) -> Transcript:
+    """A session's transcript (:func:`cwcore.browse.transcript`; in parts when large)."""
+    return browse.transcript(
+        engine.reader,
+        req.session,
+        include_all=req.include_all,
+        hide_superseded=req.hides_superseded,
     )
-    return large_results.send(body.to_json(), emit)
 
 
-def _export(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    session = required_str(params, "session")
-    fmt = param_str(params, "format", "md") or "md"
-    return large_results.send({"text": browse.export_session(engine.reader, session, fmt)}, emit)
+def _export(engine: Engine, req: ExportRequest) -> Exported:
+    """A session as Markdown or cw-jsonl (:func:`cwcore.browse.export_session`)."""
+    return Exported(browse.export_session(engine.reader, req.session, req.format))
 
 
-def _forget(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _forget(engine: Engine, req: ForgetRequest) -> Forgotten:
     """Forget a session or document for good; idempotent by request id across a daemon
     restart (a retry after the commit answers the same counts, never ``not-found``)."""
-    target = required_str(params, "target", "a session or document id")
-    return engine.retention.forget(target, request_id=current_request_id()).to_json()
+    return engine.retention.forget(req.target, request_id=current_request_id())
 
 
-def _forget_resolve(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    target = required_str(params, "target", "a session or document id")
-    prefix = param_bool(params, "prefix", False)
-    return engine.retention.resolve(target, prefix=prefix).to_json()
+def _forget_resolve(engine: Engine, req: ForgetResolveRequest) -> ForgetTarget:
+    """What a forget of ``target`` would remove, nothing removed."""
+    return engine.retention.resolve(req.target, prefix=req.prefix)
 
 
-def _sync(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    since = param_str(params, "since")
-    home = param_str(params, "home")
+def _sync(engine: Engine, req: SyncRequest, emit: Emit, cancel: threading.Event) -> ImportReport:
+    """Import what is new from every registered location (progress reported as it goes)."""
     summary = sync.sync(
         engine.store,
         engine.admission,
         engine.settings,
-        since=parse_time(since) if since else None,
-        home=Path(home) if home else None,
+        since=parse_time(req.since) if req.since else None,
+        home=Path(req.home) if req.home else None,
         emit=emit,
         cancelled=cancel.is_set,
     )
     engine.after_admission(summary.imported)
-    return summary.to_json()
+    return summary.report()
 
 
 def _sources(engine: Engine, req: SourcesRequest) -> SourcesReport:
@@ -312,40 +316,33 @@ def _supersede_undo(engine: Engine, req: UnsupersedeRequest) -> Restored:
     return result
 
 
-def _show_document(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    target = required_str(params, "documentId")
-    body = browse.show_document(
-        engine.reader, target, include_superseded=bool(params.get("includeSuperseded", False))
+def _show_document(engine: Engine, req: ShowDocumentRequest) -> DocumentView:
+    """A document's text and provenance (:func:`cwcore.browse.show_document`)."""
+    return browse.show_document(
+        engine.reader, req.document_id, include_superseded=req.include_superseded
     )
-    return large_results.send(body.to_json(), emit)
 
 
-def _context(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
+def _context(engine: Engine, req: ContextRequest) -> DocumentContext:
     """The chronological neighbours of one document (``gather``'s context, for one anchor)."""
-    target = required_str(params, "documentId")
-    around = param_int(params, "neighbors", 1)
-    return browse.document_context(engine.reader, target, around=around).to_json()
+    return browse.document_context(engine.reader, req.document_id, around=req.neighbors)
 
 
 METHODS: tuple[Method, ...] = (
-    Method("import", _import),
-    Method("sync", _sync),
+    streaming(IMPORT, _import),
+    streaming(SYNC, _sync),
     typed(SOURCES, _sources),
-    Method("doctor", _doctor),
-    Method("counts", _counts, passive=True),
-    Method("sessions", _sessions),
-    Method("sessions.resolve", _sessions_resolve),
+    typed(DOCTOR, _doctor),
+    typed(COUNTS, _counts),
+    typed(SESSIONS, _sessions),
+    typed(SESSIONS_RESOLVE, _sessions_resolve),
     typed(FACETS, _facets),
-    Method("show", _show, output_bytes=large_results.MAX_INLINE_BYTES),
-    Method("show.document", _show_document, output_bytes=large_results.MAX_INLINE_BYTES),
-    Method("export", _export, output_bytes=large_results.MAX_INLINE_BYTES),
-    Method("context", _context),
-    Method("forget", _forget),
-    Method("forget.resolve", _forget_resolve),
+    typed(SHOW, _show, parts=True),
+    typed(SHOW_DOCUMENT, _show_document, parts=True),
+    typed(EXPORT, _export, parts=True),
+    typed(CONTEXT, _context),
+    typed(FORGET, _forget),
+    typed(FORGET_RESOLVE, _forget_resolve),
     typed(SUPERSEDE, _supersede),
     typed(SUPERSEDE_UNDO, _supersede_undo),
 )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from cwcore import large_results
 from cwcore.contract.methods import Ans, Req, Spec
 from cwcore.engine import DEFAULT_OUTPUT_BYTES, Emit, Engine, Handler
 from cwcore.errors import CwError
@@ -31,20 +32,28 @@ class Method:
     passive: bool = False
 
 
-def typed(spec: Spec[Req, Ans], handler: Callable[[Engine, Req], Ans]) -> Method:
+def typed(
+    spec: Spec[Req, Ans], handler: Callable[[Engine, Req], Ans], *, parts: bool = False
+) -> Method:
     """The table's entry for a declared method (:mod:`cwcore.contract.methods`): the request is
     parsed from the call's JSON once (a wrong type or a missing key is ``invalid-input`` naming
-    it, before the handler runs) and the answer record serialized once."""
+    it, before the handler runs) and the answer record serialized once. With ``parts`` an
+    answer larger than one frame travels as ordered parts (:func:`cwcore.large_results.send`;
+    the face's :meth:`~cwcore.api.Archive.call` joins them): declare such a method's
+    ``output_bytes`` as :data:`~cwcore.large_results.MAX_INLINE_BYTES`."""
 
     def run(engine: Engine, request: Req, emit: Emit, cancel: threading.Event) -> Ans:
         return handler(engine, request)
 
     run.__doc__ = handler.__doc__
-    return streaming(spec, run)
+    return streaming(spec, run, parts=parts)
 
 
 def streaming(
-    spec: Spec[Req, Ans], handler: Callable[[Engine, Req, Emit, threading.Event], Ans]
+    spec: Spec[Req, Ans],
+    handler: Callable[[Engine, Req, Emit, threading.Event], Ans],
+    *,
+    parts: bool = False,
 ) -> Method:
     """:func:`typed` for a method that reports as it goes: the handler also gets ``emit`` (its
     progress events, to the caller as they happen) and ``cancel`` (set when the caller went
@@ -53,7 +62,8 @@ def streaming(
     def answer(
         engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
     ) -> dict[str, Any]:
-        return handler(engine, spec.request.parse(params), emit, cancel).to_json()
+        body = handler(engine, spec.request.parse(params), emit, cancel).to_json()
+        return large_results.send(body, emit) if parts else body
 
     answer.__doc__ = handler.__doc__
     return Method(

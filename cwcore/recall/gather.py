@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cwcore.recall.results import GatherAnchor, GatherResponse, Neighbor
+from cwcore.contract.context import Neighbor
+from cwcore.recall.results import GatherAnchor, GatherResponse
 from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.results import SearchHit
 from cwcore.retrieve.search import SearchContext, search

@@ -1,5 +1,6 @@
-"""What recall, direct reads, gather and document context return, as frozen dataclasses (the
-recall answer itself is declared in :mod:`cwcore.contract.recall`, and named here too).
+"""What recall, direct reads and gather return, as frozen dataclasses (the recall answer itself
+is declared in :mod:`cwcore.contract.recall`, and named here too; a gather anchor's
+:class:`~cwcore.contract.context.Neighbor` is the contract's, shared with ``context``).
 
 The engine builds these; its method handlers serialize them once with ``to_json()`` (the daemon
 protocol and ``--json`` carry that JSON), and :class:`cwcore.api.Archive` turns the JSON back
@@ -31,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cwcore.contract.codec import Record
+from cwcore.contract.context import DocumentContext, Neighbor
 from cwcore.contract.recall import (  # the recall answer, declared in the contract
     Chunk,
     Continuation,
@@ -60,20 +61,6 @@ __all__ = [
     "TurnContext",
     "TurnHeader",
 ]
-
-
-class Neighbor(Record):
-    """A document next to an anchor in its session, as context (no score, no band): its id,
-    kind, creation time, message keys and its text's start (``truncated`` when cut);
-    ``historical`` is always True."""
-
-    document_id: str
-    kind: str
-    created: str
-    message_keys: tuple[str, ...]
-    text: str
-    truncated: bool
-    historical: bool = True
 
 
 def _neighbors(raw: Any) -> tuple[Neighbor, ...]:
@@ -168,15 +155,3 @@ class GatherResponse:
                 anchors.append(GatherAnchor(SearchHit.from_json(hit), before, after))
         search = SearchResponse.from_json({**body, "results": bare})
         return cls(search, tuple(anchors))
-
-
-class DocumentContext(Record):
-    """The documents before and after one document in its session (``gather``'s context for a
-    single document): the document, its session, the turn it is placed at, and its
-    neighbours."""
-
-    document_id: str
-    session: str
-    turn: str
-    before: tuple[Neighbor, ...]
-    after: tuple[Neighbor, ...]

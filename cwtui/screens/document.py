@@ -35,7 +35,7 @@ from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.hits import when
 
 if TYPE_CHECKING:
-    from cwcore.views import DocumentVersion, DocumentView
+    from cwcore.contract.views import DocumentVersion, DocumentView
 
 STATE_STYLES = {"live": "bold #0d1117 on #3fb950", "superseded": "bold #0d1117 on #d29922"}
 

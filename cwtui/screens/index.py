@@ -31,10 +31,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from cwcore.contract.doctor import StoreCounts
 from cwcore.contract.index import HandlerCounts, IndexStatus, SemanticProgress
 from cwcore.contract.sources import SourcesSummary
 from cwcore.errors import CwError
-from cwcore.index.health import StoreCounts
 from cwtui import semantic_status
 from cwtui.screens.common import (
     ArchiveHandle,

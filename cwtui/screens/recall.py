@@ -29,10 +29,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
+from cwcore.contract.context import DocumentContext, Neighbor
 from cwcore.contract.recall import DocumentRead, MessageSpan, RecalledSource, RecallResponse
 from cwcore.contract.supersession import Superseded
 from cwcore.errors import CwError
-from cwcore.recall.results import DocumentContext, Neighbor
 from cwtui.output import safe, safe_text
 from cwtui.screens.common import (
     ArchiveHandle,

@@ -57,9 +57,9 @@ from textual.widgets import Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
 from cwcore import clock, config
+from cwcore.contract.doctor import StoreCounts
 from cwcore.contract.supersession import Superseded
 from cwcore.errors import CwError
-from cwcore.index.health import StoreCounts
 from cwcore.recall.results import GatherAnchor
 from cwcore.retrieve.filters import parse_filters
 from cwcore.retrieve.request import SearchRequest, parse_request

@@ -45,9 +45,9 @@ from textual.worker import get_current_worker
 
 from cwcore import clock
 from cwcore.contract.facets import Facets
+from cwcore.contract.sessions import SessionInfo
 from cwcore.errors import CwError, InvalidInput
 from cwcore.retrieve.filters import parse_time_filter
-from cwcore.session_info import SessionInfo
 from cwtui.screens.common import (
     TYPING_SCREEN_BINDINGS,
     ArchiveHandle,

@@ -27,10 +27,10 @@ from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from cwcore.contract.retention import Forgotten
+from cwcore.contract.sessions import SessionInfo
 from cwcore.contract.supersession import Restored
+from cwcore.contract.views import Transcript, TranscriptCounts, TranscriptMessage
 from cwcore.errors import CwError
-from cwcore.session_info import SessionInfo
-from cwcore.views import Transcript, TranscriptCounts, TranscriptMessage
 from cwtui.external import open_text
 from cwtui.output import safe
 from cwtui.screens.common import (

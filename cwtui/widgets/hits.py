@@ -21,7 +21,7 @@ from rich.text import Text
 from cwtui.output import safe
 
 if TYPE_CHECKING:
-    from cwcore.recall.results import Neighbor
+    from cwcore.contract.context import Neighbor
     from cwcore.retrieve.results import SearchHit
 
 #: Band badge colours: fixed, so a band reads the same on every theme.

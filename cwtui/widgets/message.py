@@ -39,7 +39,7 @@ from textual.widgets import Static
 from cwtui.output import safe
 
 if TYPE_CHECKING:
-    from cwcore.views import MetadataEvent, TranscriptMessage
+    from cwcore.contract.views import MetadataEvent, TranscriptMessage
 
 #: Tool output longer than this (lines or characters) starts collapsed.
 FOLD_LINES = 12

@@ -1,6 +1,6 @@
 """The projects list: each project with its session count and a sessions-per-day sparkline.
 
-:class:`ProjectTally` folds pages of :class:`~cwcore.session_info.SessionInfo` (as the sessions
+:class:`ProjectTally` folds pages of :class:`~cwcore.contract.sessions.SessionInfo` (as the sessions
 screen walks the archive) into an immutable :class:`Overview`; :class:`ProjectList` shows one and
 posts :class:`ProjectList.Chosen` when the user picks a project (``None`` = all projects).
 """
@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from cwcore.session_info import SessionInfo
+from cwcore.contract.sessions import SessionInfo
 from cwtui.widgets.nav import NavList
 from cwtui.widgets.sparkline import activity_day, daily_counts, sparkline
 

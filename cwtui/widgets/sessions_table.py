@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
-from cwcore.session_info import SessionInfo
+from cwcore.contract.sessions import SessionInfo
 from cwtui.output import fit_columns, safe, short_session
 from cwtui.widgets.nav import NavTable
 

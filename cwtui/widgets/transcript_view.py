@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from cwcore.views import MetadataEvent, Transcript, TranscriptMessage
+from cwcore.contract.views import MetadataEvent, Transcript, TranscriptMessage
 from cwtui.widgets.message import EventView, MessageView
 
 

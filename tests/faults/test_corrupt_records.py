@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
+from cwcore.contract.doctor import DoctorReport
 from cwcore.errors import CorruptRecord
-from cwcore.index.health import DoctorReport
 from cwcore.store import keys
 from cwcore.store.rocks import Store
 from tests.faults.helpers import json_lines, run_cw

@@ -559,7 +559,7 @@ def test_a_daemon_keeps_the_store_owner_only(
 def test_faces_treat_ids_as_text() -> None:
     from textual.widgets._data_table import default_cell_formatter
 
-    from cwcore.session_info import SessionInfo
+    from cwcore.contract.sessions import SessionInfo
     from cwtui.output import shown_id
     from cwtui.screens.export import default_path
     from cwtui.widgets.sessions_table import row_cells

@@ -18,7 +18,7 @@ import pytest
 from textual import events
 
 from cwcore.api import Archive
-from cwcore.views import Transcript
+from cwcore.contract.views import Transcript
 from cwtui.commands import tui as tui_command
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.forget import ForgetScreen

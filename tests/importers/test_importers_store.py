@@ -13,8 +13,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from cwcore.api import Archive
+from cwcore.contract.views import SubagentLink
 from cwcore.importers.documents import SEGMENT_BYTES
-from cwcore.views import SubagentLink
 from cwtui.cli import app
 from tests.helpers import write_jsonl
 from tests.importers.golden_support import FIXTURES

@@ -17,6 +17,14 @@ import pytest
 from cwcore.contract.markdown import MarkdownRead
 from cwcore.contract.memory import MemoryContext, MemoryRecord
 from cwcore.contract.models import ModelFolder, ModelsStatus, SelfTest
+from cwcore.contract.views import (
+    DocumentView,
+    MessageSplit,
+    SubagentLink,
+    Supersession,
+    Transcript,
+    TranscriptMessage,
+)
 from cwcore.daemon.results import DaemonStatus
 from cwcore.memory import diagnostics, injection
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
@@ -27,14 +35,6 @@ from cwcore.recall.results import (
     RecalledSource,
     RecallResponse,
     TurnHeader,
-)
-from cwcore.views import (
-    DocumentView,
-    MessageSplit,
-    SubagentLink,
-    Supersession,
-    Transcript,
-    TranscriptMessage,
 )
 from tests.results import canonical
 

@@ -7,9 +7,9 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from cwcore.contract.sessions import SessionInfo
+from cwcore.contract.views import MetadataEvent, Transcript, TranscriptCounts, TranscriptMessage
 from cwcore.errors import InvalidInput
-from cwcore.session_info import SessionInfo
-from cwcore.views import MetadataEvent, Transcript, TranscriptCounts, TranscriptMessage
 from cwtui.screens.export import default_path
 from cwtui.screens.sessions import parse_since
 from cwtui.screens.transcript import resolve_jump, session_summary

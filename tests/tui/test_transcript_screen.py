@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import Input, RadioButton, Static
 
 from cwcore.api import Archive
-from cwcore.views import Transcript
+from cwcore.contract.views import Transcript
 from cwtui.screens.export import ExportScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.message import MessageView

@@ -12,7 +12,7 @@ import pytest
 from textual.screen import Screen
 
 from cwcore.api import Archive
-from cwcore.views import Transcript
+from cwcore.contract.views import Transcript
 from cwtui.app import make_app
 from cwtui.screens.search import SearchScreen
 from cwtui.screens.sessions import SessionsScreen

@@ -1,4 +1,4 @@
-"""What ``doctor`` answers, as frozen dataclasses.
+"""What ``doctor`` and ``counts`` answer, and what they take.
 
 The ``doctor`` method handler builds a :class:`DoctorReport` from the store's checks (the
 permissions under ``CW_HOME``, every canonical record, the session-order index and the derived
@@ -6,8 +6,8 @@ index) and serializes it once with ``to_json()`` (that JSON is ``cw doctor --jso
 :class:`cwcore.api.Archive` turns it back into these with ``from_json()``. The JSON is derived
 from the fields (:mod:`cwcore.contract.codec`): ``from_json(x).to_json() == x`` as parsed JSON.
 
-The report lives in the index layer, not beside the store checks: it carries the index check,
-and the index package sits above the store, so this is the lowest layer that can hold it all.
+The report lives in the contract, below every layer that builds a part of it (the store's
+checks, the index check) and beside the faces that render it (``cw doctor``, the TUI's counts).
 """
 
 from __future__ import annotations
@@ -106,3 +106,14 @@ class DoctorReport(Record):
     @property
     def healthy(self) -> bool:
         return self.checks.ok
+
+
+class DoctorRequest(Record):
+    """``doctor``: ``repair`` rebuilds the session-order index and retires overwritten index
+    ordinals when a check found them stale."""
+
+    repair: bool = False
+
+
+class CountsRequest(Record):
+    """``counts`` takes no parameters."""

@@ -1,6 +1,6 @@
-"""What ``show`` and ``show.document`` answer, as frozen dataclasses: a session's transcript
-(:class:`Transcript`) and one document's versions with their text and provenance
-(:class:`DocumentView`).
+"""What ``show``, ``show.document`` and ``export`` take and answer: a session's transcript
+(:class:`Transcript`), one document's versions with their text and provenance
+(:class:`DocumentView`), and a session's text in an export format (:class:`Exported`).
 
 :func:`cwcore.browse.transcript` and :func:`cwcore.browse.show_document` build them; the method
 handlers serialize them once with ``to_json()`` and :class:`cwcore.api.Archive` rebuilds them
@@ -11,7 +11,7 @@ keys and values the engine has always answered (a message's optional fields only
 The supersession, unsupersession and restore records a document version carries are the store's
 own records, passed on as the store keeps them (their keys sorted): their fields belong to the
 store's record formats, which this view does not restate. A piece of a cut message says where
-the others are with recall's :class:`~cwcore.recall.results.Split`.
+the others are with recall's :class:`~cwcore.contract.recall.Split`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,70 @@ from typing import Any
 
 from cwcore.contract.codec import Record, field, fields_json
 from cwcore.contract.recall import Split
-from cwcore.session_info import SessionInfo
+from cwcore.contract.sessions import SessionInfo
+from cwcore.errors import InvalidInput
+
+#: The formats ``export`` writes: Markdown for people, cw-jsonl to import again.
+EXPORT_FORMATS = ("md", "jsonl")
+
+
+def check_export_format(fmt: object) -> None:
+    """:class:`InvalidInput` unless ``fmt`` is one of :data:`EXPORT_FORMATS`."""
+    if fmt not in EXPORT_FORMATS:
+        raise InvalidInput("--format must be md or jsonl")
+
+
+class ShowRequest(Record):
+    """``show``: the ``session`` (an id or a unique prefix), metadata events too with ``all``,
+    and whether superseded messages are left out: ``hideSuperseded``, or when it is absent the
+    older ``includeSuperseded`` (default true: they are listed, marked)."""
+
+    session: str
+    include_all: bool = field(name="all", default=False)
+    hide_superseded: bool | None = field(default=None, omit_none=True)
+    include_superseded: bool | None = field(default=None, omit_none=True)
+
+    def __post_init__(self) -> None:
+        if not self.session:
+            raise InvalidInput("session is required")
+
+    @property
+    def hides_superseded(self) -> bool:
+        """Whether the transcript leaves superseded messages out."""
+        if self.hide_superseded is not None:
+            return self.hide_superseded
+        return self.include_superseded is False
+
+
+class ShowDocumentRequest(Record):
+    """``show.document``: the document, and every version with ``includeSuperseded`` (the
+    audit view) instead of its head's only."""
+
+    document_id: str
+    include_superseded: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.document_id:
+            raise InvalidInput("documentId is required")
+
+
+class ExportRequest(Record):
+    """``export``: the ``session`` (an id or a unique prefix) and the ``format``, one of
+    :data:`EXPORT_FORMATS`."""
+
+    session: str
+    format: str = "md"
+
+    def __post_init__(self) -> None:
+        if not self.session:
+            raise InvalidInput("session is required")
+        check_export_format(self.format)
+
+
+class Exported(Record):
+    """What ``export`` answers: the session's ``text`` in the asked format."""
+
+    text: str
 
 
 class DocumentVersion(Record):
