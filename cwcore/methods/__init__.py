@@ -9,8 +9,8 @@ engine itself imports no handler.
 Areas: :mod:`.archive` (import, sync, sources, doctor, session and document reads, forget,
 supersede), :mod:`.index`, :mod:`.retrieval` (search, recall, gather), :mod:`.hints`,
 :mod:`.memory`, :mod:`.markdown`, :mod:`.semantic` (models and embeddings) and :mod:`.hosts`
-(the project-bound reads of the MCP server). :mod:`.params` holds the parameter checks they
-share.
+(the project-bound reads of the MCP server). A handler's request is parsed and checked by its
+declared record (:mod:`cwcore.contract.methods`), never by hand.
 """
 
 from __future__ import annotations
