@@ -38,6 +38,7 @@ from cwtui.screens.supersede import SupersedeScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.screens.unsupersede import UnsupersedeScreen
 from cwtui.widgets.filter_picker import FilterPicker
+from tests.helpers import HomeCache
 from tests.tui.conftest import SIZE, AppFactory, archive_lines, settle, topic_lines, write_jsonl
 from tests.tui.test_bursts import assert_running_cleanly, burst
 
@@ -120,17 +121,23 @@ BURSTS: dict[str, tuple[str, ...]] = {
 }
 
 
-@pytest.fixture
-def burst_home(cw_home: Path, tmp_path: Path) -> Path:
-    """The search archive plus the hints session of the hints tests (frozen hints with
-    candidates), imported fresh: the suite supersedes through the archive in some set-ups."""
+def _build_burst_home(home: Path) -> None:
     from tests.tui.test_hints_screen import CUE, SESSION, omega_lines
 
-    source = write_jsonl(tmp_path / "s.jsonl", archive_lines() + topic_lines() + omega_lines())
-    with Archive.open(cw_home, embedded=True) as archive:
-        archive.import_paths([source])
+    rows = archive_lines() + topic_lines() + omega_lines()
+    source = write_jsonl(home.parent / "s.jsonl", rows)
+    with Archive.open(home, embedded=True) as archive:
+        summary = archive.import_paths([source])
+        assert not summary.errors, summary.errors
         archive.preflight(CUE, session=SESSION, message_key="user:u3")
-    return cw_home
+
+
+@pytest.fixture
+def burst_home(cw_home: Path, home_cache: HomeCache) -> Path:
+    """The search archive plus the hints session of the hints tests (frozen hints with
+    candidates): a copy of an archive built once per test process, so the set-ups that
+    supersede through the archive change only this test's copy."""
+    return home_cache.clone("tui-burst", _build_burst_home, cw_home)
 
 
 def session_count(app: Any) -> int:
