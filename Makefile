@@ -42,8 +42,8 @@ fmt: $(STAMP)
 	$(BIN)/ruff check --fix cwcore cwtui tests bench eval
 
 # The fast tier: every test not marked slow, on three workers (many tests wait on subprocesses
-# and sockets, so a third worker fills two cores), Hypothesis's "fast" profile (about 2½
-# minutes on 2 cores, lint included; docs/testing.md).
+# and sockets, so a third worker fills two cores), Hypothesis's "fast" profile (timings with
+# the load they were taken at: docs/testing.md).
 test: lint
 	CW_HYPOTHESIS_PROFILE=fast $(BIN)/pytest -m "not slow" -n 3
 
