@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import textual._wait
 import typer.main
 import typer.testing
 from hypothesis import is_hypothesis_test, settings
@@ -61,6 +62,17 @@ def _cached_command(app: typer.Typer) -> Any:
 
 typer.main.get_command = _cached_command
 typer.testing._get_command = _cached_command  # type: ignore[attr-defined]
+
+
+# Textual's pilot decides the app is idle by sleeping in steps of SLEEP_GRANULARITY (20 ms) until
+# the process used under SLEEP_IDLE (5% of a step) of CPU in one; every pilot.press waits so
+# twice per key and every pause once, so a typed query of ten letters spent at least 0.4 s
+# asleep, and 38-60% of a TUI test's wall time went to these sleeps under load. Steps of 5 ms
+# with the same 5% share keep the same test of idleness at a finer grain. (The TUI tests' own
+# settle() waits for the app's workers explicitly before it pauses.)
+assert textual._wait.SLEEP_GRANULARITY == 1 / 50, "Textual's idle wait changed: review this"
+textual._wait.SLEEP_GRANULARITY = 0.005
+textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
 
 
 #: The summary-line category of tests skipped because the sibling ``../shared/data`` (the real

@@ -41,7 +41,7 @@ from cwcore.api import Archive
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.transcript import TranscriptScreen
 from tests.faults.helpers import cw_env, json_lines, run_cw
-from tests.helpers import REPO, conversation, examples
+from tests.helpers import REPO, HomeCache, conversation, examples
 from tests.tui.conftest import SIZE, AppFactory, settle
 
 TRACEBACK = "Traceback (most recent call last)"
@@ -284,15 +284,26 @@ def test_a_hostile_line_is_one_error_or_kept(tmp_path: Path, case: LineCase) -> 
 # -- command-line values -------------------------------------------------------------------------
 
 
-@pytest.fixture
-def archived(tmp_path: Path) -> str:
-    """One imported session; returns a real locator of it."""
+#: The locator :func:`_build_archived` found, filled when this process builds the archive.
+_LOCATOR: dict[str, str] = {}
+
+
+def _build_archived(home: Path) -> None:
     rows = conversation("sess-1", 2)
-    source = tmp_path / "s.jsonl"
+    source = home.parent / "s.jsonl"
     source.write_bytes(b"".join(_line(r) for r in rows))
-    assert run_cw("import", source).returncode == 0
-    found = json_lines(run_cw("search", "parseConfig", "--json").stdout)[0]["results"]
-    return str(found[0]["locator"])
+    env = cw_env(CW_HOME=str(home))
+    assert run_cw("import", source, env=env).returncode == 0
+    found = json_lines(run_cw("search", "parseConfig", "--json", env=env).stdout)[0]["results"]
+    _LOCATOR["sess-1"] = str(found[0]["locator"])
+
+
+@pytest.fixture
+def archived(cw_home: Path, home_cache: HomeCache) -> str:
+    """One imported session (a copy of an archive built once per test process, signing key
+    included); returns a real locator of it."""
+    home_cache.clone("hostile-archived", _build_archived, cw_home)
+    return _LOCATOR["sess-1"]
 
 
 HUGE = "q" * (10 * MB)

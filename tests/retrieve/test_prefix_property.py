@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from cwcore.api import Archive
@@ -64,8 +64,14 @@ def _ids(arch: Archive, body: dict[str, Any], limit: int) -> list[str]:
         "ranked lower on agent logs and conversations (cwcore/retrieve/search.py docstring)"
     ),
 )
+# No shrink phase: the property is known to fail (xfail above), and shrinking the counterexample
+# to a minimal one took over 80 s of the fast tier for a report nobody reads; the first failure
+# is enough for xfail, and a fix still shows as XPASS, which strict turns into a failure.
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
 @given(
     texts=corpus,

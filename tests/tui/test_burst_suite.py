@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from textual.screen import Screen
+from textual.widgets import Input
 
 from cwcore.api import Archive
 from cwtui import tui_state
@@ -38,6 +39,7 @@ from cwtui.screens.supersede import SupersedeScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.screens.unsupersede import UnsupersedeScreen
 from cwtui.widgets.filter_picker import FilterPicker
+from tests.helpers import HomeCache
 from tests.tui.conftest import SIZE, AppFactory, archive_lines, settle, topic_lines, write_jsonl
 from tests.tui.test_bursts import assert_running_cleanly, burst
 
@@ -53,8 +55,21 @@ async def go(pilot: Any, *keys: str) -> None:
         await settle(pilot)
 
 
+async def search(pilot: Any, text: str, *then: str) -> None:
+    """The Search screen with ``text`` typed into its bar, then ``then`` one key at a time.
+
+    The text arrives as one burst (as a paste or a fast typist delivers it) and is settled
+    once: typed key by key, each letter cost a press and a settle, two idle waits of Textual's
+    pilot (at least 20 ms each, far more under load), about a second per set-up."""
+    await go(pilot, "alt+2")
+    burst(pilot.app, *text)
+    await settle(pilot)
+    assert pilot.app.screen.query_one("#search-query", Input).value == text
+    await go(pilot, *then)
+
+
 async def search_results(pilot: Any) -> None:
-    await go(pilot, "alt+2", *"rocksdb", "enter")
+    await search(pilot, "rocksdb", "enter")
 
 
 async def superseded_document(pilot: Any) -> None:
@@ -72,33 +87,36 @@ async def superseded_document(pilot: Any) -> None:
 async def candidates(pilot: Any) -> None:
     from tests.tui.test_hints_screen import SESSION
 
-    await go(pilot, "alt+4", "s", *SESSION[:8], "enter")
+    await go(pilot, "alt+4", "s")
+    burst(pilot.app, *SESSION[:8])  # typed at once, as in search()
+    await settle(pilot)
+    await go(pilot, "enter")
     await go(pilot, "c")
 
 
 #: name → (how to get there, the screen class on top once there).
 SCREENS: dict[str, tuple[Setup, type[Screen[Any]]]] = {
     "sessions": (lambda p: go(p), SessionsScreen),
-    "search-bar": (lambda p: go(p, "alt+2", *"queue"), SearchScreen),
+    "search-bar": (lambda p: search(p, "queue"), SearchScreen),
     "search-results": (search_results, SearchScreen),
     "transcript": (lambda p: go(p, "enter"), TranscriptScreen),
     "hints": (lambda p: go(p, "alt+4"), HintsScreen),
     "index": (lambda p: go(p, "alt+3"), IndexScreen),
-    "recall": (lambda p: go(p, "alt+2", *"rocksdb", "enter", "enter"), RecallScreen),
-    "document": (lambda p: go(p, "alt+2", *"rocksdb", "enter", "ctrl+d"), DocumentScreen),
+    "recall": (lambda p: search(p, "rocksdb", "enter", "enter"), RecallScreen),
+    "document": (lambda p: search(p, "rocksdb", "enter", "ctrl+d"), DocumentScreen),
     "help": (lambda p: go(p, "f1"), HelpScreen),
     "prompt": (lambda p: go(p, "ctrl+g"), PromptScreen),
     "forget": (lambda p: go(p, "ctrl+f"), ForgetScreen),
-    "supersede": (lambda p: go(p, "alt+2", *"rocksdb", "enter", "ctrl+x"), SupersedeScreen),
+    "supersede": (lambda p: search(p, "rocksdb", "enter", "ctrl+x"), SupersedeScreen),
     "export": (lambda p: go(p, "ctrl+e"), ExportScreen),
     "unsupersede": (lambda p: go_unsupersede(p), UnsupersedeScreen),
     "partial": (lambda p: go(p, "alt+3", "p"), PartialScreen),
     "candidates": (candidates, CandidatesScreen),
     "search-filters": (lambda p: go(p, "alt+2", "f5"), PromptScreen),
     "sessions-filter": (lambda p: go(p, "slash"), SessionsScreen),
-    "saved-save": (lambda p: go(p, "alt+2", *"queue", "ctrl+s"), SavedSearchesScreen),
+    "saved-save": (lambda p: search(p, "queue", "ctrl+s"), SavedSearchesScreen),
     "saved-recall": (lambda p: go(p, "alt+2", "ctrl+r"), SavedSearchesScreen),
-    "search-agent-picker": (lambda p: go(p, "alt+2", *"queue", "ctrl+b"), FilterPicker),
+    "search-agent-picker": (lambda p: search(p, "queue", "ctrl+b"), FilterPicker),
     "search-project-picker": (lambda p: go(p, "alt+2", "ctrl+n", "ctrl+f"), FilterPicker),
     "sessions-time": (lambda p: go(p, "ctrl+n", "ctrl+n"), SessionsScreen),
 }
@@ -120,17 +138,23 @@ BURSTS: dict[str, tuple[str, ...]] = {
 }
 
 
-@pytest.fixture
-def burst_home(cw_home: Path, tmp_path: Path) -> Path:
-    """The search archive plus the hints session of the hints tests (frozen hints with
-    candidates), imported fresh: the suite supersedes through the archive in some set-ups."""
+def _build_burst_home(home: Path) -> None:
     from tests.tui.test_hints_screen import CUE, SESSION, omega_lines
 
-    source = write_jsonl(tmp_path / "s.jsonl", archive_lines() + topic_lines() + omega_lines())
-    with Archive.open(cw_home, embedded=True) as archive:
-        archive.import_paths([source])
+    rows = archive_lines() + topic_lines() + omega_lines()
+    source = write_jsonl(home.parent / "s.jsonl", rows)
+    with Archive.open(home, embedded=True) as archive:
+        summary = archive.import_paths([source])
+        assert not summary.errors, summary.errors
         archive.preflight(CUE, session=SESSION, message_key="user:u3")
-    return cw_home
+
+
+@pytest.fixture
+def burst_home(cw_home: Path, home_cache: HomeCache) -> Path:
+    """The search archive plus the hints session of the hints tests (frozen hints with
+    candidates): a copy of an archive built once per test process, so the set-ups that
+    supersede through the archive change only this test's copy."""
+    return home_cache.clone("tui-burst", _build_burst_home, cw_home)
 
 
 def session_count(app: Any) -> int:
