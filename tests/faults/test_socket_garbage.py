@@ -122,11 +122,13 @@ class GoodClient:
         self.calls = 0
         self.failures: list[str] = []
         self._stop = threading.Event()
+        self._connected = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         try:
             with connect(self.home, autostart=False) as client:
+                self._connected.set()
                 while not self._stop.is_set():
                     assert client.call("daemon.ping", timeout=GUARD_S)["pong"] is True
                     found = client.call("search", {"query": "parseConfig"}, timeout=GUARD_S)
@@ -134,9 +136,15 @@ class GoodClient:
                     self.calls += 1
         except Exception as exc:
             self.failures.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            self._connected.set()
 
     def __enter__(self) -> GoodClient:
+        # Connected before the hostile peers start: peers that left but were not yet reaped
+        # still count against the daemon's connection limit, and a good client connecting
+        # among them was refused `busy` under load (a race of the test, not of the daemon).
         self._thread.start()
+        assert self._connected.wait(GUARD_S), "the good client could not connect"
         return self
 
     def __exit__(self, *exc: object) -> None:
