@@ -25,6 +25,7 @@ from cwcore.contract.bound import (
 from cwcore.contract.context import ContextRequest, DocumentContext
 from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
 from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.gather import GatherRequest, GatherResponse
 from cwcore.contract.hints import (
     DEFAULT_MAX_RESULTS,
     HintsRequest,
@@ -60,6 +61,7 @@ from cwcore.contract.methods import (
     FACETS,
     FORGET,
     FORGET_RESOLVE,
+    GATHER,
     HINTS,
     HINTS_LOCATE,
     HINTS_MAINTAIN,
@@ -83,6 +85,7 @@ from cwcore.contract.methods import (
     MODELS_STATUS,
     PREFLIGHT,
     RECALL,
+    SEARCH,
     SEMANTIC_EMBED_PENDING,
     SEMANTIC_STATUS,
     SESSIONS,
@@ -115,6 +118,7 @@ from cwcore.contract.retention import (
     ForgetTarget,
     Forgotten,
 )
+from cwcore.contract.search import SearchRequest, SearchResponse
 from cwcore.contract.sessions import ResolveSessionRequest, SessionInfo, SessionsRequest
 from cwcore.contract.sources import SourcesReport, SourcesRequest
 from cwcore.contract.supersession import (
@@ -147,9 +151,6 @@ if TYPE_CHECKING:
     from cwcore.contract.memory import MemoryContext, MemoryListing, MemoryRecord
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
-    from cwcore.recall.results import GatherResponse
-    from cwcore.retrieve.request import SearchRequest
-    from cwcore.retrieve.results import SearchResponse
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -403,28 +404,19 @@ class Archive:
 
     # -- retrieval ------------------------------------------------------------------------------
 
-    @staticmethod
-    def _request_body(request: SearchRequest | Mapping[str, Any]) -> dict[str, Any]:
-        """The search request as the engine method's params: a typed request's wire body, or a
-        mapping's own fields (the engine validates either)."""
-        if isinstance(request, Mapping):
-            return dict(request)
-        return request.to_json()
-
     def search(self, request: SearchRequest | Mapping[str, Any]) -> SearchResponse:
         """Explicit search. A face passes the :class:`SearchRequest` it validated at its edge
-        (:func:`~cwcore.retrieve.request.parse_request`), serialized here once for the
-        transport; a mapping of the public request fields (``cw search --json``'s keys) is sent
-        as it is and checked by the engine. The answer's ``to_json()`` is the JSON the engine
-        gave, byte for byte."""
-        from cwcore.retrieve.results import SearchResponse
-
-        return SearchResponse.from_json(self.search_json(request))
+        (:meth:`~cwcore.contract.search.SearchRequest.parse`) or a mapping of the public request
+        fields (``cw search --json``'s keys, as the benches and the eval send them), checked
+        here with the engine's own messages before it is sent."""
+        return self.ask(SEARCH, SearchRequest.of(request))
 
     def search_json(self, request: SearchRequest | Mapping[str, Any]) -> dict[str, Any]:
         """:meth:`search`'s answer as the engine's JSON, not decoded: what ``cw search --json``
-        and ``--batch`` print (a typed record is built only for a face that renders it)."""
-        return self.call("search", self._request_body(request))
+        and ``--batch`` print (a typed record is built only for a face that renders it). A
+        mapping is sent as it is, for the engine to check."""
+        body = dict(request) if isinstance(request, Mapping) else request.to_json()
+        return self.call(SEARCH.name, body)
 
     def recall(
         self,
@@ -446,10 +438,7 @@ class Archive:
     ) -> GatherResponse:
         """Search hits with their chronological before/after neighbours (no score on those);
         ``request`` as :meth:`search` takes it (gather always runs the semantic mode)."""
-        from cwcore.recall.results import GatherResponse
-
-        body = {**self._request_body(request), "neighbors": neighbors}
-        return GatherResponse.from_json(self.call("gather", body))
+        return self.ask(GATHER, GatherRequest.of(request, neighbors))
 
     def context(self, document_id: str, *, neighbors: int = 1) -> DocumentContext:
         """The turns before and after ``document_id`` in its session (context, not ranked)."""

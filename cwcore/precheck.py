@@ -14,32 +14,21 @@ from typing import Any
 
 from cwcore.errors import InvalidInput
 
-#: Turns gathered around each hit: at most this many before and after.
-MAX_GATHER_NEIGHBORS = 8
-
 
 def search(params: dict[str, Any]) -> Any:
-    """The parsed :class:`~cwcore.retrieve.request.SearchRequest` (its own validation)."""
-    from cwcore.retrieve.request import parse_request
+    """The parsed :class:`~cwcore.contract.search.SearchRequest` (its own validation)."""
+    from cwcore.contract.search import SearchRequest
 
-    return parse_request(params)
+    return SearchRequest.parse(params)
 
 
 def gather(params: dict[str, Any]) -> tuple[Any, int]:
-    """The search request of a gather and its ``neighbors`` (0 to 8)."""
-    from cwcore.retrieve.request import parse_request
+    """The search request of a gather (its policy ``always``) and its ``neighbors`` (0 to 8),
+    as :meth:`~cwcore.contract.gather.GatherRequest.parse` checks them."""
+    from cwcore.contract.gather import GatherRequest
 
-    rest = dict(params)
-    around = rest.pop("neighbors", 1)
-    request = parse_request({**rest, "semanticPolicy": "always"})
-    return request, gather_neighbors(around)
-
-
-def gather_neighbors(around: object) -> int:
-    """A gather's ``neighbors``: turns before and after each hit, from 0 to 8."""
-    if not isinstance(around, int) or not 0 <= around <= MAX_GATHER_NEIGHBORS:
-        raise InvalidInput(f"neighbors must be from 0 to {MAX_GATHER_NEIGHBORS}")
-    return around
+    request = GatherRequest.parse(params)
+    return request.search, request.neighbors
 
 
 def sessions(params: dict[str, Any]) -> None:

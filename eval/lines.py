@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cwcore.retrieve.results import SearchHit
+from cwcore.contract.search import SearchHit
 from eval import baselines, common
 from eval.common import BandStats, SemanticOnly, embed_all, log, percentiles
 from eval.data import SHARED

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from cwcore import bands
 from cwcore.api import Archive
+from cwcore.contract import bands
+from cwcore.contract.search import SearchResponse
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.retrieve import fusion
-from cwcore.retrieve.results import SearchResponse
 from cwtui.cli import app
 from tests.helpers import write_jsonl
 
@@ -227,7 +227,7 @@ def test_empty_evidence_gives_advice(arch: Archive) -> None:
 
 
 def test_bad_requests() -> None:
-    from cwcore.retrieve.request import parse_request
+    from cwcore.contract.search import parse_request
 
     for bad in (
         {},

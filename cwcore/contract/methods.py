@@ -25,6 +25,7 @@ from cwcore.contract.bound import (
 from cwcore.contract.context import ContextRequest, DocumentContext
 from cwcore.contract.doctor import CountsRequest, DoctorReport, DoctorRequest, StoreCounts
 from cwcore.contract.facets import Facets, FacetsRequest
+from cwcore.contract.gather import GatherRequest, GatherResponse
 from cwcore.contract.hints import (
     HintsAnswer,
     HintsRequest,
@@ -80,6 +81,7 @@ from cwcore.contract.models import (
 )
 from cwcore.contract.recall import RecallRequest, RecallResponse
 from cwcore.contract.retention import ForgetRequest, ForgetResolveRequest, ForgetTarget, Forgotten
+from cwcore.contract.search import SearchRequest, SearchResponse
 from cwcore.contract.sessions import (
     ResolvedSession,
     ResolveSessionRequest,
@@ -330,7 +332,13 @@ HINTS_METHODS: tuple[Spec[Any, Any], ...] = (
     HINTS_LOCATE,
 )
 
-# -- recall, supersession and the MCP server's bound reads ---------------------------------------
+# -- search, gather, recall, supersession and the MCP server's bound reads -----------------------
+
+#: ``search``: a page of ranked hits for a query or a relation (``id`` echoed; 4 MiB).
+SEARCH = Spec("search", SearchRequest, SearchResponse, output_bytes=4 * 1024 * 1024)
+
+#: ``gather``: search hits, each with its session's turns before and after it (4 MiB).
+GATHER = Spec("gather", GatherRequest, GatherResponse, output_bytes=4 * 1024 * 1024)
 
 #: ``recall``: the source around a located hit, or a document read by id (up to 16 MiB).
 RECALL = Spec("recall", RecallRequest, RecallResponse, output_bytes=16 * 1024 * 1024)
@@ -367,6 +375,8 @@ DECLARED: tuple[Spec[Any, Any], ...] = (
     INDEX_RUN,
     INDEX_REBUILD,
     *HINTS_METHODS,
+    SEARCH,
+    GATHER,
     RECALL,
     SUPERSEDE,
     SUPERSEDE_UNDO,

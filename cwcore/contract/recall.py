@@ -1,11 +1,26 @@
 """The ``recall`` method's records: its request (a locator or a document id, and the answer's
-budget) and its answer (:class:`RecallResponse`; its JSON by shape is described in
-:mod:`cwcore.recall.results`).
+budget) and its answer (:class:`RecallResponse`).
 
 ``cw recall``, the MCP recall tool (:mod:`cwcore.hosts.mcp_server`, whose ``inputSchema`` is
 this record's JSON Schema without ``project``) and the TUI send it; the engine parses it once
 (:meth:`~cwcore.contract.codec.Record.parse`), so a budget out of range is refused before any
 store is read.
+
+The answer's JSON is a contract (``cw recall --json``, the MCP tools): the keys and values the
+engine has always answered, and ``from_json(x).to_json() == x`` as parsed JSON. The key orders
+listed below are the historical ones; answers compare as parsed JSON. By shape:
+
+- not resolved: ``{"status", "message"}``, plus ``supersededBy`` (a document id or null) when
+  the status is ``superseded``;
+- a located hit (:class:`RecalledSource`): ``status``, ``documentId``, ``version``, ``kind``,
+  ``archiveKind``, ``session``, ``project``, ``agent``, ``created``, ``range`` and ``match``
+  (byte ranges), ``text``, ``tokens``, ``sourceKeys``, ``messages``, ``chunks``,
+  ``continuation {before, after}``, ``historical``, ``label``, then when they apply
+  ``parentTurn``, ``split`` and ``turn``;
+- a direct document read (:class:`DocumentRead`): ``status``, ``documentId``, ``version``,
+  ``kind``, ``session``, ``project``, ``created``, ``bytes``, ``historical``, ``label``, then
+  ``split`` / ``continues`` when it is a piece of a cut message, then ``text`` and
+  ``sourceKeys``, or for a large document ``chunks``, ``sourceKeys`` and ``truncated``.
 """
 
 from __future__ import annotations

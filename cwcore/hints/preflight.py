@@ -37,6 +37,7 @@ from typing import Any
 
 from cwcore import clock
 from cwcore.contract.hints import Diagnostics, PreflightDecision, PreflightRequest
+from cwcore.contract.search import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS, SearchRequest
 from cwcore.errors import LimitExceeded, NotFound
 from cwcore.hints import frozen, gate, privacy, render
 from cwcore.hints.candidates import COVERAGE_MIN, IDF_MIN, MIN_MATCHED, Evidence, retrieve
@@ -46,7 +47,6 @@ from cwcore.hints.services import SearchServices
 from cwcore.importers.scrub import scrub_text
 from cwcore.index import derived
 from cwcore.retrieve.candidates import Visible
-from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS, SearchRequest
 from cwcore.retrieve.scope import Scope
 from cwcore.store import identity
 from cwcore.store.keys import MAX_MESSAGE_KEY_BYTES, check_id

@@ -57,14 +57,13 @@ from cwcore.contract.bound import (
     BoundSessionsRequest,
 )
 from cwcore.contract.codec import Record
+from cwcore.contract.gather import MAX_GATHER_NEIGHBORS
 from cwcore.contract.recall import LABEL, RecallRequest, RecallResponse
+from cwcore.contract.search import SearchRequest, SearchResponse, parse_request
+from cwcore.contract.search import json_schema as request_schema
 from cwcore.contract.supersession import SupersedeRequest
 from cwcore.errors import EXCERPT_CHARS, CwError, InvalidInput, NotFound, excerpt
-from cwcore.precheck import MAX_GATHER_NEIGHBORS
 from cwcore.retrieve.locator import NOT_VALID_HERE
-from cwcore.retrieve.request import SearchRequest, parse_request
-from cwcore.retrieve.request import json_schema as request_schema
-from cwcore.retrieve.results import SearchResponse
 
 SERVER_NAME = "cw"
 SEARCH, GATHER, RECALL, SUPERSEDE = (
@@ -119,7 +118,7 @@ _SCOPE = {
 }
 
 #: The search tool's arguments: the search request's own fields and bounds (one declaration,
-#: :data:`cwcore.retrieve.request.FIELDS`, which the engine's validator checks), with this
+#: :data:`cwcore.contract.search.FIELDS`, which the engine's validator checks), with this
 #: server's scope default.
 SEARCH_SCHEMA: dict[str, Any] = request_schema(
     (

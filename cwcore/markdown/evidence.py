@@ -310,7 +310,7 @@ def search(
         manifest = reader.manifest(doc, int(record["version"]))
         hit = _materialize(reader, manifest, record, matched, min(per_hit, budget))
         budget -= hit["markdown"]["end"] - hit["markdown"]["start"]
-        from cwcore.bands import band
+        from cwcore.contract.bands import band
 
         hit.update(
             {

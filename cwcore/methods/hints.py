@@ -33,13 +33,13 @@ from cwcore.contract.methods import (
     HOOK_TURN,
     PREFLIGHT,
 )
+from cwcore.contract.search import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS
 from cwcore.engine import Engine
 from cwcore.errors import LimitExceeded
 from cwcore.hints import frozen, locate, views
 from cwcore.hints.preflight import preflight
 from cwcore.hints.turn import turn
 from cwcore.methods.registry import Method, typed
-from cwcore.retrieve.request import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS
 from cwcore.store.keys import check_id
 
 

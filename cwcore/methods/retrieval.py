@@ -4,30 +4,27 @@ neighbours)."""
 
 from __future__ import annotations
 
-import threading
-from typing import Any
+from dataclasses import replace
 
-from cwcore import precheck
-from cwcore.contract.methods import RECALL
-from cwcore.contract.recall import RecallRequest
-from cwcore.engine import Emit, Engine, MiB
+from cwcore.contract.gather import GatherRequest, GatherResponse
+from cwcore.contract.methods import GATHER, RECALL, SEARCH
+from cwcore.contract.recall import RecallRequest, RecallResponse
+from cwcore.contract.search import SearchRequest, SearchResponse
+from cwcore.engine import Engine
 from cwcore.methods.registry import Method, typed
 from cwcore.recall.gather import gather
 from cwcore.recall.recall import Caller, recall
-from cwcore.recall.results import RecallResponse
 from cwcore.retrieve.importance import record_recall
-from cwcore.retrieve.request import parse_request
 from cwcore.retrieve.search import search
 
 
-def _search(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    request = parse_request(params, default_policy=engine.settings.semantic_policy)
-    response = search(engine.search_context(), request).to_json()
-    if request.id is not None:
-        response["id"] = request.id
-    return response
+def _search(engine: Engine, req: SearchRequest) -> SearchResponse:
+    """Search; a request that names no ``semanticPolicy`` runs under this store's setting, and
+    a request's ``id`` is echoed in the answer (``--batch`` matches answers to requests)."""
+    if req.semantic_policy is None:
+        req = replace(req, semantic_policy=engine.settings.semantic_policy)
+    found = search(engine.search_context(), req)
+    return found if req.id is None else replace(found, extra={**found.extra, "id": req.id})
 
 
 def _recall(engine: Engine, req: RecallRequest) -> RecallResponse:
@@ -48,15 +45,14 @@ def _recall(engine: Engine, req: RecallRequest) -> RecallResponse:
     return body
 
 
-def _gather(
-    engine: Engine, params: dict[str, Any], emit: Emit, cancel: threading.Event
-) -> dict[str, Any]:
-    request, around = precheck.gather(params)
-    return gather(engine.search_context(), request, around).to_json()
+def _gather(engine: Engine, req: GatherRequest) -> GatherResponse:
+    """The search's hits with ``neighbors`` turns before and after each (the semantic mode
+    always runs: the request's parse set its policy)."""
+    return gather(engine.search_context(), req.search, req.neighbors)
 
 
 METHODS: tuple[Method, ...] = (
-    Method("search", _search, output_bytes=4 * MiB),
+    typed(SEARCH, _search),
     typed(RECALL, _recall),
-    Method("gather", _gather, output_bytes=4 * MiB),
+    typed(GATHER, _gather),
 )

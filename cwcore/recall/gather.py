@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from cwcore.contract.context import Neighbor
-from cwcore.recall.results import GatherAnchor, GatherResponse
-from cwcore.retrieve.request import SearchRequest
-from cwcore.retrieve.results import SearchHit
+from cwcore.contract.gather import GatherAnchor, GatherResponse
+from cwcore.contract.search import SearchHit, SearchRequest
 from cwcore.retrieve.search import SearchContext, search
 from cwcore.store.reader import Reader
 

@@ -23,6 +23,7 @@ document id gives the full source when small, else a chunk table of contents.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,7 +47,6 @@ from cwcore.retrieve.locator import (
     is_locator,
     lease_expired,
 )
-from cwcore.retrieve.results import WindowRecord
 from cwcore.retrieve.scope import lineage
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
@@ -154,6 +154,32 @@ def _visible(reader: Reader, document_id: str | None, caller: Caller) -> str | N
     except (NotFound, UnsafeKey):
         return None
     return document_id if head.get("project") == caller.project else None
+
+
+@dataclass(frozen=True)
+class WindowRecord:
+    """The part of a stored window record that recall and gather read: its document version,
+    its index in the document, and its range as characters and as UTF-8 bytes of the text."""
+
+    document_id: str
+    version: int
+    index: int
+    start: int
+    end: int
+    byte_start: int
+    byte_end: int
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> WindowRecord:
+        return cls(
+            document_id=str(record["documentId"]),
+            version=int(record["version"]),
+            index=int(record["index"]),
+            start=int(record["start"]),
+            end=int(record["end"]),
+            byte_start=int(record["byteStart"]),
+            byte_end=int(record["byteEnd"]),
+        )
 
 
 def _windows(store: Store, manifest: dict[str, Any]) -> list[WindowRecord]:

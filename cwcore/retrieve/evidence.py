@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from cwcore.contract.search import SearchRequest
 from cwcore.markdown.limits import Limits
 from cwcore.retrieve.locator import Locator, Signer, create_lease
-from cwcore.retrieve.request import SearchRequest
 from cwcore.retrieve.scope import Scope
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store

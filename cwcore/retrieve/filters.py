@@ -4,7 +4,7 @@ session:ID until:DATE`` typed in a query, parsed into the search request's field
 :func:`parse_filters` is pure (the clock comes in as ``now``): it takes every ``key:value``
 token of a known key out of the text and returns what is left as the query, the request fields
 (``project``, ``agent``, ``sessions``, ``role``, ``kind``, ``since``, ``until``; the names and
-values :func:`cwcore.retrieve.request.parse_request` takes) and the problems it met. A value
+values :func:`cwcore.contract.search.parse_request` takes) and the problems it met. A value
 with spaces is quoted (``project:"my project"``); a backslash keeps a token in the query text
 (``\\kind:tool`` searches for ``kind:tool``). It never raises: a face that parses as the user
 types shows the problems and searches with the rest.

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cwcore.retrieve.candidates import Candidate
-from cwcore.retrieve.locator import Locator, Signer, create_lease
-from cwcore.retrieve.results import (
+from cwcore.contract.search import (
     SearchHit,
     Source,
 )
+from cwcore.retrieve.candidates import Candidate
+from cwcore.retrieve.locator import Locator, Signer, create_lease
 from cwcore.retrieve.snippets import (
     SNIPPET_CHARS,
     fit_snippet,

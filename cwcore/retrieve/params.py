@@ -9,9 +9,9 @@ with :meth:`RetrievalParams.replace`, and a name that is not a field is refused
 The defaults are the shipped values; docs/evaluation.md records the runs behind each. What is
 not here on purpose (docs/retrieval.md, "Ranking knobs"):
 
-* contracts of the spec: the relevance bands (:mod:`cwcore.bands`, 000.29), the rank weights of
-  the RRF blend (75 / 60 / 40 %, :func:`cwcore.retrieve.fusion.rank_weight`, 000.33), the
-  retrieval limits (:class:`cwcore.markdown.limits.Limits`, spec 004, settings);
+* contracts of the spec: the relevance bands (:mod:`cwcore.contract.bands`, 000.29), the rank
+  weights of the RRF blend (75 / 60 / 40 %, :func:`cwcore.retrieve.fusion.rank_weight`,
+  000.33), the retrieval limits (:class:`cwcore.markdown.limits.Limits`, spec 004, settings);
 * fitted maps of a presented score (the semantic calibrations: fits written by ``make eval``);
 * work bounds that cap cost rather than order hits (posting and scan caps in ``exact.py``,
   ``lexical.py``, ``bm25.py``).

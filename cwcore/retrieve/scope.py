@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cwcore.clock import parse_time
+from cwcore.contract.search import SearchRequest
 from cwcore.errors import InvalidInput, NotFound, excerpt
-from cwcore.retrieve.request import SearchRequest
 from cwcore.store import identity
 from cwcore.store.reader import Reader
 

@@ -1,5 +1,5 @@
-"""Explicit search: a :class:`~cwcore.retrieve.request.SearchRequest` in, a
-:class:`~cwcore.retrieve.results.SearchResponse` out, in typed stages:
+"""Explicit search: a :class:`~cwcore.contract.search.SearchRequest` in, a
+:class:`~cwcore.contract.search.SearchResponse` out, in typed stages:
 
 1. **Query**: the query's anchors (paths, symbols, errors, quoted strings, values), its terms
    (grammar words dropped), and the scope's windows.
@@ -16,7 +16,7 @@
    candidates. Neither changes a presented score or band.
 6. **Collapse** (:mod:`cwcore.retrieve.collapse`): one hit per document, no copies.
 7. **Rerank** the head of the lexical/semantic tier with the installed cross-encoder (never
-   across a tier), then **materialize** the page (:mod:`cwcore.retrieve.results`): snippets,
+   across a tier), then **materialize** the page (:mod:`cwcore.retrieve.page`): snippets,
    locators under one lease, provenance.
 
 Candidate depth follows the page: the first round reads ``max(4 × limit, limit + 40)`` BM25
@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from cwcore.contract.search import DEFAULT_POLICY, SearchRequest, SearchResponse
 from cwcore.index import anchors as anchor_mod
 from cwcore.index import derived
 from cwcore.index.postings import PostingIndex
@@ -56,9 +57,7 @@ from cwcore.retrieve.lexical import lexical_candidates, query_terms, structural_
 from cwcore.retrieve.locator import Signer
 from cwcore.retrieve.page import TIER, Ranked, materialize
 from cwcore.retrieve.params import RetrievalParams
-from cwcore.retrieve.request import DEFAULT_POLICY, SearchRequest
 from cwcore.retrieve.rerank import rerank_tier
-from cwcore.retrieve.results import SearchResponse
 from cwcore.retrieve.scope import resolve
 from cwcore.retrieve.semantic import (
     RescueEvidence,

@@ -9,8 +9,8 @@ import typer
 from rich.markup import escape
 
 from cwcore.api import Archive
+from cwcore.contract.search import EMPTY_ADVICE
 from cwcore.errors import InvalidInput, NotFound
-from cwcore.retrieve.results import EMPTY_ADVICE
 from cwtui.output import console, emit_json, guard, shown_id
 
 if TYPE_CHECKING:
@@ -104,8 +104,8 @@ def gather(
     as_json: JsonOpt = False,
 ) -> None:
     """Search, then show each hit with the turns around it (context, not ranked)."""
-    from cwcore.precheck import gather_neighbors
-    from cwcore.retrieve.request import parse_request
+    from cwcore.contract.gather import gather_neighbors
+    from cwcore.contract.search import parse_request
 
     with guard(as_json):
         fields: dict[str, Any] = {"query": query, "limit": limit, "scope": scope}

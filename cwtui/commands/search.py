@@ -19,7 +19,7 @@ from cwtui.output import console, emit_json, err_console, guard, shown_id
 
 if TYPE_CHECKING:
     from cwcore.contract.models import SemanticStatus
-    from cwcore.retrieve.results import SearchResponse
+    from cwcore.contract.search import SearchResponse
 
 BAND_STYLE = {"high": "bold green", "moderate": "yellow", "some": "cyan", "low": "dim"}
 
@@ -98,7 +98,7 @@ def _batch(archive: Archive, lines: list[str], as_json: bool) -> int:
     it the error is one line on stderr (``cw: line N (id X): message``) and stdout holds only
     responses. Each line is validated here, at the edge, so a bad one costs no engine call.
     Returns the exit code of the first failed line (0 when none failed)."""
-    from cwcore.retrieve.request import parse_request
+    from cwcore.contract.search import parse_request
 
     failed = 0
     for number, line in enumerate(lines, start=1):
@@ -183,7 +183,7 @@ def search(
     Results carry a relevance band (high, moderate, some, low), the match type, and a locator
     for `cw recall`.
     """
-    from cwcore.retrieve.request import parse_request
+    from cwcore.contract.search import parse_request
 
     with guard(as_json):
         if batch is not None:

@@ -58,12 +58,11 @@ from textual.worker import get_current_worker
 
 from cwcore import clock, config
 from cwcore.contract.doctor import StoreCounts
+from cwcore.contract.gather import GatherAnchor
+from cwcore.contract.search import SearchHit, SearchRequest, SearchResponse, parse_request
 from cwcore.contract.supersession import Superseded
 from cwcore.errors import CwError
-from cwcore.recall.results import GatherAnchor
 from cwcore.retrieve.filters import parse_filters
-from cwcore.retrieve.request import SearchRequest, parse_request
-from cwcore.retrieve.results import SearchHit, SearchResponse
 from cwtui import tui_state
 from cwtui.screens.common import (
     TYPING_SCREEN_BINDINGS,

@@ -1,8 +1,8 @@
 """How a search hit reads: band badges, the two-line result row, the preview, highlighted text.
 
 Presentation only. Every function takes the typed records ``Archive.search`` and
-``Archive.gather`` answer with (a :class:`~cwcore.retrieve.results.SearchHit`, a gather's
-:class:`~cwcore.recall.results.Neighbor` turns) and returns Rich renderables; nothing here
+``Archive.gather`` answer with (a :class:`~cwcore.contract.search.SearchHit`, a gather's
+:class:`~cwcore.contract.context.Neighbor` turns) and returns Rich renderables; nothing here
 ranks, filters or scores. Source text is never parsed as markup.
 """
 
@@ -22,7 +22,7 @@ from cwtui.output import safe
 
 if TYPE_CHECKING:
     from cwcore.contract.context import Neighbor
-    from cwcore.retrieve.results import SearchHit
+    from cwcore.contract.search import SearchHit
 
 #: Band badge colours: fixed, so a band reads the same on every theme.
 BAND_STYLES = {

@@ -19,7 +19,7 @@ from cwtui.widgets.hits import order_notes, result_row
 from cwtui.widgets.nav import NavList
 
 if TYPE_CHECKING:
-    from cwcore.retrieve.results import SearchHit
+    from cwcore.contract.search import SearchHit
 
 
 class ResultsList(NavList):

@@ -22,7 +22,7 @@ from cwcore.errors import CwError
 from cwtui.widgets.hits import BAND_COLOURS, best_band
 
 if TYPE_CHECKING:
-    from cwcore.retrieve.results import SearchHit
+    from cwcore.contract.search import SearchHit
 
 DAY_LIMIT = 60
 WEEK_LIMIT = 104

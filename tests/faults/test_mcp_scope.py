@@ -20,6 +20,7 @@ import pytest
 from mcp import Client
 
 from cwcore.api import Archive
+from cwcore.contract.search import SearchHit
 from cwcore.errors import NotFound
 from cwcore.hosts.mcp_server import (
     GATHER,
@@ -32,7 +33,6 @@ from cwcore.hosts.mcp_server import (
     Binding,
     build_server,
 )
-from cwcore.retrieve.results import SearchHit
 from tests.helpers import write_jsonl
 
 MAX_MESSAGE_CHARS = 4096  # cwcore.errors.MAX_MESSAGE_CHARS (absent before the fix)

@@ -13,9 +13,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from cwcore.contract.search import FIELD, FIELDS, json_schema, parse_request
 from cwcore.errors import CwError
 from cwcore.hosts.mcp_server import GATHER_SCHEMA, SEARCH_SCHEMA
-from cwcore.retrieve.request import FIELD, FIELDS, json_schema, parse_request
 
 
 def _schema_accepts(schema: dict[str, Any], args: dict[str, Any]) -> bool:

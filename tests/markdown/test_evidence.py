@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from cwcore.api import Archive
+from cwcore.contract.gather import GatherResponse
+from cwcore.contract.search import SearchHit
 from cwcore.index import windows as index_windows
 from cwcore.index.windows import cut
 from cwcore.markdown import evidence
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.limits import HIT_CHARS, RESULT_CHARS
 from cwcore.markdown.parse import analyze
-from cwcore.recall.results import GatherResponse
-from cwcore.retrieve.results import SearchHit
 from cwcore.text.tokenize import tokens_with_offsets
 from tests.markdown.conftest import write
 

@@ -21,8 +21,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from cwcore.api import Archive
+from cwcore.contract.gather import GatherResponse
 from cwcore.recall.recall import read_document
-from cwcore.recall.results import GatherResponse
 from cwcore.retrieve.locator import is_locator
 from cwtui.cli import app
 from cwtui.demo import DEMO_DIR

@@ -33,7 +33,7 @@ from cwcore.store.keys import MAX_ID_BYTES
 
 GOLDEN = Path(__file__).parent / "golden" / "mcp_tool_schemas.json"
 
-#: Each tool's method request (search and gather have theirs in cwcore.retrieve.request).
+#: Each tool's method request (search and gather have theirs in cwcore.contract.search).
 REQUESTS: dict[str, type[Record]] = {
     mcp_server.RECALL: RecallRequest,
     mcp_server.SUPERSEDE: SupersedeRequest,

@@ -17,6 +17,14 @@ import pytest
 from cwcore.contract.markdown import MarkdownRead
 from cwcore.contract.memory import MemoryContext, MemoryRecord
 from cwcore.contract.models import ModelFolder, ModelsStatus, SelfTest
+from cwcore.contract.recall import (
+    Continuation,
+    DocumentRead,
+    MessageSpan,
+    RecalledSource,
+    RecallResponse,
+    TurnHeader,
+)
 from cwcore.contract.views import (
     DocumentView,
     MessageSplit,
@@ -28,14 +36,6 @@ from cwcore.contract.views import (
 from cwcore.daemon.results import DaemonStatus
 from cwcore.memory import diagnostics, injection
 from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
-from cwcore.recall.results import (
-    Continuation,
-    DocumentRead,
-    MessageSpan,
-    RecalledSource,
-    RecallResponse,
-    TurnHeader,
-)
 from tests.results import canonical
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cwcore.api import Archive
+from cwcore.contract.search import SearchHit
 from cwcore.retrieve import exact
-from cwcore.retrieve.results import SearchHit
 from tests.helpers import write_jsonl
 
 

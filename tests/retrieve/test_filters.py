@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cwcore.contract.search import parse_request
 from cwcore.model import DOCUMENT_KINDS, ROLES
 from cwcore.retrieve.filters import FILTER_KEYS, format_filters, parse_filters
-from cwcore.retrieve.request import parse_request
 from tests.helpers import examples
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

@@ -48,8 +48,8 @@ def test_phrase_windows_respects_the_scope_and_case(archive: Archive, tmp_path: 
     phrase = _corpus(tmp_path, archive)
     engine = archive.engine
     ctx = engine.search_context()
+    from cwcore.contract.search import SearchRequest
     from cwcore.retrieve.candidates import Visible
-    from cwcore.retrieve.request import SearchRequest
     from cwcore.retrieve.scope import Scope
 
     visible = Visible(engine.store, engine.reader, Scope(None, None, SearchRequest()), 10_000)

@@ -11,8 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cwcore.model import DOCUMENT_KINDS, ROLES
-from cwcore.retrieve.request import (
+from cwcore.contract.search import (
     GROUPS,
     MAX_EXPANSION_TERMS,
     MAX_LIMIT,
@@ -22,6 +21,7 @@ from cwcore.retrieve.request import (
     SearchRequest,
     parse_request,
 )
+from cwcore.model import DOCUMENT_KINDS, ROLES
 
 _words = st.text(min_size=0, max_size=40)
 _ids = st.lists(st.text(min_size=1, max_size=24), max_size=6)

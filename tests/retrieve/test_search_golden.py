@@ -21,11 +21,11 @@ import pytest
 from typer.testing import CliRunner
 
 from cwcore.api import Archive
+from cwcore.contract.search import SearchHit, SearchResponse
 from cwcore.hosts.mcp_server import SEARCH, Binding, BoundTools, cap_results
 from cwcore.index import windows as index_windows
 from cwcore.markdown import fingerprint as fp
 from cwcore.recall.recall import LABEL
-from cwcore.retrieve.results import SearchHit, SearchResponse
 from cwtui.cli import app
 from cwtui.demo import DEMO_DIR
 from tests.markdown.conftest import write

@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 
-from cwcore import bands
+from cwcore.contract import bands
 from cwcore.retrieve.semantic import confidence
 from cwcore.semantic.search import calibrate
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cwcore.api import Archive
+from cwcore.contract.search import SearchResponse
 from cwcore.errors import ModelUnavailable
-from cwcore.retrieve.results import SearchResponse
 from cwcore.semantic import errors
 from tests.helpers import write_jsonl
 from tests.semantic.conftest import build_cross_encoder

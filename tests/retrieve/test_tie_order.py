@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cwcore.api import Archive
-from cwcore.retrieve.results import SearchHit
+from cwcore.contract.search import SearchHit
 from tests.helpers import write_jsonl
 
 

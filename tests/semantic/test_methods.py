@@ -84,9 +84,9 @@ def test_embed_pending_rejects_bad_limits(archive: Archive) -> None:
 
 
 def _visible(archive: Archive, **request: object):
+    from cwcore.contract.search import parse_request
     from cwcore.index import derived
     from cwcore.retrieve.candidates import Visible
-    from cwcore.retrieve.request import parse_request
     from cwcore.retrieve.scope import resolve
 
     engine = engine_of(archive)

@@ -66,7 +66,7 @@ def test_cw_search_without_a_flag_uses_the_setting(
 
 def test_request_default_is_the_setting_default() -> None:
     from cwcore.config import Settings
-    from cwcore.retrieve.request import DEFAULT_POLICY, SearchRequest, parse_request
+    from cwcore.contract.search import DEFAULT_POLICY, SearchRequest, parse_request
 
     assert Settings().semantic_policy == DEFAULT_POLICY
     # A request that names no policy leaves it to the engine, which parses with its setting.

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cwcore.api import Archive
+from cwcore.contract.search import SearchResponse
 from cwcore.errors import ModelUnavailable
-from cwcore.retrieve.results import SearchResponse
 from cwcore.semantic import errors, models
 from cwcore.semantic.rerank import Reranker, centered
 from cwtui.cli import app

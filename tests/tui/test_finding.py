@@ -12,9 +12,8 @@ import pytest
 from textual.widgets import Input, OptionList
 
 from cwcore.api import Archive
-from cwcore.recall.results import GatherResponse
-from cwcore.retrieve.request import SearchRequest
-from cwcore.retrieve.results import SearchResponse
+from cwcore.contract.gather import GatherResponse
+from cwcore.contract.search import SearchRequest, SearchResponse
 from cwtui.screens.candidates import CandidatesScreen
 from cwtui.screens.copy import CopyScreen
 from cwtui.screens.prompt import PromptScreen

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.segment import Segment
 
-from cwcore.retrieve.results import SearchHit, SearchResponse
+from cwcore.contract.search import SearchHit, SearchResponse
 from cwtui.commands import search as search_command
 from cwtui.screens.search import SearchScreen
 from cwtui.widgets.hits import order_notes, result_row

@@ -12,9 +12,8 @@ from rich.console import Console
 from textual.widgets import Input, Static
 
 from cwcore.api import Archive
-from cwcore.recall.results import Continuation, MessageSpan, RecalledSource, RecallResponse
-from cwcore.retrieve.request import SearchRequest
-from cwcore.retrieve.results import SearchResponse
+from cwcore.contract.recall import Continuation, MessageSpan, RecalledSource, RecallResponse
+from cwcore.contract.search import SearchRequest, SearchResponse
 from cwtui.screens import recall as recall_module
 from cwtui.screens.document import DocumentScreen
 from cwtui.screens.recall import RecallScreen, parts_of

@@ -1,29 +1,10 @@
-"""What recall, direct reads and gather return, as frozen dataclasses (the recall answer itself
-is declared in :mod:`cwcore.contract.recall`, and named here too; a gather anchor's
-:class:`~cwcore.contract.context.Neighbor` is the contract's, shared with ``context``).
+"""The ``gather`` method's records: its request (:class:`GatherRequest`, a search request and
+the turns to gather around each hit) and its answer (:class:`GatherResponse`: the search's
+status, generation and timings, and each hit with its chronological neighbours).
 
-The engine builds these; its method handlers serialize them once with ``to_json()`` (the daemon
-protocol and ``--json`` carry that JSON), and :class:`cwcore.api.Archive` turns the JSON back
-into them with ``from_json()``, so every face renders from attributes. The JSON is a contract
-(``cw recall --json``, ``cw gather --json``, the MCP tools), derived from the fields
-(:mod:`cwcore.contract.codec`; the answers whose shape varies with their content write it by
-hand): the keys and values the engine has always answered, and ``from_json(x).to_json() == x``
-as parsed JSON. The key orders listed below are the historical ones; answers compare as parsed
-JSON.
-
-Recall JSON, by shape:
-
-- not resolved: ``{"status", "message"}``, plus ``supersededBy`` (a document id or null) when
-  the status is ``superseded``;
-- a located hit (:class:`RecalledSource`): ``status``, ``documentId``, ``version``, ``kind``,
-  ``archiveKind``, ``session``, ``project``, ``agent``, ``created``, ``range`` and ``match``
-  (byte ranges), ``text``, ``tokens``, ``sourceKeys``, ``messages``, ``chunks``,
-  ``continuation {before, after}``, ``historical``, ``label``, then when they apply
-  ``parentTurn``, ``split`` and ``turn``;
-- a direct document read (:class:`DocumentRead`): ``status``, ``documentId``, ``version``,
-  ``kind``, ``session``, ``project``, ``created``, ``bytes``, ``historical``, ``label``, then
-  ``split`` / ``continues`` when it is a piece of a cut message, then ``text`` and
-  ``sourceKeys``, or for a large document ``chunks``, ``sourceKeys`` and ``truncated``.
+A gather's JSON is the search answer's (:mod:`cwcore.contract.search`) with each hit carrying
+``before`` and ``after`` (:class:`~cwcore.contract.context.Neighbor` turns, which have no score
+or band); ``cw gather --json`` and the MCP gather tool print it.
 """
 
 from __future__ import annotations
@@ -32,35 +13,57 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cwcore.contract.context import DocumentContext, Neighbor
-from cwcore.contract.recall import (  # the recall answer, declared in the contract
-    Chunk,
-    Continuation,
-    DocumentRead,
-    MessageSpan,
-    RecalledSource,
-    RecallResponse,
-    Split,
-    TurnContext,
-    TurnHeader,
-)
-from cwcore.retrieve.results import SearchHit, SearchResponse
+from cwcore.contract.context import Neighbor
+from cwcore.contract.search import SearchHit, SearchRequest, SearchResponse, parse_request
+from cwcore.errors import InvalidInput
 
-__all__ = [
-    "Chunk",
-    "Continuation",
-    "DocumentContext",
-    "DocumentRead",
-    "GatherAnchor",
-    "GatherResponse",
-    "MessageSpan",
-    "Neighbor",
-    "RecallResponse",
-    "RecalledSource",
-    "Split",
-    "TurnContext",
-    "TurnHeader",
-]
+#: Turns gathered around each hit: at most this many before and after.
+MAX_GATHER_NEIGHBORS = 8
+
+
+def gather_neighbors(around: object) -> int:
+    """A gather's ``neighbors``: turns before and after each hit, from 0 to 8."""
+    if not isinstance(around, int) or not 0 <= around <= MAX_GATHER_NEIGHBORS:
+        raise InvalidInput(f"neighbors must be from 0 to {MAX_GATHER_NEIGHBORS}")
+    return around
+
+
+@dataclass(frozen=True)
+class GatherRequest:
+    """Gather the hits of ``search`` with ``neighbors`` turns (0 to 8) before and after each.
+    A gather always runs the semantic mode: :meth:`parse` sets ``semanticPolicy`` to
+    ``always`` whatever the call named, so the engine's request has it. On the wire it is the
+    search request's keys and ``neighbors``."""
+
+    search: SearchRequest
+    neighbors: int = 1
+
+    def __post_init__(self) -> None:
+        gather_neighbors(self.neighbors)
+
+    @classmethod
+    def parse(cls, params: Any, *, where: str = "") -> GatherRequest:
+        """The request of a call's JSON: the search request's checks first (with its
+        messages), then ``neighbors``. ``where`` is not used (a gather request is never
+        nested)."""
+        if not isinstance(params, Mapping):
+            raise InvalidInput("a search request must be a JSON object")
+        rest = dict(params)
+        around = rest.pop("neighbors", 1)
+        search = parse_request({**rest, "semanticPolicy": "always"})
+        return cls(search, gather_neighbors(around))
+
+    @classmethod
+    def of(cls, search: SearchRequest | Mapping[str, Any], neighbors: int = 1) -> GatherRequest:
+        """A gather of ``search``: a typed search request, or a mapping of the public search
+        fields, parsed as the engine parses a gather's (its ``semanticPolicy`` is ``always``
+        whatever it names; ``neighbors`` is this argument)."""
+        if isinstance(search, SearchRequest):
+            return cls(search, neighbors)
+        return cls.parse({**search, "neighbors": neighbors})
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.search.to_json(), "neighbors": self.neighbors}
 
 
 def _neighbors(raw: Any) -> tuple[Neighbor, ...]:
