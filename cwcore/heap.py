@@ -16,8 +16,21 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
 
 _libc: list[object] = []
+_mallopt: list[object] = []
+
+#: glibc's ``mallopt`` parameter for the size from which an allocation gets its own mapping
+#: (``M_MMAP_THRESHOLD`` in ``malloc.h``).
+_M_MMAP_THRESHOLD = -3
+
+#: The daemon's mmap threshold, bytes: an allocation this large or larger (a search's score
+#: arrays and posting buffers at 200k messages, a page's windows, an import chunk) is mapped on
+#: its own and unmapped when freed. glibc's default starts at 128 KiB but rises to the largest
+#: block freed so far (up to 32 MiB), after which such buffers come from the heap and their pages
+#: stay resident until :func:`trim` (docs/performance.md, "Daemon memory").
+DAEMON_MMAP_THRESHOLD = 256 * 1024
 
 
 def _malloc_trim() -> object | None:
@@ -38,3 +51,18 @@ def trim() -> bool:
         return False
     fn(0)  # type: ignore[operator]
     return True
+
+
+def fix_mmap_threshold(nbytes: int) -> bool:
+    """Fix glibc's mmap threshold at ``nbytes`` for the rest of the process (which also stops
+    glibc from raising its trim threshold with it), unless the user set
+    ``MALLOC_MMAP_THRESHOLD_`` (theirs wins). Returns whether it was set (False off glibc)."""
+    if os.environ.get("MALLOC_MMAP_THRESHOLD_"):
+        return False
+    if not _mallopt:
+        try:
+            _mallopt.append(ctypes.CDLL("libc.so.6").mallopt)
+        except (OSError, AttributeError):  # not glibc: its allocator has its own policy
+            _mallopt.append(None)
+    fn = _mallopt[0]
+    return fn is not None and bool(fn(_M_MMAP_THRESHOLD, nbytes))  # type: ignore[operator]

@@ -3,7 +3,10 @@ once per quiet period (:meth:`cwcore.engine.Engine.trim_heap`)."""
 
 from __future__ import annotations
 
+import os
 import platform
+import subprocess
+import sys
 import threading
 import time
 
@@ -12,6 +15,7 @@ import pytest
 from cwcore import heap
 from cwcore.api import Archive
 from cwcore.engine import HEAP_TRIM_QUIET_S
+from tests.helpers import REPO
 from tests.semantic.conftest import engine_of
 
 
@@ -41,3 +45,58 @@ def test_the_engine_trims_once_per_quiet_period(
     monkeypatch.setattr(engine, "quiet_for", lambda: HEAP_TRIM_QUIET_S + 1)
     assert engine.trim_heap() and trims == [True, True]
     assert engine._sample_compaction()["heap_trimmed"] is False  # the 60 s sample calls it
+
+
+_FREED_BLOCKS = """
+import ctypes, os, sys
+from cwcore import heap
+
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+if sys.argv[1] == "fixed":
+    assert heap.fix_mmap_threshold(heap.DAEMON_MMAP_THRESHOLD)
+
+def resident():
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+def touched(size):
+    block = libc.malloc(size)
+    ctypes.memset(block, 1, size)
+    return block
+
+libc.free(touched(8 << 20))  # glibc raises its mmap threshold to the largest block freed
+before = resident()
+blocks = []
+for _ in range(16):
+    blocks += [touched(1 << 20), touched(40_000)]  # a small block after each: no heap shrink
+for block in blocks[0::2]:
+    libc.free(block)
+print(resident() - before)
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_a_fixed_mmap_threshold_returns_freed_large_blocks_to_the_system() -> None:
+    # What the daemon does at start (heap.fix_mmap_threshold): 16 freed 1 MiB buffers stay
+    # resident under glibc's sliding threshold and go back at once under the fixed one.
+    def grown(mode: str, **env: str) -> int:
+        run = subprocess.run(
+            [sys.executable, "-c", _FREED_BLOCKS, mode],
+            env={**os.environ, "PYTHONPATH": str(REPO), **env},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,  # a fail-safe: it takes a fraction of a second
+        )
+        return int(run.stdout)
+
+    sliding, fixed = grown("sliding"), grown("fixed")
+    assert sliding >= 12 << 20, sliding
+    assert fixed <= 2 << 20, fixed
+
+
+def test_the_users_mmap_threshold_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
+    assert heap.fix_mmap_threshold(heap.DAEMON_MMAP_THRESHOLD) is False

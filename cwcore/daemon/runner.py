@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from cwcore import config
+from cwcore import config, heap
 from cwcore.daemon.paths import DaemonPaths, advert_body, advertised_socket, daemon_paths
 from cwcore.daemon.server import Limits, Server
 from cwcore.daemon.service import load_factory
@@ -181,6 +181,8 @@ def run_daemon(home: Path, factory_spec: str, reporter: Reporter) -> int:
     Raises :class:`~cwcore.errors.CwError` when the daemon cannot start (unsafe socket
     directory, bad settings, service factory failure, lock held without serving).
     """
+    # Before the store and its threads allocate: large buffers are unmapped when freed.
+    heap.fix_mmap_threshold(heap.DAEMON_MMAP_THRESHOLD)
     paths = daemon_paths(home)
     settings, _ = config.load(paths.home)
     limits = Limits.from_settings(settings)
