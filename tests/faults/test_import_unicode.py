@@ -200,7 +200,13 @@ def _import(admission: Admission, target: Path, fixture: Path) -> Any:
 
 @pytest.mark.parametrize("fixture", JSON_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
 @settings(max_examples=examples(60), suppress_health_check=list(HealthCheck), deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), junk=st.text(max_size=8))
+# NUL is left out of the junk: a NUL in a session or message id is refused by design (the key
+# codec takes no NUL; tests/faults/test_hostile_inputs.py pins it), and Hypothesis found that a
+# cursor file whose only message id drew one failed as a session, which is that rule, not this.
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    junk=st.text(st.characters(exclude_characters="\x00"), max_size=8),
+)
 def test_lone_surrogates_anywhere_import_cleanly(
     tmp_path_factory: pytest.TempPathFactory,
     fuzz_store: Admission,
