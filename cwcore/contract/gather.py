@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from cwcore.contract.context import Neighbor
-from cwcore.contract.search import SearchHit, SearchRequest, SearchResponse, parse_request
+from cwcore.contract.search import (
+    SearchHit,
+    SearchRequest,
+    SearchResponse,
+    json_schema,
+    parse_request,
+)
 from cwcore.errors import InvalidInput
 
 #: Turns gathered around each hit: at most this many before and after.
@@ -64,6 +70,25 @@ class GatherRequest:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.search.to_json(), "neighbors": self.neighbors}
+
+    @staticmethod
+    def json_schema(
+        names: tuple[str, ...], overrides: dict[str, dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The JSON Schema of a gather offering the search fields ``names`` (each generated
+        from its declaration and ``overrides``, as :func:`~cwcore.contract.search.json_schema`
+        does) and ``neighbors`` with the bound :func:`gather_neighbors` checks; ``query`` is
+        required."""
+        schema = json_schema(names, overrides)
+        schema["properties"]["neighbors"] = {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": MAX_GATHER_NEIGHBORS,
+            "default": 1,
+            "description": "Turns to include before and after each hit.",
+        }
+        schema["required"] = ["query"]
+        return schema
 
 
 def _neighbors(raw: Any) -> tuple[Neighbor, ...]:

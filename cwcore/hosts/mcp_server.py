@@ -57,7 +57,7 @@ from cwcore.contract.bound import (
     BoundSessionsRequest,
 )
 from cwcore.contract.codec import Record
-from cwcore.contract.gather import MAX_GATHER_NEIGHBORS
+from cwcore.contract.gather import GatherRequest
 from cwcore.contract.recall import LABEL, RecallRequest, RecallResponse
 from cwcore.contract.search import SearchRequest, SearchResponse, parse_request
 from cwcore.contract.search import json_schema as request_schema
@@ -134,8 +134,8 @@ SEARCH_SCHEMA: dict[str, Any] = request_schema(
 )
 
 #: The gather tool's arguments: a query (required, not empty), the limit (default 5), the
-#: scope and the turns around each hit.
-_GATHER_REQUEST = request_schema(
+#: scope and the turns around each hit (:meth:`GatherRequest.json_schema`).
+GATHER_SCHEMA: dict[str, Any] = GatherRequest.json_schema(
     ("query", "limit", "scope"),
     {
         "query": {"type": "string", "minLength": 1, "description": None},
@@ -143,23 +143,6 @@ _GATHER_REQUEST = request_schema(
         "scope": _SCOPE,
     },
 )
-GATHER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": _GATHER_REQUEST["properties"]["query"],
-        "limit": _GATHER_REQUEST["properties"]["limit"],
-        "neighbors": {
-            "type": "integer",
-            "minimum": 0,
-            "maximum": MAX_GATHER_NEIGHBORS,
-            "default": 1,
-            "description": "Turns to include before and after each hit.",
-        },
-        "scope": _GATHER_REQUEST["properties"]["scope"],
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
 
 #: The request keys this server fills in from its binding: never a tool's argument.
 _BOUND_KEYS = ("project", "boundSession")
