@@ -277,8 +277,9 @@ class Archive:
     def call(
         self, method: str, params: dict[str, Any] | None = None, on_event: OnEvent | None = None
     ) -> dict[str, Any]:
-        """The raw method table (for methods without a typed wrapper yet). A result too large
-        for one frame arrives in parts (:mod:`cwcore.large_results`) and is joined here."""
+        """A method by name with a JSON body, answered as JSON (what :meth:`ask` sends a declared
+        method through, and the daemon's own ``daemon.*`` methods). A result too large for one
+        frame arrives in parts (:mod:`cwcore.large_results`) and is joined here."""
         collector = large_results.Collector(on_event)
         return collector.result(self._transport.call(method, params or {}, collector))
 

@@ -255,15 +255,13 @@ class _FakeArchive:
     def index_status(self) -> IndexStatus:
         return dataclasses.replace(self.base, semantic=_sem(self.done))
 
-    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        assert method == "semantic.embed_pending"
+    def embed_pending(self, *, max_windows: int) -> None:
         self.steps += 1
         if self.fail:
             raise ModelUnavailable("the embedding model is not installed (cw models install)")
         if self.steps == self.interrupt_at:
             raise KeyboardInterrupt
         self.done = min(100, self.done + 25)
-        return {}
 
 
 def _wait(monkeypatch: pytest.MonkeyPatch, fake: _FakeArchive, *args: str) -> Any:

@@ -171,7 +171,7 @@ def wait_for_embeddings(archive: Archive, shown: _Shown) -> None:
             shown.update(sem, rate.per_second, clock())
             if archive.embedded:
                 try:
-                    archive.call("semantic.embed_pending", {"maxWindows": STEP_WINDOWS})
+                    archive.embed_pending(max_windows=STEP_WINDOWS)
                 except ModelUnavailable as exc:
                     shown.note(f"embedding stopped: {exc.message}; search stays lexical")
                     return
