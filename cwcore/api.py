@@ -139,16 +139,11 @@ from cwcore.errors import InvalidInput
 # The result records load when a face first asks for them: `cw` starts on every command, and
 # most commands need one of them or none.
 if TYPE_CHECKING:
-    from cwcore.contract.hints import (
-        HintsListing,
-        HintsView,
-        Maintained,
-        PreflightDecision,
-        Rotated,
-    )
+    from cwcore.contract.hints import HintsListing, HintsView, Maintained, Rotated
     from cwcore.contract.index import IndexStatus, IndexVerification, PartialDocuments
     from cwcore.contract.markdown import MarkdownRead
     from cwcore.contract.memory import MemoryContext, MemoryListing, MemoryRecord
+    from cwcore.contract.preflight import PreflightDecision
     from cwcore.daemon.results import DaemonStatus
     from cwcore.engine import Engine
 

@@ -35,7 +35,6 @@ from cwcore.contract.hints import (
     LocateRequest,
     Maintained,
     MaintainRequest,
-    PreflightDecision,
     PreflightRequest,
     Rotated,
     RotateRequest,
@@ -79,6 +78,7 @@ from cwcore.contract.models import (
     SemanticStatus,
     SemanticStatusRequest,
 )
+from cwcore.contract.preflight import PreflightDecision
 from cwcore.contract.recall import RecallRequest, RecallResponse
 from cwcore.contract.retention import ForgetRequest, ForgetResolveRequest, ForgetTarget, Forgotten
 from cwcore.contract.search import SearchRequest, SearchResponse

@@ -14,7 +14,7 @@ kept as given — a host asks before its session is imported — and decides ``n
 (``unknown-session``), frozen like any other decision (spec 000: "a no-result decision may be
 persisted internally"; it keeps the later bytes of that message stable).
 
-Response (a public contract): a :class:`~cwcore.contract.hints.PreflightDecision`, whose JSON is
+Response (a public contract): a :class:`~cwcore.contract.preflight.PreflightDecision`, whose JSON is
 ``{"outcome", "hint", "messageKey", "queryHash", "generation", "diagnostics"}`` plus ``session``,
 ``tokens`` and ``frozen``. The first call for a key decides and freezes; later calls return the
 identical bytes. Any failure after validation freezes the empty ``failed`` outcome and is never
@@ -36,7 +36,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cwcore import clock
-from cwcore.contract.hints import Diagnostics, PreflightDecision, PreflightRequest
+from cwcore.contract.hints import PreflightRequest
+from cwcore.contract.preflight import Diagnostics, PreflightDecision
 from cwcore.contract.search import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS, SearchRequest
 from cwcore.errors import LimitExceeded, NotFound
 from cwcore.hints import frozen, gate, privacy, render

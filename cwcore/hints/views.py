@@ -36,24 +36,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from cwcore.contract.hints import (
-    Counts,
     DecisionHead,
-    Diagnostics,
     ExcludedDecision,
     Exclusion,
     HintsView,
     IncludedDecision,
-    IncludedItem,
     ManifestDecision,
     ManifestEntry,
     MemoryDecision,
     MemoryExclusion,
     MemoryTurn,
-    PrivacyExclusion,
     RetrievedDecision,
     TraceCounts,
     ViewDecision,
 )
+from cwcore.contract.preflight import Counts, Diagnostics, IncludedItem, PrivacyExclusion
 from cwcore.errors import InvalidInput
 from cwcore.hints import render
 from cwcore.store import codec

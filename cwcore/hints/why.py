@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from cwcore.contract.hints import CandidateRow, Diagnostics
+from cwcore.contract.preflight import CandidateRow, Diagnostics
 
 
 @dataclass(frozen=True)

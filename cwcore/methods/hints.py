@@ -19,7 +19,6 @@ from cwcore.contract.hints import (
     Maintained,
     MaintainRequest,
     MemoryTurn,
-    PreflightDecision,
     PreflightRequest,
     Rotated,
     RotateRequest,
@@ -33,6 +32,7 @@ from cwcore.contract.methods import (
     HOOK_TURN,
     PREFLIGHT,
 )
+from cwcore.contract.preflight import PreflightDecision
 from cwcore.contract.search import MAX_EXCLUDED_BYTES, MAX_EXCLUDED_KEYS
 from cwcore.engine import Engine
 from cwcore.errors import LimitExceeded

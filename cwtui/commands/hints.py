@@ -284,7 +284,7 @@ def _render_included(decisions: list[IncludedDecision]) -> None:
 
 
 def _render_excluded(decisions: list[ExcludedDecision]) -> None:
-    from cwcore.contract.hints import CandidateRow
+    from cwcore.contract.preflight import CandidateRow
 
     shown = [d for d in decisions if d.excluded]
     for d in shown:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from cwcore.contract.hints import CandidateRow, HintEntry, SessionBudget
+    from cwcore.contract.hints import HintEntry, SessionBudget
+    from cwcore.contract.preflight import CandidateRow
     from cwcore.hints.why import Limits
 
 #: Outcome → style (docs/hints.md: excerpt, marker, none, no-query, failed).

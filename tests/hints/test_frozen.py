@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
-from cwcore.contract.hints import PrivacyExclusion
+from cwcore.contract.preflight import PrivacyExclusion
 from cwcore.hints import frozen, privacy, render
 from cwcore.hints import preflight as preflight_mod
 from cwcore.text.tokens import estimate

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cwcore.api import Archive
-from cwcore.contract.hints import PreflightDecision
+from cwcore.contract.preflight import PreflightDecision
 from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.hints import candidates as cand_mod
 from cwcore.hints import gate, render

@@ -19,21 +19,23 @@ from hypothesis import strategies as st
 
 from cwcore.api import Archive
 from cwcore.contract.hints import (
+    Exclusion,
+    HintsListing,
+    HintsView,
+    MemoryDecision,
+    RetrievedDecision,
+)
+from cwcore.contract.preflight import (
     Budget,
     CandidateRow,
     Counts,
     Diagnostics,
-    Exclusion,
     Gate,
     GateThresholds,
-    HintsListing,
-    HintsView,
     IncludedItem,
-    MemoryDecision,
     PreflightDecision,
     PrivacyExclusion,
     QueryUnits,
-    RetrievedDecision,
 )
 from cwcore.hints import candidates as cand_mod
 from cwcore.hints import preflight as preflight_mod

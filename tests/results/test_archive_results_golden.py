@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from cwcore.api import Archive
-from cwcore.contract.hints import PreflightDecision
 from cwcore.contract.index import IndexStatus
+from cwcore.contract.preflight import PreflightDecision
 from cwcore.contract.supersession import Superseded
 from cwtui.demo import DEMO_DIR
 from tests.helpers import write_jsonl
