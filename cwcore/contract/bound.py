@@ -1,6 +1,6 @@
 """The project-bound reads' records: the requests of ``bound.sessions``, ``bound.messages``
 and ``bound.memory``, and the answers of the first two (:class:`BoundSessions`,
-:class:`BoundMessages`; ``bound.memory`` answers a :class:`cwcore.memory.blocks.MemoryContext`).
+:class:`BoundMessages`; ``bound.memory`` answers a :class:`cwcore.contract.memory.MemoryContext`).
 
 Each carries the caller's binding — ``project`` (required) and ``boundSession`` (optional) —
 which the MCP server (:mod:`cwcore.hosts.mcp_server`) fills in itself: its tools' ``inputSchema``
