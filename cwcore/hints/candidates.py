@@ -47,6 +47,7 @@ from typing import Any
 from cwcore.clock import parse_time
 from cwcore.hints.lineage import DURABLE_KINDS, Allowed, exact_wids
 from cwcore.hints.query import Query
+from cwcore.index.derived import StoredWindow
 from cwcore.retrieve.candidates import Visible
 from cwcore.retrieve.lexical import lexical_candidates
 from cwcore.store.reader import Reader
@@ -88,7 +89,7 @@ class Evidence:
     """One candidate row: a window, then (after verification) its source message."""
 
     wid: int
-    record: dict[str, Any]
+    record: StoredWindow
     exact_units: set[int] = field(default_factory=set)
     bm25_terms: set[str] = field(default_factory=set)
     bm25_raw: float = 0.0
@@ -275,7 +276,7 @@ def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, str]]:
     return out
 
 
-def is_tool(part: dict[str, Any], record: dict[str, Any]) -> bool:
+def is_tool(part: dict[str, Any], record: StoredWindow) -> bool:
     """Whether a message part is a tool payload (the 7-day age limit applies to it)."""
     return (
         part.get("role") == "tool"
@@ -289,7 +290,7 @@ def verify(
     reader: Reader,
     query: Query,
     manifests: dict[tuple[str, int], dict[str, Any]],
-    fresh: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
+    fresh: Callable[[dict[str, Any], StoredWindow], bool] | None = None,
 ) -> bool:
     """Read the row, find its matches and pick its source message; False when nothing of the
     query verifiably occurs in it. With ``fresh(part, record)`` (within its age limit?), the
@@ -490,7 +491,7 @@ def retrieve(
     manifests: dict[tuple[str, int], dict[str, Any]] = {}
     verified: list[Evidence] = []
 
-    def fresh(part: dict[str, Any], record: dict[str, Any]) -> bool:
+    def fresh(part: dict[str, Any], record: StoredWindow) -> bool:
         limit = tool_max_s if is_tool(part, record) else conversation_max_s
         return now - parse_time(str(part.get("ts") or record["created"])).timestamp() <= limit
 

@@ -47,6 +47,7 @@ from cwcore.hints.query import Query, extract
 from cwcore.hints.services import SearchServices
 from cwcore.importers.scrub import scrub_text
 from cwcore.index import derived
+from cwcore.index.derived import Generation
 from cwcore.retrieve.candidates import Visible
 from cwcore.retrieve.scope import Scope
 from cwcore.store import identity
@@ -261,7 +262,7 @@ def _decide(
     engine: SearchServices,
     req: Checked,
     query: Query,
-    gen: dict[str, Any],
+    gen: Generation,
     now_dt: Any,
     started: float,
 ) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from cwcore.store import codec, keys
 from cwcore.store.keys import digest16
@@ -81,9 +81,58 @@ def unpack_float(raw: bytes) -> float:
     return float(_F64.unpack(raw)[0])
 
 
-def window_record(store: Store, wid: int) -> dict[str, Any] | None:
+class StoredWindow(TypedDict):
+    """A search window's stored record (family ``windows``, key ``WINDOW`` wid), as the index
+    worker writes it: its document version and index in it, its range as characters and as
+    UTF-8 bytes of the document text, its postings keys, the filter fields copied from the
+    manifest (so a search filters candidates without reading manifests), its turn, the digest
+    of its text, and ``alias`` when it is another document's window reused."""
+
+    ordinal: int
+    documentId: str
+    version: int
+    index: int
+    start: int
+    end: int
+    byteStart: int
+    byteEnd: int
+    keys: list[str]
+    session: str
+    project: str
+    agent: str
+    kind: str
+    created: str
+    turn: str | None
+    textDigest: str
+    alias: NotRequired[bool]
+
+
+class HandlerCounts(TypedDict, total=False):
+    """One index handler's outcomes over the live documents."""
+
+    complete: int
+    partial: int
+    skipped: int
+
+
+class Generation(TypedDict):
+    """The published index generation (meta ``index-generation``): its number ``n``, the outbox
+    ``cursor`` it covers, the highest visible window id, whether the view is complete, each
+    handler's outcomes (None right after a rebuild queued everything), and once published its
+    time and live document count."""
+
+    n: int
+    cursor: int
+    maxWid: int
+    complete: bool
+    handlers: dict[str, HandlerCounts] | None
+    published: NotRequired[str]
+    documents: NotRequired[int]
+
+
+def window_record(store: Store, wid: int) -> StoredWindow | None:
     raw = store.get("windows", WINDOW.encode(wid))
-    return None if raw is None else codec.decode_record(raw, "window")
+    return None if raw is None else cast(StoredWindow, codec.decode_record(raw, "window"))
 
 
 def u32_keys(layout: keys.KeyLayout, values: Iterable[int]) -> list[bytes]:
@@ -96,9 +145,11 @@ def u32_keys(layout: keys.KeyLayout, values: Iterable[int]) -> list[bytes]:
     return [head + v.to_bytes(4, "big") for v in values]
 
 
-def window_records(store: Store, wids: list[int]) -> list[dict[str, Any] | None]:
+def window_records(store: Store, wids: list[int]) -> list[StoredWindow | None]:
     raws = store.get_many("windows", u32_keys(WINDOW, wids))
-    return [None if r is None else codec.decode_record(r, "window") for r in raws]
+    return [
+        None if r is None else cast(StoredWindow, codec.decode_record(r, "window")) for r in raws
+    ]
 
 
 def marker(store: Store, ordinal: int) -> dict[str, Any] | None:
@@ -106,9 +157,10 @@ def marker(store: Store, ordinal: int) -> dict[str, Any] | None:
     return None if raw is None else codec.decode_record(raw, "doc-windows")
 
 
-def generation(store: Store) -> dict[str, Any]:
+def generation(store: Store) -> Generation:
     """The published index generation (``n`` 0 before the first publication)."""
-    return store.meta_get("index-generation") or {
+    stored = cast("Generation | None", store.meta_get("index-generation"))
+    return stored or {
         "n": 0,
         "cursor": 0,
         "maxWid": 0,

@@ -23,6 +23,7 @@ from cwcore.contract.index import (
 )
 from cwcore.errors import CorruptRecord, CwError, InvalidInput, NotFound
 from cwcore.index import derived
+from cwcore.index.derived import Generation
 from cwcore.index.worker import IndexWorker
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
@@ -32,7 +33,7 @@ DERIVED = ("windows", "exact", "relations", "importance", "postings", "stats")
 MAX_PROBLEMS = 200
 
 
-def rebuild_progress(store: Store, gen: dict[str, Any]) -> RebuildProgress | None:
+def rebuild_progress(store: Store, gen: Generation) -> RebuildProgress | None:
     """How far a rebuild got while the documents it queued are still being published (None
     otherwise): the published generation then holds only some of them."""
     marker = store.meta_get("index-rebuild")

@@ -26,7 +26,15 @@ from cwcore import clock
 from cwcore.config import Settings
 from cwcore.errors import CorruptRecord, CwError, NotFound
 from cwcore.index import derived
-from cwcore.index.derived import DOC_WINDOWS, EXACT, HANDLERS, IMPORTANCE, RELATION, WINDOW
+from cwcore.index.derived import (
+    DOC_WINDOWS,
+    EXACT,
+    HANDLERS,
+    IMPORTANCE,
+    RELATION,
+    WINDOW,
+    Generation,
+)
 from cwcore.index.postings import PostingIndex
 from cwcore.index.prepare import Prepared, prepare
 from cwcore.store import codec, keys
@@ -378,7 +386,7 @@ class IndexWorker:
     def _publish(
         self,
         batch: Batch,
-        gen: dict[str, Any],
+        gen: Generation,
         entries: list[tuple[int, dict[str, Any]]],
         state: dict[str, Any],
         counts: dict[str, Any],

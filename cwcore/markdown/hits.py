@@ -31,6 +31,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
+from cwcore.index.derived import StoredWindow
 from cwcore.markdown.limits import HIT_CHARS
 
 
@@ -142,7 +143,7 @@ def _known_points(
 
 
 def markdown_fields(
-    manifest: dict[str, Any], record: dict[str, Any], match_start_byte: int
+    manifest: dict[str, Any], record: StoredWindow, match_start_byte: int
 ) -> dict[str, Any]:
     """Evidence id, ``md:start:end`` range, source path, heading path, excerpt range and the
     truncation flag for a hit on window ``record`` whose first match starts at byte

@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from cwcore.errors import CorruptRecord
 from cwcore.index import derived
+from cwcore.index.derived import StoredWindow
 from cwcore.retrieve.scope import Scope
 from cwcore.store import keys
 from cwcore.store.admission import project_digest
@@ -43,8 +45,16 @@ class Visible:
 
     def __init__(self, store: Store, reader: Reader, scope: Scope, max_wid: int) -> None:
         self.store, self.reader, self.scope, self.max_wid = store, reader, scope, max_wid
-        self.records: dict[int, dict[str, Any] | None] = {}
+        self.records: dict[int, StoredWindow | None] = {}
         self._texts: dict[int, tuple[dict[str, Any], str]] = {}
+
+    def record(self, wid: int) -> StoredWindow:
+        """The record of a window :meth:`filter` admitted (every candidate a search ranks
+        passed it, so its record is loaded; another wid is a broken invariant, not a miss)."""
+        record = self.records.get(wid)
+        if record is None:
+            raise CorruptRecord(f"window {wid} was ranked without a visible record")
+        return record
 
     def text(self, wid: int) -> tuple[dict[str, Any], str]:
         """The manifest of a loaded window's document version and the window's text. The

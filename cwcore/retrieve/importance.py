@@ -10,9 +10,8 @@ order only: it reorders near-ties, never a strong relevance gap, and never a pre
 
 from __future__ import annotations
 
-from typing import Any
-
 from cwcore.index import derived
+from cwcore.index.derived import StoredWindow
 from cwcore.retrieve.params import DEFAULT, RetrievalParams
 from cwcore.store import keys
 from cwcore.store.rocks import Store
@@ -39,7 +38,7 @@ def importance(
 
 
 def context_prior(
-    records: dict[int, dict[str, Any]], depth: dict[str, int], params: RetrievalParams = DEFAULT
+    records: dict[int, StoredWindow], depth: dict[str, int], params: RetrievalParams = DEFAULT
 ) -> dict[int, float]:
     """A multiplier per window id for recency among ``records`` and lineage depth: context
     preferences of the fused tier, order only like the prior. The newest candidate gains at most

@@ -15,6 +15,7 @@ from cwcore.contract.search import (
     SearchHit,
     Source,
 )
+from cwcore.index.derived import StoredWindow
 from cwcore.retrieve.candidates import Candidate
 from cwcore.retrieve.locator import Locator, Signer, create_lease
 from cwcore.retrieve.snippets import (
@@ -35,7 +36,7 @@ class Ranked:
     """A candidate that survived the collapse, with its window record and fusion trace."""
 
     cand: Candidate
-    record: dict[str, Any]
+    record: StoredWindow
     trace: dict[str, Any] = field(default_factory=dict)
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
 from cwcore.clock import parse_time
 from cwcore.contract.search import SearchRequest
 from cwcore.errors import InvalidInput, NotFound, excerpt
+from cwcore.index.derived import StoredWindow
 from cwcore.store import identity
 from cwcore.store.reader import Reader
 
@@ -28,7 +28,7 @@ class Scope:
     #: for their parents, … (search prefers the nearer of two equally good hits).
     depth: dict[str, int] = field(default_factory=dict)
 
-    def admits(self, window: dict[str, Any]) -> bool:
+    def admits(self, window: StoredWindow) -> bool:
         req = self.request
         if self.sessions is not None and window["session"] not in self.sessions:
             return False

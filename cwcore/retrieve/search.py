@@ -390,14 +390,14 @@ def _fuse(
     """Every candidate in final tier order: exact, structural, then the lexical/semantic tier
     ordered by RRF and the importance prior (order only: presented scores never change)."""
     # Every candidate passed Visible.filter, so its window record is loaded.
-    records = visible.records
+    record = visible.record
     out: list[Ranked] = []
     taken: set[int] = set()
     for tier in (exact, structural):
         for cand in tier:
             if cand.wid not in taken:
                 taken.add(cand.wid)
-                out.append(Ranked(cand, records[cand.wid] or {}))
+                out.append(Ranked(cand, record(cand.wid)))
     pool: dict[int, Candidate] = {}
     for cand in lexical + semantic:
         if cand.wid in taken:
@@ -409,9 +409,9 @@ def _fuse(
             pool[cand.wid] = cand
     if not pool:
         return out
-    ordinal = {w: int((records[w] or {})["ordinal"]) for w in pool}
+    ordinal = {w: int(record(w)["ordinal"]) for w in pool}
     prior = importance(ctx.store, sorted(set(ordinal.values())), ctx.params)
-    context = context_prior({w: records[w] or {} for w in pool}, visible.scope.depth, ctx.params)
+    context = context_prior({w: record(w) for w in pool}, visible.scope.depth, ctx.params)
     lex = [c for c in lexical if c.wid in pool]
     sem = [c for c in semantic if c.wid in pool]
     fused = fuse_tier(
@@ -431,7 +431,7 @@ def _fuse(
             "order": round(e.order, 6),
             "ranks": e.fused.ranks,
         }
-        out.append(Ranked(pool[wid], records[wid] or {}, trace))
+        out.append(Ranked(pool[wid], record(wid), trace))
     return out
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from cwcore.contract.index import SemanticProgress
 from cwcore.errors import CorruptRecord, NotFound
 from cwcore.index import derived
+from cwcore.index.derived import StoredWindow
 from cwcore.semantic import store as vstore
 from cwcore.semantic.embedder import ChainCache, Embedder, VectorCache, clip
 from cwcore.store import keys
@@ -43,7 +44,7 @@ STEP_WINDOWS = 16  # one daemon worker step: a few seconds of CPU at 256 tokens
 
 
 def window_texts(
-    reader: Reader, record: dict[str, Any], mode: str, manifest: dict[str, Any] | None = None
+    reader: Reader, record: StoredWindow, mode: str, manifest: dict[str, Any] | None = None
 ) -> list[str]:
     """The texts a window is embedded from (empty when it holds no text)."""
     if manifest is None:
@@ -116,13 +117,13 @@ def _read_chunk(
     wids: list[int],
     mode: str,
     manifests: dict[tuple[str, int], dict[str, Any]],
-) -> list[tuple[int, dict[str, Any], list[str]]]:
+) -> list[tuple[int, StoredWindow, list[str]]]:
     """The windows of ``wids`` to embed and their texts (retired, forgotten and already embedded
     windows left out)."""
     records = derived.window_records(store, wids)
     existing = store.get_many(vstore.FAMILY, [vstore.VECTOR.encode(w) for w in wids])
     dead = _dead_ordinals(store, [int(r["ordinal"]) for r in records if r is not None])
-    todo: list[tuple[int, dict[str, Any], list[str]]] = []
+    todo: list[tuple[int, StoredWindow, list[str]]] = []
     for wid, record, raw in zip(wids, records, existing, strict=True):
         if record is None or int(record["ordinal"]) in dead:
             continue  # forgotten or retired: never searched, never embedded
@@ -170,7 +171,7 @@ def embed_pending(
     ranges = list(before)
     content = vstore.ContentTable(store)
     manifests: dict[tuple[str, int], dict[str, Any]] = {}
-    todo: list[tuple[int, dict[str, Any], list[str]]] = []
+    todo: list[tuple[int, StoredWindow, list[str]]] = []
     scanned = 0
     while scanned < CACHED_STEP_WINDOWS:
         chunk = vstore.next_chunk(ranges, max_wid, max_windows)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from cwcore.index import derived
+from cwcore.index.derived import StoredWindow
 from cwcore.store import codec, keys
 from cwcore.store.rocks import Batch, Store
 
@@ -207,7 +208,7 @@ def get(store: Store, wid: int) -> WindowVectors | None:
     return None if raw is None else WindowVectors.unpack(wid, raw)
 
 
-def matches(item: WindowVectors, record: dict[str, Any] | None) -> bool:
+def matches(item: WindowVectors, record: StoredWindow | None) -> bool:
     """Whether stored vectors still describe the window record now at their wid."""
     return (
         record is not None
