@@ -51,6 +51,7 @@ from cwcore.index.derived import StoredWindow
 from cwcore.retrieve.candidates import Visible
 from cwcore.retrieve.lexical import lexical_candidates
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.text.tokenize import fold, tokens_with_offsets
 
 log = logging.getLogger("cw.hints")
@@ -289,7 +290,7 @@ def verify(
     ev: Evidence,
     reader: Reader,
     query: Query,
-    manifests: dict[tuple[str, int], dict[str, Any]],
+    manifests: dict[tuple[str, int], Manifest],
     fresh: Callable[[dict[str, Any], StoredWindow], bool] | None = None,
 ) -> bool:
     """Read the row, find its matches and pick its source message; False when nothing of the
@@ -488,7 +489,7 @@ def retrieve(
     }
     excluded: list[Evidence] = []
     ordered = sorted(rows.values(), key=Evidence.preliminary)
-    manifests: dict[tuple[str, int], dict[str, Any]] = {}
+    manifests: dict[tuple[str, int], Manifest] = {}
     verified: list[Evidence] = []
 
     def fresh(part: dict[str, Any], record: StoredWindow) -> bool:

@@ -13,13 +13,13 @@ import bisect
 import hashlib
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from cwcore.index import anchors as anchor_mod
 from cwcore.index import fields
 from cwcore.index import windows as window_limits
 from cwcore.index.windows import Window, byte_offsets, cut
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.text.tokenize import tokens_with_offsets
 
 SEGMENT_BYTES = 256 * 1024
@@ -68,7 +68,7 @@ class Prepared:
     text_digests: list[str] = field(default_factory=list)  # per window, of its exact bytes
 
 
-def read_text(reader: Reader, manifest: dict[str, Any]) -> tuple[str, bytes]:
+def read_text(reader: Reader, manifest: Manifest) -> tuple[str, bytes]:
     """The document text, read in 256 KiB segments (never more than 512 KiB at once)."""
     total = int(manifest["bytes"])
     pieces = [
@@ -97,7 +97,7 @@ def _window_of(starts: list[int], char_pos: int) -> int:
     return max(0, bisect.bisect_right(starts, char_pos) - 1)
 
 
-def importance_v1(manifest: dict[str, Any], decision: bool, chain_depth: int) -> float:
+def importance_v1(manifest: Manifest, decision: bool, chain_depth: int) -> float:
     """Query-independent prior in [1, 1.15]: decision candidate, pin, referenced-by count
     (source messages and supersession-chain depth). The live recall counter is added at query
     time, under the same 1.15 cap."""
@@ -111,7 +111,7 @@ def importance_v1(manifest: dict[str, Any], decision: bool, chain_depth: int) ->
 
 def prepare(
     reader: Reader,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     *,
     window_tokens: int,
     window_overlap: float,

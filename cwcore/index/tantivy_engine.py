@@ -54,6 +54,7 @@ from cwcore.index.postings import PostingIndex, PostingReader, U32Array
 from cwcore.index.prepare import prepare
 from cwcore.store import codec
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Store
 
 #: Tokens written per unit of BM25F weight (see the module docstring).
@@ -298,7 +299,7 @@ def _settings(store: Store) -> Settings:
         return Settings()
 
 
-def _chain_depth(reader: Reader, manifest: dict[str, Any]) -> int:
+def _chain_depth(reader: Reader, manifest: Manifest) -> int:
     """The indexer's supersession-chain depth (:meth:`IndexWorker._chain_depth`)."""
     depth, current = 0, manifest.get("supersedes")
     while current and depth < 8:

@@ -39,6 +39,7 @@ from cwcore.index.postings import PostingIndex
 from cwcore.index.prepare import Prepared, prepare
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Batch, Store
 
 log = logging.getLogger("cw.index")
@@ -232,7 +233,7 @@ class IndexWorker:
     def _stage(
         self,
         batch: Batch,
-        manifest: dict[str, Any],
+        manifest: Manifest,
         ordinal: int,
         first: int,
         prepared: Prepared,
@@ -333,7 +334,7 @@ class IndexWorker:
         record = derived.window_record(self.store, first_wid)
         return None if record is None else str(record["session"])
 
-    def _chain_depth(self, manifest: dict[str, Any]) -> int:
+    def _chain_depth(self, manifest: Manifest) -> int:
         depth, current = 0, manifest.get("supersedes")
         while current and depth < 8:
             depth += 1

@@ -45,6 +45,7 @@ from cwcore.markdown import hits as md_hits
 from cwcore.markdown.limits import RESULT_CHARS, Limits, clamp_hits
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Batch, Store
 from cwcore.text.tokenize import Token, tokens, tokens_with_offsets
 
@@ -358,7 +359,7 @@ def search(
 
 def _materialize(
     reader: Reader,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     record: dict[str, Any],
     matched: list[str],
     max_chars: int,

@@ -33,6 +33,7 @@ from typing import Any
 
 from cwcore.index.derived import StoredWindow
 from cwcore.markdown.limits import HIT_CHARS
+from cwcore.store.records import Manifest
 
 
 def evidence_id(document_id: str, start: int, end: int) -> str:
@@ -92,7 +93,7 @@ def lines_of(meta: dict[str, Any], start: int, end: int) -> list[int] | None:
 
 
 def fields(
-    manifest: dict[str, Any],
+    manifest: Manifest,
     start: int,
     end: int,
     *,
@@ -143,7 +144,7 @@ def _known_points(
 
 
 def markdown_fields(
-    manifest: dict[str, Any], record: StoredWindow, match_start_byte: int
+    manifest: Manifest, record: StoredWindow, match_start_byte: int
 ) -> dict[str, Any]:
     """Evidence id, ``md:start:end`` range, source path, heading path, excerpt range and the
     truncation flag for a hit on window ``record`` whose first match starts at byte

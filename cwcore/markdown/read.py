@@ -20,6 +20,7 @@ from cwcore.markdown.hits import evidence_id
 from cwcore.markdown.limits import RESULT_CHARS, clamp_chars
 from cwcore.markdown.parse import Heading, Structure, analyze, normalize_heading
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 
 _ENTRY = re.compile(r"^(?P<doc>[^#]+?)(?:@v(?P<version>\d+))?(?:#md:(?P<start>\d+):(?P<end>\d+))?$")
 _LINES = re.compile(r"^\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?$")
@@ -59,7 +60,7 @@ def resolve_document(reader: Reader, name: str) -> str:
 
 def _load(
     reader: Reader, document: str, version: int | None
-) -> tuple[dict[str, Any], dict[str, Any], str]:
+) -> tuple[dict[str, Any], Manifest, str]:
     head = reader.head(document)
     if version is not None and version not in reader.versions(document):
         raise NotFound(f"{document} has no version {version}")
@@ -69,7 +70,7 @@ def _load(
 
 def _answer(
     head: dict[str, Any],
-    manifest: dict[str, Any],
+    manifest: Manifest,
     text: str,
     structure: Structure | None,
     start: int,

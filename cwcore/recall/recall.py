@@ -49,6 +49,7 @@ from cwcore.retrieve.locator import (
 )
 from cwcore.retrieve.scope import lineage
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Store
 from cwcore.text.tokens import estimate
 
@@ -133,7 +134,7 @@ def recall(
     return RecallResponse("resolved", source=source)
 
 
-def _same_content(store: Store, loc: Locator, manifest: dict[str, Any]) -> bool:
+def _same_content(store: Store, loc: Locator, manifest: Manifest) -> bool:
     """Whether ``manifest`` is the version the locator was made for. A ``cwl2`` locator names
     the content digest. A ``cwl1`` one names only the index generation of its search: the
     version it saw was published at or before that generation (a version admitted later — a
@@ -182,7 +183,7 @@ class WindowRecord:
         )
 
 
-def _windows(store: Store, manifest: dict[str, Any]) -> list[WindowRecord]:
+def _windows(store: Store, manifest: Manifest) -> list[WindowRecord]:
     mark = derived.marker(store, int(manifest["ordinal"]))
     if mark is None:
         return []
@@ -196,7 +197,7 @@ def _materialize(
     reader: Reader,
     signer: Signer,
     loc: Locator,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     neighbors: int,
     max_tokens: int,
 ) -> RecalledSource:
@@ -243,8 +244,8 @@ def _materialize(
             cont_after = signer.sign(_moved(loc, ranges[-1][1]))
     parts = [p for p in manifest["parts"] if p["end"] > start and p["start"] < end]
     parent_turn, parent_unreadable = None, False
-    if manifest["kind"] == "tool-result" and manifest.get("parent"):
-        parent_turn = _header(reader, manifest["parent"])
+    if manifest["kind"] == "tool-result" and (parent := manifest.get("parent")):
+        parent_turn = _header(reader, parent)
         parent_unreadable = parent_turn is None
     split = (manifest.get("metadata") or {}).get("split")
     turn = turn_context(reader, manifest)
@@ -294,7 +295,7 @@ def _materialize(
 TURN_SCAN = 4_096
 
 
-def turn_context(reader: Reader, manifest: dict[str, Any]) -> TurnContext | None:
+def turn_context(reader: Reader, manifest: Manifest) -> TurnContext | None:
     """For a document of a turn stored as several documents (layout 2): the turn's first
     document, its documents in order, this one's position, and its neighbours. None for a
     turn that is one document, and for documents of other kinds or layouts."""

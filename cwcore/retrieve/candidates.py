@@ -17,6 +17,7 @@ from cwcore.retrieve.scope import Scope
 from cwcore.store import keys
 from cwcore.store.admission import project_digest
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Store
 
 
@@ -46,7 +47,7 @@ class Visible:
     def __init__(self, store: Store, reader: Reader, scope: Scope, max_wid: int) -> None:
         self.store, self.reader, self.scope, self.max_wid = store, reader, scope, max_wid
         self.records: dict[int, StoredWindow | None] = {}
-        self._texts: dict[int, tuple[dict[str, Any], str]] = {}
+        self._texts: dict[int, tuple[Manifest, str]] = {}
 
     def record(self, wid: int) -> StoredWindow:
         """The record of a window :meth:`filter` admitted (every candidate a search ranks
@@ -56,7 +57,7 @@ class Visible:
             raise CorruptRecord(f"window {wid} was ranked without a visible record")
         return record
 
-    def text(self, wid: int) -> tuple[dict[str, Any], str]:
+    def text(self, wid: int) -> tuple[Manifest, str]:
         """The manifest of a loaded window's document version and the window's text. The
         expansion, the verbatim check, the reranker and the page's snippets all read the same
         few windows: one read and one decode each."""

@@ -19,6 +19,7 @@ from cwcore.markdown.limits import Limits
 from cwcore.retrieve.locator import Locator, Signer, create_lease
 from cwcore.retrieve.scope import Scope
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Store
 
 #: The most evidence hits one page takes (the evidence search's own cap).
@@ -117,7 +118,7 @@ def evidence_hits(
     return out
 
 
-def _bytes_of(reader: Reader, manifest: dict[str, Any], start: int, end: int) -> tuple[int, int]:
+def _bytes_of(reader: Reader, manifest: Manifest, start: int, end: int) -> tuple[int, int]:
     """UTF-8 byte offsets of a character range of the document text."""
     text = reader.text(manifest)
     lo = len(text[:start].encode("utf-8", "surrogatepass"))

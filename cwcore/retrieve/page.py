@@ -26,6 +26,7 @@ from cwcore.retrieve.snippets import (
     term_spans,
 )
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Store
 
 TIER = {"exact": 0, "structural": 1, "lexical": 2, "semantic": 2}
@@ -52,7 +53,7 @@ def materialize(
     search_terms: list[str],
     idfs: dict[str, float],
     budget_tokens: int | None = None,
-    texts: Callable[[int], tuple[dict[str, Any], str]] | None = None,
+    texts: Callable[[int], tuple[Manifest, str]] | None = None,
     hit_chars: int | None = None,
     result_chars: int | None = None,
 ) -> tuple[SearchHit, ...]:
@@ -167,14 +168,14 @@ def _capped(snippet: str, highlights: list[list[int]], cap: int) -> tuple[str, l
     return snippet[:cap], [h for h in highlights if h[1] <= cap]
 
 
-def _message_at(manifest: dict[str, Any], byte_pos: int) -> str | None:
+def _message_at(manifest: Manifest, byte_pos: int) -> str | None:
     for part in manifest["parts"]:
         if part["start"] <= byte_pos < max(part["end"], part["start"] + 1):
             return str(part["key"])
     return None
 
 
-def _timestamp(manifest: dict[str, Any], key: str) -> str | None:
+def _timestamp(manifest: Manifest, key: str) -> str | None:
     for part in manifest["parts"]:
         if part["key"] == key:
             ts = part.get("ts")

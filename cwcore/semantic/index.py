@@ -34,6 +34,7 @@ from cwcore.semantic import store as vstore
 from cwcore.semantic.embedder import ChainCache, Embedder, VectorCache, clip
 from cwcore.store import keys
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Store
 
 MODES = ("window", "message")
@@ -44,7 +45,7 @@ STEP_WINDOWS = 16  # one daemon worker step: a few seconds of CPU at 256 tokens
 
 
 def window_texts(
-    reader: Reader, record: StoredWindow, mode: str, manifest: dict[str, Any] | None = None
+    reader: Reader, record: StoredWindow, mode: str, manifest: Manifest | None = None
 ) -> list[str]:
     """The texts a window is embedded from (empty when it holds no text)."""
     if manifest is None:
@@ -116,7 +117,7 @@ def _read_chunk(
     reader: Reader,
     wids: list[int],
     mode: str,
-    manifests: dict[tuple[str, int], dict[str, Any]],
+    manifests: dict[tuple[str, int], Manifest],
 ) -> list[tuple[int, StoredWindow, list[str]]]:
     """The windows of ``wids`` to embed and their texts (retired, forgotten and already embedded
     windows left out)."""
@@ -170,7 +171,7 @@ def embed_pending(
     before = vstore.done_ranges(st)
     ranges = list(before)
     content = vstore.ContentTable(store)
-    manifests: dict[tuple[str, int], dict[str, Any]] = {}
+    manifests: dict[tuple[str, int], Manifest] = {}
     todo: list[tuple[int, StoredWindow, list[str]]] = []
     scanned = 0
     while scanned < CACHED_STEP_WINDOWS:

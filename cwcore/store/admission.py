@@ -23,6 +23,7 @@ from cwcore.model import ROLES, DocumentPart, DocumentSpec, SessionSpec, SourceE
 from cwcore.store import codec, keys, request_ids, session_order
 from cwcore.store.limits import CHUNK_BYTES, PART_SEPARATOR, check_document
 from cwcore.store.parts import extra_fields, models_of, usage_total
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Batch, Store
 
 MAX_ORDINAL = (1 << 32) - 1
@@ -804,7 +805,7 @@ class Admission:
         seen_chunks: set[bytes],
         counts: dict[str, Any],
         now: datetime,
-    ) -> dict[str, Any]:
+    ) -> Manifest:
         """Build the manifest and stage each part's chunks (content-addressed, stored once)."""
         parts: list[dict[str, Any]] = []
         offset = 0
@@ -862,7 +863,7 @@ class Admission:
                     batch.put("chunks", keys.CHUNK.encode(h), piece)
                     counts["chunks"] += 1
         created = spec.created or next((p.timestamp for p in spec.parts if p.timestamp), None)
-        manifest: dict[str, Any] = {
+        manifest: Manifest = {
             "documentId": spec.document_id,
             "version": version,
             "ordinal": ordinal,

@@ -48,7 +48,9 @@ def dumps(body: Any) -> bytes:
     return _ENCODER.encode(body).encode()
 
 
-def encode_record(body: dict[str, Any]) -> bytes:
+def encode_record(body: Mapping[str, Any]) -> bytes:
+    """A record's stored bytes: the format byte, then its canonical JSON (a plain dict or a
+    typed record of :mod:`cwcore.store.records`)."""
     return bytes((RECORD_V1,)) + dumps(body)
 
 

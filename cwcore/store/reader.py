@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from cwcore.errors import CorruptRecord, NotFound, excerpt
 from cwcore.store import codec, identity, keys
 from cwcore.store.identity import session_what
 from cwcore.store.limits import PART_SEPARATOR
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Store
 
 _SEP = PART_SEPARATOR.encode()
@@ -142,25 +143,26 @@ class Reader:
             raise NotFound(f"no document {excerpt(document_id)}")
         return codec.decode_record(raw, f"document head of {excerpt(document_id)}")
 
-    def manifest(self, document_id: str, version: int | None = None) -> dict[str, Any]:
+    def manifest(self, document_id: str, version: int | None = None) -> Manifest:
         if version is None:
             version = int(self.head(document_id)["version"])
         raw = self.store.get("documents", keys.DOC_VERSION.encode(document_id, version))
         if raw is None:
             raise NotFound(f"no document {excerpt(document_id)} version {version}")
-        return codec.decode_record(raw, f"manifest of {excerpt(document_id)} version {version}")
+        what = f"manifest of {excerpt(document_id)} version {version}"
+        return cast(Manifest, codec.decode_record(raw, what))
 
-    def manifests(self, versions: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    def manifests(self, versions: list[tuple[str, int]]) -> list[Manifest]:
         """The manifests of ``(document id, version)`` pairs, in order, in one store read."""
         raws = self.store.get_many(
             "documents", [keys.DOC_VERSION.encode(d, int(v)) for d, v in versions]
         )
-        out = []
+        out: list[Manifest] = []
         for (document_id, version), raw in zip(versions, raws, strict=True):
             if raw is None:
                 raise NotFound(f"no document {excerpt(document_id)} version {version}")
             what = f"manifest of {excerpt(document_id)} version {version}"
-            out.append(codec.decode_record(raw, what))
+            out.append(cast(Manifest, codec.decode_record(raw, what)))
         return out
 
     def versions(self, document_id: str) -> list[int]:
@@ -169,11 +171,11 @@ class Reader:
             for key, _ in self.store.scan("documents", keys.DOC_VERSION.prefix(document_id))
         ]
 
-    def read_bytes(self, manifest: dict[str, Any], start: int = 0, end: int | None = None) -> bytes:
+    def read_bytes(self, manifest: Manifest, start: int = 0, end: int | None = None) -> bytes:
         """Bytes ``[start, end)`` of a document's text, fetching only intersecting chunks."""
         return self.read_ranges([(manifest, start, end)])[0]
 
-    def read_ranges(self, ranges: list[tuple[dict[str, Any], int, int | None]]) -> list[bytes]:
+    def read_ranges(self, ranges: list[tuple[Manifest, int, int | None]]) -> list[bytes]:
         """:meth:`read_bytes` of each ``(manifest, start, end)``, every chunk they need fetched
         in one store read (a page of hits, a search's feedback windows)."""
         spans = []
@@ -193,17 +195,17 @@ class Reader:
             for manifest, start, end, lo, hi in spans
         ]
 
-    def text(self, manifest: dict[str, Any]) -> str:
+    def text(self, manifest: Manifest) -> str:
         return self.read_bytes(manifest).decode("utf-8", "surrogatepass")
 
-    def part_texts(self, manifest: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    def part_texts(self, manifest: Manifest) -> list[tuple[dict[str, Any], str]]:
         data = self.read_bytes(manifest)
         return [
             (part, data[part["start"] : part["end"]].decode("utf-8", "surrogatepass"))
             for part in manifest["parts"]
         ]
 
-    def aside_texts(self, manifest: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    def aside_texts(self, manifest: Manifest) -> list[tuple[dict[str, Any], str]]:
         """The messages kept with a document outside its text (thinking), each with its text."""
         asides = manifest.get("asides") or []
         if not asides:
@@ -249,7 +251,7 @@ class Reader:
         return None if raw is None else codec.decode_record(raw, "tombstone")
 
 
-def _chunks_between(manifest: dict[str, Any], start: int, end: int) -> list[tuple[str, int, int]]:
+def _chunks_between(manifest: Manifest, start: int, end: int) -> list[tuple[str, int, int]]:
     """``(digest, offset, length)`` of each chunk of ``manifest`` intersecting ``[start, end)``."""
     wanted: list[tuple[str, int, int]] = []
     for part in manifest["parts"]:
@@ -262,7 +264,7 @@ def _chunks_between(manifest: dict[str, Any], start: int, end: int) -> list[tupl
 
 
 def _assemble(
-    manifest: dict[str, Any],
+    manifest: Manifest,
     start: int,
     end: int,
     wanted: list[tuple[str, int, int]],

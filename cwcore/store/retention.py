@@ -26,6 +26,7 @@ from cwcore.errors import CorruptRecord, NotFound, excerpt
 from cwcore.store import codec, identity, keys, request_ids, session_order
 from cwcore.store.admission import day_bucket, project_digest
 from cwcore.store.reader import Reader
+from cwcore.store.records import Manifest
 from cwcore.store.rocks import Batch, Store
 
 #: The agent of Markdown roots' synthetic sessions (``cwcore.markdown.ingest.AGENT``): their
@@ -321,10 +322,8 @@ class Retention:
                 owner = self.store.get("documents", mkey)
                 if owner is not None and codec.decode_record(owner)["documentId"] == doc_id:
                     batch.delete("documents", mkey)
-            if manifest.get("subjectKey"):
-                skey = keys.SUBJECT_LIVE.encode(
-                    project_digest(manifest["project"]), manifest["subjectKey"]
-                )
+            if subject := manifest.get("subjectKey"):
+                skey = keys.SUBJECT_LIVE.encode(project_digest(manifest["project"]), subject)
                 holder = self.store.get("scopes", skey)
                 if holder is not None and codec.decode_record(holder)["documentId"] == doc_id:
                     batch.delete("scopes", skey)
@@ -358,7 +357,7 @@ class Retention:
         self.store.commit(batch)
 
     def _release_chunks(
-        self, batch: Batch, manifest: dict[str, Any], ordinal: int, released: set[bytes]
+        self, batch: Batch, manifest: Manifest, ordinal: int, released: set[bytes]
     ) -> set[bytes]:
         """Stage deletion of this version's owner references; return the digests it touched."""
         touched: set[bytes] = set()

@@ -1,0 +1,44 @@
+"""The stored records the read path takes apart, typed by their keys.
+
+A record is stored as JSON (:mod:`cwcore.store.codec`) and read back as a plain dictionary: no
+decoding step on the hot path. These ``TypedDict`` declarations name each key and its type, so
+mypy checks every subscript of a record it can see (a misspelt key, a string used as a number)
+at no cost when the code runs. Keys a record of an older store may lack, or that only some
+records carry, are ``NotRequired``: read them with ``.get``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+
+class Manifest(TypedDict):
+    """One document version (family ``documents``, key ``DOC_VERSION`` id, version), as
+    admission writes it: its identity and ordinal, the session, project and agent it belongs
+    to, its time, its text's size in UTF-8 bytes and digest, and its parts in text order (each
+    a message's byte range and content chunks; see :mod:`cwcore.store.parts`)."""
+
+    documentId: str
+    version: int
+    ordinal: int
+    kind: str
+    session: str
+    project: str
+    agent: str
+    created: str
+    bytes: int
+    digest: str
+    parts: list[dict[str, Any]]
+    admitted: NotRequired[str]
+    title: NotRequired[str | None]
+    parent: NotRequired[str | None]
+    metadata: NotRequired[dict[str, Any] | None]
+    annotations: NotRequired[list[list[Any]]]
+    supersedes: NotRequired[str | None]
+    subjectKey: NotRequired[str | None]
+    pinned: NotRequired[bool]
+    startsTurn: NotRequired[bool]
+    #: Messages kept beside the text (not in it), each after the part it follows.
+    asides: NotRequired[list[dict[str, Any]]]
+    #: On a version an undone supersession brought back: the supersession it undid.
+    restores: NotRequired[dict[str, Any] | None]
