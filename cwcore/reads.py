@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
 
 from cwcore import browse
 from cwcore.contract.bound import (  # the answers, declared in the contract; bounds likewise
@@ -47,6 +46,7 @@ from cwcore.errors import CwError, NotFound, excerpt
 from cwcore.retrieve.scope import lineage
 from cwcore.services import Services
 from cwcore.store.reader import Reader
+from cwcore.store.records import SessionRecord
 
 __all__ = [
     "DEFAULT_RANGE",
@@ -123,12 +123,12 @@ def sessions_page(
 
 def bound_session(
     reader: Reader, session: str, project: str, bound: str | None = None
-) -> dict[str, Any]:
+) -> SessionRecord:
     """The record of the session ``session`` names — an id or a unique prefix of at least 4
     characters — among ``project``'s sessions (and, with ``bound``, that session's lineage)."""
     allowed = set(lineage(reader, bound)) if bound is not None else None
 
-    def reachable(record: dict[str, Any]) -> bool:
+    def reachable(record: SessionRecord) -> bool:
         return record.get("project") == project and (allowed is None or record["id"] in allowed)
 
     missing = NotFound(f"no session {excerpt(session)}")

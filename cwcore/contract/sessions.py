@@ -60,7 +60,7 @@ class SessionInfo:
     nativeId: str | None = None
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> SessionInfo:
+    def from_record(cls, record: Mapping[str, Any]) -> SessionInfo:
         return cls(
             sessionId=record["id"],
             project=record["project"],

@@ -81,10 +81,10 @@ def resolve(reader: Reader, req: SearchRequest) -> Scope:
             raise NotFound(f"no session {excerpt(req.sessions[0])}") from None
         return Scope(frozenset(allowed), project, req, depth)
     if req.scope == "project":
-        project = req.project
-        if project is None and req.sessions:
-            project = reader.session(req.sessions[0])["project"]
-        if project is None:
+        owner = req.project
+        if owner is None and req.sessions:
+            owner = reader.session(req.sessions[0])["project"]
+        if owner is None:
             raise InvalidInput("scope project needs --project (or a --session to take it from)")
-        return Scope(frozenset(req.sessions) if req.sessions else None, project, req)
+        return Scope(frozenset(req.sessions) if req.sessions else None, owner, req)
     return Scope(frozenset(req.sessions) if req.sessions else None, req.project, req)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from cwcore.errors import NotFound, UnsafeKey, excerpt
 from cwcore.store import codec, keys
+from cwcore.store.records import SessionRecord
 
 if TYPE_CHECKING:
     from cwcore.store.rocks import Store
@@ -137,7 +138,7 @@ def resolve_prefix(store: Store, name: str) -> str | None:
     raise NotFound(f"session prefix {excerpt(name)} is ambiguous: {ids}")
 
 
-def shared_with(store: Store, record: dict[str, Any]) -> list[tuple[str, str]]:
+def shared_with(store: Store, record: SessionRecord) -> list[tuple[str, str]]:
     """``(agent, store id)`` of the OTHER agents' sessions whose native id is this session's."""
     native = str(record.get("nativeId") or record["id"])
     return [(a, sid) for a, sid in agents_of(store, native) if sid != record["id"]]

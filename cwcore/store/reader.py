@@ -15,7 +15,7 @@ from cwcore.errors import CorruptRecord, NotFound, excerpt
 from cwcore.store import codec, identity, keys
 from cwcore.store.identity import session_what
 from cwcore.store.limits import PART_SEPARATOR
-from cwcore.store.records import Manifest
+from cwcore.store.records import Manifest, SessionRecord
 from cwcore.store.rocks import Store
 
 _SEP = PART_SEPARATOR.encode()
@@ -38,14 +38,14 @@ class Reader:
 
     # -- sessions -----------------------------------------------------------------------------
 
-    def session(self, session_id: str) -> dict[str, Any]:
+    def session(self, session_id: str) -> SessionRecord:
         keys.check_id(session_id, "session id")
         raw = self.store.get("scopes", keys.SESSION.encode(session_id))
         if raw is None:
             raise NotFound(f"no session {excerpt(session_id)}")
-        return codec.decode_record(raw, session_what(session_id))
+        return cast(SessionRecord, codec.decode_record(raw, session_what(session_id)))
 
-    def find_session(self, prefix: str) -> dict[str, Any]:
+    def find_session(self, prefix: str) -> SessionRecord:
         """A session by id or unique id prefix (at least 4 characters). Prefixes are matched on
         the keys, so only the matching record is decoded (a corrupt record elsewhere does not
         stand in the way). ``<agent>:<id>`` names that agent's session; a native id that is no
@@ -88,18 +88,19 @@ class Reader:
         for key, _ in self.store.scan("scopes", keys.SESSION.prefix()):
             yield str(keys.SESSION.decode(key)[0])
 
-    def sessions(self) -> Iterator[dict[str, Any]]:
+    def sessions(self) -> Iterator[SessionRecord]:
         for key, value in self.store.scan("scopes", keys.SESSION.prefix()):
-            yield codec.decode_record(value, session_what(str(keys.SESSION.decode(key)[0])))
+            what = session_what(str(keys.SESSION.decode(key)[0]))
+            yield cast(SessionRecord, codec.decode_record(value, what))
 
-    def sessions_by_id(self, session_ids: list[str]) -> list[dict[str, Any]]:
+    def sessions_by_id(self, session_ids: list[str]) -> list[SessionRecord]:
         """Session records in the order given (one multi-get); a missing one is corrupt."""
         raws = self.store.get_many("scopes", [keys.SESSION.encode(s) for s in session_ids])
-        out = []
+        out: list[SessionRecord] = []
         for session_id, raw in zip(session_ids, raws, strict=True):
             if raw is None:
                 raise CorruptRecord(f"session {excerpt(session_id)} is indexed but has no record")
-            out.append(codec.decode_record(raw, session_what(session_id)))
+            out.append(cast(SessionRecord, codec.decode_record(raw, session_what(session_id))))
         return out
 
     def projects(self) -> list[str]:

@@ -42,3 +42,36 @@ class Manifest(TypedDict):
     asides: NotRequired[list[dict[str, Any]]]
     #: On a version an undone supersession brought back: the supersession it undid.
     restores: NotRequired[dict[str, Any] | None]
+
+
+class SessionRecord(TypedDict):
+    """One session (family ``scopes``, key ``SESSION`` id), as admission writes and updates it:
+    its id, project and agent (fixed by its first admission: membership is immutable), its time
+    span, title and working folder, its lineage (a sub-agent's parent session and the parent's
+    tool call), where it came from and how to resume it, and the counts that grow with each
+    admitted document. Keys a store of an older cw may lack are ``NotRequired``."""
+
+    id: str
+    project: str
+    agent: str
+    started: NotRequired[str | None]
+    ended: NotRequired[str | None]
+    updated: NotRequired[str]
+    title: NotRequired[str | None]
+    cwd: NotRequired[str | None]
+    parent: NotRequired[str | None]
+    lineage: NotRequired[list[str]]
+    source: NotRequired[str | None]
+    resume: NotRequired[str | None]
+    parentToolCall: NotRequired[str | None]
+    created: NotRequired[str]
+    nextSeq: NotRequired[int]
+    messages: NotRequired[int]
+    turns: NotRequired[int]
+    toolCalls: NotRequired[int]
+    documents: NotRequired[int]
+    #: The id the agent gave the session, when cw's differs (two agents' sessions with one id).
+    nativeId: NotRequired[str]
+    #: Token sums (:class:`cwcore.model.Usage` JSON) and the models the session used.
+    tokens: NotRequired[dict[str, Any] | None]
+    models: NotRequired[list[str]]

@@ -26,7 +26,7 @@ from cwcore.errors import CorruptRecord, NotFound, excerpt
 from cwcore.store import codec, identity, keys, request_ids, session_order
 from cwcore.store.admission import day_bucket, project_digest
 from cwcore.store.reader import Reader
-from cwcore.store.records import Manifest
+from cwcore.store.records import Manifest, SessionRecord
 from cwcore.store.rocks import Batch, Store
 
 #: The agent of Markdown roots' synthetic sessions (``cwcore.markdown.ingest.AGENT``): their
@@ -201,7 +201,7 @@ class Retention:
         report = ForgetReport()
         with self.store.lock:
             try:
-                record: dict[str, Any] | None = self.reader.session(session_id)
+                record: SessionRecord | None = self.reader.session(session_id)
             except CorruptRecord:
                 if keep_pinned or protected:
                     raise  # retention never decides about a record it cannot read

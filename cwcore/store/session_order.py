@@ -13,7 +13,7 @@ index existed (schema 1) get it from migration 1 → 2 (:func:`rebuild`), run on
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cwcore.errors import CorruptRecord
@@ -65,12 +65,12 @@ def project_digest(project: str) -> bytes:
     return keys.digest16("project", project)
 
 
-def _keys_of(record: dict[str, Any]) -> tuple[bytes, bytes]:
+def _keys_of(record: Mapping[str, Any]) -> tuple[bytes, bytes]:
     started, session_id = record.get("started"), record["id"]
     return order_key(started, session_id), order_key(started, session_id, record["project"])
 
 
-def _summary(record: dict[str, Any]) -> bytes:
+def _summary(record: Mapping[str, Any]) -> bytes:
     # The key's fields again (so a scan never decodes keys), and what the filters read.
     return codec.encode_record(
         {
@@ -83,7 +83,7 @@ def _summary(record: dict[str, Any]) -> bytes:
     )
 
 
-def put(batch: Batch, record: dict[str, Any], previous: dict[str, Any] | None = None) -> None:
+def put(batch: Batch, record: Mapping[str, Any], previous: Mapping[str, Any] | None = None) -> None:
     """Stage the entries of ``record`` (a session record about to be written in ``batch``);
     ``previous`` is the record as stored before, whose entries are dropped if the keys moved."""
     new = _keys_of(record)
@@ -96,7 +96,7 @@ def put(batch: Batch, record: dict[str, Any], previous: dict[str, Any] | None = 
         batch.put(FAMILY, key, summary)
 
 
-def delete(batch: Batch, record: dict[str, Any]) -> None:
+def delete(batch: Batch, record: Mapping[str, Any]) -> None:
     """Stage the removal of ``record``'s entries (the session is being forgotten)."""
     for key in _keys_of(record):
         batch.delete(FAMILY, key)
