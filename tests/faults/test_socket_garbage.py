@@ -11,6 +11,7 @@ here are failure guards, not speed claims.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -320,11 +321,13 @@ def test_peers_that_connect_and_leave_at_once(daemon: Client, cw_home: Path) -> 
     with GoodClient(cw_home):
         for _ in range(40):
             _open(cw_home).close()
+        # While the peers that left are not yet reaped, the daemon may refuse a new one `busy`
+        # and close it: a closed connection is an answer these peers accept (they never read).
         for _ in range(10):  # gone after the hello, and in the middle of a request frame
-            with _open(cw_home) as sock:
+            with _open(cw_home) as sock, contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 sock.sendall(HELLO + _request(id="r", method="search", params={})[:9])
         for _ in range(5):  # a request in flight whose peer leaves without reading
-            with _open(cw_home) as sock:
+            with _open(cw_home) as sock, contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 sock.sendall(HELLO + _request(id="r", method="search", params={"query": "x"}))
     _sane(daemon, pid)
 
