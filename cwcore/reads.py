@@ -33,8 +33,6 @@ from dataclasses import replace
 from cwcore import browse
 from cwcore.contract.bound import (  # the answers, declared in the contract; bounds likewise
     DEFAULT_RANGE,
-    MAX_PAGE,
-    MAX_RANGE,
     BoundMessage,
     BoundMessages,
     BoundSessions,
@@ -49,14 +47,7 @@ from cwcore.store.reader import Reader
 from cwcore.store.records import SessionRecord
 
 __all__ = [
-    "DEFAULT_RANGE",
     "MAX_CHARS",
-    "MAX_PAGE",
-    "MAX_RANGE",
-    "BoundMessage",
-    "BoundMessages",
-    "BoundSessions",
-    "TextCut",
     "bound_session",
     "memory_context",
     "messages_range",

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cwcore.api import Archive
+from cwcore.contract.imports import ImportReport
 from cwcore.contract.index import IndexStatus, PartialDocument, SemanticProgress
 from cwcore.daemon.results import DaemonStatus
 from cwcore.errors import ModelUnavailable
@@ -213,7 +214,7 @@ def test_import_summary_json_is_unchanged_and_outcomes_round_trip() -> None:
     body = synced.to_json()
     assert len(body["file_outcomes"]) == summary_mod.MAX_LISTED
     assert body["file_outcomes_truncated"] == 5
-    assert ImportSummary.from_json(body).to_json() == body
+    assert ImportReport.from_json(body).to_json() == body
 
 
 def _sem(embedded: int, total: int = 100, state: str = "embedding") -> SemanticProgress:

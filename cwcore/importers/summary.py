@@ -10,7 +10,7 @@ counts the rest (``errors_truncated``, ``notices_truncated``). A reason is cut t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from cwcore.contract.imports import FileOutcome, ImportProblem, ImportReport
@@ -123,44 +123,13 @@ class ImportSummary:
         self.file_outcomes_truncated += other.file_outcomes_truncated
 
     def report(self) -> ImportReport:
-        """The frozen form the faces receive (the lists as they stand: already bounded)."""
-        return ImportReport(
-            files=self.files,
-            imported=self.imported,
-            skipped=self.skipped,
-            sessions=self.sessions,
-            messages=self.messages,
-            empty=self.empty,
-            companions=self.companions,
-            errors=list(self.errors),
-            errors_truncated=self.errors_truncated,
-            notices=list(self.notices),
-            notices_truncated=self.notices_truncated,
-            file_outcomes=list(self.file_outcomes),
-            file_outcomes_truncated=self.file_outcomes_truncated,
-        )
+        """The frozen form the faces receive: every field the report declares, the lists
+        copied as they stand (already bounded)."""
+        values: dict[str, Any] = {}
+        for name in (f.name for f in fields(ImportReport)):
+            value = getattr(self, name)
+            values[name] = list(value) if isinstance(value, list) else value
+        return ImportReport(**values)
 
     def to_json(self) -> dict[str, Any]:
         return self.report().to_json()
-
-    @classmethod
-    def from_json(cls, body: dict[str, Any]) -> ImportSummary:
-        summary = cls(
-            files=int(body.get("files", 0)),
-            imported=int(body.get("imported", 0)),
-            skipped=int(body.get("skipped", 0)),
-            sessions=int(body.get("sessions", 0)),
-            messages=int(body.get("messages", 0)),
-            empty=int(body.get("empty", 0)),
-            companions=int(body.get("companions", 0)),
-        )
-        for e in body.get("errors", []):
-            summary.error(e["path"], e.get("line"), e["reason"])
-        for note in body.get("notices", []):
-            summary.notice(note)
-        summary.errors_truncated += int(body.get("errors_truncated", 0))
-        summary.notices_truncated += int(body.get("notices_truncated", 0))
-        for outcome in body.get("file_outcomes", []):
-            summary.file_outcome(FileOutcome.from_json(outcome))
-        summary.file_outcomes_truncated += int(body.get("file_outcomes_truncated", 0))
-        return summary

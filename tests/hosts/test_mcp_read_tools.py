@@ -11,6 +11,7 @@ from mcp import Client
 
 from cwcore import reads
 from cwcore.api import Archive
+from cwcore.contract import bound
 from cwcore.hosts.mcp_server import MEMORY, MESSAGES, SESSIONS, Binding
 from tests.helpers import write_jsonl
 from tests.hosts.test_mcp_server import ROWS, call, msg, session_of
@@ -80,7 +81,7 @@ def test_sessions_lists_the_bound_project_with_filters_and_pages(store: Path) ->
                 break
         out["pages"] = pages
         out["bad"] = await call(client, SESSIONS, cursor="not-a-cursor")
-        out["big"] = await call(client, SESSIONS, limit=reads.MAX_PAGE + 1)
+        out["big"] = await call(client, SESSIONS, limit=bound.MAX_PAGE + 1)
         return out
 
     out = session_of(store, Binding("alpha"))(body)
@@ -105,7 +106,7 @@ def test_messages_by_range_with_prefixes_and_bounds(store: Path) -> None:
         _, out["past"] = await call(client, MESSAGES, session="a1", **{"from": 9})
         _, out["prefix"] = await call(client, MESSAGES, session="alpha-sess")
         _, out["big"] = await call(client, MESSAGES, session=LONG_ID, **{"from": 2})
-        out["wide"] = await call(client, MESSAGES, session="a1", to=reads.MAX_RANGE + 1)
+        out["wide"] = await call(client, MESSAGES, session="a1", to=bound.MAX_RANGE + 1)
         out["backwards"] = await call(client, MESSAGES, session="a1", to=1, **{"from": 2})
         out["short"] = await call(client, MESSAGES, session="a")
         return out

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from cwcore.contract.bound import BoundMessage, BoundMessages, BoundSessions
 from cwcore.contract.markdown import MarkdownRead
 from cwcore.contract.memory import MemoryContext, MemoryRecord
 from cwcore.contract.models import ModelFolder, ModelsStatus, SelfTest
@@ -35,7 +36,6 @@ from cwcore.contract.views import (
 )
 from cwcore.daemon.results import DaemonStatus
 from cwcore.memory import diagnostics, injection
-from cwcore.reads import BoundMessage, BoundMessages, BoundSessions
 from tests.results import canonical
 
 GOLDEN = Path(__file__).parent / "golden"
