@@ -99,6 +99,8 @@ from cwcore.contract.methods import (
     Ans,
     Req,
     Spec,
+    answer_json,
+    received,
 )
 from cwcore.contract.models import (
     EmbedPending,
@@ -332,9 +334,11 @@ class Archive:
 
     def ask(self, spec: Spec[Req, Ans], request: Req, on_event: OnEvent | None = None) -> Ans:
         """A declared method (:mod:`cwcore.contract.methods`): ``request`` sent as its JSON,
-        the answer read back as the method's answer record; ``on_event`` sees a streaming
-        method's progress events as they happen."""
-        return spec.answer.from_json(self.call(spec.name, request.to_json(), on_event))
+        the answer read back as the method's answer record (which keeps that JSON for
+        :func:`~cwcore.contract.methods.answer_json`); ``on_event`` sees a streaming method's
+        progress events as they happen."""
+        body = self.call(spec.name, request.to_json(), on_event)
+        return received(spec.answer.from_json(body), body)
 
     def resolve_session(self, session: str) -> SessionInfo:
         """The session an id or a unique prefix of 4+ characters names (NotFound otherwise)."""
@@ -607,8 +611,11 @@ class Archive:
         with ``view`` (``retrieved``, ``manifest``, ``included``, ``excluded``) that view of them
         instead (``everything``: the excluded view lists filtered rows too); view ``memory``
         lists the memory selections the hooks kept per turn."""
-        request = HintsRequest(session, limit, view, everything, message_key)
-        return self.ask(HINTS, request).answer
+        answered = self.ask(
+            HINTS, request=HintsRequest(session, limit, view, everything, message_key)
+        )
+        # The answer is written as the one it holds: that one keeps the JSON.
+        return received(answered.answer, answer_json(answered))
 
     def hints_rotate(self, session: str, active: Sequence[str]) -> Rotated:
         """Drop hints of keys that left the active context; recompute the active budget."""

@@ -25,12 +25,15 @@ import cwtui.commands as commands_pkg
 from cwcore import clock
 from cwcore import config as cwconfig
 from cwcore.api import Archive
+from cwcore.contract.methods import SESSIONS, answer_json
+from cwcore.contract.sessions import SessionsRequest
 from cwcore.errors import ImportErrors, InvalidInput, NotFound, excerpt
 from cwcore.importers.base import formats as importer_formats
 from cwcore.retrieve.filters import resolve_span
 from cwtui.output import (
     CwGroup,
     console,
+    emit_answer,
     emit_json,
     err_console,
     fit_columns,
@@ -195,9 +198,12 @@ def _finish(summary: ImportReport, as_json: bool, *, per_file: bool = False) -> 
             "everything else was imported"
         )
     if as_json:
-        body = summary.to_json()
-        if per_file:
-            body.pop("file_outcomes", None)
+        # A copy: the answer's own JSON is not to be changed.
+        body = {
+            key: value
+            for key, value in answer_json(summary).items()
+            if not (per_file and key == "file_outcomes")
+        }
         if failure is not None:
             body["error"] = {"code": failure.code, "message": failure.message}
         emit_json(body)
@@ -249,8 +255,8 @@ def sync(
     with guard(as_json), open_archive() as archive:
         summary = archive.sync(since=since, home=str(Path.home()))
         if as_json:
-            for outcome in summary.file_outcomes:
-                emit_json(outcome.to_json())
+            for outcome in answer_json(summary).get("file_outcomes", ()):
+                emit_json(outcome)
         _finish(summary, as_json, per_file=True)
 
 
@@ -311,7 +317,7 @@ def doctor(
         report = archive.doctor(repair=repair)
         healthy = report.healthy
         if as_json:
-            emit_json(report.to_json())
+            emit_answer(report)
             if not healthy:
                 raise typer.Exit(1)
             return
@@ -440,19 +446,12 @@ def sessions(
             },
         )
         with open_archive() as archive:
-            rows, next_cursor = archive.sessions(
-                project=project,
-                agent=agent,
-                since=since,
-                limit=limit,
-                cursor=cursor,
-                sort=sort,
-                ascending=ascending,
-                match=match,
-            )
+            request = SessionsRequest(project, agent, since, limit, cursor, sort, ascending, match)
+            page = archive.ask(SESSIONS, request)
         if as_json:
-            emit_json({"sessions": [r.to_json() for r in rows], "next_cursor": next_cursor})
+            emit_answer(page)
             return
+        rows = page.sessions
         if not rows:
             filtered = any(v is not None for v in (project, agent, since, match, cursor))
             console.print(
@@ -495,11 +494,11 @@ def sessions(
         for cells in body:
             table.add_row(*(cells[key] for key, _ in SESSION_COLUMNS if key in shown))
         console.print(table)
-        if next_cursor:
+        if page.next_cursor:
             again = "" if sort == "started" else f" --sort {sort}"
             again += " --asc" if ascending else ""
             again += f" --match {shlex.quote(match)}" if match else ""
-            console.print(f"[dim]more: cw sessions{escape(again)} --cursor {next_cursor}[/]")
+            console.print(f"[dim]more: cw sessions{escape(again)} --cursor {page.next_cursor}[/]")
 
 
 #: The columns of ``cw sessions`` (key, label).
@@ -555,7 +554,7 @@ def show(
                 doc = None
             if doc is not None:
                 if as_json:
-                    emit_json(doc.to_json())
+                    emit_answer(doc)
                 else:
                     render_document(console, doc)
                 return
@@ -566,7 +565,7 @@ def show(
                 raise
             raise NotFound(f"no document or session {excerpt(session)}") from exc
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
             return
         render_transcript(console, body, fold=not full, thinking=thinking)
 
@@ -607,7 +606,7 @@ def forget(
             what = _describe(found)
             if not yes and not _confirm(f"Forget {what} permanently?"):
                 if as_json:
-                    emit_json({"target": found.to_json(), "forgotten": False})
+                    emit_json({"target": answer_json(found), "forgotten": False})
                 else:
                     err_console.print("nothing forgotten")
                 return
@@ -615,7 +614,7 @@ def forget(
                 err_console.print(f"forgetting {what}", markup=False, soft_wrap=True)
             report = archive.forget(found.id)
         if as_json:
-            emit_json(report.to_json())
+            emit_answer(report)
             return
         console.print(
             f"forgot {report.sessions} session(s), {report.documents} document(s) "

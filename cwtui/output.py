@@ -35,6 +35,7 @@ from rich.text import Text
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperGroup
 
+from cwcore.contract.methods import Answer, answer_json
 from cwcore.errors import CwError, InvalidInput
 
 
@@ -185,6 +186,12 @@ def emit_json(body: Any) -> None:
     escapes too, which decode to the same value: exact JSON, and no raw control on a terminal."""
     sys.stdout.write(json_safe(json.dumps(body, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
+
+
+def emit_answer(answer: Answer) -> None:
+    """An engine method's answer as :func:`emit_json` writes it: the JSON the engine wrote, as
+    it came (not rebuilt from the record)."""
+    emit_json(answer_json(answer))
 
 
 def fail(code: str, message: str, exit_code: int, as_json: bool) -> typer.Exit:

@@ -5,8 +5,9 @@ through :func:`cwcore.methods.registry.typed`, which parses the request once and
 answer once. Adding such a method touches two places: its declaration here (with its records)
 and its handler (docs/architecture.md, "Adding a method").
 
-Methods not declared here yet keep the older form (a handler over a JSON dict and an ``Archive``
-method that builds it); they move here one by one.
+An answer read back by ``ask`` keeps the JSON it was read from (:func:`received`), so a face that
+prints JSON prints the engine's own (:func:`answer_json`) instead of rebuilding it from the
+record.
 """
 
 from __future__ import annotations
@@ -130,6 +131,25 @@ class Answer(Protocol):
 
 Req = TypeVar("Req", bound=Request)
 Ans = TypeVar("Ans", bound=Answer)
+
+# The attribute an answer read from JSON keeps that JSON under. Not a field: equality, repr and
+# ``dataclasses.replace`` ignore it, so a record changed after it arrived is written afresh.
+_RECEIVED = "_cw_received"
+
+
+def received(answer: Ans, body: dict[str, Any]) -> Ans:
+    """``answer``, read from ``body``, remembering ``body`` for :func:`answer_json`. The caller
+    gives up ``body``: it is the answer's JSON from now on and must not be changed."""
+    object.__setattr__(answer, _RECEIVED, body)
+    return answer
+
+
+def answer_json(answer: Answer) -> dict[str, Any]:
+    """The JSON ``answer`` was read from, as the engine wrote it, when it came through
+    :func:`received`; otherwise its ``to_json()``. Both parse to the same value (the codec's
+    round trip, pinned by the goldens): this one is not rebuilt."""
+    body: dict[str, Any] | None = vars(answer).get(_RECEIVED)
+    return body if body is not None else answer.to_json()
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ from cwcore.contract.bound import (
 )
 from cwcore.contract.codec import Record
 from cwcore.contract.gather import GatherRequest
+from cwcore.contract.methods import answer_json
 from cwcore.contract.recall import LABEL, RecallRequest, RecallResponse
 from cwcore.contract.search import SearchRequest, SearchResponse, parse_request
 from cwcore.contract.search import json_schema as request_schema
@@ -360,21 +361,22 @@ class BoundTools:
         # The engine enforces the binding before it reads; this is the boundary's second lock.
         if (body.project or self.binding.project) != self.binding.project:
             return RecallResponse("locator-invalid", NOT_VALID_HERE).to_json()
-        return body.to_json()
+        return answer_json(body)
 
     def supersede(self, args: dict[str, Any]) -> dict[str, Any]:
         if args.get("subjectKey") and not args.get("by"):
             raise InvalidInput("subjectKey needs by (the new holder of the key)")
-        return self.archive.supersede(
+        done = self.archive.supersede(
             args["documentId"],
             by=args.get("by"),
             reason=args.get("reason"),
             subject_key=args.get("subjectKey"),
             project=self.binding.project,
-        ).to_json()
+        )
+        return answer_json(done)
 
     def sessions(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.archive.bound_sessions(self.binding.project, **args).to_json()
+        return answer_json(self.archive.bound_sessions(self.binding.project, **args))
 
     def messages(self, args: dict[str, Any]) -> dict[str, Any]:
         body = self.archive.bound_messages(
@@ -387,12 +389,13 @@ class BoundTools:
         # The engine enforces the binding before it reads; this is the boundary's second lock.
         if body.session.project != self.binding.project:
             raise NotFound(f"no session {excerpt(args['session'])}")
-        return {"label": LABEL, "historical": True, **body.to_json()}
+        return {"label": LABEL, "historical": True, **answer_json(body)}
 
     def memory(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.archive.bound_memory(
+        found = self.archive.bound_memory(
             args["prompt"], project=self.binding.project, bound_session=self.binding.session
-        ).to_json()
+        )
+        return answer_json(found)
 
 
 #: A tool result holds at most this many hits and this many characters of hit JSON (the agent's

@@ -11,7 +11,7 @@ from rich.table import Table
 from cwcore import clock
 from cwcore.api import Archive
 from cwcore.retrieve.filters import resolve_span
-from cwtui.output import console, emit_json, guard, shown_id
+from cwtui.output import console, emit_answer, guard, shown_id
 
 if TYPE_CHECKING:
     from cwcore.contract.facets import FacetCount
@@ -40,7 +40,7 @@ def facets(
         since, until = resolve_span(since, now), resolve_span(until, now)
         found = archive.facets(project=project, agent=agent, since=since, until=until)
     if as_json:
-        emit_json(found.to_json())
+        emit_answer(found)
         return
     if not found.agents and not found.projects:
         console.print("No sessions. Import some with `cw import PATH` or `cw sync`.")

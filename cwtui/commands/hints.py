@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from cwcore.api import Archive
-from cwtui.output import console, emit_json, guard
+from cwtui.output import console, emit_answer, guard
 
 if TYPE_CHECKING:
     from cwcore.contract.hints import (
@@ -78,7 +78,7 @@ def preflight(
                 max_results=max_results,
             )
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
             return
         from cwcore.hints.why import explain
 
@@ -108,7 +108,7 @@ def hints(
     with guard(as_json), Archive.open() as archive:
         body = archive.hints(session=session)
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
             return
         _render(body, _limits(archive))
 
@@ -159,7 +159,7 @@ def _view(
             session=session, view=name, everything=everything, message_key=message_key
         )
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
             return
         if not body.decisions:
             console.print(
@@ -380,7 +380,7 @@ def rotate(
     with guard(as_json), Archive.open() as archive:
         body = archive.hints_rotate(session, active or [])
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
             return
         console.print(
             f"dropped {len(body.dropped)} hint(s); active hint tokens now "

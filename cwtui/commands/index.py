@@ -13,7 +13,7 @@ from rich.text import Text
 from cwcore.api import Archive
 from cwcore.errors import CwError, ModelUnavailable
 from cwtui import semantic_status
-from cwtui.output import console, emit_json, err_console, guard, shown_id
+from cwtui.output import console, emit_answer, err_console, guard, shown_id
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -251,7 +251,7 @@ def index(
                 wait_for_embeddings(archive, shown)
             body = archive.index_status()
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
         else:
             _render_status(body)
 
@@ -266,7 +266,7 @@ def status(
     with guard(as_json), Archive.open() as archive:
         body = archive.index_status(document)
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
         else:
             _render_status(body)
 
@@ -282,7 +282,7 @@ def partial(
     with guard(as_json), Archive.open() as archive:
         body = archive.index_partial(limit=limit, after=after)
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
             return
         if not body.documents:
             console.print("No document has a partial or skipped handler outcome.")
@@ -306,7 +306,7 @@ def verify(as_json: JsonOpt = False) -> None:
     with guard(as_json), Archive.open() as archive:
         body = archive.index_verify()
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
         else:
             if body.ok:
                 console.print(f"ok: {body.checked:,} ordinal(s) checked")
@@ -325,7 +325,7 @@ def rebuild(
     with guard(as_json), Archive.open() as archive:
         body = archive.index_rebuild(wait=wait)
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
         else:
             console.print(f"queued {body.queued or 0:,} document(s) for indexing")
             _render_status(body)

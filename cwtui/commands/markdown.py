@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from cwcore.api import Archive
 from cwcore.contract.markdown import RESULT_CHARS, TOOL_RESULT_CHARS
-from cwtui.output import console, emit_json, guard
+from cwtui.output import console, emit_answer, guard
 
 if TYPE_CHECKING:
     from cwcore.contract.markdown import MarkdownRead
@@ -57,7 +57,7 @@ def read_entry(
     with guard(as_json), Archive.open() as archive:
         read = archive.read_entry(entry, max_chars=max_chars)
         if as_json:
-            emit_json(read.to_json())
+            emit_answer(read)
         else:
             _render(read)
 
@@ -82,7 +82,7 @@ def read_markdown(
     with guard(as_json), Archive.open() as archive:
         read = archive.read_markdown(document, lines=lines, heading=heading, max_chars=max_chars)
         if as_json:
-            emit_json(read.to_json())
+            emit_answer(read)
         else:
             _render(read)
 

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cwcore.api import Archive
-from cwtui.output import console, emit_json, guard
+from cwtui.output import console, emit_answer, guard
 
 if TYPE_CHECKING:
     from cwcore.contract.memory import MemoryRecord
@@ -84,7 +84,7 @@ def add(
             fields["contradicts"] = contradicts
         record = archive.memory_add(statement, **fields)
         if as_json:
-            emit_json(record.to_json())
+            emit_answer(record)
             return
         console.print(_line(record))
         for entry in record.history:
@@ -109,7 +109,7 @@ def list_(
                 filters[name] = value
         body = archive.memory_list(**filters)
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
             return
         if not body.records:
             console.print("[dim]no memory records.[/]")
@@ -126,7 +126,7 @@ def show(
     with guard(as_json), Archive.open() as archive:
         record = archive.memory_show(record_id)
         if as_json:
-            emit_json(record.to_json())
+            emit_answer(record)
             return
         console.print(_line(record))
         table = Table(show_header=False, box=None)
@@ -156,7 +156,7 @@ def _status(record_id: str, reason: str | None, as_json: bool, op: str) -> None:
         else:
             record = archive.memory_deprecate(record_id, reason=reason)
         if as_json:
-            emit_json(record.to_json())
+            emit_answer(record)
         else:
             console.print(_line(record))
 
@@ -205,7 +205,7 @@ def context(
                 params[name] = value
         body = archive.memory_context(prompt, **params)
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
             return
         if body.block:
             console.print(escape(body.block), soft_wrap=True)

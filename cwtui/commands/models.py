@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from cwcore.api import Archive
-from cwtui.output import console, emit_json, guard
+from cwtui.output import console, emit_answer, guard
 
 if TYPE_CHECKING:
     from cwcore.contract.models import ModelFolder
@@ -80,7 +80,7 @@ def install_cmd(as_json: JsonOpt = False) -> None:
     with guard(as_json), Archive.open() as archive:
         folder = archive.models_install()
         if as_json:
-            emit_json(folder.to_json())
+            emit_answer(folder)
         else:
             _render_model("embedding model", folder)
 
@@ -96,7 +96,7 @@ def status_cmd(
     with guard(as_json), Archive.open() as archive:
         status = archive.models_status(self_test=not no_test)
         if as_json:
-            emit_json(status.to_json())
+            emit_answer(status)
             return
         _render_model("embedding model", status.embedder)
         _render_model("reranker", status.reranker)
@@ -128,6 +128,6 @@ def install_reranker_cmd(
     with guard(as_json), Archive.open() as archive:
         folder = archive.install_reranker(source, name=name, revision=revision)
         if as_json:
-            emit_json(folder.to_json())
+            emit_answer(folder)
         else:
             _render_model("reranker", folder)

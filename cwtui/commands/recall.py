@@ -11,7 +11,7 @@ from rich.markup import escape
 from cwcore.api import Archive
 from cwcore.contract.search import EMPTY_ADVICE
 from cwcore.errors import InvalidInput, NotFound
-from cwtui.output import console, emit_json, guard, shown_id
+from cwtui.output import console, emit_answer, guard, shown_id
 
 if TYPE_CHECKING:
     from cwcore.contract.recall import DocumentRead, RecalledSource, RecallResponse
@@ -41,7 +41,7 @@ def recall(
                 locator, neighbors=neighbors, max_tokens=max_tokens, session_ids=session or []
             )
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
         else:
             _render(body)
         code = recall_exit_code(body.status)
@@ -119,7 +119,7 @@ def gather(
         with Archive.open() as archive:
             body = archive.gather(request, neighbors=neighbors)
         if as_json:
-            emit_json(body.to_json())
+            emit_answer(body)
             return
         if not body.anchors:
             console.print(f"[dim]no results.[/] {EMPTY_ADVICE}")
@@ -156,7 +156,7 @@ def supersede(
                 raise InvalidInput("--undo takes only DOCUMENT and --reason")
             body = archive.unsupersede(document, reason=reason)
             if as_json:
-                emit_json(body.to_json())
+                emit_answer(body)
             else:
                 console.print(
                     f"restored {shown_id(body.document_id)} as v{body.version} (v"
@@ -167,7 +167,7 @@ def supersede(
             raise InvalidInput("--subject-key needs --by (the new holder of the key)")
         done = archive.supersede(document, by=by, reason=reason, subject_key=subject_key)
         if as_json:
-            emit_json(done.to_json())
+            emit_answer(done)
         else:
             target = f" by {done.by}" if done.by else ""
             console.print(f"superseded {done.document_id} v{done.version}{target}: {done.reason}")

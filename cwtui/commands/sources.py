@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cwcore.api import Archive
-from cwtui.output import console, emit_json, guard
+from cwtui.output import console, emit_answer, guard
 
 if TYPE_CHECKING:
     from cwcore.contract.sources import SourcesReport
@@ -24,7 +24,7 @@ def sources(as_json: JsonOpt = False) -> None:
     with guard(as_json), Archive.open() as archive:
         body = archive.sources(home=str(Path.home()))
     if as_json:
-        emit_json(body.to_json())
+        emit_answer(body)
         return
     _render(body)
 
