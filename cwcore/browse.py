@@ -16,6 +16,7 @@ from cwcore.importers.documents import prompt_title
 from cwcore.store import identity, session_order
 from cwcore.store.parts import message_fields
 from cwcore.store.reader import Reader
+from cwcore.store.records import DocumentHead
 
 if TYPE_CHECKING:  # recall pulls in retrieval: the sessions browser imports it only to run it
     from cwcore.contract.context import DocumentContext, Neighbor
@@ -331,7 +332,7 @@ def _subagents(reader: Reader, messages: list[dict[str, Any]]) -> dict[str, int 
     return out
 
 
-def _supersession(reader: Reader, head: dict[str, Any]) -> dict[str, Any]:
+def _supersession(reader: Reader, head: DocumentHead) -> dict[str, Any]:
     """Why a superseded head was retired: the reason and replacement of its supersession
     record (the head's own fields when the record is gone)."""
     from cwcore.store import codec, keys

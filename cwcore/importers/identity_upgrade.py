@@ -33,7 +33,7 @@ import struct
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from cwcore.config import Settings
 from cwcore.errors import CwError
@@ -43,6 +43,7 @@ from cwcore.importers.summary import ImportSummary
 from cwcore.model import ParsedSession, Usage
 from cwcore.store import codec, identity, keys, session_order
 from cwcore.store.admission import Admission
+from cwcore.store.records import DocumentHead, SessionRecord, decode_head, decode_session
 from cwcore.store.rocks import Store
 
 __all__ = ["META_KEY", "run"]
@@ -53,6 +54,8 @@ _PERMISSIVE = {"cw-jsonl", "markdown"}
 _FAKE_HOME = Path("/cw-upgrade-home")
 #: Events after which a session whose own format claimed none of them is left alone.
 _PROBE_LINES = 50
+#: The session counts a split moves to the sessions it makes.
+_Counted = Literal["messages", "turns", "toolCalls"]
 
 
 def run(store: Store, admission: Admission, settings: Settings) -> list[str]:
@@ -84,9 +87,9 @@ def _session_ids(store: Store, after: str | None) -> Iterator[str]:
             yield sid
 
 
-def _record(store: Store, sid: str) -> dict[str, Any] | None:
+def _record(store: Store, sid: str) -> SessionRecord | None:
     raw = store.get("scopes", keys.SESSION.encode(sid))
-    return None if raw is None else codec.decode_record(raw, identity.session_what(sid))
+    return None if raw is None else decode_session(raw, identity.session_what(sid))
 
 
 def _name(importer: base.Importer, native: str) -> str | None:
@@ -185,7 +188,7 @@ def _sniffs(importer: base.Importer, path: Path | None, head: list[bytes]) -> bo
 
 
 def _split_session(
-    store: Store, admission: Admission, settings: Settings, sid: str, record: dict[str, Any]
+    store: Store, admission: Admission, settings: Settings, sid: str, record: SessionRecord
 ) -> list[str]:
     agent = str(record.get("agent") or "")
     native = str(record.get("nativeId") or sid)
@@ -273,9 +276,9 @@ def _move(
     return len(held)
 
 
-def _head(store: Store, document_id: str) -> dict[str, Any] | None:
+def _head(store: Store, document_id: str) -> DocumentHead | None:
     raw = store.get("documents", keys.DOC_HEAD.encode(document_id))
-    return None if raw is None else codec.decode_record(raw, "document head")
+    return None if raw is None else decode_head(raw)
 
 
 def _head_session(store: Store, document_id: str) -> str | None:
@@ -291,7 +294,7 @@ def _head_state(store: Store, document_id: str) -> str | None:
 def _advance(
     store: Store,
     sid: str,
-    record: dict[str, Any] | None,
+    record: SessionRecord | None,
     removed: dict[str, Any],
     moved_events: list[tuple[int, bytes]],
 ) -> None:
@@ -300,8 +303,9 @@ def _advance(
     with store.lock:
         batch = store.batch()
         if record is not None and moved_events:
-            previous = dict(record)
-            for field in ("messages", "turns", "toolCalls"):
+            previous = record.copy()
+            counted: tuple[_Counted, ...] = ("messages", "turns", "toolCalls")
+            for field in counted:
                 record[field] = max(0, int(record.get(field, 0)) - int(removed[field]))
             usage = Usage.from_json(record.get("tokens"))
             if usage is not None:

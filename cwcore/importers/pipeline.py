@@ -33,8 +33,9 @@ from cwcore.importers.streaming import LineProblem, SessionChunk
 from cwcore.importers.summary import ImportSummary
 from cwcore.importers.surrogates import replace_lone_surrogates
 from cwcore.model import ParsedSession
-from cwcore.store import codec, identity, keys
+from cwcore.store import identity, keys
 from cwcore.store.admission import Admission
+from cwcore.store.records import SessionRecord, decode_session
 
 __all__ = ["BATCH_DOCUMENTS", "ImportProblem", "ImportSummary", "check_format", "import_paths"]
 
@@ -385,7 +386,7 @@ def admit_parsed(
     raw = admission.store.get("scopes", keys.SESSION.encode(parsed.session_id))
     if raw is not None:
         parsed = _keep_project(
-            codec.decode_record(raw, "session"), parsed, path, summary, emit, quiet=not first
+            decode_session(raw, "session"), parsed, path, summary, emit, quiet=not first
         )
     docs = build_documents(parsed, segment_bytes=settings.segment_bytes)
     spec = session_spec(parsed)
@@ -425,7 +426,7 @@ def admit_parsed(
 
 
 def _keep_project(
-    record: dict[str, Any],
+    record: SessionRecord,
     parsed: ParsedSession,
     path: str,
     summary: ImportSummary,

@@ -27,6 +27,7 @@ from cwcore.index.derived import Generation
 from cwcore.index.worker import IndexWorker
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
+from cwcore.store.records import decode_head
 from cwcore.store.rocks import Store
 
 DERIVED = ("windows", "exact", "relations", "importance", "postings", "stats")
@@ -217,7 +218,7 @@ def rebuild(store: Store, worker: IndexWorker) -> int:
         queued = 0
         now = clock.iso(clock.now())
         for _, value in store.scan("documents", keys.DOC_HEAD.prefix()):
-            head = codec.decode_record(value, "head")
+            head = decode_head(value, "head")
             if head.get("state") != "live":
                 continue
             counters["outbox"] = int(counters["outbox"]) + 1

@@ -45,7 +45,7 @@ from cwcore.markdown import hits as md_hits
 from cwcore.markdown.limits import RESULT_CHARS, Limits, clamp_hits
 from cwcore.store import codec, keys
 from cwcore.store.reader import Reader
-from cwcore.store.records import Manifest
+from cwcore.store.records import DocumentHead, Manifest, decode_head
 from cwcore.store.rocks import Batch, Store
 from cwcore.text.tokenize import Token, tokens, tokens_with_offsets
 
@@ -272,15 +272,15 @@ def search(
         idfs[term] = _idf(n, found)
     unit_keys = list(postings)
     records = store.get_many(fp.FAMILY, [fp.MD_UNIT.encode(d, u) for d, u in unit_keys])
-    heads: dict[str, dict[str, Any] | None] = {}
-    scored: list[tuple[float, str, int, dict[str, Any], dict[str, Any], list[str]]] = []
+    heads: dict[str, DocumentHead | None] = {}
+    scored: list[tuple[float, str, int, dict[str, Any], DocumentHead, list[str]]] = []
     for (doc, unit), raw in zip(unit_keys, records, strict=True):
         if raw is None:
             continue
         record = codec.decode_record(raw, fp.MD_UNIT.name)
         if doc not in heads:
             head_raw = store.get("documents", keys.DOC_HEAD.encode(doc))
-            heads[doc] = codec.decode_record(head_raw, "document head") if head_raw else None
+            heads[doc] = decode_head(head_raw) if head_raw else None
         head = heads[doc]
         if head is None or head.get("state") != "live":
             continue

@@ -31,6 +31,7 @@ from typing import Any
 
 from cwcore.config import Settings
 from cwcore.store import codec, keys
+from cwcore.store.records import decode_head
 from cwcore.store.rocks import Store
 
 #: Bump when parsing, document building or evidence derivation changes: every file then
@@ -112,7 +113,7 @@ def unchanged(store: Store, document: str, print_: str) -> bool:
     raw = store.get("documents", keys.DOC_HEAD.encode(document))
     if raw is None:
         return False
-    head = codec.decode_record(raw, "document head")
+    head = decode_head(raw)
     return (
         head.get("state") == "live"
         and int(head["version"]) == int(record.get("version", -1))

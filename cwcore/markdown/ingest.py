@@ -44,6 +44,7 @@ from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
 from cwcore.store import codec, keys
 from cwcore.store.admission import Admission
 from cwcore.store.limits import MAX_METADATA_BYTES, MAX_SOURCE_BYTES
+from cwcore.store.records import decode_head
 from cwcore.store.rocks import Store
 
 Emit = Callable[[dict[str, Any]], None]
@@ -360,7 +361,7 @@ def _import_file(
     )
     with ctx.store.lock:
         head = ctx.store.get("documents", keys.DOC_HEAD.encode(document))
-        digest = codec.decode_record(head, "document head")["digest"] if head else None
+        digest = decode_head(head)["digest"] if head else None
         batch = ctx.store.batch()
         totals = evidence.stats(ctx.store)
         evidence.replace_units(ctx.store, batch, document, ack.version, coverage.units, totals)

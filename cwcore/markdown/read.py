@@ -20,7 +20,7 @@ from cwcore.markdown.hits import evidence_id
 from cwcore.markdown.limits import RESULT_CHARS, clamp_chars
 from cwcore.markdown.parse import Heading, Structure, analyze, normalize_heading
 from cwcore.store.reader import Reader
-from cwcore.store.records import Manifest
+from cwcore.store.records import DocumentHead, Manifest
 
 _ENTRY = re.compile(r"^(?P<doc>[^#]+?)(?:@v(?P<version>\d+))?(?:#md:(?P<start>\d+):(?P<end>\d+))?$")
 _LINES = re.compile(r"^\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?$")
@@ -58,9 +58,7 @@ def resolve_document(reader: Reader, name: str) -> str:
     raise InvalidInput(f"{excerpt(name)} names several Markdown documents: {listed}")
 
 
-def _load(
-    reader: Reader, document: str, version: int | None
-) -> tuple[dict[str, Any], Manifest, str]:
+def _load(reader: Reader, document: str, version: int | None) -> tuple[DocumentHead, Manifest, str]:
     head = reader.head(document)
     if version is not None and version not in reader.versions(document):
         raise NotFound(f"{document} has no version {version}")
@@ -69,7 +67,7 @@ def _load(
 
 
 def _answer(
-    head: dict[str, Any],
+    head: DocumentHead,
     manifest: Manifest,
     text: str,
     structure: Structure | None,

@@ -15,11 +15,12 @@ from cwcore.contract.gather import GatherAnchor, GatherResponse
 from cwcore.contract.search import SearchHit, SearchRequest
 from cwcore.retrieve.search import SearchContext, search
 from cwcore.store.reader import Reader
+from cwcore.store.records import DocumentHead
 
 NEIGHBOR_CHARS = 1_200
 
 
-def neighbor(reader: Reader, head: dict[str, Any]) -> Neighbor:
+def neighbor(reader: Reader, head: DocumentHead) -> Neighbor:
     """A neighbouring turn as context: its id, kind, time, message keys and its text's start
     (cut to :data:`NEIGHBOR_CHARS` characters, ``truncated`` saying so)."""
     manifest = reader.manifest(head["documentId"], int(head["version"]))
@@ -43,7 +44,7 @@ def gather(ctx: SearchContext, req: SearchRequest, around: int = 1) -> GatherRes
         (hit, None, hit.source.session_id, hit.document_id) for hit in found.results
     ] + [(None, e, e["source"]["sessionId"], e["documentId"]) for e in found.evidence]
     anchors = []
-    cache: dict[str, list[dict[str, Any]]] = {}
+    cache: dict[str, list[DocumentHead]] = {}
     for hit, evidence, session, document_id in rows:
         if session not in cache:
             cache[session] = [

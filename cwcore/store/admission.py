@@ -14,7 +14,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, cast
 
 from cwcore import clock
 from cwcore.contract.supersession import Restored, Superseded
@@ -23,12 +23,20 @@ from cwcore.model import ROLES, DocumentPart, DocumentSpec, SessionSpec, SourceE
 from cwcore.store import codec, keys, request_ids, session_order
 from cwcore.store.limits import CHUNK_BYTES, PART_SEPARATOR, check_document
 from cwcore.store.parts import extra_fields, models_of, usage_total
-from cwcore.store.records import Manifest
+from cwcore.store.records import (
+    DocumentHead,
+    Manifest,
+    SessionRecord,
+    decode_head,
+    decode_session,
+)
 from cwcore.store.rocks import Batch, Store
 
 MAX_ORDINAL = (1 << 32) - 1
 #: Document kinds whose parts are conversation messages (their usage sums into the session).
 MESSAGE_KINDS = ("turn", "tool-result")
+#: The session keys a later admission fills in when the first left them empty.
+_SourceKey = Literal["cwd", "resume", "source", "parentToolCall"]
 
 
 @dataclass(frozen=True)
@@ -135,7 +143,7 @@ def _entry_fields(part: DocumentPart) -> dict[str, Any]:
     return {**entry, **extra_fields(part)}
 
 
-def _add_usage(session: dict[str, Any], delta: Usage, models: list[str]) -> None:
+def _add_usage(session: SessionRecord, delta: Usage, models: list[str]) -> None:
     """Move the session's token sums by ``delta`` (a new version minus the one it replaces)
     and add ``models`` to the models it used."""
     if delta:
@@ -237,7 +245,7 @@ class Admission:
                 "events": 0,
             }
             record, is_new_session = self._session_record(session, now)
-            previous = None if is_new_session else dict(record)
+            previous = None if is_new_session else record.copy()
             if is_new_session:
                 counts["sessions"] += 1
                 self._put_membership(batch, session)
@@ -307,7 +315,7 @@ class Admission:
             if answered is not None:
                 return Superseded.from_json(answered)
             raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
-            head = codec.decode_record(raw, "document head") if raw is not None else None
+            head = decode_head(raw) if raw is not None else None
             if head is None or (project is not None and head.get("project") != project):
                 raise NotFound(f"no document {excerpt(document_id)}")
             if head.get("state") != "live":
@@ -318,7 +326,7 @@ class Admission:
                 if by == document_id:
                     raise InvalidInput("a document cannot supersede itself")
                 by_raw = self.store.get("documents", keys.DOC_HEAD.encode(by))
-                by_head = codec.decode_record(by_raw, "document head") if by_raw else None
+                by_head = decode_head(by_raw) if by_raw else None
                 if by_head is None or (project is not None and by_head.get("project") != project):
                     raise NotFound(f"no replacement document {excerpt(by)}")
                 if by_head.get("state") != "live":
@@ -405,7 +413,7 @@ class Admission:
             if answered is not None:
                 return Restored.from_json(answered)
             raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
-            head = codec.decode_record(raw, "document head") if raw is not None else None
+            head = decode_head(raw) if raw is not None else None
             if head is None or (project is not None and head.get("project") != project):
                 raise NotFound(f"no document {excerpt(document_id)}")
             if head.get("state") != "superseded":
@@ -422,7 +430,7 @@ class Admission:
                 holder = codec.decode_record(raw_holder, "subject") if raw_holder else None
                 if holder is not None and holder["documentId"] != document_id:
                     held = self.store.get("documents", keys.DOC_HEAD.encode(holder["documentId"]))
-                    if held is not None and codec.decode_record(held).get("state") == "live":
+                    if held is not None and decode_head(held, "record").get("state") == "live":
                         raise Conflict(
                             f"subjectKey {excerpt(subject)} is held by {holder['documentId']} "
                             "now; supersede it first"
@@ -475,12 +483,15 @@ class Admission:
                 keys.UNSUPERSESSION.encode(document_id, old_version),
                 codec.encode_record(record),
             )
-            new_head = {
-                key: value
-                for key, value in head.items()
-                if key not in ("supersededBy", "supersededAt", "reason")
-            }
-            new_head.update(state="live", version=version, ordinal=ordinal, restoredAt=at)
+            # The restored head drops the supersession's keys (its record keeps them).
+            new_head = head.copy()
+            new_head.pop("supersededBy", None)
+            new_head.pop("supersededAt", None)
+            new_head.pop("reason", None)
+            new_head["state"] = "live"
+            new_head["version"] = version
+            new_head["ordinal"] = ordinal
+            new_head["restoredAt"] = at
             batch.put("documents", keys.DOC_HEAD.encode(document_id), codec.encode_record(new_head))
             if subject:
                 batch.put(
@@ -510,10 +521,10 @@ class Admission:
             self.store.commit(batch)
         return restored_as
 
-    def _session_record(self, session: SessionSpec, now: datetime) -> tuple[dict[str, Any], bool]:
+    def _session_record(self, session: SessionSpec, now: datetime) -> tuple[SessionRecord, bool]:
         raw = self.store.get("scopes", keys.SESSION.encode(session.session_id))
         if raw is not None:
-            record = codec.decode_record(raw, "session")
+            record = decode_session(raw, "session")
             if record.get("project") and record["project"] != session.project:
                 # Membership is decided once (spec 003): the import pipeline keeps later turns
                 # in the session's project; a caller that does not is refused, never split.
@@ -528,12 +539,13 @@ class Admission:
                     f"not {excerpt(session.agent)}"
                 )
             # Membership is immutable: the first admission's project and agent stay.
-            for name, value in (
+            sources: tuple[tuple[_SourceKey, str | None], ...] = (
                 ("cwd", session.cwd),
                 ("resume", session.resume_command),
                 ("source", session.source_path),
                 ("parentToolCall", session.parent_tool_call),
-            ):
+            )
+            for name, value in sources:
                 if value and not record.get(name):
                     record[name] = value
             # The title follows the source: a later summary or rename replaces a derived title.
@@ -543,7 +555,7 @@ class Admission:
                 record["lineage"] = list(session.lineage)
                 record["parent"] = session.parent_session
             return record, False
-        fresh: dict[str, Any] = {
+        fresh: SessionRecord = {
             "id": session.session_id,
             "project": session.project,
             "agent": session.agent,
@@ -578,7 +590,7 @@ class Admission:
         )
 
     def _put_events(
-        self, batch: Batch, session_id: str, record: dict[str, Any], events: Sequence[SourceEvent]
+        self, batch: Batch, session_id: str, record: SessionRecord, events: Sequence[SourceEvent]
     ) -> int:
         if not events:
             return 0
@@ -615,7 +627,7 @@ class Admission:
         self,
         batch: Batch,
         spec: DocumentSpec,
-        session: dict[str, Any],
+        session: SessionRecord,
         counters: dict[str, Any],
         counts: dict[str, Any],
         seen_chunks: set[bytes],
@@ -636,7 +648,7 @@ class Admission:
                     False,
                 )
         head_raw = self.store.get("documents", keys.DOC_HEAD.encode(spec.document_id))
-        head = codec.decode_record(head_raw, "document head") if head_raw else None
+        head = decode_head(head_raw) if head_raw else None
         if head is not None and head.get("digest") == digest.hex():
             return Ack(
                 spec.document_id,
@@ -661,12 +673,12 @@ class Admission:
                         f"subjectKey {excerpt(spec.subject_key)} is held by {subject_holder}; "
                         f"admit with supersedes={subject_holder} to replace it"
                     )
-        target: dict[str, Any] | None = None
+        target: DocumentHead | None = None
         if spec.supersedes is not None and spec.supersedes != spec.document_id:
             target_raw = self.store.get("documents", keys.DOC_HEAD.encode(spec.supersedes))
             if target_raw is None:
                 raise NotFound(f"supersedes: no document {spec.supersedes}")
-            target = codec.decode_record(target_raw, "document head")
+            target = decode_head(target_raw)
         if counters["ordinal"] >= MAX_ORDINAL:
             raise Conflict("the store has used every document ordinal")
         ordinal = counters["ordinal"] = counters["ordinal"] + 1
@@ -692,7 +704,7 @@ class Admission:
         )
         bucket = day_bucket(spec.created, now)
         batch.put("scopes", keys.BUCKET_SESSION.encode(bucket, spec.session_id), b"")
-        new_head = {
+        new_head: DocumentHead = {
             "documentId": spec.document_id,
             "version": version,
             "ordinal": ordinal,
@@ -782,9 +794,10 @@ class Admission:
             _add_usage(session, usage_total(entries) - old_usage, models_of(entries))
         ts = [p.timestamp for p in spec.parts if p.timestamp]
         if ts:
-            if not session.get("started") or min(ts) < session["started"]:
+            started, ended = session.get("started"), session.get("ended")
+            if not started or min(ts) < started:
                 session["started"] = min(ts)
-            if not session.get("ended") or max(ts) > session["ended"]:
+            if not ended or max(ts) > ended:
                 session["ended"] = max(ts)
         ack = Ack(spec.document_id, version, spec.session_id, spec.kind, ordinal, True)
         if spec.request_id is not None:
@@ -889,16 +902,16 @@ class Admission:
             manifest["asides"] = asides
         return manifest
 
-    def _load_manifest(self, document_id: str, version: int) -> dict[str, Any]:
+    def _load_manifest(self, document_id: str, version: int) -> Manifest:
         raw = self.store.get("documents", keys.DOC_VERSION.encode(document_id, version))
         if raw is None:
             raise NotFound(f"document {document_id} v{version} is missing")
-        return codec.decode_record(raw, "manifest")
+        return cast(Manifest, codec.decode_record(raw, "manifest"))
 
     def _retire(
         self,
         batch: Batch,
-        head: dict[str, Any],
+        head: DocumentHead,
         by: str,
         by_version: int,
         reason: str,

@@ -19,11 +19,11 @@ one page of sessions per write batch with a durable cursor, so a kill at any poi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cwcore.errors import NotFound, UnsafeKey, excerpt
-from cwcore.store import codec, keys
-from cwcore.store.records import SessionRecord
+from cwcore.store import keys
+from cwcore.store.records import SessionRecord, decode_session
 
 if TYPE_CHECKING:
     from cwcore.store.rocks import Store
@@ -144,12 +144,12 @@ def shared_with(store: Store, record: SessionRecord) -> list[tuple[str, str]]:
     return [(a, sid) for a, sid in agents_of(store, native) if sid != record["id"]]
 
 
-def _record(store: Store, session_id: str) -> dict[str, Any] | None:
+def _record(store: Store, session_id: str) -> SessionRecord | None:
     try:
         raw = store.get("scopes", keys.SESSION.encode(session_id))
     except UnsafeKey:  # an id the key encoding refuses names no session
         return None
-    return None if raw is None else codec.decode_record(raw, session_what(session_id))
+    return None if raw is None else decode_session(raw, session_what(session_id))
 
 
 def backfill(store: Store) -> None:
@@ -167,7 +167,7 @@ def backfill(store: Store) -> None:
             sid = str(keys.SESSION.decode(key)[0])
             if sid == after:
                 continue
-            page.append((sid, codec.decode_record(value, session_what(sid))))
+            page.append((sid, decode_session(value, session_what(sid))))
             if len(page) == BACKFILL_PAGE:
                 break
         if not page:

@@ -15,7 +15,7 @@ from cwcore.errors import CorruptRecord, NotFound, excerpt
 from cwcore.store import codec, identity, keys
 from cwcore.store.identity import session_what
 from cwcore.store.limits import PART_SEPARATOR
-from cwcore.store.records import Manifest, SessionRecord
+from cwcore.store.records import DocumentHead, Manifest, SessionRecord, decode_head, decode_session
 from cwcore.store.rocks import Store
 
 _SEP = PART_SEPARATOR.encode()
@@ -43,7 +43,7 @@ class Reader:
         raw = self.store.get("scopes", keys.SESSION.encode(session_id))
         if raw is None:
             raise NotFound(f"no session {excerpt(session_id)}")
-        return cast(SessionRecord, codec.decode_record(raw, session_what(session_id)))
+        return decode_session(raw, session_what(session_id))
 
     def find_session(self, prefix: str) -> SessionRecord:
         """A session by id or unique id prefix (at least 4 characters). Prefixes are matched on
@@ -91,7 +91,7 @@ class Reader:
     def sessions(self) -> Iterator[SessionRecord]:
         for key, value in self.store.scan("scopes", keys.SESSION.prefix()):
             what = session_what(str(keys.SESSION.decode(key)[0]))
-            yield cast(SessionRecord, codec.decode_record(value, what))
+            yield decode_session(value, what)
 
     def sessions_by_id(self, session_ids: list[str]) -> list[SessionRecord]:
         """Session records in the order given (one multi-get); a missing one is corrupt."""
@@ -100,7 +100,7 @@ class Reader:
         for session_id, raw in zip(session_ids, raws, strict=True):
             if raw is None:
                 raise CorruptRecord(f"session {excerpt(session_id)} is indexed but has no record")
-            out.append(cast(SessionRecord, codec.decode_record(raw, session_what(session_id))))
+            out.append(decode_session(raw, session_what(session_id)))
         return out
 
     def projects(self) -> list[str]:
@@ -121,9 +121,9 @@ class Reader:
 
     def session_heads(
         self, session_id: str, *, include_superseded: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[DocumentHead]:
         """The current head of each document of a session, in order of first admission."""
-        seen: dict[str, dict[str, Any]] = {}
+        seen: dict[str, DocumentHead] = {}
         for ref in self.session_document_refs(session_id):
             if ref["documentId"] in seen:
                 continue
@@ -137,12 +137,12 @@ class Reader:
 
     # -- documents ----------------------------------------------------------------------------
 
-    def head(self, document_id: str) -> dict[str, Any]:
+    def head(self, document_id: str) -> DocumentHead:
         keys.check_id(document_id, "document id")
         raw = self.store.get("documents", keys.DOC_HEAD.encode(document_id))
         if raw is None:
             raise NotFound(f"no document {excerpt(document_id)}")
-        return codec.decode_record(raw, f"document head of {excerpt(document_id)}")
+        return decode_head(raw, f"document head of {excerpt(document_id)}")
 
     def manifest(self, document_id: str, version: int | None = None) -> Manifest:
         if version is None:

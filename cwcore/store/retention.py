@@ -26,7 +26,7 @@ from cwcore.errors import CorruptRecord, NotFound, excerpt
 from cwcore.store import codec, identity, keys, request_ids, session_order
 from cwcore.store.admission import day_bucket, project_digest
 from cwcore.store.reader import Reader
-from cwcore.store.records import Manifest, SessionRecord
+from cwcore.store.records import DocumentHead, Manifest, SessionRecord
 from cwcore.store.rocks import Batch, Store
 
 #: The agent of Markdown roots' synthetic sessions (``cwcore.markdown.ingest.AGENT``): their
@@ -279,12 +279,12 @@ class Retention:
             if value == wanted:
                 batch.delete("scopes", key)
 
-    def _pinned(self, head: dict[str, Any]) -> bool:
+    def _pinned(self, head: DocumentHead) -> bool:
         return bool(self.reader.manifest(head["documentId"], head["version"]).get("pinned"))
 
     def _forget_document(
         self,
-        head: dict[str, Any],
+        head: DocumentHead,
         report: ForgetReport,
         *,
         before_commit: BeforeCommit | None = None,

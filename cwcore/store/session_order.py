@@ -13,11 +13,12 @@ index existed (schema 1) get it from migration 1 → 2 (:func:`rebuild`), run on
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, NamedTuple
 
 from cwcore.errors import CorruptRecord
 from cwcore.store import codec, keys
+from cwcore.store.records import SessionRecord, decode_session
 
 if TYPE_CHECKING:
     from cwcore.store.rocks import Batch, Store
@@ -65,12 +66,12 @@ def project_digest(project: str) -> bytes:
     return keys.digest16("project", project)
 
 
-def _keys_of(record: Mapping[str, Any]) -> tuple[bytes, bytes]:
+def _keys_of(record: SessionRecord) -> tuple[bytes, bytes]:
     started, session_id = record.get("started"), record["id"]
     return order_key(started, session_id), order_key(started, session_id, record["project"])
 
 
-def _summary(record: Mapping[str, Any]) -> bytes:
+def _summary(record: SessionRecord) -> bytes:
     # The key's fields again (so a scan never decodes keys), and what the filters read.
     return codec.encode_record(
         {
@@ -83,7 +84,7 @@ def _summary(record: Mapping[str, Any]) -> bytes:
     )
 
 
-def put(batch: Batch, record: Mapping[str, Any], previous: Mapping[str, Any] | None = None) -> None:
+def put(batch: Batch, record: SessionRecord, previous: SessionRecord | None = None) -> None:
     """Stage the entries of ``record`` (a session record about to be written in ``batch``);
     ``previous`` is the record as stored before, whose entries are dropped if the keys moved."""
     new = _keys_of(record)
@@ -96,7 +97,7 @@ def put(batch: Batch, record: Mapping[str, Any], previous: Mapping[str, Any] | N
         batch.put(FAMILY, key, summary)
 
 
-def delete(batch: Batch, record: Mapping[str, Any]) -> None:
+def delete(batch: Batch, record: SessionRecord) -> None:
     """Stage the removal of ``record``'s entries (the session is being forgotten)."""
     for key in _keys_of(record):
         batch.delete(FAMILY, key)
@@ -123,13 +124,13 @@ def scan(
 _LAYOUTS = (keys.SESSION_ORDER, keys.PROJECT_SESSION_ORDER)
 
 
-def _records(store: Store) -> Iterator[tuple[str, dict[str, Any] | None]]:
+def _records(store: Store) -> Iterator[tuple[str, SessionRecord | None]]:
     """``(session id, record)`` of every session record; None for one that does not decode
     (``cw doctor``'s records check names it; canonical records are never rewritten here)."""
     for key, value in store.scan(FAMILY, keys.SESSION.prefix()):
         session_id = str(keys.SESSION.decode(key)[0])
         try:
-            yield session_id, codec.decode_record(value, "session")
+            yield session_id, decode_session(value, "session")
         except CorruptRecord:
             yield session_id, None
 
