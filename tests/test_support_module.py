@@ -10,7 +10,6 @@ that stops matching fails too, so the list only shrinks.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from tests.helpers import REPO
 
