@@ -16,10 +16,9 @@ from cwcore.api import Archive
 from cwcore.engine import INDEX_YIELD_S, WARM_QUIET_S, Engine
 from cwcore.methods import TABLE, Method, MethodTable
 from cwcore.semantic import errors
-from cwcore.semantic.runtime import for_engine
 from cwcore.workers import Periodic
 from tests.helpers import write_jsonl
-from tests.semantic.conftest import engine_of
+from tests.support import engine_of, semantic_of
 
 
 def test_background_work_waits_for_service_calls_to_end(cw_home: Path) -> None:
@@ -53,7 +52,7 @@ def test_a_missing_model_backs_off_instead_of_failing_every_tick(
     archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = engine_of(archive)
-    semantic = for_engine(engine)
+    semantic = semantic_of(engine)
     calls = []
 
     def missing(*_args: Any, **_kwargs: Any) -> int:
@@ -129,7 +128,7 @@ def test_an_idle_embedding_worker_warms_the_model_for_the_first_search(
     archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = engine_of(archive)
-    semantic = for_engine(engine)
+    semantic = semantic_of(engine)
     warmed: list[bool] = []
     rested: list[bool] = []
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 3)
@@ -152,7 +151,7 @@ def test_the_model_is_not_loaded_while_requests_arrive(
     no call has run for WARM_QUIET_S; a fresh open counts as a call (its client's request
     follows at once)."""
     engine = engine_of(archive)
-    semantic = for_engine(engine)
+    semantic = semantic_of(engine)
     warmed: list[bool] = []
     monkeypatch.setattr(semantic, "embed_pending", lambda *_a, **_k: 0)
     monkeypatch.setattr(semantic, "warm", lambda: warmed.append(True) or True)
@@ -172,7 +171,7 @@ def test_the_model_is_not_loaded_while_requests_arrive(
 def test_warm_loads_once_and_not_when_disabled(
     archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    semantic = for_engine(engine_of(archive))
+    semantic = semantic_of(archive)
     loads: list[int] = []
 
     class Stub:
@@ -278,7 +277,7 @@ def test_a_batch_waits_between_groups_while_a_call_runs(
         assert waited == [True]  # woken when the call ended, long before its limit
         call.join(10)
         given: list[Any] = []
-        semantic = for_engine(engine)
+        semantic = semantic_of(engine)
         monkeypatch.setattr(
             semantic, "embed_pending", lambda *_a, **k: given.append(k.get("between_groups")) or 1
         )

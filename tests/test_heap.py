@@ -8,7 +8,6 @@ import platform
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -16,7 +15,7 @@ from cwcore import heap
 from cwcore.api import Archive
 from cwcore.engine import HEAP_TRIM_QUIET_S
 from tests.helpers import REPO
-from tests.semantic.conftest import engine_of
+from tests.support import engine_of, index_idle_for, sample_compaction
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
@@ -35,7 +34,7 @@ def test_the_engine_trims_once_per_quiet_period(
     assert not engine.trim_heap()  # just opened: not quiet
     quiet["s"] = HEAP_TRIM_QUIET_S + 1
     assert not engine.trim_heap()  # the index worker was busy just now (the open)
-    engine._index_busy_at = time.monotonic() - HEAP_TRIM_QUIET_S - 1
+    index_idle_for(engine, HEAP_TRIM_QUIET_S + 1)
     assert engine.trim_heap() and trims == [True]
     assert not engine.trim_heap() and trims == [True]  # nothing happened since: not again
     monkeypatch.undo()
@@ -44,7 +43,7 @@ def test_the_engine_trims_once_per_quiet_period(
     assert not engine.trim_heap()  # it just ended
     monkeypatch.setattr(engine, "quiet_for", lambda: HEAP_TRIM_QUIET_S + 1)
     assert engine.trim_heap() and trims == [True, True]
-    assert engine._sample_compaction()["heap_trimmed"] is False  # the 60 s sample calls it
+    assert sample_compaction(engine)["heap_trimmed"] is False  # the 60 s sample calls it
 
 
 _FREED_BLOCKS = """

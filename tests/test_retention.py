@@ -4,7 +4,6 @@ search leases that keep what a still-valid locator names."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -12,16 +11,13 @@ from cwcore.api import Archive
 from cwcore.markdown import ingest
 from cwcore.store import retention
 from tests.helpers import conversation, write_jsonl
+from tests.support import maintenance_step
 
 #: conversation() sessions end at 2026-11-01T10:01Z; with 30 days of retention they expire
 #: from 2026-12-01T10:01Z.
 BEFORE_EXPIRY = "2026-12-01T09:50:00Z"
 PAST_EXPIRY = "2026-12-01T10:05:00Z"  # within the 30-minute lease of a search at 09:50
 PAST_LEASE = "2026-12-01T10:25:00Z"
-
-
-def _engine(archive: Archive) -> Any:
-    return archive.engine
 
 
 @pytest.fixture
@@ -42,12 +38,12 @@ def test_a_live_lease_keeps_its_documents_from_expiry(
         assert hits
         locator = hits[0].locator
         monkeypatch.setenv("CW_NOW", PAST_EXPIRY)
-        report = _engine(aged)._maintenance_step()
+        report = maintenance_step(aged)
         assert report["sessions"] == 0 and hits[0].document_id in report["skippedLeased"]
         assert aged.recall(locator).status == "resolved"
         # Once the lease is over, retention proceeds.
         monkeypatch.setenv("CW_NOW", PAST_LEASE)
-        report = _engine(aged)._maintenance_step()
+        report = maintenance_step(aged)
         assert report["sessions"] == 1 and report["skippedLeased"] == []
         assert aged.recall(locator).status == "lease-expired"
         assert aged.sessions()[0] == []
@@ -58,7 +54,7 @@ def test_without_a_lease_the_session_expires(
 ) -> None:
     with aged:
         monkeypatch.setenv("CW_NOW", PAST_EXPIRY)
-        assert _engine(aged)._maintenance_step()["sessions"] == 1
+        assert maintenance_step(aged)["sessions"] == 1
 
 
 def _markdown(root: Path, name: str, text: str) -> Path:
@@ -83,12 +79,12 @@ def test_markdown_documents_expire_by_their_own_age(
     # The session age does not apply to Markdown roots (the root was created 50 days ago).
     monkeypatch.setenv("CW_RETENTION_SESSION_DAYS", "30")
     with Archive.open(cw_home, embedded=True) as archive:
-        assert _engine(archive)._maintenance_step()["documents"] == 0
+        assert maintenance_step(archive)["documents"] == 0
         assert "old.md" in _found(archive, "KEYSPACE_NOTE")
     monkeypatch.setenv("CW_RETENTION_MARKDOWN_DAYS", "30")
     monkeypatch.setenv("CW_NOW", "2026-11-20T01:00:00Z")  # the search's lease is over
     with Archive.open(cw_home, embedded=True) as archive:
-        report = _engine(archive)._maintenance_step()
+        report = maintenance_step(archive)
         assert (report["documents"], report["sessions"]) == (1, 0)
         assert "old.md" not in _found(archive, "KEYSPACE_NOTE")
         assert "new.md" in _found(archive, "FRESH_NOTE")

@@ -16,6 +16,7 @@ from cwcore.errors import InvalidInput, LimitExceeded
 from cwcore.retrieve import fusion
 from cwtui.cli import app
 from tests.helpers import write_jsonl
+from tests.support import engine_of
 
 HIT_FIELDS = {
     "documentId",
@@ -328,7 +329,7 @@ def test_a_direct_read_over_the_size_limit_is_a_chunk_table(arch: Archive) -> No
     from cwcore.recall.recall import read_document
 
     hit = search(arch, query="REAP_DRAIN").results[0]
-    engine = arch.engine
+    engine = engine_of(arch)
     answer = read_document(engine.store, hit.document_id, max_bytes=10)
     body = answer.document
     assert answer.status == "resolved" and body is not None
@@ -384,7 +385,7 @@ def test_gather_neighbours_have_no_score(arch: Archive) -> None:
 def test_recall_feedback_counter(arch: Archive) -> None:
     hit = search(arch, query="REAP_DRAIN").results[0]
     arch.recall(hit.locator)
-    engine = arch.engine
+    engine = engine_of(arch)
     from cwcore.retrieve.importance import importance as _importance
 
     ordinal = engine.reader.head(hit.document_id)["ordinal"]

@@ -12,10 +12,11 @@ from cwcore.engine import Engine
 from cwcore.hints.services import SearchServices
 from cwcore.semantic import runtime
 from cwcore.services import Services
+from tests.support import engine_of
 
 
 def test_the_engine_is_the_services_features_take(archive: Archive) -> None:
-    engine: Engine = archive.engine
+    engine: Engine = engine_of(archive)
     services: Services = engine
     searching: SearchServices = engine
     assert services.store is searching.store

@@ -25,6 +25,7 @@ from cwcore.store.reader import Reader
 from cwcore.store.retention import Retention
 from cwcore.store.rocks import Store
 from tests.helpers import conversation, write_jsonl
+from tests.support import store_of
 
 SAFE_CHARS = st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="/\\")
 safe_ids = st.text(SAFE_CHARS, min_size=1, max_size=20).filter(lambda s: s == s.strip() and s)
@@ -194,7 +195,7 @@ def test_listing_matches_a_full_sort(
 
 
 def test_bad_cursors_are_invalid_input(archive: Any) -> None:
-    reader = Reader(archive.engine.store)
+    reader = Reader(store_of(archive))
     too_long = base64.urlsafe_b64encode(json.dumps(["", "x" * 600]).encode()).decode()
     for cursor in ("@@@", "bm90IGpzb24", too_long):
         with pytest.raises(InvalidInput, match="not a cursor"):
@@ -233,7 +234,7 @@ def test_maintained_through_import_reimport_forget_and_retention(
 ) -> None:
     from cwcore.config import Settings
 
-    store = archive.engine.store
+    store = store_of(archive)
     write_jsonl(
         tmp_path / "a.jsonl",
         conversation("s1", 2, start_minute=10)

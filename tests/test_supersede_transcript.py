@@ -11,6 +11,7 @@ import pytest
 from cwcore.api import Archive
 from cwcore.errors import Conflict, NotFound
 from tests.helpers import conversation, write_jsonl
+from tests.support import engine_of
 
 
 @pytest.fixture
@@ -139,7 +140,7 @@ def test_forget_removes_the_undo_records_too(arch: Archive) -> None:
     arch.supersede(doc)
     arch.unsupersede(doc)
     arch.forget(doc)
-    engine = arch.engine
+    engine = engine_of(arch)
     assert engine.store.get("supersession", keys.UNSUPERSESSION.encode(doc, 1)) is None
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from cwcore.engine import Engine
 from cwcore.methods import TABLE
 from cwcore.store.rocks import MAX_TOTAL_WAL_BYTES, SETTLE_WAL_BYTES, Store
+from tests.support import sample_compaction
 
 CAP = 2 * 1024 * 1024
 CHUNK = 128 * 1024
@@ -112,10 +113,10 @@ def test_the_daemons_compaction_sample_flushes_a_log_past_the_settle_limit(cw_ho
         while engine.store.wal_bytes() <= SETTLE_WAL_BYTES:
             _write(engine.store, i)
             i += 1
-        sample = engine._sample_compaction()  # the 60 s "compaction" worker's step
+        sample = sample_compaction(engine)  # the 60 s "compaction" worker's step
         assert sample["wal_flushed"] is True
         assert sample["wal_bytes"] < SETTLE_WAL_BYTES
-        assert engine._sample_compaction()["wal_flushed"] is False
+        assert sample_compaction(engine)["wal_flushed"] is False
         assert engine.store.get("leases", b"r%08d" % 0) == b"rare 0"
     finally:
         engine.close()

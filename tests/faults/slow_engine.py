@@ -19,9 +19,9 @@ import numpy as np
 
 from cwcore.engine import Engine
 from cwcore.methods import TABLE
-from cwcore.semantic import runtime
 from cwcore.semantic.embedder import DIM, clip
 from cwcore.store.keys import digest16
+from tests.support import semantic_of, use_embedder
 
 
 class SlowEmbedder:
@@ -63,5 +63,5 @@ class SlowEmbedder:
 def make_service(home: Path) -> Engine:
     engine = Engine(home, TABLE)
     delay = float(os.environ.get("CW_TEST_EMBED_DELAY_S", "1.0"))
-    runtime.for_engine(engine)._embedder = SlowEmbedder(delay)  # type: ignore[assignment]
+    use_embedder(semantic_of(engine), SlowEmbedder(delay))
     return engine

@@ -22,6 +22,7 @@ from cwcore.store import keys
 from cwcore.store.rocks import Store
 from tests.faults.helpers import json_lines, run_cw
 from tests.helpers import conversation, real_daemon_env, write_jsonl
+from tests.support import engine_of
 
 SESSION_MESSAGE = "session record of 'broken-1' is corrupt (unknown record version): see cw doctor"
 
@@ -147,7 +148,7 @@ def test_doctor_reports_every_kind_of_corrupt_record(
 ) -> None:
     doc = archived["documents"][0]
     with Archive.open(cw_home, embedded=True) as archive:
-        engine = archive.engine
+        engine = engine_of(archive)
         manifest = engine.reader.manifest(doc)
     digest = manifest["parts"][0]["chunks"][0][0]
     ordinal = int(manifest["ordinal"])
@@ -199,7 +200,7 @@ def test_retention_leaves_a_session_it_cannot_read(cw_home: Path, archived: dict
 
     damage(cw_home, "scopes", keys.SESSION.encode("broken-1"), new_version)
     with Archive.open(cw_home, embedded=True) as archive:
-        engine = archive.engine
+        engine = engine_of(archive)
         settings, _ = load(cw_home)
         # Every session is older than a day.
         report = engine.retention.expire(replace(settings, retention_session_days=1))

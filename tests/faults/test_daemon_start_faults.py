@@ -45,11 +45,12 @@ def ok_json(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
 def set_schema(home: Path, version: int) -> None:
     """What a newer cw leaves behind: a store whose schema this build does not know."""
-    from cwcore.store import codec
-    from cwcore.store.rocks import META, Store
+    from cwcore.store.rocks import Store
 
     store = Store(home / "store")
-    store._db.put(META.encode("schema"), codec.encode_record({"version": version}))
+    batch = store.batch()
+    store.meta_put(batch, "schema", {"version": version})
+    store.commit(batch)
     store.close()
 
 

@@ -21,6 +21,7 @@ from cwcore.importers.documents import PIECE_BYTES
 from cwcore.store import keys
 from tests.faults.helpers import cw_env, run_cw_bytes
 from tests.helpers import REPO
+from tests.support import engine_of, store_of
 
 # -- ids are data (item 6) ----------------------------------------------------------------------
 
@@ -210,10 +211,6 @@ def wide_text(size: int, tail: str = "") -> str:
     return WIDE * (size // len(WIDE.encode())) + tail
 
 
-def engine_of(archive: Archive) -> Any:
-    return archive.engine
-
-
 def parsed_session(session: str, *messages: tuple[str, str, str]) -> Any:
     """A parsed cw-jsonl session of ``(id, role, text)`` messages (user messages open turns)."""
     from cwcore.model import Message, ParsedSession, SourceEvent
@@ -373,7 +370,7 @@ def test_doctor_fails_whenever_index_verify_fails(cw_home: Path, tmp_path: Path)
     assert runner.invoke(app, ["doctor", "--json"]).exit_code == 0
     with Archive.open(cw_home, embedded=True) as archive:
         # An ordinal whose document version is gone: what the overwritten split left behind.
-        store = engine_of(archive).store
+        store = store_of(archive)
         batch = store.batch()
         ref = codec.encode_record({"documentId": "t-0", "version": 1})
         batch.put("ordinals", keys.ORDINAL.encode(99), ref)
@@ -467,7 +464,7 @@ def test_a_fresh_store_is_owner_only(cw_home: Path, tmp_path: Path, open_umask: 
     with Archive.open(cw_home, embedded=True) as archive:
         archive.import_paths([source])
         archive.search({"query": "text"})  # creates the locator key
-        engine_of(archive).store.flush()  # a new SST besides the WAL, LOG and MANIFEST
+        store_of(archive).flush()  # a new SST besides the WAL, LOG and MANIFEST
         names = {p.name for p in (cw_home / "store").iterdir()}
         assert any(n.endswith(".sst") for n in names) and any(n.endswith(".log") for n in names)
         assert {"LOG", "CURRENT"} <= names and any(n.startswith("MANIFEST") for n in names)
@@ -604,7 +601,7 @@ def test_doctor_repair_retires_an_ordinal_left_by_the_overwrite(
         summary = archive.import_paths([one_line_session(tmp_path / "s.jsonl", "s", "m", "hi")])
         doc_id = archive.show("s").messages[0].document_id
         # What the old split left: a second ordinal naming a version whose manifest is another's.
-        store = engine_of(archive).store
+        store = store_of(archive)
         batch = store.batch()
         ref = codec.encode_record({"documentId": doc_id, "version": 1})
         batch.put("ordinals", keys.ORDINAL.encode(7), ref)

@@ -46,7 +46,3 @@ def load(archive: Archive, tmp_path: Path, rows: list[dict[str, Any]], name: str
     path = write_jsonl(tmp_path / f"{name}.jsonl", rows)
     summary = archive.import_paths([path])
     assert not summary.errors, summary.errors
-
-
-def engine(archive: Archive) -> Any:
-    return archive.engine

@@ -12,7 +12,8 @@ from cwcore.contract.preflight import PrivacyExclusion
 from cwcore.hints import frozen, privacy, render
 from cwcore.hints import preflight as preflight_mod
 from cwcore.text.tokens import estimate
-from tests.hints.helpers import engine, load, row
+from tests.hints.helpers import load, row
+from tests.support import engine_of, store_of
 
 FILLER = (
     "The worker pool keeps a bounded queue per shard and drains it before shutdown so that "
@@ -63,7 +64,7 @@ def test_a_hint_frozen_in_the_earlier_layout_keeps_its_bytes(
         'Quoted content JSON: "ANCHOR_0 question: The worker pool"\n'
         "[END CW HISTORICAL EVIDENCE]"
     )
-    eng = engine(archive)
+    eng = engine_of(archive)
     record = {
         "session": "s",
         "messageKey": "user:old",
@@ -175,7 +176,7 @@ def test_maintenance_tombstones_exposures_and_reclaims_abandoned_sessions(
 ) -> None:
     anchors_archive(archive, tmp_path)
     first = ask(archive, 0, key="user:m1")
-    store = engine(archive).store
+    store = store_of(archive)
     assert list(store.scan("hints", frozen.EXPOSURE.prefix()))
     assert archive.hints_maintain().exposures_tombstoned == 0  # still cooling down
     monkeypatch.setenv("CW_NOW", "2026-11-21T13:00:00Z")

@@ -20,7 +20,8 @@ from cwcore.hints.lineage import Allowed, exact_wids
 from cwcore.hints.query import extract
 from cwcore.index import derived
 from cwcore.model import DocumentPart, DocumentSpec, SessionSpec
-from tests.hints.helpers import NOW, engine, load, row
+from tests.hints.helpers import NOW, load, row
+from tests.support import engine_of
 
 ROWS = [
     row("s1", "u1", "user", "Why does the reaper crash with REAP_DRAIN in src/reaper/drain.py?"),
@@ -259,7 +260,7 @@ def test_branch_isolation_applies_before_limits(
     assert body.outcome == "excerpt"
     assert body.diagnostics.counts.candidates == 1
     # Exact lookups are complete for the lineage whichever way they read the postings.
-    eng = engine(archive)
+    eng = engine_of(archive)
     gen = derived.generation(eng.store)["n"]
     own = lineage_mod.cache_for(eng.store).rows(eng.store, eng.indexer.bm25, "mine", gen)
     allowed = Allowed(np.asarray(own.wids, dtype=np.uint32))
@@ -332,7 +333,7 @@ def test_source_age_follows_the_settable_clock(
 
 
 def test_durable_archives_are_never_inserted(arch: Archive) -> None:
-    eng = engine(arch)
+    eng = engine_of(arch)
     session = SessionSpec("fork", "alpha", "cw-jsonl")
     for kind in ("note", "decision"):
         spec = DocumentSpec(
@@ -352,7 +353,7 @@ def test_durable_archives_are_never_inserted(arch: Archive) -> None:
 
 
 def test_superseded_rows_are_not_candidates(arch: Archive) -> None:
-    eng = engine(arch)
+    eng = engine_of(arch)
     doc = next(
         r["documentId"] for r in eng.reader.session_document_refs("s1")
     )  # the REAP_DRAIN turn

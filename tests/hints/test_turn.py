@@ -15,7 +15,8 @@ from cwcore.errors import InvalidInput
 from cwcore.hints import frozen
 from cwcore.memory import diagnostics
 from cwtui.cli import app
-from tests.hints.helpers import engine, load, row
+from tests.hints.helpers import load, row
+from tests.support import store_of
 
 runner = CliRunner()
 ROWS = [
@@ -116,7 +117,7 @@ def test_rotation_keeps_the_session_start_selection(tmp_path: Path, archive: Arc
     archive.hints_rotate("s", [])
     keys = {d.message_key for d in archive.hints(session="s", view="memory").decisions}
     assert keys == {frozen.SESSION_START_KEY}
-    store = engine(archive).store
+    store = store_of(archive)
     assert frozen.memory_record(store, "s", turn["messageKey"]) is None
 
 

@@ -14,6 +14,7 @@ from cwcore.importers import base
 from cwcore.store import codec, keys
 from tests.importers.formats_support import CASES, Case
 from tests.importers.golden_support import FIXTURES
+from tests.support import store_of
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.format}:{Path(c.fixture).name}")
@@ -52,7 +53,7 @@ def _sync_grow_and_check(case: Case, home: Path, placed: Path, archive: Archive)
     docs = [d for sid in after for d in archive.show(sid).documents]
     grown_ids = {d.document_id for d in docs if d.version == 2 and d.state == "live"}
     assert len(grown_ids) == 1, docs  # the last turn, and only it, has a second version
-    store = archive.engine.store
+    store = store_of(archive)
     record = store.get("supersession", keys.SUPERSESSION.encode(grown_ids.pop(), 1))
     assert record is not None
     assert codec.decode_record(record, "supersession")["reason"] == "extended"

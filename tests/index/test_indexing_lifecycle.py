@@ -36,6 +36,7 @@ from cwcore.store.rocks import Store
 from cwcore.text.tokenize import tokens
 from cwtui.cli import app
 from tests.helpers import conversation, write_jsonl
+from tests.support import die_before_publication
 
 LOGS = Path(__file__).resolve().parents[3] / "shared/data/agent-logs"
 QUERIES = [
@@ -393,11 +394,7 @@ def test_outcome_counts_survive_a_crash_before_publication(tmp_path: Path) -> No
     assert want["bm25"]["complete"] == 5
     with _notes_store(tmp_path / "crashed", 5) as store:
         worker = IndexWorker(store, Settings())
-
-        def crash(*args: object, **kwargs: object) -> None:
-            raise KeyboardInterrupt("killed after the tablets committed, before publication")
-
-        worker._publish = crash  # type: ignore[method-assign]
+        die_before_publication(worker, "killed after the tablets committed, before publication")
         with pytest.raises(KeyboardInterrupt):
             worker.run_once()
         IndexWorker(store, Settings()).drain()  # restart
@@ -414,11 +411,7 @@ def test_forget_counts_survive_a_crash_before_publication(tmp_path: Path) -> Non
             assert Retention(store).forget("n1").documents == 1
             worker = IndexWorker(store, Settings())
             if crash:
-
-                def boom(*args: object, **kwargs: object) -> None:
-                    raise KeyboardInterrupt("killed after the retirement, before publication")
-
-                worker._publish = boom  # type: ignore[method-assign]
+                die_before_publication(worker, "killed after the retirement, before publication")
                 with pytest.raises(KeyboardInterrupt):
                     worker.run_once()
             IndexWorker(store, Settings()).drain()
@@ -449,10 +442,7 @@ def test_published_scores_do_not_move_before_publication(tmp_path: Path) -> None
             ],
         )
 
-        def crash(*args: object, **kwargs: object) -> None:
-            raise KeyboardInterrupt("killed after the page's flush, before publication")
-
-        worker._publish = crash  # type: ignore[method-assign]
+        die_before_publication(worker, "killed after the page's flush, before publication")
         with pytest.raises(KeyboardInterrupt):
             worker.run_once()
         assert derived.generation(store) == published  # nothing new was published...
@@ -464,11 +454,7 @@ def test_published_scores_do_not_move_before_publication(tmp_path: Path) -> None
 def test_a_page_publishes_only_its_own_windows_after_a_crash(tmp_path: Path) -> None:
     with _notes_store(tmp_path / "db", 5) as store:
         worker = IndexWorker(store, Settings())
-
-        def crash(*args: object, **kwargs: object) -> None:
-            raise KeyboardInterrupt("killed after the tablets committed, before publication")
-
-        worker._publish = crash  # type: ignore[method-assign]
+        die_before_publication(worker, "killed after the tablets committed, before publication")
         with pytest.raises(KeyboardInterrupt):
             worker.run_once()  # stages all five tablets, publishes nothing
         restarted = IndexWorker(store, Settings())

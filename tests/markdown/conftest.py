@@ -1,4 +1,4 @@
-"""Helpers for the Markdown tests: the embedded engine, store snapshots, the CLI, windows."""
+"""Helpers for the Markdown tests: store snapshots, the CLI, windows."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from cwcore.api import Archive
-from cwcore.engine import Engine
 from cwcore.index import derived
 from cwcore.store.rocks import FAMILIES, Store
 from cwtui.cli import app
@@ -41,17 +39,8 @@ CHINESE = [
 ]
 
 
-def engine_of(archive: Archive) -> Engine:
-    engine: Engine = archive.engine
-    return engine
-
-
 def key_counts(store: Store) -> dict[str, int]:
     return {f: sum(1 for _ in store.scan(f, b"")) for f in FAMILIES}
-
-
-def sequence(store: Store) -> int:
-    return int(store._db.latest_sequence_number())
 
 
 def cli(*args: str) -> tuple[int, Any, str]:

@@ -14,7 +14,8 @@ from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.hits import markdown_fields
 from cwcore.markdown.parse import analyze
 from cwcore.text.tokenize import tokens_with_offsets
-from tests.markdown.conftest import CHINESE, engine_of, windows_of, write
+from tests.markdown.conftest import CHINESE, windows_of, write
+from tests.support import engine_of
 
 SHORT = (
     "# 系统设计\r\n\r\n"

@@ -8,7 +8,8 @@ from cwcore.api import Archive
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown.hits import markdown_fields
 from cwcore.markdown.parse import analyze
-from tests.markdown.conftest import cli, engine_of, windows_of
+from tests.markdown.conftest import cli, windows_of
+from tests.support import engine_of
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 QUERY = "Secret scrubbing"  # docs/importers.md: "## Secret scrubbing (`scrub.py`)"

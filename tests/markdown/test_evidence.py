@@ -24,6 +24,7 @@ from cwcore.markdown.limits import HIT_CHARS, RESULT_CHARS
 from cwcore.markdown.parse import analyze
 from cwcore.text.tokenize import tokens_with_offsets
 from tests.markdown.conftest import write
+from tests.support import store_of
 
 SIZE, OVERLAP = 900, 0.15
 
@@ -182,7 +183,7 @@ def test_evidence_follows_the_live_version(archive: Archive, tmp_path: Path) -> 
     [hit] = archive.call("markdown.search", {"query": new_term})["results"]
     assert hit["version"] == 2
     # the evidence of the old version is gone, the stats follow
-    store = archive.engine.store
+    store = store_of(archive)
     units = list(store.scan("scopes", fp.MD_UNIT.prefix()))
     assert evidence.stats(store)["units"] == len(units)
 

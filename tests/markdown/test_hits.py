@@ -16,7 +16,8 @@ from cwcore.markdown.ingest import build_document
 from cwcore.markdown.limits import HIT_CHARS
 from cwcore.markdown.parse import analyze
 from cwcore.text.tokenize import tokens_with_offsets
-from tests.markdown.conftest import CHINESE, engine_of, windows_of, write
+from tests.markdown.conftest import CHINESE, windows_of, write
+from tests.support import engine_of
 
 WORDS = [
     "alpha", "bravo", "charlie", "delta", "échelle", "naïve", "Straße", "数据库", "检索",

@@ -10,7 +10,8 @@ from cwcore.api import Archive
 from cwcore.importers import base
 from cwcore.markdown import fingerprint as fp
 from cwcore.markdown import ingest
-from tests.markdown.conftest import cli, engine_of, key_counts, sequence, write
+from tests.markdown.conftest import cli, key_counts, write
+from tests.support import engine_of, store_of, store_sequence
 
 RAW = (
     "\ufeff# Guide\r\n\r\nCafé au lait — naïve façade.\r\n\r\n"
@@ -80,18 +81,18 @@ def test_crlf_offsets_round_trip_to_the_original_bytes(archive: Archive, tmp_pat
 def test_reimport_of_an_unchanged_tree_writes_nothing(archive: Archive, tmp_path: Path) -> None:
     root = tree(tmp_path / "handbook")
     first = archive.import_paths([root], fmt="markdown")
-    store = engine_of(archive).store
-    before, seq = key_counts(store), sequence(store)
+    store = store_of(archive)
+    before, seq = key_counts(store), store_sequence(store)
     again = archive.import_paths([root], fmt="markdown")
     assert again.imported == 0 and again.skipped == first.imported and not again.errors
     assert key_counts(store) == before
-    assert sequence(store) == seq  # not a single write, not even a rewrite
+    assert store_sequence(store) == seq  # not a single write, not even a rewrite
     # the files named one by one (auto-detected) are unchanged too
     again = archive.import_paths([root / "guide.md", root / "sub" / "notes.markdown"])
-    assert again.imported == 0 and again.skipped == 2 and sequence(store) == seq
+    assert again.imported == 0 and again.skipped == 2 and store_sequence(store) == seq
     # a file named on its own belongs to the folder it was imported with: still unchanged
     single = archive.import_paths([root / "sub" / "notes.markdown"], fmt="markdown")
-    assert single.imported == 0 and single.skipped == 1 and sequence(store) == seq
+    assert single.imported == 0 and single.skipped == 1 and store_sequence(store) == seq
 
 
 def test_unchanged_files_are_skipped_before_parsing(

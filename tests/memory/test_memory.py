@@ -22,6 +22,7 @@ from cwtui.cli import app
 from tests.conftest import FIXED_NOW
 from tests.helpers import write_jsonl
 from tests.results import canonical
+from tests.support import semantic_of, use_embedder
 
 NOW = parse_time(FIXED_NOW)
 
@@ -365,10 +366,7 @@ def test_memory_cli(archive: Archive) -> None:
 def test_context_ranks_by_meaning_too(
     archive: Archive, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cwcore.semantic import runtime
-
-    semantic = runtime.for_engine(archive.engine)
-    semantic._embedder = minilm  # the packaged model, loaded once per test session
+    semantic = use_embedder(semantic_of(archive), minilm)  # the packaged model, loaded once
     archive.memory_add("Always run the database migrations before deploying", layer="L2")
     archive.memory_add("Use tabs for indentation in Go files", layer="L2")
     prompt = "how should we ship schema changes to production?"  # no word in common

@@ -28,6 +28,7 @@ from cwtui.cli import app
 from cwtui.demo import DEMO_DIR
 from tests.helpers import write_jsonl
 from tests.results import canonical
+from tests.support import engine_of
 
 GOLDEN = Path(__file__).parent / "golden"
 NEVER = {"semanticPolicy": "never"}
@@ -100,7 +101,7 @@ def test_demo_recall_gather_and_context_json_is_unchanged(archive: Archive) -> N
             answers.append(_recall(archive, hit["locator"], neighbors=0, maxTokens=60))
             answers.append(_recall(archive, hit["documentId"]))
             answers.append(_recall(archive, hit["locator"], project="elsewhere"))
-            engine = archive.engine
+            engine = engine_of(archive)
             answers.append(read_document(engine.store, hit["documentId"], max_bytes=10).to_json())
             answers.append(_context(archive, hit["documentId"]))
         for around in (0, 1, 2):

@@ -13,6 +13,7 @@ from cwcore.api import Archive
 from cwcore.markdown.limits import Limits
 from cwcore.retrieve.search import _head
 from tests.helpers import write_jsonl
+from tests.support import search_context_of
 
 SPEC = {"vector": 30, "lexical": 30, "candidates": 40, "final": 6, "result": 16_000}
 
@@ -50,7 +51,7 @@ def test_the_limits_reach_the_search_context(
     monkeypatch.setenv("CW_CANDIDATES", "5")
     monkeypatch.setenv("CW_VECTOR", "4")
     with _open(cw_home, tmp_path) as arch:
-        assert arch.engine.search_context().limits == Limits(vector=4, lexical=7, candidates=5)
+        assert search_context_of(arch).limits == Limits(vector=4, lexical=7, candidates=5)
         body = {"query": "retry lease", "semanticPolicy": "never"}
         assert len(arch.search({**body, "limit": 5}).results) == 5
 

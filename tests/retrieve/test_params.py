@@ -22,6 +22,7 @@ from cwcore.retrieve import fusion
 from cwcore.retrieve import params as params_mod
 from cwcore.retrieve.params import RetrievalParams
 from tests.helpers import write_jsonl
+from tests.support import search_context_of
 
 
 def _rows(texts: list[str]) -> list[dict]:
@@ -39,7 +40,7 @@ def _rows(texts: list[str]) -> list[dict]:
 
 
 def _order(archive: Archive, query: str, params: RetrievalParams) -> list[str]:
-    archive.engine.search_context().params = params
+    search_context_of(archive).params = params
     body = {"query": query, "semanticPolicy": "never", "limit": 10, "rerank": False}
     return [h.document_id for h in archive.search(body).results]
 
@@ -126,13 +127,13 @@ def test_eval_sets_open_their_archive_with_the_run_params(
     monkeypatch.setattr(common, "PARAMS", run)
     archive = common.open_archive(tmp_path / "home")
     try:
-        assert archive.engine.search_context().params is run
+        assert search_context_of(archive).params is run
     finally:
         archive.close()
     monkeypatch.setattr(common, "PARAMS", None)
     archive = common.open_archive(tmp_path / "home")
     try:
-        assert archive.engine.search_context().params == RetrievalParams()
+        assert search_context_of(archive).params == RetrievalParams()
     finally:
         archive.close()
 
@@ -192,7 +193,7 @@ def test_valid_params_never_break_a_search(
     corpus: Archive, values: dict[str, object], query: str
 ) -> None:
     p = RetrievalParams().replace(**values)
-    corpus.engine.search_context().params = p
+    search_context_of(corpus).params = p
     body = {"query": query, "semanticPolicy": "never", "limit": 5, "rerank": False}
     hits = corpus.search(body).results
     assert len({h.document_id for h in hits}) == len(hits) <= 5

@@ -10,6 +10,7 @@ import numpy as np
 from cwcore.api import Archive
 from cwcore.retrieve import exact
 from tests.helpers import write_jsonl
+from tests.support import engine_of
 
 
 def _rows(texts: list[tuple[str, str]]) -> list[dict]:
@@ -46,7 +47,7 @@ def test_a_phrase_below_the_bm25_top_30_is_found(archive: Archive, tmp_path: Pat
 
 def test_phrase_windows_respects_the_scope_and_case(archive: Archive, tmp_path: Path) -> None:
     phrase = _corpus(tmp_path, archive)
-    engine = archive.engine
+    engine = engine_of(archive)
     ctx = engine.search_context()
     from cwcore.contract.search import SearchRequest
     from cwcore.retrieve.candidates import Visible

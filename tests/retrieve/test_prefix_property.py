@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from cwcore.api import Archive
 from cwcore.semantic import index as handler
-from cwcore.semantic import runtime
 from tests.helpers import write_jsonl
 from tests.semantic.conftest import FakeEmbedder
+from tests.support import engine_of, semantic_of, use_embedder
 
 WORDS = ["lease", "retry", "socket", "parser", "cache", "token", "window", "daemon", "merge"]
 WORDS += ["sqlite", "banner", "font", "deploy", "branch", "timeout", "index"]
@@ -87,9 +87,9 @@ def test_top_k_is_a_prefix_of_top_k_plus_n(
     try:
         policy = "never"
         if hybrid:
-            engine = arch.engine
+            engine = engine_of(arch)
             handler.embed_pending(engine.store, engine.reader, 1_000, embedder=FakeEmbedder())
-            runtime.for_engine(engine)._embedder = QueryEmbedder()
+            use_embedder(semantic_of(arch), QueryEmbedder())
             policy = "always"
         for q in queries:
             body = {"query": q, "semanticPolicy": policy}

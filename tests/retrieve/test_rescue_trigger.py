@@ -24,7 +24,8 @@ from cwcore.retrieve.semantic import (
 )
 from cwcore.semantic import index as handler
 from tests.helpers import write_jsonl
-from tests.semantic.conftest import FakeEmbedder, engine_of, topic_rows
+from tests.semantic.conftest import FakeEmbedder, topic_rows
+from tests.support import engine_of, search_context_of
 
 share = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 evidence = st.builds(
@@ -175,7 +176,7 @@ def decisions(topics: Archive, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
 
 def _search(archive: Archive, query: str, params: RetrievalParams = DEFAULT) -> Any:
-    archive.engine.search_context().params = params
+    search_context_of(archive).params = params
     return archive.search({"query": query, "semanticPolicy": "auto"})
 
 

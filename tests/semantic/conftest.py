@@ -19,6 +19,10 @@ from cwcore.semantic.embedder import DIM, clip
 from cwcore.store.keys import digest16
 from tests.helpers import write_jsonl
 
+# tests/tui/test_index_and_forget.py still imports engine_of from here (tests/tui is edited on
+# another branch); the accessor itself lives in tests/support.py.
+from tests.support import engine_of as engine_of
+
 TOPICS = {
     "s-db": [
         ("The test suite fails with sqlite database is locked errors.", "Close the connection."),
@@ -49,10 +53,6 @@ def topics(archive: Archive, tmp_path: Path) -> Archive:
     src = write_jsonl(tmp_path / "topics.jsonl", topic_rows())
     archive.import_paths([src], fmt="cw-jsonl")
     return archive
-
-
-def engine_of(archive: Archive) -> Any:
-    return archive.engine
 
 
 class FakeEmbedder:

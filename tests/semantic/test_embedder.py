@@ -12,6 +12,7 @@ import pytest
 from cwcore.errors import ModelUnavailable
 from cwcore.semantic import errors, models
 from cwcore.semantic.embedder import DIM, Embedder
+from tests.support import use_embedder
 
 
 def test_loads_offline_and_returns_normalized_vectors(minilm: Embedder) -> None:
@@ -245,7 +246,7 @@ def test_the_idle_worker_does_not_load_a_released_model_back(
     now = {"t": 0.0}
     embedder = Embedder(tmp_path, threads=1, batch_threads=1, clock=lambda: now["t"])
     semantic = Semantic(tmp_path, None, None, Settings())  # type: ignore[arg-type]
-    semantic._embedder = embedder
+    use_embedder(semantic, embedder)
     try:
         assert semantic.warm() and embedder.loaded
         assert not semantic.rest()

@@ -12,6 +12,7 @@ import pytest
 
 from cwcore.api import Archive
 from eval import conversations as conv
+from tests.support import engine_of
 
 SLICE = """\
 # a comment line
@@ -103,7 +104,7 @@ def test_a_slice_imports_and_its_evidence_is_found(archive: Archive, tmp_path: P
     src = tmp_path / "slice.cw.jsonl"
     src.write_text("".join(line + "\n" for line in conv.cw_jsonl_lines(ds)))
     archive.import_paths([src], fmt="cw-jsonl")
-    corpus = Corpus(archive.engine)
+    corpus = Corpus(engine_of(archive))
     covered = set().union(*corpus.doc_turns.values())
     assert covered == {f"{t['session']}:{t['turn']}" for t in turns}
     q = ds.questions[0]

@@ -11,16 +11,16 @@ from typer.testing import CliRunner
 
 from cwcore.api import Archive
 from cwcore.errors import ModelUnavailable
-from cwcore.semantic import errors, runtime
+from cwcore.semantic import errors
 from cwcore.semantic import index as handler
 from cwcore.semantic.embedder import Embedder
 from cwtui.cli import app
-from tests.semantic.conftest import FakeEmbedder, engine_of
+from tests.semantic.conftest import FakeEmbedder
+from tests.support import engine_of, semantic_of, store_of, use_embedder
 
 
 def test_embed_pending_and_query_with_the_real_model(topics: Archive, minilm: Embedder) -> None:
-    semantic = runtime.for_engine(engine_of(topics))
-    semantic._embedder = minilm  # the session's loaded model
+    semantic = use_embedder(semantic_of(topics), minilm)  # the session's loaded model
     first = topics.call("semantic.embed_pending", {"maxWindows": 4})
     assert first["embedded"] == 4 and first["pending"] == 2
     topics.call("semantic.embed_pending", {})
@@ -29,14 +29,14 @@ def test_embed_pending_and_query_with_the_real_model(topics: Archive, minilm: Em
     hits = semantic.query("tests fail because sqlite is locked", 3)
     from cwcore.index import derived
 
-    top = derived.window_record(engine_of(topics).store, int(hits.wids[0]))
+    top = derived.window_record(store_of(topics), int(hits.wids[0]))
     assert top is not None and top["session"] == "s-db"
     assert np.all(np.diff(hits.cosines) <= 0) and np.all((hits.scores > 0) & (hits.scores < 1))
     only = np.array(
         [
             w
             for w in range(1, 7)
-            if derived.window_record(engine_of(topics).store, w)["session"] == "s-cook"
+            if derived.window_record(store_of(topics), w)["session"] == "s-cook"
         ],
         dtype=np.uint32,
     )
@@ -49,7 +49,7 @@ def test_disabled_semantic_retrieval_is_a_category(
 ) -> None:
     monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "false")
     with Archive.open(cw_home / "other", embedded=True) as other:
-        semantic = runtime.for_engine(engine_of(other))
+        semantic = semantic_of(other)
         with pytest.raises(ModelUnavailable) as info:
             semantic.query("anything", 5)
         assert errors.category(info.value) == errors.DISABLED
@@ -58,8 +58,7 @@ def test_disabled_semantic_retrieval_is_a_category(
 
 
 def test_missing_model_is_reported_for_fallback(topics: Archive, tmp_path: Path) -> None:
-    semantic = runtime.for_engine(engine_of(topics))
-    semantic._embedder = Embedder(tmp_path / "no-model")
+    semantic = use_embedder(semantic_of(topics), Embedder(tmp_path / "no-model"))
     with pytest.raises(ModelUnavailable) as info:
         semantic.query("anything", 5, strict=True)
     assert errors.category(info.value) == errors.MODEL_MISSING
@@ -100,8 +99,7 @@ def test_semantic_tier_policy_scope_and_fallback(
 ) -> None:
     from cwcore.retrieve.semantic import semantic_tier
 
-    semantic = runtime.for_engine(engine_of(topics))
-    semantic._embedder = minilm
+    semantic = use_embedder(semantic_of(topics), minilm)
     topics.call("semantic.embed_pending", {})
     query = "how do I fix a blurry font"
     never = semantic_tier(semantic, _visible(topics), query, 3, policy="never", weak=True)
@@ -123,10 +121,10 @@ def test_semantic_tier_policy_scope_and_fallback(
     from cwcore.index import derived
 
     sessions = {
-        derived.window_record(engine_of(topics).store, c.wid)["session"] for c in scoped.candidates
+        derived.window_record(store_of(topics), c.wid)["session"] for c in scoped.candidates
     }
     assert sessions == {"s-cook"} and len(scoped.candidates) == 2
-    semantic._embedder = Embedder(tmp_path / "no-model")
+    use_embedder(semantic, Embedder(tmp_path / "no-model"))
     failed = semantic_tier(semantic, _visible(topics), query, 3, policy="always", weak=False)
     assert not failed.used and failed.failure == errors.MODEL_MISSING and not failed.candidates
     with pytest.raises(ModelUnavailable):
@@ -140,8 +138,7 @@ def test_a_failed_query_encoding_falls_back_to_lexical_and_says_why(
 ) -> None:
     engine = engine_of(topics)
     handler.embed_pending(engine.store, engine.reader, 16, embedder=FakeEmbedder())
-    semantic = runtime.for_engine(engine)
-    semantic._embedder = Embedder(tmp_path / "no-model")  # vectors exist, the model does not
+    use_embedder(semantic_of(engine), Embedder(tmp_path / "no-model"))  # vectors, no model
     body = topics.search({"query": "sourdough bread", "semanticPolicy": "always"})
     assert body.retrieval_status == "lexical_fallback"
     assert body.semantic_search_used is False

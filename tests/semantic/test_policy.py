@@ -14,7 +14,8 @@ from cwcore.retrieve import search as search_module
 from cwcore.retrieve.semantic import SemanticOutcome
 from cwcore.semantic import index as handler
 from cwtui.cli import app
-from tests.semantic.conftest import FakeEmbedder, engine_of
+from tests.semantic.conftest import FakeEmbedder
+from tests.support import engine_of
 
 
 def test_the_default_policy_is_auto() -> None:

@@ -15,7 +15,7 @@ from cwcore.errors import ModelUnavailable
 from cwcore.semantic import errors, models
 from cwcore.semantic.rerank import Reranker, centered
 from cwtui.cli import app
-from tests.semantic.conftest import engine_of
+from tests.support import semantic_of
 
 
 def test_scores_with_a_tiny_cross_encoder(tmp_path: Path, cross_encoder_dir: Path) -> None:
@@ -108,14 +108,12 @@ def test_install_reranker_command(cross_encoder_dir: Path, cw_home: Path) -> Non
 def test_search_reranks_the_fused_tier_around_each_match(
     topics: Archive, cross_encoder_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cwcore.semantic import runtime
-
     assert topics.call("models.install_reranker", {"from": str(cross_encoder_dir)})["loaded"]
     request = {"query": "pricing page font", "semanticPolicy": "never", "limit": 10}
     plain = topics.search({**request, "rerank": False})
     assert len(plain.results) >= 2 and not any(h.reranked for h in plain.results)
 
-    semantic = runtime.for_engine(engine_of(topics))
+    semantic = semantic_of(topics)
     seen: list[tuple[list[str], list[tuple[int, int]]]] = []
     real = semantic.rerank
 

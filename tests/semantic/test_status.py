@@ -19,7 +19,8 @@ from cwcore.semantic import index as handler
 from cwcore.store.rocks import Store
 from cwtui.cli import app
 from tests.helpers import real_daemon_env, write_jsonl
-from tests.semantic.conftest import FakeEmbedder, engine_of, topic_rows
+from tests.semantic.conftest import FakeEmbedder, topic_rows
+from tests.support import engine_of
 
 
 def _semantic(archive: Archive) -> dict[str, Any]:

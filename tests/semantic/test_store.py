@@ -14,7 +14,8 @@ from cwcore.index import derived
 from cwcore.semantic import index as handler
 from cwcore.semantic import store as vstore
 from cwcore.semantic.search import SemanticIndex, calibrate
-from tests.semantic.conftest import FakeEmbedder, engine_of
+from tests.semantic.conftest import FakeEmbedder
+from tests.support import engine_of
 
 
 def _embed_all(engine, embedder, mode: str = "window") -> int:
