@@ -2,11 +2,13 @@
 serves everyone else (issue 32: socket garbage; spec 003: a client losing its socket does not
 affect committed work or other clients).
 
-Real daemon subprocesses. Each hostile peer opens its own connection: random bytes (Hypothesis),
-a bad or oversized frame header, a body that is not JSON, JSON of the wrong shape, the
-handshake skipped or repeated, a half-closed socket, a connect-and-close, many at once. A good
-client on another connection is served throughout, and ``daemon.status`` stays sane. Timeouts
-here are failure guards, not speed claims.
+One real daemon subprocess per module, shared by its tests (each test checks that it still
+serves and is the same process; between tests every peer left is reaped). Each hostile peer
+opens its own connection: random bytes (Hypothesis), a bad or oversized frame header, a body
+that is not JSON, JSON of the wrong shape, the handshake skipped or repeated, a half-closed
+socket, a connect-and-close, many at once. A good client on another connection is served
+throughout, and ``daemon.status`` stays sane. Timeouts here are failure guards, not speed
+claims.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from cwcore.api import Archive
 from cwcore.daemon import protocol
 from cwcore.daemon.client import Client, connect
 from cwcore.daemon.paths import daemon_paths
+from tests.conftest import FIXED_NOW
 from tests.helpers import conversation, examples, real_daemon_env, write_jsonl
 
 #: How long a hostile peer waits for the daemon's answer or close (a failure guard).
@@ -161,14 +164,53 @@ class GoodClient:
         assert self.calls >= 1
 
 
+@pytest.fixture(scope="module")
+def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Client]]:
+    """One real daemon per module (per xdist worker) over a small archive, and a connected
+    client (the status reader). Starting and stopping a daemon took 3-6 s per test, ten times
+    what the tests themselves take; the garbage a test sends is not allowed to change the
+    daemon anyway, and :func:`daemon` checks between tests that it did not."""
+    home = tmp_path_factory.mktemp("socket-garbage") / "cw-home"
+    with pytest.MonkeyPatch.context() as patch:
+        # The environment the top-level ``cw_home`` gives each test, held for the module.
+        patch.setenv("CW_HOME", str(home))
+        patch.setenv("CW_EMBEDDED", "1")
+        patch.setenv("CW_NOW", FIXED_NOW)
+        for name in ("CW_PROJECT", "CW_SESSION", "CW_SEMANTIC_RETRIEVAL", "CW_RERANKER_ENABLED"):
+            patch.delenv(name, raising=False)
+        rows = [r for s in ("s1", "s2") for r in conversation(s, 3)]
+        with Archive.open(home, embedded=True) as archive:
+            archive.import_paths([write_jsonl(home.parent / "s.jsonl", rows)])
+        with real_daemon_env(home, patch), connect(home) as client:
+            yield home, client
+
+
 @pytest.fixture
-def daemon(cw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Client]:
-    """A real daemon over a small archive; yields a connected client (the status reader)."""
-    rows = [r for s in ("s1", "s2") for r in conversation(s, 3)]
-    with Archive.open(cw_home, embedded=True) as archive:
-        archive.import_paths([write_jsonl(tmp_path / "s.jsonl", rows)])
-    with real_daemon_env(cw_home, monkeypatch), connect(cw_home) as client:
-        yield client
+def cw_home(shared_daemon: tuple[Path, Client]) -> Path:
+    """The shared daemon's store (overrides the top-level fixture: every test here talks to
+    that daemon, whose environment :func:`shared_daemon` holds for the module)."""
+    return shared_daemon[0]
+
+
+#: How long the daemon may take to reap the peers a test left (a failure guard).
+REAP_GUARD_S = 60.0
+
+
+@pytest.fixture
+def daemon(shared_daemon: tuple[Path, Client]) -> Iterator[Client]:
+    """The shared daemon's client, after checking the daemon is the one the module started and
+    it serves; after the test, the same check, then a wait until every peer the test left is
+    reaped (only the status reader connected), so that no test meets another's leftovers as a
+    ``busy`` refusal."""
+    _, client = shared_daemon
+    pid = client.pid
+    _sane(client, pid)
+    yield client
+    _sane(client, pid)
+    deadline = time.monotonic() + REAP_GUARD_S
+    while (connections := client.call("daemon.status", timeout=GUARD_S)["connections"]) > 1:
+        assert time.monotonic() < deadline, f"{connections - 1} peers never reaped"
+        time.sleep(0.02)
 
 
 def _sane(client: Client, pid: int | None) -> None:
