@@ -22,7 +22,7 @@ from cwtui.screens.search import QueryInput
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.sessions_table import SessionsTable
-from tests.tui.conftest import SIZE, AppFactory, settle
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text
 from tests.tui.test_search_screen import open_search, plain, static_text
 
 pytestmark = pytest.mark.anyio
@@ -94,7 +94,8 @@ async def test_standing_filters_stay_and_history_brings_a_search_back(
         await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, PromptScreen)
-        await pilot.press(*"project:delta agent:claude-code", "enter")
+        await type_text(pilot, "project:delta agent:claude-code")
+        await pilot.press("enter")
         await settle(pilot)
         assert last_request().project == "delta" and last_request().agent == "claude-code"
         assert "project:delta" in plain(screen.toggles_text(140))

@@ -18,7 +18,7 @@ from cwtui.screens.partial import PartialScreen
 from cwtui.screens.supersede import SupersedeScreen
 from cwtui.screens.unsupersede import UnsupersedeScreen
 from cwtui.widgets.footer import KeysFooter, layout
-from tests.tui.conftest import AppFactory, settle
+from tests.tui.conftest import AppFactory, settle, type_text
 from tests.tui.test_search_screen import open_search, plain
 
 pytestmark = pytest.mark.anyio
@@ -113,7 +113,8 @@ async def test_undo_a_supersession_from_the_audit_view(
         await pilot.press("U")
         await settle(pilot)
         assert isinstance(app.screen, UnsupersedeScreen)
-        await pilot.press(*"it holds after all", "enter")
+        await type_text(pilot, "it holds after all")
+        await pilot.press("enter")
         await settle(pilot)
         assert app.screen is audit and audit.doc.state == "live"  # reloaded on resume
         undone = audit.doc.versions[0].unsuperseded

@@ -17,7 +17,7 @@ from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.message import FOLD_PAGE, MessageView
 from cwtui.widgets.transcript_view import TranscriptView
 from tests.helpers import HomeCache
-from tests.tui.conftest import SIZE, AppFactory, settle, write_jsonl
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text, write_jsonl
 
 pytestmark = pytest.mark.anyio
 
@@ -107,7 +107,8 @@ async def test_open_at_a_hit_lands_on_it_and_stays_there(
         await settle(pilot)
         await pilot.press("alt+2")
         await settle(pilot)
-        await pilot.press(*"zebracorn", "enter")
+        await type_text(pilot, "zebracorn")
+        await pilot.press("enter")
         await settle(pilot)
         search = app.screen
         assert isinstance(search, SearchScreen)
@@ -198,7 +199,9 @@ async def test_find_reaches_into_folded_output_and_steps_through_matches(
         await pilot.press("escape")  # closes find first …
         await pilot.pause()
         assert not screen.query_one("#find-bar").display and app.screen is screen
-        await pilot.press("slash", *"message number 1", "enter")
+        await pilot.press("slash")
+        await type_text(pilot, "message number 1")
+        await pilot.press("enter")
         await settle(pilot)
         first = current(screen).number
         await pilot.press("n")
