@@ -186,7 +186,9 @@ async def test_find_reaches_into_folded_output_and_steps_through_matches(
     app = app_for(long_home)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_long(pilot)
-        await pilot.press("slash", *"needle9", "enter")
+        await pilot.press("slash")
+        await type_text(pilot, "needle9")
+        await pilot.press("enter")
         await settle(pilot)
         hit = current(screen)
         # The only match is the last line of the folded 1,701-line output: opened to it.
@@ -305,7 +307,9 @@ async def test_titles_show_in_the_table_and_header_and_find_reaches_thinking(
         )
         thinking = next(v for v in screen.query(MessageView) if v.message.kind == "thinking")
         assert not thinking.display  # hidden until t …
-        await pilot.press("slash", *"monotonic", "enter")  # … or until a find lands in it
+        await pilot.press("slash")
+        await type_text(pilot, "monotonic")
+        await pilot.press("enter")  # … or until a find lands in it
         await settle(pilot)
         assert current(screen) is thinking and thinking.display and screen.show_thinking
 
