@@ -31,8 +31,6 @@ SHARED_NAMES = {"_cache", "_index", "_lock", "_options", "_store"}
 #: (file, name) -> why the reach stays.
 ALLOWED = {
     ("tests/test_services.py", "for_engine"): "checks for_engine itself: one tier per engine",
-    ("tests/tui/test_small_terminal.py", "engine"): "tests/tui moves to tests.support on its "
-    "own branch",
 }
 
 

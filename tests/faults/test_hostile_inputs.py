@@ -42,7 +42,7 @@ from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.transcript import TranscriptScreen
 from tests.faults.helpers import cw_env, json_lines, run_cw
 from tests.helpers import REPO, HomeCache, conversation, examples
-from tests.tui.conftest import SIZE, AppFactory, settle
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text
 
 TRACEBACK = "Traceback (most recent call last)"
 MB = 1024 * 1024
@@ -677,7 +677,7 @@ async def test_markup_and_escapes_in_the_tui_render_as_text(
         await settle(pilot)
         await pilot.press("alt+2")
         await settle(pilot)
-        await pilot.press(*"needle")
+        await type_text(pilot, "needle")
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)

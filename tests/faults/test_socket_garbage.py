@@ -2,11 +2,13 @@
 serves everyone else (issue 32: socket garbage; spec 003: a client losing its socket does not
 affect committed work or other clients).
 
-Real daemon subprocesses. Each hostile peer opens its own connection: random bytes (Hypothesis),
-a bad or oversized frame header, a body that is not JSON, JSON of the wrong shape, the
-handshake skipped or repeated, a half-closed socket, a connect-and-close, many at once. A good
-client on another connection is served throughout, and ``daemon.status`` stays sane. Timeouts
-here are failure guards, not speed claims.
+One real daemon subprocess per module, shared by its tests (each test checks that it still
+serves and is the same process; between tests every peer left is reaped). Each hostile peer
+opens its own connection: random bytes (Hypothesis), a bad or oversized frame header, a body
+that is not JSON, JSON of the wrong shape, the handshake skipped or repeated, a half-closed
+socket, a connect-and-close, many at once. A good client on another connection is served
+throughout, and ``daemon.status`` stays sane. Timeouts here are failure guards, not speed
+claims.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from cwcore.api import Archive
 from cwcore.daemon import protocol
 from cwcore.daemon.client import Client, connect
 from cwcore.daemon.paths import daemon_paths
+from tests.conftest import FIXED_NOW
 from tests.helpers import conversation, examples, real_daemon_env, write_jsonl
 
 #: How long a hostile peer waits for the daemon's answer or close (a failure guard).
@@ -161,14 +164,53 @@ class GoodClient:
         assert self.calls >= 1
 
 
+@pytest.fixture(scope="module")
+def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Client]]:
+    """One real daemon per module (per xdist worker) over a small archive, and a connected
+    client (the status reader). Starting and stopping a daemon took 3-6 s per test, ten times
+    what the tests themselves take; the garbage a test sends is not allowed to change the
+    daemon anyway, and :func:`daemon` checks between tests that it did not."""
+    home = tmp_path_factory.mktemp("socket-garbage") / "cw-home"
+    with pytest.MonkeyPatch.context() as patch:
+        # The environment the top-level ``cw_home`` gives each test, held for the module.
+        patch.setenv("CW_HOME", str(home))
+        patch.setenv("CW_EMBEDDED", "1")
+        patch.setenv("CW_NOW", FIXED_NOW)
+        for name in ("CW_PROJECT", "CW_SESSION", "CW_SEMANTIC_RETRIEVAL", "CW_RERANKER_ENABLED"):
+            patch.delenv(name, raising=False)
+        rows = [r for s in ("s1", "s2") for r in conversation(s, 3)]
+        with Archive.open(home, embedded=True) as archive:
+            archive.import_paths([write_jsonl(home.parent / "s.jsonl", rows)])
+        with real_daemon_env(home, patch), connect(home) as client:
+            yield home, client
+
+
 @pytest.fixture
-def daemon(cw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Client]:
-    """A real daemon over a small archive; yields a connected client (the status reader)."""
-    rows = [r for s in ("s1", "s2") for r in conversation(s, 3)]
-    with Archive.open(cw_home, embedded=True) as archive:
-        archive.import_paths([write_jsonl(tmp_path / "s.jsonl", rows)])
-    with real_daemon_env(cw_home, monkeypatch), connect(cw_home) as client:
-        yield client
+def cw_home(shared_daemon: tuple[Path, Client]) -> Path:
+    """The shared daemon's store (overrides the top-level fixture: every test here talks to
+    that daemon, whose environment :func:`shared_daemon` holds for the module)."""
+    return shared_daemon[0]
+
+
+#: How long the daemon may take to reap the peers a test left (a failure guard).
+REAP_GUARD_S = 60.0
+
+
+@pytest.fixture
+def daemon(shared_daemon: tuple[Path, Client]) -> Iterator[Client]:
+    """The shared daemon's client, after checking the daemon is the one the module started and
+    it serves; after the test, the same check, then a wait until every peer the test left is
+    reaped (only the status reader connected), so that no test meets another's leftovers as a
+    ``busy`` refusal."""
+    _, client = shared_daemon
+    pid = client.pid
+    _sane(client, pid)
+    yield client
+    _sane(client, pid)
+    deadline = time.monotonic() + REAP_GUARD_S
+    while (connections := client.call("daemon.status", timeout=GUARD_S)["connections"]) > 1:
+        assert time.monotonic() < deadline, f"{connections - 1} peers never reaped"
+        time.sleep(0.02)
 
 
 def _sane(client: Client, pid: int | None) -> None:
@@ -181,66 +223,90 @@ def _sane(client: Client, pid: int | None) -> None:
 
 
 HUGE_ID = "x" * 100_000
-#: name → (payload, expectation; see :func:`_one_answer`)
-AFTER_HELLO: dict[str, tuple[bytes, str | None]] = {
-    "not JSON": (_frame(b"{not json"), "protocol"),
-    "not UTF-8": (_frame(b'{"type": "\xff\xfe"}'), "protocol"),
-    "empty body": (_frame(b""), "protocol"),
-    "a list": (_json([1, 2, 3]), "protocol"),
-    "a string": (_json("request"), "protocol"),
-    "a number": (_json(12), "protocol"),
-    "null": (_json(None), "protocol"),
-    "no type": (_json({"id": "r1", "method": "daemon.ping"}), "protocol"),
-    "type not a string": (_json({"type": 7, "id": "r1"}), "protocol"),
-    "unknown type": (_json({"type": "gossip", "id": "r1"}), "protocol"),
-    "missing method": (_request(id="r1", params={}), "invalid-input"),
-    "method not a string": (_request(id="r1", method=["search"], params={}), "invalid-input"),
-    "method empty": (_request(id="r1", method="", params={}), "invalid-input"),
-    "unknown method": (_request(id="r1", method="no.such.method", params={}), ANY_ERROR),
-    "params a list": (_request(id="r1", method="search", params=[1]), "invalid-input"),
-    "params a string": (_request(id="r1", method="search", params="q"), "invalid-input"),
-    "params null": (_request(id="r1", method="search", params=None), "invalid-input"),
-    "missing id": (_request(method="daemon.ping", params={}), "protocol"),
-    "huge id": (_request(id=HUGE_ID, method="daemon.ping", params={}), "protocol"),
-    "id a number": (_request(id=12, method="daemon.ping", params={}), "protocol"),
-    "id a float": (_request(id=1e308, method="daemon.ping", params={}), "protocol"),
-    "id an object": (_request(id={"a": 1}, method="daemon.ping", params={}), "protocol"),
-    "id a list": (_request(id=["r"], method="daemon.ping", params={}), "protocol"),
-    "id true": (_request(id=True, method="daemon.ping", params={}), "protocol"),
-    "id null": (_request(id=None, method="daemon.ping", params={}), "protocol"),
-    "id empty": (_request(id="", method="daemon.ping", params={}), "protocol"),
-    "id a control character": (_request(id="r\n1", method="daemon.ping", params={}), "protocol"),
-    "id a lone surrogate": (_frame(b'{"type":"request","id":"\\udc00","method":"x"}'), "protocol"),
-    "method a lone surrogate": (
-        _frame(b'{"type":"request","id":"r1","method":"\\ud83d","params":{}}'),
-        ANY_ERROR,
-    ),
-    "params with a lone surrogate": (
-        _frame(b'{"type":"request","id":"r-lone","method":"search","params":{"query":"\\udc00"}}'),
-        RESULT,
-    ),
-    "deeply nested": (
-        _frame(b'{"type":"request","params":' + b"[" * 50_000 + b"]" * 50_000 + b"}"),
-        "protocol",
-    ),
-    "deeply nested params": (
-        _frame(
-            b'{"type":"request","id":"r-deep","method":"daemon.ping","params":{"q":'
-            + b"[" * 900
-            + b"]" * 900
-            + b"}}"
+
+
+def _after_hello(rid: str) -> dict[str, tuple[bytes, str | None]]:
+    """name → (payload, expectation; see :func:`_one_answer`), the well-formed request ids
+    built from ``rid``. The daemon answers an id it has answered before with that first answer
+    (or an error if the method differs), and the tests share a daemon: each test sends ids of
+    its own, so that no answer depends on which tests ran before it."""
+    raw = rid.encode()
+    return {
+        "not JSON": (_frame(b"{not json"), "protocol"),
+        "not UTF-8": (_frame(b'{"type": "\xff\xfe"}'), "protocol"),
+        "empty body": (_frame(b""), "protocol"),
+        "a list": (_json([1, 2, 3]), "protocol"),
+        "a string": (_json("request"), "protocol"),
+        "a number": (_json(12), "protocol"),
+        "null": (_json(None), "protocol"),
+        "no type": (_json({"id": rid, "method": "daemon.ping"}), "protocol"),
+        "type not a string": (_json({"type": 7, "id": rid}), "protocol"),
+        "unknown type": (_json({"type": "gossip", "id": rid}), "protocol"),
+        "missing method": (_request(id=rid, params={}), "invalid-input"),
+        "method not a string": (_request(id=rid, method=["search"], params={}), "invalid-input"),
+        "method empty": (_request(id=rid, method="", params={}), "invalid-input"),
+        "unknown method": (_request(id=rid, method="no.such.method", params={}), ANY_ERROR),
+        "params a list": (_request(id=rid, method="search", params=[1]), "invalid-input"),
+        "params a string": (_request(id=rid, method="search", params="q"), "invalid-input"),
+        "params null": (_request(id=rid, method="search", params=None), "invalid-input"),
+        "missing id": (_request(method="daemon.ping", params={}), "protocol"),
+        "huge id": (_request(id=HUGE_ID, method="daemon.ping", params={}), "protocol"),
+        "id a number": (_request(id=12, method="daemon.ping", params={}), "protocol"),
+        "id a float": (_request(id=1e308, method="daemon.ping", params={}), "protocol"),
+        "id an object": (_request(id={"a": 1}, method="daemon.ping", params={}), "protocol"),
+        "id a list": (_request(id=["r"], method="daemon.ping", params={}), "protocol"),
+        "id true": (_request(id=True, method="daemon.ping", params={}), "protocol"),
+        "id null": (_request(id=None, method="daemon.ping", params={}), "protocol"),
+        "id empty": (_request(id="", method="daemon.ping", params={}), "protocol"),
+        "id a control character": (
+            _request(id="r\n1", method="daemon.ping", params={}),
+            "protocol",
         ),
-        RESULT,
-    ),
-    "huge number": (_frame(b'{"type":"request","id":"r1","n":' + b"9" * 10_000 + b"}"), "protocol"),
-    "hello again": (HELLO, "protocol"),
-    "welcome from a client": (_json({"type": "welcome", "protocol": 1}), "protocol"),
-    "cancel of odd id": (_json({"type": "cancel", "id": {"a": [1]}}) + HELLO, "protocol"),
-    "over the frame limit": (protocol.HEADER.pack(protocol.MAX_FRAME + 1), "protocol"),
-    "the largest header": (b"\xff\xff\xff\xff", "protocol"),
-    "a truncated header": (b"\x00\x00", None),
-    "a truncated body": (protocol.HEADER.pack(100) + b"{", None),
-}
+        "id a lone surrogate": (
+            _frame(b'{"type":"request","id":"\\udc00","method":"x"}'),
+            "protocol",
+        ),
+        "method a lone surrogate": (
+            _frame(b'{"type":"request","id":"' + raw + b'","method":"\\ud83d","params":{}}'),
+            ANY_ERROR,
+        ),
+        "params with a lone surrogate": (
+            _frame(
+                b'{"type":"request","id":"'
+                + raw
+                + b'-lone","method":"search","params":{"query":"\\udc00"}}'
+            ),
+            RESULT,
+        ),
+        "deeply nested": (
+            _frame(b'{"type":"request","params":' + b"[" * 50_000 + b"]" * 50_000 + b"}"),
+            "protocol",
+        ),
+        "deeply nested params": (
+            _frame(
+                b'{"type":"request","id":"'
+                + raw
+                + b'-deep","method":"daemon.ping","params":{"q":'
+                + b"[" * 900
+                + b"]" * 900
+                + b"}}"
+            ),
+            RESULT,
+        ),
+        "huge number": (
+            _frame(b'{"type":"request","id":"' + raw + b'","n":' + b"9" * 10_000 + b"}"),
+            "protocol",
+        ),
+        "hello again": (HELLO, "protocol"),
+        "welcome from a client": (_json({"type": "welcome", "protocol": 1}), "protocol"),
+        "cancel of odd id": (_json({"type": "cancel", "id": {"a": [1]}}) + HELLO, "protocol"),
+        "over the frame limit": (protocol.HEADER.pack(protocol.MAX_FRAME + 1), "protocol"),
+        "the largest header": (b"\xff\xff\xff\xff", "protocol"),
+        "a truncated header": (b"\x00\x00", None),
+        "a truncated body": (protocol.HEADER.pack(100) + b"{", None),
+    }
+
+
 NO_HELLO: dict[str, tuple[bytes, str | None]] = {
     "a request first": (_request(id="r1", method="daemon.ping", params={}), "protocol"),
     "a list first": (_json([]), "protocol"),
@@ -273,7 +339,7 @@ NO_HELLO: dict[str, tuple[bytes, str | None]] = {
 def test_each_malformed_frame_gets_one_error_or_a_close(daemon: Client, cw_home: Path) -> None:
     pid = daemon.pid
     with GoodClient(cw_home):
-        for name, (payload, code) in AFTER_HELLO.items():
+        for name, (payload, code) in _after_hello("malformed").items():
             try:
                 _one_answer(_exchange(cw_home, payload, hello=True), code)
             except AssertionError as exc:
@@ -291,15 +357,16 @@ def test_a_request_error_leaves_the_connection_usable(daemon: Client, cw_home: P
     with _open(cw_home) as sock:
         sock.sendall(HELLO)
         assert protocol.recv(sock)["type"] == "welcome"
-        sock.sendall(_request(id="r1", method=["x"], params={}))
+        sock.sendall(_request(id="usable-1", method=["x"], params={}))
         answer = protocol.recv(sock)
-        assert answer["type"] == "error" and answer["id"] == "r1"
+        assert answer["type"] == "error" and answer["id"] == "usable-1"
         sock.sendall(_request(id=["r"], method="daemon.ping", params={}))
         answer = protocol.recv(sock)
         assert answer["type"] == "error" and answer["id"] is None
         assert answer["error"]["code"] == "protocol"
-        sock.sendall(_request(id="r2", method="daemon.ping", params={}))
-        assert protocol.recv(sock) == {"type": "result", "id": "r2", "result": answer_pong(daemon)}
+        sock.sendall(_request(id="usable-2", method="daemon.ping", params={}))
+        answer = protocol.recv(sock)
+        assert answer == {"type": "result", "id": "usable-2", "result": answer_pong(daemon)}
 
 
 def answer_pong(client: Client) -> dict[str, Any]:
@@ -309,11 +376,11 @@ def answer_pong(client: Client) -> dict[str, Any]:
 def test_a_half_closed_peer_still_gets_its_answers(daemon: Client, cw_home: Path) -> None:
     """A peer that sends its requests and shuts its writing side (``nc -N``) is answered
     before the daemon closes the connection."""
-    payload = _request(id="r1", method="daemon.ping", params={}) + _request(
-        id="r2", method="sessions", params={"limit": 5}
+    payload = _request(id="half-1", method="daemon.ping", params={}) + _request(
+        id="half-2", method="sessions", params={"limit": 5}
     )
     frames = _exchange(cw_home, payload, hello=True)
-    assert {f["id"]: f["type"] for f in frames} == {"r1": "result", "r2": "result"}
+    assert {f["id"]: f["type"] for f in frames} == {"half-1": "result", "half-2": "result"}
 
 
 def test_peers_that_connect_and_leave_at_once(daemon: Client, cw_home: Path) -> None:
@@ -325,16 +392,16 @@ def test_peers_that_connect_and_leave_at_once(daemon: Client, cw_home: Path) -> 
         # and close it: a closed connection is an answer these peers accept (they never read).
         for _ in range(10):  # gone after the hello, and in the middle of a request frame
             with _open(cw_home) as sock, contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                sock.sendall(HELLO + _request(id="r", method="search", params={})[:9])
+                sock.sendall(HELLO + _request(id="leave-1", method="search", params={})[:9])
         for _ in range(5):  # a request in flight whose peer leaves without reading
             with _open(cw_home) as sock, contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                sock.sendall(HELLO + _request(id="r", method="search", params={"query": "x"}))
+                sock.sendall(HELLO + _request(id="leave-2", method="search", params={"query": "x"}))
     _sane(daemon, pid)
 
 
 def test_many_hostile_peers_at_once(daemon: Client, cw_home: Path) -> None:
     pid = daemon.pid
-    cases = list(AFTER_HELLO.items())[:12]
+    cases = list(_after_hello("many").items())[:12]
     errors: list[str] = []
 
     def hostile(name: str, payload: bytes, code: str | None) -> Callable[[], None]:

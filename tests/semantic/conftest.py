@@ -19,10 +19,6 @@ from cwcore.semantic.embedder import DIM, clip
 from cwcore.store.keys import digest16
 from tests.helpers import write_jsonl
 
-# tests/tui/test_index_and_forget.py still imports engine_of from here (tests/tui is edited on
-# another branch); the accessor itself lives in tests/support.py.
-from tests.support import engine_of as engine_of
-
 TOPICS = {
     "s-db": [
         ("The test suite fails with sqlite database is locked errors.", "Close the connection."),

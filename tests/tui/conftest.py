@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
+from textual.keys import _character_to_key
+from textual.widgets import Input
 from textual.worker import WorkerCancelled, WorkerState
 
 from cwcore.api import Archive
@@ -233,6 +236,24 @@ async def settle(pilot: Any) -> None:
             await pilot.pause()
             return
     raise AssertionError("workers never settled")
+
+
+async def type_text(pilot: Any, text: str) -> None:
+    """Type ``text`` as one burst (every key posted in one tick, as a paste or a fast typist
+    delivers it), settle once, and check that the focused input holds it.
+
+    For typing that sets a test up (a query, a reason, an id). ``pilot.press(*text)`` waits for
+    the app to go idle twice per key, at least two of Textual's idle steps a letter and far more
+    under load; tests of how keystrokes are handled one by one press them one by one.
+    """
+    app = pilot.app
+    for character in text:
+        # The key names ``pilot.press`` gives a single character (``space``, ``colon``, ...).
+        app.post_message(events.Key(_character_to_key(character), character))
+    await settle(pilot)
+    focused = app.focused
+    assert isinstance(focused, Input), f"{text!r} typed, but {focused!r} has the focus"
+    assert text in focused.value, f"{text!r} typed, the input holds {focused.value!r}"
 
 
 async def _wait_for_workers(app: Any) -> None:

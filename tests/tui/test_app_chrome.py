@@ -34,7 +34,7 @@ from cwtui.widgets.message import MessageView
 from cwtui.widgets.nav import NavList, NavTable
 from cwtui.widgets.results import ResultsList
 from cwtui.widgets.sessions_table import SessionsTable
-from tests.tui.conftest import SIZE, AppFactory, settle
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text
 
 pytestmark = pytest.mark.anyio
 
@@ -111,7 +111,7 @@ async def test_the_palette_runs_screen_actions(filled_home: Path, app_for: AppFa
         assert isinstance(screen, TranscriptScreen) and not screen.show_thinking
         await pilot.press("ctrl+p")
         await pilot.pause()
-        await pilot.press(*"Thinking")
+        await type_text(pilot, "Thinking")
         await settle(pilot)  # the palette gathers its hits in a worker
         await pilot.press("enter")
         await settle(pilot)

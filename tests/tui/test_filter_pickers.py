@@ -18,7 +18,7 @@ from cwtui.screens.search import SearchScreen
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.widgets.filter_picker import FilterPicker, next_time, set_token, token_value
 from cwtui.widgets.projects import ProjectList
-from tests.tui.conftest import SIZE, AppFactory, settle
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text
 from tests.tui.test_bursts import assert_running_cleanly, burst
 from tests.tui.test_search_screen import open_search, plain, static_text
 
@@ -165,7 +165,8 @@ async def test_a_filter_error_leaves_the_toggles_and_the_standing_filters(
         screen = await open_search(pilot, "queue")
         await pilot.press("f5")
         await settle(pilot)
-        await pilot.press(*"project:delta", "enter")
+        await type_text(pilot, "project:delta")
+        await pilot.press("enter")
         await settle(pilot)
         assert screen.filter_text == "project:delta"
 
@@ -173,7 +174,8 @@ async def test_a_filter_error_leaves_the_toggles_and_the_standing_filters(
         burst(app, "f5", "ctrl+u")
         await settle(pilot)
         assert isinstance(app.screen, PromptScreen)
-        await pilot.press(*"since:notadate", "enter", "enter")
+        await type_text(pilot, "since:notadate")
+        await pilot.press("enter", "enter")
         await settle(pilot)
         assert_running_cleanly(app)
         assert isinstance(app.screen, SearchScreen)
@@ -185,7 +187,7 @@ async def test_a_filter_error_leaves_the_toggles_and_the_standing_filters(
         # A bad value typed inline: named on its own line; the toggles line keeps its width.
         toggles = screen.query_one("#search-toggles")
         width = toggles.size.width
-        await pilot.press(*" since:notadate-with-a-long-tail-to-fill-the-status")
+        await type_text(pilot, " since:notadate-with-a-long-tail-to-fill-the-status")
         await settle(pilot)
         assert "is not a date" in static_text(screen, "#search-problems")
         assert screen.query_one("#search-problems").display

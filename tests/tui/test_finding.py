@@ -22,7 +22,8 @@ from cwtui.screens.search import QueryInput
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.sessions_table import SessionsTable
-from tests.tui.conftest import SIZE, AppFactory, settle
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text
+from tests.tui.test_bursts import burst
 from tests.tui.test_search_screen import open_search, plain, static_text
 
 pytestmark = pytest.mark.anyio
@@ -94,7 +95,8 @@ async def test_standing_filters_stay_and_history_brings_a_search_back(
         await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, PromptScreen)
-        await pilot.press(*"project:delta agent:claude-code", "enter")
+        await type_text(pilot, "project:delta agent:claude-code")
+        await pilot.press("enter")
         await settle(pilot)
         assert last_request().project == "delta" and last_request().agent == "claude-code"
         assert "project:delta" in plain(screen.toggles_text(140))
@@ -108,7 +110,12 @@ async def test_standing_filters_stay_and_history_brings_a_search_back(
         empty = static_text(screen, "#search-empty")
         assert empty.startswith("No results for “socket path” with project delta, agent")
         assert "fewer filters (F5" in empty and "agent" not in empty.split("\n")[1]
-        await pilot.press("f5", *["backspace"] * 40, "enter")  # clear them
+        await pilot.press("f5")
+        burst(app, *["backspace"] * 40)  # clear them (one burst: each press waits for idle)
+        await settle(pilot)
+        assert isinstance(app.screen, PromptScreen)
+        assert app.screen.query_one(Input).value == ""
+        await pilot.press("enter")
         await settle(pilot)
         assert last_request().project is None and screen.hits
         await pilot.press("up")  # the earlier search, its filters with it
@@ -192,7 +199,9 @@ async def test_sessions_sort_match_and_open_by_prefix(
         await pilot.press("f7")
         await settle(pilot)
         assert len(ids()) == 8 and screen.query_one("#match-filter", Input).value == ""
-        await pilot.press("ctrl+g", *"s-gam", "enter")  # a prefix of s-gamma-1
+        await pilot.press("ctrl+g")
+        await type_text(pilot, "s-gam")  # a prefix of s-gamma-1
+        await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, TranscriptScreen)
         assert app.screen.session_id == "s-gamma-1"
@@ -232,7 +241,9 @@ async def test_hint_candidates_open_recall_and_transcript(
         await settle(pilot)
         await pilot.press("alt+4")
         await settle(pilot)
-        await pilot.press("s", *SESSION[:8], "enter")  # a prefix
+        await pilot.press("s")
+        await type_text(pilot, SESSION[:8])  # a prefix
+        await pilot.press("enter")
         await settle(pilot)
         screen = app.screen
         assert screen.session == SESSION and screen.hints

@@ -16,7 +16,15 @@ from textual.widgets import DataTable, OptionList, Static
 from cwcore.api import Archive
 from cwtui.screens.hints import EMPTY_SESSION, HintsScreen
 from tests.helpers import HomeCache
-from tests.tui.conftest import SIZE, AppFactory, _line, archive_lines, settle, write_jsonl
+from tests.tui.conftest import (
+    SIZE,
+    AppFactory,
+    _line,
+    archive_lines,
+    settle,
+    type_text,
+    write_jsonl,
+)
 
 SESSION = "s-omega-1"
 CUE = "Last time, what did we decide `REAP_DRAIN` does?"
@@ -169,7 +177,8 @@ async def test_session_by_id_and_copy(hints_home: dict[str, Any], app_for: AppFa
         screen = await _open_hints(pilot)
         await pilot.press("s")
         await settle(pilot)
-        await pilot.press(*SESSION, "enter")
+        await type_text(pilot, SESSION)
+        await pilot.press("enter")
         await settle(pilot)
         assert screen.session == SESSION
         assert len(screen.hints) == 2
@@ -178,7 +187,8 @@ async def test_session_by_id_and_copy(hints_home: dict[str, Any], app_for: AppFa
 
         await pilot.press("s")
         await settle(pilot)
-        await pilot.press(*"s-beta-1", "enter")
+        await type_text(pilot, "s-beta-1")
+        await pilot.press("enter")
         await settle(pilot)
         assert screen.hints == []
         assert EMPTY_SESSION in _text(screen, "#hints-empty")
@@ -202,7 +212,8 @@ def test_hints_snapshot(
         await settle(pilot)
         await pilot.press("s")
         await settle(pilot)
-        await pilot.press(*SESSION, "enter")
+        await type_text(pilot, SESSION)
+        await pilot.press("enter")
         await settle(pilot)
 
     assert snap_compare(app_for(hints_home["home"]), terminal_size=size, run_before=hints)
@@ -220,7 +231,8 @@ async def test_what_was_said_comes_from_the_decision_and_none_says_why(
         screen = await _open_hints(pilot)
         await pilot.press("s")
         await settle(pilot)
-        await pilot.press(*SESSION, "enter")
+        await type_text(pilot, SESSION)
+        await pilot.press("enter")
         await settle(pilot)
         keyed = [n for n, h in enumerate(screen.hints) if h.message_key.startswith("text-")]
         assert len(keyed) == 1
@@ -246,7 +258,8 @@ async def test_a_candidate_recalls_with_its_provenance(
         screen = await _open_hints(pilot)
         await pilot.press("s")
         await settle(pilot)
-        await pilot.press(*SESSION, "enter")
+        await type_text(pilot, SESSION)
+        await pilot.press("enter")
         await settle(pilot)
         screen.query_one("#hints-table", DataTable).focus()
         await pilot.press("c")

@@ -23,7 +23,8 @@ from cwtui.screens.index import IndexScreen, daemon_text, outcome_bar, sources_t
 from cwtui.screens.sessions import SessionsScreen
 from cwtui.screens.transcript import TranscriptScreen
 from cwtui.widgets.sessions_table import SessionsTable
-from tests.semantic.conftest import FakeEmbedder, engine_of
+from tests.semantic.conftest import FakeEmbedder
+from tests.support import engine_of
 from tests.tui.conftest import SIZE, AppFactory, settle
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ from cwtui.screens.prompt import PromptScreen
 from cwtui.screens.saved import SavedSearchesScreen
 from cwtui.screens.search import QueryInput, SearchScreen
 from cwtui.tui_state import SavedSearch, SearchView, TuiState
-from tests.tui.conftest import SIZE, AppFactory, settle
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text
 from tests.tui.test_bursts import assert_running_cleanly, burst
 from tests.tui.test_search_screen import open_search
 
@@ -38,7 +38,8 @@ async def test_save_then_recall_a_search(search_home: Path, app_for: AppFactory)
         screen = await open_search(pilot, "queue backend")
         await pilot.press("f4", "f5")  # relation: question; the standing filters prompt
         await settle(pilot)
-        await pilot.press(*"project:delta", "enter")
+        await type_text(pilot, "project:delta")
+        await pilot.press("enter")
         await settle(pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
@@ -47,7 +48,9 @@ async def test_save_then_recall_a_search(search_home: Path, app_for: AppFactory)
         await settle(pilot)
         prompt = app.screen
         assert isinstance(prompt, PromptScreen) and prompt.value == "queue backend"
-        await pilot.press("ctrl+u", *"queue q", "enter")  # ctrl+u: clear the name first
+        await pilot.press("ctrl+u")  # clear the name first
+        await type_text(pilot, "queue q")
+        await pilot.press("enter")
         await settle(pilot)
         assert app.screen is screen
         saved = saved_state().slot(1)
@@ -80,7 +83,8 @@ async def test_the_last_search_is_restored_on_start(search_home: Path, app_for: 
         screen = await open_search(pilot, "rocksdb")
         await pilot.press("f5")
         await settle(pilot)
-        await pilot.press(*"agent:claude-code", "enter", "f8", "f7", "f6")
+        await type_text(pilot, "agent:claude-code")
+        await pilot.press("enter", "f8", "f7", "f6")
         await settle(pilot)
         await pilot.press("ctrl+q")
     assert app._exception is None
@@ -102,7 +106,7 @@ async def test_the_last_search_is_restored_on_start(search_home: Path, app_for: 
         assert screen.last_request.agent == "claude-code" and not screen.last_request.rerank
         assert screen.hits
         # The restored query is selected: what is typed next replaces it.
-        await pilot.press(*"queue")
+        await type_text(pilot, "queue")
         await settle(pilot)
         assert bar.value == "queue"
     assert app._exception is None
@@ -117,7 +121,8 @@ async def test_restore_can_be_turned_off(
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_search(pilot, "")
         assert screen.query_one(QueryInput).value == ""
-        await pilot.press(*"queue", "ctrl+q")
+        await type_text(pilot, "queue")
+        await pilot.press("ctrl+q")
     assert saved_state().last == SearchView(query="rocksdb")  # and nothing written
 
 
@@ -153,7 +158,8 @@ async def test_a_corrupt_state_file_is_reported_once_and_replaced(
         notes = [str(n.message) for n in app._notifications]
         assert any("tui-state.json.corrupt" in note for note in notes), notes
         assert screen.query_one(QueryInput).value == ""
-        await pilot.press(*"socket", "ctrl+q")
+        await type_text(pilot, "socket")
+        await pilot.press("ctrl+q")
     assert app._exception is None
     assert (state_file().parent / "tui-state.json.corrupt").exists()
     assert saved_state().last == SearchView(query="socket")  # replaced by a good one

@@ -24,7 +24,7 @@ from cwtui.screens.unsupersede import UnsupersedeScreen
 from cwtui.widgets.message import MessageView
 from cwtui.widgets.results import ResultsList
 from cwtui.widgets.timeline import Timeline
-from tests.tui.conftest import SIZE, AppFactory, settle
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +59,7 @@ async def open_search(pilot: Any, query: str) -> SearchScreen:
     await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, SearchScreen)
-    await pilot.press(*query)
+    await type_text(pilot, query)
     await settle(pilot)
     return screen
 
@@ -172,7 +172,8 @@ async def test_toggles_no_results_and_an_empty_archive(
         assert "scope all" in static_text(screen, "#search-toggles")
         assert "relation question" in static_text(screen, "#search-toggles")
         # Every action is in the command palette too.
-        await pilot.press("ctrl+p", *"Semantic policy")
+        await pilot.press("ctrl+p")
+        await type_text(pilot, "Semantic policy")
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
@@ -233,9 +234,12 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         assert isinstance(dialog, SupersedeScreen)
         assert dialog.document_id == decision.document_id
         # Enter moves down the form and confirms on the last field.
-        await pilot.press(*"ADR 8", "enter")
+        await type_text(pilot, "ADR 8")
+        await pilot.press("enter")
         dialog.query_one("#supersede-by", Input).value = reversal.document_id
-        await pilot.press("enter", *"queue", "enter")
+        await pilot.press("enter")
+        await type_text(pilot, "queue")
+        await pilot.press("enter")
         await settle(pilot)
         assert app.screen is screen
         ids = [h.document_id for h in screen.hits]
@@ -263,7 +267,8 @@ async def test_supersede_hides_the_result_and_the_audit_view_keeps_it(
         await settle(pilot)
         undo = app.screen
         assert isinstance(undo, UnsupersedeScreen)
-        await pilot.press(*"holds after all", "enter")
+        await type_text(pilot, "holds after all")
+        await pilot.press("enter")
         await settle(pilot)
         assert app.screen is audit
         assert audit.doc is not None and audit.doc.state == "live"
@@ -280,7 +285,8 @@ async def test_a_failed_change_keeps_the_dialog_open_with_its_button_back(
         dialog = UnsupersedeScreen(live)
         await app.push_screen(dialog)
         await settle(pilot)
-        await pilot.press(*"no reason", "enter")  # a live document has nothing to undo
+        await type_text(pilot, "no reason")
+        await pilot.press("enter")  # a live document has nothing to undo
         await settle(pilot)
         assert app.screen is dialog
         assert not dialog.query_one("#unsupersede-go").disabled

@@ -14,7 +14,7 @@ from cwtui.app import make_app
 from cwtui.screens.sessions import EMPTY_ARCHIVE, SessionsScreen
 from cwtui.widgets.projects import ProjectList
 from cwtui.widgets.sessions_table import SessionsTable
-from tests.tui.conftest import SIZE, AppFactory, settle
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text
 
 pytestmark = pytest.mark.anyio
 
@@ -82,7 +82,9 @@ async def test_filter_by_agent_and_since(filled_home: Path, app_for: AppFactory)
         await settle(pilot)
         assert row_ids(screen) == ["s-beta-1", "s-alpha-2"]
 
-        await pilot.press("f4", *"2026-11-10", "enter")
+        await pilot.press("f4")
+        await type_text(pilot, "2026-11-10")
+        await pilot.press("enter")
         await settle(pilot)
         assert row_ids(screen) == ["s-beta-1"]
 
@@ -93,7 +95,9 @@ async def test_filter_by_agent_and_since(filled_home: Path, app_for: AppFactory)
         assert row_ids(screen) == ["s-alpha-1", "s-beta-1"]
 
         # A value that is not a date is a notification; the filter stays as it was.
-        await pilot.press("f4", "ctrl+u", *"last tuesday", "enter")
+        await pilot.press("f4", "ctrl+u")
+        await type_text(pilot, "last tuesday")
+        await pilot.press("enter")
         await settle(pilot)
         assert screen.filters.since == "2026-11-13T12:00:00.000Z"
         assert row_ids(screen) == ["s-alpha-1", "s-beta-1"]

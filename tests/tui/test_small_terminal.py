@@ -18,7 +18,8 @@ from cwtui.screens.partial import PartialScreen
 from cwtui.screens.supersede import SupersedeScreen
 from cwtui.screens.unsupersede import UnsupersedeScreen
 from cwtui.widgets.footer import KeysFooter, layout
-from tests.tui.conftest import AppFactory, settle
+from tests.support import store_of
+from tests.tui.conftest import AppFactory, settle, type_text
 from tests.tui.test_search_screen import open_search, plain
 
 pytestmark = pytest.mark.anyio
@@ -113,7 +114,8 @@ async def test_undo_a_supersession_from_the_audit_view(
         await pilot.press("U")
         await settle(pilot)
         assert isinstance(app.screen, UnsupersedeScreen)
-        await pilot.press(*"it holds after all", "enter")
+        await type_text(pilot, "it holds after all")
+        await pilot.press("enter")
         await settle(pilot)
         assert app.screen is audit and audit.doc.state == "live"  # reloaded on resume
         undone = audit.doc.versions[0].unsuperseded
@@ -129,13 +131,13 @@ async def test_partial_documents_and_the_rebuild_badge(
     from cwcore.store import codec
 
     with Archive.open(search_home, embedded=True) as archive:
-        engine = archive.engine
-        key, value = next(iter(engine.store.scan("windows", DOC_WINDOWS.prefix())))
+        store = store_of(archive)
+        key, value = next(iter(store.scan("windows", DOC_WINDOWS.prefix())))
         mark = codec.decode_record(value)
         mark["outcomes"]["exact"] = "partial"
-        batch = engine.store.batch()
+        batch = store.batch()
         batch.put("windows", key, codec.encode_record(mark))
-        engine.store.commit(batch)
+        store.commit(batch)
     app = app_for(search_home)
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)

@@ -14,7 +14,7 @@ import pytest
 
 from cwcore.api import Archive
 from cwtui.screens.search import SearchScreen
-from tests.tui.conftest import AppFactory, settle
+from tests.tui.conftest import AppFactory, settle, type_text
 
 SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
 
@@ -88,7 +88,7 @@ async def _search(pilot: Any, query: str = "queue backend") -> None:
     await settle(pilot)
     await pilot.press("alt+2")
     await settle(pilot)
-    await pilot.press(*query)
+    await type_text(pilot, query)
     await settle(pilot)
     await pilot.press("enter", "down")  # the full search; the second result
     await settle(pilot)
@@ -143,7 +143,9 @@ def test_supersede_dialog(
         await _search(pilot)
         await pilot.press("ctrl+x")
         await settle(pilot)
-        await pilot.press(*"ADR 0008", "enter", "enter", *"queue")
+        await type_text(pilot, "ADR 0008")
+        await pilot.press("enter", "enter")
+        await type_text(pilot, "queue")
         await settle(pilot)
 
     assert snap_compare(app_for(search_home), terminal_size=size, run_before=dialog)

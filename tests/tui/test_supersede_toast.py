@@ -12,7 +12,7 @@ from cwtui.screens.document import DocumentScreen
 from cwtui.screens.search import SearchScreen
 from cwtui.screens.supersede import RecentSupersede, SupersedeScreen
 from cwtui.widgets.results import ResultsList
-from tests.tui.conftest import SIZE, AppFactory, settle
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text
 from tests.tui.test_search_screen import open_search
 
 pytestmark = pytest.mark.anyio
@@ -43,7 +43,8 @@ async def test_the_audit_key_opens_the_document_just_superseded(
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, SupersedeScreen)
-        await pilot.press(*"reversed", "enter", "enter", "enter")  # reason, by, subject
+        await type_text(pilot, "reversed")
+        await pilot.press("enter", "enter", "enter")  # reason, by, subject
         await settle(pilot)
         assert app.screen is screen
         assert hit.document_id not in [h.document_id for h in screen.hits]

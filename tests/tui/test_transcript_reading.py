@@ -17,7 +17,7 @@ from cwtui.widgets.footer import KeysFooter
 from cwtui.widgets.message import FOLD_PAGE, MessageView
 from cwtui.widgets.transcript_view import TranscriptView
 from tests.helpers import HomeCache
-from tests.tui.conftest import SIZE, AppFactory, settle, write_jsonl
+from tests.tui.conftest import SIZE, AppFactory, settle, type_text, write_jsonl
 
 pytestmark = pytest.mark.anyio
 
@@ -107,7 +107,8 @@ async def test_open_at_a_hit_lands_on_it_and_stays_there(
         await settle(pilot)
         await pilot.press("alt+2")
         await settle(pilot)
-        await pilot.press(*"zebracorn", "enter")
+        await type_text(pilot, "zebracorn")
+        await pilot.press("enter")
         await settle(pilot)
         search = app.screen
         assert isinstance(search, SearchScreen)
@@ -185,7 +186,9 @@ async def test_find_reaches_into_folded_output_and_steps_through_matches(
     app = app_for(long_home)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_long(pilot)
-        await pilot.press("slash", *"needle9", "enter")
+        await pilot.press("slash")
+        await type_text(pilot, "needle9")
+        await pilot.press("enter")
         await settle(pilot)
         hit = current(screen)
         # The only match is the last line of the folded 1,701-line output: opened to it.
@@ -198,7 +201,9 @@ async def test_find_reaches_into_folded_output_and_steps_through_matches(
         await pilot.press("escape")  # closes find first …
         await pilot.pause()
         assert not screen.query_one("#find-bar").display and app.screen is screen
-        await pilot.press("slash", *"message number 1", "enter")
+        await pilot.press("slash")
+        await type_text(pilot, "message number 1")
+        await pilot.press("enter")
         await settle(pilot)
         first = current(screen).number
         await pilot.press("n")
@@ -302,7 +307,9 @@ async def test_titles_show_in_the_table_and_header_and_find_reaches_thinking(
         )
         thinking = next(v for v in screen.query(MessageView) if v.message.kind == "thinking")
         assert not thinking.display  # hidden until t …
-        await pilot.press("slash", *"monotonic", "enter")  # … or until a find lands in it
+        await pilot.press("slash")
+        await type_text(pilot, "monotonic")
+        await pilot.press("enter")  # … or until a find lands in it
         await settle(pilot)
         assert current(screen) is thinking and thinking.display and screen.show_thinking
 
