@@ -237,6 +237,10 @@ class _DenseArrays:
         self.counts = np.zeros(capacity, np.uint8)
         self.member = np.zeros(capacity, bool)
 
+    @property
+    def nbytes(self) -> int:
+        return self.scores.nbytes + self.masks.nbytes + self.counts.nbytes + self.member.nbytes
+
 
 class _DensePool:
     """Dense accumulator arrays kept between queries, at most :data:`DENSE_POOL` sets.
@@ -272,6 +276,10 @@ class _DensePool:
         with self._lock:
             self._free.clear()
 
+    def kept_bytes(self) -> int:
+        with self._lock:
+            return sum(a.nbytes for a in self._free)
+
 
 _POOL = _DensePool()
 
@@ -280,6 +288,11 @@ def release_buffers() -> None:
     """Drop the dense accumulator arrays kept between queries (they are allocated again by the
     next query that needs them)."""
     _POOL.clear()
+
+
+def kept_buffer_bytes() -> int:
+    """Bytes of the dense accumulator arrays kept between queries."""
+    return _POOL.kept_bytes()
 
 
 class _Dense:
