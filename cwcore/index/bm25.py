@@ -518,14 +518,12 @@ def _search_once(
     remaining = np.cumsum(bounds[::-1])[::-1] if bounds else np.empty(0)
 
     query = _Query(n_docs, avgdl, retired, weights, k1, b)
-    cands = _candidates(manifest, [plans[i] for i in present])
-    if only is not None:
+    if only is None:
+        cands = _candidates(manifest, [plans[i] for i in present])
+    else:
         scope = np.asarray(only, dtype=np.uint32)
         scope = scope[~hider.hidden(scope, np.isin(scope, retired) if len(retired) else None)]
-        if isinstance(cands, _Dense):
-            cands.restrict(scope)
-        else:
-            cands = _Sparse(scope)
+        cands = _scoped(manifest, [plans[i] for i in present], scope)
     spent = 0
     seen = 0.0
     truncated = False
@@ -598,6 +596,20 @@ def _candidates(manifest: Manifest, plans: list[TermPlan]) -> _Sparse | _Dense:
     if span <= DENSE_SPAN and postings * DENSE_DENSITY >= span:
         return _Dense(base, span)
     return _Sparse()
+
+
+def _scoped(manifest: Manifest, plans: list[TermPlan], scope: U32Array) -> _Sparse | _Dense:
+    """The accumulator of a scoped query, whose candidates are the ``scope`` ordinals from the
+    start (every term only scores them). A scope much smaller than the query's postings is kept
+    sparse: each block is then searched for the scope's ordinals in it (a binary search each)
+    rather than every posting of the block being tested against a dense membership array."""
+    if len(scope) * DENSE_DENSITY < sum(p.df for p in plans):
+        return _Sparse(scope)
+    cands = _candidates(manifest, plans)
+    if isinstance(cands, _Dense):
+        cands.restrict(scope)
+        return cands
+    return _Sparse(scope)
 
 
 def _upper_bound(

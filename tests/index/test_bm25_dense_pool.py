@@ -1,7 +1,7 @@
 """The dense accumulator's arrays are kept between queries (``bm25._DensePool``): a query on
 kept arrays answers exactly as one on fresh arrays, the arrays go back all zero, a query that
 fails part-way does not give its arrays back, and the pruning test is not repeated once the
-remaining terms are pruned."""
+remaining terms are pruned. A scope much smaller than the query's postings is scored sparse."""
 
 from __future__ import annotations
 
@@ -158,3 +158,28 @@ def test_pruning_is_not_tested_again_once_it_holds(
     assert "kth" not in events[events.index("existing") :]
     expected = sorted(zip((-full.scores).tolist(), full.ordinals.tolist(), strict=True))[:5]
     assert top.ordinals.tolist() == [o for _, o in expected]
+
+
+def test_a_small_scope_is_scored_sparse_with_the_same_answer(
+    index: PostingIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+    real = bm25._scoped
+
+    def noted(*args: object) -> bm25._Sparse | bm25._Dense:
+        cands = real(*args)  # type: ignore[arg-type]
+        made.append(type(cands).__name__)
+        return cands
+
+    monkeypatch.setattr(bm25, "_scoped", noted)
+    reader = index.reader()
+    terms = ["w0", "w1", "w2", "w5", "w30"]  # common terms: thousands of postings
+    small = np.arange(0, 600, 40, dtype=np.uint32)  # 15 windows
+    got = _answer(bm25.search(reader, terms, k=10, only=small))
+    with accumulator("dense"):  # the dense accumulator restricted to the same scope
+        dense = _answer(bm25.search(reader, terms, k=10, only=small))
+    assert made == ["_Sparse", "_Dense"]
+    assert got == dense
+    wide = np.arange(0, 600, 1, dtype=np.uint32)  # a scope as large as the archive: dense
+    bm25.search(reader, terms, k=10, only=wide)
+    assert made[-1] == "_Dense"
