@@ -530,8 +530,8 @@ def _search_once(
     dfs: dict[str, int] = {}
     # Once the remaining terms are pruned they stay pruned: their summed bound only shrinks,
     # ``seen`` only grows and, with no negative weight, no score (so not the k-th) ever falls.
-    # The test (and its k-th score) is then not computed again.
-    latch = all(weights.get(plans[i].term, 1.0) >= 0 for i in present)
+    # The test (and its k-th score) is then not computed again. A scope prunes every term.
+    latch = only is not None or all(weights.get(plans[i].term, 1.0) >= 0 for i in present)
     pruned = only is not None
     for step, i in enumerate(present):
         plan = plans[i]

@@ -183,3 +183,14 @@ def test_a_small_scope_is_scored_sparse_with_the_same_answer(
     wide = np.arange(0, 600, 1, dtype=np.uint32)  # a scope as large as the archive: dense
     bm25.search(reader, terms, k=10, only=wide)
     assert made[-1] == "_Dense"
+
+
+@pytest.mark.parametrize("mode", ["auto", "sparse", "dense"])
+def test_a_scope_holds_with_a_negative_weight(index: PostingIndex, mode: str) -> None:
+    """A negative query weight turns the pruning latch off; a scope must still restrict every
+    term to its windows."""
+    scope = np.arange(0, 600, 7, dtype=np.uint32)
+    terms = ["w3", "w0", "w1", "w2"]
+    with accumulator(mode):
+        hits = bm25.search(index.reader(), terms, k=600, only=scope, weights={"w1": -0.5})
+    assert len(hits) and set(hits.ordinals.tolist()) <= set(scope.tolist())
