@@ -22,6 +22,7 @@ import cwcore
 from cwcore import clock, config, heap, private
 from cwcore.errors import InvalidInput, ModelUnavailable, excerpt
 from cwcore.hints import frozen
+from cwcore.index import bm25
 from cwcore.index.worker import IndexWorker
 from cwcore.markdown.limits import Limits
 from cwcore.retrieve.locator import Signer, expire_leases, leased_documents, load_key
@@ -396,6 +397,7 @@ class Engine:
         if self.quiet_for() < quiet_s:
             return False
         self._heap_trimmed_at = now
+        bm25.release_buffers()  # the accumulator arrays kept for the next search
         return heap.trim()
 
     def _record_permissions(self) -> None:

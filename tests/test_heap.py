@@ -14,6 +14,7 @@ import pytest
 from cwcore import heap
 from cwcore.api import Archive
 from cwcore.engine import HEAP_TRIM_QUIET_S
+from cwcore.index import bm25
 from tests.helpers import REPO
 from tests.support import engine_of, index_idle_for, sample_compaction
 
@@ -35,7 +36,10 @@ def test_the_engine_trims_once_per_quiet_period(
     quiet["s"] = HEAP_TRIM_QUIET_S + 1
     assert not engine.trim_heap()  # the index worker was busy just now (the open)
     index_idle_for(engine, HEAP_TRIM_QUIET_S + 1)
+    bm25._POOL.give(bm25._POOL.take(1000))  # arrays a search kept for the next one
+    assert bm25.kept_buffer_bytes() > 0
     assert engine.trim_heap() and trims == [True]
+    assert bm25.kept_buffer_bytes() == 0  # dropped with the trim
     assert not engine.trim_heap() and trims == [True]  # nothing happened since: not again
     monkeypatch.undo()
     monkeypatch.setattr(heap, "trim", lambda: trims.append(True) or True)

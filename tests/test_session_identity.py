@@ -22,6 +22,7 @@ from cwcore.store.rocks import Store
 from cwtui.cli import app
 from tests.helpers import write_jsonl
 from tests.importers.golden_support import FIXTURES
+from tests.support import store_of
 
 runner = CliRunner()
 SID = "quote-123"
@@ -287,3 +288,25 @@ def test_names_no_key_can_hold_name_no_session(archive: Archive) -> None:
     for name in ("a\x00b", "x" * 600, "codex:" + "y" * 600, "\udc00abc"):
         with pytest.raises((NotFound, InvalidInput)):
             archive.resolve_session(name)
+
+
+def test_resolving_many_names_answers_as_one_by_one(tmp_path: Path, archive: Archive) -> None:
+    archive.import_paths([codex_rollout(tmp_path / "codex")])
+    archive.import_paths([openclaw_session(tmp_path / "home")])
+    store = store_of(archive)
+    names = [f"openclaw:{SID}", "missing", SID, "a\x00b", "x" * 600, f"codex:{SID}", "quote"]
+    expected = [identity.resolve(store, n) for n in names]
+    assert expected[:3] == [f"openclaw:{SID}", None, SID]
+    assert identity.resolve_many(store, names) == expected
+    assert identity.resolve_many(store, []) == []
+    # The bare id's owner forgotten: the native id names two sessions, and the error is the
+    # one resolving the names in order meets first.
+    archive.import_paths([codex_rollout(tmp_path / "pi-like", "other-1")])
+    archive.forget(SID)
+    batch = store.batch()
+    batch.put("scopes", keys.SESSION_NATIVE.encode(SID, "pi"), b"pi:" + SID.encode())
+    store.commit(batch)
+    with pytest.raises(NotFound, match="shared by 2 agents"):
+        identity.resolve(store, SID)
+    with pytest.raises(NotFound, match="shared by 2 agents"):
+        identity.resolve_many(store, ["other-1", "missing", SID, f"openclaw:{SID}"])

@@ -25,6 +25,7 @@ match only the common terms.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -56,6 +57,13 @@ MAX_QUERY_TERMS = 64
 #: (≈ 18 bytes per ordinal: 18 MB at the limit) and its postings times DENSE_DENSITY reach it.
 DENSE_SPAN = 1 << 20
 DENSE_DENSITY = 8
+#: Sets of dense accumulator arrays kept between queries (:class:`_DensePool`): enough for the
+#: searches that run at once, each set 18 bytes per ordinal of the archive (1.8 MB at 100k).
+DENSE_POOL = 2
+# A kept set's capacity is a multiple of this many ordinals.
+_POOL_QUANTUM = 1 << 16
+# The sorted members come from a sort while members × this < span, else from a scan of the span.
+_SORT_RATIO = 8
 _RETRIES = 5
 # Relative slack on the pruning test so float rounding never prunes a document that could tie.
 _SLACK = 1e-9
@@ -213,20 +221,102 @@ class _Sparse:
         best = matched[_top(self.scores[matched], self.ordinals[matched], k)]
         return self.ordinals[best], self.scores[best], self.counts[best], self.masks[best]
 
+    def release(self) -> None:
+        """Nothing to give back: the arrays are the query's own."""
+
+
+class _DenseArrays:
+    """The four arrays of a dense accumulator, ``capacity`` entries each, all zero (False)
+    between queries: :class:`_Dense` writes only at its members and zeroes exactly those when
+    it is done, so the arrays can serve the next query without being allocated again."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.scores = np.zeros(capacity, np.float64)
+        self.masks = np.zeros(capacity, np.uint64)
+        self.counts = np.zeros(capacity, np.uint8)
+        self.member = np.zeros(capacity, bool)
+
+    @property
+    def nbytes(self) -> int:
+        return self.scores.nbytes + self.masks.nbytes + self.counts.nbytes + self.member.nbytes
+
+
+class _DensePool:
+    """Dense accumulator arrays kept between queries, at most :data:`DENSE_POOL` sets.
+
+    A fresh set costs its whole span in page faults and zeroing however few candidates a query
+    has (about 1 ms at 100k ordinals, 5 ms at 500k: more than the scoring itself); a kept set
+    costs only the entries the query wrote. Each query takes a set for itself (searches may run
+    on several threads) and gives it back zeroed; :func:`release_buffers` drops the kept sets
+    (the daemon's quiet-period heap trim)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: list[_DenseArrays] = []
+
+    def take(self, span: int) -> _DenseArrays:
+        with self._lock:
+            fits = [a for a in self._free if a.capacity >= span]
+            if fits:
+                best = min(fits, key=lambda a: a.capacity)
+                self._free.remove(best)
+                return best
+        # Rounded up so an archive that grows a little does not allocate a new set per query.
+        return _DenseArrays(-(-span // _POOL_QUANTUM) * _POOL_QUANTUM)
+
+    def give(self, arrays: _DenseArrays) -> None:
+        with self._lock:
+            self._free.append(arrays)
+            # The largest sets serve every span the smaller ones could.
+            self._free.sort(key=lambda a: -a.capacity)
+            del self._free[DENSE_POOL:]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._free.clear()
+
+    def kept_bytes(self) -> int:
+        with self._lock:
+            return sum(a.nbytes for a in self._free)
+
+
+_POOL = _DensePool()
+
+
+def release_buffers() -> None:
+    """Drop the dense accumulator arrays kept between queries (they are allocated again by the
+    next query that needs them)."""
+    _POOL.clear()
+
+
+def kept_buffer_bytes() -> int:
+    """Bytes of the dense accumulator arrays kept between queries."""
+    return _POOL.kept_bytes()
+
 
 class _Dense:
     """Candidates in arrays indexed by ``ordinal - base``: every step is a linear scatter or
     gather, no binary search. Used when the query's ordinal span is at most :data:`DENSE_SPAN`
-    and its postings are many relative to that span."""
+    and its postings are many relative to that span.
+
+    The arrays come zeroed from :data:`_POOL` and the members (the indices ever written) are
+    kept as a list, so apart from the scoring itself the work is in proportion to the
+    candidates, not to the span: the k-th score, the final top k and the sorted members read
+    only the members, and :meth:`release` zeroes only them."""
 
     def __init__(self, base: int, span: int) -> None:
         self.base = base
         self.span = span
-        self.scores = np.zeros(span, np.float64)
-        self.masks = np.zeros(span, np.uint64)
-        self.counts = np.zeros(span, np.uint8)
-        self.member = np.zeros(span, bool)
+        self._arrays: _DenseArrays | None = _POOL.take(span)
+        arrays = self._arrays
+        self.scores = arrays.scores[:span]
+        self.masks = arrays.masks[:span]
+        self.counts = arrays.counts[:span]
+        self.member = arrays.member[:span]
         self.size = 0
+        # Indices (ordinal - base) that became members, one array per step, in no order.
+        self._added: list[npt.NDArray[np.intp]] = []
         # The candidates' ordinals, sorted, while no term added any (the existing-only terms
         # after pruning all score the same set).
         self._members: U32Array | None = None
@@ -234,32 +324,49 @@ class _Dense:
     def __len__(self) -> int:
         return self.size
 
+    def _rel(self) -> npt.NDArray[np.intp]:
+        """Every member's index, each once, in no particular order."""
+        if len(self._added) != 1:
+            self._added = [np.concatenate(self._added) if self._added else np.empty(0, np.intp)]
+        return self._added[0]
+
+    def _join(self, rel: npt.NDArray[np.intp]) -> None:
+        """Make the indices ``rel`` (distinct) members."""
+        fresh = rel[~self.member[rel]]
+        if len(fresh):
+            self._added.append(fresh)
+            self.size += len(fresh)
+            self.member[fresh] = True
+            self._members = None
+
     def restrict(self, ordinals: U32Array) -> None:
         """Make ``ordinals`` (those inside the span) the candidates, with zero scores."""
-        rel = ordinals.astype(np.int64) - self.base
-        rel = rel[(rel >= 0) & (rel < self.span)]
-        self.member[rel] = True
-        self.size = int(self.member.sum())
-        self._members = None
+        rel = ordinals.astype(np.intp) - self.base
+        self._join(np.unique(rel[(rel >= 0) & (rel < self.span)]))
 
     def kth(self, k: int) -> float:
-        return _kth(self.scores[self.member], k) if self.size >= k else float("-inf")
+        # The members' scores, whatever their order: the k-th largest is the same value.
+        return _kth(self.scores[self._rel()], k) if self.size >= k else float("-inf")
 
     def add(self, ordinals: U32Array, scores: F64Array, bit: np.uint64) -> None:
         rel = ordinals.astype(np.intp) - self.base  # a term's ordinals are distinct
-        self.size += len(rel) - int(self.member[rel].sum())
-        self.member[rel] = True
+        self._join(rel)
         self.scores[rel] += scores
         self.masks[rel] |= bit
         self.counts[rel] += np.uint8(1)
-        self._members = None
 
     def score_existing(
         self, reader: PostingReader, plan: TermPlan, query: _Query, bit: np.uint64
     ) -> int:
         members = self._members
         if members is None:
-            members = np.flatnonzero(self.member).astype(np.uint32) + np.uint32(self.base)
+            # The same sorted array either way: sorting the members costs less than scanning
+            # the span while they are few in it.
+            if self.size * _SORT_RATIO < self.span:
+                rel = np.sort(self._rel())
+            else:
+                rel = np.flatnonzero(self.member)
+            members = rel.astype(np.uint32) + np.uint32(self.base)
             self._members = members
         views = reader.views(plan, members, query.retired)
         retired_seen = sum(retired_in(v.ordinals, query.retired) for v in views)
@@ -280,11 +387,26 @@ class _Dense:
     def finish(
         self, k: int
     ) -> tuple[U32Array, F64Array, npt.NDArray[np.uint8], npt.NDArray[np.uint64]]:
-        matched = np.flatnonzero(self.counts)
+        rel = self._rel()
+        matched = rel[self.counts[rel] > 0]
         ordinals = matched.astype(np.uint32) + np.uint32(self.base)
+        # _top orders by score, then ordinal (distinct): the order of ``matched`` is irrelevant.
         best = _top(self.scores[matched], ordinals, k)
         at = matched[best]
         return ordinals[best], self.scores[at], self.counts[at], self.masks[at]
+
+    def release(self) -> None:
+        """Zero the members' entries and give the arrays back to the pool (once; the
+        accumulator is not used afterwards)."""
+        arrays, self._arrays = self._arrays, None
+        if arrays is None:
+            return
+        rel = self._rel()
+        self.scores[rel] = 0.0
+        self.masks[rel] = 0
+        self.counts[rel] = 0
+        self.member[rel] = False
+        _POOL.give(arrays)
 
 
 def _kth(scores: F64Array, k: int) -> float:
@@ -396,27 +518,31 @@ def _search_once(
     remaining = np.cumsum(bounds[::-1])[::-1] if bounds else np.empty(0)
 
     query = _Query(n_docs, avgdl, retired, weights, k1, b)
-    cands = _candidates(manifest, [plans[i] for i in present])
-    if only is not None:
+    if only is None:
+        cands = _candidates(manifest, [plans[i] for i in present])
+    else:
         scope = np.asarray(only, dtype=np.uint32)
         scope = scope[~hider.hidden(scope, np.isin(scope, retired) if len(retired) else None)]
-        if isinstance(cands, _Dense):
-            cands.restrict(scope)
-        else:
-            cands = _Sparse(scope)
+        cands = _scoped(manifest, [plans[i] for i in present], scope)
     spent = 0
     seen = 0.0
     truncated = False
     dfs: dict[str, int] = {}
+    # Once the remaining terms are pruned they stay pruned: their summed bound only shrinks,
+    # ``seen`` only grows and, with no negative weight, no score (so not the k-th) ever falls.
+    # The test (and its k-th score) is then not computed again. A scope prunes every term.
+    latch = only is not None or all(weights.get(plans[i].term, 1.0) >= 0 for i in present)
+    pruned = only is not None
     for step, i in enumerate(present):
         plan = plans[i]
         bit = np.uint64(1) << np.uint64(i)
         # No score can exceed the bounds of the terms scored so far (``seen``): while the rest
         # may add as much, the k-th score cannot prune them and is not computed.
         rest = float(remaining[step]) * (1.0 + _SLACK)
-        existing_only = only is not None or (
+        existing_only = pruned or (
             len(cands) >= k and rest < seen * (1.0 + _BOUND_ROUNDING) and rest < cands.kth(k)
         )
+        pruned = existing_only and latch
         seen += bounds[step]
         limit = budget - spent
         if not existing_only and limit <= 0:
@@ -451,6 +577,9 @@ def _search_once(
         )
     reader.check(snap)
     ordinals, scores, counts, masks = cands.finish(k)
+    # Only a query that ran to its end gives its arrays back: one interrupted part-way (a
+    # changed manifest, an error) may have written entries it had not listed yet.
+    cands.release()
     return Hits(ordinals, scores, counts, masks, terms, dfs, n_docs, avgdl, spent, truncated)
 
 
@@ -467,6 +596,20 @@ def _candidates(manifest: Manifest, plans: list[TermPlan]) -> _Sparse | _Dense:
     if span <= DENSE_SPAN and postings * DENSE_DENSITY >= span:
         return _Dense(base, span)
     return _Sparse()
+
+
+def _scoped(manifest: Manifest, plans: list[TermPlan], scope: U32Array) -> _Sparse | _Dense:
+    """The accumulator of a scoped query, whose candidates are the ``scope`` ordinals from the
+    start (every term only scores them). A scope much smaller than the query's postings is kept
+    sparse: each block is then searched for the scope's ordinals in it (a binary search each)
+    rather than every posting of the block being tested against a dense membership array."""
+    if len(scope) * DENSE_DENSITY < sum(p.df for p in plans):
+        return _Sparse(scope)
+    cands = _candidates(manifest, plans)
+    if isinstance(cands, _Dense):
+        cands.restrict(scope)
+        return cands
+    return _Sparse(scope)
 
 
 def _upper_bound(

@@ -59,12 +59,21 @@ def pack_count(n: int) -> bytes:
 def session_wid_ranges(store: Store, session: str) -> list[tuple[int, int]]:
     """``(first wid, count)`` of every indexed document version of a session (binary keys only:
     a scope filter reads no JSON)."""
+    return sessions_wid_ranges(store, [session])
+
+
+def sessions_wid_ranges(store: Store, sessions: list[str]) -> list[tuple[int, int]]:
+    """:func:`session_wid_ranges` of each of ``sessions`` in turn, concatenated, read through
+    one iterator."""
     out = []
-    prefix = SESSION_WIDS.prefix(session)
-    size = len(prefix) + _U32.size  # the first wid is the key's last field: 4 bytes
-    for key, value in store.scan("windows", prefix):
-        first = int.from_bytes(key[-4:], "big") if len(key) == size else SESSION_WIDS.decode(key)[1]
-        out.append((int(first), int(_U32.unpack(value)[0])))
+    prefixes = [SESSION_WIDS.prefix(session) for session in sessions]
+    for prefix, found in zip(prefixes, store.scan_prefixes("windows", prefixes), strict=True):
+        size = len(prefix) + _U32.size  # the first wid is the key's last field: 4 bytes
+        for key, value in found:
+            first = (
+                int.from_bytes(key[-4:], "big") if len(key) == size else SESSION_WIDS.decode(key)[1]
+            )
+            out.append((int(first), int(_U32.unpack(value)[0])))
     return out
 
 

@@ -119,7 +119,7 @@ def scope_wids(store: Store, scope: Scope) -> np.ndarray | None:
         sessions = frozenset(str(keys.PROJECT_SESSION.decode(k)[1]) for k, _ in found)
     if sessions is None or len(sessions) > MAX_SCOPE_SESSIONS:
         return None
-    ranges = [r for session in sorted(sessions) for r in derived.session_wid_ranges(store, session)]
+    ranges = derived.sessions_wid_ranges(store, sorted(sessions))
     if not ranges:
         return np.empty(0, dtype=np.uint32)
     # Every range expanded at once: each wid is its range's first wid plus its offset in it.

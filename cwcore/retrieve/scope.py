@@ -66,7 +66,8 @@ def resolve(reader: Reader, req: SearchRequest) -> Scope:
     if req.sessions:
         # ``<agent>:<id>`` names one agent's session; a bare id two agents share is an error
         # naming both (cwcore.store.identity), never a silent pick of one.
-        named = tuple(identity.resolve(reader.store, s) or s for s in req.sessions)
+        found = identity.resolve_many(reader.store, req.sessions)
+        named = tuple(r or s for r, s in zip(found, req.sessions, strict=True))
         if named != req.sessions:
             req = dataclasses.replace(req, sessions=named)
     if req.scope == "session":

@@ -19,6 +19,7 @@ one page of sessions per write batch with a durable cursor, so a kill at any poi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cwcore.errors import NotFound, UnsafeKey, excerpt
@@ -108,6 +109,31 @@ def resolve(store: Store, name: str) -> str | None:
         if raw is not None:
             return raw.decode("utf-8")
     return None
+
+
+def resolve_many(store: Store, names: Sequence[str]) -> list[str | None]:
+    """:func:`resolve` of each of ``names``, in order (the same answers, the same first error):
+    the store ids among them are found with one read for all."""
+    encodable: list[int] = []
+    found_keys: list[bytes] = []
+    for i, name in enumerate(names):
+        try:
+            found_keys.append(keys.SESSION.encode(name))
+        except UnsafeKey:
+            continue
+        encodable.append(i)
+    raws: list[bytes | None] = [None] * len(names)
+    if found_keys:
+        for i, raw in zip(encodable, store.get_many("scopes", found_keys), strict=True):
+            raws[i] = raw
+    out: list[str | None] = []
+    for name, raw in zip(names, raws, strict=True):
+        if raw is None:
+            out.append(resolve(store, name))
+        else:
+            decode_session(raw, session_what(name))  # a damaged record fails as in resolve
+            out.append(name)
+    return out
 
 
 #: The shortest session-id prefix accepted where an id is typed (as ``cw show`` takes it).
