@@ -1,13 +1,13 @@
 """cw at scale: the LongMemEval dev corpus repeated N times with new ids, through a real daemon,
 beside SQLite FTS5 over the same documents in the same run.
 
-Run: ``.venv/bin/python -m bench scale --copies N [--idle S] [--cli-runs K]`` (default N=4,
-about 190k messages; N=21 is about a million). **The text is real, the scale is not**: every
-message of the dev corpus (:func:`bench.realtext_build.lme_corpus`, about 47k messages) appears N
-times, copy ``k`` under session ``<session>~copy<k>`` and message ``<id>~copy<k>``
-(:func:`copy_id`), its text unchanged, so every output is labelled "real text repeated ×N,
-synthetic ids". Term statistics are those of a corpus whose every document has N−1 exact
-duplicates; a real archive of this size has more distinct vocabulary.
+Run: ``.venv/bin/python -m bench scale --copies N [--idle S] [--cli-runs K] [--paint-runs P]``
+(default N=4, about 190k messages; N=21 is about a million). **The text is real, the scale is
+not**: every message of the dev corpus (:func:`bench.realtext_build.lme_corpus`, about 47k
+messages) appears N times, copy ``k`` under session ``<session>~copy<k>`` and message
+``<id>~copy<k>`` (:func:`copy_id`), its text unchanged, so every output is labelled "real text
+repeated ×N, synthetic ids". Term statistics are those of a corpus whose every document has N−1
+exact duplicates; a real archive of this size has more distinct vocabulary.
 
 One run, with ``CW_SEMANTIC_RETRIEVAL=false`` (no embedding, no model) and the realtext bench's
 clock (``CW_NOW``):
@@ -29,7 +29,10 @@ clock (``CW_NOW``):
    pass (200 daemon searches for the 100 dev questions), the daemon's memory ("steady"), one
    timed pass, the memory again;
 6. ``cw sessions --json`` wall time, process start to exit, through the lean CLI (the installed
-   ``cw``, :mod:`cwtui.lean`) and the full CLI (``python -m cwtui.cli``), alternating;
+   ``cw``, :mod:`cwtui.lean`) and the full CLI (``python -m cwtui.cli``), alternating; then the
+   TUI's first paint against the daemon (:func:`bench.tui.first_paint`: ``Archive.open()`` to
+   the sessions table's first rows and to the projects count, headless, beside the same app
+   over an empty archive);
 7. ``--idle`` seconds without a request (default 95: the daemon's heap trim comes 30–90 s into a
    quiet period), then the memory once more; the size of ``CW_HOME`` on disk (after indexing
    and at the end) beside the corpus's text bytes.
@@ -63,9 +66,12 @@ from bench.common import (
     write_result,
 )
 from bench.daemon_memory import memory
+from bench.tui import first_paint
 
 DEFAULT_COPIES = 4
 CLI_RUNS = 10
+#: TUI first paints against the scaled archive (after one that warms up; bench.tui.first_paint).
+PAINT_RUNS = 5
 IDLE_S = 95.0
 
 
@@ -176,11 +182,12 @@ def run(
     idle: float = IDLE_S,
     cli_runs: int = CLI_RUNS,
     quick: bool = False,
+    paint_runs: int = PAINT_RUNS,
 ) -> dict[str, Any]:
     """One scale run (``quick``, from ``python -m bench --quick``: one copy, no idle wait, two
     CLI rounds, to check the machinery)."""
     if quick:
-        copies, idle, cli_runs = 1, 0.0, 2
+        copies, idle, cli_runs, paint_runs = 1, 0.0, 2, 1
     from cwcore.daemon import control
     from cwcore.daemon.client import Client
 
@@ -286,6 +293,8 @@ def run(
             out["ratios"] = rs.ratios(out["timings"], ["cw-lexical-daemon"])
             print("  cw sessions --json, lean and full CLI ...", flush=True)
             out["cw_sessions_wall"] = _cli_wall(env, cli_runs)
+            print("  TUI first paint against the daemon ...", flush=True)
+            out["tui_first_paint"] = first_paint(home, runs=paint_runs)
             if idle:
                 time.sleep(idle)  # the daemon's quiet-period heap trim (Engine.trim_heap)
                 mem[f"then idle {idle:.0f} s"] = memory(pid)
@@ -352,6 +361,16 @@ def report(out: dict[str, Any]) -> None:
                 f"p95 {p['p95_ms']:.0f} ms",
             )
         )
+    paint = out.get("tui_first_paint")
+    if paint:
+        rows.append(
+            (
+                "TUI first paint (open + first rows)",
+                f"p50 {paint['total_ms']['p50_ms']:.0f} ms",
+                f"projects counted p50 {paint['projects_counted_ms']['p50_ms']:.0f} ms; "
+                f"empty archive p50 {paint['empty_archive_ms']['p50_ms']:.0f} ms",
+            )
+        )
     print_table(
         f"scale: {n:,} messages, {tag} (load average {load} during the searches)",
         rows,
@@ -367,6 +386,7 @@ def main(argv: list[str]) -> int:
         copies=int(opt("--copies", str(DEFAULT_COPIES))),
         idle=float(opt("--idle", str(IDLE_S))),
         cli_runs=int(opt("--cli-runs", str(CLI_RUNS))),
+        paint_runs=int(opt("--paint-runs", str(PAINT_RUNS))),
     )
     return 0
 
