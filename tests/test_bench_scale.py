@@ -68,7 +68,7 @@ def test_each_question_is_scoped_to_one_copy_of_its_haystack() -> None:
     ]
 
 
-ARGS = ("--copies", "2", "--idle", "0", "--cli-runs", "1", "--paint-runs", "1")
+ARGS = ("--copies", "2", "--idle", "1", "--cli-runs", "1", "--paint-runs", "1")
 
 
 # Slow: a daemon, an import, searches and CLI processes (a soak of the whole product).
@@ -105,6 +105,8 @@ def test_scale_runs_every_phase_on_a_stand_in(tmp_path: Path) -> None:
     for system in ("cw-lexical-daemon", "fts5"):
         for mode in ("all", "haystack"):
             assert result["timings"][f"{system}/{mode}"]["n"] == questions
+            assert result["timings_after_idle"][f"{system}/{mode}"]["n"] == questions
+    assert set(result["ratios_after_idle"]) == set(result["ratios"])
     assert set(result["cw_sessions_wall"]) == {"lean", "full"}
     paint = result["tui_first_paint"]
     assert paint["total_ms"]["n"] == 1 and paint["empty_archive_ms"]["n"] == 1
