@@ -434,19 +434,11 @@ def sessions(
     """List sessions, newest first (or by --sort)."""
     with guard(as_json):
         since = resolve_span(since, clock.now())
-        Archive.check(
-            "sessions",
-            {
-                "limit": limit,
-                "since": since,
-                "cursor": cursor,
-                "sort": sort,
-                "ascending": ascending,
-                "match": match,
-            },
-        )
+        # The record refuses a bad limit, sort or date; the check adds the cursor's. Both before
+        # the store is opened.
+        request = SessionsRequest(project, agent, since, limit, cursor, sort, ascending, match)
+        Archive.check("sessions", request.to_json())
         with open_archive() as archive:
-            request = SessionsRequest(project, agent, since, limit, cursor, sort, ascending, match)
             page = archive.ask(SESSIONS, request)
         if as_json:
             emit_answer(page)
