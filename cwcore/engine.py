@@ -285,8 +285,12 @@ class Engine:
             self._index_busy_at = time.monotonic()
             self.index_worker.wake()
         elif self.indexer.depth() == 0:
-            idle = min(time.monotonic() - self._index_busy_at, self.quiet_for())
-            if self.indexer.merge(idle):
+            # The quiet-time merge waits for indexing to settle, not for requests to stop (a
+            # client searching steadily would otherwise keep a bulk import's segments forever):
+            # between its write batches it waits while a request runs.
+            idle = time.monotonic() - self._index_busy_at
+            pause = self.wait_for_calls if self.background else None
+            if self.indexer.merge(idle, pause):
                 self._index_busy_at = time.monotonic()  # a merge is work too: settle again
         return done
 

@@ -68,7 +68,7 @@ def sample_compaction(engine: Engine) -> dict[str, Any]:
 
 def index_idle_for(engine: Engine, seconds: float) -> None:
     """Date the index worker's last work (or merge) ``seconds`` ago, as if it had been idle
-    that long: the heap trim waits for an idle index worker."""
+    that long: the heap trim and the quiet-time merge wait for an idle index worker."""
     import time
 
     engine._index_busy_at = time.monotonic() - seconds

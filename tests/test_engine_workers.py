@@ -18,7 +18,7 @@ from cwcore.methods import TABLE, Method, MethodTable
 from cwcore.semantic import errors
 from cwcore.workers import Periodic
 from tests.helpers import write_jsonl
-from tests.support import engine_of, semantic_of
+from tests.support import engine_of, index_idle_for, semantic_of
 
 
 def test_background_work_waits_for_service_calls_to_end(cw_home: Path) -> None:
@@ -96,6 +96,27 @@ def test_the_index_worker_merges_segments_once_idle(
     assert len(bm25.manifest().segments) == 1
     after = archive.search({"query": "alpha beta 1", "semanticPolicy": "never"}).results
     assert [(h.document_id, h.score) for h in after] == [(h.document_id, h.score) for h in before]
+
+
+def test_the_idle_merge_waits_for_indexing_to_settle_not_for_requests_to_stop(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that searches every few seconds must not keep a bulk import's segments forever:
+    once no indexing work arrived for IDLE_MERGE_S, the merge runs even though a request has
+    just ended (between its write batches it waits while one runs)."""
+    for i in range(3):
+        rows = [{"session": f"s{i}", "id": "u", "role": "user", "text": f"alpha beta {i}"}]
+        archive.import_paths([write_jsonl(tmp_path / f"{i}.jsonl", rows)], fmt="cw-jsonl")
+    engine = engine_of(archive)
+    bm25 = engine.indexer.bm25
+    assert len(bm25.manifest().segments) == 3
+    monkeypatch.setattr(engine, "quiet_for", lambda: 0.0)  # a request has just ended
+    index_idle_for(engine, 10.0)  # indexing settled, not long enough
+    engine.index_step()
+    assert len(bm25.manifest().segments) == 3
+    index_idle_for(engine, 60.0)
+    engine.index_step()
+    assert len(bm25.manifest().segments) == 1
 
 
 @pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread nice is Linux-only")
@@ -334,3 +355,35 @@ def test_a_background_index_page_waits_while_a_call_runs(
     finally:
         release.set()
         engine.close()
+
+
+def test_bulk_indexing_merges_as_it_publishes(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A drain of many pages keeps at most MERGE_FACTOR - 1 segments a tier as it goes, not one
+    segment a page (190k messages once left 41 segments, tripling a search's engine time)."""
+    from cwcore.index import worker
+    from cwcore.index.postings import tuning
+
+    monkeypatch.setattr(worker, "PAGE_ENTRIES", 1)  # one document a page: one segment a page
+    rows = [
+        {"session": f"s{i}", "id": "u", "role": "user", "text": f"alpha beta gamma{i}"}
+        for i in range(20)
+    ]
+    engine = engine_of(archive)
+    # As in the daemon, the import leaves its entries to the worker (embedded, it drains).
+    monkeypatch.setattr(engine, "after_admission", lambda imported: None)
+    archive.import_paths([write_jsonl(tmp_path / "bulk.jsonl", rows)], fmt="cw-jsonl")
+    bm25 = engine.indexer.bm25
+    assert engine.indexer.depth() == 20 and not bm25.manifest().segments
+    archive.index_run(wait=True)
+    segments = bm25.manifest().segments
+    # 20 one-document pages: two merges of 8 (tier 1) and 4 left in tier 0.
+    assert sorted(s.docs for s in segments) == [1, 1, 1, 1, 8, 8]
+    tiers: dict[int, int] = {}
+    for segment in segments:
+        tiers[segment.tier] = tiers.get(segment.tier, 0) + 1
+    assert max(tiers.values()) < tuning.MERGE_FACTOR
+    hits = archive.search({"query": "gamma7", "semanticPolicy": "never"}).results
+    assert [h.source.session_id for h in hits][:1] == ["s7"]
+    assert engine.index_step() == 0  # a worker step with nothing pending

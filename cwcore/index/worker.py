@@ -19,7 +19,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from cwcore import clock
@@ -55,7 +55,8 @@ FOREGROUND_MAX_BYTES = 64 * 1024
 FOREGROUND_MAX_ENTRIES = 8
 BACKOFF_MIN_S = 0.05
 BACKOFF_MAX_S = 5.0
-#: Seconds without indexing work or service calls before the quiet-time segment merge.
+#: Seconds without indexing work before the quiet-time segment merge (requests may continue:
+#: the merge waits between its write batches while one runs).
 IDLE_MERGE_S = 30.0
 
 
@@ -104,8 +105,10 @@ class IndexWorker:
 
     # -- the loop -----------------------------------------------------------------------------
 
-    def run_once(self, max_entries: int = PAGE_ENTRIES) -> int:
-        """Process one page of outbox entries and publish a generation; returns entries done."""
+    def run_once(self, max_entries: int | None = None) -> int:
+        """Process one page of outbox entries (at most ``max_entries``, default
+        :data:`PAGE_ENTRIES`) and publish a generation; returns entries done."""
+        max_entries = PAGE_ENTRIES if max_entries is None else max_entries
         with self._page_lock:
             gen = derived.generation(self.store)
             cursor = int(gen["cursor"])
@@ -152,16 +155,28 @@ class IndexWorker:
                     return 0
             return self.run_once(max_entries=FOREGROUND_MAX_ENTRIES)
 
+    def run_page(self) -> int:
+        """One page (:meth:`run_once`), then one tiered merge if the page filled a tier.
+
+        Bulk indexing publishes a segment per page; merging as it goes keeps the index to at
+        most ``MERGE_FACTOR - 1`` segments a tier while it grows, so a search during or right
+        after a large import looks each term up a few times, not once per page (190k messages
+        left 41 segments when merges waited for the drain to end). A page adds one segment and
+        a merge removes ``MERGE_FACTOR - 1``, so one merge a page is enough to keep up."""
+        n = self.run_once()
+        if n:
+            self.bm25.merge()
+        return n
+
     def drain(self, deadline: float | None = None) -> int:
         """Run pages until the outbox is empty (or ``deadline``, a ``time.monotonic`` value)."""
         done = 0
         while deadline is None or time.monotonic() < deadline:
-            n = self.run_once()
+            n = self.run_page()
             if n == 0:
                 break
             done += n
         if done:
-            # A bulk load leaves many small segments; tiered merges keep queries to a few.
             while self.merge() and (deadline is None or time.monotonic() < deadline):
                 pass
         return done
@@ -169,7 +184,7 @@ class IndexWorker:
     def step(self) -> int:
         """One worker step with backoff: retryable failures wait 50 ms doubling to 5 s."""
         try:
-            n = self.run_once()
+            n = self.run_page()
             self.backoff = 0.0
             return n
         except CwError as exc:
@@ -416,10 +431,12 @@ class IndexWorker:
 
     # -- maintenance --------------------------------------------------------------------------
 
-    def merge(self, idle_s: float = 0.0) -> bool:
+    def merge(self, idle_s: float = 0.0, pause: Callable[[], object] | None = None) -> bool:
         """One background merge of BM25 segments: a tiered one if a tier is full, else — once
-        the index and the daemon have been idle ``IDLE_MERGE_S`` seconds — the quiet-time
-        merge (:meth:`PostingIndex.idle_merge`). True if a merge ran."""
-        if self.bm25.merge() is not None:
+        no indexing work has arrived for ``idle_s`` ≥ :data:`IDLE_MERGE_S` seconds — the
+        quiet-time merge (:meth:`PostingIndex.idle_merge`). ``pause`` is called between the
+        merge's write batches (the daemon waits there while a request runs). True if a merge
+        ran."""
+        if self.bm25.merge(pause) is not None:
             return True
-        return idle_s >= IDLE_MERGE_S and self.bm25.idle_merge() is not None
+        return idle_s >= IDLE_MERGE_S and self.bm25.idle_merge(pause) is not None

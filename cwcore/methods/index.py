@@ -45,7 +45,7 @@ def _index_run(
     total = engine.indexer.depth()
     done = 0
     while not cancel.is_set():
-        n = engine.indexer.run_once()
+        n = engine.indexer.run_page()
         done += n
         emit({"type": "progress", "done": done, "total": max(total, done)})
         if n == 0 or not req.wait:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -178,29 +178,31 @@ class PostingIndex:
                 return members[:factor]
         return []
 
-    def merge(self) -> MergeResult | None:
-        """Run one tiered merge if the policy asks for one (the background worker's step)."""
+    def merge(self, pause: Callable[[], object] | None = None) -> MergeResult | None:
+        """Run one tiered merge if the policy asks for one (the background worker's step);
+        ``pause`` as in :func:`merge_segments`."""
         with self._merge_lock:
             inputs = self.pick_merge()
-            return merge_segments(self, inputs) if len(inputs) > 1 else None
+            return merge_segments(self, inputs, pause) if len(inputs) > 1 else None
 
-    def idle_merge(self) -> MergeResult | None:
+    def idle_merge(self, pause: Callable[[], object] | None = None) -> MergeResult | None:
         """The quiet-time merge, for an index that has been idle a while: a query looks each
         term up once per segment, so fewer segments make every search cheaper.
 
         With more than one segment: when the oldest holds at least ``MERGE_FACTOR`` times the
         documents of all the others, only the others are merged (a cheap rewrite of the recent
         ones); otherwise everything becomes one segment. A full rewrite therefore comes once
-        the archive has grown by about 1/``MERGE_FACTOR`` since the last one. None when there
-        is nothing to do (or another merge took the inputs)."""
+        the archive has grown by about 1/``MERGE_FACTOR`` since the last one. ``pause`` as in
+        :func:`merge_segments`. None when there is nothing to do (or another merge took the
+        inputs)."""
         with self._merge_lock:
             segments = sorted(self.manifest().segments, key=lambda s: s.id)
             if len(segments) < 2:
                 return None
             oldest, rest = segments[0], segments[1:]
             if oldest.docs >= tuning.MERGE_FACTOR * sum(s.docs for s in rest):
-                return merge_segments(self, rest) if len(rest) > 1 else None
-            return merge_segments(self, segments)
+                return merge_segments(self, rest, pause) if len(rest) > 1 else None
+            return merge_segments(self, segments, pause)
 
     def force_merge(self, max_segments: int = 1) -> list[MergeResult]:
         """Merge until at most ``max_segments`` remain (rebuilds and benchmarks)."""

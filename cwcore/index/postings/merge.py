@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -57,10 +57,14 @@ if TYPE_CHECKING:
 _U32_LE = struct.Struct("<I")
 
 
-def merge_segments(index: PostingIndex, inputs: list[Segment]) -> MergeResult | None:
+def merge_segments(
+    index: PostingIndex, inputs: list[Segment], pause: Callable[[], object] | None = None
+) -> MergeResult | None:
     """Merge the segments ``inputs`` into a new one (the steps are in ``docs/postings.md``).
 
-    None if one of them is no longer live (another merge took it).
+    ``pause`` is called after each intermediate batch (about ``MERGE_BATCH_BYTES`` written) and
+    may block: a daemon's background merge waits there while a request runs. None if one of
+    the inputs is no longer live (another merge took it).
     """
     ids = tuple(s.id for s in inputs)
     with index.store.lock:
@@ -119,6 +123,8 @@ def merge_segments(index: PostingIndex, inputs: list[Segment]) -> MergeResult | 
         if batch.bytes >= batch_bytes:
             index.store.commit(batch)
             batch = index.store.batch()
+            if pause is not None:
+                pause()
     index.store.commit(batch)
     gone_ordinals = np.unique(np.concatenate(dropped)) if dropped else np.empty(0, dtype=np.uint32)
     with index.store.lock:
