@@ -1,4 +1,5 @@
-"""The import pipeline: paths -> importer -> scrub -> documents -> admission, streaming acks.
+"""The import pipeline: paths -> importer -> scrub -> documents (:mod:`cwcore.importers.prepared`,
+in a second process for large imports) -> admission, streaming acks.
 
 ``emit`` receives small JSON-able events as work commits: ``{"type": "ack", ...}`` for each newly
 acknowledged document (after its batch committed), ``{"type": "progress", "file", "files",
@@ -14,25 +15,23 @@ from __future__ import annotations
 import dataclasses
 import errno
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from cwcore.config import Settings
 from cwcore.contract.imports import ImportProblem
 from cwcore.errors import CwError, UnknownFormat, excerpt
-from cwcore.importers import base, streaming
+from cwcore.importers import base, prepared, streaming
 from cwcore.importers import markdown as markdown_importer
 from cwcore.importers.documents import (
     build_documents,
     session_counts,
     session_spec,
-    session_title,
 )
-from cwcore.importers.streaming import LineProblem, SessionChunk
+from cwcore.importers.streaming import LineProblem
 from cwcore.importers.summary import ImportSummary
-from cwcore.importers.surrogates import replace_lone_surrogates
-from cwcore.model import ParsedSession
+from cwcore.model import DocumentSpec, ParsedSession
 from cwcore.store import identity, keys
 from cwcore.store.admission import Admission
 from cwcore.store.records import SessionRecord, decode_session
@@ -180,14 +179,6 @@ def _accepting(importer: base.Importer, file: Path) -> base.Importer | None:
         return None
 
 
-def _scrub(parsed: ParsedSession, settings: Settings) -> ParsedSession:
-    if not settings.scrub_secrets:
-        return parsed
-    from cwcore.importers import scrub
-
-    return scrub.scrub_session(parsed)
-
-
 def import_paths(
     admission: Admission,
     paths: Iterable[str | Path],
@@ -203,6 +194,10 @@ def import_paths(
     and the other files still import. Raises :class:`UnknownFormat` for an unknown ``fmt`` or
     an explicitly named file that does not look like a forced ``fmt``, before any work.
 
+    The files are read, scrubbed and cut into documents by :func:`prepared.items` (in a second
+    process for large imports) and admitted here, in order; a cancelled import stops between
+    sessions (what was admitted stays acknowledged).
+
     The Markdown files met (named explicitly under ``fmt="auto"``) are counted as files and
     appended to ``markdown_files`` in the order met; without that list they import nothing."""
     summary = ImportSummary()
@@ -210,23 +205,25 @@ def import_paths(
         base.get(fmt)  # an unknown --format is the caller's error, raised before any work
     work = plan(paths, fmt, summary, emit)
     total = len(work)
+    logs = [(path, importer) for path, importer in work if importer.name != markdown_importer.NAME]
+    source = prepared.items(logs, project, settings)
     read = 0  # bytes of the files read
-    for index, (path, importer) in enumerate(work, start=1):
-        if cancelled():
-            break
-        summary.files += 1
-        if importer.name == markdown_importer.NAME:
-            if markdown_files is not None:
-                markdown_files.append(path)
+    try:
+        for index, (path, importer) in enumerate(work, start=1):
+            if cancelled():
+                break
+            summary.files += 1
+            if importer.name == markdown_importer.NAME:
+                if markdown_files is not None:
+                    markdown_files.append(path)
+            else:
+                _admit_file(admission, source, str(path), settings, summary, emit, cancelled)
             emit({"type": "progress", "file": str(path), "files": index, "total": total})
-            continue
-        stream = getattr(importer, "stream", None)
-        if stream is not None:
-            _import_stream(admission, stream, path, project, settings, summary, emit, cancelled)
-        else:
-            _import_whole(admission, importer, path, project, settings, summary, emit)
-        emit({"type": "progress", "file": str(path), "files": index, "total": total})
-        read += _size(path)
+            read += _size(path)
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()  # a cancelled import stops the reading process
     if read >= streaming.RELEASE_AFTER_BYTES:
         streaming.release_freed_memory()  # the chunks are gone; give their heap back
     return summary
@@ -239,7 +236,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _surrogates_notice(path: Path, replaced: int, summary: ImportSummary, emit: Emit) -> None:
+def _surrogates_notice(path: str, replaced: int, summary: ImportSummary, emit: Emit) -> None:
     """Say (once a file) how many lone surrogates of ``path`` were shown as U+FFFD."""
     if not replaced:
         return
@@ -251,106 +248,51 @@ def _surrogates_notice(path: Path, replaced: int, summary: ImportSummary, emit: 
     emit({"type": "notice", "message": note})
 
 
-def _file_failure(exc: Exception) -> str:
-    """The one-line problem of a file its importer could not read: cw's own message, an OS or
-    decoding failure, or any other exception by its type (never a traceback)."""
-    if isinstance(exc, CwError):
-        return exc.message
-    if isinstance(exc, (OSError, UnicodeDecodeError)):
-        return f"cannot read: {exc}"
-    return f"cannot import: {type(exc).__name__}: {exc}"
-
-
-def _import_whole(
+def _admit_file(
     admission: Admission,
-    importer: base.Importer,
-    path: Path,
-    project: str | None,
+    source: Iterator[prepared.Item],
+    path: str,
     settings: Settings,
     summary: ImportSummary,
     emit: Emit,
+    cancelled: Callable[[], bool],
 ) -> None:
-    """One file through an importer's ``parse``: the whole file in memory, then admitted."""
-    try:
-        parsed_file = importer.parse(path, project=project)
-    except Exception as exc:  # one hostile file must not stop the import of the others
-        summary.error(str(path), None, _file_failure(exc))
-        return
-    for line, reason in parsed_file.problems:
-        summary.error(str(path), line, reason)
-    replaced = 0
-    for parsed in parsed_file.sessions:
-        parsed, n = replace_lone_surrogates(parsed)
-        replaced += n
-        try:
-            admit_parsed(admission, _scrub(parsed, settings), settings, summary, str(path), emit)
-        except CwError as exc:
-            summary.error(str(path), None, f"session {parsed.session_id}: {exc.message}")
-        except Exception as exc:  # one session must never stop the import of the others
-            summary.error(str(path), None, f"cannot import session: {type(exc).__name__}: {exc}")
-    _surrogates_notice(path, replaced, summary, emit)
-
-
-def _import_stream(
-    admission: Admission,
-    stream: Callable[..., Iterator[SessionChunk | LineProblem]],
-    path: Path,
-    project: str | None,
-    settings: Settings,
-    summary: ImportSummary,
-    emit: Emit,
-    cancelled: Callable[[], bool] = lambda: False,
-) -> None:
-    """One file through an importer's ``stream`` (:mod:`cwcore.importers.streaming`): each
-    chunk is admitted in batches as it arrives and then dropped, so memory follows the chunk,
-    not the file. Chunks admitted before a read error or a cancel stay (they were
-    acknowledged); a cancelled import stops between chunks."""
-    replaced = 0
-    titles: dict[str, str | None] = {}  # session -> its whole title, derived once
-    refused: set[str] = set()  # sessions whose first chunk was not admitted
-    items = stream(path, project=project)
-    while not cancelled():
-        try:
-            item = next(items, None)
-        except Exception as exc:  # one hostile file must not stop the import of the others
-            summary.error(str(path), None, _file_failure(exc))
-            break
-        if item is None:
-            break
+    """Admit one file's items from ``source``, up to its :class:`~prepared.FileDone`, or
+    until the import is cancelled. A streamed session whose first chunk was not admitted is
+    not admitted in part either."""
+    refused: set[str] = set()  # streamed sessions whose first chunk was not admitted
+    for item in source:
+        if isinstance(item, prepared.FileDone):
+            _surrogates_notice(path, item.replaced, summary, emit)
+            return
         if isinstance(item, LineProblem):
-            summary.error(str(path), item.line, item.reason)
+            summary.error(path, item.line, item.reason)
+        elif isinstance(item, (prepared.FileFailure, prepared.SessionFailure)):
+            summary.error(path, None, item.reason)
+        elif item.chunked and item.parsed.session_id in refused:
             continue
-        native = item.session.session_id
-        if native in refused:
-            continue
-        parsed, n = replace_lone_surrogates(item.session)
-        replaced += n
-        parsed = _scrub(parsed, settings)
-        if native not in titles:
-            probe = dataclasses.replace(item.session, messages=item.title_messages, events=())
-            probe, _ = replace_lone_surrogates(probe)
-            titles[native] = session_title(_scrub(probe, settings))
-        try:
-            ok = admit_parsed(
-                admission,
-                parsed,
-                settings,
-                summary,
-                str(path),
-                emit,
-                messages=item.messages,
-                first=item.index == 0,
-                title=titles[native],
-            )
-        except CwError as exc:
-            summary.error(str(path), None, f"session {parsed.session_id}: {exc.message}")
-            ok = False
-        except Exception as exc:  # one session must never stop the import of the others
-            summary.error(str(path), None, f"cannot import session: {type(exc).__name__}: {exc}")
-            ok = False
-        if not ok and item.index == 0:
-            refused.add(native)
-    _surrogates_notice(path, replaced, summary, emit)
+        else:
+            if cancelled():
+                return
+            native = item.parsed.session_id
+            try:
+                ok = admit_parsed(
+                    admission,
+                    item.parsed,
+                    settings,
+                    summary,
+                    path,
+                    emit,
+                    messages=item.messages,
+                    first=item.index == 0,
+                    title=item.title if item.chunked else _DERIVE,
+                    documents=item.documents,
+                )
+            except Exception as exc:  # one session must never stop the import of the others
+                summary.error(path, None, prepared.session_failure(native, exc))
+                ok = False
+            if not ok and item.chunked and item.index == 0:
+                refused.add(native)
 
 
 _DERIVE = object()
@@ -367,11 +309,14 @@ def admit_parsed(
     messages: int | None = None,
     first: bool = True,
     title: str | object | None = _DERIVE,
+    documents: Sequence[DocumentSpec] | None = None,
 ) -> bool:
     """Admit one parsed session, or one chunk of a streamed session: ``messages`` is then the
     whole session's message count, ``first`` says whether this is its first chunk (the one that
     counts it and says what is said once) and ``title`` its whole title. Returns False when the
-    session was not admitted (no messages, or admission refused it)."""
+    session was not admitted (no messages, or admission refused it). ``documents``: the
+    session cut under its own identity (:mod:`cwcore.importers.prepared`), used unless it is
+    stored under another id or project here."""
     if messages is None:
         messages = session_counts(parsed)["messages"]
     if not messages:
@@ -382,13 +327,17 @@ def admit_parsed(
         summary.empty += 1
         emit({"type": "notice", "message": note})
         return False
+    given = parsed
     parsed, native = _identify(admission, parsed)
     raw = admission.store.get("scopes", keys.SESSION.encode(parsed.session_id))
     if raw is not None:
         parsed = _keep_project(
             decode_session(raw, "session"), parsed, path, summary, emit, quiet=not first
         )
-    docs = build_documents(parsed, segment_bytes=settings.segment_bytes)
+    if documents is not None and parsed is given:
+        docs = list(documents)
+    else:  # ids and projects are part of each document: cut again under the stored ones
+        docs = build_documents(parsed, segment_bytes=settings.segment_bytes)
     spec = session_spec(parsed)
     if title is not _DERIVE:
         spec = dataclasses.replace(spec, title=title if isinstance(title, str) else None)
