@@ -287,7 +287,7 @@ class Engine:
         elif self.indexer.depth() == 0:
             # The quiet-time merge waits for indexing to settle, not for requests to stop (a
             # client searching steadily would otherwise keep a bulk import's segments forever):
-            # between its write batches it waits while a request runs.
+            # every few milliseconds of merging it waits while a request runs.
             idle = time.monotonic() - self._index_busy_at
             pause = self.wait_for_calls if self.background else None
             if self.indexer.merge(idle, pause):

@@ -56,7 +56,7 @@ FOREGROUND_MAX_ENTRIES = 8
 BACKOFF_MIN_S = 0.05
 BACKOFF_MAX_S = 5.0
 #: Seconds without indexing work before the quiet-time segment merge (requests may continue:
-#: the merge waits between its write batches while one runs).
+#: every few milliseconds of work the merge waits while one runs).
 IDLE_MERGE_S = 30.0
 
 
@@ -434,8 +434,8 @@ class IndexWorker:
     def merge(self, idle_s: float = 0.0, pause: Callable[[], object] | None = None) -> bool:
         """One background merge of BM25 segments: a tiered one if a tier is full, else — once
         no indexing work has arrived for ``idle_s`` ≥ :data:`IDLE_MERGE_S` seconds — the
-        quiet-time merge (:meth:`PostingIndex.idle_merge`). ``pause`` is called between the
-        merge's write batches (the daemon waits there while a request runs). True if a merge
+        quiet-time merge (:meth:`PostingIndex.idle_merge`). ``pause`` is called every few
+        milliseconds of merging (the daemon waits there while a request runs). True if a merge
         ran."""
         if self.bm25.merge(pause) is not None:
             return True

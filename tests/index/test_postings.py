@@ -309,20 +309,18 @@ def test_idle_merge_makes_one_segment_once_the_recent_ones_grew(store: Store) ->
     assert _top(index, ["u1", "w"]) == expected
 
 
-def test_a_merge_pauses_between_its_write_batches(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The daemon's merge waits between write batches while a request runs: ``pause`` is
-    called once per intermediate batch and the merged index answers the same."""
-    from cwcore.index.postings import tuning
+def test_a_merge_pauses_every_few_terms(store: Store) -> None:
+    """The daemon's merge waits every PAUSE_TERMS terms while a request runs: ``pause`` is
+    called that often and the merged index answers the same."""
+    from cwcore.index.postings import merge
 
     index = _index(store, {o: ["w", f"u{o % 50}", f"v{o}"] for o in range(400)}, max_docs=100)
     expected = _top(index, ["u7", "w"])
-    monkeypatch.setattr(tuning, "MERGE_BATCH_BYTES", 256)
     pauses: list[int] = []
     assert index.idle_merge(pause=lambda: pauses.append(1)) is not None
     assert len(index.manifest().segments) == 1
-    assert len(pauses) > 10  # hundreds of small terms, a batch every ~256 bytes
+    terms = 1 + 50 + 400
+    assert len(pauses) == terms // merge.PAUSE_TERMS
     assert _top(index, ["u7", "w"]) == expected
 
 

@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from cwcore.index.postings.index import PostingIndex
 
 _U32_LE = struct.Struct("<I")
+#: Terms merged between two calls of a merge's ``pause`` (a few milliseconds of work).
+PAUSE_TERMS = 64
 
 
 def merge_segments(
@@ -62,9 +64,10 @@ def merge_segments(
 ) -> MergeResult | None:
     """Merge the segments ``inputs`` into a new one (the steps are in ``docs/postings.md``).
 
-    ``pause`` is called after each intermediate batch (about ``MERGE_BATCH_BYTES`` written) and
-    may block: a daemon's background merge waits there while a request runs. None if one of
-    the inputs is no longer live (another merge took it).
+    ``pause`` is called every :data:`PAUSE_TERMS` terms and may block: a daemon's background
+    merge waits there while a request runs, so a search that arrives mid-merge does not share
+    the interpreter with it for more than a few milliseconds. None if one of the inputs is no
+    longer live (another merge took it).
     """
     ids = tuple(s.id for s in inputs)
     with index.store.lock:
@@ -90,7 +93,9 @@ def merge_segments(
     postings_out = 0
     dropped_postings = 0
     dropped: list[U32Array] = []
-    for digest, entries in _merged_entries(index, ids):
+    for number, (digest, entries) in enumerate(_merged_entries(index, ids), start=1):
+        if pause is not None and number % PAUSE_TERMS == 0:
+            pause()
         total = sum(e.df for e in entries)
         if clean and len(entries) == 1:
             _copy_entry(index, batch, entries[0], prefix, block_prefix, digest)
@@ -123,8 +128,6 @@ def merge_segments(
         if batch.bytes >= batch_bytes:
             index.store.commit(batch)
             batch = index.store.batch()
-            if pause is not None:
-                pause()
     index.store.commit(batch)
     gone_ordinals = np.unique(np.concatenate(dropped)) if dropped else np.empty(0, dtype=np.uint32)
     with index.store.lock:
