@@ -59,6 +59,10 @@ HEAP_TRIM_QUIET_S = 30.0
 #: while a service call runs, so a search or a preflight does not share the CPU with a new
 #: group; bounded, so a steady stream of calls slows embedding without stopping it.
 BATCH_YIELD_S = 1.0
+#: The quiet-time segment merge (seconds of CPU at 190k messages, searches meanwhile up to half
+#: again slower) starts only in a lull this long between service calls, as the model's warm-up
+#: does, once indexing has settled (``IDLE_MERGE_S``).
+MERGE_QUIET_S = 2.0
 #: Pending background work holds an idle daemon past its grace only while it moves: no window
 #: passed for this long (a failing model, a stuck step) and the daemon may exit as usual.
 BACKGROUND_STALL_S = 600.0
@@ -285,10 +289,12 @@ class Engine:
             self._index_busy_at = time.monotonic()
             self.index_worker.wake()
         elif self.indexer.depth() == 0:
-            # The quiet-time merge waits for indexing to settle, not for requests to stop (a
-            # client searching steadily would otherwise keep a bulk import's segments forever):
-            # every few milliseconds of merging it waits while a request runs.
-            idle = time.monotonic() - self._index_busy_at
+            # The quiet-time merge waits for indexing to settle and for a lull between requests
+            # (MERGE_QUIET_S), not for them to stop: a client searching every few seconds would
+            # otherwise keep a bulk import's segments for good. Every few milliseconds of
+            # merging it waits while a request runs.
+            settled = time.monotonic() - self._index_busy_at
+            idle = settled if self.quiet_for() >= MERGE_QUIET_S else 0.0
             pause = self.wait_for_calls if self.background else None
             if self.indexer.merge(idle, pause):
                 self._index_busy_at = time.monotonic()  # a merge is work too: settle again

@@ -98,23 +98,30 @@ def test_the_index_worker_merges_segments_once_idle(
     assert [(h.document_id, h.score) for h in after] == [(h.document_id, h.score) for h in before]
 
 
-def test_the_idle_merge_waits_for_indexing_to_settle_not_for_requests_to_stop(
+def test_the_idle_merge_waits_for_a_lull_between_requests_not_for_them_to_stop(
     archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A client that searches every few seconds must not keep a bulk import's segments forever:
-    once no indexing work arrived for IDLE_MERGE_S, the merge runs even though a request has
-    just ended (between its write batches it waits while one runs)."""
+    once no indexing work arrived for IDLE_MERGE_S, the merge runs in the first lull of
+    MERGE_QUIET_S between requests (not only after IDLE_MERGE_S without any)."""
+    from cwcore.engine import MERGE_QUIET_S
+
     for i in range(3):
         rows = [{"session": f"s{i}", "id": "u", "role": "user", "text": f"alpha beta {i}"}]
         archive.import_paths([write_jsonl(tmp_path / f"{i}.jsonl", rows)], fmt="cw-jsonl")
     engine = engine_of(archive)
     bm25 = engine.indexer.bm25
     assert len(bm25.manifest().segments) == 3
-    monkeypatch.setattr(engine, "quiet_for", lambda: 0.0)  # a request has just ended
+    quiet = {"s": MERGE_QUIET_S}  # a lull since the last request, not a quiet half-minute
+    monkeypatch.setattr(engine, "quiet_for", lambda: quiet["s"])
     index_idle_for(engine, 10.0)  # indexing settled, not long enough
     engine.index_step()
     assert len(bm25.manifest().segments) == 3
     index_idle_for(engine, 60.0)
+    quiet["s"] = 0.5  # requests back to back: no lull yet
+    engine.index_step()
+    assert len(bm25.manifest().segments) == 3
+    quiet["s"] = MERGE_QUIET_S
     engine.index_step()
     assert len(bm25.manifest().segments) == 1
 
