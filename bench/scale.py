@@ -35,8 +35,10 @@ clock (``CW_NOW``):
    over an empty archive);
 7. ``--idle`` seconds without a request (default 95: the daemon's heap trim comes 30–90 s into a
    quiet period, and after 30 s it merges the BM25 segments bulk indexing left), then the memory
-   once more, and the timed pass again (``timings_after_idle``: search as it is once the archive
-   has settled, where the first passes time it right after indexing) and the memory after it;
+   once more, an untimed pass and the timed pass again (``timings_after_idle``: search as it is
+   once the archive has settled, where the first passes time it right after indexing; the
+   untimed pass reads the merged segment's blocks once, as the first untimed pass does the
+   drain's) and the memory after it;
    the size of ``CW_HOME`` on disk (after indexing and at the end) beside the corpus's text
    bytes.
 
@@ -303,11 +305,16 @@ def run(
                 # the merge of the BM25 segments bulk indexing left (IndexWorker.merge).
                 time.sleep(idle)
                 mem[f"then idle {idle:.0f} s"] = memory(pid)
-                print(f"  searching again after {idle:.0f} s idle ...", flush=True)
+                print(
+                    f"  searching again after {idle:.0f} s idle: {searches} untimed, then "
+                    f"{searches} timed ...",
+                    flush=True,
+                )
+                rs.interleaved(systems, queries, present, warm=False)
                 after = rs.interleaved(systems, queries, present, warm=False)
                 out["timings_after_idle"] = after
                 out["ratios_after_idle"] = rs.ratios(after, ["cw-lexical-daemon"])
-                mem[f"after {searches} more searches"] = memory(pid)
+                mem[f"after {2 * searches} more searches"] = memory(pid)
             out["disk_end_bytes"] = disk_bytes(home)
             out["load_after"] = rs.load_average()
         finally:

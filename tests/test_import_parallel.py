@@ -43,6 +43,20 @@ def _corpus(folder: Path) -> Path:
     return folder
 
 
+def _spawned(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The child processes the reading side starts from now on (their ``Popen`` objects)."""
+    children: list[Any] = []
+    spawn = prepared.subprocess.Popen
+
+    def kept(*args: Any, **kwargs: Any) -> Any:
+        child = spawn(*args, **kwargs)
+        children.append(child)
+        return child
+
+    monkeypatch.setattr(prepared.subprocess, "Popen", kept)
+    return children
+
+
 def _run(store_path: Path, folder: Path, **kwargs: Any) -> tuple[dict[str, Any], Any]:
     store = Store(store_path)
     try:
@@ -64,15 +78,7 @@ def test_the_child_process_stores_what_this_process_stores(
         patch.setattr(pipeline, "admit_parsed", lambda *a, documents=None, **k: admit(*a, **k))
         here_summary, here = _run(tmp_path / "here", folder)
     monkeypatch.setattr(prepared, "PARALLEL_MIN_BYTES", 0)
-    children: list[int] = []
-    spawn = prepared.subprocess.Popen
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        child = spawn(*args, **kwargs)
-        children.append(child.pid)
-        return child
-
-    monkeypatch.setattr(prepared.subprocess, "Popen", counted)
+    children = _spawned(monkeypatch)
     child_summary, child = _run(tmp_path / "child", folder)
     assert len(children) == 1  # the whole folder read by one child
     monkeypatch.setattr(prepared, "PARALLEL_MIN_BYTES", 1 << 62)
@@ -116,15 +122,7 @@ def test_a_cancelled_import_stops_the_child(
     for seed in range(4):
         _random_file(folder / f"log-{seed}.cw.jsonl", seed)
     monkeypatch.setattr(prepared, "PARALLEL_MIN_BYTES", 0)
-    children: list[Any] = []
-    spawn = prepared.subprocess.Popen
-
-    def kept(*args: Any, **kwargs: Any) -> Any:
-        child = spawn(*args, **kwargs)
-        children.append(child)
-        return child
-
-    monkeypatch.setattr(prepared.subprocess, "Popen", kept)
+    children = _spawned(monkeypatch)
     acks: list[dict[str, Any]] = []
 
     def emit(event: dict[str, Any]) -> None:
