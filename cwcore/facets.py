@@ -2,9 +2,9 @@
 pass the *other* active filters — what a filter picker lists beside each choice.
 
 :func:`facets` walks the ``session-order`` index once (the summaries the session listing filters
-on: project, agent, start and end) and reads the session records of the sessions that count,
-a thousand per multi-get, for their message counts; nothing but the counters is kept. The cost
-is one index scan plus one record read per counted session, like a sorted ``cw sessions`` page.
+on: project, agent, start, end and the message count); nothing but the counters is kept and no
+session record is read. (It used to read each counted session's record for its message count:
+5.2 s for the TUI's project counts at a million messages.)
 
 Each facet honours the filters on the *other* dimensions, as search pickers do: the agents'
 counts are within the chosen project and time range, the projects' counts within the chosen
@@ -29,10 +29,7 @@ from cwcore.errors import InvalidInput
 from cwcore.store import session_order
 from cwcore.store.reader import Reader
 
-#: Session records read per multi-get.
-READ_BATCH = 1_000
-
-__all__ = ["READ_BATCH", "FacetCount", "Facets", "facets"]
+__all__ = ["FacetCount", "Facets", "facets"]
 
 
 def _moment(name: str, value: str | None) -> datetime | None:
@@ -75,26 +72,6 @@ def facets(
     project_sessions: Counter[str] = Counter()
     project_messages: Counter[str] = Counter()
     total = [0, 0]
-    # (session id, counts for its agent, counts for its project), read in batches.
-    pending: list[tuple[str, str, str, bool, bool]] = []
-
-    def flush() -> None:
-        records = reader.sessions_by_id([p[0] for p in pending])
-        for (_, name_a, name_p, for_agent, for_project), record in zip(
-            pending, records, strict=True
-        ):
-            messages = int(record.get("messages", 0))
-            if for_agent:
-                agent_sessions[name_a] += 1
-                agent_messages[name_a] += messages
-            if for_project:
-                project_sessions[name_p] += 1
-                project_messages[name_p] += messages
-            if for_agent and for_project:
-                total[0] += 1
-                total[1] += messages
-        pending.clear()
-
     for entry in session_order.scan(reader.store):
         # Every name is known, counted or not.
         agent_sessions[entry.agent] += 0
@@ -103,12 +80,15 @@ def facets(
             continue
         for_agent = project is None or entry.project == project
         for_project = agent is None or entry.agent == agent
-        if for_agent or for_project:
-            pending.append((entry.session_id, entry.agent, entry.project, for_agent, for_project))
-            if len(pending) >= READ_BATCH:
-                flush()
-    if pending:
-        flush()
+        if for_agent:
+            agent_sessions[entry.agent] += 1
+            agent_messages[entry.agent] += entry.messages
+        if for_project:
+            project_sessions[entry.project] += 1
+            project_messages[entry.project] += entry.messages
+        if for_agent and for_project:
+            total[0] += 1
+            total[1] += entry.messages
     return Facets(
         agents=_counts(agent_sessions, agent_messages),
         projects=_counts(project_sessions, project_messages),

@@ -99,12 +99,26 @@ def test_an_empty_archive_has_no_facets(cw_home: Path) -> None:
         assert archive.facets() == Facets((), (), 0, 0)
 
 
-def test_counts_do_not_depend_on_the_read_batch(
-    arch: Archive, monkeypatch: pytest.MonkeyPatch
+def test_counts_come_from_the_index_without_reading_session_records(
+    arch: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    whole = arch.facets(agent="codex", since="2026-11-01")
-    monkeypatch.setattr(facets_module, "READ_BATCH", 1)
-    assert arch.facets(agent="codex", since="2026-11-01") == whole
+    """The session-order summaries carry each session's message count, kept with the record at
+    every admission: facets read no session record (5.2 s for a million messages when they
+    did) and still count a session that grew."""
+    from cwcore.store.reader import Reader
+
+    def no_records(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("facets read a session record")
+
+    monkeypatch.setattr(Reader, "sessions_by_id", no_records)
+    monkeypatch.setattr(Reader, "session", no_records)
+    assert counts(arch.facets().agents) == {"claude-code": (1, 4), "codex": (2, 5), "pi": (1, 1)}
+    more = session("s3", "beta", "codex", "2026-11-16T14:", 6)[3:]  # three more messages
+    arch.import_paths([write_jsonl(tmp_path / "more.jsonl", more)])
+    found = arch.facets(project="beta")
+    assert counts(found.agents)["codex"] == (1, 6)
+    assert (found.sessions, found.messages) == (1, 6)
+    assert facets_module.__all__ == ["FacetCount", "Facets", "facets"]
 
 
 def test_json_round_trip(arch: Archive) -> None:

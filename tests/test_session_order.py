@@ -296,6 +296,7 @@ def test_entries_hold_project_agent_and_end(tmp_path: Path) -> None:
             "project": "p",
             "agent": "pi",
             "ended": "2026-11-02T00:00:00Z",
+            "messages": 1,
         }
 
 
@@ -326,6 +327,34 @@ def test_a_store_without_the_index_gets_it_on_open(tmp_path: Path) -> None:
         assert session_order.verify(store) == []
         assert_equivalent(store, {}, 5)
         assert_equivalent(store, {"project": "p1"}, 2)
+
+
+def test_summaries_without_message_counts_get_them_on_open(tmp_path: Path) -> None:
+    """Schema 3 wrote summaries without the message count the facets now read: migration 3 → 4
+    rebuilds them, so the counts are right on the first open."""
+    from cwcore.facets import facets
+
+    with Store(tmp_path / "db") as store:
+        adm = Admission(store)
+        for i in range(6):
+            admit(
+                adm, (f"s{i}", f"p{i % 2}", "pi", f"2026-11-0{1 + i}T00:00:00Z", [None] * (i + 1))
+            )
+        expected = facets(Reader(store))
+        with store.lock:
+            batch = store.batch()
+            for key, value in store.scan("scopes", keys.SESSION_ORDER.prefix()):
+                body = codec.decode_record(value, "session order")
+                del body["messages"]
+                batch.put("scopes", key, codec.encode_record(body))
+            store.meta_put(batch, "schema", {"version": 3})
+            store.commit(batch)
+        assert session_order.verify(store) != []
+        assert facets(Reader(store)).messages == 0
+    with Store(tmp_path / "db") as store:
+        assert store.schema_version == rocks.SCHEMA_VERSION == 4
+        assert session_order.verify(store) == []
+        assert facets(Reader(store)) == expected and expected.messages > 0
 
 
 def test_rebuild_is_bounded_and_repeatable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

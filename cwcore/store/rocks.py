@@ -52,7 +52,8 @@ FAMILIES = CANONICAL_FAMILIES + DERIVED_FAMILIES
 #: The store schema this build writes. A store with a higher number is refused.
 #: 2: the ``session-order`` index (sessions newest first), kept with every session record.
 #: 3: the ``session-native`` index (a session is its agent's and its native id's).
-SCHEMA_VERSION = 3
+#: 4: ``session-order`` summaries carry the session's message count (the facets read no records).
+SCHEMA_VERSION = 4
 
 
 def _add_session_order(store: Store) -> None:
@@ -72,6 +73,7 @@ def _add_session_identity(store: Store) -> None:
 MIGRATIONS: dict[int, Callable[[Store], None]] = {
     1: _add_session_order,
     2: _add_session_identity,
+    3: _add_session_order,  # rebuilt with the message counts in the summaries
 }
 
 

@@ -3,12 +3,14 @@
 ``session-order`` keys (scopes family) are ``started ↓, session id ↓`` (both ``desc`` fields, see
 :mod:`cwcore.store.keys`), so a forward scan visits sessions in exactly the order ``cw sessions``
 lists them: by start time (the stored ISO string, ``""`` when unknown), then id, descending. The
-value is a small summary (project, agent, ended) that lets listing filters run on the index
-without reading session records; only the rows of the page are read.
+value is a small summary (project, agent, ended, the message count) that lets listing filters
+and the facets' counts run on the index without reading session records; only the rows of the
+page are read.
 
 The index is maintained in the same batch as the session record it mirrors: admission puts (and
 moves, when ``started`` changed) the entry, forgetting deletes it. Stores written before the
-index existed (schema 1) get it from migration 1 → 2 (:func:`rebuild`), run once on open.
+index existed (schema 1) get it from migration 1 → 2 (:func:`rebuild`), run once on open; stores
+whose summaries have no message count (schema 3) get them from migration 3 → 4 (the same).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Entry(NamedTuple):
     project: str
     agent: str
     ended: str | None
+    messages: int = 0  # the session record's message count
 
 
 def clip_started(started: str | None) -> str:
@@ -80,6 +83,7 @@ def _summary(record: SessionRecord) -> bytes:
             "project": record["project"],
             "agent": record["agent"],
             "ended": record.get("ended"),
+            "messages": int(record.get("messages", 0)),
         }
     )
 
@@ -118,7 +122,14 @@ def scan(
         if key == start:
             continue
         body = codec.decode_record(value, "session order")
-        yield Entry(body["started"], body["id"], body["project"], body["agent"], body["ended"])
+        yield Entry(
+            body["started"],
+            body["id"],
+            body["project"],
+            body["agent"],
+            body["ended"],
+            int(body.get("messages", 0)),
+        )
 
 
 _LAYOUTS = (keys.SESSION_ORDER, keys.PROJECT_SESSION_ORDER)
