@@ -7,10 +7,10 @@ posts :class:`ProjectList.Chosen` when the user picks a project (``None`` = all 
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime, timedelta
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 
 from cwcore.contract.sessions import SessionInfo
 from cwtui.widgets.nav import NavList
-from cwtui.widgets.sparkline import activity_day, daily_counts, sparkline
+from cwtui.widgets.sparkline import activity_day, sparkline
 
 #: Days of activity each sparkline covers, ending today (``CW_NOW`` in tests).
 SPARK_DAYS = 28
@@ -50,31 +50,39 @@ class Overview:
 
 @dataclass
 class ProjectTally:
-    """Accumulates sessions into an :class:`Overview` (used by one worker thread at a time)."""
+    """Accumulates sessions into an :class:`Overview` (used by one worker thread at a time).
+
+    Each session is counted once, into its project's total and, when its day falls in the
+    ``span`` days ending with ``end``'s day, into that day's cell: the walk asks for an overview
+    after every page, so the overview is built from the counts (projects × days), never from
+    every session seen so far (which made the walk quadratic: seconds at a million messages)."""
 
     end: datetime
     span: int = SPARK_DAYS
     _counts: Counter[str] = field(default_factory=Counter)
-    _days: defaultdict[str, list[date | None]] = field(default_factory=lambda: defaultdict(list))
+    _days: dict[str, list[int]] = field(default_factory=dict)
     _agents: set[str] = field(default_factory=set)
 
     def add(self, rows: Iterable[SessionInfo]) -> None:
+        first = self.end.date() - timedelta(days=self.span - 1)
         for row in rows:
             self._counts[row.project] += 1
-            self._days[row.project].append(activity_day(row.started, row.ended))
+            cells = self._days.get(row.project)
+            if cells is None:
+                cells = self._days[row.project] = [0] * self.span
+            day = activity_day(row.started, row.ended)
+            if day is not None and 0 <= (offset := (day - first).days) < self.span:
+                cells[offset] += 1
             self._agents.add(row.agent)
 
     def overview(self, *, complete: bool) -> Overview:
-        every_day = [day for days in self._days.values() for day in days]
         return Overview(
             total=sum(self._counts.values()),
-            activity=tuple(daily_counts(every_day, end=self.end, span=self.span)),
+            activity=tuple(map(sum, zip(*self._days.values(), strict=True)))
+            if self._days
+            else (0,) * self.span,
             projects=tuple(
-                ProjectSummary(
-                    name,
-                    self._counts[name],
-                    tuple(daily_counts(self._days[name], end=self.end, span=self.span)),
-                )
+                ProjectSummary(name, self._counts[name], tuple(self._days[name]))
                 for name in sorted(self._counts)
             ),
             agents=tuple(sorted(self._agents)),
