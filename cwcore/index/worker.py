@@ -55,8 +55,8 @@ FOREGROUND_MAX_BYTES = 64 * 1024
 FOREGROUND_MAX_ENTRIES = 8
 BACKOFF_MIN_S = 0.05
 BACKOFF_MAX_S = 5.0
-#: Seconds without indexing work before the quiet-time segment merge (requests may continue:
-#: every few milliseconds of work the merge waits while one runs).
+#: Seconds without indexing work before the quiet-time segment merge (the daemon also waits for
+#: a lull between requests, ``engine.MERGE_QUIET_S``, not for them to stop).
 IDLE_MERGE_S = 30.0
 
 
@@ -433,7 +433,7 @@ class IndexWorker:
 
     def merge(self, idle_s: float = 0.0, pause: Callable[[], object] | None = None) -> bool:
         """One background merge of BM25 segments: a tiered one if a tier is full, else — once
-        no indexing work has arrived for ``idle_s`` ≥ :data:`IDLE_MERGE_S` seconds — the
+        ``idle_s`` (the caller's measure of settled indexing) ≥ :data:`IDLE_MERGE_S` — the
         quiet-time merge (:meth:`PostingIndex.idle_merge`). ``pause`` is called every few
         milliseconds of merging (the daemon waits there while a request runs). True if a merge
         ran."""
