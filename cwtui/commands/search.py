@@ -18,6 +18,7 @@ from cwcore.retrieve.filters import resolve_span
 from cwtui.output import console, emit_json, err_console, guard, shown_id
 
 if TYPE_CHECKING:
+    from cwcore.contract.index import IndexStatus
     from cwcore.contract.models import SemanticStatus
     from cwcore.contract.search import SearchResponse
 
@@ -62,6 +63,18 @@ def render(body: SearchResponse) -> None:
         f"[dim]{len(results)} result(s), generation {body.generation}, "
         f"{body.timing_ms:.1f} ms{note} · recall one with: cw recall <locator> "
         f"(cw search --json shows locators)[/]"
+    )
+
+
+def indexing_note(status: IndexStatus) -> str | None:
+    """The footer while admitted documents wait for the lexical index (right after a large
+    import the daemon indexes in the background): search answers from the published part."""
+    depth = status.outbox_depth
+    if not depth:
+        return None
+    return (
+        f"{depth:,} imported entries are not indexed yet: search covers what is published "
+        "(cw index --wait publishes the rest now)"
     )
 
 
@@ -228,10 +241,14 @@ def search(
                 emit_json(archive.search_json(request))
                 return
             body = archive.search(request)
-            note = embedding_note(archive.semantic_status())
+            notes = (
+                indexing_note(archive.index_status()),
+                embedding_note(archive.semantic_status()),
+            )
         render(body)
-        if note:
-            console.print(f"[dim]{note}[/]")
+        for note in notes:
+            if note:
+                console.print(f"[dim]{note}[/]")
 
 
 def register(app: typer.Typer) -> None:

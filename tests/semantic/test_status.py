@@ -214,3 +214,32 @@ def test_cli_search_says_when_search_is_lexical_only(
         handler.embed_pending(engine.store, engine.reader, 16, embedder=fake_embedder)
     result = runner.invoke(app, ["search", "sourdough bread"], terminal_width=200)
     assert "lexical only" not in result.output
+
+
+def test_cli_search_says_when_imported_documents_wait_for_the_index(
+    topics: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a large import the daemon indexes in the background: `cw search` says the
+    answer covers the published part (an empty page no longer reads as "nothing archived");
+    nothing is said once the outbox is empty, and `--json` stays the engine's answer."""
+    from dataclasses import replace
+
+    real = Archive.index_status
+    depth = {"n": 1234}
+
+    def pending(self: Archive, document: str | None = None) -> Any:
+        return replace(real(self, document), outbox_depth=depth["n"])
+
+    topics.close()
+    monkeypatch.setattr(Archive, "index_status", pending)
+    runner = CliRunner()
+    result = runner.invoke(app, ["search", "sourdough bread"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "1,234 imported entries are not indexed yet: search covers what is published" in (
+        result.output
+    )
+    result = runner.invoke(app, ["search", "sourdough bread", "--json"])
+    assert "indexed" not in result.output
+    depth["n"] = 0
+    result = runner.invoke(app, ["search", "sourdough bread"], terminal_width=200)
+    assert "not indexed yet" not in result.output
