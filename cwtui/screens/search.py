@@ -338,10 +338,14 @@ class SearchScreen(LiveScreen):
             response: SearchResponse,
             hits: tuple[SearchHit, ...],
             anchors: tuple[GatherAnchor, ...] = (),
+            unindexed: int = 0,
         ) -> None:
             super().__init__()
             self.generation, self.request = generation, request
             self.response, self.hits, self.anchors = response, hits, anchors
+            #: Outbox entries not yet published when the answer came (right after a large
+            #: import through the daemon): the answer covers the published part only.
+            self.unindexed = unindexed
 
     class Failed(CallDone):
         def __init__(self, generation: int, text: str) -> None:
@@ -382,6 +386,8 @@ class SearchScreen(LiveScreen):
         self.anchors: list[GatherAnchor] = []
         self.last_request: SearchRequest | None = None
         self.last_response: SearchResponse | None = None
+        #: Outbox entries not yet indexed when the last answer came (see ``Results``).
+        self.unindexed = 0
         self.archive_empty = False
         self._seen_changes = -1
         self._focus_results_on_answer = False
@@ -516,12 +522,13 @@ class SearchScreen(LiveScreen):
                 else:
                     response = archive.search(request)
                     hits = response.hits()
+                unindexed = archive.index_status().outbox_depth
         except CwError as exc:
             if not worker.is_cancelled:
                 self.post_message(self.Failed(generation, error_text(exc)))
             return
         if not worker.is_cancelled:
-            self.post_message(self.Results(generation, request, response, hits, anchors))
+            self.post_message(self.Results(generation, request, response, hits, anchors, unindexed))
 
     def _resolve_sessions(self, archive: Any, request: SearchRequest) -> SearchRequest:
         """Session ids as typed (a prefix shown in the results, say) made full ids; a prefix
@@ -539,6 +546,7 @@ class SearchScreen(LiveScreen):
         if message.generation != self.generation:
             return  # a newer query is on its way
         self.last_request, self.last_response = message.request, message.response
+        self.unindexed = message.unindexed
         self.ranked_hits, self.ranked_anchors = list(message.hits), list(message.anchors)
         self._arrange()
         results = self.query_one(ResultsList)
@@ -634,6 +642,11 @@ class SearchScreen(LiveScreen):
         tip = "Try other or fewer words, or check the spelling"
         if also:
             tip += "; or try " + ", ".join(also)
+        if self.unindexed:
+            tip += (
+                f".\n{self.unindexed:,} imported entries are not indexed yet: these results "
+                "cover what is published (the index view, alt+3, shows the progress)"
+            )
         return f"{head}\n{tip}."
 
     def _status_text(self, request: SearchRequest, body: SearchResponse) -> Text:
@@ -660,6 +673,8 @@ class SearchScreen(LiveScreen):
             # archive: only the fetched page is re-sorted.
             text.append(f" · {self.order} first (these {n} re-sorted)", "bold cyan")
         text.append(f" · gen {body.generation}", "dim")
+        if self.unindexed:
+            text.append(f" · {self.unindexed:,} not indexed yet", "bold yellow")
         return text
 
     def _show_problems(self) -> None:

@@ -368,3 +368,30 @@ def test_recall_parts_map_byte_ranges_to_characters() -> None:
     lo, hi = parts[0].match
     assert parts[0].text[lo:hi] == "wörld"
     assert parts[1].match is None
+
+
+class PendingIndexArchive(Archive):
+    """The real archive, with imported entries still waiting for the lexical index (as right
+    after a large import through the daemon)."""
+
+    def index_status(self, document: str | None = None) -> Any:
+        from dataclasses import replace
+
+        return replace(super().index_status(document), outbox_depth=1234)
+
+
+async def test_the_search_screen_says_when_imported_entries_wait_for_the_index(
+    search_home: Path, app_for: AppFactory
+) -> None:
+    """An empty page right after a large import must not read as "nothing archived": the status
+    line and the no-results text say what is not indexed yet."""
+    app = app_for(search_home, PendingIndexArchive)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "queue backend")
+        assert screen.hits
+        assert "1,234 not indexed yet" in static_text(screen, "#search-status")
+        await pilot.press("ctrl+a", "ctrl+k")
+        await type_text(pilot, "zzqqxx nothingmatches")
+        await settle(pilot)
+        assert not screen.hits
+        assert "1,234 imported entries are not indexed yet" in static_text(screen, "#search-empty")
