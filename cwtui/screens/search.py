@@ -644,8 +644,8 @@ class SearchScreen(LiveScreen):
             tip += "; or try " + ", ".join(also)
         if self.unindexed:
             tip += (
-                f".\n{self.unindexed:,} imported entries are not indexed yet: these results "
-                "cover what is published (the index view, alt+3, shows the progress)"
+                f".\n{self.unindexed:,} imported entries are not indexed yet: search covers "
+                "what is published so far (the index view, alt+3, shows the progress)"
             )
         return f"{head}\n{tip}."
 
