@@ -43,6 +43,14 @@ def _corpus(folder: Path) -> Path:
     return folder
 
 
+def _logs(folder: Path, files: int) -> Path:
+    """``files`` generated cw-jsonl logs (``log-<seed>.cw.jsonl``, sessions ``s<seed>-…``)."""
+    folder.mkdir()
+    for seed in range(files):
+        _random_file(folder / f"log-{seed}.cw.jsonl", seed)
+    return folder
+
+
 def _spawned(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The child processes the reading side starts from now on (their ``Popen`` objects)."""
     children: list[Any] = []
@@ -95,10 +103,7 @@ def test_the_child_process_stores_what_this_process_stores(
 def test_a_child_that_dies_costs_its_file_one_error_and_the_rest_import(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = tmp_path / "logs"
-    folder.mkdir()
-    for seed in range(3):
-        _random_file(folder / f"log-{seed}.cw.jsonl", seed)
+    folder = _logs(tmp_path / "logs", 3)
     monkeypatch.setattr(prepared, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(prepared, "_CHILD", "import sys; print('boom', file=sys.stderr); exit(3)")
     summary, snapshot = _run(tmp_path / "store", folder)
@@ -107,9 +112,7 @@ def test_a_child_that_dies_costs_its_file_one_error_and_the_rest_import(
     # The files after it were read here: their own bad lines are reported as usual.
     assert any(e["path"].endswith("log-2.cw.jsonl") and e["line"] for e in summary["errors"])
     assert summary["files"] == 3
-    sessions = {
-        s["nativeId"] if "nativeId" in s else s["id"] for s in snapshot["sessions"].values()
-    }
+    sessions = {s.get("nativeId", s["id"]) for s in snapshot["sessions"].values()}
     assert sessions and not any(s.startswith("s0-") for s in sessions)
     assert any(s.startswith("s1-") for s in sessions) and any(s.startswith("s2-") for s in sessions)
 
@@ -117,10 +120,7 @@ def test_a_child_that_dies_costs_its_file_one_error_and_the_rest_import(
 def test_a_cancelled_import_stops_the_child(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = tmp_path / "logs"
-    folder.mkdir()
-    for seed in range(4):
-        _random_file(folder / f"log-{seed}.cw.jsonl", seed)
+    folder = _logs(tmp_path / "logs", 4)
     monkeypatch.setattr(prepared, "PARALLEL_MIN_BYTES", 0)
     children = _spawned(monkeypatch)
     acks: list[dict[str, Any]] = []
