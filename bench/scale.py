@@ -1,7 +1,8 @@
 """cw at scale: the LongMemEval dev corpus repeated N times with new ids, through a real daemon,
 beside SQLite FTS5 over the same documents in the same run.
 
-Run: ``.venv/bin/python -m bench scale --copies N [--idle S] [--cli-runs K] [--paint-runs P]``
+Run: ``.venv/bin/python -m bench scale --copies N [--idle S] [--cli-runs K] [--paint-runs P]
+[--semantic]``
 (default N=4, about 190k messages; N=21 is about a million). **The text is real, the scale is
 not**: every message of the dev corpus (:func:`bench.realtext_build.lme_corpus`, about 47k
 messages) appears N times, copy ``k`` under session ``<session>~copy<k>`` and message
@@ -9,8 +10,10 @@ messages) appears N times, copy ``k`` under session ``<session>~copy<k>`` and me
 repeated ×N, synthetic ids". Term statistics are those of a corpus whose every document has N−1
 exact duplicates; a real archive of this size has more distinct vocabulary.
 
-One run, with ``CW_SEMANTIC_RETRIEVAL=false`` (no embedding, no model) and the realtext bench's
-clock (``CW_NOW``):
+One run, with ``CW_SEMANTIC_RETRIEVAL=false`` (no embedding, no model; ``--semantic`` turns
+local embeddings on, waits for background embedding to reach ``complete`` after step 2 and times
+the default search beside the lexical one in step 5) and the realtext bench's clock
+(``CW_NOW``):
 
 1. the repeated corpus is written as cw-jsonl (cached under ``CW_BENCH_CACHE``/scale);
 2. a daemon is started on a fresh ``CW_HOME`` and ``cw import`` (the installed CLI, its own
@@ -179,6 +182,37 @@ def _cli_wall(env: dict[str, str], runs: int) -> dict[str, dict[str, float]]:
     return {k: percentiles(v) for k, v in samples.items()}
 
 
+def _wait_embedded(client: Any, report_every_s: float = 60.0) -> dict[str, Any]:
+    """Poll ``semantic.status`` until background embedding is ``complete``; the seconds it took
+    from the end of the drain, the windows, and the pace. The copies' window texts are the
+    dev corpus's, so the content table computes each distinct text once: the time is that of
+    one copy's distinct texts plus the other copies' look-ups, not that of N times as much
+    distinct text."""
+    t0 = time.perf_counter()
+    last = t0
+    st = rs.semantic_status(client)
+    while st.get("state") != "complete":
+        if st.get("state") == "disabled":
+            raise RuntimeError("semantic retrieval is disabled in the bench's daemon")
+        now = time.perf_counter()
+        if now - last >= report_every_s:
+            last = now
+            print(
+                f"    embedding: {st.get('embedded', 0):,} of {st.get('total', 0):,} windows, "
+                f"{now - t0:.0f} s, load {rs.load_average()}",
+                flush=True,
+            )
+        time.sleep(2.0)
+        st = rs.semantic_status(client)
+    seconds = time.perf_counter() - t0
+    return {
+        "seconds": round(seconds, 1),
+        "windows": int(st.get("total", 0)),
+        "embedded": int(st.get("embedded", 0)),
+        "windows_per_s": round(int(st.get("total", 0)) / max(seconds, 1e-9), 1),
+    }
+
+
 # -- the run -------------------------------------------------------------------------------------
 
 
@@ -188,9 +222,13 @@ def run(
     cli_runs: int = CLI_RUNS,
     quick: bool = False,
     paint_runs: int = PAINT_RUNS,
+    semantic: bool = False,
 ) -> dict[str, Any]:
     """One scale run (``quick``, from ``python -m bench --quick``: one copy, no idle wait, two
-    CLI rounds, to check the machinery)."""
+    CLI rounds, to check the machinery). ``semantic`` runs the daemon with local embeddings:
+    after the drain it waits for background embedding to reach ``complete`` (timed, the daemon's
+    memory after it), and the default search (``semanticPolicy`` left to the settings) is timed
+    beside the lexical one and FTS5."""
     if quick:
         copies, idle, cli_runs, paint_runs = 1, 0.0, 2, 1
     from cwcore.daemon import control
@@ -217,7 +255,7 @@ def run(
     env.update(
         CW_HOME=str(home),
         XDG_RUNTIME_DIR=str(runtime),
-        CW_SEMANTIC_RETRIEVAL="false",
+        CW_SEMANTIC_RETRIEVAL="true" if semantic else "false",
         CW_NOW=rb.NOW,
     )
     saved = save_environ(*env, "CW_EMBEDDED")
@@ -230,6 +268,7 @@ def run(
         "messages": corpus.messages,
         "text_bytes": corpus.text_bytes,
         "load_before": rs.load_average(),
+        "semantic": semantic,
     }
     mem: dict[str, dict[str, float]] = {}
     try:
@@ -280,7 +319,11 @@ def run(
                 print(f"  note: FTS5 has {len(units):,} documents, cw {out['documents_cw']:,}")
             out["fts5_build_s"] = built["fts5"]
             del base_systems, units
+            if semantic:
+                out["embedding"] = _wait_embedded(client)
+                mem["after embedding"] = memory(pid)
             tally = rs.SemanticTally()
+            cw_systems = ["cw-lexical-daemon"]
             systems = [
                 rs.System(
                     "cw-lexical-daemon",
@@ -288,6 +331,14 @@ def run(
                 ),
                 *fts,
             ]
+            if semantic:
+                cw_systems.append("cw-default-daemon")
+                systems.insert(
+                    1,
+                    rs.System(
+                        "cw-default-daemon", rs.cw_daemon(client, {}, tally, "cw-default-daemon")
+                    ),
+                )
             searches = 2 * len(queries)
             print(f"  searching: {searches} untimed, then {searches} timed ...", flush=True)
             rs.interleaved(systems, queries, present, warm=False)
@@ -295,7 +346,7 @@ def run(
             out["load_search"] = rs.load_average()
             out["timings"] = rs.interleaved(systems, queries, present, warm=False)
             mem[f"after {2 * searches} searches"] = memory(pid)
-            out["ratios"] = rs.ratios(out["timings"], ["cw-lexical-daemon"])
+            out["ratios"] = rs.ratios(out["timings"], cw_systems)
             print("  cw sessions --json, lean and full CLI ...", flush=True)
             out["cw_sessions_wall"] = _cli_wall(env, cli_runs)
             print("  TUI first paint against the daemon ...", flush=True)
@@ -313,8 +364,9 @@ def run(
                 rs.interleaved(systems, queries, present, warm=False)
                 after = rs.interleaved(systems, queries, present, warm=False)
                 out["timings_after_idle"] = after
-                out["ratios_after_idle"] = rs.ratios(after, ["cw-lexical-daemon"])
+                out["ratios_after_idle"] = rs.ratios(after, cw_systems)
                 mem[f"after {2 * searches} more searches"] = memory(pid)
+            out["semantic_search_used"] = tally.shares()
             out["disk_end_bytes"] = disk_bytes(home)
             out["load_after"] = rs.load_average()
         finally:
@@ -327,7 +379,8 @@ def run(
     out["memory_mb"] = mem
     out["disk_vs_text"] = round(out["disk_end_bytes"] / max(1, corpus.text_bytes), 2)
     report(out)
-    print(f"written {write_result(f'scale-{copies}', out)}")
+    name = f"scale-{copies}-semantic" if semantic else f"scale-{copies}"
+    print(f"written {write_result(name, out)}")
     return out
 
 
@@ -348,6 +401,18 @@ def report(out: dict[str, Any]) -> None:
         ),
         ("import + indexing", f"{imp['import_and_index_messages_per_s']:,.0f} msg/s", ""),
     ]
+    emb = out.get("embedding")
+    if emb:
+        rows.append(
+            (
+                "embedding to complete (after the drain)",
+                f"{emb['seconds']} s",
+                f"{emb['windows']:,} windows, {emb['windows_per_s']} windows/s (each distinct "
+                "text once)",
+            )
+        )
+    for name, share in out.get("semantic_search_used", {}).items():
+        rows.append((f"{name}: searches that used vectors", f"{share}", ""))
     phases = [("", "timings", "ratios"), (" after idle", "timings_after_idle", "ratios_after_idle")]
     for phase, timings, ratios in phases:
         for key, t in out.get(timings, {}).items():
@@ -409,6 +474,7 @@ def main(argv: list[str]) -> int:
         idle=float(opt("--idle", str(IDLE_S))),
         cli_runs=int(opt("--cli-runs", str(CLI_RUNS))),
         paint_runs=int(opt("--paint-runs", str(PAINT_RUNS))),
+        semantic="--semantic" in argv,
     )
     return 0
 

@@ -327,10 +327,12 @@ class Archive:
         agent: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        activity_days: int = 0,
     ) -> Facets:
         """The archive's agents and projects, each with its sessions and messages under the
-        other filters (``since`` / ``until``: ISO-8601; see :func:`cwcore.facets.facets`)."""
-        return self.ask(FACETS, FacetsRequest(project, agent, since, until))
+        other filters (``since`` / ``until``: ISO-8601), and with ``activity_days`` each
+        project's sessions per day (see :func:`cwcore.facets.facets`)."""
+        return self.ask(FACETS, FacetsRequest(project, agent, since, until, activity_days))
 
     def ask(self, spec: Spec[Req, Ans], request: Req, on_event: OnEvent | None = None) -> Ans:
         """A declared method (:mod:`cwcore.contract.methods`): ``request`` sent as its JSON,

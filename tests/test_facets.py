@@ -4,10 +4,13 @@ table the daemon serves) and in batches smaller than the archive."""
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cwcore import facets as facets_module
 from cwcore.api import Archive
@@ -121,6 +124,110 @@ def test_counts_come_from_the_index_without_reading_session_records(
     assert facets_module.__all__ == ["FacetCount", "Facets", "facets"]
 
 
+def test_activity_counts_each_project_s_sessions_per_day(arch: Archive) -> None:
+    """The TUI's sparklines: sessions per UTC day (start, else end) for the days ending with
+    ``until``'s day, per project under the agent and time filters, summed in ``activity``."""
+    found = arch.facets(until="2026-11-20", activity_days=7)  # 14th .. 20th
+    assert found.activity_end == "2026-11-20"
+    by = {p.name: p.activity for p in found.projects}
+    assert by == {
+        "alpha": (0, 0, 0, 0, 1, 0, 0),  # s1 on the 18th; s2 (5th) before the days
+        "beta": (0, 1, 0, 0, 0, 0, 0),  # s3 on the 15th
+        "gamma": (0,) * 7,
+    }
+    assert found.activity == (0, 1, 0, 0, 1, 0, 0)
+    assert all(a.activity is None for a in found.agents)
+    codex = arch.facets(agent="codex", until="2026-11-20", activity_days=7)
+    assert {p.name: sum(p.activity or ()) for p in codex.projects} == {
+        "alpha": 0,
+        "beta": 1,
+        "gamma": 0,
+    }
+    assert Facets.from_json(codex.to_json()) == codex
+    # Not asked: no activity, and no key in the JSON.
+    plain = arch.facets()
+    assert plain.activity is None and plain.activity_end is None
+    assert all(p.activity is None for p in plain.projects)
+    assert "activity" not in plain.to_json()["projects"][0]
+    with pytest.raises(InvalidInput):
+        arch.facets(activity_days=-1)
+
+
+_STAMP = st.one_of(
+    st.none(),
+    st.just("garbage"),
+    st.builds(
+        lambda minutes, form: form(
+            datetime(2026, 11, 20, 12, tzinfo=UTC) + timedelta(minutes=minutes)
+        ),
+        st.integers(-60 * 24 * 40, 60 * 24 * 3),
+        st.sampled_from(
+            [
+                lambda t: t.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                lambda t: t.astimezone(timezone(timedelta(hours=-7))).isoformat(),
+                lambda t: t.replace(tzinfo=None).isoformat(),
+                lambda t: t.date().isoformat(),
+            ]
+        ),
+    ),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["alpha", "beta", "γ"]),
+            st.sampled_from(["pi", "codex"]),
+            _STAMP,
+            _STAMP,
+        ),
+        max_size=40,
+    ),
+    st.integers(1, 40),
+)
+def test_activity_equals_counting_parsed_days(
+    entries: list[tuple[str, str, str | None, str | None]], span: int
+) -> None:
+    """The scan's day cells against parsing every stamp (the TUI's walk did that): the engine's
+    own ``…Z`` form is read by its prefix, every other form is parsed, garbage is left out."""
+    from cwcore.clock import parse_time
+    from cwcore.store import session_order
+
+    rows = [
+        session_order.Entry(started or "", f"s{i}", project, agent, ended, 1)
+        for i, (project, agent, started, ended) in enumerate(entries)
+    ]
+    end = datetime(2026, 11, 20, 12, tzinfo=UTC)
+
+    class Reader:
+        store = None
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(session_order, "scan", lambda _store: iter(rows))
+        mp.setenv("CW_NOW", end.isoformat())
+        found = facets_module.facets(Reader(), activity_days=span)  # type: ignore[arg-type]
+
+    def day(row: session_order.Entry) -> date | None:
+        stamp = row.started or row.ended
+        try:
+            return parse_time(stamp).date() if stamp else None
+        except InvalidInput:
+            return None
+
+    first = end.date() - timedelta(days=span - 1)
+    expected: dict[str, list[int]] = {}
+    for row in rows:
+        cells = expected.setdefault(row.project, [0] * span)
+        d = day(row)
+        if d is not None and first <= d <= end.date():
+            cells[(d - first).days] += 1
+    assert {p.name: list(p.activity or ()) for p in found.projects} == expected
+    assert list(found.activity or ()) == (
+        [sum(c) for c in zip(*expected.values(), strict=True)] if expected else [0] * span
+    )
+
+
 def test_json_round_trip(arch: Archive) -> None:
     found = arch.facets(project="alpha")
     assert Facets.from_json(found.to_json()) == found
@@ -176,3 +283,17 @@ def test_cw_facets_lists_both_facets_and_json(cw_home: Path, tmp_path: Path) -> 
     result = runner.invoke(app, ["facets", "--since", "notadate"])
     assert result.exit_code == 2
     assert result.stderr.strip() == "cw: since must be an ISO-8601 date or instant"
+    # --days: each project's sessions per day, a sparkline column and ``activity`` in the JSON.
+    result = runner.invoke(app, ["facets", "--days", "7", "--until", "2026-11-20", "--json"])
+    assert result.exit_code == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert body["activityEnd"] == "2026-11-20"
+    assert {p["name"]: p["activity"] for p in body["projects"]} == {
+        "alpha": [0, 0, 0, 0, 1, 0, 0],
+        "gamma": [0] * 7,
+    }
+    result = runner.invoke(app, ["facets", "--days", "7", "--until", "2026-11-20"])
+    assert result.exit_code == 0
+    assert "per day to 2026-11-20" in result.stdout and "····█··" in result.stdout
+    result = runner.invoke(app, ["facets", "--days", "400"])
+    assert result.exit_code == 2 and "--days" in result.stderr

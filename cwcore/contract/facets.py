@@ -16,25 +16,40 @@ class FacetsRequest(Record):
     agent: str | None = field(default=None, omit_none=True)
     since: str | None = field(default=None, omit_none=True)
     until: str | None = field(default=None, omit_none=True)
+    activity_days: int = field(
+        default=0,
+        minimum=0,
+        maximum=366,
+        doc="Sessions per day for this many days ending with `until`'s day (today without "
+        "one), per project and in all; 0 (the default) counts none.",
+    )
 
 
 class FacetCount(Record):
     """One value of a facet: its ``name``, the ``sessions`` that have it and pass the other
-    filters, and those sessions' ``messages`` (the ``cw sessions`` count: no thinking)."""
+    filters, and those sessions' ``messages`` (the ``cw sessions`` count: no thinking). With
+    ``activity_days`` asked, a project's ``activity`` is those sessions per day, oldest day
+    first (a session counts on the UTC day it started, else the day it ended); absent
+    otherwise, and on agents."""
 
     name: str
     sessions: int
     messages: int
+    activity: tuple[int, ...] | None = field(default=None, omit_none=True)
 
 
 class Facets(Record):
     """The pickers' choices: every known agent and project (by name), each counted under the
-    other filters; ``sessions`` and ``messages`` count what passes every filter at once."""
+    other filters; ``sessions`` and ``messages`` count what passes every filter at once. With
+    ``activity_days`` asked, ``activity`` is the projects' per-day counts summed (every project
+    under the agent and time filters) and ``activity_end`` the ISO date of its last day."""
 
     agents: tuple[FacetCount, ...]
     projects: tuple[FacetCount, ...]
     sessions: int
     messages: int
+    activity: tuple[int, ...] | None = field(default=None, omit_none=True)
+    activity_end: str | None = field(default=None, omit_none=True)
 
     def agent(self, name: str) -> FacetCount | None:
         return next((a for a in self.agents if a.name == name), None)

@@ -227,7 +227,12 @@ def _facets(engine: Engine, req: FacetsRequest) -> Facets:
     """The known agents and projects with their counts under the other filters
     (:func:`cwcore.facets.facets`)."""
     return facets.facets(
-        engine.reader, project=req.project, agent=req.agent, since=req.since, until=req.until
+        engine.reader,
+        project=req.project,
+        agent=req.agent,
+        since=req.since,
+        until=req.until,
+        activity_days=req.activity_days,
     )
 
 

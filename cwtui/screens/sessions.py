@@ -1,19 +1,18 @@
 """The sessions screen (the first screen): projects on the left, sessions on the right.
 
-Two thread workers feed it, both through ``Archive.sessions``:
+Two thread workers feed it, both through the Archive:
 
-* the **page** worker loads the filtered table one page at a time (``limit``/``cursor``); the
-  next page is requested when the table reports it is near its end, so thousands of sessions
-  scroll without a full load;
-* the **walk** worker pages through every session once (unfiltered, large pages) to count
-  sessions per day for the projects list's sparklines (and, until the facets arrive, sessions
-  per project and the agents). It posts an updated overview after each page. It starts once the
-  table's first page has arrived, so it never holds the archive while the first rows load;
+* the **page** worker loads the filtered table one page at a time (``Archive.sessions``,
+  ``limit``/``cursor``); the next page is requested when the table reports it is near its end,
+  so thousands of sessions scroll without a full load;
 * the **facets** worker (``Archive.facets``, issue 34) counts each project's sessions under the
-  active agent and time filters and each agent's under the active project and time filters, so
-  the projects list and the agent choices say how many sessions a pick would show. It runs
-  after the first page and again whenever the project, agent or time filter changes; an answer
-  for filters changed meanwhile is dropped.
+  active agent and time filters, with its sessions per day for the sparklines, and each agent's
+  under the active project and time filters, so the projects list and the agent choices say how
+  many sessions a pick would show. One walk of the session-order summaries in the engine; it
+  used to be a second worker paging every session through the listing for the sparklines (5.2 s
+  at a million messages). It starts once the table's first page has arrived, so it never holds
+  the archive while the first rows load, and again whenever the project, agent or time filter
+  changes; an answer for filters changed meanwhile is dropped.
 
 Filters: pick a project in the list, an agent in the select, a start date in the input
 (``YYYY-MM-DD``, an ISO instant, or ``7d`` / ``24h`` / ``2w`` back from now), and text the id or
@@ -62,7 +61,7 @@ from cwtui.screens.forget import ForgetScreen
 from cwtui.screens.prompt import PromptScreen
 from cwtui.widgets.filter_picker import next_time
 from cwtui.widgets.footer import KeysFooter
-from cwtui.widgets.projects import SPARK_DAYS, Overview, ProjectList, ProjectSummary, ProjectTally
+from cwtui.widgets.projects import SPARK_DAYS, Overview, ProjectList, ProjectSummary
 from cwtui.widgets.sessions_table import SessionsTable
 
 EMPTY_ARCHIVE = "No sessions yet — import some with `cw import PATH` or `cw sync`."
@@ -106,9 +105,8 @@ class SessionsScreen(LiveScreen):
 
     SUB_TITLE = "Sessions"
 
-    #: Sessions per table page; the walk uses larger pages (it draws nothing per row).
+    #: Sessions per table page.
     PAGE_SIZE: ClassVar[int] = 200
-    WALK_PAGE_SIZE: ClassVar[int] = 1000
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -233,15 +231,10 @@ class SessionsScreen(LiveScreen):
             super().__init__()
             self.generation, self.first, self.text = generation, first, text
 
-    class OverviewFailed(CallDone):
-        def __init__(self, text: str) -> None:
+    class FacetsFailed(CallDone):
+        def __init__(self, key: tuple[str | None, ...], text: str) -> None:
             super().__init__()
-            self.text = text
-
-    class OverviewUpdated(CallDone):
-        def __init__(self, overview: Overview) -> None:
-            super().__init__()
-            self.overview = overview
+            self.key, self.text = key, text
 
     class FacetsLoaded(CallDone):
         """The facets counted under ``key`` (the project, agent and since filters then)."""
@@ -256,12 +249,13 @@ class SessionsScreen(LiveScreen):
         self.generation = 0
         self.next_cursor: str | None = None
         self.fetching = False
+        #: The projects list as last shown (None until the first facets arrive).
         self.overview: Overview | None = None
         #: The projects' and agents' counts under the other active filters (None: not yet).
         self.facets: Facets | None = None
         self._seen_changes = -1
-        #: The time the walk was asked for by a reload; it starts after the first page.
-        self._walk_pending: datetime | None = None
+        #: A reload asked for the counts; they start after the first page.
+        self._count_pending = False
         #: The projects pane: None while the width decides (shown from 100 columns up).
         self.projects_shown: bool | None = None
 
@@ -301,15 +295,14 @@ class SessionsScreen(LiveScreen):
     def action_reload(self) -> None:
         """Reload the table with the current filters, and recount the projects."""
         self._seen_changes = archive_handle(self.app).changes
-        self._walk_pending = clock.now()
+        self._count_pending = True
         self.query_one("#projects-title", Static).update("Projects counting…")
         self._restart_pages()
 
-    def _start_walk(self) -> None:
+    def _start_count(self) -> None:
         """The projects count, once the table's first page is in (first paint comes first)."""
-        if self._walk_pending is not None:
-            now, self._walk_pending = self._walk_pending, None
-            self._walk(archive_handle(self.app), now)
+        if self._count_pending:
+            self._count_pending = False
             self._count()
 
     def _restart_pages(self) -> None:
@@ -344,24 +337,6 @@ class SessionsScreen(LiveScreen):
         if not get_current_worker().is_cancelled:
             self.post_message(self.PageLoaded(generation, cursor is None, rows, next_cursor))
 
-    @work(thread=True, exclusive=True, group="sessions-walk", exit_on_error=False)
-    def _walk(self, handle: ArchiveHandle, now: datetime) -> None:
-        tally = ProjectTally(end=now)
-        cursor: str | None = None
-        while True:
-            if get_current_worker().is_cancelled:
-                return
-            try:
-                with handle.use() as archive:
-                    rows, cursor = archive.sessions(limit=self.WALK_PAGE_SIZE, cursor=cursor)
-            except CwError as exc:
-                self.post_message(self.OverviewFailed(error_text(exc)))
-                return
-            tally.add(rows)
-            self.post_message(self.OverviewUpdated(tally.overview(complete=cursor is None)))
-            if cursor is None:
-                return
-
     @staticmethod
     def _facets_key(filters: Filters) -> tuple[str | None, ...]:
         return (filters.project, filters.agent, filters.since)
@@ -377,10 +352,14 @@ class SessionsScreen(LiveScreen):
                 if get_current_worker().is_cancelled:
                     return
                 found = archive.facets(
-                    project=filters.project, agent=filters.agent, since=filters.since
+                    project=filters.project,
+                    agent=filters.agent,
+                    since=filters.since,
+                    activity_days=SPARK_DAYS,
                 )
-        except CwError:
-            return  # the walk's counts stay; the page worker reports a failing archive
+        except CwError as exc:
+            self.post_message(self.FacetsFailed(self._facets_key(filters), error_text(exc)))
+            return
         if not get_current_worker().is_cancelled:
             self.post_message(self.FacetsLoaded(self._facets_key(filters), found))
 
@@ -390,40 +369,37 @@ class SessionsScreen(LiveScreen):
         self.facets = message.facets
         self._show_overview()
 
-    def _show_overview(self) -> None:
-        """The projects list and the agent choices: the facets' counts (under the other
-        filters) with the walk's sparklines; the walk's own counts until the facets arrive."""
-        overview = self.overview
-        if self.facets is not None:
-            activity = {p.name: p.activity for p in overview.projects} if overview else {}
-            idle = (0,) * SPARK_DAYS
-            projects = tuple(
-                ProjectSummary(p.name, p.sessions, activity.get(p.name, idle))
-                for p in self.facets.projects
-            )
-            overview = Overview(
-                total=sum(p.sessions for p in projects),
-                activity=overview.activity if overview else idle,
-                projects=projects,
-                agents=tuple(a.name for a in self.facets.agents),
-                complete=overview.complete if overview else False,
-            )
-        if overview is None:
+    def on_sessions_screen_facets_failed(self, message: FacetsFailed) -> None:
+        if message.key != self._facets_key(self.filters):
             return
+        # Only the pane title: the page worker meets the same failure and reports it in the
+        # table's place, where the user is looking.
+        self.query_one("#projects-title", Static).update("Projects (unavailable)")
+
+    def _show_overview(self) -> None:
+        """The projects list and the agent choices from the facets: each project's sessions
+        and sparkline under the agent and time filters, each agent's sessions under the project
+        and time filters."""
+        found = self.facets
+        if found is None:
+            return
+        idle = (0,) * SPARK_DAYS
+        projects = tuple(
+            ProjectSummary(p.name, p.sessions, p.activity or idle) for p in found.projects
+        )
+        overview = self.overview = Overview(
+            total=sum(p.sessions for p in projects),
+            activity=found.activity or idle,
+            projects=projects,
+            agents=tuple(a.name for a in found.agents),
+        )
         self.query_one(ProjectList).show(overview, self.filters.project)
-        title = f"Projects ({len(overview.projects)})"
-        if not overview.complete:
-            title += " counting…"
-        self.query_one("#projects-title", Static).update(title)
-        if self.facets is not None:
-            counts = {a.name: a.sessions for a in self.facets.agents}
-            self._update_agents(overview.agents, counts)
-        else:
-            self._update_agents(overview.agents)
+        self.query_one("#projects-title", Static).update(f"Projects ({len(projects)})")
+        self._update_agents(overview.agents, {a.name: a.sessions for a in found.agents})
 
     def on_sessions_screen_page_loaded(self, message: PageLoaded) -> None:
         if message.first:
-            self._start_walk()
+            self._start_count()
         if message.generation != self.generation:
             return  # the filters changed while this page was on its way
         table = self.query_one(SessionsTable)
@@ -440,7 +416,7 @@ class SessionsScreen(LiveScreen):
 
     def on_sessions_screen_page_failed(self, message: PageFailed) -> None:
         if message.first:
-            self._start_walk()
+            self._start_count()
         if message.generation != self.generation:
             return
         self.fetching = False
@@ -450,15 +426,6 @@ class SessionsScreen(LiveScreen):
             self._set_status("")
         else:
             self.notify(message.text, title="Loading sessions", severity="error", markup=False)
-
-    def on_sessions_screen_overview_updated(self, message: OverviewUpdated) -> None:
-        self.overview = message.overview
-        self._show_overview()
-
-    def on_sessions_screen_overview_failed(self, message: OverviewFailed) -> None:
-        # Only the pane title: the page worker meets the same failure and reports it in the
-        # table's place, where the user is looking.
-        self.query_one("#projects-title", Static).update("Projects (unavailable)")
 
     def on_sessions_table_near_end(self, message: SessionsTable.NearEnd) -> None:
         if self.next_cursor and not self.fetching:

@@ -1,16 +1,14 @@
 """The projects list: each project with its session count and a sessions-per-day sparkline.
 
-:class:`ProjectTally` folds pages of :class:`~cwcore.contract.sessions.SessionInfo` (as the sessions
-screen walks the archive) into an immutable :class:`Overview`; :class:`ProjectList` shows one and
-posts :class:`ProjectList.Chosen` when the user picks a project (``None`` = all projects).
+The sessions screen builds an immutable :class:`Overview` from the archive's facets (each
+project's sessions and sessions per day, :func:`cwcore.facets.facets`); :class:`ProjectList`
+shows one and posts :class:`ProjectList.Chosen` when the user picks a project (``None`` = all
+projects).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -18,9 +16,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from cwcore.contract.sessions import SessionInfo
 from cwtui.widgets.nav import NavList
-from cwtui.widgets.sparkline import activity_day, sparkline
+from cwtui.widgets.sparkline import sparkline
 
 #: Days of activity each sparkline covers, ending today (``CW_NOW`` in tests).
 SPARK_DAYS = 28
@@ -30,7 +27,7 @@ ROW_WIDTH = SPARK_DAYS + 2
 
 @dataclass(frozen=True)
 class ProjectSummary:
-    """One project: ``sessions`` counted so far and sessions per day, oldest day first."""
+    """One project: its ``sessions`` and sessions per day, oldest day first."""
 
     name: str
     sessions: int
@@ -39,55 +36,12 @@ class ProjectSummary:
 
 @dataclass(frozen=True)
 class Overview:
-    """What the walk has seen: every project (by name), every agent, and whether it finished."""
+    """The projects list: every project (by name) and agent, the sessions in all and per day."""
 
     total: int
     activity: tuple[int, ...]
     projects: tuple[ProjectSummary, ...]
     agents: tuple[str, ...]
-    complete: bool = False
-
-
-@dataclass
-class ProjectTally:
-    """Accumulates sessions into an :class:`Overview` (used by one worker thread at a time).
-
-    Each session is counted once, into its project's total and, when its day falls in the
-    ``span`` days ending with ``end``'s day, into that day's cell: the walk asks for an overview
-    after every page, so the overview is built from the counts (projects × days), never from
-    every session seen so far (which made the walk quadratic: seconds at a million messages)."""
-
-    end: datetime
-    span: int = SPARK_DAYS
-    _counts: Counter[str] = field(default_factory=Counter)
-    _days: dict[str, list[int]] = field(default_factory=dict)
-    _agents: set[str] = field(default_factory=set)
-
-    def add(self, rows: Iterable[SessionInfo]) -> None:
-        first = self.end.date() - timedelta(days=self.span - 1)
-        for row in rows:
-            self._counts[row.project] += 1
-            cells = self._days.get(row.project)
-            if cells is None:
-                cells = self._days[row.project] = [0] * self.span
-            day = activity_day(row.started, row.ended)
-            if day is not None and 0 <= (offset := (day - first).days) < self.span:
-                cells[offset] += 1
-            self._agents.add(row.agent)
-
-    def overview(self, *, complete: bool) -> Overview:
-        return Overview(
-            total=sum(self._counts.values()),
-            activity=tuple(map(sum, zip(*self._days.values(), strict=True)))
-            if self._days
-            else (0,) * self.span,
-            projects=tuple(
-                ProjectSummary(name, self._counts[name], tuple(self._days[name]))
-                for name in sorted(self._counts)
-            ),
-            agents=tuple(sorted(self._agents)),
-            complete=complete,
-        )
 
 
 def _row(name: str, count: int, activity: tuple[int, ...], *, bold: bool = False) -> Text:

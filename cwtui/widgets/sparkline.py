@@ -1,45 +1,16 @@
 """Activity sparklines: sessions per day, drawn with block characters.
 
-Presentation only: the counts come from the ``started``/``ended`` stamps of sessions the TUI has
-already loaded through the Archive; nothing here reads the store.
+Presentation only: the counts come from the archive's facets (``Archive.facets(activity_days=…)``,
+sessions per day counted in the engine); nothing here reads the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from datetime import date, datetime, timedelta
-
-from cwcore.clock import parse_time
-from cwcore.errors import CwError
+from collections.abc import Sequence
 
 #: Eight heights; an empty day is a low dot so the time axis stays visible.
 BARS = "▁▂▃▄▅▆▇█"
 EMPTY = "·"
-
-
-def activity_day(started: str | None, ended: str | None) -> date | None:
-    """The UTC day a session counts for: the day it started, else the day it ended."""
-    stamp = started or ended
-    if not stamp:
-        return None
-    try:
-        return parse_time(stamp).date()
-    except CwError:  # a stamp the engine could not normalize: leave it off the chart
-        return None
-
-
-def daily_counts(days: Iterable[date | None], *, end: datetime, span: int) -> list[int]:
-    """Counts per day for the ``span`` days ending with ``end``'s day (oldest first).
-
-    Days outside the window (and ``None``) are ignored.
-    """
-    last = end.date()
-    first = last - timedelta(days=span - 1)
-    counts = [0] * span
-    for day in days:
-        if day is not None and first <= day <= last:
-            counts[(day - first).days] += 1
-    return counts
 
 
 def sparkline(counts: Sequence[int]) -> str:
