@@ -49,6 +49,14 @@ MEMORY_CACHE = 20_000  # document vectors only; queries are never cached
 #: the batch thread (and stalls other Python threads by up to ~20 ms), so a live session's
 #: trickle of windows keeps it.
 BATCH_IDLE_RELEASE_S = 600.0
+#: Texts a separate batch session runs before the batch thread builds it afresh. ONNX Runtime's
+#: CPU arena keeps every block it ever took, and batches of ever new shapes (texts sorted by
+#: length, up to 32 of them) fragment it: a daemon embedding a 190k-message archive went from
+#: 570 MB after its first windows to 1.45 GB after 25,000 (docs/performance.md). A new session
+#: starts a new arena; building one costs 0.25–0.3 s of the batch thread, about 1 % of the
+#: time 1,000 windows take. (Without the arena memory stays flat but inference is 16–34 %
+#: slower: every large buffer is a fresh mapping.)
+BATCH_REBUILD_TEXTS = 1_000
 #: Every session (query and batch) and the in-memory document vectors are dropped when no
 #: inference of either kind has run for this long (:meth:`Embedder.release_idle`): an idle
 #: daemon holds no model (the query session is about 100–150 MB resident with its ONNX arena).
@@ -176,6 +184,8 @@ class Embedder:
         # ONNX Runtime creates a session's intra-op threads when it builds the session, and they
         # inherit the creating thread's nice value, so this one is built on the batch thread.
         self._batch_model: Any = None
+        self._batch_texts = 0  # texts the batch session ran since it was built
+        self.batch_builds = 0  # batch sessions built (the rebuilds after BATCH_REBUILD_TEXTS)
         self._last_batch = 0.0  # clock() at the end of the last batch inference
         self._last_use = clock()  # clock() at the end of the last inference or load
         #: True once :meth:`release_idle` dropped the model, until a session is built again:
@@ -221,11 +231,16 @@ class Embedder:
         on the same threads (one session, not two)."""
         if self.batch_threads == self.threads:
             return self._load()
-        if self._batch_model is not None:
+        if self._batch_model is not None and self._batch_texts < BATCH_REBUILD_TEXTS:
             return self._batch_model
         with self._load_lock:
+            if self._batch_model is not None and self._batch_texts >= BATCH_REBUILD_TEXTS:
+                self._batch_model = None  # a fresh arena (BATCH_REBUILD_TEXTS)
+                heap.trim()
             if self._batch_model is None:
                 self._batch_model = self._build(self.batch_threads)
+                self._batch_texts = 0
+                self.batch_builds += 1
                 self._last_use = self._clock()
                 self.released_idle = False
             return self._batch_model
@@ -349,6 +364,7 @@ class Embedder:
             self._last_use = self._clock()
             if batch:
                 self._last_batch = self._last_use
+                self._batch_texts += len(texts)
         self.computed += len(texts)
         return normalize(out)
 

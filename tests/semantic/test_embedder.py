@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cwcore.errors import ModelUnavailable
+from cwcore.semantic import embedder as embedder_module
 from cwcore.semantic import errors, models
 from cwcore.semantic.embedder import DIM, Embedder
 from tests.support import use_embedder
@@ -194,6 +195,37 @@ def test_an_idle_batch_session_is_released_and_rebuilt_on_the_next_batch(
     shared._model = _CountingStub()
     shared.embed(["one session for both"], batch=True)
     assert not shared.release_batch(idle_s=0.0) and shared._model is not None
+
+
+def test_the_batch_session_is_built_afresh_after_its_share_of_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ONNX Runtime's arena never shrinks and batches of new shapes grow it (1.45 GB at 25,000
+    windows): the batch thread builds a new batch session once the old one ran
+    ``BATCH_REBUILD_TEXTS`` texts. Queries keep theirs; a shared session is never rebuilt."""
+    monkeypatch.setattr(embedder_module, "BATCH_REBUILD_TEXTS", 5)
+    sessions: list[_CountingStub] = []
+
+    def build(self: Embedder, threads: int | None) -> _CountingStub:
+        sessions.append(_CountingStub())
+        return sessions[-1]
+
+    monkeypatch.setattr(Embedder, "_build", build)
+    embedder = Embedder(tmp_path, threads=1, batch_threads=2)
+    query = embedder._model = _CountingStub()
+    embedder.embed([f"window {i}" for i in range(3)], batch=True)
+    embedder.embed([f"window {i}" for i in range(3, 6)], batch=True)  # 6 texts: due
+    assert len(sessions) == 1 and sessions[0].texts == 6
+    embedder.embed(["window 6"], batch=True)
+    assert len(sessions) == 2 and sessions[1].texts == 1 and embedder.batch_builds == 2
+    assert embedder._batch_model is sessions[1]
+    embedder.embed_query("a question")
+    assert embedder._model is query and query.texts == 1
+    shared = Embedder(tmp_path, threads=2, batch_threads=2)
+    one = shared._model = _CountingStub()
+    shared.embed([f"text {i}" for i in range(12)], batch=True)
+    shared.embed(["more"], batch=True)
+    assert shared._model is one and one.texts == 13 and len(sessions) == 2
 
 
 def test_an_idle_model_is_released_whole_and_loaded_again_by_the_next_query(
