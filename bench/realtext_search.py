@@ -61,18 +61,35 @@ class System:
 
 
 class SemanticTally:
-    """How many of a system's answers used the semantic stage (``semantic_search_used``)."""
+    """How many of a system's answers used the semantic stage (``semantic_search_used``), and
+    that stage's milliseconds when it ran (``stages.semantic``: ``ms``, of which ``embedMs`` the
+    query's embedding and ``scanMs`` the scan with its re-scoring)."""
+
+    STAGE_KEYS = ("ms", "embedMs", "scanMs")
 
     def __init__(self) -> None:
         self.used: Counter[str] = Counter()
         self.total: Counter[str] = Counter()
+        self.stage: dict[str, dict[str, list[float]]] = {}
 
-    def add(self, name: str, semantic_used: bool) -> None:
+    def add(self, name: str, semantic_used: bool, stage: dict[str, Any] | None = None) -> None:
         self.total[name] += 1
         self.used[name] += semantic_used
+        if semantic_used and stage:
+            kept = self.stage.setdefault(name, {k: [] for k in self.STAGE_KEYS})
+            for key in self.STAGE_KEYS:
+                if isinstance(stage.get(key), int | float):
+                    kept[key].append(float(stage[key]))
 
     def shares(self) -> dict[str, float]:
         return {n: round(self.used[n] / t, 3) for n, t in self.total.items() if t}
+
+    def stage_ms(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Per system, the semantic stage's percentiles (ms) over the searches that ran it."""
+        return {
+            name: {key: percentiles(values) for key, values in parts.items() if values}
+            for name, parts in self.stage.items()
+        }
 
 
 def _body(text: str, sessions: Sequence[str] | None, extra: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +101,8 @@ def _body(text: str, sessions: Sequence[str] | None, extra: dict[str, Any]) -> d
 
 def cw_in_process(archive: Any, extra: dict[str, Any], tally: SemanticTally, name: str) -> Search:
     def search(text: str, sessions: Sequence[str] | None) -> float | None:
-        tally.add(name, archive.search(_body(text, sessions, extra)).semantic_search_used)
+        found = archive.search(_body(text, sessions, extra))
+        tally.add(name, found.semantic_search_used, found.stages.get("semantic"))
         return None
 
     return search
@@ -93,7 +111,8 @@ def cw_in_process(archive: Any, extra: dict[str, Any], tally: SemanticTally, nam
 def cw_daemon(client: Any, extra: dict[str, Any], tally: SemanticTally, name: str) -> Search:
     def search(text: str, sessions: Sequence[str] | None) -> float | None:
         body = client.call("search", _body(text, sessions, extra))  # the wire JSON: its timing
-        tally.add(name, bool(body.get("semantic_search_used")))
+        stage = (body.get("stages") or {}).get("semantic")
+        tally.add(name, bool(body.get("semantic_search_used")), stage)
         return float(body["timing_ms"])
 
     return search

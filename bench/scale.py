@@ -367,6 +367,7 @@ def run(
                 out["ratios_after_idle"] = rs.ratios(after, cw_systems)
                 mem[f"after {2 * searches} more searches"] = memory(pid)
             out["semantic_search_used"] = tally.shares()
+            out["semantic_stage_ms"] = tally.stage_ms()
             out["disk_end_bytes"] = disk_bytes(home)
             out["load_after"] = rs.load_average()
         finally:
@@ -413,6 +414,20 @@ def report(out: dict[str, Any]) -> None:
         )
     for name, share in out.get("semantic_search_used", {}).items():
         rows.append((f"{name}: searches that used vectors", f"{share}", ""))
+    for name, parts in out.get("semantic_stage_ms", {}).items():
+        if "ms" in parts:
+            split = ", ".join(
+                f"{label} p50 {parts[key]['p50_ms']:.1f} ms"
+                for key, label in (("embedMs", "query embedding"), ("scanMs", "scan + re-score"))
+                if key in parts
+            )
+            rows.append(
+                (
+                    f"{name}: the semantic stage (every pass)",
+                    f"p50 {parts['ms']['p50_ms']:.1f} ms, p95 {parts['ms']['p95_ms']:.1f} ms",
+                    split,
+                )
+            )
     phases = [("", "timings", "ratios"), (" after idle", "timings_after_idle", "ratios_after_idle")]
     for phase, timings, ratios in phases:
         for key, t in out.get(timings, {}).items():

@@ -192,3 +192,18 @@ def test_beside_refuses_a_folder_without_an_archive(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"bench.beside: {tmp_path / 'nothing'} holds no archive"
     ]
+
+
+def test_the_semantic_tally_keeps_the_stage_times_of_searches_that_ran_it() -> None:
+    from bench.realtext_search import SemanticTally
+
+    tally = SemanticTally()
+    tally.add("cw-default", True, {"used": True, "ms": 10.0, "embedMs": 4.0, "scanMs": 5.0})
+    tally.add("cw-default", True, {"used": True, "ms": 20.0, "embedMs": 6.0, "scanMs": 12.0})
+    tally.add("cw-default", False, {"used": False, "ms": 0.0})  # not run: not a sample
+    tally.add("cw-lexical", False, None)
+    assert tally.shares() == {"cw-default": 0.667, "cw-lexical": 0.0}
+    stage = tally.stage_ms()
+    assert set(stage) == {"cw-default"}
+    assert stage["cw-default"]["ms"]["p50_ms"] == 15.0
+    assert stage["cw-default"]["embedMs"]["p50_ms"] == 5.0

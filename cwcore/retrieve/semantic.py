@@ -62,6 +62,9 @@ class SemanticOutcome:
     failure: str | None = None  # category when it should have run and could not
     saturated: bool = False  # as many candidates as were asked for: a deeper round may add
     ms: float = 0.0
+    #: Of ``ms``: the query's embedding, and the scan of the vectors with the re-scoring.
+    embed_ms: float = 0.0
+    scan_ms: float = 0.0
     #: The first lexical pass's evidence the ``auto`` decision read (None: not measured).
     evidence: RescueEvidence | None = None
 
@@ -70,6 +73,9 @@ class SemanticOutcome:
         if self.failure:
             body["failure"] = self.failure
         body["ms"] = round(self.ms, 2)
+        if self.used:
+            body["embedMs"] = round(self.embed_ms, 2)
+            body["scanMs"] = round(self.scan_ms, 2)
         if self.evidence is not None:
             body["trigger"] = self.evidence.to_json()
         return body
@@ -222,6 +228,7 @@ def semantic_tier(
             outcome.used = True
             return outcome
         hits = semantic.query(query, max(k * params.semantic_overfetch, 50), only, strict=strict)
+        outcome.embed_ms, outcome.scan_ms = hits.embed_ms, hits.scan_ms
         allowed = set(visible.filter(int(w) for w in hits.wids))
         for wid, cos, score in zip(hits.wids, hits.cosines, hits.scores, strict=True):
             if int(wid) in allowed:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,11 +33,14 @@ from cwcore.store.rocks import Store
 
 @dataclass
 class SemanticHits:
-    """A semantic query's windows, best first: wids, raw cosines and calibrated scores."""
+    """A semantic query's windows, best first: wids, raw cosines and calibrated scores; the
+    milliseconds its query embedding and its scan (with the re-scoring) took."""
 
     wids: np.ndarray
     cosines: np.ndarray
     scores: np.ndarray
+    embed_ms: float = 0.0
+    scan_ms: float = 0.0
 
     def __len__(self) -> int:
         return len(self.wids)
@@ -124,9 +128,17 @@ class Semantic:
         off."""
         if not self.settings.semantic_retrieval:
             raise errors.unavailable(errors.DISABLED, "semanticRetrieval is off")
+        started = time.perf_counter()
         vector = self.embedder().embed_query(text)
+        embedded = time.perf_counter()
         wids, cosines = self.index().search(vector, k, only_wids)
-        return SemanticHits(wids, cosines, calibrate(cosines).astype(np.float32))
+        return SemanticHits(
+            wids,
+            cosines,
+            calibrate(cosines).astype(np.float32),
+            embed_ms=(embedded - started) * 1000,
+            scan_ms=(time.perf_counter() - embedded) * 1000,
+        )
 
     def similarity(self, query: str, texts: list[str]) -> np.ndarray:
         """Calibrated semantic scores in (0, 1) of ``texts`` against ``query`` (the same

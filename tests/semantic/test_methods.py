@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -146,3 +147,25 @@ def test_a_failed_query_encoding_falls_back_to_lexical_and_says_why(
     assert body.results  # the lexical hits are kept
     with pytest.raises(ModelUnavailable):
         topics.search({"query": "sourdough bread", "semanticPolicy": "always", "strict": True})
+
+
+def test_the_semantic_stage_reports_its_embedding_and_its_scan(topics: Archive) -> None:
+    """``stages.semantic``: the stage's milliseconds split into the query's embedding and the
+    scan with its re-scoring (what the scale bench reports for the default search); neither
+    when the stage did not run."""
+
+    class Querying(FakeEmbedder):
+        def embed_query(self, text: str, **_: Any) -> np.ndarray:
+            return self.vector(text)
+
+    engine = engine_of(topics)
+    fake = Querying()
+    handler.embed_pending(engine.store, engine.reader, 16, embedder=fake)
+    use_embedder(semantic_of(engine), fake)
+    body = topics.search({"query": "sourdough bread", "semanticPolicy": "always"})
+    stage = body.stages["semantic"]
+    assert body.semantic_search_used and stage["used"]
+    assert stage["embedMs"] >= 0 and stage["scanMs"] >= 0
+    assert stage["embedMs"] + stage["scanMs"] <= stage["ms"] + 0.02  # each rounded to 0.01
+    skipped = topics.search({"query": "sourdough bread", "semanticPolicy": "never"})
+    assert "semantic" not in skipped.stages
