@@ -42,10 +42,13 @@ def _malloc_trim() -> object | None:
     return _libc[0]
 
 
-def trim() -> bool:
-    """Collect garbage, then return free heap pages to the system. Returns whether the C
-    library could be asked (False off glibc)."""
-    gc.collect()
+def trim(*, collect: bool = True) -> bool:
+    """Collect garbage (unless ``collect`` is False: a full collection holds the GIL for as long
+    as the heap is large, which a busy daemon's request threads would wait out), then return
+    free heap pages to the system. Returns whether the C library could be asked (False off
+    glibc)."""
+    if collect:
+        gc.collect()
     fn = _malloc_trim()
     if fn is None:
         return False

@@ -20,8 +20,12 @@ from tests.support import engine_of, index_idle_for, sample_compaction
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
-def test_trim_asks_glibc() -> None:
-    assert heap.trim() is True
+def test_trim_asks_glibc(monkeypatch: pytest.MonkeyPatch) -> None:
+    collected: list[int] = []
+    monkeypatch.setattr(heap.gc, "collect", lambda *a: collected.append(1) or 0)
+    assert heap.trim() is True and collected == [1]
+    # The embedder's rebuild trims while requests run: no full collection then.
+    assert heap.trim(collect=False) is True and collected == [1]
 
 
 def test_the_engine_trims_once_per_quiet_period(

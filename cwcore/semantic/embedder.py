@@ -235,8 +235,10 @@ class Embedder:
             return self._batch_model
         with self._load_lock:
             if self._batch_model is not None and self._batch_texts >= BATCH_REBUILD_TEXTS:
-                self._batch_model = None  # a fresh arena (BATCH_REBUILD_TEXTS)
-                heap.trim()
+                # A fresh arena (BATCH_REBUILD_TEXTS). The session goes by reference count; no
+                # full collection here, while requests may be running.
+                self._batch_model = None
+                heap.trim(collect=False)
             if self._batch_model is None:
                 self._batch_model = self._build(self.batch_threads)
                 self._batch_texts = 0
