@@ -177,3 +177,22 @@ async def test_the_first_page_loads_before_the_projects_count(
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert calls == expected
+
+
+async def test_a_failing_projects_count_leaves_the_table_and_says_so(
+    filled_home: Path, app_for: AppFactory
+) -> None:
+    """The facets call fails (a store error after the first page): the pane's title says the
+    counts are unavailable, the table keeps its rows, nothing crashes."""
+
+    class FailingCounts(Archive):
+        def facets(self, **kw: Any) -> Any:
+            raise StoreLocked("another process holds the store lock")
+
+    app = app_for(filled_home, FailingCounts)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        assert static_text(screen, "#projects-title") == "Projects (unavailable)"
+        assert len(row_ids(screen)) == 4 and screen.overview is None
