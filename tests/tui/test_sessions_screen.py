@@ -196,3 +196,32 @@ async def test_a_failing_projects_count_leaves_the_table_and_says_so(
         assert isinstance(screen, SessionsScreen)
         assert static_text(screen, "#projects-title") == "Projects (unavailable)"
         assert len(row_ids(screen)) == 4 and screen.overview is None
+
+
+async def test_a_burst_of_time_filters_counts_the_projects_for_the_last_one(
+    filled_home: Path, app_for: AppFactory
+) -> None:
+    """ctrl+n three times in one burst (any → 24h → 7d → 30d): every change asks the facets
+    again, answers for the filters passed over are dropped, and the pane shows the counts and
+    sparklines of the last filter."""
+    from cwtui.screens.common import archive_handle
+    from tests.tui.test_bursts import assert_running_cleanly, burst
+
+    app = app_for(filled_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        burst(app, "ctrl+n", "ctrl+n", "ctrl+n")
+        await settle(pilot)
+        assert_running_cleanly(app)
+        since = screen.filters.since
+        assert since is not None
+        with archive_handle(app).use() as archive:  # the app's own (it holds the store)
+            expected = archive.facets(since=since, activity_days=SPARK_DAYS)
+        assert screen.facets == expected
+        overview = screen.overview
+        assert overview is not None
+        assert [(p.name, p.sessions, p.activity) for p in overview.projects] == [
+            (p.name, p.sessions, p.activity) for p in expected.projects
+        ]
