@@ -189,7 +189,6 @@ def _wait_embedded(client: Any, since: float, report_every_s: float = 60.0) -> d
     texts are the dev corpus's, so the content table computes each distinct text once: the time
     is that of one copy's distinct texts plus the other copies' look-ups, not that of N times as
     much distinct text."""
-    t0 = since
     last = time.perf_counter()
     st = rs.semantic_status(client)
     while st.get("state") != "complete":
@@ -200,12 +199,12 @@ def _wait_embedded(client: Any, since: float, report_every_s: float = 60.0) -> d
             last = now
             print(
                 f"    embedding: {st.get('embedded', 0):,} of {st.get('total', 0):,} windows, "
-                f"{now - t0:.0f} s, load {rs.load_average()}",
+                f"{now - since:.0f} s, load {rs.load_average()}",
                 flush=True,
             )
         time.sleep(2.0)
         st = rs.semantic_status(client)
-    seconds = time.perf_counter() - t0
+    seconds = time.perf_counter() - since
     return {
         "seconds": round(seconds, 1),
         "windows": int(st.get("total", 0)),

@@ -127,27 +127,15 @@ def facets(
         if for_agent and for_project:
             total[0] += 1
             total[1] += entry.messages
-    if not cell_of:
-        return Facets(
-            agents=_counts(agent_sessions, agent_messages),
-            projects=_counts(project_sessions, project_messages),
-            sessions=total[0],
-            messages=total[1],
-        )
-    idle = (0,) * activity_days
-    summed = [sum(day) for day in zip(*activity.values(), strict=True)] if activity else idle
+    days = {name: tuple(cells) for name, cells in activity.items()} if cell_of else None
+    summed = [sum(day) for day in zip(*activity.values(), strict=True)] or [0] * activity_days
     return Facets(
         agents=_counts(agent_sessions, agent_messages),
-        projects=_counts(
-            project_sessions,
-            project_messages,
-            {name: tuple(cells) for name, cells in activity.items()},
-            idle,
-        ),
+        projects=_counts(project_sessions, project_messages, days, activity_days),
         sessions=total[0],
         messages=total[1],
-        activity=tuple(summed),
-        activity_end=end.isoformat(),
+        activity=tuple(summed) if cell_of else None,
+        activity_end=end.isoformat() if cell_of else None,
     )
 
 
@@ -155,10 +143,11 @@ def _counts(
     sessions: Counter[str],
     messages: Counter[str],
     activity: dict[str, tuple[int, ...]] | None = None,
-    idle: tuple[int, ...] = (),
+    span: int = 0,
 ) -> tuple[FacetCount, ...]:
-    """The counts by name (case-folded order); with ``activity``, each name's cells (``idle``
-    for a name with no session in the days)."""
+    """The counts by name (case-folded order); with ``activity``, each name's ``span`` day
+    cells (all zero for a name with no session in the days)."""
+    idle = (0,) * span
     return tuple(
         FacetCount(
             name,

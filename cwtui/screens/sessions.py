@@ -232,9 +232,11 @@ class SessionsScreen(LiveScreen):
             self.generation, self.first, self.text = generation, first, text
 
     class FacetsFailed(CallDone):
-        def __init__(self, key: tuple[str | None, ...], text: str) -> None:
+        """The facets call under ``key`` failed (the page worker reports why)."""
+
+        def __init__(self, key: tuple[str | None, ...]) -> None:
             super().__init__()
-            self.key, self.text = key, text
+            self.key = key
 
     class FacetsLoaded(CallDone):
         """The facets counted under ``key`` (the project, agent and since filters then)."""
@@ -357,8 +359,8 @@ class SessionsScreen(LiveScreen):
                     since=filters.since,
                     activity_days=SPARK_DAYS,
                 )
-        except CwError as exc:
-            self.post_message(self.FacetsFailed(self._facets_key(filters), error_text(exc)))
+        except CwError:
+            self.post_message(self.FacetsFailed(self._facets_key(filters)))
             return
         if not get_current_worker().is_cancelled:
             self.post_message(self.FacetsLoaded(self._facets_key(filters), found))
