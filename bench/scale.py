@@ -2,7 +2,7 @@
 beside SQLite FTS5 over the same documents in the same run.
 
 Run: ``.venv/bin/python -m bench scale --copies N [--idle S] [--cli-runs K] [--paint-runs P]
-[--semantic]``
+[--semantic] [--keep DIR]``
 (default N=4, about 190k messages; N=21 is about a million). **The text is real, the scale is
 not**: every message of the dev corpus (:func:`bench.realtext_build.lme_corpus`, about 47k
 messages) appears N times, copy ``k`` under session ``<session>~copy<k>`` and message
@@ -44,6 +44,9 @@ the default search beside the lexical one in step 5) and the realtext bench's cl
    drain's) and the memory after it;
    the size of ``CW_HOME`` on disk (after indexing and at the end) beside the corpus's text
    bytes.
+
+``--keep DIR`` builds the archive in ``DIR/home`` (``DIR`` must not exist) and leaves it there,
+so an embedded archive of this size can be profiled after the run without building it again.
 
 The load average (``os.getloadavg``) is printed with the table. Writes
 ``bench/results/scale-<N>.json``. In ``python -m bench`` (all benches) it runs
@@ -223,12 +226,14 @@ def run(
     quick: bool = False,
     paint_runs: int = PAINT_RUNS,
     semantic: bool = False,
+    keep: Path | None = None,
 ) -> dict[str, Any]:
     """One scale run (``quick``, from ``python -m bench --quick``: one copy, no idle wait, two
     CLI rounds, to check the machinery). ``semantic`` runs the daemon with local embeddings:
     after the drain it waits for background embedding to reach ``complete`` (timed, the daemon's
     memory after it), and the default search (``semanticPolicy`` left to the settings) is timed
-    beside the lexical one and FTS5."""
+    beside the lexical one and FTS5. ``keep`` (a folder that does not exist yet) holds the
+    archive and is left in place."""
     if quick:
         copies, idle, cli_runs, paint_runs = 1, 0.0, 2, 1
     from cwcore.daemon import control
@@ -248,7 +253,9 @@ def run(
     present = {copy_id(s, k) for s in rb.corpus_sessions(base) for k in range(copies)}
     print(f"  corpus {corpus.name}: {corpus.messages:,} messages ({tag})", flush=True)
 
-    work = Path(tempfile.mkdtemp(prefix="cw-bench-scale-"))
+    if keep is not None:
+        keep.mkdir(parents=True)  # refuses a folder that exists: never build over an archive
+    work = keep if keep is not None else Path(tempfile.mkdtemp(prefix="cw-bench-scale-"))
     runtime = Path(tempfile.mkdtemp(prefix="cws", dir="/tmp"))  # a short socket path
     home = work / "home"
     env = {k: v for k, v in os.environ.items() if k != "CW_EMBEDDED"}
@@ -376,7 +383,8 @@ def run(
             control.stop(home)
     finally:
         restore_environ(saved)
-        shutil.rmtree(work, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(runtime, ignore_errors=True)
     out["memory_mb"] = mem
     out["disk_vs_text"] = round(out["disk_end_bytes"] / max(1, corpus.text_bytes), 2)
@@ -482,6 +490,10 @@ def report(out: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if "--help" in argv or "-h" in argv:
+        print(__doc__)
+        return 0
+
     def opt(flag: str, default: str) -> str:
         return argv[argv.index(flag) + 1] if flag in argv else default
 
@@ -491,6 +503,7 @@ def main(argv: list[str]) -> int:
         cli_runs=int(opt("--cli-runs", str(CLI_RUNS))),
         paint_runs=int(opt("--paint-runs", str(PAINT_RUNS))),
         semantic="--semantic" in argv,
+        keep=Path(opt("--keep", "")) if "--keep" in argv else None,
     )
     return 0
 
