@@ -36,6 +36,7 @@ RRF, priors) comes from the context's :class:`~cwcore.retrieve.params.RetrievalP
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,7 @@ from cwcore.retrieve.semantic import (
     RescueEvidence,
     SemanticOutcome,
     content_words,
+    embed_ahead,
     rescue,
     rescue_evidence,
     semantic_tier,
@@ -132,6 +134,12 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
     visible = Visible(ctx.store, ctx.reader, scope, int(gen.get("maxWid", 0)))
     plan = plan_query(ctx, req, visible)
     stages: dict[str, Any] = {}
+    # Exact-looking input is usually answered by the exact tier, which skips the stage.
+    ahead = (
+        None
+        if plan.exact_looking
+        else embed_ahead(ctx.semantic, plan.text, req.semantic_policy or DEFAULT_POLICY)
+    )
 
     stats = (
         anchor_stats(ctx.store, visible, plan.anchors, plan.n_scope, params) if plan.anchors else []
@@ -158,7 +166,9 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         lex = _lexical(ctx, plan, visible, exact, literal, fetch, stages)
         top_tier = exact or lex.literal
         fire = rescue(lex.evidence, params)
-        outcome = _semantic(ctx, req, plan, visible, bool(top_tier), fire, want * depth, stages)
+        outcome = _semantic(
+            ctx, req, plan, visible, bool(top_tier), fire, want * depth, stages, ahead
+        )
         if outcome is not None:
             outcome.evidence = lex.evidence
             stages["semantic"] = outcome.trace()
@@ -328,6 +338,7 @@ def _semantic(
     weak: bool,
     k: int,
     stages: dict[str, Any],
+    ahead: Future[np.ndarray] | None = None,
 ) -> SemanticOutcome | None:
     """The embedding mode when the policy asks for it (never for exact-looking input the exact
     tier answered, nor before anything is embedded: no query embedding is paid for then). A
@@ -359,6 +370,7 @@ def _semantic(
         weak=weak,
         strict=req.strict,
         params=ctx.params,
+        ahead=ahead,
     )
     return outcome
 

@@ -31,8 +31,11 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from cwcore.errors import ModelUnavailable
 from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
@@ -65,6 +68,8 @@ class SemanticOutcome:
     #: Of ``ms``: the query's embedding, and the scan of the vectors with the re-scoring.
     embed_ms: float = 0.0
     scan_ms: float = 0.0
+    #: The query's embedding was started before the lexical pass (``embed_ms``: the wait for it).
+    ahead: bool = False
     #: The first lexical pass's evidence the ``auto`` decision read (None: not measured).
     evidence: RescueEvidence | None = None
 
@@ -76,6 +81,8 @@ class SemanticOutcome:
         if self.used:
             body["embedMs"] = round(self.embed_ms, 2)
             body["scanMs"] = round(self.scan_ms, 2)
+            if self.ahead:
+                body["embedAhead"] = True
         if self.evidence is not None:
             body["trigger"] = self.evidence.to_json()
         return body
@@ -198,6 +205,20 @@ def has_content(query: str) -> bool:
     return any(len(t) >= 2 or not t.isascii() for t in query_terms(query))
 
 
+def embed_ahead(semantic: Semantic | None, query: str, policy: str) -> Future[np.ndarray] | None:
+    """Start the query's embedding before the lexical pass when the semantic stage may run for
+    it (a policy other than ``never``, a query with content, vectors and a loaded model), so
+    the two overlap on two cores: the stage then waits for a vector that is usually ready
+    (``auto`` decides only after the lexical pass; when it does not fire, the vector is
+    dropped, a few milliseconds of the query thread spent). None: nothing started."""
+    if semantic is None or policy == "never" or not query or not has_content(query):
+        return None
+    try:
+        return semantic.start_query(query)
+    except Exception:  # the stage, if it runs, embeds the query itself and reports a failure
+        return None
+
+
 def semantic_tier(
     semantic: Semantic,
     visible: Visible,
@@ -208,10 +229,11 @@ def semantic_tier(
     weak: bool,
     strict: bool = False,
     params: RetrievalParams = DEFAULT,
+    ahead: Future[np.ndarray] | None = None,
 ) -> SemanticOutcome:
     """Run the embedding mode for one request if the policy says so (see module doc); the
     nearest ``params.semantic_overfetch`` × ``k`` windows (at least 50) are read before the
-    scope filters."""
+    scope filters. ``ahead``: the query's embedding already started (:func:`embed_ahead`)."""
     outcome = SemanticOutcome()
     enabled = semantic.settings.semantic_retrieval
     if strict and policy == "always" and not enabled:
@@ -227,8 +249,11 @@ def semantic_tier(
         if only is not None and not len(only):
             outcome.used = True
             return outcome
-        hits = semantic.query(query, max(k * params.semantic_overfetch, 50), only, strict=strict)
+        hits = semantic.query(
+            query, max(k * params.semantic_overfetch, 50), only, strict=strict, ahead=ahead
+        )
         outcome.embed_ms, outcome.scan_ms = hits.embed_ms, hits.scan_ms
+        outcome.ahead = ahead is not None
         allowed = set(visible.filter(int(w) for w in hits.wids))
         for wid, cos, score in zip(hits.wids, hits.cosines, hits.scores, strict=True):
             if int(wid) in allowed:

@@ -455,6 +455,15 @@ class Embedder:
         """One query's ``(384,)`` vector, encoded now and kept nowhere."""
         return self.embed([text], timeout=timeout, batch=False, queries=1)[0]
 
+    def start_query(self, text: str) -> Future[np.ndarray] | None:
+        """Start encoding one query on the query thread and return at once: the future's
+        result is the ``(384,)`` vector :meth:`embed_query` would return (its exception, if the
+        model fails). None when the model is not loaded: a load takes seconds, and is left to a
+        caller that knows it needs the vector."""
+        if self._model is None:
+            return None
+        return self._pool.submit(lambda: self._infer([clip(text)])[0])
+
     def self_test(self, timeout: float = QUERY_TIMEOUT_S) -> dict[str, Any]:
         """Embed two related and one unrelated sentence; check shape, norm and ordering."""
         import time

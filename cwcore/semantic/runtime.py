@@ -13,6 +13,8 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from cwcore.config import Settings
 from cwcore.errors import ModelUnavailable
 from cwcore.semantic import errors, models
 from cwcore.semantic import index as handler
-from cwcore.semantic.embedder import Embedder
+from cwcore.semantic.embedder import QUERY_TIMEOUT_S, Embedder
 from cwcore.semantic.rerank import Reranker
 from cwcore.semantic.search import SemanticIndex, calibrate
 from cwcore.services import Services
@@ -120,16 +122,45 @@ class Semantic:
 
     # -- what search calls ----------------------------------------------------------------------
 
+    def start_query(self, text: str) -> Future[np.ndarray] | None:
+        """Start embedding a search's query now, on the query thread, so the vector is ready
+        when :meth:`query` needs it (search starts it before its lexical pass, which runs on
+        the request's thread meanwhile). None, and nothing started, when semanticRetrieval is
+        off, nothing is embedded yet, or the model is not loaded (a load is paid only by a
+        search whose semantic stage runs)."""
+        if not self.settings.semantic_retrieval:
+            return None
+        embedder = self._embedder
+        if embedder is None or self._index is None or self._index.rows == 0:
+            return None
+        return embedder.start_query(text)
+
     def query(
-        self, text: str, k: int, only_wids: np.ndarray | None = None, *, strict: bool = False
+        self,
+        text: str,
+        k: int,
+        only_wids: np.ndarray | None = None,
+        *,
+        strict: bool = False,
+        ahead: Future[np.ndarray] | None = None,
     ) -> SemanticHits:
         """The ``k`` nearest windows to ``text``. Raises a categorized ModelUnavailable (the
         caller falls back to lexical unless strict); ``disabled`` when semanticRetrieval is
-        off."""
+        off. ``ahead``: the query's embedding started earlier (:meth:`start_query`), awaited
+        instead of embedding again; ``embed_ms`` is then the time spent waiting for it."""
         if not self.settings.semantic_retrieval:
             raise errors.unavailable(errors.DISABLED, "semanticRetrieval is off")
         started = time.perf_counter()
-        vector = self.embedder().embed_query(text)
+        if ahead is None:
+            vector = self.embedder().embed_query(text)
+        else:
+            try:
+                vector = ahead.result(timeout=QUERY_TIMEOUT_S)
+            except FutureTimeout:
+                raise errors.unavailable(
+                    errors.TIMEOUT,
+                    f"the embedding model did not answer within {QUERY_TIMEOUT_S:.0f} s",
+                ) from None
         embedded = time.perf_counter()
         wids, cosines = self.index().search(vector, k, only_wids)
         return SemanticHits(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -169,3 +170,90 @@ def test_the_semantic_stage_reports_its_embedding_and_its_scan(topics: Archive) 
     assert stage["embedMs"] + stage["scanMs"] <= stage["ms"] + 0.02  # each rounded to 0.01
     skipped = topics.search({"query": "sourdough bread", "semanticPolicy": "never"})
     assert "semantic" not in skipped.stages
+
+
+class _Ahead(FakeEmbedder):
+    """A fake whose queries can be started early: counts each way a query was embedded."""
+
+    def __init__(self, fail: Exception | None = None) -> None:
+        super().__init__()
+        self.started: list[str] = []
+        self.direct: list[str] = []
+        self.error = fail
+
+    def embed_query(self, text: str, **_: Any) -> np.ndarray:
+        self.direct.append(text)
+        return self.vector(text)
+
+    def start_query(self, text: str) -> Future[np.ndarray]:
+        self.started.append(text)
+        done: Future[np.ndarray] = Future()
+        if self.error is not None:
+            done.set_exception(self.error)
+        else:
+            done.set_result(self.vector(text))
+        return done
+
+
+def _ahead(topics: Archive, fake: _Ahead) -> _Ahead:
+    engine = engine_of(topics)
+    handler.embed_pending(engine.store, engine.reader, 16, embedder=fake)
+    semantic = use_embedder(semantic_of(engine), fake)
+    semantic.index()  # a daemon's first search opens the index; early starts come after it
+    return fake
+
+
+def test_the_query_is_embedded_once_started_before_the_lexical_pass(topics: Archive) -> None:
+    """A search whose semantic stage may run starts the query's embedding before its lexical
+    pass and the stage awaits that vector (``embedAhead``), with the same hits as embedding it
+    in the stage; nothing is started for ``never`` or for exact-looking input."""
+    fake = _ahead(topics, _Ahead())
+    ask = {"query": "sourdough bread", "semanticPolicy": "always", "limit": 3}
+    early = topics.search(ask)
+    stage = early.stages["semantic"]
+    assert fake.started == ["sourdough bread"] and fake.direct == []
+    assert stage["used"] and stage["embedAhead"] is True
+    fake.started.clear()
+    topics.search({**ask, "semanticPolicy": "never"})
+    topics.search({**ask, "query": "'config.toml'"})
+    assert fake.started == []
+    late = _Querying()  # no early start: the stage embeds the query itself
+    use_embedder(semantic_of(topics), late)
+    again = topics.search(ask)
+    assert "embedAhead" not in again.stages["semantic"] and late.queries == ["sourdough bread"]
+    assert [h.document_id for h in again.results] == [h.document_id for h in early.results]
+
+
+def test_a_failed_early_embedding_falls_back_to_lexical_with_its_category(
+    topics: Archive,
+) -> None:
+    _ahead(topics, _Ahead(fail=errors.unavailable(errors.TIMEOUT, "slow")))
+    body = topics.search({"query": "sourdough bread", "semanticPolicy": "always"})
+    assert body.retrieval_status == "lexical_fallback"
+    assert body.semantic_failure == errors.TIMEOUT and body.results
+    with pytest.raises(ModelUnavailable):
+        topics.search({"query": "sourdough bread", "semanticPolicy": "always", "strict": True})
+
+
+def test_an_unloaded_model_starts_nothing_early(tmp_path: Path) -> None:
+    """The early start never loads a model (seconds): the stage does, if it runs."""
+    assert Embedder(tmp_path / "no-model").start_query("anything") is None
+
+
+class _Querying(FakeEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries: list[str] = []
+
+    def embed_query(self, text: str, **_: Any) -> np.ndarray:
+        self.queries.append(text)
+        return self.vector(text)
+
+
+def test_an_early_start_with_the_real_model_gives_the_query_vector(minilm: Embedder) -> None:
+    minilm.load()
+    ahead = minilm.start_query("tests fail because sqlite is locked")
+    assert ahead is not None
+    got = ahead.result(timeout=30)
+    assert got.shape == (384,)
+    assert np.allclose(got, minilm.embed_query("tests fail because sqlite is locked"), atol=1e-5)
