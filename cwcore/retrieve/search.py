@@ -36,7 +36,6 @@ RRF, priors) comes from the context's :class:`~cwcore.retrieve.params.RetrievalP
 from __future__ import annotations
 
 import time
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,13 +63,14 @@ from cwcore.retrieve.semantic import (
     RescueEvidence,
     SemanticOutcome,
     content_words,
-    embed_ahead,
     rescue,
     rescue_evidence,
     semantic_tier,
+    start_ahead,
 )
 from cwcore.retrieve.semantic import weak as weak_pass
 from cwcore.semantic import errors
+from cwcore.semantic.runtime import AheadQuery
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 
@@ -134,11 +134,21 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
     visible = Visible(ctx.store, ctx.reader, scope, int(gen.get("maxWid", 0)))
     plan = plan_query(ctx, req, visible)
     stages: dict[str, Any] = {}
-    # Exact-looking input is usually answered by the exact tier, which skips the stage.
+    # Grouped by session, a page of ``limit`` sessions is drawn from more documents.
+    want = req.limit * (params.session_depth if req.group == "session" else 1)
+    # The first round's semantic work, begun beside the lexical pass (exact-looking input is
+    # usually answered by the exact tier, which skips the stage).
     ahead = (
         None
         if plan.exact_looking
-        else embed_ahead(ctx.semantic, plan.text, req.semantic_policy or DEFAULT_POLICY)
+        else start_ahead(
+            ctx.semantic,
+            plan.text,
+            req.semantic_policy or DEFAULT_POLICY,
+            want,
+            plan.only,
+            params,
+        )
     )
 
     stats = (
@@ -150,8 +160,6 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         {"value": s.anchor.value[:80], "df": s.df, "specific": s.specific} for s in stats
     ]
 
-    # Grouped by session, a page of ``limit`` sessions is drawn from more documents.
-    want = req.limit * (params.session_depth if req.group == "session" else 1)
     limits = ctx.limits
     depth = 1
     lex = LexicalPass()
@@ -187,6 +195,8 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         if len(ranked) >= want or not more:
             break
         depth *= params.deeper
+    if ahead is not None:
+        ahead.drop()  # a stage that never ran needs no scan (skipped if not begun)
     if req.group == "session":
         ranked = by_session(ranked)
     visible.prefetch([r.cand.wid for r in ranked[: req.limit]])
@@ -338,7 +348,7 @@ def _semantic(
     weak: bool,
     k: int,
     stages: dict[str, Any],
-    ahead: Future[np.ndarray] | None = None,
+    ahead: AheadQuery | None = None,
 ) -> SemanticOutcome | None:
     """The embedding mode when the policy asks for it (never for exact-looking input the exact
     tier answered, nor before anything is embedded: no query embedding is paid for then). A

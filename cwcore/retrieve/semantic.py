@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +41,7 @@ from cwcore.retrieve.candidates import Candidate, Visible, scope_wids
 from cwcore.retrieve.lexical import query_terms
 from cwcore.retrieve.params import DEFAULT, RetrievalParams
 from cwcore.semantic import errors
-from cwcore.semantic.runtime import Semantic
+from cwcore.semantic.runtime import AheadQuery, Semantic
 from cwcore.text.stopwords import is_stopword
 
 #: The presented semantic score: ``sigmoid(SLOPE × (cosine − MIDPOINT))``, pooled dev-set fit.
@@ -68,7 +67,8 @@ class SemanticOutcome:
     #: Of ``ms``: the query's embedding, and the scan of the vectors with the re-scoring.
     embed_ms: float = 0.0
     scan_ms: float = 0.0
-    #: The query's embedding was started before the lexical pass (``embed_ms``: the wait for it).
+    #: The work was started before the lexical pass (:func:`start_ahead`): ``embed_ms`` and
+    #: ``scan_ms`` were spent beside it, ``ms`` is what the stage waited.
     ahead: bool = False
     #: The first lexical pass's evidence the ``auto`` decision read (None: not measured).
     evidence: RescueEvidence | None = None
@@ -205,16 +205,31 @@ def has_content(query: str) -> bool:
     return any(len(t) >= 2 or not t.isascii() for t in query_terms(query))
 
 
-def embed_ahead(semantic: Semantic | None, query: str, policy: str) -> Future[np.ndarray] | None:
-    """Start the query's embedding before the lexical pass when the semantic stage may run for
-    it (a policy other than ``never``, a query with content, vectors and a loaded model), so
-    the two overlap on two cores: the stage then waits for a vector that is usually ready
-    (``auto`` decides only after the lexical pass; when it does not fire, the vector is
-    dropped, a few milliseconds of the query thread spent). None: nothing started."""
+def nearest_k(k: int, params: RetrievalParams = DEFAULT) -> int:
+    """How many nearest windows the stage reads for ``k`` candidates: ``semantic_overfetch`` ×
+    ``k``, at least 50 (the scope filters come after)."""
+    return max(k * params.semantic_overfetch, 50)
+
+
+def start_ahead(
+    semantic: Semantic | None,
+    query: str,
+    policy: str,
+    k: int,
+    only: np.ndarray | None,
+    params: RetrievalParams = DEFAULT,
+) -> AheadQuery | None:
+    """Start the semantic stage's work before the lexical pass when the stage may run for this
+    query (a policy other than ``never``, a query with content, vectors and a loaded model):
+    the query's embedding and the scan for ``k`` candidates in ``only`` (the first round's)
+    then run on other threads beside the lexical pass, and the stage waits for what is usually
+    ready. ``auto`` decides only after the lexical pass; when it does not fire, the caller
+    drops the work (:meth:`AheadQuery.drop`): a few milliseconds of another core spent. None:
+    nothing started."""
     if semantic is None or policy == "never" or not query or not has_content(query):
         return None
     try:
-        return semantic.start_query(query)
+        return semantic.start_query(query, nearest_k(k, params), only)
     except Exception:  # the stage, if it runs, embeds the query itself and reports a failure
         return None
 
@@ -229,11 +244,11 @@ def semantic_tier(
     weak: bool,
     strict: bool = False,
     params: RetrievalParams = DEFAULT,
-    ahead: Future[np.ndarray] | None = None,
+    ahead: AheadQuery | None = None,
 ) -> SemanticOutcome:
     """Run the embedding mode for one request if the policy says so (see module doc); the
     nearest ``params.semantic_overfetch`` × ``k`` windows (at least 50) are read before the
-    scope filters. ``ahead``: the query's embedding already started (:func:`embed_ahead`)."""
+    scope filters. ``ahead``: the stage's work already started (:func:`start_ahead`)."""
     outcome = SemanticOutcome()
     enabled = semantic.settings.semantic_retrieval
     if strict and policy == "always" and not enabled:
@@ -249,11 +264,9 @@ def semantic_tier(
         if only is not None and not len(only):
             outcome.used = True
             return outcome
-        hits = semantic.query(
-            query, max(k * params.semantic_overfetch, 50), only, strict=strict, ahead=ahead
-        )
+        hits = semantic.query(query, nearest_k(k, params), only, strict=strict, ahead=ahead)
         outcome.embed_ms, outcome.scan_ms = hits.embed_ms, hits.scan_ms
-        outcome.ahead = ahead is not None
+        outcome.ahead = hits.ahead
         allowed = set(visible.filter(int(w) for w in hits.wids))
         for wid, cos, score in zip(hits.wids, hits.cosines, hits.scores, strict=True):
             if int(wid) in allowed:

@@ -13,7 +13,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +43,9 @@ class SemanticHits:
     scores: np.ndarray
     embed_ms: float = 0.0
     scan_ms: float = 0.0
+    #: Found ahead of the stage (:class:`AheadQuery`): the two times above were spent beside
+    #: the lexical pass, not after it.
+    ahead: bool = False
 
     def __len__(self) -> int:
         return len(self.wids)
@@ -62,6 +65,76 @@ def batch_threads() -> int:
     service call runs before each inference group. On 2 cores this took the daemon's embedding
     rate 1.8× higher (``python -m bench realtext``, docs/performance.md)."""
     return max(1, os.cpu_count() or 2)
+
+
+def _wait(future: Future[Any]) -> Any:
+    try:
+        return future.result(timeout=QUERY_TIMEOUT_S)
+    except FutureTimeout:
+        raise errors.unavailable(
+            errors.TIMEOUT, f"the embedding model did not answer within {QUERY_TIMEOUT_S:.0f} s"
+        ) from None
+
+
+_scanner: list[ThreadPoolExecutor] = []
+_scanner_lock = threading.Lock()
+
+
+def _scan_thread() -> ThreadPoolExecutor:
+    """The thread that finds a search's nearest windows ahead of its semantic stage (one for the
+    process: the scan of every vector is bound by memory bandwidth, so two at once gain
+    nothing)."""
+    with _scanner_lock:
+        if not _scanner:
+            _scanner.append(ThreadPoolExecutor(1, thread_name_prefix="cw-semantic-ahead"))
+        return _scanner[0]
+
+
+def _same_scope(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a is b or bool(np.array_equal(a, b))
+
+
+class AheadQuery:
+    """A search's semantic work started before its lexical pass (:meth:`Semantic.start_query`):
+    the query's vector (on the query thread) and, on the scan thread, its ``k`` nearest windows
+    in ``only`` — what the first round's stage asks for. :meth:`hits` waits for them, or for the
+    vector alone when a round asks for something else; :meth:`drop` (the stage will not run)
+    skips the scan if it has not begun. Errors surface from :meth:`hits` as :meth:`Semantic.query`
+    raises them."""
+
+    def __init__(
+        self, semantic: Semantic, vector: Future[np.ndarray], k: int, only: np.ndarray | None
+    ) -> None:
+        self.started = time.perf_counter()
+        self.vector = vector
+        self.k = k
+        self.only = only
+        self._semantic = semantic
+        self._dropped = threading.Event()
+        self._found = _scan_thread().submit(self._scan)
+
+    def _scan(self) -> SemanticHits | None:
+        vector = _wait(self.vector)
+        if self._dropped.is_set():
+            return None
+        hits = self._semantic.nearest(vector, self.k, self.only, self.started)
+        hits.ahead = True
+        return hits
+
+    def hits(self, k: int, only: np.ndarray | None) -> SemanticHits:
+        if k == self.k and _same_scope(only, self.only):
+            found: SemanticHits | None = _wait(self._found)
+            if found is not None:
+                return found
+        waited = time.perf_counter()
+        hits = self._semantic.nearest(_wait(self.vector), k, only, waited)
+        hits.ahead = True
+        return hits
+
+    def drop(self) -> None:
+        self._dropped.set()
 
 
 class Semantic:
@@ -122,18 +195,20 @@ class Semantic:
 
     # -- what search calls ----------------------------------------------------------------------
 
-    def start_query(self, text: str) -> Future[np.ndarray] | None:
-        """Start embedding a search's query now, on the query thread, so the vector is ready
-        when :meth:`query` needs it (search starts it before its lexical pass, which runs on
-        the request's thread meanwhile). None, and nothing started, when semanticRetrieval is
-        off, nothing is embedded yet, or the model is not loaded (a load is paid only by a
-        search whose semantic stage runs)."""
+    def start_query(self, text: str, k: int, only_wids: np.ndarray | None) -> AheadQuery | None:
+        """Start a search's semantic work now, before its lexical pass, so both run at once on
+        two cores: the query's embedding on the query thread, then the ``k`` nearest windows
+        (``only_wids`` as in :meth:`query`) on the scan thread. :meth:`query` with ``ahead``
+        waits for them. None, and nothing started, when semanticRetrieval is off, nothing is
+        embedded yet, or the model is not loaded (a load is paid only by a search whose
+        semantic stage runs)."""
         if not self.settings.semantic_retrieval:
             return None
         embedder = self._embedder
         if embedder is None or self._index is None or self._index.rows == 0:
             return None
-        return embedder.start_query(text)
+        vector = embedder.start_query(text)
+        return None if vector is None else AheadQuery(self, vector, k, only_wids)
 
     def query(
         self,
@@ -142,25 +217,24 @@ class Semantic:
         only_wids: np.ndarray | None = None,
         *,
         strict: bool = False,
-        ahead: Future[np.ndarray] | None = None,
+        ahead: AheadQuery | None = None,
     ) -> SemanticHits:
         """The ``k`` nearest windows to ``text``. Raises a categorized ModelUnavailable (the
         caller falls back to lexical unless strict); ``disabled`` when semanticRetrieval is
-        off. ``ahead``: the query's embedding started earlier (:meth:`start_query`), awaited
-        instead of embedding again; ``embed_ms`` is then the time spent waiting for it."""
+        off. ``ahead``: this query's work started earlier (:meth:`start_query`), awaited
+        instead of done again."""
         if not self.settings.semantic_retrieval:
             raise errors.unavailable(errors.DISABLED, "semanticRetrieval is off")
+        if ahead is not None:
+            return ahead.hits(k, only_wids)
         started = time.perf_counter()
-        if ahead is None:
-            vector = self.embedder().embed_query(text)
-        else:
-            try:
-                vector = ahead.result(timeout=QUERY_TIMEOUT_S)
-            except FutureTimeout:
-                raise errors.unavailable(
-                    errors.TIMEOUT,
-                    f"the embedding model did not answer within {QUERY_TIMEOUT_S:.0f} s",
-                ) from None
+        return self.nearest(self.embedder().embed_query(text), k, only_wids, started)
+
+    def nearest(
+        self, vector: np.ndarray, k: int, only_wids: np.ndarray | None, started: float
+    ) -> SemanticHits:
+        """The ``k`` nearest windows to a query's ``vector``, whose embedding began at
+        ``started`` (a ``perf_counter`` reading: the hits' ``embed_ms`` runs from it)."""
         embedded = time.perf_counter()
         wids, cosines = self.index().search(vector, k, only_wids)
         return SemanticHits(

@@ -257,3 +257,58 @@ def test_an_early_start_with_the_real_model_gives_the_query_vector(minilm: Embed
     got = ahead.result(timeout=30)
     assert got.shape == (384,)
     assert np.allclose(got, minilm.embed_query("tests fail because sqlite is locked"), atol=1e-5)
+
+
+class _Held(_Ahead):
+    """Early starts whose vectors arrive only when the test says so."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[tuple[Future[np.ndarray], str]] = []
+
+    def start_query(self, text: str) -> Future[np.ndarray]:
+        self.started.append(text)
+        held: Future[np.ndarray] = Future()
+        self.pending.append((held, text))
+        return held
+
+    def release(self) -> None:
+        while self.pending:
+            held, text = self.pending.pop()
+            held.set_result(self.vector(text))
+
+
+def test_ahead_work_serves_its_own_round_and_a_deeper_one_from_the_vector(
+    topics: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan started ahead answers the round it was started for; a round asking for more
+    windows (or another scope) scans again from the same vector, embedding nothing twice; a
+    dropped start skips its scan and still serves the vector."""
+    fake = _ahead(topics, _Held())
+    semantic = semantic_of(topics)
+    scans: list[int] = []
+    nearest = semantic.nearest
+
+    def counted(vector: np.ndarray, k: int, *rest: Any) -> Any:
+        scans.append(k)
+        return nearest(vector, k, *rest)
+
+    monkeypatch.setattr(semantic, "nearest", counted)
+    ahead = semantic.start_query("sourdough bread", 50, None)
+    assert ahead is not None
+    fake.release()
+    own = semantic.query("sourdough bread", 50, None, ahead=ahead)
+    deeper = semantic.query("sourdough bread", 200, None, ahead=ahead)
+    plain = semantic.query("sourdough bread", 200, None)
+    assert own.ahead and deeper.ahead and not plain.ahead
+    assert deeper.wids.tolist() == plain.wids.tolist()
+    assert fake.started == ["sourdough bread"] and fake.direct == ["sourdough bread"]
+    assert scans == [50, 200, 200]
+    scans.clear()
+    dropped = semantic.start_query("sourdough bread", 50, None)
+    assert dropped is not None
+    dropped.drop()  # before its vector arrives: the scan thread finds it dropped
+    fake.release()
+    again = semantic.query("sourdough bread", 50, None, ahead=dropped)
+    assert again.wids.tolist() == own.wids.tolist()
+    assert scans == [50]  # the stage's own scan only: the dropped one never ran
