@@ -62,8 +62,9 @@ class System:
 
 class SemanticTally:
     """How many of a system's answers used the semantic stage (``semantic_search_used``), and
-    that stage's milliseconds when it ran (``stages.semantic``: ``ms``, of which ``embedMs`` the
-    query's embedding and ``scanMs`` the scan with its re-scoring)."""
+    that stage's milliseconds when it ran (``stages.semantic``: ``ms`` what the stage took on
+    the request's path, ``embedMs`` the query's embedding and ``scanMs`` the scan with its
+    re-scoring — part of ``ms``, or beside the lexical pass when the work was begun ahead)."""
 
     STAGE_KEYS = ("ms", "embedMs", "scanMs")
 

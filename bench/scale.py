@@ -427,12 +427,12 @@ def report(out: dict[str, Any]) -> None:
         if "ms" in parts:
             split = ", ".join(
                 f"{label} p50 {parts[key]['p50_ms']:.1f} ms"
-                for key, label in (("embedMs", "query embedding"), ("scanMs", "scan + re-score"))
+                for key, label in (("embedMs", "embedding"), ("scanMs", "scan + re-score"))
                 if key in parts
             )
             rows.append(
                 (
-                    f"{name}: the semantic stage (every pass)",
+                    f"{name}: the semantic stage's wait (every pass)",
                     f"p50 {parts['ms']['p50_ms']:.1f} ms, p95 {parts['ms']['p95_ms']:.1f} ms",
                     split,
                 )

@@ -27,6 +27,7 @@ from cwcore.index.worker import IndexWorker
 from cwcore.markdown.limits import Limits
 from cwcore.retrieve.locator import Signer, expire_leases, leased_documents, load_key
 from cwcore.retrieve.search import SearchContext
+from cwcore.semantic import runtime as semantic_runtime
 from cwcore.semantic.runtime import for_engine
 from cwcore.store.admission import Admission
 from cwcore.store.reader import Reader
@@ -438,6 +439,7 @@ class Engine:
         # The index and semantic workers may run without start_workers (a caller started one).
         for worker in (*self._workers, self.index_worker, self.semantic_worker):
             worker.stop()
+        semantic_runtime.settle()
         try:
             self.store.close()
         finally:

@@ -8,6 +8,7 @@ that never uses the semantic tier never pays for fastembed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -88,6 +89,18 @@ def _scan_thread() -> ThreadPoolExecutor:
         if not _scanner:
             _scanner.append(ThreadPoolExecutor(1, thread_name_prefix="cw-semantic-ahead"))
         return _scanner[0]
+
+
+def settle() -> None:
+    """Return once no scan begun ahead is running or queued (the scan thread runs tasks in
+    order, so an empty task submitted now finishes after them). An engine calls this before it
+    closes its store: a search that dropped its scan has returned, but the scan may still be
+    reading the store."""
+    with _scanner_lock:
+        pool = _scanner[0] if _scanner else None
+    if pool is not None:
+        with contextlib.suppress(FutureTimeout):  # a stuck embedding: close anyway
+            pool.submit(lambda: None).result(timeout=QUERY_TIMEOUT_S * 2)
 
 
 def _same_scope(a: np.ndarray | None, b: np.ndarray | None) -> bool:

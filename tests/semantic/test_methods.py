@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -312,3 +313,27 @@ def test_ahead_work_serves_its_own_round_and_a_deeper_one_from_the_vector(
     again = semantic.query("sourdough bread", 50, None, ahead=dropped)
     assert again.wids.tolist() == own.wids.tolist()
     assert scans == [50]  # the stage's own scan only: the dropped one never ran
+
+
+def test_closing_the_archive_waits_for_a_scan_begun_ahead(
+    topics: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search whose ``auto`` stage did not fire has returned while its scan may still read the
+    store: closing the archive waits for it instead of closing the store under it."""
+    fake = _ahead(topics, _Held())
+    semantic = semantic_of(topics)
+    seen: list[bool] = []
+    nearest = semantic.nearest
+
+    def slow(*args: Any) -> Any:
+        time.sleep(0.3)  # the store must still be open after this, however long it takes
+        hits = nearest(*args)  # raises if the store was closed meanwhile
+        seen.append(len(hits) > 0)
+        return hits
+
+    monkeypatch.setattr(semantic, "nearest", slow)
+    ahead = semantic.start_query("sourdough bread", 50, None)
+    assert ahead is not None
+    fake.release()  # the scan begins; nobody waits for it
+    topics.close()
+    assert seen == [True]
