@@ -6,7 +6,7 @@ import json
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -196,7 +196,10 @@ class _Ahead(FakeEmbedder):
         return done
 
 
-def _ahead(topics: Archive, fake: _Ahead) -> _Ahead:
+_A = TypeVar("_A", bound=_Ahead)
+
+
+def _ahead(topics: Archive, fake: _A) -> _A:
     engine = engine_of(topics)
     handler.embed_pending(engine.store, engine.reader, 16, embedder=fake)
     semantic = use_embedder(semantic_of(engine), fake)
