@@ -326,10 +326,17 @@ class Semantic:
         """Nothing is left to embed: free every session if no inference ran for
         :data:`~cwcore.semantic.embedder.MODEL_IDLE_RELEASE_S`, else the batch session if it
         has been idle for :data:`~cwcore.semantic.embedder.BATCH_IDLE_RELEASE_S` (the daemon's
-        worker calls this with :meth:`warm`). Returns whether it freed one."""
+        worker calls this with :meth:`warm`). Freeing every session also drops the matrix
+        file's pages from the daemon's resident set (:meth:`SemanticIndex.drop_pages`): after
+        that long without a query they are the largest part of it at a million windows, and the
+        next scan maps them back from the page cache. Returns whether it freed a session."""
         if self._embedder is None:
             return False
-        return self._embedder.release_idle() or self._embedder.release_batch()
+        if self._embedder.release_idle():
+            if self._index is not None:
+                self._index.drop_pages()
+            return True
+        return self._embedder.release_batch()
 
     def status(self) -> dict[str, Any]:
         body = handler.status(self.store).to_json()

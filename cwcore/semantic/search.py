@@ -25,7 +25,9 @@ lenient than the agent logs' line-level one, and the bands must hold on both.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import mmap
 import threading
 import weakref
 from pathlib import Path
@@ -284,6 +286,16 @@ class SemanticIndex:
         """Anonymous memory held for the rows (the columns beside the file), in bytes."""
         m = self._m
         return int(sum(a.nbytes for a in (m.wids, m.ordinals, m.scales, m.subs, m.alive)))
+
+    def drop_pages(self) -> None:
+        """Drop the mapped matrix file's pages from this process's resident set
+        (``MADV_DONTNEED`` on a read-only file mapping: the pages stay in the kernel's page cache
+        and the next scan maps them back; nothing is lost). A no-op where the platform or the
+        mapping does not allow it."""
+        base = getattr(self._m.view, "base", None)
+        if isinstance(base, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            with contextlib.suppress(OSError, ValueError):  # closed, or refused by the platform
+                base.madvise(mmap.MADV_DONTNEED)
 
     def file_bytes(self) -> int:
         """Bytes of the mapped matrix file's committed rows."""

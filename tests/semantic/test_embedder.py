@@ -279,11 +279,19 @@ def test_the_idle_worker_does_not_load_a_released_model_back(
     embedder = Embedder(tmp_path, threads=1, batch_threads=1, clock=lambda: now["t"])
     semantic = Semantic(tmp_path, None, None, Settings())  # type: ignore[arg-type]
     use_embedder(semantic, embedder)
+    dropped: list[bool] = []
+
+    class _Index:  # the matrix file's mapping: its pages leave with the model
+        def drop_pages(self) -> None:
+            dropped.append(True)
+
+    semantic._index = _Index()  # type: ignore[assignment]
     try:
         assert semantic.warm() and embedder.loaded
-        assert not semantic.rest()
+        assert not semantic.rest() and not dropped
         now["t"] += 10_000
         assert semantic.rest() and not embedder.loaded
+        assert dropped == [True]
         assert not semantic.warm() and not embedder.loaded
         embedder.embed_query("back again")
         assert embedder.loaded

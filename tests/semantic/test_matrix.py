@@ -296,3 +296,35 @@ def test_a_process_killed_mid_write_leaves_a_whole_file(tmp_path: Path, where: s
     finally:
         _forget_shared()
         store.close()
+
+
+def _mapped_kb(name: str) -> int:
+    """Resident kB of this process's mappings of a file called ``name`` (/proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if head and "-" in head[0] and len(head) >= 5:  # a mapping's first line
+            inside = line.endswith(name)
+        elif inside and line.startswith("Rss:"):
+            total += int(head[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux /proc")
+def test_dropped_pages_leave_the_resident_set_and_come_back_on_the_next_scan(
+    store: Store,
+) -> None:
+    """What the daemon does once the model is released: the matrix file's pages leave its
+    resident set, and the next search reads them again with the same answer."""
+    fill(store, 1, 20_000, seed=7)
+    index = SemanticIndex(store)
+    q = _unit(np.random.default_rng(8), 1)[0]
+    before = index.search(q, 10)
+    name = str(index._m.file.meta["data"])
+    assert _mapped_kb(name) > 7_000  # 20,000 rows of 400 bytes, every page read by the scan
+    index.drop_pages()
+    assert _mapped_kb(name) < 100
+    after = index.search(q, 10)
+    assert after[0].tolist() == before[0].tolist()
+    assert np.allclose(after[1], before[1])
+    assert _mapped_kb(name) > 7_000
