@@ -132,9 +132,7 @@ class AheadQuery:
         vector = _wait(self.vector)
         if self._dropped.is_set():
             return None
-        hits = self._semantic.nearest(vector, self.k, self.only, self.started)
-        hits.ahead = True
-        return hits
+        return self._semantic.nearest(vector, self.k, self.only, self.started, ahead=True)
 
     def hits(self, k: int, only: np.ndarray | None) -> SemanticHits:
         if k == self.k and _same_scope(only, self.only):
@@ -142,9 +140,7 @@ class AheadQuery:
             if found is not None:
                 return found
         waited = time.perf_counter()
-        hits = self._semantic.nearest(_wait(self.vector), k, only, waited)
-        hits.ahead = True
-        return hits
+        return self._semantic.nearest(_wait(self.vector), k, only, waited, ahead=True)
 
     def drop(self) -> None:
         self._dropped.set()
@@ -244,10 +240,17 @@ class Semantic:
         return self.nearest(self.embedder().embed_query(text), k, only_wids, started)
 
     def nearest(
-        self, vector: np.ndarray, k: int, only_wids: np.ndarray | None, started: float
+        self,
+        vector: np.ndarray,
+        k: int,
+        only_wids: np.ndarray | None,
+        started: float,
+        *,
+        ahead: bool = False,
     ) -> SemanticHits:
         """The ``k`` nearest windows to a query's ``vector``, whose embedding began at
-        ``started`` (a ``perf_counter`` reading: the hits' ``embed_ms`` runs from it)."""
+        ``started`` (a ``perf_counter`` reading: the hits' ``embed_ms`` runs from it);
+        ``ahead``: found for an :class:`AheadQuery`."""
         embedded = time.perf_counter()
         wids, cosines = self.index().search(vector, k, only_wids)
         return SemanticHits(
@@ -256,6 +259,7 @@ class Semantic:
             calibrate(cosines).astype(np.float32),
             embed_ms=(embedded - started) * 1000,
             scan_ms=(time.perf_counter() - embedded) * 1000,
+            ahead=ahead,
         )
 
     def similarity(self, query: str, texts: list[str]) -> np.ndarray:

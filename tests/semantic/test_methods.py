@@ -293,9 +293,9 @@ def test_ahead_work_serves_its_own_round_and_a_deeper_one_from_the_vector(
     scans: list[int] = []
     nearest = semantic.nearest
 
-    def counted(vector: np.ndarray, k: int, *rest: Any) -> Any:
+    def counted(vector: np.ndarray, k: int, *rest: Any, **named: Any) -> Any:
         scans.append(k)
-        return nearest(vector, k, *rest)
+        return nearest(vector, k, *rest, **named)
 
     monkeypatch.setattr(semantic, "nearest", counted)
     ahead = semantic.start_query("sourdough bread", 50, None)
@@ -328,9 +328,9 @@ def test_closing_the_archive_waits_for_a_scan_begun_ahead(
     seen: list[bool] = []
     nearest = semantic.nearest
 
-    def slow(*args: Any) -> Any:
+    def slow(*args: Any, **named: Any) -> Any:
         time.sleep(0.3)  # the store must still be open after this, however long it takes
-        hits = nearest(*args)  # raises if the store was closed meanwhile
+        hits = nearest(*args, **named)  # raises if the store was closed meanwhile
         seen.append(len(hits) > 0)
         return hits
 
