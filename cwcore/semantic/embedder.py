@@ -110,6 +110,17 @@ def _offline_env() -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
+def wait(future: Future[Any], timeout: float = QUERY_TIMEOUT_S) -> Any:
+    """The result of work on an embedding thread: its exception if it failed, the categorized
+    ``timeout`` ModelUnavailable after ``timeout`` seconds."""
+    try:
+        return future.result(timeout=timeout)
+    except FutureTimeout:
+        raise errors.unavailable(
+            errors.TIMEOUT, f"the embedding model did not answer within {timeout:.0f} s"
+        ) from None
+
+
 def _register(name: str) -> None:
     from fastembed import TextEmbedding
     from fastembed.common.model_description import ModelSource, PoolingType
@@ -331,13 +342,7 @@ class Embedder:
 
     def _run(self, fn: Any, timeout: float, *args: Any, batch: bool = False) -> Any:
         pool = self._batch_pool if batch else self._pool
-        future: Future[Any] = pool.submit(fn, *args)
-        try:
-            return future.result(timeout=timeout)
-        except FutureTimeout:
-            raise errors.unavailable(
-                errors.TIMEOUT, f"the embedding model did not answer within {timeout:.0f} s"
-            ) from None
+        return wait(pool.submit(fn, *args), timeout)
 
     # -- embedding ----------------------------------------------------------------------------
 

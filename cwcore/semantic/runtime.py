@@ -26,7 +26,7 @@ from cwcore.config import Settings
 from cwcore.errors import ModelUnavailable
 from cwcore.semantic import errors, models
 from cwcore.semantic import index as handler
-from cwcore.semantic.embedder import QUERY_TIMEOUT_S, Embedder
+from cwcore.semantic.embedder import QUERY_TIMEOUT_S, Embedder, wait
 from cwcore.semantic.rerank import Reranker
 from cwcore.semantic.search import SemanticIndex, calibrate
 from cwcore.services import Services
@@ -66,15 +66,6 @@ def batch_threads() -> int:
     service call runs before each inference group. On 2 cores this took the daemon's embedding
     rate 1.8× higher (``python -m bench realtext``, docs/performance.md)."""
     return max(1, os.cpu_count() or 2)
-
-
-def _wait(future: Future[Any]) -> Any:
-    try:
-        return future.result(timeout=QUERY_TIMEOUT_S)
-    except FutureTimeout:
-        raise errors.unavailable(
-            errors.TIMEOUT, f"the embedding model did not answer within {QUERY_TIMEOUT_S:.0f} s"
-        ) from None
 
 
 _scanner: list[ThreadPoolExecutor] = []
@@ -129,18 +120,18 @@ class AheadQuery:
         self._found = _scan_thread().submit(self._scan)
 
     def _scan(self) -> SemanticHits | None:
-        vector = _wait(self.vector)
+        vector = wait(self.vector)
         if self._dropped.is_set():
             return None
         return self._semantic.nearest(vector, self.k, self.only, self.started, ahead=True)
 
     def hits(self, k: int, only: np.ndarray | None) -> SemanticHits:
         if k == self.k and _same_scope(only, self.only):
-            found: SemanticHits | None = _wait(self._found)
+            found: SemanticHits | None = wait(self._found)
             if found is not None:
                 return found
         waited = time.perf_counter()
-        return self._semantic.nearest(_wait(self.vector), k, only, waited, ahead=True)
+        return self._semantic.nearest(wait(self.vector), k, only, waited, ahead=True)
 
     def drop(self) -> None:
         self._dropped.set()
