@@ -207,6 +207,18 @@ def _ahead(topics: Archive, fake: _A) -> _A:
     return fake
 
 
+class _Querying(FakeEmbedder):
+    """A fake that embeds queries only in the stage (no early start)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries: list[str] = []
+
+    def embed_query(self, text: str, **_: Any) -> np.ndarray:
+        self.queries.append(text)
+        return self.vector(text)
+
+
 def test_the_query_is_embedded_once_started_before_the_lexical_pass(topics: Archive) -> None:
     """A search whose semantic stage may run starts the query's embedding before its lexical
     pass and the stage awaits that vector (``embedAhead``), with the same hits as embedding it
@@ -242,16 +254,6 @@ def test_a_failed_early_embedding_falls_back_to_lexical_with_its_category(
 def test_an_unloaded_model_starts_nothing_early(tmp_path: Path) -> None:
     """The early start never loads a model (seconds): the stage does, if it runs."""
     assert Embedder(tmp_path / "no-model").start_query("anything") is None
-
-
-class _Querying(FakeEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.queries: list[str] = []
-
-    def embed_query(self, text: str, **_: Any) -> np.ndarray:
-        self.queries.append(text)
-        return self.vector(text)
 
 
 def test_an_early_start_with_the_real_model_gives_the_query_vector(minilm: Embedder) -> None:
