@@ -112,3 +112,18 @@ def test_scale_runs_every_phase_on_a_stand_in(tmp_path: Path) -> None:
     assert paint["total_ms"]["n"] == 1 and paint["empty_archive_ms"]["n"] == 1
     assert paint["projects_counted_ms"]["p50_ms"] > 0
     assert result["memory_mb"]["after indexing"]["VmHWM"] > 0
+
+
+def test_help_prints_the_usage_and_starts_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m bench scale --help`` used to start an hour-long run; it prints the options."""
+    import bench.scale as scale
+
+    def no_run(**_: object) -> None:
+        raise AssertionError("--help started a run")
+
+    monkeypatch.setattr(scale, "run", no_run)
+    assert scale.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--keep DIR" in out and "--semantic" in out
