@@ -32,6 +32,13 @@ class ImportRequest(Record):
             # An empty name fell back to the file's project: the caller asked for one and got
             # another.
             raise InvalidInput("project name is empty")
+        if self.project is not None:
+            try:
+                self.project.encode("utf-8")
+            except UnicodeEncodeError:
+                # A lone surrogate (JSON can spell one) cannot be stored as given: imported text
+                # has it replaced, but a name the caller chose is kept exactly or refused.
+                raise InvalidInput("project name is not valid Unicode text") from None
 
 
 class SyncRequest(Record):
