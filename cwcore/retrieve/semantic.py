@@ -248,7 +248,8 @@ def semantic_tier(
 ) -> SemanticOutcome:
     """Run the embedding mode for one request if the policy says so (see module doc); the
     nearest ``params.semantic_overfetch`` × ``k`` windows (at least 50) are read before the
-    scope filters. ``ahead``: the stage's work already started (:func:`start_ahead`)."""
+    scope filters. ``ahead``: the stage's work already started for this request and its scope
+    (:func:`start_ahead`)."""
     outcome = SemanticOutcome()
     enabled = semantic.settings.semantic_retrieval
     if strict and policy == "always" and not enabled:
@@ -260,7 +261,8 @@ def semantic_tier(
         return outcome
     started = time.perf_counter()
     try:
-        only = scope_wids(visible.store, visible.scope)
+        # Work begun ahead was started for this request's scope: its windows are not read again.
+        only = ahead.only if ahead is not None else scope_wids(visible.store, visible.scope)
         if only is not None and not len(only):
             outcome.used = True
             return outcome
