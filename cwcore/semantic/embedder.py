@@ -39,7 +39,10 @@ from cwcore.workers import lower_thread_priority
 DIM = 384
 MAX_CHARS = 2048
 BATCH = 32  # texts per inference call at most...
-BATCH_CHARS = 8_192  # ...and about four window-length texts: activations stay ~150 MB, not ~1.3 GB
+#: ...and about two window-length texts. Two 256-token texts a call run 1.10-1.15x faster than
+#: four (the activations stay in cache: docs/semantic.md) and peak lower (647 against 925 MB
+#: while embedding 600 windows); one a call is no faster.
+BATCH_CHARS = 4_096
 QUERY_TIMEOUT_S = 10.0
 LOAD_TIMEOUT_S = 120.0  # first use: import fastembed + ONNX session (1–2 s idle, more when busy)
 BATCH_TIMEOUT_S = 300.0
