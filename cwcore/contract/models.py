@@ -136,7 +136,12 @@ class ModelsStatusRequest(Record):
 
 
 class ModelsInstallRequest(Record):
-    """``models.install`` takes no parameters."""
+    """``models.install``: with ``int8`` the embedder's variant whose MatMuls compute in int8
+    (faster, vectors a little different: docs/semantic.md), else the package's model as it
+    ships. Either replaces what is installed; the next embedding step re-embeds every window
+    when the model changed."""
+
+    int8: bool = False
 
 
 class InstallRerankerRequest(Record):

