@@ -20,7 +20,10 @@ Units, each from the same sampled windows:
 Candidates that are not cw's unit exist only here, to be measured beside it.
 
 Beside them, the semantic index handler itself (``embed_pending``, as the daemon's worker runs
-it) over the first windows of a private copy whose vectors are cleared.
+it) over the first windows of a private copy whose vectors are cleared, in each of
+:data:`HANDLER_CONFIGS`: the model and batching before issue 35 (the package's model, four
+window-length texts a call), the default now (two a call) and the ``--int8`` variant, taking turns
+over the same windows (``rounds`` times), so the three rates come from the same minutes.
 
 Each unit runs on a fresh embedder with no vector cache (every text goes through the model),
 after the model is loaded and warmed on unrelated text. Reported: texts/s, windows/s, tokens/s
@@ -55,6 +58,14 @@ UNITS = (
     "prose128",
     "roles128",
     "roles",
+)
+
+
+#: Handler configurations: (name, model variant, characters a model call): the old unit first.
+HANDLER_CONFIGS = (
+    ("before", "onnx-int8", 8_192),
+    ("default", "onnx-int8", None),  # None: cwcore.semantic.embedder.BATCH_CHARS
+    ("int8", "onnx-int8-matmul", None),
 )
 
 
@@ -174,19 +185,29 @@ def sample_units(home: Path, windows: int) -> dict[str, Any]:
         engine.close()
 
 
-def handler(home: Path, windows: int) -> dict[str, Any]:
+def handler(
+    home: Path, windows: int, *, variant: str | None = None, batch_chars: int | None = None
+) -> dict[str, Any]:
     """cw's semantic index handler itself (``embed_pending``, the daemon worker's step: read the
     windows, embed, commit rows and cursor) over the first ``windows`` windows of ``home`` (a
     private copy: its vectors are cleared first, content table included, so nothing is cached).
-    The embedder has the daemon's sessions (a query session on ``inference_threads()``, the
-    batch session on ``batch_threads()``) but runs at normal priority (the daemon's worker
-    runs at nice 19)."""
+    ``variant`` installs that model variant in ``home`` first; ``batch_chars`` sets the
+    characters a model call takes. The embedder has the daemon's sessions (a query session on
+    ``inference_threads()``, the batch session on ``batch_threads()``) but runs at normal
+    priority (the daemon's worker runs at nice 19)."""
     from cwcore.methods import make_service
+    from cwcore.semantic import embedder as embedder_module
+    from cwcore.semantic import models
     from cwcore.semantic import store as vstore
     from cwcore.semantic.embedder import Embedder
     from cwcore.semantic.index import BATCH_WINDOWS, DEFAULT_MODE, embed_pending
     from cwcore.semantic.runtime import batch_threads, inference_threads
 
+    if variant is not None:
+        models.install_minilm(home, variant)
+    chars = embedder_module.BATCH_CHARS
+    if batch_chars is not None:
+        embedder_module.BATCH_CHARS = batch_chars
     engine = make_service(home)
     threads = {"threads": inference_threads(), "batch_threads": batch_threads()}
     embedder = Embedder.for_home(home, background=False, **threads)
@@ -207,11 +228,15 @@ def handler(home: Path, windows: int) -> dict[str, Any]:
             done += n
         seconds = time.perf_counter() - t0
         cursor = int(vstore.state(engine.store).get("cursor", 0))
+        model_variant = embedder.manifest.get("variant")
     finally:
         embedder.close()
         engine.close()
+        embedder_module.BATCH_CHARS = chars
     return {
         "mode": DEFAULT_MODE,
+        "variant": model_variant,
+        "batch_chars": batch_chars or chars,
         **threads,
         "windows": done,
         "computed": embedder.computed - warm,  # texts through the model (none from a cache)
@@ -219,6 +244,27 @@ def handler(home: Path, windows: int) -> dict[str, Any]:
         "windows_per_s": round(done / max(seconds, 1e-9), 1),
         "cursor": cursor,
     }
+
+
+def handlers(home: Path, windows: int, rounds: int = 2) -> dict[str, Any]:
+    """:func:`handler` in each of :data:`HANDLER_CONFIGS` on ``home`` (a private copy), taking
+    turns ``rounds`` times; per configuration the median rate and its runs, and each rate's
+    ratio to the first configuration's (the unit before issue 35)."""
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in HANDLER_CONFIGS}
+    for _ in range(rounds):
+        for name, variant, chars in HANDLER_CONFIGS:
+            runs[name].append(handler(home, windows, variant=variant, batch_chars=chars))
+    out: dict[str, Any] = {}
+    base = float(np.median([r["windows_per_s"] for r in runs[HANDLER_CONFIGS[0][0]]]))
+    for name, done in runs.items():
+        rate = float(np.median([r["windows_per_s"] for r in done]))
+        out[name] = {
+            **done[-1],
+            "windows_per_s": round(rate, 1),
+            "runs_windows_per_s": [r["windows_per_s"] for r in done],
+            "speedup": round(rate / max(base, 1e-9), 2),
+        }
+    return out
 
 
 def throughput(
@@ -265,10 +311,12 @@ def throughput(
 
         copy = clone_home(home, scratch)
         try:
-            out["handler"] = handler(copy, windows)
+            out["handlers"] = handlers(copy, windows)
         finally:
             shutil.rmtree(copy, ignore_errors=True)
-        rate = out["handler"]["windows_per_s"]
-        out["handler"]["projected_complete_s"] = round(sample["max_wid"] / max(rate, 1e-9))
+        for body in out["handlers"].values():
+            rate = body["windows_per_s"]
+            body["projected_complete_s"] = round(sample["max_wid"] / max(rate, 1e-9))
+        out["handler"] = out["handlers"]["default"]
     out["peak_rss_mb"] = round(peak_rss_mb(), 1)
     return out

@@ -167,20 +167,18 @@ def report(result: dict[str, Any], plan: Any) -> None:
             )
             for unit in ("window", "message", "head", "chunks")
         ]
-        + (
-            [
-                (
-                    f"handler ({emb['handler']['mode']}, embed_pending)",
-                    str(emb["handler"]["computed"]),
-                    "",
-                    str(emb["handler"]["windows_per_s"]),
-                    "",
-                    f"{emb['handler']['projected_complete_s'] / 60:.1f}",
-                )
-            ]
-            if "handler" in emb
-            else []
-        ),
+        + [
+            (
+                f"handler {name} ({h['variant']}, {h['batch_chars']:,} chars a call), "
+                f"{h['speedup']}x",
+                str(h["computed"]),
+                "",
+                str(h["windows_per_s"]),
+                "",
+                f"{h['projected_complete_s'] / 60:.1f}",
+            )
+            for name, h in emb.get("handlers", {}).items()
+        ],
         ("unit", "texts", "texts/s", "windows/s", "tokens/s", "complete in min"),
     )
     print(f"\nload average before {result['load_before']}, after {result['load_after']}")
