@@ -2,7 +2,7 @@
 beside SQLite FTS5 over the same documents in the same run.
 
 Run: ``.venv/bin/python -m bench scale --copies N [--idle S] [--cli-runs K] [--paint-runs P]
-[--semantic] [--keep DIR]``
+[--semantic] [--keep DIR] [--marked]``
 (default N=4, about 190k messages; N=21 is about a million). **The text is real, the scale is
 not**: every message of the dev corpus (:func:`bench.realtext_build.lme_corpus`, about 47k
 messages) appears N times, copy ``k`` under session ``<session>~copy<k>`` and message
@@ -45,6 +45,12 @@ the default search beside the lexical one in step 5) and the realtext bench's cl
    the size of ``CW_HOME`` on disk (after indexing and at the end) beside the corpus's text
    bytes.
 
+``--marked`` ends every text of copy ``k > 0`` with one made-up word of its own
+(:func:`copy_marker`; FTS5's documents the same), so no two copies hold an identical text. Without
+it a search's page, which keeps one hit per distinct text, finds ``N`` identical hits for each
+and needs deeper rounds to fill ten (at N=21, 2-3 rounds for 98 of 100 unscoped questions): a cost
+of this corpus, not of an archive of that many distinct messages.
+
 ``--keep DIR`` builds the archive in ``DIR/home`` (``DIR`` must not exist) and leaves it there,
 so an embedded archive of this size can be profiled after the run without building it again.
 
@@ -86,8 +92,23 @@ PAINT_RUNS = 5
 IDLE_S = 95.0
 
 
-def label(copies: int) -> str:
+def label(copies: int, marked: bool = False) -> str:
+    if marked:
+        return f"real text repeated ×{copies}, each copy marked by a made-up word, synthetic ids"
     return f"real text repeated ×{copies}, synthetic ids"
+
+
+def copy_marker(copy: int) -> str:
+    """The made-up word :func:`repeat_lines` adds to copy ``copy``'s texts ("" for copy 0): a
+    run of ASCII letters no question holds (``qzcopy`` and the copy number in base 26, ``b`` for
+    1), one token to cw's analyzer and FTS5's alike."""
+    if copy == 0:
+        return ""
+    digits = ""
+    while copy:
+        copy, rest = divmod(copy, 26)
+        digits = chr(ord("a") + rest) + digits
+    return f"qzcopy{digits}"
 
 
 # -- the repeated corpus -------------------------------------------------------------------------
@@ -99,39 +120,50 @@ def copy_id(value: str, copy: int) -> str:
     return f"{value}~copy{copy}"
 
 
-def repeat_lines(lines: Iterable[str], copies: int) -> Iterator[str]:
+def repeat_lines(lines: Iterable[str], copies: int, marked: bool = False) -> Iterator[str]:
     """The cw-jsonl ``lines`` (one message each) ``copies`` times over, copy by copy, each copy's
-    session and message ids replaced by :func:`copy_id`; every other field (the text) as is.
-    ``lines`` is read once per copy, so pass a sequence or a re-iterable."""
+    session and message ids replaced by :func:`copy_id`; every other field (the text) as is,
+    except that ``marked`` ends each text of copy ``k > 0`` with a space and
+    :func:`copy_marker` ``(k)``, so no text of one copy equals another's: search then keeps one
+    hit per copy where the page keeps one hit per distinct text (without it the copies collapse
+    into one hit and a page needs deeper rounds: docs/performance.md). ``lines`` is read once
+    per copy, so pass a sequence or a re-iterable."""
     for copy in range(copies):
+        marker = copy_marker(copy) if marked else ""
         for line in lines:
             obj = json.loads(line)
             obj["session"] = copy_id(obj["session"], copy)
             obj["id"] = copy_id(str(obj["id"]), copy)
+            if marker and isinstance(obj.get("text"), str) and obj["text"]:
+                obj["text"] = f"{obj['text']} {marker}"
             yield json.dumps(obj, ensure_ascii=False)
 
 
-def scaled_corpus(base: rb.Corpus, copies: int, folder: Path) -> rb.Corpus:
+def scaled_corpus(base: rb.Corpus, copies: int, folder: Path, marked: bool = False) -> rb.Corpus:
     """``base`` repeated ``copies`` times as cw-jsonl in ``folder`` (reused when present)."""
-    name = f"{base.name}-x{copies}"
+    name = f"{base.name}-x{copies}" + ("-marked" if marked else "")
     src = folder / f"{name}.cw.jsonl"
     if not src.is_file():
         # Lines end at "\n" only: a text may hold U+2028 and other breaks splitlines() takes.
         lines = [x for x in base.source.read_text(encoding="utf-8").split("\n") if x]
         tmp = src.with_suffix(".tmp")
         with tmp.open("w", encoding="utf-8") as fh:
-            for line in repeat_lines(lines, copies):
+            for line in repeat_lines(lines, copies, marked):
                 fh.write(line + "\n")
         tmp.replace(src)
     return rb.Corpus(name, src, "cw-jsonl", base.messages * copies, base.text_bytes * copies, False)
 
 
-def scaled_units(units: list[Any], copies: int) -> list[Any]:
-    """The base archive's turn documents once per copy, grouped under the copy's session."""
+def scaled_units(units: list[Any], copies: int, marked: bool = False) -> list[Any]:
+    """The base archive's turn documents once per copy, grouped under the copy's session
+    (``marked``: copy ``k > 0``'s text ends with its :func:`copy_marker`, as cw's does)."""
     from eval import baselines
 
+    def text(u: Any, k: int) -> str:
+        return f"{u.text} {copy_marker(k)}" if marked and k else u.text
+
     return [
-        baselines.Unit(copy_id(u.uid, k), u.text, copy_id(u.group, k))
+        baselines.Unit(copy_id(u.uid, k), text(u, k), copy_id(u.group, k))
         for k in range(copies)
         for u in units
     ]
@@ -227,13 +259,15 @@ def run(
     paint_runs: int = PAINT_RUNS,
     semantic: bool = False,
     keep: Path | None = None,
+    marked: bool = False,
 ) -> dict[str, Any]:
     """One scale run (``quick``, from ``python -m bench --quick``: one copy, no idle wait, two
     CLI rounds, to check the machinery). ``semantic`` runs the daemon with local embeddings:
     after the drain it waits for background embedding to reach ``complete`` (timed, the daemon's
     memory after it), and the default search (``semanticPolicy`` left to the settings) is timed
     beside the lexical one and FTS5. ``keep`` (a folder that does not exist yet) holds the
-    archive and is left in place."""
+    archive and is left in place. ``marked``: each copy's texts end with its own made-up word
+    (:func:`repeat_lines`), so the copies are distinct texts."""
     if quick:
         copies, idle, cli_runs, paint_runs = 1, 0.0, 2, 1
     from cwcore.daemon import control
@@ -243,12 +277,12 @@ def run(
     if not rb.lme_available(data):
         print(f"scale: skipped, no LongMemEval dev corpus under {data} (set CW_BENCH_DATA)")
         return {"skipped": f"no data under {data}"}
-    tag = label(copies)
+    tag = label(copies, marked)
     print(f"scale ({tag}): machine {machine()}, load {rs.load_average()}", flush=True)
     folder = rb.cache_root() / "scale"
     folder.mkdir(parents=True, exist_ok=True)
     base = rb.lme_corpus(data, folder, "lme-all", None)
-    corpus = scaled_corpus(base, copies, folder)
+    corpus = scaled_corpus(base, copies, folder, marked)
     queries = scaled_queries(rs.load_questions(data / rb.LME / "queries.jsonl", None), copies)
     present = {copy_id(s, k) for s in rb.corpus_sessions(base) for k in range(copies)}
     print(f"  corpus {corpus.name}: {corpus.messages:,} messages ({tag})", flush=True)
@@ -276,12 +310,13 @@ def run(
         "text_bytes": corpus.text_bytes,
         "load_before": rs.load_average(),
         "semantic": semantic,
+        "marked": marked,
     }
     mem: dict[str, dict[str, float]] = {}
     try:
         # FTS5's documents first, while no daemon holds the machine's memory.
         print("  FTS5 units (the dev corpus's documents, repeated) ...", flush=True)
-        units = scaled_units(base_units(data, base), copies)
+        units = scaled_units(base_units(data, base), copies, marked)
         client = Client.connect(home)  # starts the daemon, untimed
         pid = client.pid
         assert pid is not None
@@ -389,7 +424,7 @@ def run(
     out["memory_mb"] = mem
     out["disk_vs_text"] = round(out["disk_end_bytes"] / max(1, corpus.text_bytes), 2)
     report(out)
-    name = f"scale-{copies}-semantic" if semantic else f"scale-{copies}"
+    name = f"scale-{copies}" + ("-marked" if marked else "") + ("-semantic" if semantic else "")
     print(f"written {write_result(name, out)}")
     return out
 
@@ -504,6 +539,7 @@ def main(argv: list[str]) -> int:
         paint_runs=int(opt("--paint-runs", str(PAINT_RUNS))),
         semantic="--semantic" in argv,
         keep=Path(opt("--keep", "")) if "--keep" in argv else None,
+        marked="--marked" in argv,
     )
     return 0
 

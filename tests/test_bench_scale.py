@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from bench.realtext_build import Corpus
-from bench.scale import copy_id, repeat_lines, scaled_corpus, scaled_queries
+from bench.scale import (
+    copy_id,
+    copy_marker,
+    repeat_lines,
+    scaled_corpus,
+    scaled_queries,
+    scaled_units,
+)
 from tests.test_bench_realtext import REPO, _stand_in
 
 SAMPLE = [
@@ -56,6 +63,38 @@ def test_two_copies_of_three_sessions_have_unique_deterministic_ids_and_equal_te
             assert new["role"] == orig["role"] and new["agent"] == orig["agent"]
             assert new["session"] == copy_id(orig["session"], k)
             assert new["id"] == copy_id(orig["id"], k)
+
+
+def test_marked_copies_hold_distinct_texts_that_differ_by_one_made_up_word(
+    tmp_path: Path,
+) -> None:
+    lines = [json.dumps(m, ensure_ascii=False) for m in SAMPLE]
+    plain = [json.loads(x) for x in repeat_lines(lines, 30)]
+    marked = [json.loads(x) for x in repeat_lines(lines, 30, marked=True)]
+    n = len(SAMPLE)
+    for k in range(30):
+        rows = zip(SAMPLE, plain[k * n : (k + 1) * n], marked[k * n : (k + 1) * n], strict=True)
+        for orig, p, m in rows:
+            assert (m["session"], m["id"]) == (p["session"], p["id"])  # the same ids
+            word = copy_marker(k)
+            assert m["text"] == (f"{orig['text']} {word}" if k else orig["text"])
+            assert word == "" or (word.isascii() and word.isalpha())
+    assert len({m["text"] for m in marked}) == len(marked)  # no two copies share a text
+    assert len({copy_marker(k) for k in range(1, 800)}) == 799  # past 26: still distinct
+    src = tmp_path / "base.cw.jsonl"
+    src.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    base = Corpus("base", src, "cw-jsonl", len(SAMPLE), 1, False)
+    corpus = scaled_corpus(base, 3, tmp_path, marked=True)
+    assert corpus.name == "base-x3-marked"  # cached apart from the unmarked corpus
+    written = corpus.source.read_text(encoding="utf-8").split("\n")[:-1]
+    assert written == list(repeat_lines(lines, 3, marked=True))
+
+    class Unit:
+        def __init__(self, uid: str, text: str, group: str) -> None:
+            self.uid, self.text, self.group = uid, text, group
+
+    units = scaled_units([Unit("u", "some turn", "s")], 3, marked=True)
+    assert [u.text for u in units] == ["some turn", "some turn qzcopyb", "some turn qzcopyc"]
 
 
 def test_each_question_is_scoped_to_one_copy_of_its_haystack() -> None:
