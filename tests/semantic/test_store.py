@@ -255,6 +255,27 @@ def test_rebuild_without_changes_reembeds_nothing(topics: Archive, fake_embedder
     assert handler.status(engine.store).state == "complete"
 
 
+def test_another_model_embeds_every_window_again_and_keeps_no_old_row(
+    topics: Archive, fake_embedder
+) -> None:
+    """Switching the model (``cw models install --int8`` and back) changes its identity: the
+    next step drops the old vectors and content entries, so no query of the new model is ever
+    scored against a vector of the old one, and every window is embedded afresh."""
+    engine = engine_of(topics)
+    _embed_all(engine, fake_embedder)
+    old = {item.wid: item.rows.astype(np.float32) for item in vstore.scan(engine.store)}
+    other = FakeEmbedder()
+    other.model_id = "fake:2"
+    other.vector = lambda text: -fake_embedder.vector(text)  # type: ignore[method-assign]
+    assert handler.embed_pending(engine.store, engine.reader, 2, embedder=other) == 2
+    assert vstore.state(engine.store)["model"] == "fake:2"
+    assert [item.wid for item in vstore.scan(engine.store)] == [5, 6]  # the old rows are gone
+    assert _embed_all(engine, other) == 4 and other.computed == 6
+    for item in vstore.scan(engine.store):
+        assert np.allclose(item.rows.astype(np.float32), -old[item.wid], atol=1e-2)
+    assert handler.status(engine.store).state == "complete"
+
+
 def test_a_store_of_an_older_cw_keeps_its_vectors(topics: Archive, fake_embedder) -> None:
     """An older cw recorded one ascending cursor (no ranges, no epoch): its vectors are kept,
     the windows after its cursor are embedded (newest first), and search loads every row."""
