@@ -138,8 +138,8 @@ class ModelsStatusRequest(Record):
 class ModelsInstallRequest(Record):
     """``models.install``: with ``int8`` the embedder's variant whose MatMuls compute in int8
     (faster, vectors a little different: docs/semantic.md), else the package's model as it
-    ships. Either replaces what is installed; the next embedding step re-embeds every window
-    when the model changed."""
+    ships. Either replaces what is installed; when the variant changed, the next embedding step
+    re-embeds every window."""
 
     int8: bool = False
 

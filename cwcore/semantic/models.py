@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import shutil
+import subprocess
+import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -138,44 +139,27 @@ def package_onnx() -> Path:
 
 
 def quantize_minilm(source: Path, target: Path) -> None:
-    """Write ``target``: the model of ``source`` with every MatMul against a weight matrix run in
-    int8 — weights quantized per output channel (signed), activations per call (ONNX Runtime's
-    dynamic quantization: ``MatMulInteger`` after ``DynamicQuantizeLinear``). The package's
-    weights are int8 already but are cast back to float inside the graph; ONNX Runtime's basic
-    optimizations fold those casts into float initializers first (a ~90 MB scratch file beside
-    ``target``), which the quantizer then reads. Deterministic: the same source and
-    onnxruntime version give the same bytes. Takes 2-4 s."""
-    import onnxruntime as ort
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    folded = target.with_name(target.name + ".float")
-    quiet = _QuantizerAdvice()
-    logging.getLogger().addFilter(quiet)
-    try:
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        options.optimized_model_filepath = str(folded)
-        ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
-        quantize_dynamic(
-            folded,
-            target,
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            # Attention's activation-by-activation MatMuls stay float: quantizing both sides
-            # costs accuracy for little time at 256 tokens.
-            extra_options={"MatMulConstBOnly": True},
+    """Write ``target``: the int8 variant of the model at ``source``
+    (:func:`cwcore.semantic.quantize.derive`), derived in a child process so that the quantizer's
+    memory (about 200 MB left resident, 500 MB at peak) never stays in the caller — a daemon
+    asked for ``models.install``. Takes 3-5 s. Raises a ``load-failed`` ModelUnavailable with the
+    child's last line when it fails; ``target`` is then absent."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cwcore.semantic.quantize", str(source), str(target)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        check=False,
+    )
+    if done.returncode != 0 or not target.is_file():
+        target.unlink(missing_ok=True)
+        lines = [x for x in done.stderr.splitlines() if x.strip()]
+        why = lines[-1] if lines else f"exit status {done.returncode}"
+        raise errors.unavailable(
+            errors.LOAD_FAILED, f"cannot derive the int8 embedding model: {why}"
         )
-    finally:
-        logging.getLogger().removeFilter(quiet)
-        folded.unlink(missing_ok=True)
-
-
-class _QuantizerAdvice(logging.Filter):
-    """Drops the quantizer's advice to pre-process the model, which it logs on the root logger
-    (it would print under ``cw models install``); the graph is folded above instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "onnxruntime" not in record.pathname
 
 
 def _model_file(source: Path, source_sha: str, target: Path, variant: str) -> None:

