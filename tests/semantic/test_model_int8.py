@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -109,7 +110,8 @@ def test_a_failed_derivation_is_one_categorized_line_and_installs_nothing(
     with pytest.raises(ModelUnavailable):
         models.install_minilm(tmp_path / "home", INT8)
     assert not models.minilm_dir(tmp_path / "home").exists()
-    assert [p.name for p in models.models_root(tmp_path / "home").iterdir()] == []
+    left = [p.name for p in models.models_root(tmp_path / "home").iterdir()]
+    assert left == [".assemble.lock"]  # no half-built folder
 
 
 def test_another_home_copies_the_derived_model_while_it_still_hashes_the_same(
@@ -168,3 +170,34 @@ def test_cli_refuses_in_one_line_when_the_variant_cannot_be_derived(
     lines = [x for x in result.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("cw: cannot derive the int8 embedding model")
     assert models.read_manifest(models.minilm_dir(cw_home)) == before  # the model as it was
+
+
+def test_first_use_during_an_install_waits_for_it_and_keeps_its_variant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon's worker may need the model (first use assembles the default) while ``cw
+    models install --int8`` is deriving: first use waits, then keeps what the install wrote."""
+    home = tmp_path / "home"
+    started, release = threading.Event(), threading.Event()
+    real = models.quantize_minilm
+
+    def slow(source: Path, target: Path) -> None:
+        started.set()
+        assert release.wait(60)
+        real(source, target)
+
+    monkeypatch.setattr(models, "quantize_minilm", slow)
+    monkeypatch.setattr(models, "_derived", {})
+    installed: list[dict[str, object]] = []
+    used: list[dict[str, object]] = []
+    install = threading.Thread(target=lambda: installed.append(models.install_minilm(home, INT8)))
+    install.start()
+    assert started.wait(60)  # the install is under way, its folder not yet in place
+    first_use = threading.Thread(target=lambda: used.append(models.ensure_minilm(home)[1]))
+    first_use.start()
+    release.set()
+    install.join(120)
+    first_use.join(120)
+    assert installed[0]["variant"] == INT8 and used[0]["variant"] == INT8
+    on_disk = models.read_manifest(models.minilm_dir(home))
+    assert on_disk is not None and on_disk["variant"] == INT8
