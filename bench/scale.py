@@ -111,6 +111,12 @@ def copy_marker(copy: int) -> str:
     return f"qzcopy{digits}"
 
 
+def mark(text: str, copy: int) -> str:
+    """``text`` as copy ``copy`` of a marked corpus holds it: ending with a space and
+    :func:`copy_marker` ``(copy)``; copy 0 and an empty text unchanged."""
+    return f"{text} {copy_marker(copy)}" if copy and text else text
+
+
 # -- the repeated corpus -------------------------------------------------------------------------
 
 
@@ -129,13 +135,12 @@ def repeat_lines(lines: Iterable[str], copies: int, marked: bool = False) -> Ite
     into one hit and a page needs deeper rounds: docs/performance.md). ``lines`` is read once
     per copy, so pass a sequence or a re-iterable."""
     for copy in range(copies):
-        marker = copy_marker(copy) if marked else ""
         for line in lines:
             obj = json.loads(line)
             obj["session"] = copy_id(obj["session"], copy)
             obj["id"] = copy_id(str(obj["id"]), copy)
-            if marker and isinstance(obj.get("text"), str) and obj["text"]:
-                obj["text"] = f"{obj['text']} {marker}"
+            if marked and isinstance(obj.get("text"), str):
+                obj["text"] = mark(obj["text"], copy)
             yield json.dumps(obj, ensure_ascii=False)
 
 
@@ -159,11 +164,10 @@ def scaled_units(units: list[Any], copies: int, marked: bool = False) -> list[An
     (``marked``: copy ``k > 0``'s text ends with its :func:`copy_marker`, as cw's does)."""
     from eval import baselines
 
-    def text(u: Any, k: int) -> str:
-        return f"{u.text} {copy_marker(k)}" if marked and k else u.text
-
     return [
-        baselines.Unit(copy_id(u.uid, k), text(u, k), copy_id(u.group, k))
+        baselines.Unit(
+            copy_id(u.uid, k), mark(u.text, k) if marked else u.text, copy_id(u.group, k)
+        )
         for k in range(copies)
         for u in units
     ]
