@@ -73,6 +73,10 @@ BACKGROUND_STALL_S = 600.0
 #: a stream of short calls (searches, status polls) leaves it gaps; only one long call holds it,
 #: and then at most this long per page.
 INDEX_YIELD_S = 30.0
+#: The semantic worker looks whether the vectors' nearest-neighbour graph is due at most this
+#: often (seconds; a look is two small reads), and after a failed build waits this much longer.
+GRAPH_CHECK_S = 30.0
+GRAPH_RETRY_S = 600.0
 #: The output bound of a method the table does not name, bytes (the call then fails anyway).
 DEFAULT_OUTPUT_BYTES = 1 * MiB
 
@@ -167,6 +171,7 @@ class Engine:
         #: intervals (5 s up to 10 minutes) instead of failing every tick.
         self.semantic_backoff = Backoff(first_s=5.0, max_s=600.0)
         self.semantic_error: str | None = None  # the last embedding failure, for status
+        self._graph_check_at = 0.0  # time.monotonic() of the next look at the graph
         # (outbox depth, windows pending) and since when: the stall test of background_pending
         self._background_seen: tuple[tuple[int, int], float] | None = None
 
@@ -343,9 +348,25 @@ class Engine:
             return 0
         self.semantic_backoff.succeeded()
         self.semantic_error = None
+        if self.background:
+            self._graph_step(semantic)
         if done:
             self.semantic_worker.wake()
         return done
+
+    def _graph_step(self, semantic: semantic_runtime.Semantic) -> None:
+        """Build the vectors' nearest-neighbour graph when one is due (a child process; this
+        worker waits for it, and stops waiting when the daemon stops). A failure is logged and
+        retried after :data:`GRAPH_RETRY_S`: search scans every row meanwhile."""
+        now = time.monotonic()
+        if now < self._graph_check_at:
+            return
+        self._graph_check_at = now + GRAPH_CHECK_S
+        try:
+            semantic.maintain_graph(stopped=lambda: self.semantic_worker.stopping)
+        except (RuntimeError, OSError) as exc:
+            self._graph_check_at = time.monotonic() + GRAPH_RETRY_S
+            log.warning("vector graph build failed (%s); retrying in %.0f s", exc, GRAPH_RETRY_S)
 
     def after_admission(self, imported: int) -> None:
         """Make new documents searchable: the daemon's worker is woken (a single document of at

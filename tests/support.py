@@ -74,6 +74,16 @@ def index_idle_for(engine: Engine, seconds: float) -> None:
     engine._index_busy_at = time.monotonic() - seconds
 
 
+def graph_step(engine: Engine) -> float:
+    """Run the semantic worker's graph step now, as if its last look were long ago (it builds
+    the vectors' graph when one is due); returns the seconds until it looks again."""
+    import time
+
+    engine._graph_check_at = 0.0
+    engine._graph_step(semantic_of(engine))
+    return engine._graph_check_at - time.monotonic()
+
+
 def store_sequence(store: Store) -> int:
     """RocksDB's latest sequence number, which every committed write raises: equal numbers
     before and after prove that nothing was written."""

@@ -144,7 +144,7 @@ def records(
     return out
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):  # not every platform can open a directory
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -186,7 +186,7 @@ class MatrixFile:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.dir / META)
-        _fsync_dir(self.dir)
+        fsync_dir(self.dir)
         self.meta = meta
 
     # -- data ---------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import numpy as np
 from cwcore.config import Settings
 from cwcore.errors import ModelUnavailable
 from cwcore.semantic import errors, models
+from cwcore.semantic import graph as vgraph
 from cwcore.semantic import index as handler
 from cwcore.semantic.embedder import QUERY_TIMEOUT_S, Embedder, wait
 from cwcore.semantic.rerank import Reranker
@@ -305,6 +306,21 @@ class Semantic:
             between_groups=between_groups,
         )
 
+    def maintain_graph(self, stopped: Callable[[], bool] = lambda: False) -> bool:
+        """Build the nearest-neighbour graph of the window vectors when one is due
+        (:func:`cwcore.semantic.graph.wanted`: a large matrix with no graph, or a quarter more
+        rows than the graph covers), in a child process, waiting for it; ``stopped`` cuts the
+        wait short (the daemon is stopping). Returns whether a graph was built. Raises
+        RuntimeError or OSError when the build failed (search keeps the exact scan)."""
+        if not self.settings.semantic_retrieval:
+            return False
+        index = self.index()
+        if not index.graph_due():
+            return False
+        return vgraph.build_in_child(
+            index.directory, min_rows=vgraph.GRAPH_MIN_ROWS, stopped=stopped
+        )
+
     def warm(self) -> bool:
         """Load the embedding model now if it is not loaded (the daemon's worker calls this
         when it has nothing to embed, so the first explicit search does not pay 1–3 s for the
@@ -338,6 +354,7 @@ class Semantic:
         body["enabled"] = self.settings.semantic_retrieval
         body["loaded"] = bool(self._embedder is not None and self._embedder.loaded)
         body["indexRows"] = self._index.rows if self._index is not None else None
+        body["graphRows"] = self._index.graph_rows() if self._index is not None else None
         return body
 
 

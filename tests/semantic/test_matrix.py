@@ -3,7 +3,6 @@ restarts, rebuilt when stale, never torn by a crash (a real subprocess killed mi
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import signal
@@ -19,68 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cwcore.semantic import matrix as vmatrix
-from cwcore.semantic import search as vsearch
 from cwcore.semantic import store as vstore
 from cwcore.semantic.search import SemanticIndex
 from cwcore.store.rocks import Store
+from tests.semantic.vectors import exact, fill, forget_shared, unit
 
 REPO = Path(__file__).resolve().parents[2]
 #: Cosines come from the stored float16 rows (the int8 file only picks candidates): they equal
 #: an exact float32 scan over the same rows up to float32 summation order.
 TOLERANCE = 1e-5
-
-
-def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
-    x = rng.standard_normal((n, vstore.DIM)).astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
-def fill(store: Store, lo: int, hi: int, seed: int, *, rows_per: int = 1, epoch: int = 0) -> None:
-    """Windows ``lo..hi`` with random unit rows, committed as the handler would (passed ranges
-    merged into the state)."""
-    rng = np.random.default_rng(seed)
-    st_ = vstore.state(store)
-    items = [
-        vstore.WindowVectors(
-            w,
-            w,
-            0,
-            100,
-            [bytes(16)] * rows_per,
-            _unit(rng, rows_per).astype(np.float16),
-        )
-        for w in range(lo, hi + 1)
-    ]
-    done = vstore.add_range(vstore.done_ranges(st_), lo, hi)
-    body = {
-        **st_,
-        "model": "test",
-        "mode": "window",
-        "epoch": epoch,
-        "cursor": done[-1][1],
-        "done": [list(r) for r in done],
-        "windows": int(st_.get("windows", 0)) + len(items),
-        "rows": int(st_.get("rows", 0)) + len(items) * rows_per,
-    }
-    vstore.commit_windows(store, items, body)
-
-
-def exact(store: Store, q: np.ndarray, k: int, only: set[int] | None = None):
-    """The reference: every stored row as float32, best row per window, top k."""
-    best: dict[int, float] = {}
-    for item in vstore.scan(store):
-        if only is not None and item.wid not in only:
-            continue
-        for row in item.rows.astype(np.float32):
-            best[item.wid] = max(best.get(item.wid, -2.0), float(row @ q))
-    ranked = sorted(best.items(), key=lambda kv: -kv[1])[:k]
-    return [w for w, _ in ranked], np.array([s for _, s in ranked], np.float32)
-
-
-def _forget_shared() -> None:
-    """What a new process sees: no index of this store in memory."""
-    gc.collect()
-    vsearch._SHARED.clear()
 
 
 @pytest.fixture
@@ -104,7 +50,7 @@ def test_results_equal_an_exact_scan(tmp_path_factory, seed: int, rows_per: int)
         # a small scope gathers its rows; a large one scans every row and masks the rest
         small = {int(w) for w in rng.choice(np.arange(1, 1501), 200, replace=False)}
         large = {int(w) for w in rng.choice(np.arange(1, 1501), 1200, replace=False)}
-        for q in _unit(rng, 4):
+        for q in unit(rng, 4):
             wids, cos = index.search(q, 10)
             ref_w, ref_s = exact(store, q, 10)
             assert [int(w) for w in wids] == ref_w
@@ -115,7 +61,7 @@ def test_results_equal_an_exact_scan(tmp_path_factory, seed: int, rows_per: int)
                 assert [int(w) for w in wids] == ref_w
                 assert np.allclose(cos, ref_s, atol=TOLERANCE)
     finally:
-        _forget_shared()
+        forget_shared()
         store.close()
 
 
@@ -123,7 +69,7 @@ def test_int8_rows_stay_close_to_the_float_rows() -> None:
     """The quantization itself: cosine error of int8 row × int8 query well under 1e-2 (the
     candidate margin; exact cosines are recomputed anyway)."""
     rng = np.random.default_rng(3)
-    rows, q = _unit(rng, 2000), _unit(rng, 1)[0]
+    rows, q = unit(rng, 2000), unit(rng, 1)[0]
     qi, qs = vmatrix.quantize(q[None])
     ri, rs = vmatrix.quantize(rows)
     approx = vmatrix.dots(ri, qi[0]) * rs * qs[0]
@@ -135,9 +81,9 @@ def test_int8_rows_stay_close_to_the_float_rows() -> None:
 
 def test_the_numpy_fallback_matches_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(4)
-    rows, _ = vmatrix.quantize(_unit(rng, 5000))
-    q, _ = vmatrix.quantize(_unit(rng, 1))
-    strided = vmatrix.records(_unit(rng, 300), np.arange(300), np.arange(300), np.zeros(300))
+    rows, _ = vmatrix.quantize(unit(rng, 5000))
+    q, _ = vmatrix.quantize(unit(rng, 1))
+    strided = vmatrix.records(unit(rng, 300), np.arange(300), np.arange(300), np.zeros(300))
     kernel = [vmatrix.dots(rows, q[0]), vmatrix.dots(strided["v"], q[0])]
     monkeypatch.setattr(vmatrix, "PARALLEL_ROWS", 1000)  # the same sums in parts on two threads
     assert np.array_equal(vmatrix.dots(rows, q[0]), kernel[0])
@@ -149,10 +95,10 @@ def test_the_numpy_fallback_matches_the_kernel(monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_file_survives_a_restart(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     fill(store, 1, 300, seed=1)
-    q = _unit(np.random.default_rng(9), 1)[0]
+    q = unit(np.random.default_rng(9), 1)[0]
     before = SemanticIndex(store).search(q, 10)
     data = json.loads((store.path / vmatrix.DIRNAME / vmatrix.META).read_text())["data"]
-    _forget_shared()
+    forget_shared()
     scanned: list[int] = []
     real_scan = vstore.scan
 
@@ -179,7 +125,7 @@ def test_the_file_survives_a_restart(store: Store, monkeypatch: pytest.MonkeyPat
 
 def test_a_stale_or_damaged_file_is_rebuilt(store: Store) -> None:
     fill(store, 1, 200, seed=4)
-    q = _unit(np.random.default_rng(8), 1)[0]
+    q = unit(np.random.default_rng(8), 1)[0]
     ref = exact(store, q, 10)
     SemanticIndex(store).refresh()
     folder = store.path / vmatrix.DIRNAME
@@ -197,7 +143,7 @@ def test_a_stale_or_damaged_file_is_rebuilt(store: Store) -> None:
     assert sorted(p.name for p in folder.iterdir()) == sorted([vmatrix.META, new])
     # a damaged meta, then a truncated data file: rebuilt from RocksDB each time
     for damage in ("meta", "data"):
-        _forget_shared()
+        forget_shared()
         if damage == "meta":
             (folder / vmatrix.META).write_text("{not json")
         else:
@@ -222,12 +168,12 @@ def test_garbage_past_the_committed_rows_is_ignored(store: Store) -> None:
         f.write(os.urandom(vmatrix.RECORD.itemsize * 3 + 17))  # torn rows past the commit
     (folder / "meta.json.dead.tmp").write_text('{"format": 1, "rows": 99')
     (folder / "rows-000000000000.i8").write_bytes(os.urandom(4000))
-    _forget_shared()
+    forget_shared()
     fill(store, 101, 110, seed=6)
     index = SemanticIndex(store)
     assert index.refresh() == 10 and index.rows == 110
     assert sorted(p.name for p in folder.iterdir()) == sorted([vmatrix.META, meta["data"]])
-    q = _unit(np.random.default_rng(1), 1)[0]
+    q = unit(np.random.default_rng(1), 1)[0]
     wids, cos = index.search(q, 10)
     ref = exact(store, q, 10)
     assert [int(w) for w in wids] == ref[0] and np.allclose(cos, ref[1], atol=TOLERANCE)
@@ -241,7 +187,7 @@ _CHILD = textwrap.dedent(
     from cwcore.semantic import matrix as vmatrix
     from cwcore.semantic.search import SemanticIndex
     from cwcore.store.rocks import Store
-    from tests.semantic.test_matrix import fill
+    from tests.semantic.vectors import fill
 
     store = Store(Path(sys.argv[2]))
     where = sys.argv[3]
@@ -270,7 +216,7 @@ def test_a_process_killed_mid_write_leaves_a_whole_file(tmp_path: Path, where: s
     SemanticIndex(store).refresh()
     committed = json.loads((path / vmatrix.DIRNAME / vmatrix.META).read_text())
     store.close()
-    _forget_shared()
+    forget_shared()
     proc = subprocess.run(
         [sys.executable, "-c", _CHILD, str(REPO), str(path), where],
         cwd=REPO,
@@ -289,12 +235,12 @@ def test_a_process_killed_mid_write_leaves_a_whole_file(tmp_path: Path, where: s
     try:
         index = SemanticIndex(store)
         assert index.refresh() == 60 and index.rows == 260
-        q = _unit(np.random.default_rng(2), 1)[0]
+        q = unit(np.random.default_rng(2), 1)[0]
         wids, cos = index.search(q, 10)
         ref = exact(store, q, 10)
         assert [int(w) for w in wids] == ref[0] and np.allclose(cos, ref[1], atol=TOLERANCE)
     finally:
-        _forget_shared()
+        forget_shared()
         store.close()
 
 
@@ -318,7 +264,7 @@ def test_dropped_pages_leave_the_resident_set_and_come_back_on_the_next_scan(
     resident set, and the next search reads them again with the same answer."""
     fill(store, 1, 20_000, seed=7)
     index = SemanticIndex(store)
-    q = _unit(np.random.default_rng(8), 1)[0]
+    q = unit(np.random.default_rng(8), 1)[0]
     before = index.search(q, 10)
     name = str(index._m.file.meta["data"])
     assert _mapped_kb(name) > 7_000  # 20,000 rows of 400 bytes, every page read by the scan

@@ -1,0 +1,57 @@
+"""``python -m bench.semantic_graph`` on a tiny stand-in of the shared data, every window embedded
+by the real model: the graph is built, both scans are timed for every k, and on a graph this small
+(it holds every row within reach) its answers are the exact scan's. Numbers are not checked."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bench import lexical_cpu, semantic_graph
+from cwcore.api import Archive
+from tests.support import semantic_of
+from tests.test_bench_realtext import _stand_in
+
+COPIES = 2
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    _stand_in(tmp_path / "data")
+    monkeypatch.setenv("CW_BENCH_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("CW_BENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CW_BENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "false")
+    monkeypatch.delenv("CW_EMBEDDED", raising=False)
+    home = tmp_path / "home"
+    assert lexical_cpu.main(["build", "--copies", str(COPIES), str(home), "--glibc-default"]) == 0
+    monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "true")
+    with Archive.open(home, embedded=True) as archive:
+        semantic = semantic_of(archive)
+        while semantic.embed_pending():
+            pass
+    return home
+
+
+def test_the_graph_is_built_timed_and_checked_against_the_exact_scan(
+    home: Path, tmp_path: Path
+) -> None:
+    assert semantic_graph.main([str(home), "--copies", str(COPIES), "--rounds", "1"]) == 0
+    out = json.loads((tmp_path / "results" / f"semantic-graph-x{COPIES}.json").read_text())
+    assert out["rows"] > 0 and out["graph"]["rows"] == out["rows"] and out["graph"]["bytes"] > 0
+    for k in semantic_graph.KS:
+        got = out[f"k{k}"]
+        assert {"exact", "graph", "first", "top10", "topk", "ids"} <= set(got)
+        assert got["first"] == got["top10"] == got["topk"] == 1.0
+    default = out["default"]
+    assert default["pages_with_other_scores"] == 0
+    assert set(default["semantic_stage"]) == {"exact", "graph"}
+    assert os.path.isfile(home / "store" / "semantic-matrix" / "graph.json")
+
+
+def test_a_folder_without_an_archive_is_one_line(tmp_path: Path, capsys) -> None:
+    assert semantic_graph.main([str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
