@@ -163,7 +163,8 @@ _INT = re.compile(r"[+-]?\d+")
 #: A span back from now, as ``cwcore.retrieve.filters`` reads it (not imported: this path stays
 #: lean; a test holds the two patterns equal).
 _SPAN = re.compile(r"(\d{1,6})([mhdw])")
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
+#: What ``cwtui.output.json_safe`` escapes (a test holds the two patterns equal).
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff\u2028\u2029]")
 
 
 def parse(argv: list[str], command: Command = COMMANDS["search"]) -> dict[str, Any] | None:

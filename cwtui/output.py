@@ -169,14 +169,18 @@ def fit_columns(
     return tuple(keys), max(1, width - sum(natural[k] + per_column for k in keys))
 
 
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
+#: Written as ``\uXXXX`` escapes: DEL, C1 controls and lone surrogates (what a terminal would
+#: act on), and U+2028 / U+2029, which JSON allows raw but which Python's ``str.splitlines()``,
+#: older JavaScript and many editors take for line breaks: one document stays one line.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff\u2028\u2029]")
 
 
 def json_safe(text: str) -> str:
     """JSON text (one document or JSON lines, as ``json.dumps(..., ensure_ascii=False)`` writes
-    it) with DEL, C1 controls and lone surrogates written as ``\\uXXXX``: the same values,
-    exact JSON, and nothing a terminal would act on (C0 controls are escaped by JSON already).
-    Such a character can only be inside a JSON string, where the escape means the same."""
+    it) with the characters of :data:`_JSON_UNSAFE` written as ``\\uXXXX``: the same values,
+    exact JSON, one line per document for every line splitter, and nothing a terminal would act
+    on (C0 controls are escaped by JSON already). Such a character can only be inside a JSON
+    string, where the escape means the same."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -270,3 +270,13 @@ def test_the_lean_span_pattern_is_the_filters_one() -> None:
     from cwcore.retrieve import filters
 
     assert lean._SPAN.pattern == filters._SPAN.pattern
+
+
+def test_the_lean_json_escapes_are_the_full_clis() -> None:
+    """Both write the same bytes for the same answer: U+2028 / U+2029 escaped by one and raw
+    from the other would split the line for a reader using ``str.splitlines()``."""
+    from cwtui import output
+
+    assert lean._JSON_UNSAFE.pattern == output._JSON_UNSAFE.pattern
+    assert output.json_safe('"a\u2028b\u2029c"') == '"a\\u2028b\\u2029c"'
+    assert len(output.json_safe('{"p": "a\u2028b"}').splitlines()) == 1

@@ -591,6 +591,7 @@ def test_any_locator_string_is_locator_invalid_or_not_found(archived: str, value
 @example(project="")  # fell back to the file's project: the caller asked for one, got another
 @example(project="  ")
 @example(project="\ud800")  # a lone surrogate was stored as U+FFFD: neither kept nor refused
+@example(project="a\u2028b\u2029c")  # written raw, they split the JSON line for splitlines()
 def test_any_project_name_is_kept_exactly_or_refused_in_one_line(
     tmp_path: Path, project: str
 ) -> None:
