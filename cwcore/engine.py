@@ -27,6 +27,7 @@ from cwcore.index.worker import IndexWorker
 from cwcore.markdown.limits import Limits
 from cwcore.retrieve.locator import Signer, expire_leases, leased_documents, load_key
 from cwcore.retrieve.search import SearchContext
+from cwcore.semantic import graph as vgraph
 from cwcore.semantic import runtime as semantic_runtime
 from cwcore.semantic.runtime import for_engine
 from cwcore.store.admission import Admission
@@ -172,6 +173,7 @@ class Engine:
         self.semantic_backoff = Backoff(first_s=5.0, max_s=600.0)
         self.semantic_error: str | None = None  # the last embedding failure, for status
         self._graph_check_at = 0.0  # time.monotonic() of the next look at the graph
+        self._graph_build: vgraph.Build | None = None  # the vectors' graph, being built
         # (outbox depth, windows pending) and since when: the stall test of background_pending
         self._background_seen: tuple[tuple[int, int], float] | None = None
 
@@ -355,18 +357,35 @@ class Engine:
         return done
 
     def _graph_step(self, semantic: semantic_runtime.Semantic) -> None:
-        """Build the vectors' nearest-neighbour graph when one is due (a child process; this
-        worker waits for it, and stops waiting when the daemon stops). A failure is logged and
-        retried after :data:`GRAPH_RETRY_S`: search scans every row meanwhile."""
+        """Look after the vectors' nearest-neighbour graph: start a build when one is due (a
+        child process, niced, one thread; embedding goes on meanwhile), and note how a running
+        one ended. A failure is logged and retried after :data:`GRAPH_RETRY_S`: search scans
+        every row meanwhile."""
+        running = self._graph_build
+        if running is not None:
+            if running.running:
+                running.done()  # ends it past its deadline; the next step reports that
+                return
+            self._graph_build = None
+            try:
+                running.done()
+            except RuntimeError as exc:
+                self._graph_failed(exc)
+            finally:
+                running.kill()  # closes its pipe
+            return
         now = time.monotonic()
         if now < self._graph_check_at:
             return
         self._graph_check_at = now + GRAPH_CHECK_S
         try:
-            semantic.maintain_graph(stopped=lambda: self.semantic_worker.stopping)
+            self._graph_build = semantic.start_graph()
         except (RuntimeError, OSError) as exc:
-            self._graph_check_at = time.monotonic() + GRAPH_RETRY_S
-            log.warning("vector graph build failed (%s); retrying in %.0f s", exc, GRAPH_RETRY_S)
+            self._graph_failed(exc)
+
+    def _graph_failed(self, exc: Exception) -> None:
+        self._graph_check_at = time.monotonic() + GRAPH_RETRY_S
+        log.warning("vector graph build failed (%s); retrying in %.0f s", exc, GRAPH_RETRY_S)
 
     def after_admission(self, imported: int) -> None:
         """Make new documents searchable: the daemon's worker is woken (a single document of at
@@ -460,6 +479,9 @@ class Engine:
         # The index and semantic workers may run without start_workers (a caller started one).
         for worker in (*self._workers, self.index_worker, self.semantic_worker):
             worker.stop()
+        if self._graph_build is not None:
+            self._graph_build.kill()  # derived: the next daemon builds it again
+            self._graph_build = None
         semantic_runtime.settle()
         try:
             self.store.close()

@@ -74,14 +74,24 @@ def index_idle_for(engine: Engine, seconds: float) -> None:
     engine._index_busy_at = time.monotonic() - seconds
 
 
-def graph_step(engine: Engine) -> float:
-    """Run the semantic worker's graph step now, as if its last look were long ago (it builds
-    the vectors' graph when one is due); returns the seconds until it looks again."""
+def graph_step(engine: Engine, timeout: float = 60.0) -> float:
+    """Run the semantic worker's graph step now, as if its last look were long ago, and again
+    until the build it started (if any) has ended; returns the seconds until it looks again."""
     import time
 
+    semantic = semantic_of(engine)
     engine._graph_check_at = 0.0
-    engine._graph_step(semantic_of(engine))
+    engine._graph_step(semantic)
+    deadline = time.monotonic() + timeout
+    while engine._graph_build is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        engine._graph_step(semantic)
     return engine._graph_check_at - time.monotonic()
+
+
+def graph_build_of(engine: Engine) -> Any:
+    """The vectors' graph build the engine's semantic worker has running (None when none)."""
+    return engine._graph_build
 
 
 def store_sequence(store: Store) -> int:

@@ -96,8 +96,9 @@ class ModelFolder(Record):
 
 class SemanticStatus(Record):
     """The semantic index handler's progress, whether semantic retrieval is ``enabled``, whether
-    the embedder is ``loaded`` in this engine, and the vectors in the loaded search index
-    (None until one is loaded). The progress's keys come first, in the same object."""
+    the embedder is ``loaded`` in this engine, the vectors in the loaded search index and the
+    rows its nearest-neighbour graph covers (both None until the index is loaded; the graph's 0
+    until one is built). The progress's keys come first, in the same object."""
 
     progress: SemanticProgress = field(
         flatten=True, encode=SemanticProgress.to_json, decode=SemanticProgress.from_json
@@ -105,6 +106,7 @@ class SemanticStatus(Record):
     enabled: bool
     loaded: bool
     index_rows: int | None
+    graph_rows: int | None = None
 
 
 class ModelsStatus(Record):

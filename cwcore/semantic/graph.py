@@ -179,41 +179,69 @@ def build(directory: Path, min_rows: int | None = None) -> GraphMeta | None:
         return meta
 
 
-def build_in_child(
-    directory: Path,
-    *,
-    min_rows: int | None = None,
-    stopped: Callable[[], bool] = lambda: False,
-    timeout: float = BUILD_TIMEOUT_S,
-) -> bool:
-    """Run :func:`build` in a child process (niced, one thread) and wait for it. Returns True
-    when it exited cleanly, False when ``stopped()`` turned true first or ``timeout`` seconds
-    passed (the child is killed: a build is redone from the start, and its partial file is
-    deleted by the next one). Raises :class:`RuntimeError` with the child's last line when it
-    failed."""
+class Build:
+    """A graph build running in a child process (:func:`start`): the caller polls :meth:`done`
+    between its own work, or waits with :func:`wait`."""
+
+    def __init__(self, child: subprocess.Popen[bytes], timeout: float) -> None:
+        self._child = child
+        self.deadline = time.monotonic() + timeout
+
+    def done(self) -> bool:
+        """True once the child has exited cleanly, False while it runs (killed, and False
+        forever, past its deadline); raises :class:`RuntimeError` with the child's last line
+        when it failed."""
+        child = self._child
+        if child.poll() is None:
+            if time.monotonic() > self.deadline:
+                self.kill()
+            return False
+        if child.returncode == 0:
+            return True
+        err = child.stderr.read() if child.stderr is not None else b""
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"graph build exited {child.returncode}")
+
+    @property
+    def running(self) -> bool:
+        return self._child.poll() is None
+
+    def kill(self) -> None:
+        """End the child now (a build is redone from the start; its partial file is deleted by
+        the next one)."""
+        if self._child.poll() is None:
+            self._child.kill()
+            self._child.wait()
+        if self._child.stderr is not None:
+            self._child.stderr.close()
+
+
+def start(
+    directory: Path, *, min_rows: int | None = None, timeout: float = BUILD_TIMEOUT_S
+) -> Build:
+    """Start :func:`build` in a child process (niced, one thread) and return at once."""
     floor = GRAPH_MIN_ROWS if min_rows is None else min_rows
     child = subprocess.Popen(
         [sys.executable, "-m", "cwcore.semantic.graph", str(directory), str(floor)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.PIPE,  # one line at most: main() catches everything
     )
-    deadline = time.monotonic() + timeout
+    return Build(child, timeout)
+
+
+def wait(running: Build, stopped: Callable[[], bool] = lambda: False) -> bool:
+    """Wait for ``running``: True when it exited cleanly, False when ``stopped()`` turned true
+    first or its deadline passed (the child is killed). Raises :class:`RuntimeError` with the
+    child's last line when it failed."""
     try:
-        while child.poll() is None:
-            if stopped() or time.monotonic() > deadline:
-                child.kill()
-                child.wait()
+        while not running.done():
+            if stopped() or not running.running:
                 return False
             time.sleep(POLL_S)
-        err = child.stderr.read() if child.stderr is not None else b""
+        return True
     finally:
-        if child.stderr is not None:
-            child.stderr.close()
-    if child.returncode != 0:
-        lines = err.decode("utf-8", "replace").strip().splitlines()
-        raise RuntimeError(lines[-1] if lines else f"graph build exited {child.returncode}")
-    return True
+        running.kill()
 
 
 class Graph:

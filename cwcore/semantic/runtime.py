@@ -306,20 +306,24 @@ class Semantic:
             between_groups=between_groups,
         )
 
-    def maintain_graph(self, stopped: Callable[[], bool] = lambda: False) -> bool:
-        """Build the nearest-neighbour graph of the window vectors when one is due
+    def start_graph(self) -> vgraph.Build | None:
+        """Start building the nearest-neighbour graph of the window vectors when one is due
         (:func:`cwcore.semantic.graph.wanted`: a large matrix with no graph, or a quarter more
-        rows than the graph covers), in a child process, waiting for it; ``stopped`` cuts the
-        wait short (the daemon is stopping). Returns whether a graph was built. Raises
-        RuntimeError or OSError when the build failed (search keeps the exact scan)."""
+        rows than the graph covers), in a child process; returns the running build, or None
+        when none is due. Raises OSError when the child cannot be started."""
         if not self.settings.semantic_retrieval:
-            return False
+            return None
         index = self.index()
         if not index.graph_due():
-            return False
-        return vgraph.build_in_child(
-            index.directory, min_rows=vgraph.GRAPH_MIN_ROWS, stopped=stopped
-        )
+            return None
+        return vgraph.start(index.directory, min_rows=vgraph.GRAPH_MIN_ROWS)
+
+    def maintain_graph(self, stopped: Callable[[], bool] = lambda: False) -> bool:
+        """:meth:`start_graph`, then wait for the build (``stopped`` cuts the wait short and
+        kills it). Returns whether a graph was built; raises RuntimeError (the child's last
+        line) or OSError when the build failed (search keeps the exact scan)."""
+        running = self.start_graph()
+        return False if running is None else vgraph.wait(running, stopped)
 
     def warm(self) -> bool:
         """Load the embedding model now if it is not loaded (the daemon's worker calls this

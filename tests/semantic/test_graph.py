@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from cwcore.semantic import matrix as vmatrix
 from cwcore.semantic.search import SemanticIndex
 from cwcore.store.rocks import Store
 from tests.semantic.vectors import exact, fill, forget_shared, unit
-from tests.support import engine_of, graph_step, semantic_of, store_of
+from tests.support import engine_of, graph_build_of, graph_step, semantic_of, store_of
 
 #: A small archive stands for a large one: the tests lower the row count a graph needs.
 MIN_ROWS = 1_000
@@ -223,13 +225,13 @@ def test_the_child_builds_it_and_a_failure_is_one_line(
     fill(store, 1, WINDOWS, seed=0, vectors=rows)
     index = SemanticIndex(store)
     index.refresh()
-    assert vgraph.build_in_child(index.directory, min_rows=MIN_ROWS) is True
+    assert vgraph.wait(vgraph.start(index.directory, min_rows=MIN_ROWS)) is True
     meta = vgraph.read_meta(index.directory)
     assert meta is not None and meta.rows == WINDOWS
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     with pytest.raises(RuntimeError) as failed:
-        vgraph.build_in_child(blocked, min_rows=MIN_ROWS)
+        vgraph.wait(vgraph.start(blocked, min_rows=MIN_ROWS))
     assert "\n" not in str(failed.value) and str(failed.value)
 
 
@@ -238,7 +240,9 @@ def test_a_stopped_wait_ends_the_build(store: Store, rows: np.ndarray) -> None:
     index = SemanticIndex(store)
     index.refresh()
     started = time.monotonic()
-    assert vgraph.build_in_child(index.directory, min_rows=MIN_ROWS, stopped=lambda: True) is False
+    running = vgraph.start(index.directory, min_rows=MIN_ROWS)
+    assert vgraph.wait(running, stopped=lambda: True) is False
+    assert not running.running
     assert time.monotonic() - started < 5
     assert vgraph.read_meta(index.directory) is None
 
@@ -252,7 +256,7 @@ def test_the_daemon_worker_builds_it_when_due_and_search_uses_it(
         semantic = semantic_of(archive)
         assert semantic.maintain_graph() is True
         assert semantic.maintain_graph() is False  # covers every row
-        assert semantic.status()["graphRows"] == WINDOWS
+        assert archive.call("semantic.status")["graphRows"] == WINDOWS
         calls = Calls(monkeypatch)
         q = near(np.random.default_rng(12), rows[[3]])[0]
         wids, _ = semantic.index().search(q, 10)
@@ -261,16 +265,44 @@ def test_the_daemon_worker_builds_it_when_due_and_search_uses_it(
         # later, and search keeps working meanwhile
         fill(store_of(archive), WINDOWS + 1, 2 * WINDOWS, seed=1)
         assert graph_step(engine_of(archive)) == pytest.approx(GRAPH_CHECK_S, abs=5)
-        assert semantic.status()["graphRows"] == 2 * WINDOWS
+        assert archive.call("semantic.status")["graphRows"] == 2 * WINDOWS
         fill(store_of(archive), 2 * WINDOWS + 1, 3 * WINDOWS, seed=2)
 
-        def fails(*_a: object, **_k: object) -> bool:
-            raise RuntimeError("the child said no")
+        real_start = vgraph.start
 
-        monkeypatch.setattr(vgraph, "build_in_child", fails)
+        def fails(_directory: Path, **kwargs: object) -> vgraph.Build:
+            return real_start(tmp_path / "a-file", **kwargs)  # type: ignore[arg-type]
+
+        (tmp_path / "a-file").write_text("")
+        monkeypatch.setattr(vgraph, "start", fails)
         assert graph_step(engine_of(archive)) > GRAPH_RETRY_S - 5
-        assert semantic.status()["graphRows"] == 2 * WINDOWS
+        assert archive.call("semantic.status")["graphRows"] == 2 * WINDOWS
         assert len(semantic.index().search(q, 10)[0]) == 10
+
+
+def test_the_worker_goes_on_while_a_build_runs_and_closing_ends_it(
+    tmp_path: Path, rows: np.ndarray, low_floor: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step starts the child and returns: embedding is not held up by a build. Closing the
+    engine (``cw daemon stop``) kills a build still running."""
+    monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "true")
+
+    def slow(_directory: Path, **_kwargs: object) -> vgraph.Build:
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)"], stderr=subprocess.PIPE
+        )
+        return vgraph.Build(child, timeout=120)
+
+    monkeypatch.setattr(vgraph, "start", slow)
+    with Archive.open(tmp_path / "home", embedded=True) as archive:
+        fill(store_of(archive), 1, WINDOWS, seed=0, vectors=rows)
+        engine = engine_of(archive)
+        started = time.monotonic()
+        graph_step(engine, timeout=0.0)  # one step, no waiting for the build
+        assert time.monotonic() - started < 5
+        running = graph_build_of(engine)
+        assert running is not None and running.running
+    assert not running.running  # closed with the engine
 
 
 def test_dropped_pages_unmap_the_graph_until_the_next_search(
