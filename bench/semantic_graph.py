@@ -80,6 +80,7 @@ def run_home(home: Path, copies: int, rounds: int) -> dict[str, Any]:
         out["graph"] = {
             "built_s": round(time.perf_counter() - started, 2) if built else None,
             "rows": meta.rows if meta else 0,
+            "nodes": meta.nodes if meta else 0,
             "bytes": (index.directory / meta.file).stat().st_size if meta else 0,
             "matrix_bytes": index.file_bytes(),
         }
@@ -131,7 +132,8 @@ def run_home(home: Path, copies: int, rounds: int) -> dict[str, Any]:
 def report(out: dict[str, Any]) -> None:
     g = out["graph"]
     print(
-        f"{out['rows']:,} rows; graph of {g['rows']:,} rows, {g['bytes'] / 1e6:.1f} MB "
+        f"{out['rows']:,} rows; graph of {g['rows']:,} rows ({g['nodes']:,} distinct), "
+        f"{g['bytes'] / 1e6:.1f} MB "
         f"(matrix file {g['matrix_bytes'] / 1e6:.1f} MB), built in {g['built_s']} s"
     )
     rows: list[tuple[str, ...]] = []

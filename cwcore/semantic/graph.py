@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 import secrets
 import subprocess
@@ -48,7 +49,7 @@ import numpy as np
 
 from cwcore.semantic import matrix as vmatrix
 
-FORMAT = 1
+FORMAT = 2  # 2: distinct rows only, with their groups (1 held every row)
 META = "graph.json"
 LOCK = "graph.lock"
 #: Rows from which a graph is built and searched: below it the exact scan costs under ~2 ms.
@@ -61,6 +62,10 @@ REBUILD_SHARE = 0.25
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 64
+#: Distinct rows a search asks the graph for at least, however many records hold each: the
+#: nearest by sign bits hold the nearest by cosine only with a margin (chosen on the 190k and 1M
+#: bench archives, where each text is there 4 and 21 times: docs/semantic.md).
+SEARCH_MIN_NODES = 600
 #: Seconds a build may take before the caller stops waiting for it (the child is killed).
 BUILD_TIMEOUT_S = 3600.0
 #: Seconds between two looks at a running build (and at the caller's stop signal).
@@ -69,12 +74,15 @@ POLL_S = 0.2
 
 @dataclass(frozen=True)
 class GraphMeta:
-    """What ``graph.json`` says: the graph file ``file`` holds the first ``rows`` records of
-    the matrix data file ``data``."""
+    """What ``graph.json`` says: the graph file ``file`` holds the distinct rows (``nodes``) of
+    the first ``rows`` records of the matrix data file ``data``; ``groups`` (None when every row
+    is distinct) names the file that maps each node to the records holding the same row."""
 
     data: str
     rows: int
     file: str
+    nodes: int
+    groups: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -82,20 +90,30 @@ class GraphMeta:
             "data": self.data,
             "rows": self.rows,
             "file": self.file,
+            "nodes": self.nodes,
+            "groups": self.groups,
             "connectivity": CONNECTIVITY,
             "expansionAdd": EXPANSION_ADD,
         }
 
 
 def read_meta(directory: Path) -> GraphMeta | None:
-    """The committed graph's meta, or None (none built, unreadable, another format, its file
-    missing)."""
+    """The committed graph's meta, or None (none built, unreadable, another format, a file it
+    names missing)."""
     try:
         body = json.loads((directory / META).read_text())
         if body.get("format") != FORMAT:
             return None
-        meta = GraphMeta(str(body["data"]), int(body["rows"]), str(body["file"]))
-        if not (directory / meta.file).is_file():
+        groups = body.get("groups")
+        meta = GraphMeta(
+            str(body["data"]),
+            int(body["rows"]),
+            str(body["file"]),
+            int(body["nodes"]),
+            None if groups is None else str(groups),
+        )
+        named = [meta.file] + ([meta.groups] if meta.groups else [])
+        if not all((directory / name).is_file() for name in named):
             return None
         return meta
     except (OSError, ValueError, KeyError, TypeError):
@@ -108,6 +126,32 @@ def wanted(matrix_rows: int, covered: int) -> bool:
     if matrix_rows < GRAPH_MIN_ROWS:
         return False
     return covered <= 0 or matrix_rows - covered >= covered * REBUILD_SHARE
+
+
+#: Odd 64-bit multipliers of the rows' 48 eight-byte words: a row's hash is their wrapping dot
+#: product (fixed, so builds are deterministic).
+_HASH_K = np.random.default_rng(0x6377).integers(1, 2**63, vmatrix.DIM // 8, dtype=np.uint64) | 1
+
+
+def distinct(rows: np.ndarray, step: int = 65_536) -> np.ndarray:
+    """For each int8 row of ``rows`` (n, DIM), the index of the first row equal to it (its
+    representative; itself when it is the first). Rows are hashed, then each compared with the
+    first row of its hash: a row that differs from it (a collision) represents itself, so every
+    row maps to an identical one."""
+    n = len(rows)
+    hashes = np.empty(n, np.uint64)
+    for lo in range(0, n, step):
+        words = np.ascontiguousarray(rows[lo : lo + step]).view(np.uint64)
+        with np.errstate(over="ignore"):
+            hashes[lo : lo + step] = (words * _HASH_K).sum(axis=1, dtype=np.uint64)
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    rep = first[inverse.reshape(-1)].astype(np.int64)
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        part = rep[lo:hi]
+        same = np.all(np.asarray(rows[lo:hi]) == np.asarray(rows[part]), axis=1)
+        part[~same] = np.arange(lo, hi)[~same]
+    return rep
 
 
 def sign_bits(rows: np.ndarray) -> np.ndarray:
@@ -123,6 +167,12 @@ def _write_json(directory: Path, name: str, body: dict[str, Any]) -> None:
         os.fsync(f.fileno())
     os.replace(tmp, directory / name)
     vmatrix.fsync_dir(directory)
+
+
+def _commit_file(part: Path, final: Path) -> None:
+    with open(part, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(part, final)
 
 
 def _new_index() -> Any:
@@ -159,21 +209,34 @@ def build(directory: Path, min_rows: int | None = None) -> GraphMeta | None:
         if old is not None and old.data == data and old.rows >= rows:
             return None
         recs = np.memmap(directory / data, vmatrix.RECORD, mode="r", shape=(rows,))
+        # One node per distinct row: a graph of many identical rows (a resumed session's copied
+        # history, the same tool output again) links copies to copies and loses its way.
+        rep = distinct(recs["v"])
+        nodes = np.flatnonzero(rep == np.arange(rows))
         index = _new_index()
         step = 65_536  # bounded copies of the strided records
-        for lo in range(0, rows, step):
-            hi = min(rows, lo + step)
-            index.add(np.arange(lo, hi, dtype=np.uint64), sign_bits(recs["v"][lo:hi]), threads=1)
-        name = f"graph-{secrets.token_hex(6)}.usearch"
-        part = directory / f"{name}.part"
-        index.save(str(part))
-        with open(part, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(part, directory / name)
-        meta = GraphMeta(data, rows, name)
+        for lo in range(0, len(nodes), step):
+            part = nodes[lo : lo + step]
+            index.add(part.astype(np.uint64), sign_bits(recs["v"][part]), threads=1)
+        token = secrets.token_hex(6)
+        name = f"graph-{token}.usearch"
+        part_file = directory / f"{name}.part"
+        index.save(str(part_file))
+        _commit_file(part_file, directory / name)
+        groups = None
+        if len(nodes) < rows:
+            groups = f"graph-{token}.groups.npy"
+            order = np.argsort(rep, kind="stable").astype(np.uint32)
+            starts = np.searchsorted(rep[order], nodes).astype(np.uint32)
+            part_file = directory / f"{groups}.part"
+            with open(part_file, "wb") as f:
+                np.save(f, np.concatenate([nodes.astype(np.uint32), starts, order]))
+            _commit_file(part_file, directory / groups)
+        meta = GraphMeta(data, rows, name, len(nodes), groups)
         _write_json(directory, META, meta.to_json())
+        keep = {name, groups, META, LOCK}
         for path in directory.glob("graph*"):
-            if path.name not in (name, META, LOCK):
+            if path.name not in keep:
                 with contextlib.suppress(OSError):
                     path.unlink()
         return meta
@@ -246,12 +309,17 @@ def wait(running: Build, stopped: Callable[[], bool] = lambda: False) -> bool:
 
 class Graph:
     """A committed graph, memory-mapped read-only (usearch's ``view``: file-backed pages the
-    kernel may drop). Searches are serialized: one usearch search context is shared."""
+    kernel may drop), and its groups in memory (4 bytes a row; none when every row is
+    distinct). Searches are serialized: one usearch search context is shared."""
 
-    def __init__(self, meta: GraphMeta, index: Any) -> None:
+    def __init__(self, meta: GraphMeta, index: Any, groups: np.ndarray | None) -> None:
         self.meta = meta
         self._index = index
         self._lock = threading.Lock()
+        self._nodes = self._starts = self._order = None
+        if groups is not None:
+            k = meta.nodes
+            self._nodes, self._starts, self._order = groups[:k], groups[k : 2 * k], groups[2 * k :]
 
     @classmethod
     def open(cls, directory: Path, data: str, rows: int) -> Graph | None:
@@ -264,22 +332,44 @@ class Graph:
             from usearch.index import Index
 
             index = Index.restore(str(directory / meta.file), view=True)
+            groups = None
+            if meta.groups is not None:
+                groups = np.load(directory / meta.groups, allow_pickle=False)
         except Exception:  # a damaged or foreign file: the exact scan serves meanwhile
             return None
-        if index is None or len(index) != meta.rows:
+        if index is None or len(index) != meta.nodes:
             return None
-        return cls(meta, index)
+        if groups is not None and (
+            groups.dtype != np.uint32 or len(groups) != 2 * meta.nodes + meta.rows
+        ):
+            return None
+        return cls(meta, index, groups)
 
     def search(self, query: np.ndarray, count: int) -> np.ndarray:
-        """Record numbers of (about) the ``count`` rows whose sign bits are nearest to those of
-        the int8 ``query`` (int64, nearest first; fewer when the graph holds fewer)."""
-        count = min(count, self.meta.rows)
+        """Record numbers of (about) the ``count`` records whose sign bits are nearest to those
+        of the int8 ``query``, nearest first (int64): the nearest distinct rows, each with every
+        record that holds it, as many rows as ``count`` records hold on average."""
+        if self.meta.nodes < self.meta.rows:  # fewer nodes hold the rows, but never fewer
+            # than a Hamming ranking needs to hold the cosine ranking's best (SEARCH_MIN_NODES)
+            nodes = math.ceil(count * self.meta.nodes / self.meta.rows)
+            count = max(nodes, min(count, SEARCH_MIN_NODES))
+        count = min(count, self.meta.nodes)
         if count <= 0:
             return np.zeros(0, np.int64)
         with self._lock:
             found = self._index.search(sign_bits(query), count, threads=1)
         keys = np.asarray(found.keys, dtype=np.int64)
-        return keys[(keys >= 0) & (keys < self.meta.rows)]
+        keys = keys[(keys >= 0) & (keys < self.meta.rows)]
+        if self._nodes is None or not len(keys):
+            return keys
+        assert self._starts is not None and self._order is not None
+        at = np.searchsorted(self._nodes, keys)
+        lo = self._starts[at].astype(np.int64)
+        hi = np.append(self._starts, self.meta.rows)[at + 1].astype(np.int64)
+        lengths = hi - lo
+        # each group's records, groups in the graph's order: lo repeated, plus 0..length-1
+        offsets = np.repeat(lo - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        return self._order[offsets].astype(np.int64)
 
 
 def main(argv: list[str]) -> int:

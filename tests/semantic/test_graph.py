@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cwcore.api import Archive
 from cwcore.engine import GRAPH_CHECK_S, GRAPH_RETRY_S
@@ -203,6 +205,47 @@ def test_a_build_is_deterministic_atomic_and_replaces_the_old_graph(
             forget_shared()
             store.close()
     assert digests[0] == digests[1]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 300),
+    kinds=st.integers(1, 40),
+)
+def test_each_row_maps_to_an_identical_representative(seed: int, n: int, kinds: int) -> None:
+    rng = np.random.default_rng(seed)
+    base = rng.integers(-127, 128, (kinds, 384), dtype=np.int8)
+    rows = base[rng.integers(0, kinds, n)]
+    rep = vgraph.distinct(rows, step=7)  # several chunks
+    assert np.array_equal(rows[rep], rows)  # an identical row
+    assert np.array_equal(rep[rep], rep)  # which represents itself
+    for i in range(n):  # equal rows share one representative: the first of them
+        assert rep[i] == np.flatnonzero(np.all(rows == rows[i], axis=1))[0]
+
+
+def test_identical_rows_are_one_node_and_all_come_back(
+    store: Store, low_floor: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An archive whose texts each appear ten times (a resumed session's copied history): the
+    graph holds each distinct row once and a search gets every copy of what it finds, so it
+    answers as the exact scan does."""
+    rng = np.random.default_rng(14)
+    kinds = clustered(rng, WINDOWS // 10)
+    rows = np.repeat(kinds, 10, axis=0)
+    index = built(store, rows)
+    meta = vgraph.read_meta(index.directory)
+    assert meta is not None and meta.nodes == WINDOWS // 10 and meta.rows == WINDOWS
+    assert meta.groups is not None
+    calls = Calls(monkeypatch)
+    targets = rng.choice(WINDOWS, 30, replace=False)
+    for target, q in zip(targets, near(rng, rows[targets]), strict=True):
+        wids, cos = index.search(q, 10)
+        ref_w, ref_s = exact(store, q, 10)
+        copies = {int(w) for w in range(target - target % 10 + 1, target - target % 10 + 11)}
+        assert {int(w) for w in wids} == copies == set(ref_w)  # all ten copies, the exact ten
+        assert np.allclose(np.sort(cos), np.sort(ref_s), atol=1e-5)
+    assert calls.n == len(targets)
 
 
 def test_a_graph_whose_file_is_missing_or_damaged_is_not_used(
