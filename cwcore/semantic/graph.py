@@ -1,28 +1,34 @@
 """A nearest-neighbour graph over the int8 matrix file, for the scans of large archives.
 
-An exact scan reads every row of the matrix file (:mod:`cwcore.semantic.matrix`): 4–6 ms at
-100k rows, 40–70 ms at 500k–1M, bound by memory bandwidth. Above :data:`GRAPH_MIN_ROWS` rows a
-search that covers most rows asks an HNSW graph (usearch, int8 rows, cosine) for its candidate
-rows instead, and scans exactly only the rows committed since the graph was built (the tail);
-the candidates are then re-scored exactly as before
-(:class:`~cwcore.semantic.search.SemanticIndex`), so what the graph changes is which rows are
-candidates, never a returned score. Recall against
-the exact scan is measured in docs/semantic.md.
+An exact scan reads every row of the matrix file (:mod:`cwcore.semantic.matrix`): 5–10 ms at
+100k rows, 40–70 ms at 500k–1M, bound by memory bandwidth. From :data:`GRAPH_MIN_ROWS` rows a
+search that covers most rows asks an HNSW graph (usearch) over the distinct rows' sign bits
+(48 bytes a row, Hamming distance) for a few times more rows than it wants, keeps the best of
+them by their int8 score, and scans exactly only the rows committed since the graph was built
+(the tail); the candidates are then re-scored exactly as before
+(:class:`~cwcore.semantic.search.SemanticIndex`), so the graph changes which rows are candidates,
+never a returned score. Sign bits keep the graph small (about 200 bytes a row with its links,
+against 530 with int8 rows, which the matrix file holds already). Identical rows are one node
+(a graph of many equal points links copies to copies and loses its way), and a search expands
+each node it finds to every record holding it. Recall against the exact scan is measured in
+docs/semantic.md.
 
 The graph is derived from the matrix file alone and rebuilt from it, never updated in place:
 
-* ``graph-<token>.usearch`` — the usearch index of the sign bits of the data file's first
-  ``rows`` records (bit set: component > 0), keyed by record number; ``graph.json`` —
-  ``format``, ``data`` (the matrix data file it was built from), ``rows``, ``file``, the build
-  parameters. A graph of another data file (the matrix was rebuilt: new model or epoch) or of
-  more rows than the matrix holds is ignored.
+* ``graph-<token>.usearch`` — the usearch index of the sign bits (bit set: component > 0) of the
+  distinct rows among the data file's first ``rows`` records, keyed by the record number of each
+  one's first record; ``graph-<token>.groups.npy`` (when some rows are equal) — the nodes, where
+  each one's records start, and the records grouped by node (uint32); ``graph.json`` —
+  ``format``, ``data`` (the matrix data file it was built from), ``rows``, ``nodes``, ``file``,
+  ``groups``, the build parameters. A graph of another data file (the matrix was rebuilt: new
+  model or epoch) or of more rows than the matrix holds is ignored.
 * A build (:func:`build`) runs in a child process (``python -m cwcore.semantic.graph DIR
-  MIN_ROWS``, niced, one thread): the daemon's memory stays its own, and a build is
-  deterministic (one thread inserts in record order: the same rows give the same bytes). It
-  writes the new file under a temporary name, fsyncs it, renames it, then replaces
+  MIN_ROWS``, niced, one thread; :func:`start`): the daemon's memory stays its own, and a build
+  is deterministic (one thread inserts in record order: the same rows give the same bytes). It
+  writes the new files under temporary names, fsyncs and renames them, then replaces
   ``graph.json`` atomically and deletes graph files it does not name; a lock file keeps two
-  builds of one folder apart. A crash at any point leaves ``graph.json`` naming a complete
-  graph or none.
+  builds of one folder apart. A crash at any point leaves ``graph.json`` naming complete files
+  or none.
 * :func:`wanted` says when to build: once the matrix has :data:`GRAPH_MIN_ROWS` rows, and again
   when the tail reaches a quarter of the rows the graph covers, so the tail's exact scan stays a
   fraction of a full one and the builds' total cost is a few times the last one's.
@@ -251,9 +257,9 @@ class Build:
         self.deadline = time.monotonic() + timeout
 
     def done(self) -> bool:
-        """True once the child has exited cleanly, False while it runs (killed, and False
-        forever, past its deadline); raises :class:`RuntimeError` with the child's last line
-        when it failed."""
+        """True once the child has exited cleanly, False while it runs; raises
+        :class:`RuntimeError` with the child's last line when it failed. Past its deadline the
+        child is killed, which the next call reports as a failure."""
         child = self._child
         if child.poll() is None:
             if time.monotonic() > self.deadline:
@@ -261,7 +267,7 @@ class Build:
             return False
         if child.returncode == 0:
             return True
-        err = child.stderr.read() if child.stderr is not None else b""
+        err = child.stderr.read() if child.stderr is not None and not child.stderr.closed else b""
         lines = err.decode("utf-8", "replace").strip().splitlines()
         raise RuntimeError(lines[-1] if lines else f"graph build exited {child.returncode}")
 

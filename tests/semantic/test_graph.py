@@ -278,6 +278,18 @@ def test_the_child_builds_it_and_a_failure_is_one_line(
     assert "\n" not in str(failed.value) and str(failed.value)
 
 
+def test_a_build_past_its_deadline_is_killed_and_reported_once(tmp_path: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], stderr=subprocess.PIPE
+    )
+    running = vgraph.Build(child, timeout=0.0)
+    assert running.done() is False  # past its deadline: killed
+    assert not running.running
+    with pytest.raises(RuntimeError, match="exited"):
+        running.done()
+    running.kill()  # reaped already: nothing left to do
+
+
 def test_a_stopped_wait_ends_the_build(store: Store, rows: np.ndarray) -> None:
     fill(store, 1, WINDOWS, seed=0, vectors=rows)
     index = SemanticIndex(store)
