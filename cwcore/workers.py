@@ -60,11 +60,6 @@ class Periodic:
         self._wake.set()
 
     @property
-    def stopping(self) -> bool:
-        """Whether :meth:`stop` was called (a long step polls this to end early)."""
-        return self._stop.is_set()
-
-    @property
     def alive(self) -> bool:
         """Whether the worker's thread runs (started and not yet stopped)."""
         return self._thread.is_alive()
