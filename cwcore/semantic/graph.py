@@ -165,16 +165,6 @@ def sign_bits(rows: np.ndarray) -> np.ndarray:
     return np.packbits(np.asarray(rows) > 0, axis=-1)
 
 
-def _write_json(directory: Path, name: str, body: dict[str, Any]) -> None:
-    tmp = directory / f"{name}.{secrets.token_hex(4)}.part"
-    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
-        f.write(json.dumps(body, sort_keys=True))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, directory / name)
-    vmatrix.fsync_dir(directory)
-
-
 def _commit_file(part: Path, final: Path) -> None:
     with open(part, "rb") as f:
         os.fsync(f.fileno())
@@ -239,7 +229,8 @@ def build(directory: Path, min_rows: int | None = None) -> GraphMeta | None:
                 np.save(f, np.concatenate([nodes.astype(np.uint32), starts, order]))
             _commit_file(part_file, directory / groups)
         meta = GraphMeta(data, rows, name, len(nodes), groups)
-        _write_json(directory, META, meta.to_json())
+        # ``.part``, not the matrix file's ``.tmp``: its clean-up deletes those it meets
+        vmatrix.write_json(directory / META, meta.to_json(), suffix=".part")
         keep = {name, groups, META, LOCK}
         for path in directory.glob("graph*"):
             if path.name not in keep:

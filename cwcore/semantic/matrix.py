@@ -153,6 +153,18 @@ def fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
+def write_json(path: Path, body: dict[str, Any], suffix: str = ".tmp") -> None:
+    """Replace ``path`` with ``body`` as JSON, atomically: a temporary file beside it (named
+    ``<name>.<random><suffix>``), fsynced, renamed over it, the folder fsynced."""
+    tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}{suffix}")
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+        f.write(json.dumps(body, sort_keys=True))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
 class MatrixFile:
     """The folder's data file and meta; one writer per process (the caller serializes)."""
 
@@ -179,14 +191,7 @@ class MatrixFile:
             return None
 
     def _write_meta(self, meta: dict[str, Any]) -> None:
-        body = {**meta, "done": [list(r) for r in meta["done"]]}
-        tmp = self.dir / f"{META}.{secrets.token_hex(4)}.tmp"
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
-            f.write(json.dumps(body, sort_keys=True))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.dir / META)
-        fsync_dir(self.dir)
+        write_json(self.dir / META, {**meta, "done": [list(r) for r in meta["done"]]})
         self.meta = meta
 
     # -- data ---------------------------------------------------------------------------------
