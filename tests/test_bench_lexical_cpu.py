@@ -18,8 +18,10 @@ FIELDS = 12  # document id, version, score, snippet, highlights, match type, mat
 # terms, message key, session, margin, score metadata
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def stand_in_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, copies: int = COPIES) -> Path:
+    """The scale bench's corpus over a tiny stand-in of the shared data, ``copies`` times,
+    imported by ``bench.lexical_cpu build`` into ``tmp_path/home`` (bench folders and results
+    under ``tmp_path``; semantic retrieval off)."""
     _stand_in(tmp_path / "data")
     monkeypatch.setenv("CW_BENCH_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("CW_BENCH_CACHE", str(tmp_path / "cache"))
@@ -27,9 +29,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "false")  # main() sets it; this restores it
     monkeypatch.delenv("CW_EMBEDDED", raising=False)
     home = tmp_path / "home"
-    assert lexical_cpu.main(["build", "--copies", str(COPIES), str(home), "--glibc-default"]) == 0
-    assert json.loads((home / "built.json").read_text())["copies"] == COPIES
+    assert lexical_cpu.main(["build", "--copies", str(copies), str(home), "--glibc-default"]) == 0
+    assert json.loads((home / "built.json").read_text())["copies"] == copies
     return home
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return stand_in_home(tmp_path, monkeypatch)
 
 
 def _run(*args: str) -> int:

@@ -10,24 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from bench import lexical_cpu, semantic_graph
+from bench import semantic_graph
 from cwcore.api import Archive
 from tests.support import semantic_of
-from tests.test_bench_realtext import _stand_in
+from tests.test_bench_lexical_cpu import stand_in_home
 
 COPIES = 2
 
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    _stand_in(tmp_path / "data")
-    monkeypatch.setenv("CW_BENCH_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("CW_BENCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("CW_BENCH_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "false")
-    monkeypatch.delenv("CW_EMBEDDED", raising=False)
-    home = tmp_path / "home"
-    assert lexical_cpu.main(["build", "--copies", str(COPIES), str(home), "--glibc-default"]) == 0
+    home = stand_in_home(tmp_path, monkeypatch, COPIES)
     monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "true")
     with Archive.open(home, embedded=True) as archive:
         semantic = semantic_of(archive)

@@ -319,11 +319,11 @@ class Graph:
             self._nodes, self._starts, self._order = groups[:k], groups[k : 2 * k], groups[2 * k :]
 
     @classmethod
-    def open(cls, directory: Path, data: str, rows: int) -> Graph | None:
-        """The graph of matrix data file ``data`` when one is committed and covers at most its
-        ``rows`` committed rows; None otherwise (or when usearch cannot map it)."""
+    def open(cls, directory: Path, data: str) -> Graph | None:
+        """The graph of matrix data file ``data`` when one is committed; None otherwise (or
+        when usearch cannot map it)."""
         meta = read_meta(directory)
-        if meta is None or meta.data != data or meta.rows > rows or meta.rows <= 0:
+        if meta is None or meta.data != data or meta.rows <= 0:
             return None
         try:
             from usearch.index import Index

@@ -89,7 +89,7 @@ class _Rows:
         self.mask_generation = -1
         self.masked_to = 0  # rows checked against the tombstones at ``mask_generation``
         self.graph: vgraph.Graph | None = None
-        self.graph_stamp: tuple[int, int, str, int] | None = None  # graph.json, data, rows
+        self.graph_stamp: tuple[int, int, str] | None = None  # graph.json's mtime, size; data
 
     def _empty(self, cap: int) -> None:
         """Fresh columns (never reused in place: a search may still read the old ones)."""
@@ -176,7 +176,9 @@ class _Rows:
 
     def current_graph(self, rows: int) -> vgraph.Graph | None:
         """The committed graph of the current data file when the matrix has enough rows for
-        one (one ``stat`` of ``graph.json`` when nothing changed). Caller holds the lock."""
+        one and the graph covers no more than its ``rows`` (one ``stat`` of ``graph.json`` when
+        nothing changed; the graph is opened again only when that file or the data file
+        changes). Caller holds the lock."""
         meta = self.file.meta
         if rows < vgraph.GRAPH_MIN_ROWS or meta is None or meta.get("new"):
             return None
@@ -186,19 +188,11 @@ class _Rows:
             self.graph, self.graph_stamp = None, None
             return None
         data = str(meta["data"])
-        stamp = (st.st_mtime_ns, st.st_size, data, rows)
+        stamp = (st.st_mtime_ns, st.st_size, data)
         if stamp != self.graph_stamp:
-            graph = self.graph
-            keep = (
-                graph is not None
-                and graph.meta == vgraph.read_meta(self.file.dir)
-                and graph.meta.data == data
-                and graph.meta.rows <= rows
-            )
-            if not keep:  # a new graph, or one of another data file (the matrix was rebuilt)
-                graph = vgraph.Graph.open(self.file.dir, data, rows)
-            self.graph, self.graph_stamp = graph, stamp
-        return self.graph
+            self.graph, self.graph_stamp = vgraph.Graph.open(self.file.dir, data), stamp
+        graph = self.graph
+        return graph if graph is not None and graph.meta.rows <= rows else None
 
     def close_graph(self) -> None:
         self.graph, self.graph_stamp = None, None
@@ -369,15 +363,7 @@ class SemanticIndex:
         """Whether a graph should be built for the matrix file now (:func:`vgraph.wanted`),
         after loading the rows committed since the last call."""
         self.refresh()
-        m = self._m
-        with m.lock:
-            meta = m.file.meta
-            if meta is None or meta.get("new"):
-                return False
-            rows = int(meta["rows"])
-        built = vgraph.read_meta(m.file.dir)
-        covered = built.rows if built is not None and built.data == meta["data"] else 0
-        return vgraph.wanted(rows, covered)
+        return vgraph.wanted(self.rows, self.graph_rows())
 
     def graph_rows(self) -> int:
         """Rows the committed graph of the current matrix file covers (0: none)."""

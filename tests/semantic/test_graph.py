@@ -255,7 +255,7 @@ def test_a_graph_whose_file_is_missing_or_damaged_is_not_used(
     meta = vgraph.read_meta(index.directory)
     assert meta is not None
     (index.directory / meta.file).write_bytes(b"not a graph")
-    assert vgraph.Graph.open(index.directory, meta.data, WINDOWS) is None
+    assert vgraph.Graph.open(index.directory, meta.data) is None
     (index.directory / meta.file).unlink()
     assert vgraph.read_meta(index.directory) is None
     q = near(np.random.default_rng(11), rows[:1])[0]
