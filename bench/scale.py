@@ -253,29 +253,31 @@ def _wait_embedded(client: Any, since: float, report_every_s: float = 60.0) -> d
     }
 
 
-def _wait_graph(client: Any, since: float, timeout_s: float = 1800.0) -> dict[str, Any]:
+def _wait_graph(
+    client: Any, since: float, timeout_s: float = 1800.0, poll_s: float = 2.0
+) -> dict[str, Any]:
     """After embedding is complete, poll ``semantic.status`` until the daemon's worker has built
-    the vectors' nearest-neighbour graph over all but a quarter of the rows (what it builds:
-    :func:`cwcore.semantic.graph.wanted`), so the default search is timed as a settled archive
-    serves it; none is built below ``GRAPH_MIN_ROWS`` rows. The seconds since ``since`` (the
-    end of the embedding) and the rows covered."""
+    the vectors' nearest-neighbour graph over all but a quarter of the stored vectors (what it
+    builds: :func:`cwcore.semantic.graph.wanted`), so the default search is timed as a settled
+    archive serves it; none is built below ``GRAPH_MIN_ROWS`` rows. The rows are the handler's
+    stored vectors (``rows``), not the daemon's loaded search index (``indexRows``), which lags
+    until its next refresh: read right after ``complete``, it once held a quarter of them, and
+    the searches began before the graph existed. The seconds since ``since`` (the end of the
+    embedding) and the rows covered."""
     from cwcore.semantic import graph as vgraph
 
     st = rs.semantic_status(client)
     deadline = time.monotonic() + timeout_s
     while True:
-        rows, covered = int(st.get("indexRows") or 0), int(st.get("graphRows") or 0)
+        rows, covered = int(st.get("rows") or 0), int(st.get("graphRows") or 0)
         if rows < vgraph.GRAPH_MIN_ROWS or not vgraph.wanted(rows, covered):
             break
         if time.monotonic() > deadline:
             print(f"  note: no graph of {rows:,} rows after {timeout_s:.0f} s", flush=True)
             break
-        time.sleep(2.0)
+        time.sleep(poll_s)
         st = rs.semantic_status(client)
     return {"seconds": round(time.perf_counter() - since, 1), "rows": rows, "covered": covered}
-
-
-# -- the run -------------------------------------------------------------------------------------
 
 
 def run(

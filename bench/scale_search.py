@@ -15,8 +15,9 @@ repeats them), and every dev question is searched through the daemon — explici
 interleaved per question (:func:`bench.realtext_search.interleaved`), unscoped and within the
 question's haystack sessions in copy ``i mod N``: one untimed pass, then ``R`` timed passes
 (default 1), each reported. Also: the daemon's own time (``timing_ms``), the share of default
-searches that used vectors and the semantic stage's wait, embedding and scan, the daemon's memory
-after the passes, the load average. The daemon is stopped at the end. Writes
+searches that used vectors and the semantic stage's wait, embedding and scan, the vectors
+searched and the rows the nearest-neighbour graph covers, the daemon's memory after the passes,
+the load average. The daemon is stopped at the end. Writes
 ``bench/results/scale-search-<N>.json``.
 """
 
@@ -106,6 +107,9 @@ def run(home: Path, copies: int, rounds: int = 1, semantic: bool = False) -> dic
                 systems.insert(1, rs.System("cw-default-daemon", default))
             print(f"  searching: 1 untimed pass, then {rounds} timed ...", flush=True)
             rs.interleaved(systems, queries, present, warm=False)
+            if semantic:  # the search index is loaded now: what the passes search
+                st = rs.semantic_status(client)
+                out["vectors"] = {"rows": st.get("indexRows"), "graph_rows": st.get("graphRows")}
             for _ in range(rounds):
                 timings = rs.interleaved(systems, queries, present, warm=False)
                 out["passes"].append(
@@ -163,6 +167,11 @@ def report(out: dict[str, Any]) -> None:
                     split,
                 )
             )
+    vectors = out.get("vectors")
+    if vectors:
+        rows.append(
+            ("vectors searched", f"{vectors['rows']:,} rows", f"graph {vectors['graph_rows']:,}")
+        )
     m = out["memory_mb"]
     rows.append(
         (

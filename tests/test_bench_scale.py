@@ -166,3 +166,30 @@ def test_help_prints_the_usage_and_starts_nothing(
     assert scale.main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "--keep DIR" in out and "--semantic" in out
+
+
+class _Status:
+    """A daemon client whose ``semantic.status`` answers come from a list (the last repeats)."""
+
+    def __init__(self, answers: list[dict]) -> None:
+        self.answers = answers
+        self.calls = 0
+
+    def call(self, method: str, params: dict | None = None) -> dict:
+        assert method == "semantic.status"
+        self.calls += 1
+        return self.answers[min(self.calls, len(self.answers)) - 1]
+
+
+def test_the_graph_wait_reads_the_stored_vectors_not_the_lagging_index() -> None:
+    """Right after ``complete`` the daemon's loaded index held a quarter of the vectors, so the
+    wait read 24,528 rows (under the graph's threshold) and the searches began without a graph."""
+    from bench.scale import _wait_graph
+
+    lagging = {"rows": 99_724, "indexRows": 24_528, "graphRows": 0}
+    built = {"rows": 99_724, "indexRows": 99_724, "graphRows": 99_724}
+    client = _Status([lagging, lagging, built])
+    out = _wait_graph(client, 0.0, timeout_s=60.0, poll_s=0.0)
+    assert (out["rows"], out["covered"], client.calls) == (99_724, 99_724, 3)
+    small = _Status([{"rows": 1_000, "indexRows": 1_000, "graphRows": 0}])
+    assert _wait_graph(small, 0.0, poll_s=0.0)["covered"] == 0 and small.calls == 1

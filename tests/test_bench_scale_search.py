@@ -67,6 +67,7 @@ def test_default_search_passes_on_an_embedded_archive(
     (only,) = result["passes"]
     assert {"cw-default-daemon/all", "cw-default-daemon/haystack"} <= set(only["timings"])
     assert "cw-default-daemon" in result["semantic_search_used"]
+    assert result["vectors"]["rows"] > 0 and result["vectors"]["graph_rows"] == 0  # small
 
 
 def test_semantic_on_an_archive_not_embedded_is_refused(
