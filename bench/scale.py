@@ -460,6 +460,29 @@ def run(
     return out
 
 
+def semantic_rows(out: dict[str, Any], passes: str) -> list[tuple[str, ...]]:
+    """The report's rows on the semantic stage: each system's share of searches that used
+    vectors, and the stage's wait with its embedding and scan (over ``passes``)."""
+    rows: list[tuple[str, ...]] = []
+    for name, share in out.get("semantic_search_used", {}).items():
+        rows.append((f"{name}: searches that used vectors", f"{share}", ""))
+    for name, parts in out.get("semantic_stage_ms", {}).items():
+        if "ms" in parts:
+            split = ", ".join(
+                f"{label} p50 {parts[key]['p50_ms']:.1f} ms"
+                for key, label in (("embedMs", "embedding"), ("scanMs", "scan + re-score"))
+                if key in parts
+            )
+            rows.append(
+                (
+                    f"{name}: the semantic stage's wait ({passes})",
+                    f"p50 {parts['ms']['p50_ms']:.1f} ms, p95 {parts['ms']['p95_ms']:.1f} ms",
+                    split,
+                )
+            )
+    return rows
+
+
 def report(out: dict[str, Any]) -> None:
     tag, n = out["label"], out["messages"]
     load = ", ".join(f"{x:.2f}" for x in out["load_search"])
@@ -496,22 +519,7 @@ def report(out: dict[str, Any]) -> None:
                 f"covers {graph['covered']:,} of {graph['rows']:,} rows",
             )
         )
-    for name, share in out.get("semantic_search_used", {}).items():
-        rows.append((f"{name}: searches that used vectors", f"{share}", ""))
-    for name, parts in out.get("semantic_stage_ms", {}).items():
-        if "ms" in parts:
-            split = ", ".join(
-                f"{label} p50 {parts[key]['p50_ms']:.1f} ms"
-                for key, label in (("embedMs", "embedding"), ("scanMs", "scan + re-score"))
-                if key in parts
-            )
-            rows.append(
-                (
-                    f"{name}: the semantic stage's wait (every pass)",
-                    f"p50 {parts['ms']['p50_ms']:.1f} ms, p95 {parts['ms']['p95_ms']:.1f} ms",
-                    split,
-                )
-            )
+    rows.extend(semantic_rows(out, "every pass"))
     phases = [("", "timings", "ratios"), (" after idle", "timings_after_idle", "ratios_after_idle")]
     for phase, timings, ratios in phases:
         for key, t in out.get(timings, {}).items():

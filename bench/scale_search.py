@@ -41,6 +41,7 @@ from bench.scale import (
     label,
     scaled_queries,
     scaled_units,
+    semantic_rows,
 )
 
 
@@ -151,22 +152,7 @@ def report(out: dict[str, Any]) -> None:
                 (f"pass {i} {key}", f"p50 {t['p50_ms']:.1f} ms, p95 {t['p95_ms']:.1f} ms", extra)
             )
         rows.append((f"pass {i} load average", load, ""))
-    for name, share in out.get("semantic_search_used", {}).items():
-        rows.append((f"{name}: searches that used vectors", f"{share}", ""))
-    for name, parts in out.get("semantic_stage_ms", {}).items():
-        if "ms" in parts:
-            split = ", ".join(
-                f"{text} p50 {parts[key]['p50_ms']:.1f} ms"
-                for key, text in (("embedMs", "embedding"), ("scanMs", "scan + re-score"))
-                if key in parts
-            )
-            rows.append(
-                (
-                    f"{name}: the semantic stage's wait",
-                    f"p50 {parts['ms']['p50_ms']:.1f} ms, p95 {parts['ms']['p95_ms']:.1f} ms",
-                    split,
-                )
-            )
+    rows.extend(semantic_rows(out, "timed passes"))
     vectors = out.get("vectors")
     if vectors:
         rows.append(

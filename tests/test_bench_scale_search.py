@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from bench import scale_search
-from cwcore.api import Archive
 from cwcore.daemon import control
-from tests.support import semantic_of
 from tests.test_bench_lexical_cpu import stand_in_home
+from tests.test_bench_semantic_graph import embedded_stand_in_home
 
 COPIES = 2
 
@@ -56,12 +55,7 @@ def test_lexical_passes_on_a_kept_archive(
 def test_default_search_passes_on_an_embedded_archive(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = stand_in_home(tmp_path, monkeypatch, COPIES)
-    monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "true")
-    with Archive.open(home, embedded=True) as archive:
-        semantic = semantic_of(archive)
-        while semantic.embed_pending():
-            pass
+    home = embedded_stand_in_home(tmp_path, monkeypatch, COPIES)
     assert scale_search.main([str(home), "--copies", str(COPIES), "--semantic"]) == 0
     result = _result(tmp_path)
     (only,) = result["passes"]

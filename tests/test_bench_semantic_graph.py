@@ -18,15 +18,23 @@ from tests.test_bench_lexical_cpu import stand_in_home
 COPIES = 2
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = stand_in_home(tmp_path, monkeypatch, COPIES)
+def embedded_stand_in_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, copies: int = COPIES
+) -> Path:
+    """:func:`stand_in_home` with every window embedded by the real model (semantic retrieval
+    left on)."""
+    home = stand_in_home(tmp_path, monkeypatch, copies)
     monkeypatch.setenv("CW_SEMANTIC_RETRIEVAL", "true")
     with Archive.open(home, embedded=True) as archive:
         semantic = semantic_of(archive)
         while semantic.embed_pending():
             pass
     return home
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return embedded_stand_in_home(tmp_path, monkeypatch)
 
 
 def test_the_graph_is_built_timed_and_checked_against_the_exact_scan(
