@@ -280,6 +280,9 @@ def _wait_graph(
     return {"seconds": round(time.perf_counter() - since, 1), "rows": rows, "covered": covered}
 
 
+# -- the run -------------------------------------------------------------------------------------
+
+
 def run(
     copies: int = DEFAULT_COPIES,
     idle: float = IDLE_S,

@@ -156,7 +156,11 @@ def report(out: dict[str, Any]) -> None:
     vectors = out.get("vectors")
     if vectors:
         rows.append(
-            ("vectors searched", f"{vectors['rows']:,} rows", f"graph {vectors['graph_rows']:,}")
+            (
+                "vectors searched",
+                f"{vectors['rows'] or 0:,} rows",
+                f"graph {vectors['graph_rows'] or 0:,}",
+            )
         )
     m = out["memory_mb"]
     rows.append(
@@ -194,14 +198,21 @@ def main(argv: list[str]) -> int:
         return 2
     home = Path(args[0])
     if not (home / "store").is_dir():
-        print(f"scale_search: {home} holds no archive (a bench scale --keep DIR's home)")
+        print(
+            f"scale_search: {home} holds no archive (a bench scale --keep DIR's home)",
+            file=sys.stderr,
+        )
         return 2
-    run(
-        home,
-        int(opts.get("--copies", DEFAULT_COPIES)),
-        rounds=int(opts.get("--rounds", "1")),
-        semantic=semantic,
-    )
+    try:
+        run(
+            home,
+            int(opts.get("--copies", DEFAULT_COPIES)),
+            rounds=int(opts.get("--rounds", "1")),
+            semantic=semantic,
+        )
+    except RuntimeError as exc:  # an archive not embedded for --semantic: one line, not a trace
+        print(f"scale_search: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

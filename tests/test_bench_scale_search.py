@@ -65,7 +65,7 @@ def test_default_search_passes_on_an_embedded_archive(
 
 
 def test_semantic_on_an_archive_not_embedded_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     home = stand_in_home(tmp_path, monkeypatch, COPIES)
     monkeypatch.setattr(scale_search, "write_result", _no_result)
@@ -75,6 +75,9 @@ def test_semantic_on_an_archive_not_embedded_is_refused(
     with pytest.raises(RuntimeError, match="not embedded"):
         scale_search.run(home, COPIES, semantic=True)
     assert stopped == [home]  # the daemon it started is stopped all the same
+    assert scale_search.main([str(home), "--copies", str(COPIES), "--semantic"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("scale_search: ") and "not embedded" in err and err.count("\n") == 1
 
 
 def _no_result(name: str, out: dict) -> Path:
@@ -94,4 +97,5 @@ def test_a_folder_without_an_archive_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert scale_search.main([str(tmp_path)]) == 2
-    assert capsys.readouterr().out.strip().count("\n") == 0
+    err = capsys.readouterr().err
+    assert "holds no archive" in err and err.strip().count("\n") == 0
