@@ -117,6 +117,19 @@ def status_cmd(
             f"{sem.progress.pending:,} pending ({sem.progress.mode} mode)"
             f"{'' if sem.enabled else ', disabled'}"
         )
+        searched = vector_search_line(sem.index_rows, sem.graph_rows)
+        if searched:
+            console.print(searched)
+
+
+def vector_search_line(index_rows: int | None, graph_rows: int | None) -> str | None:
+    """How search reaches the vectors, for the human status: by the nearest-neighbour graph
+    (and the rows it covers) or by scanning every row; None before the index is loaded."""
+    if index_rows is None:
+        return None
+    if graph_rows:
+        return f"vector search: graph over {graph_rows:,} of {index_rows:,} vector(s)"
+    return f"vector search: exact scan of {index_rows:,} vector(s)"
 
 
 @app.command("install-reranker")

@@ -78,6 +78,19 @@ def test_models_status_command_without_self_test() -> None:
     assert body["semantic"]["embedded"] == 0
 
 
+def test_models_status_says_how_search_reaches_the_vectors() -> None:
+    from cwtui.commands.models import vector_search_line
+
+    assert vector_search_line(None, None) is None  # the index is not loaded yet
+    assert vector_search_line(1200, 0) == "vector search: exact scan of 1,200 vector(s)"
+    assert vector_search_line(99_724, 75_000) == (
+        "vector search: graph over 75,000 of 99,724 vector(s)"
+    )
+    result = CliRunner().invoke(app, ["models", "status", "--no-self-test"])
+    assert result.exit_code == 0, result.output
+    assert "semantic index:" in result.output
+
+
 def test_embed_pending_rejects_bad_limits(archive: Archive) -> None:
     from cwcore.errors import InvalidInput
 
