@@ -45,7 +45,7 @@ KS = (50, 120)
 EXACT = 10**12  # GRAPH_MIN_ROWS for the exact scan's turns
 
 
-def _answers(exact: tuple[Any, Any], graph: tuple[Any, Any], k: int) -> dict[str, float]:
+def _answers(exact: tuple[Any, Any], graph: tuple[Any, Any]) -> dict[str, float]:
     (ew, ec), (gw, gc) = exact, graph
     if not len(ew):
         return {"first": 1.0, "top10": 1.0, "topk": 1.0, "ids": 1.0}
@@ -98,7 +98,7 @@ def run_home(home: Path, copies: int, rounds: int) -> dict[str, Any]:
                     found[name] = index.search(vector, k)
                     times[name].append((time.perf_counter() - t) * 1000)
                     vgraph.GRAPH_MIN_ROWS = saved
-                scores.append(_answers(found["exact"], found["graph"], k))
+                scores.append(_answers(found["exact"], found["graph"]))
             out[f"k{k}"] = {
                 **{name: percentiles(ts) for name, ts in times.items()},
                 **{m: round(float(np.mean([s[m] for s in scores])), 4) for m in scores[0]},
