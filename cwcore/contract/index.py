@@ -121,6 +121,9 @@ class IndexStatus(Record):
     semantic: SemanticProgress | None = field(default=None, omit_none=True)
     #: Documents ``index.rebuild`` queued (None for the other methods).
     queued: int | None = field(default=None, omit_none=True)
+    #: Whether every window has its prose words' stem terms (an index built from empty by a cw
+    #: that writes them; an older one gains them with ``cw index rebuild``).
+    word_stems: bool = False
 
     def handler(self, name: str) -> HandlerCounts:
         """The outcomes of handler ``name`` (KeyError for a name the index does not have)."""

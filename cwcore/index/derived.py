@@ -34,9 +34,20 @@ SESSION_WIDS = keys.SESSION_WIDS  # session, first wid -> count
 IMPORTANCE_NAMESPACE = "v1"
 HANDLERS = ("exact", "bm25", "structural", "importance")
 
+#: The ``index-state`` field saying every window of the index has its prose words' stem terms
+#: (:mod:`cwcore.text.stems`): set when indexing starts from an empty index.
+STEMS_KEY = "stems"
+
 _F64 = struct.Struct(">d")
 _SPAN = struct.Struct(">BIIII")  # kind code, char start, char end, byte start, byte end
 ANCHOR_KINDS = ("error", "path", "symbol", "quoted", "commit", "flag", "value")
+
+
+def stems_indexed(store: Store) -> bool:
+    """Whether every window has stem terms: the index was built from empty by a version of cw
+    that indexes them. An index begun before that has none until ``cw index rebuild``."""
+    state = store.meta_get("index-state") or {}
+    return bool(state.get(STEMS_KEY))
 
 
 def pack_span(kind: str, start: int, end: int, byte_start: int, byte_end: int) -> bytes:

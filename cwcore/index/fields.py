@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cwcore.index.windows import Window
+from cwcore.text.stems import with_stems
 from cwcore.text.stopwords import STOPWORDS
 from cwcore.text.tokenize import Token
 
@@ -97,9 +98,13 @@ def analyze(
     *,
     kind: str,
     decision_candidate: bool,
+    stems: bool = False,
 ) -> list[WindowTerms]:
     """Weighted ``{term: tf}`` and length for each window. ``spans`` are structural
-    ``(relation, start, end)`` character ranges; ``parts`` must be sorted by start.
+    ``(relation, start, end)`` character ranges; ``parts`` must be sorted by start. ``stems``:
+    each window's prose words also counted under their stem terms
+    (:func:`cwcore.text.stems.with_stems`), after the term caps, so a stem never displaces a
+    surface term and the length is that of the surface tokens.
 
     A token's weight is that of the last part starting at or before it, doubled inside a boosted
     span, times the decision boost. Weights are constant over runs of tokens (a part, a span),
@@ -136,7 +141,11 @@ def analyze(
             partial = True
             tfs = {t: tfs[t] for t in _ranked(tfs)[:MAX_UNIQUE_TERMS]}
         out.append(WindowTerms(tfs, length, partial))
-    return _bound_document(out) if per_document else out
+    if per_document:
+        out = _bound_document(out)
+    if stems:
+        out = [WindowTerms(with_stems(w.tfs), w.length, w.partial) for w in out]
+    return out
 
 
 def _ranked(tfs: dict[str, float]) -> list[str]:

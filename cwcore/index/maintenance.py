@@ -86,6 +86,7 @@ def status(store: Store, worker: IndexWorker, document: str | None = None) -> In
         handlers=tuple(HandlerCounts.named(h, handlers.get(h, none)) for h in derived.HANDLERS),
         faults=tuple(IndexFault.from_json(f) for f in worker.faults[-5:]),
         document=state,
+        word_stems=derived.stems_indexed(store),
     )
 
 

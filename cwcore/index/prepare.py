@@ -116,7 +116,10 @@ def prepare(
     window_tokens: int,
     window_overlap: float,
     chain_depth: int = 0,
+    stems: bool = False,
 ) -> Prepared:
+    """Everything one document version publishes. ``stems``: BM25 terms include the prose
+    words' stem terms (:func:`cwcore.index.fields.analyze`)."""
     text, data = read_text(reader, manifest)
     parts = manifest["parts"]
     byte_to_char = _char_offsets(data, [p["start"] for p in parts] + [p["end"] for p in parts])
@@ -170,6 +173,7 @@ def prepare(
         [(a[0], a[1], a[2]) for a in annotations] if resolvable else [],
         kind=manifest["kind"],
         decision_candidate=decision,
+        stems=stems,
     )
     bm25_partial = truncated or any(t.partial for t in terms)
     outcomes["bm25"] = "partial" if bm25_partial else "complete"

@@ -116,6 +116,11 @@ class IndexWorker:
             if not entries:
                 return 0
             state = self.store.meta_get("index-state") or {"nextWid": 1}
+            if int(state.get("nextWid", 1)) == 1:
+                # An empty index (a new archive, or one `cw index rebuild` cleared) gets stem
+                # terms from its first window on; an index begun without them never mixes
+                # windows with and without (derived.stems_indexed).
+                state.setdefault(derived.STEMS_KEY, True)
             state["publishedN"] = int(gen["n"])
             state["pageMaxWid"] = int(gen.get("maxWid", 0))
             counts = gen.get("handlers") or _zero_counts()
@@ -217,6 +222,7 @@ class IndexWorker:
             window_tokens=self.settings.window_tokens,
             window_overlap=self.settings.window_overlap,
             chain_depth=self._chain_depth(manifest),
+            stems=bool(state.get(derived.STEMS_KEY)),
         )
         if prior is not None and prior.get("windows") == len(prepared.windows):
             first = int(prior["firstWid"])

@@ -27,6 +27,7 @@ from cwcore.retrieve.candidates import Candidate, Visible
 from cwcore.retrieve.params import DEFAULT, RetrievalParams
 from cwcore.store import codec
 from cwcore.store.rocks import Store
+from cwcore.text.stems import is_prose, is_stem, stem_term
 from cwcore.text.stopwords import GRAMMAR
 from cwcore.text.tokenize import tokens
 
@@ -64,6 +65,24 @@ def _scorer(index: PostingIndex) -> Callable[..., bm25.Hits]:
 
 def _upper(idfs: dict[str, float], terms: list[str], k1: float) -> float:
     return sum(idfs.get(t, 0.0) for t in terms) * (k1 + 1)
+
+
+def _stems_of(
+    basis: list[str], terms: list[str], weights: dict[str, float] | None
+) -> dict[str, tuple[str, float]]:
+    """Each scored word whose stem term the query holds: ``{word: (stem term, its weight)}``.
+    The calibration counts a stem term like its word, at its weight: in the upper bound (so a
+    window holding both at saturation scores as a window without stems did), and in coverage
+    (a window holding only another form covers that share of the word)."""
+    if not any(is_stem(t) for t in terms):
+        return {}
+    weights = weights or {}
+    present = set(terms)
+    out: dict[str, tuple[str, float]] = {}
+    for word in basis:
+        if is_prose(word) and (stem := stem_term(word)) in present:
+            out[word] = (stem, weights.get(stem, 1.0))
+    return out
 
 
 def lexical_candidates(
@@ -107,8 +126,19 @@ def lexical_candidates(
         for t in terms:
             idfs.setdefault(t, 0.0)
         basis = scored_terms or terms
-        upper = _upper(idfs, basis, params.bm25_k1) or 1.0
-        total_idf = sum(idfs[t] for t in basis) or 1.0
+        stem_of = _stems_of(basis, terms, weights)
+        stem_weight = {stem: w for stem, w in stem_of.values()}
+        upper = _upper(idfs, basis, params.bm25_k1) + (params.bm25_k1 + 1) * sum(
+            w * idfs[stem] for stem, w in stem_weight.items()
+        )
+        upper = upper or 1.0
+        # A word's share of coverage is its IDF; a word in no window as written but whose
+        # stem is in some weighs its stem term's IDF (else a query of such words covers
+        # nothing in any window).
+        share = {t: idfs[t] for t in basis}
+        for word, (stem, _) in stem_of.items():
+            share[word] = share[word] or idfs[stem]
+        total_idf = sum(share.values()) or 1.0
         ordinals = hits.ordinals.tolist()
         allowed = set(visible.filter(ordinals))
         out = []
@@ -120,10 +150,18 @@ def lexical_candidates(
             terms_of = by_mask.get(mask)
             if terms_of is None:
                 matched = [t for j, t in enumerate(hits.terms) if mask >> j & 1]
-                covered = sum(idfs.get(t, 0.0) for t in matched if t in basis) / total_idf
+                held = set(matched)
+                covered = sum(share[t] for t in matched if t in share)
+                # A word the window holds only in another form covers its stem's weight.
+                covered += sum(
+                    w * share[word]
+                    for word, (stem, w) in stem_of.items()
+                    if stem in held and word not in held
+                )
+                covered /= total_idf
                 terms_of = (
                     [t for t in matched if t in basis],
-                    [t for t in matched if t not in basis],
+                    [t for t in matched if t not in basis and not is_stem(t)],
                     covered,
                 )
                 by_mask[mask] = terms_of

@@ -94,6 +94,11 @@ class RetrievalParams:
     expansion_candidates: int = 24
     #: Windows a feedback term must occur in (a term of one window is noise).
     expansion_min_df: int = 2
+    #: Query weight of a prose word's stem term (the word itself weighs 1) in a search without
+    #: a semantic stage, over an index that has stem terms (cwcore.text.stems). Chosen on every
+    #: dev set (docs/evaluation.md, "Round 8"): 0.5 keeps or raises every lexical-only primary
+    #: metric on all four sets; 0.25 and 0.35 lose an agent-log first place. 0: no stems.
+    stem_weight: float = 0.5
 
     # -- exact tier (cwcore.retrieve.exact) --
     #: An anchor in more than this share of the scope's windows forms no exact tier...
@@ -171,6 +176,7 @@ _UNIT = frozenset(
         "recall_step",
         "recency_bonus",
         "lineage_step",
+        "stem_weight",
     }
 )
 

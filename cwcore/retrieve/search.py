@@ -73,6 +73,7 @@ from cwcore.semantic import errors
 from cwcore.semantic.runtime import AheadQuery
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
+from cwcore.text.stems import query_stems
 
 
 @dataclass
@@ -99,6 +100,8 @@ class QueryPlan:
     terms: list[str]  # every query term, grammar words dropped, plus expansionTerms
     only: np.ndarray | None  # the scope's window ids when it is session-bounded
     n_scope: int  # windows in the scope (for anchor specificity)
+    #: The prose words' stem terms the BM25 passes add (:func:`stem_terms`), else empty.
+    stems: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -123,7 +126,24 @@ def plan_query(ctx: SearchContext, req: SearchRequest, visible: Visible) -> Quer
     only = scope_wids(ctx.store, visible.scope) if text else None
     terms = query_terms(text, req.expansion_terms) if text else []
     n_scope = len(only) if only is not None else ctx.postings.manifest().live_docs
-    return QueryPlan(text, anchors, exact_looking, terms, only, n_scope)
+    stems = stem_terms(ctx, req, terms) if terms else []
+    return QueryPlan(text, anchors, exact_looking, terms, only, n_scope, stems)
+
+
+def stem_terms(ctx: SearchContext, req: SearchRequest, terms: list[str]) -> list[str]:
+    """The stem terms a search adds to its BM25 passes: those of its prose words when nothing
+    else in the search reaches other forms of them — no semantic stage can run (policy
+    ``never``, semanticRetrieval off, no window embedded yet) — and every window of the index
+    has stem terms. With vectors the semantic stage covers word forms; adding the stems there
+    too lowered the default's agent-log figures (docs/evaluation.md, "Word forms")."""
+    if ctx.params.stem_weight <= 0:
+        return []
+    policy = req.semantic_policy or DEFAULT_POLICY
+    if policy != "never" and ctx.semantic is not None and ctx.semantic.has_vectors():
+        return []
+    if not derived.stems_indexed(ctx.store):
+        return []
+    return query_stems(terms)
 
 
 def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
@@ -295,12 +315,17 @@ def _lexical(
     # and decodes only the expansion terms' postings.
     params = ctx.params
     postings = ctx.postings.reader(memo=True)
+    # Stem terms add to the order only: coverage, the weak test and the calibration read the
+    # query's own words (scored_terms), so a pass is not strong on word forms alone.
+    stem_weights = {t: params.stem_weight for t in plan.stems}
     cands, idfs = lexical_candidates(
         ctx.postings,
         visible,
-        plan.terms,
+        plan.terms + plan.stems,
         k=fetch,
+        scored_terms=plan.terms if plan.stems else None,
         only=plan.only,
+        weights=stem_weights or None,
         reader=postings,
         params=params,
     )
@@ -312,7 +337,7 @@ def _lexical(
     out.evidence = rescue_evidence(
         [c.score for c in first[:2]],
         first[0].matched_terms if first else [],
-        idfs,
+        {t: idfs[t] for t in plan.terms} if plan.stems else idfs,
         content_words(plan.terms),
         exact=bool(exact or literal),
     )
@@ -324,11 +349,11 @@ def _lexical(
             cands, _ = lexical_candidates(
                 ctx.postings,
                 visible,
-                plan.terms + out.expanded,
+                plan.terms + plan.stems + out.expanded,
                 k=fetch,
                 scored_terms=plan.terms,
                 only=plan.only,
-                weights={t: params.expansion_weight * w for t, w in weighted},
+                weights={t: params.expansion_weight * w for t, w in weighted} | stem_weights,
                 reader=postings,
                 params=params,
             )

@@ -196,6 +196,16 @@ class Semantic:
 
     # -- what search calls ----------------------------------------------------------------------
 
+    def has_vectors(self) -> bool:
+        """Whether a search's semantic stage could run at all: semanticRetrieval is on and
+        some window has a vector (the model need not be loaded; one stored read)."""
+        if not self.settings.semantic_retrieval:
+            return False
+        index = self._index
+        if index is not None and index.rows:
+            return True
+        return handler.status(self.store).rows > 0
+
     def start_query(self, text: str, k: int, only_wids: np.ndarray | None) -> AheadQuery | None:
         """Start a search's semantic work now, before its lexical pass, so both run at once on
         two cores: the query's embedding on the query thread, then the ``k`` nearest windows

@@ -35,6 +35,10 @@ def _render_status(body: IndexStatus) -> None:
     )
     if rebuild:
         console.print(f"rebuild: {rebuild.done:,} of {rebuild.queued:,} document(s) republished")
+    elif body.windows and not body.word_stems:
+        console.print(
+            "word forms: not indexed (this index predates them); `cw index rebuild` adds them"
+        )
     table = Table("handler", "complete", "partial", "skipped")
     for counts in body.handlers:
         table.add_row(counts.name, str(counts.complete), str(counts.partial), str(counts.skipped))

@@ -1,0 +1,68 @@
+"""Word stems beside the surface forms: ``coaches``, ``coaching`` and ``coach`` share ``~coach``.
+
+cw indexes the words as written, so a question asking who *coaches* someone misses the turn that
+says *I've got a coach now*. A window's prose words are therefore indexed a second time under
+their Snowball English stem (PyStemmer, the stemmer bm25s uses) in a key space of their own:
+the stem term is the stem behind :data:`PREFIX`, a character the tokenizer never emits, so a
+stem never meets a surface term and identifiers, paths and exact anchors keep their own terms.
+A stem term's frequency is the sum of its forms' weighted frequencies in the window; the window's
+length is unchanged (the stems are a second view of the same words, not more words).
+
+Only prose words get a stem: plain ASCII letters, at least three, not a grammar word
+(:data:`~cwcore.text.stopwords.GRAMMAR`). A search adds each prose query word's stem term at a
+fraction of the word's weight (``RetrievalParams.stem_weight``), so the form the user wrote still
+scores first; which searches do is decided in :mod:`cwcore.retrieve.search`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cache, lru_cache
+from typing import Any
+
+from cwcore.text.stopwords import GRAMMAR
+
+#: What a stem term starts with; the tokenizer splits on it, so no surface term holds it.
+PREFIX = "~"
+#: Minimum length of a prose word that gets a stem (shorter words are mostly grammar or names).
+MIN_LENGTH = 3
+
+
+@cache
+def _stemmer() -> Any:
+    import Stemmer  # PyStemmer: imported on first use, not by every process that loads text
+
+    return Stemmer.Stemmer("english")
+
+
+def is_prose(term: str) -> bool:
+    """Whether ``term`` (a folded token) is a prose word that has a stem term."""
+    return len(term) >= MIN_LENGTH and term.isascii() and term.isalpha() and term not in GRAMMAR
+
+
+def is_stem(term: str) -> bool:
+    """Whether ``term`` is a stem term rather than a surface one."""
+    return term.startswith(PREFIX)
+
+
+@lru_cache(maxsize=1 << 16)
+def stem_term(word: str) -> str:
+    """The stem term of a prose word (call :func:`is_prose` first)."""
+    stem: str = _stemmer().stemWord(word)
+    return PREFIX + stem
+
+
+def with_stems(tfs: Mapping[str, float]) -> dict[str, float]:
+    """``tfs`` (a window's ``{term: weighted frequency}``) plus each prose word's stem term,
+    its frequency summed over the window's forms of that stem."""
+    out = dict(tfs)
+    for term, tf in tfs.items():
+        if is_prose(term):
+            stem = stem_term(term)
+            out[stem] = out.get(stem, 0.0) + tf
+    return out
+
+
+def query_stems(terms: Iterable[str]) -> list[str]:
+    """The distinct stem terms of the prose words among ``terms``, in order."""
+    return list(dict.fromkeys(stem_term(t) for t in terms if is_prose(t)))

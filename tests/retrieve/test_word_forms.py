@@ -1,0 +1,92 @@
+"""Word forms in a search without a semantic stage (cwcore/text/stems.py, docs/retrieval.md):
+another form of a query word is found, the form written ranks first, nothing a hit reports
+names a stem term, and a search that has vectors to search leaves the stems out."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cwcore.api import Archive
+from cwcore.contract.search import SearchRequest
+from cwcore.retrieve.search import stem_terms
+from tests.helpers import write_jsonl
+from tests.support import search_context_of
+
+
+def _rows(texts: list[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "session": "s",
+            "id": f"m{i}",
+            "role": "user",  # every message its own turn: one document per message
+            "text": text,
+            "project": "p",
+            "timestamp": f"2026-11-10T10:{i:02d}:00Z",
+        }
+        for i, text in enumerate(texts)
+    ]
+
+
+FILLER = [f"notes about the garden shed and paint colour number {i}" for i in range(30)]
+
+
+@pytest.fixture
+def forms(archive: Archive, tmp_path: Path) -> Archive:
+    texts = ["Priya said she has got a coach now", "the coaches met before the match", *FILLER]
+    archive.import_paths([write_jsonl(tmp_path / "forms.jsonl", _rows(texts))])
+    return archive
+
+
+def _texts(archive: Archive, query: str, **body: Any) -> list[tuple[str, Any]]:
+    answer = archive.search({"query": query, "semanticPolicy": "never", "rerank": False, **body})
+    return [(hit.snippet, hit) for hit in answer.results]
+
+
+def test_another_form_of_a_query_word_is_found(forms: Archive) -> None:
+    hits = _texts(forms, "coaching")
+    assert [s for s, _ in hits[:2]] and all("coach" in s for s, _ in hits[:2])
+    for _, hit in hits:
+        # The stem term matched, but hits name only the words of the query and its expansion.
+        assert not any(t.startswith("~") for t in (*hit.matched_terms, *hit.expanded_terms))
+        assert 0.0 < hit.score <= 1.0
+
+
+def test_without_stems_the_other_form_is_not_found(forms: Archive) -> None:
+    ctx = search_context_of(forms)
+    ctx.params = ctx.params.replace(stem_weight=0.0)
+    assert not any("coach" in s for s, _ in _texts(forms, "coaching"))
+
+
+def test_the_form_written_ranks_first(forms: Archive) -> None:
+    assert "coaches" in _texts(forms, "coaches")[0][0]
+    assert "a coach now" in _texts(forms, "coach")[0][0]
+
+
+class _Semantic:
+    def __init__(self, vectors: bool) -> None:
+        self.vectors = vectors
+
+    def has_vectors(self) -> bool:
+        return self.vectors
+
+
+@pytest.mark.parametrize(
+    ("semantic", "policy", "stems"),
+    [
+        (None, "auto", True),  # no semantic tier at all
+        (_Semantic(False), "auto", True),  # nothing embedded yet
+        (_Semantic(True), "never", True),  # lexical only on request
+        (_Semantic(True), "auto", False),  # the semantic stage covers word forms
+        (_Semantic(True), "always", False),
+    ],
+)
+def test_stems_join_only_searches_without_a_semantic_stage(
+    forms: Archive, semantic: object, policy: str, stems: bool
+) -> None:
+    ctx = dataclasses.replace(search_context_of(forms), semantic=semantic)
+    req = SearchRequest(query="coaching", semantic_policy=policy)
+    assert stem_terms(ctx, req, ["coaching", "the"]) == (["~coach"] if stems else [])
