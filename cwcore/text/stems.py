@@ -17,7 +17,7 @@ scores first; which searches do is decided in :mod:`cwcore.retrieve.search`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 from cwcore.text.stopwords import GRAMMAR
@@ -45,7 +45,22 @@ def is_stem(term: str) -> bool:
     return term.startswith(PREFIX)
 
 
-@lru_cache(maxsize=1 << 16)
+#: Words whose stem term (or ``""``: not prose) is kept; the map is emptied when it is full, so
+#: its memory stays bounded (a few MiB) however many distinct terms an archive holds.
+CACHE_WORDS = 1 << 16
+_known: dict[str, str] = {}
+
+
+def _learn(words: list[str]) -> None:
+    """Stem ``words`` (not yet known) in one call into the stemmer and remember them."""
+    if len(_known) + len(words) > CACHE_WORDS:
+        _known.clear()
+    prose = [w for w in words if is_prose(w)]
+    stemmed: list[str] = _stemmer().stemWords(prose) if prose else []
+    _known.update(dict.fromkeys(words, ""))
+    _known.update(zip(prose, (PREFIX + s for s in stemmed), strict=True))
+
+
 def stem_term(word: str) -> str:
     """The stem term of a prose word (call :func:`is_prose` first)."""
     stem: str = _stemmer().stemWord(word)
@@ -55,10 +70,17 @@ def stem_term(word: str) -> str:
 def with_stems(tfs: Mapping[str, float]) -> dict[str, float]:
     """``tfs`` (a window's ``{term: weighted frequency}``) plus each prose word's stem term,
     its frequency summed over the window's forms of that stem."""
+    known = _known
+    unknown = [t for t in tfs if t not in known]
+    if unknown:
+        _learn(unknown)
+        known = _known
     out = dict(tfs)
     for term, tf in tfs.items():
-        if is_prose(term):
-            stem = stem_term(term)
+        stem = known.get(term)
+        if stem is None:  # emptied while learning a window of more new words than fit
+            stem = stem_term(term) if is_prose(term) else ""
+        if stem:
             out[stem] = out.get(stem, 0.0) + tf
     return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -103,3 +104,21 @@ def test_a_new_index_has_stems_an_old_one_gets_them_only_by_a_rebuild(
     engine.indexer.run_once()
     assert derived.stems_indexed(store)
     assert _df(archive, "~coach") == 2
+
+
+def test_the_stem_cache_stays_bounded_and_never_changes_an_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(stems, "CACHE_WORDS", 8)
+    monkeypatch.setattr(stems, "_known", {})
+    words = [
+        f"{w}{suffix}" for w in ("walk", "plot", "coach", "jump") for suffix in ("", "s", "ing")
+    ]
+    for start in range(0, len(words), 5):  # windows overlapping the cache's emptying
+        tfs = {w: 1.0 for w in [*words[start : start + 5], "the", "x86"]}
+        expected = dict(tfs)
+        for w in tfs:
+            if stems.is_prose(w):
+                expected[stems.stem_term(w)] = expected.get(stems.stem_term(w), 0.0) + 1.0
+        assert stems.with_stems(tfs) == expected
+        assert len(stems._known) <= 8 + len(tfs)
