@@ -315,8 +315,9 @@ def _lexical(
     # and decodes only the expansion terms' postings.
     params = ctx.params
     postings = ctx.postings.reader(memo=True)
-    # Stem terms add to the order only: coverage, the weak test and the calibration read the
-    # query's own words (scored_terms), so a pass is not strong on word forms alone.
+    # Stem terms count in the calibrated score like their words, at their weight
+    # (lexical_candidates); the weak test and the expansion read the query's own words, so a
+    # pass is not called strong on word forms alone.
     stem_weights = {t: params.stem_weight for t in plan.stems}
     cands, idfs = lexical_candidates(
         ctx.postings,

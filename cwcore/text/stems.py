@@ -16,8 +16,8 @@ scores first; which searches do is decided in :mod:`cwcore.retrieve.search`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
-from functools import cache
 from typing import Any
 
 from cwcore.text.stopwords import GRAMMAR
@@ -28,11 +28,18 @@ PREFIX = "~"
 MIN_LENGTH = 3
 
 
-@cache
-def _stemmer() -> Any:
-    import Stemmer  # PyStemmer: imported on first use, not by every process that loads text
+_local = threading.local()
 
-    return Stemmer.Stemmer("english")
+
+def _stemmer() -> Any:
+    """This thread's stemmer: a PyStemmer instance is not safe to share between threads, and
+    the indexer and searches stem at once."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        import Stemmer  # PyStemmer: imported on first use, not by every process loading text
+
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer
 
 
 def is_prose(term: str) -> bool:

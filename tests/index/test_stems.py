@@ -3,6 +3,7 @@ window counts them, and which indexes have them (a new or rebuilt one, never hal
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,14 @@ def test_the_stem_cache_stays_bounded_and_never_changes_an_answer(
                 expected[stems.stem_term(w)] = expected.get(stems.stem_term(w), 0.0) + 1.0
         assert stems.with_stems(tfs) == expected
         assert len(stems._known) <= 8 + len(tfs)
+
+
+def test_threads_stemming_at_once_get_the_serial_answers() -> None:
+    # A PyStemmer instance is not safe to share: each thread gets its own.
+    words = [
+        f"{w}{s}" for w in ("walk", "plot", "coach", "jump", "decide") for s in ("s", "ing", "ed")
+    ]
+    serial = [stems.stem_term(w) for w in words]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = list(pool.map(lambda _: [stems.stem_term(w) for w in words * 50], range(8)))
+    assert all(run == serial * 50 for run in runs)
