@@ -104,7 +104,8 @@ def analyze(
     ``(relation, start, end)`` character ranges; ``parts`` must be sorted by start. ``stems``:
     each window's prose words also counted under their stem terms
     (:func:`cwcore.text.stems.with_stems`), after the term caps, so a stem never displaces a
-    surface term and the length is that of the surface tokens.
+    surface term and the length is that of the surface tokens: a window holds at most 256
+    surface terms and as many stem terms. Not with ``LIMIT_SCOPE = "document"``.
 
     A token's weight is that of the last part starting at or before it, doubled inside a boosted
     span, times the decision boost. Weights are constant over runs of tokens (a part, a span),
@@ -142,7 +143,9 @@ def analyze(
             tfs = {t: tfs[t] for t in _ranked(tfs)[:MAX_UNIQUE_TERMS]}
         out.append(WindowTerms(tfs, length, partial))
     if per_document:
-        out = _bound_document(out)
+        # The per-document bound counts every (term, window) pair; stem terms would double
+        # them past it, so this measurement mode indexes none.
+        return _bound_document(out)
     if stems:
         out = [WindowTerms(with_stems(w.tfs), w.length, w.partial) for w in out]
     return out

@@ -134,3 +134,10 @@ def test_threads_stemming_at_once_get_the_serial_answers() -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         runs = list(pool.map(lambda _: [stems.stem_term(w) for w in words * 50], range(8)))
     assert all(run == serial * 50 for run in runs)
+
+
+def test_the_per_document_limit_mode_indexes_no_stems(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its 1,024-pair bound counts every (term, window) pair; stems would double them past it.
+    monkeypatch.setattr(fields, "LIMIT_SCOPE", "document")
+    for window in _analyze("The coach said she runs and was running well.", True):
+        assert not any(stems.is_stem(t) for t in window.tfs)
