@@ -114,6 +114,12 @@ def summary_text(status: IndexStatus, counts: StoreCounts | None) -> Text:
             "hit); searches answer retrieval_status=partial",
             "dim",
         )
+    if status.windows and not status.word_stems and not rebuild:
+        text.append(
+            "\nword forms not indexed (this index predates them): searches without vectors "
+            "match words only as written; `cw index rebuild` adds them",
+            "dim",
+        )
     if counts:
         text.append(
             f"\nArchive: {counts.sessions:,} sessions · {counts.documents:,} documents · "

@@ -3,18 +3,22 @@ window counts them, and which indexes have them (a new or rebuilt one, never hal
 
 from __future__ import annotations
 
+import json
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from cwcore.api import Archive
 from cwcore.index import derived, fields, maintenance
 from cwcore.index.windows import cut
 from cwcore.text import stems
 from cwcore.text.tokenize import tokens, tokens_with_offsets
+from cwtui.cli import app
 from tests.helpers import write_jsonl
 from tests.support import engine_of, store_of
 
@@ -141,3 +145,32 @@ def test_the_per_document_limit_mode_indexes_no_stems(monkeypatch: pytest.Monkey
     monkeypatch.setattr(fields, "LIMIT_SCOPE", "document")
     for window in _analyze("The coach said she runs and was running well.", True):
         assert not any(stems.is_stem(t) for t in window.tfs)
+
+
+def test_cw_index_status_says_when_an_index_predates_word_forms(
+    archive: Archive, tmp_path: Path
+) -> None:
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _rows("a", ["Priya coaches netball"]))])
+    runner = CliRunner()
+
+    def status() -> tuple[str, dict]:
+        text = runner.invoke(app, ["index", "status"], terminal_width=200)
+        body = runner.invoke(app, ["index", "status", "--json"])
+        assert text.exit_code == 0 and body.exit_code == 0, text.output + body.output
+        return text.output, json.loads(body.output.strip().splitlines()[-1])
+
+    store = store_of(archive)
+    state = store.meta_get("index-state")
+    archive.close()
+    text, body = status()
+    assert body["wordStems"] is True and "word forms" not in text
+    with Archive.open(Path(os.environ["CW_HOME"]), embedded=True) as again:
+        store = store_of(again)
+        assert state is not None
+        del state[derived.STEMS_KEY]
+        batch = store.batch()
+        store.meta_put(batch, "index-state", state)
+        store.commit(batch)
+    text, body = status()
+    assert body["wordStems"] is False
+    assert "word forms: not indexed" in text and "cw index rebuild" in text

@@ -153,3 +153,10 @@ async def test_partial_documents_and_the_rebuild_badge(
     status = IndexStatus(0, 0.0, 4, False, RebuildProgress(9, 3, None), None, 9, 12, (), ())
     text = plain(summary_text(status, None))
     assert "REBUILDING" in text and "3 of 9 documents republished" in text
+
+
+def test_the_index_summary_says_when_word_forms_are_not_indexed() -> None:
+    old = IndexStatus(0, 0.0, 4, True, None, None, 9, 12, (), ())  # built before stem terms
+    assert "word forms not indexed" in plain(summary_text(old, None))
+    new = IndexStatus(0, 0.0, 4, True, None, None, 9, 12, (), (), word_stems=True)
+    assert "word forms" not in plain(summary_text(new, None))
