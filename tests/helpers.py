@@ -34,6 +34,22 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
+def user_turns(texts: list[str], session: str = "s") -> list[dict[str, Any]]:
+    """A cw-jsonl session of user messages only, one a minute from 10:00 on 2026-11-10, so
+    each message is its own turn: one document (and, short, one window) per text."""
+    return [
+        {
+            "session": session,
+            "id": f"m{i}",
+            "role": "user",
+            "text": text,
+            "project": "p",
+            "timestamp": f"2026-11-10T10:{i:02d}:00Z",
+        }
+        for i, text in enumerate(texts)
+    ]
+
+
 def conversation(
     session: str, turns: int, *, project: str = "proj", start_minute: int = 0
 ) -> list[dict[str, Any]]:

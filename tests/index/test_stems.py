@@ -19,7 +19,7 @@ from cwcore.index.windows import cut
 from cwcore.text import stems
 from cwcore.text.tokenize import tokens, tokens_with_offsets
 from cwtui.cli import app
-from tests.helpers import write_jsonl
+from tests.helpers import user_turns, write_jsonl
 from tests.support import engine_of, store_of
 
 
@@ -68,20 +68,6 @@ def test_stems_add_to_a_window_without_changing_its_surface_terms_or_length() ->
     assert first["~run"] == first["runs"] + first["running"]
 
 
-def _rows(sid: str, texts: list[str]) -> list[dict]:
-    return [
-        {
-            "session": sid,
-            "id": f"m{i}",
-            "role": "user",
-            "text": text,
-            "project": "p",
-            "timestamp": f"2026-11-10T10:{i:02d}:00Z",
-        }
-        for i, text in enumerate(texts)
-    ]
-
-
 def _df(archive: Archive, term: str) -> int:
     reader = engine_of(archive).indexer.bm25.reader()
     return reader.plan(reader.snapshot(), [term])[0].df
@@ -91,7 +77,9 @@ def test_a_new_index_has_stems_an_old_one_gets_them_only_by_a_rebuild(
     archive: Archive, tmp_path: Path
 ) -> None:
     store = store_of(archive)
-    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _rows("a", ["Priya coaches netball"]))])
+    archive.import_paths(
+        [write_jsonl(tmp_path / "a.jsonl", user_turns(["Priya coaches netball"], "a"))]
+    )
     assert derived.stems_indexed(store)
     assert _df(archive, "~coach") == 1
     # An index begun by a cw without stems: its state has no flag and windows already exist.
@@ -101,7 +89,9 @@ def test_a_new_index_has_stems_an_old_one_gets_them_only_by_a_rebuild(
     batch = store.batch()
     store.meta_put(batch, "index-state", state)
     store.commit(batch)
-    archive.import_paths([write_jsonl(tmp_path / "b.jsonl", _rows("b", ["Rob coaching chess"]))])
+    archive.import_paths(
+        [write_jsonl(tmp_path / "b.jsonl", user_turns(["Rob coaching chess"], "b"))]
+    )
     assert not derived.stems_indexed(store)
     assert _df(archive, "~coach") == 1  # the new window was indexed without stems
     engine = engine_of(archive)
@@ -150,7 +140,9 @@ def test_the_per_document_limit_mode_indexes_no_stems(monkeypatch: pytest.Monkey
 def test_cw_index_status_says_when_an_index_predates_word_forms(
     archive: Archive, tmp_path: Path
 ) -> None:
-    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _rows("a", ["Priya coaches netball"]))])
+    archive.import_paths(
+        [write_jsonl(tmp_path / "a.jsonl", user_turns(["Priya coaches netball"], "a"))]
+    )
     runner = CliRunner()
 
     def status() -> tuple[str, dict]:

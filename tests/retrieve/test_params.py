@@ -21,22 +21,8 @@ from cwcore.errors import InvalidInput
 from cwcore.retrieve import fusion
 from cwcore.retrieve import params as params_mod
 from cwcore.retrieve.params import RetrievalParams
-from tests.helpers import write_jsonl
+from tests.helpers import user_turns, write_jsonl
 from tests.support import search_context_of
-
-
-def _rows(texts: list[str]) -> list[dict]:
-    return [
-        {
-            "session": "s",
-            "id": f"m{i}",
-            "role": "user",  # every message its own turn: one document per message
-            "text": text,
-            "project": "p",
-            "timestamp": f"2026-11-10T10:{i:02d}:00Z",
-        }
-        for i, text in enumerate(texts)
-    ]
 
 
 def _order(archive: Archive, query: str, params: RetrievalParams) -> list[str]:
@@ -90,7 +76,7 @@ def test_the_search_context_params_reach_fusion(archive: Archive, tmp_path: Path
     texts = ["zebra " * 12 + "stripes grazing", "a zebra and a lion met near the river"]
     texts += [f"the lion slept in the heat, day {i}" for i in range(12)]
     texts += [f"filler note about weather number {i}" for i in range(30)]
-    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _rows(texts))])
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", user_turns(texts))])
     flat = RetrievalParams(recency_bonus=0.0)
     by_score = _order(archive, "zebra lion", flat.replace(rrf_k=1000))
     by_rank = _order(archive, "zebra lion", flat.replace(rrf_k=0))
@@ -178,7 +164,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Archive]:
     archive = Archive.open(home, embedded=True)
     texts = [f"the flaky widget {c} broke the nightly build in src/app/{c}.py" for c in "abcdef"]
     texts += [f"filler text about weather number {i} and the build" for i in range(20)]
-    archive.import_paths([write_jsonl(home.parent / "a.jsonl", _rows(texts))])
+    archive.import_paths([write_jsonl(home.parent / "a.jsonl", user_turns(texts))])
     yield archive
     archive.close()
 

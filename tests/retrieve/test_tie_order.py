@@ -8,21 +8,7 @@ from pathlib import Path
 
 from cwcore.api import Archive
 from cwcore.contract.search import SearchHit
-from tests.helpers import write_jsonl
-
-
-def _rows(sid: str, texts: list[str]) -> list[dict]:
-    return [
-        {
-            "session": sid,
-            "id": f"m{i}",
-            "role": "user",  # every message its own turn: one document per message
-            "text": text,
-            "project": "p",
-            "timestamp": f"2026-11-10T10:{i:02d}:00Z",
-        }
-        for i, text in enumerate(texts)
-    ]
+from tests.helpers import user_turns, write_jsonl
 
 
 def _search(archive: Archive, query: str) -> tuple[SearchHit, ...]:
@@ -50,7 +36,7 @@ def test_equal_exact_scores_come_newest_first(archive: Archive, tmp_path: Path) 
     # Same length, same anchor, same words around it: equal coverage, BM25 and score.
     texts = [f"note {c}: renderFrame is called here" for c in "abcdef"]
     texts += [f"filler text about weather number {i}" for i in range(40)]
-    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _rows("s", texts))])
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", user_turns(texts))])
     hits = _search(archive, "renderFrame")
     exact = [h for h in hits if h.score_metadata["tier"] == 0]
     assert len(exact) == 6 and len({h.score for h in exact}) == 1
@@ -62,7 +48,7 @@ def test_equal_exact_scores_come_newest_first(archive: Archive, tmp_path: Path) 
 def test_equal_lexical_scores_come_newest_first(archive: Archive, tmp_path: Path) -> None:
     texts = [f"the flaky widget {c} broke the nightly build" for c in "abcdefgh"]
     texts += [f"filler text about weather number {i}" for i in range(40)]
-    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", _rows("s", texts))])
+    archive.import_paths([write_jsonl(tmp_path / "a.jsonl", user_turns(texts))])
     hits = _search(archive, "flaky widget nightly")
     lexical = [h for h in hits if h.score_metadata["tier"] == 2]
     assert len(lexical) == 8 and len({h.score for h in lexical}) == 1

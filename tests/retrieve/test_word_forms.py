@@ -13,23 +13,8 @@ import pytest
 from cwcore.api import Archive
 from cwcore.contract.search import SearchRequest
 from cwcore.retrieve.search import stem_terms
-from tests.helpers import write_jsonl
+from tests.helpers import user_turns, write_jsonl
 from tests.support import search_context_of
-
-
-def _rows(texts: list[str]) -> list[dict[str, Any]]:
-    return [
-        {
-            "session": "s",
-            "id": f"m{i}",
-            "role": "user",  # every message its own turn: one document per message
-            "text": text,
-            "project": "p",
-            "timestamp": f"2026-11-10T10:{i:02d}:00Z",
-        }
-        for i, text in enumerate(texts)
-    ]
-
 
 FILLER = [f"notes about the garden shed and paint colour number {i}" for i in range(30)]
 
@@ -37,7 +22,7 @@ FILLER = [f"notes about the garden shed and paint colour number {i}" for i in ra
 @pytest.fixture
 def forms(archive: Archive, tmp_path: Path) -> Archive:
     texts = ["Priya said she has got a coach now", "the coaches met before the match", *FILLER]
-    archive.import_paths([write_jsonl(tmp_path / "forms.jsonl", _rows(texts))])
+    archive.import_paths([write_jsonl(tmp_path / "forms.jsonl", user_turns(texts))])
     return archive
 
 
