@@ -7,7 +7,7 @@ attaches the score breakdown (:func:`score_metadata`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +21,11 @@ from cwcore.retrieve.locator import Locator, Signer, create_lease
 from cwcore.retrieve.snippets import (
     SNIPPET_CHARS,
     fit_snippet,
+    form_spans,
     literal_spans,
     make_snippet,
     term_spans,
+    with_forms,
 )
 from cwcore.store.reader import Reader
 from cwcore.store.records import Manifest
@@ -52,6 +54,7 @@ def materialize(
     scope: str,
     search_terms: list[str],
     idfs: dict[str, float],
+    stems: Sequence[str] = (),
     budget_tokens: int | None = None,
     texts: Callable[[int], tuple[Manifest, str]] | None = None,
     hit_chars: int | None = None,
@@ -63,7 +66,8 @@ def materialize(
     an equal share and is narrowed until it fits. ``texts`` (the search's
     :meth:`~cwcore.retrieve.candidates.Visible.text`) serves windows another stage already
     read. ``hit_chars`` caps each snippet and ``result_chars`` all of them together (spec 004:
-    per-hit 3,000, result 16,000 characters): each gets an equal share of the result's."""
+    per-hit 3,000, result 16,000 characters): each gets an equal share of the result's.
+    ``stems``: the search's stem terms, whose words are highlighted beside the search terms."""
     if not ranked:
         return ()
     share = None if budget_tokens is None else budget_tokens // len(ranked)
@@ -93,6 +97,8 @@ def materialize(
             ]
         else:
             spans = term_spans(text, search_terms or cand.matched_terms)
+            if stems:  # the other forms the stem terms matched
+                spans = with_forms(spans, form_spans(text, stems))
         if share is None:
             snippet, highlights = make_snippet(
                 text, spans, width=max(1, min(SNIPPET_CHARS, cap)), weights=idfs

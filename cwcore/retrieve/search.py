@@ -230,6 +230,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         scope=req.scope,
         search_terms=plan.terms + lex.expanded,
         idfs=lex.idfs,
+        stems=plan.stems,
         budget_tokens=req.hint_budget_tokens,
         texts=visible.text,
         hit_chars=limits.hit_chars,

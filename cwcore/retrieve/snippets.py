@@ -20,6 +20,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from cwcore.text.stems import PREFIX, is_prose, stem_term
 from cwcore.text.tokenize import fold, tokens_with_offsets
 
 SNIPPET_CHARS = 280
@@ -58,6 +59,38 @@ def term_spans(text: str, terms: Iterable[str], limit: int = 64) -> list[Span]:
         return spans
     folded = set(wanted)
     return [(s, e) for term, s, e in tokens_with_offsets(text) if term in folded][:limit]
+
+
+def form_spans(text: str, stems: Iterable[str], limit: int = 64) -> list[Span]:
+    """Character spans in ``text`` of the words whose stem term is one of ``stems``
+    (:mod:`cwcore.text.stems`): the other forms of the query's words a search matched through
+    their stems (``coach`` for ``coaching``). Found by the stem as a word prefix, then checked by
+    stemming the word, so a form whose stem is not its prefix (``happy``, ``happi``) is not
+    highlighted."""
+    wanted = frozenset(stems)
+    prefixes = tuple(sorted({s[len(PREFIX) :] for s in wanted}, key=lambda t: (-len(t), t)))
+    if not prefixes:
+        return []
+    spans: list[Span] = []
+    for m in _form_pattern(prefixes).finditer(text):
+        word = m.group().lower()
+        if is_prose(word) and stem_term(word) in wanted:
+            spans.append(m.span())
+            if len(spans) >= limit:
+                break
+    return spans
+
+
+@functools.lru_cache(maxsize=256)
+def _form_pattern(prefixes: tuple[str, ...]) -> re.Pattern[str]:
+    body = "|".join(map(re.escape, prefixes))
+    return re.compile(r"(?<![A-Za-z0-9])(?:" + body + r")[A-Za-z]*(?![A-Za-z0-9])", re.I)
+
+
+def with_forms(spans: list[Span], forms: list[Span], limit: int = 64) -> list[Span]:
+    """``spans`` and ``forms`` together in text order, a span found by both once, at most
+    ``limit`` (both hold whole words, so two spans either coincide or do not overlap)."""
+    return sorted(set(spans) | set(forms))[:limit] if forms else spans
 
 
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")

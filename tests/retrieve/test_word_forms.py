@@ -9,13 +9,36 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cwcore.api import Archive
 from cwcore.contract.search import SearchRequest
 from cwcore.retrieve.search import stem_terms
+from cwcore.retrieve.snippets import form_spans
+from cwcore.text.stems import is_prose, query_stems, stem_term
 from tests.helpers import user_turns, write_jsonl
 from tests.support import search_context_of
 
+#: Forms of a few words (some capitalized, one whose stem is not its prefix), grammar words and
+#: an identifier, for the property test of form_spans.
+WORDS = [
+    "coach",
+    "Coaches",
+    "coaching",
+    "happy",
+    "happiness",
+    "run",
+    "runs",
+    "running",
+    "the",
+    "and",
+    "utf8",
+    "plot",
+    "plots",
+    "Plotting",
+    "go",
+]
 FILLER = [f"notes about the garden shed and paint colour number {i}" for i in range(30)]
 
 
@@ -75,3 +98,22 @@ def test_stems_join_only_searches_without_a_semantic_stage(
     ctx = dataclasses.replace(search_context_of(forms), semantic=semantic)
     req = SearchRequest(query="coaching", semantic_policy=policy)
     assert stem_terms(ctx, req, ["coaching", "the"]) == (["~coach"] if stems else [])
+
+
+def test_the_other_form_is_highlighted_and_the_locator_points_at_it(forms: Archive) -> None:
+    hits = [hit for _, hit in _texts(forms, "coaching")]
+    marked = {hit.snippet[s:e] for hit in hits for s, e in hit.highlights}
+    assert {"coach", "coaches"} <= marked
+    assert all(hit.highlights for hit in hits)
+
+
+@given(st.lists(st.sampled_from(WORDS), max_size=30), st.sets(st.sampled_from(WORDS), max_size=4))
+def test_form_spans_are_exactly_the_words_with_a_wanted_stem(
+    words: list[str], query: set[str]
+) -> None:
+    text = " ".join(words)
+    wanted = query_stems(sorted(query))
+    got = [text[s:e] for s, e in form_spans(text, wanted)]
+    expected = [w for w in words if is_prose(w.lower()) and stem_term(w.lower()) in wanted]
+    # A form whose stem is not its prefix (happy, happi) is the one kind left out.
+    assert got == [w for w in expected if w.lower().startswith(stem_term(w.lower())[1:])]
