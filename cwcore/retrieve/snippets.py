@@ -88,9 +88,19 @@ def _form_pattern(prefixes: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def with_forms(spans: list[Span], forms: list[Span], limit: int = 64) -> list[Span]:
-    """``spans`` and ``forms`` together in text order, a span found by both once, at most
-    ``limit`` (both hold whole words, so two spans either coincide or do not overlap)."""
-    return sorted(set(spans) | set(forms))[:limit] if forms else spans
+    """``spans`` and the ``forms`` that overlap none of them, in text order, at most ``limit``
+    (a search term may hold a form: ``bug`` inside ``bug_report``)."""
+    if not forms:
+        return spans
+    kept = sorted(spans)
+    starts = [s for s, _ in kept]
+    for start, end in forms:
+        at = bisect.bisect_right(starts, start)
+        if (at and kept[at - 1][1] > start) or (at < len(kept) and kept[at][0] < end):
+            continue
+        kept.insert(at, (start, end))
+        starts.insert(at, start)
+    return kept[:limit]
 
 
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")

@@ -5,6 +5,7 @@ names a stem term, and a search that has vectors to search leaves the stems out.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from cwcore.api import Archive
 from cwcore.contract.search import SearchRequest
 from cwcore.retrieve.search import stem_terms
-from cwcore.retrieve.snippets import form_spans
+from cwcore.retrieve.snippets import form_spans, with_forms
 from cwcore.text.stems import is_prose, query_stems, stem_term
 from tests.helpers import user_turns, write_jsonl
 from tests.support import search_context_of
@@ -117,3 +118,11 @@ def test_form_spans_are_exactly_the_words_with_a_wanted_stem(
     expected = [w for w in words if is_prose(w.lower()) and stem_term(w.lower()) in wanted]
     # A form whose stem is not its prefix (happy, happi) is the one kind left out.
     assert got == [w for w in expected if w.lower().startswith(stem_term(w.lower())[1:])]
+
+
+def test_a_form_inside_a_search_term_is_not_highlighted_twice() -> None:
+    text = "see bug_report.md and the bugs list"
+    spans = with_forms([(4, 14)], form_spans(text, ["~bug"]))
+    assert [text[s:e] for s, e in spans] == ["bug_report", "bugs"]
+    # No two spans overlap, whatever the inputs.
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
