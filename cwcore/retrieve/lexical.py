@@ -112,6 +112,10 @@ def lexical_candidates(
     # removes most hits triggers one deeper pass below.
     fetch = k + 10
     run_bm25 = _scorer(index)
+    basis = scored_terms or terms
+    stem_of = _stems_of(basis, terms, weights)
+    # Each stem term once in the upper bound, however many query words share it.
+    stem_weight = {stem: w for stem, w in stem_of.values()}
     for attempt in range(2):
         hits = run_bm25(
             reader,
@@ -125,9 +129,6 @@ def lexical_candidates(
         idfs = {t: float(bm25.idf(df, hits.n_docs)) for t, df in hits.df.items()}
         for t in terms:
             idfs.setdefault(t, 0.0)
-        basis = scored_terms or terms
-        stem_of = _stems_of(basis, terms, weights)
-        stem_weight = {stem: w for stem, w in stem_of.values()}
         upper = _upper(idfs, basis, params.bm25_k1) + (params.bm25_k1 + 1) * sum(
             w * idfs[stem] for stem, w in stem_weight.items()
         )

@@ -325,7 +325,7 @@ def _lexical(
         visible,
         plan.terms + plan.stems,
         k=fetch,
-        scored_terms=plan.terms if plan.stems else None,
+        scored_terms=plan.terms,
         only=plan.only,
         weights=stem_weights or None,
         reader=postings,
