@@ -76,17 +76,28 @@ def index_idle_for(engine: Engine, seconds: float) -> None:
 
 def graph_step(engine: Engine, timeout: float = 60.0) -> float:
     """Run the semantic worker's graph step now, as if its last look were long ago, and again
-    until the build it started (if any) has ended; returns the seconds until it looks again."""
+    until the build it started (if any) has ended; returns the seconds the step that last set
+    the next look put it after that step's start (how long the build took does not count: a
+    slow build on a loaded machine must not look like a shorter interval)."""
     import time
 
     semantic = semantic_of(engine)
     engine._graph_check_at = 0.0
-    engine._graph_step(semantic)
+    delay = 0.0
+
+    def step() -> None:
+        nonlocal delay
+        before, started = engine._graph_check_at, time.monotonic()
+        engine._graph_step(semantic)
+        if engine._graph_check_at != before:
+            delay = engine._graph_check_at - started
+
+    step()
     deadline = time.monotonic() + timeout
     while engine._graph_build is not None and time.monotonic() < deadline:
         time.sleep(0.05)
-        engine._graph_step(semantic)
-    return engine._graph_check_at - time.monotonic()
+        step()
+    return delay
 
 
 def graph_build_of(engine: Engine) -> Any:
