@@ -71,14 +71,47 @@ def form_spans(text: str, stems: Iterable[str], limit: int = 64) -> list[Span]:
     prefixes = tuple(sorted({s[len(PREFIX) :] for s in wanted}, key=lambda t: (-len(t), t)))
     if not prefixes:
         return []
+    if text.isascii():
+        low = text.lower()  # ASCII: the same offsets
+        words = _prefixed_words(low, prefixes)
+    else:
+        low = text
+        words = (m.span() for m in _form_pattern(prefixes).finditer(text))
     spans: list[Span] = []
-    for m in _form_pattern(prefixes).finditer(text):
-        word = m.group().lower()
-        if is_prose(word) and stem_term(word) in wanted:
-            spans.append(m.span())
+    verdicts: dict[str, bool] = {}  # a window repeats its words: each is stemmed once
+    for start, end in words:
+        word = low[start:end].lower()
+        ok = verdicts.get(word)
+        if ok is None:
+            ok = verdicts[word] = is_prose(word) and stem_term(word) in wanted
+        if ok:
+            spans.append((start, end))
             if len(spans) >= limit:
                 break
     return spans
+
+
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+
+
+def _prefixed_words(low: str, prefixes: tuple[str, ...]) -> list[Span]:
+    """What :func:`_form_pattern` finds in the lowered ASCII ``low``, by ``str.find`` per prefix
+    (a dozen substring searches cost far less than the case-insensitive alternation tried at
+    every position): the whole run of letters from a prefix that no letter or digit precedes,
+    when no digit follows the run; in text order, each once."""
+    size = len(low)
+    found: set[Span] = set()
+    for prefix in prefixes:
+        at = low.find(prefix)
+        while at != -1:
+            if at == 0 or low[at - 1] not in _ALNUM:
+                end = at + len(prefix)
+                while end < size and low[end] in _LETTERS:
+                    end += 1
+                if end == size or low[end] not in _ALNUM:
+                    found.add((at, end))
+            at = low.find(prefix, at + 1)
+    return sorted(found)
 
 
 @functools.lru_cache(maxsize=256)

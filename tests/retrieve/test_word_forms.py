@@ -126,3 +126,18 @@ def test_a_form_inside_a_search_term_is_not_highlighted_twice() -> None:
     assert [text[s:e] for s, e in spans] == ["bug_report", "bugs"]
     # No two spans overlap, whatever the inputs.
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+
+
+@given(
+    st.text(alphabet="abcXYZ019 _-.'\n", max_size=60),
+    st.sets(st.text(alphabet="abcxyz", min_size=1, max_size=3), min_size=1, max_size=4),
+)
+def test_the_ascii_scan_finds_what_the_form_pattern_finds(text: str, prefixes: set[str]) -> None:
+    """form_spans reads ASCII text by str.find per prefix: the same words, in the same order,
+    as the case-insensitive pattern it uses on other text."""
+    from cwcore.retrieve import snippets
+
+    ordered = tuple(sorted(prefixes, key=lambda t: (-len(t), t)))
+    low = text.lower()
+    pattern = snippets._form_pattern(ordered)
+    assert snippets._prefixed_words(low, ordered) == [m.span() for m in pattern.finditer(low)]
