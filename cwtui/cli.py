@@ -139,7 +139,7 @@ def import_(
         else:
             with _progress() as on_event:
                 summary = archive.import_paths(paths, fmt=fmt, project=project, on_event=on_event)
-        _finish(summary, as_json)
+        _finish(summary, as_json, archive=archive)
 
 
 @contextmanager
@@ -185,11 +185,19 @@ def _progress() -> Iterator[Callable[[dict[str, Any]], None]]:
         yield on_event
 
 
-def _finish(summary: ImportReport, as_json: bool, *, per_file: bool = False) -> None:
+def _finish(
+    summary: ImportReport,
+    as_json: bool,
+    *,
+    per_file: bool = False,
+    archive: Archive | None = None,
+) -> None:
     """Print the whole summary, then exit with ``import-errors`` when anything was rejected:
     with ``--json`` the summary line itself carries the error object. ``per_file``: the file
     lines were printed before it, so the summary line does not repeat them (it keeps
-    ``file_outcomes_truncated``)."""
+    ``file_outcomes_truncated``). ``archive``: the text summary says when the daemon is still
+    indexing what was imported (search right after a large import answers from the published
+    part)."""
     failure = None
     if summary.error_count:
         files = summary.file_errors
@@ -209,6 +217,12 @@ def _finish(summary: ImportReport, as_json: bool, *, per_file: bool = False) -> 
         emit_json(body)
     else:
         _print_summary(summary)
+        if archive is not None and summary.imported and not archive.embedded:
+            from cwtui.commands.search import indexing_note
+
+            note = indexing_note(archive.index_status())
+            if note:
+                console.print(f"[dim]{escape(note)}[/]")
     if failure is not None:
         raise typer.Exit(failure.exit_code)
 
@@ -257,7 +271,7 @@ def sync(
         if as_json:
             for outcome in answer_json(summary).get("file_outcomes", ()):
                 emit_json(outcome)
-        _finish(summary, as_json, per_file=True)
+        _finish(summary, as_json, per_file=True, archive=archive)
 
 
 @app.command()

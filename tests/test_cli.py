@@ -169,3 +169,43 @@ def test_version_and_an_empty_filtered_listing(tmp_path: Path) -> None:
     none = runner.invoke(app, ["sessions", "--agent", "nosuch"])
     assert none.exit_code == 0
     assert none.stdout.strip() == "No session matches these filters."
+
+
+def test_import_says_when_the_daemon_is_still_indexing(tmp_path: Path, monkeypatch) -> None:
+    """Through a daemon the import returns once its documents are admitted and the worker
+    publishes them after: the text summary says so, where a search right after would answer
+    from the published part only. (Embedded, the import publishes before it returns.)"""
+    import dataclasses
+
+    from cwtui import cli
+
+    class Indexing:  # the real archive, as a daemon still indexing three entries shows it
+        embedded = False
+
+        def __init__(self, inner) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str):
+            return getattr(self.inner, name)
+
+        def __enter__(self):
+            self.inner.__enter__()
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.inner.__exit__(*exc)
+
+        def index_status(self):
+            return dataclasses.replace(self.inner.index_status(), outbox_depth=3)
+
+    src = write_jsonl(tmp_path / "a.jsonl", conversation("s1", 3))
+    real = cli.open_archive
+    monkeypatch.setattr(cli, "open_archive", lambda: Indexing(real()))
+    code, out, _ = run("import", str(src))
+    assert code == 0
+    said = " ".join(out.split())
+    assert "3 imported entries are not indexed yet" in said and "cw index --wait" in said
+    code, out, _ = run("import", str(src))  # nothing new: nothing to say about indexing
+    assert code == 0 and "not indexed" not in out
+    code, out, _ = run("import", str(src), "--json")  # the JSON summary is unchanged
+    assert code == 0 and "not indexed" not in out
