@@ -71,6 +71,7 @@ def form_spans(text: str, stems: Iterable[str], limit: int = 64) -> list[Span]:
     prefixes = tuple(sorted({s[len(PREFIX) :] for s in wanted}, key=lambda t: (-len(t), t)))
     if not prefixes:
         return []
+    words: Iterable[Span]
     if text.isascii():
         low = text.lower()  # ASCII: the same offsets
         words = _prefixed_words(low, prefixes)
