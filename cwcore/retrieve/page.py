@@ -1,8 +1,10 @@
 """The page of explicit search: the collapsed candidates made into :class:`SearchHit` records.
 
 :func:`materialize` reads each hit's window once (through the request's text reader), builds
-its snippet around the matched spans, signs its locator under one lease for the whole page, and
-attaches the score breakdown (:func:`score_metadata`).
+its snippet around the matched spans, leaves out a hit whose snippet reads exactly as an earlier
+one's (the same tool output read four times shows once; the next candidate takes its place),
+signs the locators under one lease for the whole page, and attaches the score breakdown
+(:func:`score_metadata`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,22 @@ TIER = {"exact": 0, "structural": 1, "lexical": 2, "semantic": 2}
 
 
 @dataclass(frozen=True)
+class _Draft:
+    """A page hit before its locator: the window's manifest, its snippet and where it matched."""
+
+    item: Ranked
+    manifest: Manifest
+    snippet: str
+    highlights: list[list[int]]
+    lo: int  # the first match's character span in the window's text
+    hi: int
+    ascii: bool
+    text: str
+    #: The snippet at the full width, whatever the page's budget: what "reads the same" compares.
+    reads: str
+
+
+@dataclass(frozen=True)
 class Ranked:
     """A candidate that survived the collapse, with its window record and fusion trace."""
 
@@ -59,57 +77,54 @@ def materialize(
     texts: Callable[[int], tuple[Manifest, str]] | None = None,
     hit_chars: int | None = None,
     result_chars: int | None = None,
+    limit: int | None = None,
+    distinct: bool = True,
 ) -> tuple[SearchHit, ...]:
-    """Snippets, locators (one lease for the page) and provenance for the final hits. Each
-    window's text is read once. ``budget_tokens`` (the request's ``hintBudgetTokens``) bounds
-    the page's snippets together, by the conservative token estimator: each hit's snippet gets
-    an equal share and is narrowed until it fits. ``texts`` (the search's
+    """Snippets, locators (one lease for the page) and provenance for the first ``limit`` hits
+    of ``ranked`` (default: all). With ``distinct``, a hit whose snippet reads exactly as an
+    earlier one's at the full snippet width (:data:`SNIPPET_CHARS`, white space aside, whatever
+    width a budget leaves the page) is left out and the next of ``ranked`` is taken: it would
+    show the reader nothing new (the collapse already dropped windows of equal text; this catches
+    the same passage in windows that differ elsewhere). Each window's text is read once.
+    ``budget_tokens`` (the request's ``hintBudgetTokens``) bounds the page's snippets together,
+    by the conservative token estimator: each hit's snippet gets an equal share and is narrowed
+    until it fits. ``texts`` (the search's
     :meth:`~cwcore.retrieve.candidates.Visible.text`) serves windows another stage already
     read. ``hit_chars`` caps each snippet and ``result_chars`` all of them together (spec 004:
     per-hit 3,000, result 16,000 characters): each gets an equal share of the result's.
     ``stems``: the search's stem terms, whose words are highlighted beside the search terms."""
-    if not ranked:
+    slots = len(ranked) if limit is None else min(limit, len(ranked))
+    if not slots:
         return ()
-    share = None if budget_tokens is None else budget_tokens // len(ranked)
+    share = None if budget_tokens is None else budget_tokens // slots
     cap = 1 << 62  # the hard cap of one snippet, characters
     if hit_chars is not None:
         cap = min(cap, hit_chars)
     if result_chars is not None:
-        cap = min(cap, result_chars // len(ranked))
-    lease, expires = create_lease(store, lease_minutes, [r.record["documentId"] for r in ranked])
-    scores = [r.cand.score for r in ranked]
+        cap = min(cap, result_chars // slots)
+    drafts: list[_Draft] = []
+    shown: set[str] = set()
+    for item in ranked:
+        if len(drafts) >= slots:
+            break
+        draft = _draft(item, reader, texts, search_terms, stems, idfs, share, cap)
+        if distinct:
+            reads = " ".join(draft.reads.split())
+            if reads in shown:
+                continue
+            shown.add(reads)
+        drafts.append(draft)
+    lease, expires = create_lease(
+        store, lease_minutes, [d.item.record["documentId"] for d in drafts]
+    )
+    scores = [d.item.cand.score for d in drafts]
     hits = []
-    for i, item in enumerate(ranked):
-        cand, record = item.cand, item.record
-        if texts is not None:
-            manifest, text = texts(cand.wid)
-        else:
-            manifest = reader.manifest(record["documentId"], int(record["version"]))
-            data = reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
-            text = data.decode("utf-8", "surrogatepass")
-        if cand.literals:
-            spans = literal_spans(text, cand.literals)
-        elif cand.spans:
-            spans = [
-                (s - record["start"], e - record["start"])
-                for s, e in cand.spans
-                if record["start"] <= s < record["end"]
-            ]
-        else:
-            spans = term_spans(text, search_terms or cand.matched_terms)
-            if stems:  # the other forms the stem terms matched
-                spans = with_forms(spans, form_spans(text, stems))
-        if share is None:
-            snippet, highlights = make_snippet(
-                text, spans, width=max(1, min(SNIPPET_CHARS, cap)), weights=idfs
-            )
-        else:
-            snippet, highlights = fit_snippet(text, spans, share, weights=idfs)
-        snippet, highlights = _capped(snippet, highlights, cap)
-        lo, hi = spans[0] if spans else (0, 0)
-        if not text.isascii():  # character offsets to byte offsets
-            lo = len(text[:lo].encode("utf-8", "surrogatepass"))
-            hi = len(text[:hi].encode("utf-8", "surrogatepass"))
+    for i, draft in enumerate(drafts):
+        cand, record, manifest = draft.item.cand, draft.item.record, draft.manifest
+        snippet, highlights, lo, hi = draft.snippet, draft.highlights, draft.lo, draft.hi
+        if not draft.ascii:  # character offsets to byte offsets
+            lo = len(draft.text[:lo].encode("utf-8", "surrogatepass"))
+            hi = len(draft.text[:hi].encode("utf-8", "surrogatepass"))
         match_start, match_end = record["byteStart"] + lo, record["byteStart"] + hi
         message_key = _message_at(manifest, match_start) or (
             record["keys"][0] if record["keys"] else ""
@@ -150,7 +165,7 @@ def materialize(
                 reranked=cand.reranked,
                 matched_terms=tuple(cand.matched_terms),
                 expanded_terms=tuple(cand.expanded_terms),
-                score_metadata=score_metadata(cand, item.trace),
+                score_metadata=score_metadata(cand, draft.item.trace),
                 source=Source(
                     session_id=record["session"],
                     turn_id=record.get("turn") or record["documentId"],
@@ -164,6 +179,51 @@ def materialize(
             )
         )
     return tuple(hits)
+
+
+def _draft(
+    item: Ranked,
+    reader: Reader,
+    texts: Callable[[int], tuple[Manifest, str]] | None,
+    search_terms: list[str],
+    stems: Sequence[str],
+    idfs: dict[str, float],
+    share: int | None,
+    cap: int,
+) -> _Draft:
+    """One hit's window read, its matched spans found and its snippet made (see
+    :func:`materialize` for the arguments)."""
+    cand, record = item.cand, item.record
+    if texts is not None:
+        manifest, text = texts(cand.wid)
+    else:
+        manifest = reader.manifest(record["documentId"], int(record["version"]))
+        data = reader.read_bytes(manifest, record["byteStart"], record["byteEnd"])
+        text = data.decode("utf-8", "surrogatepass")
+    if cand.literals:
+        spans = literal_spans(text, cand.literals)
+    elif cand.spans:
+        spans = [
+            (s - record["start"], e - record["start"])
+            for s, e in cand.spans
+            if record["start"] <= s < record["end"]
+        ]
+    else:
+        spans = term_spans(text, search_terms or cand.matched_terms)
+        if stems:  # the other forms the stem terms matched
+            spans = with_forms(spans, form_spans(text, stems))
+    if share is None:
+        snippet, highlights = make_snippet(
+            text, spans, width=max(1, min(SNIPPET_CHARS, cap)), weights=idfs
+        )
+    else:
+        snippet, highlights = fit_snippet(text, spans, share, weights=idfs)
+    snippet, highlights = _capped(snippet, highlights, cap)
+    reads = snippet
+    if share is not None or cap < SNIPPET_CHARS:
+        reads = make_snippet(text, spans, width=SNIPPET_CHARS, weights=idfs)[0]
+    lo, hi = spans[0] if spans else (0, 0)
+    return _Draft(item, manifest, snippet, highlights, lo, hi, text.isascii(), text, reads)
 
 
 def _capped(snippet: str, highlights: list[list[int]], cap: int) -> tuple[str, list[list[int]]]:

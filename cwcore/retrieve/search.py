@@ -225,7 +225,9 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         ctx.reader,
         ctx.signer,
         ctx.lease_minutes,
-        ranked[: req.limit],
+        ranked,
+        limit=req.limit,
+        distinct=req.group != "session",  # a session's hit stands for the session
         generation=int(gen["n"]),
         scope=req.scope,
         search_terms=plan.terms + lex.expanded,
