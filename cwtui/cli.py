@@ -27,7 +27,7 @@ from cwcore import config as cwconfig
 from cwcore.api import Archive
 from cwcore.contract.methods import SESSIONS, answer_json
 from cwcore.contract.sessions import SessionsRequest
-from cwcore.errors import ImportErrors, InvalidInput, NotFound, excerpt
+from cwcore.errors import CwError, ImportErrors, InvalidInput, NotFound, excerpt
 from cwcore.importers.base import formats as importer_formats
 from cwcore.retrieve.filters import resolve_span
 from cwtui.output import (
@@ -220,7 +220,10 @@ def _finish(
         if archive is not None and summary.imported and not archive.embedded:
             from cwtui.commands.search import indexing_note
 
-            note = indexing_note(archive.index_status())
+            try:
+                note = indexing_note(archive.index_status())
+            except CwError:  # the import stands; only this courtesy line is lost
+                note = None
             if note:
                 console.print(f"[dim]{escape(note)}[/]")
     if failure is not None:

@@ -209,3 +209,14 @@ def test_import_says_when_the_daemon_is_still_indexing(tmp_path: Path, monkeypat
     assert code == 0 and "not indexed" not in out
     code, out, _ = run("import", str(src), "--json")  # the JSON summary is unchanged
     assert code == 0 and "not indexed" not in out
+
+    class Gone(Indexing):  # the daemon went away after admitting the import
+        def index_status(self):
+            from cwcore.errors import DaemonError
+
+            raise DaemonError("the daemon is not running")
+
+    monkeypatch.setattr(cli, "open_archive", lambda: Gone(real()))
+    more = write_jsonl(tmp_path / "b.jsonl", conversation("s2", 1))
+    code, out, _ = run("import", str(more))
+    assert code == 0 and "1 document(s) imported" in out and "not indexed" not in out
