@@ -103,6 +103,16 @@ def open_archive() -> Archive:
     return Archive.open()
 
 
+WaitOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wait",
+        help="Return once search covers what was imported (the lexical index published; "
+        "embeddings go on in the background: cw index --wait waits for them).",
+    ),
+]
+
+
 @app.command("import")
 def import_(
     paths: Annotated[list[Path], typer.Argument(help="Session log files or folders.")],
@@ -114,12 +124,14 @@ def import_(
         ),
     ] = "auto",
     project: Annotated[str | None, typer.Option(help="Project name for every session.")] = None,
+    wait: WaitOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Import session logs (or folders of them) into the archive.
 
     Re-importing a file admits only what is new. With --json, one line per acknowledged document
-    as it commits, then a summary line.
+    as it commits, then a summary line. Through the daemon, what was imported is indexed in the
+    background: --wait returns once search covers all of it.
     """
     with guard(as_json):
         Archive.check("import", {"format": fmt})
@@ -139,7 +151,33 @@ def import_(
         else:
             with _progress() as on_event:
                 summary = archive.import_paths(paths, fmt=fmt, project=project, on_event=on_event)
+        if wait:
+            _publish(archive, summary)
         _finish(summary, as_json, archive=archive)
+
+
+def _publish(archive: Archive, summary: ImportReport) -> None:
+    """Publish what the import admitted (``cw index --wait --lexical``), with a bar on a
+    terminal's stderr; nothing to do when nothing new was imported."""
+    if not summary.imported:
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("[bold]indexing[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    ) as bar:
+        task = bar.add_task("index", total=None)
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == "progress":
+                bar.update(task, completed=event["done"], total=event["total"])
+
+        archive.index_run(wait=True, on_event=on_event)
 
 
 @contextmanager
@@ -262,6 +300,7 @@ def sync(
     since: Annotated[
         str | None, typer.Option(help="Only files modified on or after this ISO date.")
     ] = None,
+    wait: WaitOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Import what is new from every registered format's standard locations (cw sources).
@@ -271,6 +310,8 @@ def sync(
     """
     with guard(as_json), open_archive() as archive:
         summary = archive.sync(since=since, home=str(Path.home()))
+        if wait:
+            _publish(archive, summary)
         if as_json:
             for outcome in answer_json(summary).get("file_outcomes", ()):
                 emit_json(outcome)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cwtui.cli import app
@@ -220,3 +221,56 @@ def test_import_says_when_the_daemon_is_still_indexing(tmp_path: Path, monkeypat
     more = write_jsonl(tmp_path / "b.jsonl", conversation("s2", 1))
     code, out, _ = run("import", str(more))
     assert code == 0 and "1 document(s) imported" in out and "not indexed" not in out
+
+
+def test_import_wait_publishes_what_was_imported(tmp_path: Path, monkeypatch) -> None:
+    """--wait runs the index to the end (cw index --wait --lexical) after an import that
+    admitted something, and not after one that admitted nothing."""
+    from cwcore.api import Archive
+
+    waits: list[bool] = []
+    real = Archive.index_run
+
+    def index_run(self, *, wait: bool = False, on_event=None):
+        waits.append(wait)
+        return real(self, wait=wait, on_event=on_event)
+
+    monkeypatch.setattr(Archive, "index_run", index_run)
+    src = write_jsonl(tmp_path / "a.jsonl", conversation("s1", 2))
+    code, out, _ = run("import", str(src), "--wait")
+    assert code == 0 and "2 document(s) imported" in out and waits == [True]
+    code, out, _ = run("import", str(src), "--wait", "--json")
+    assert code == 0 and lines(out)[-1]["skipped"] == 2 and waits == [True]  # nothing new
+
+
+@pytest.mark.slow
+def test_import_wait_through_a_daemon_leaves_nothing_to_index(
+    cw_home: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Through a real daemon: once `cw import --wait` returns, the outbox is empty and search
+    finds what it imported (without --wait the daemon's worker publishes it later)."""
+    import subprocess
+    import sys
+
+    from tests.helpers import real_daemon_env
+
+    src = write_jsonl(tmp_path / "a.jsonl", conversation("s1", 30))
+    with real_daemon_env(cw_home, monkeypatch, CW_SEMANTIC_RETRIEVAL="false") as env:
+
+        def cw(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "cwtui.cli", *args],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+
+        done = cw("import", str(src), "--wait")
+        assert done.returncode == 0, done.stderr
+        assert "not indexed" not in done.stdout
+        status = json.loads(cw("index", "status", "--json").stdout)
+        assert status["outbox"]["depth"] == 0
+        found = json.loads(cw("search", "ERR_0029", "--json", "--semantic", "never").stdout)
+        assert found["results"] and "ERR_0029" in found["results"][0]["snippet"]
