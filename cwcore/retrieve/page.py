@@ -79,6 +79,7 @@ def materialize(
     result_chars: int | None = None,
     limit: int | None = None,
     distinct: bool = True,
+    stages: dict[str, Any] | None = None,
 ) -> tuple[SearchHit, ...]:
     """Snippets, locators (one lease for the page) and provenance for the first ``limit`` hits
     of ``ranked`` (default: all). With ``distinct``, a hit whose snippet reads exactly as an
@@ -92,7 +93,9 @@ def materialize(
     :meth:`~cwcore.retrieve.candidates.Visible.text`) serves windows another stage already
     read. ``hit_chars`` caps each snippet and ``result_chars`` all of them together (spec 004:
     per-hit 3,000, result 16,000 characters): each gets an equal share of the result's.
-    ``stems``: the search's stem terms, whose words are highlighted beside the search terms."""
+    ``stems``: the search's stem terms, whose words are highlighted beside the search terms.
+    ``stages`` (the search's trace) gets ``repeatedPassages``, the hits left out as repeats,
+    when there were any."""
     slots = len(ranked) if limit is None else min(limit, len(ranked))
     if not slots:
         return ()
@@ -104,6 +107,7 @@ def materialize(
         cap = min(cap, result_chars // slots)
     drafts: list[_Draft] = []
     shown: set[str] = set()
+    repeated = 0
     for item in ranked:
         if len(drafts) >= slots:
             break
@@ -111,9 +115,12 @@ def materialize(
         if distinct:
             reads = " ".join(draft.reads.split())
             if reads in shown:
+                repeated += 1
                 continue
             shown.add(reads)
         drafts.append(draft)
+    if repeated and stages is not None:
+        stages["repeatedPassages"] = repeated
     lease, expires = create_lease(
         store, lease_minutes, [d.item.record["documentId"] for d in drafts]
     )

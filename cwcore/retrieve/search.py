@@ -228,6 +228,7 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         ranked,
         limit=req.limit,
         distinct=req.group != "session",  # a session's hit stands for the session
+        stages=stages,
         generation=int(gen["n"]),
         scope=req.scope,
         search_terms=plan.terms + lex.expanded,

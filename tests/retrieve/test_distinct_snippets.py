@@ -64,7 +64,9 @@ def _reads(snippet: str) -> str:
 
 
 def test_the_same_passage_is_shown_once_and_the_page_stays_full(reads: Archive) -> None:
-    hits = _search(reads, limit=5).results
+    answer = _search(reads, limit=5)
+    hits = answer.results
+    assert answer.stages["repeatedPassages"] == 2  # the trace says what was left out
     assert len(hits) == 5
     shown = [_reads(h.snippet) for h in hits]
     assert len(set(shown)) == 5
@@ -76,8 +78,9 @@ def test_the_same_passage_is_shown_once_and_the_page_stays_full(reads: Archive) 
 
 
 def test_grouped_by_session_every_session_keeps_its_hit(reads: Archive) -> None:
-    hits = _search(reads, limit=7, group="session").results
-    sessions = {h.source.session_id for h in hits}
+    answer = _search(reads, limit=7, group="session")
+    sessions = {h.source.session_id for h in answer.results}
+    assert "repeatedPassages" not in answer.stages
     assert {"read0", "read1", "read2"} <= sessions  # the same passage, three sessions
 
 
