@@ -157,27 +157,12 @@ def import_(
 
 
 def _publish(archive: Archive, summary: ImportReport) -> None:
-    """Publish what the import admitted (``cw index --wait --lexical``), with a bar on a
-    terminal's stderr; nothing to do when nothing new was imported."""
-    if not summary.imported:
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    """Publish what the import admitted (``cw index --wait --lexical``, its bar on a
+    terminal); nothing to do when nothing new was imported."""
+    if summary.imported:
+        from cwtui.commands.index import publish
 
-    with Progress(
-        TextColumn("[bold]indexing[/]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    ) as bar:
-        task = bar.add_task("index", total=None)
-
-        def on_event(event: dict[str, Any]) -> None:
-            if event.get("type") == "progress":
-                bar.update(task, completed=event["done"], total=event["total"])
-
-        archive.index_run(wait=True, on_event=on_event)
+        publish(archive, wait=True)
 
 
 @contextmanager

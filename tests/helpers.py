@@ -34,12 +34,15 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def user_turns(texts: list[str], session: str = "s") -> list[dict[str, Any]]:
+def user_turns(
+    texts: list[str], session: str = "s", sessions: list[str] | None = None
+) -> list[dict[str, Any]]:
     """A cw-jsonl session of user messages only, one a minute from 10:00 on 2026-11-10, so
-    each message is its own turn: one document (and, short, one window) per text."""
+    each message is its own turn: one document (and, short, one window) per text. ``sessions``:
+    each text's own session instead (one per text)."""
     return [
         {
-            "session": session,
+            "session": sessions[i] if sessions is not None else session,
             "id": f"m{i}",
             "role": "user",
             "text": text,

@@ -197,6 +197,36 @@ def wait_for_embeddings(archive: Archive, shown: _Shown) -> None:
         shown.note(f"embedding complete: {sem.embedded:,} / {sem.total:,} windows")
 
 
+def publish(archive: Archive, *, wait: bool, lines: bool = False) -> IndexStatus:
+    """``archive.index_run`` (all pending work with ``wait``) with its progress on stderr: a bar
+    on a terminal, else with ``lines`` a plain line every :data:`LINE_EVERY_S` seconds."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    live = err_console.is_terminal
+    with Progress(
+        TextColumn("[bold]indexing[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err_console,
+        transient=True,
+        disable=not live,
+    ) as bar:
+        task = bar.add_task("index", total=None)
+        last = [-LINE_EVERY_S]
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") != "progress":
+                return
+            bar.update(task, completed=event["done"], total=event["total"])
+            now = time.monotonic()
+            quiet = not lines or live or not event["total"]
+            if not quiet and now - last[0] >= LINE_EVERY_S:
+                last[0] = now
+                err_console.print(f"indexing {event['done']:,} / {event['total']:,} documents")
+
+        return archive.index_run(wait=wait, on_event=on_event)
+
+
 @app.callback(invoke_without_command=True)
 def index(
     ctx: typer.Context,
@@ -224,32 +254,9 @@ def index(
     is embedded)."""
     if ctx.invoked_subcommand is not None:
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
     live = err_console.is_terminal
     with guard(as_json), Archive.open() as archive:
-        with Progress(
-            TextColumn("[bold]indexing[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=err_console,
-            transient=True,
-            disable=not live,
-        ) as bar:
-            task = bar.add_task("index", total=None)
-            last = [-LINE_EVERY_S]
-
-            def on_event(event: dict[str, Any]) -> None:
-                if event.get("type") != "progress":
-                    return
-                bar.update(task, completed=event["done"], total=event["total"])
-                now = time.monotonic()
-                quiet = not progress or live or not event["total"]
-                if not quiet and now - last[0] >= LINE_EVERY_S:
-                    last[0] = now
-                    err_console.print(f"indexing {event['done']:,} / {event['total']:,} documents")
-
-            body = archive.index_run(wait=wait, on_event=on_event)
+        body = publish(archive, wait=wait, lines=progress)
         if wait and not lexical:
             with _Shown(live=live, lines=progress and not live) as shown:
                 wait_for_embeddings(archive, shown)

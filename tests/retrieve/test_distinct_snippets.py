@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cwcore.api import Archive
-from tests.helpers import write_jsonl
+from tests.helpers import user_turns, write_jsonl
 
 PASSAGE = (
     "the websocket reconnect test is flaky because the fake clock advances before the "
@@ -29,17 +29,8 @@ QUERY = "flaky websocket reconnect"
 
 
 def _rows(texts: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    return [
-        {
-            "session": session,
-            "id": f"m{i}",
-            "role": "user",
-            "text": text,
-            "project": "p",
-            "timestamp": f"2026-11-10T10:{i:02d}:00Z",
-        }
-        for i, (session, text) in enumerate(texts)
-    ]
+    """``(session, text)`` pairs as user messages, one a minute."""
+    return user_turns([text for _, text in texts], sessions=[session for session, _ in texts])
 
 
 @pytest.fixture
