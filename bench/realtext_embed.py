@@ -21,9 +21,10 @@ Candidates that are not cw's unit exist only here, to be measured beside it.
 
 Beside them, the semantic index handler itself (``embed_pending``, as the daemon's worker runs
 it) over the first windows of a private copy whose vectors are cleared, in each of
-:data:`HANDLER_CONFIGS`: the model and batching before issue 35 (the package's model, four
-window-length texts a call), the default now (two a call) and the ``--int8`` variant, taking turns
-over the same windows (``rounds`` times), so the three rates come from the same minutes.
+:data:`HANDLER_CONFIGS`: the model and batching before issue 35 (the package's file as it ships,
+four window-length texts a call), the same file two a call, the default now (two a call, the
+package's graph without its softmax NaN guards: the same vectors) and the ``--int8`` variant,
+taking turns over the same windows (``rounds`` times), so the rates come from the same minutes.
 
 Each unit runs on a fresh embedder with no vector cache (every text goes through the model),
 after the model is loaded and warmed on unrelated text. Reported: texts/s, windows/s, tokens/s
@@ -61,11 +62,13 @@ UNITS = (
 )
 
 
-#: Handler configurations: (name, model variant, characters a model call): the old unit first.
+#: Handler configurations: (name, model variant, characters a model call, softmax NaN guards
+#: removed): the old unit first. None characters: cwcore.semantic.embedder.BATCH_CHARS.
 HANDLER_CONFIGS = (
-    ("before", "onnx-int8", 8_192),
-    ("default", "onnx-int8", None),  # None: cwcore.semantic.embedder.BATCH_CHARS
-    ("int8", "onnx-int8-matmul", None),
+    ("before", "onnx-int8", 8_192, False),
+    ("two-a-call", "onnx-int8", None, False),
+    ("default", "onnx-int8", None, True),
+    ("int8", "onnx-int8-matmul", None, True),
 )
 
 
@@ -186,15 +189,21 @@ def sample_units(home: Path, windows: int) -> dict[str, Any]:
 
 
 def handler(
-    home: Path, windows: int, *, variant: str | None = None, batch_chars: int | None = None
+    home: Path,
+    windows: int,
+    *,
+    variant: str | None = None,
+    batch_chars: int | None = None,
+    strip: bool = True,
 ) -> dict[str, Any]:
     """cw's semantic index handler itself (``embed_pending``, the daemon worker's step: read the
     windows, embed, commit rows and cursor) over the first ``windows`` windows of ``home`` (a
     private copy: its vectors are cleared first, content table included, so nothing is cached).
     ``variant`` installs that model variant in ``home`` first; ``batch_chars`` sets the
-    characters a model call takes. The embedder has the daemon's sessions (a query session on
-    ``inference_threads()``, the batch session on ``batch_threads()``) but runs at normal
-    priority (the daemon's worker runs at nice 19)."""
+    characters a model call takes; ``strip`` False installs the package's graph with its softmax
+    NaN guards (graph revision 1, as before they were removed). The embedder has the daemon's
+    sessions (a query session on ``inference_threads()``, the batch session on
+    ``batch_threads()``) but runs at normal priority (the daemon's worker runs at nice 19)."""
     from cwcore.methods import make_service
     from cwcore.semantic import embedder as embedder_module
     from cwcore.semantic import models
@@ -203,39 +212,45 @@ def handler(
     from cwcore.semantic.index import BATCH_WINDOWS, DEFAULT_MODE, embed_pending
     from cwcore.semantic.runtime import batch_threads, inference_threads
 
-    if variant is not None:
-        models.install_minilm(home, variant)
-    chars = embedder_module.BATCH_CHARS
-    if batch_chars is not None:
-        embedder_module.BATCH_CHARS = batch_chars
-    engine = make_service(home)
-    threads = {"threads": inference_threads(), "batch_threads": batch_threads()}
-    embedder = Embedder.for_home(home, background=False, **threads)
+    strip_before, chars = models.STRIP_NAN_GUARDS, embedder_module.BATCH_CHARS
+    # The flag also keeps Embedder.for_home from bringing a revision-1 folder up to date.
+    models.STRIP_NAN_GUARDS = strip
+    embedder_module.BATCH_CHARS = batch_chars or chars
     try:
-        vstore.clear(engine.store, model=None, mode=None)
-        embedder.load()
-        embedder.embed(["warm up the model for the handler"], cache=_NoCache())
-        warm = embedder.computed
-        done = 0
-        t0 = time.perf_counter()
-        while done < windows:
-            step = min(BATCH_WINDOWS, windows - done)
-            n = embed_pending(
-                engine.store, engine.reader, step, embedder=embedder, mode=DEFAULT_MODE
-            )
-            if n == 0:
-                break
-            done += n
-        seconds = time.perf_counter() - t0
-        cursor = int(vstore.state(engine.store).get("cursor", 0))
-        model_variant = embedder.manifest.get("variant")
+        if variant is not None:
+            models.install_minilm(home, variant)
+        engine = make_service(home)
+        threads = {"threads": inference_threads(), "batch_threads": batch_threads()}
+        embedder = Embedder.for_home(home, background=False, **threads)
+        try:
+            vstore.clear(engine.store, model=None, mode=None)
+            embedder.load()
+            embedder.embed(["warm up the model for the handler"], cache=_NoCache())
+            warm = embedder.computed
+            done = 0
+            t0 = time.perf_counter()
+            while done < windows:
+                step = min(BATCH_WINDOWS, windows - done)
+                n = embed_pending(
+                    engine.store, engine.reader, step, embedder=embedder, mode=DEFAULT_MODE
+                )
+                if n == 0:
+                    break
+                done += n
+            seconds = time.perf_counter() - t0
+            cursor = int(vstore.state(engine.store).get("cursor", 0))
+            model_variant = embedder.manifest.get("variant")
+            revision = embedder.manifest.get("graphRevision", 1)
+        finally:
+            embedder.close()
+            engine.close()
     finally:
-        embedder.close()
-        engine.close()
         embedder_module.BATCH_CHARS = chars
+        models.STRIP_NAN_GUARDS = strip_before
     return {
         "mode": DEFAULT_MODE,
         "variant": model_variant,
+        "graph_revision": revision,
         "batch_chars": batch_chars or chars,
         **threads,
         "windows": done,
@@ -250,10 +265,12 @@ def handlers(home: Path, windows: int, rounds: int = 2) -> dict[str, Any]:
     """:func:`handler` in each of :data:`HANDLER_CONFIGS` on ``home`` (a private copy), taking
     turns ``rounds`` times; per configuration the median rate and its runs, and each rate's
     ratio to the first configuration's (the unit before issue 35)."""
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in HANDLER_CONFIGS}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, *_ in HANDLER_CONFIGS}
     for _ in range(rounds):
-        for name, variant, chars in HANDLER_CONFIGS:
-            runs[name].append(handler(home, windows, variant=variant, batch_chars=chars))
+        for name, variant, chars, strip in HANDLER_CONFIGS:
+            runs[name].append(
+                handler(home, windows, variant=variant, batch_chars=chars, strip=strip)
+            )
     out: dict[str, Any] = {}
     base = float(np.median([r["windows_per_s"] for r in runs[HANDLER_CONFIGS[0][0]]]))
     for name, done in runs.items():

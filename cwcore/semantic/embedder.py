@@ -190,7 +190,9 @@ class Embedder:
         self.threads = threads
         self.batch_threads = batch_threads
         self.cache = cache
-        sha = str(self.manifest.get("sha256", "unknown"))[:16]
+        # The graph the vectors match bit for bit (the file itself before manifests said so).
+        graph = self.manifest.get("vectorsSha256") or self.manifest.get("sha256", "unknown")
+        sha = str(graph)[:16]
         #: What a vector depends on: weights, pooling, sequence cap and text clipping.
         self.model_id = f"minilm-int8:{sha}:t{models.MAX_TOKENS}:c{MAX_CHARS}"
         self._model: Any = None

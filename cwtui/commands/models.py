@@ -76,7 +76,7 @@ def install_cmd(
         bool,
         typer.Option(
             "--int8",
-            help="Compute in int8: about 1.8x faster embedding, vectors a little different "
+            help="Compute in int8: about 1.4x faster embedding, vectors a little different "
             "(changing the variant embeds every window again).",
         ),
     ] = False,

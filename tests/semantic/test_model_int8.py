@@ -3,7 +3,7 @@ in int8.
 
 The package's ONNX file stores int8 weights but casts them back to float inside the graph, so it
 runs at float speed; the variant is a derived graph whose weight MatMuls run in int8
-(models.quantize_minilm). The default stays the package's file as it ships.
+(models.derive_minilm). The default computes the package's vectors (test_model_graph.py).
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ def _ops(path: Path) -> Counter[str]:
     return Counter(node.op_type for node in onnx.load(str(path)).graph.node)
 
 
-def test_the_default_is_the_package_file_as_it_ships(minilm_home: Path) -> None:
+def test_the_default_computes_the_package_files_vectors(minilm_home: Path) -> None:
     manifest = models.read_manifest(models.minilm_dir(minilm_home))
     assert manifest is not None and manifest["variant"] == models.VARIANT_PACKAGE
-    assert manifest["sha256"] == manifest["sourceSha256"]
-    assert manifest["sha256"] == models.sha256_file(models.package_onnx())
+    assert manifest["vectorsSha256"] == manifest["sourceSha256"]
+    assert manifest["sourceSha256"] == models.sha256_file(models.package_onnx())
 
 
 def test_int8_variant_runs_its_weight_matmuls_in_int8(int8_home: Path) -> None:
@@ -61,6 +61,7 @@ def test_int8_variant_runs_its_weight_matmuls_in_int8(int8_home: Path) -> None:
     assert manifest is not None and manifest["variant"] == INT8
     assert manifest["sourceSha256"] == models.sha256_file(models.package_onnx())
     assert manifest["sha256"] == models.sha256_file(folder / models.MODEL_FILE)
+    assert manifest["nanGuardsRemoved"] == 6 and manifest["graphRevision"] == 2
     ops = _ops(folder / models.MODEL_FILE)
     # 6 layers x (q, k, v, output, two feed-forward) weight matrices; attention's own two
     # activation-by-activation products a layer stay float.
@@ -87,9 +88,10 @@ def test_int8_vectors_agree_with_the_package_model(int8_home: Path, minilm: Embe
 
 def test_derivation_is_deterministic_and_runs_apart(tmp_path: Path) -> None:
     source = models.package_onnx()
-    models.quantize_minilm(source, tmp_path / "a.onnx")
-    models.quantize_minilm(source, tmp_path / "b.onnx")
+    a = models.derive_minilm(source, tmp_path / "a.onnx", INT8, strip=True)
+    b = models.derive_minilm(source, tmp_path / "b.onnx", INT8, strip=True)
     assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
+    assert a == b and a["nanGuards"] == 6
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.onnx", "b.onnx"]  # no scratch left
     # The quantizer ran in a child: this process never imported it (it keeps ~200 MB).
     assert "onnxruntime.quantization" not in sys.modules
@@ -101,7 +103,7 @@ def test_a_failed_derivation_is_one_categorized_line_and_installs_nothing(
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"not an onnx file")
     with pytest.raises(ModelUnavailable) as info:
-        models.quantize_minilm(broken, tmp_path / "out.onnx")
+        models.derive_minilm(broken, tmp_path / "out.onnx", INT8, strip=True)
     assert errors.category(info.value) == errors.LOAD_FAILED
     assert "\n" not in str(info.value) and "cannot derive" in str(info.value)
     assert not (tmp_path / "out.onnx").exists()
@@ -121,13 +123,13 @@ def test_another_home_copies_the_derived_model_while_it_still_hashes_the_same(
     monkeypatch.setattr(models, "_derived", {})
     first = models.install_minilm(tmp_path / "one", INT8)
     calls: list[Path] = []
-    real = models.quantize_minilm
+    real = models.derive_minilm
 
-    def counting(source: Path, target: Path) -> None:
+    def counting(source: Path, target: Path, variant: str, *, strip: bool) -> dict[str, object]:
         calls.append(target)
-        real(source, target)
+        return real(source, target, variant, strip=strip)
 
-    monkeypatch.setattr(models, "quantize_minilm", counting)
+    monkeypatch.setattr(models, "derive_minilm", counting)
     second = models.install_minilm(tmp_path / "two", INT8)
     assert calls == [] and first["sha256"] == second["sha256"] == want
     # A copy altered since (or removed) is not trusted: the next home derives its own.
@@ -179,14 +181,14 @@ def test_first_use_during_an_install_waits_for_it_and_keeps_its_variant(
     models install --int8`` is deriving: first use waits, then keeps what the install wrote."""
     home = tmp_path / "home"
     started, release = threading.Event(), threading.Event()
-    real = models.quantize_minilm
+    real = models.derive_minilm
 
-    def slow(source: Path, target: Path) -> None:
+    def slow(source: Path, target: Path, variant: str, *, strip: bool) -> dict[str, object]:
         started.set()
         assert release.wait(60)
-        real(source, target)
+        return real(source, target, variant, strip=strip)
 
-    monkeypatch.setattr(models, "quantize_minilm", slow)
+    monkeypatch.setattr(models, "derive_minilm", slow)
     monkeypatch.setattr(models, "_derived", {})
     installed: list[dict[str, object]] = []
     used: list[dict[str, object]] = []
