@@ -13,11 +13,12 @@ last).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from cwcore.semantic.models import sha256_file
 
 
 def strip_nan_guards(model: Any) -> int:
@@ -95,20 +96,12 @@ def _quantize(source: Path, target: Path) -> None:
         folded.unlink(missing_ok=True)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def derive(source: Path, target: Path, *, int8: bool, strip: bool = True) -> dict[str, Any]:
     """Write ``target``: the graph of ``source`` (with ``int8``, its weight MatMuls quantized:
     :func:`_quantize`), with ``strip`` without its softmax NaN guards (:func:`strip_nan_guards`;
-    ``strip=False`` is the bench's "before"). Returns
-    ``vectorsSha256`` (the sha256 of the graph before the guards went, whose vectors ``target``
-    computes bit for bit) and ``nanGuards``. Deterministic."""
+    ``strip=False`` is the bench's "before"). Returns ``vectorsSha256`` (the sha256 of the graph
+    before the guards went, whose vectors ``target`` computes bit for bit) and ``nanGuards``.
+    Deterministic."""
     import onnx
 
     graph = source
@@ -116,7 +109,7 @@ def derive(source: Path, target: Path, *, int8: bool, strip: bool = True) -> dic
         graph = target.with_name(target.name + ".int8")
         _quantize(source, graph)
     try:
-        vectors_sha = _sha256(graph)
+        vectors_sha = sha256_file(graph)
         model = onnx.load(str(graph))
         guards = strip_nan_guards(model) if strip else 0
         onnx.save(model, str(target))

@@ -192,13 +192,11 @@ def derive_minilm(source: Path, target: Path, variant: str, *, strip: bool) -> d
     return answer
 
 
-def _model_file(
-    source: Path, source_sha: str, target: Path, variant: str, *, fallback: bool
-) -> dict[str, Any]:
+def _model_file(source: Path, source_sha: str, target: Path, variant: str) -> dict[str, Any]:
     """Write the embedder's ``model.onnx`` of ``variant`` at ``target``; returns what
-    :func:`derive_minilm` does. With ``fallback``, the default variant whose guards cannot be
-    removed (no usable onnx package, say) is the package's file as it ships — the same vectors,
-    slower — and the answer carries the derivation's ``error``."""
+    :func:`derive_minilm` does. When the default variant's guards cannot be removed (no usable
+    onnx package, say), it is the package's file as it ships — the same vectors, slower — and
+    the answer carries the derivation's ``error``."""
     done = _derived.get((source_sha, variant, STRIP_NAN_GUARDS))
     if done is not None and done[0].is_file():
         shutil.copyfile(done[0], target)
@@ -207,7 +205,7 @@ def _model_file(
     try:
         return derive_minilm(source, target, variant, strip=STRIP_NAN_GUARDS)
     except ModelUnavailable as exc:
-        if not fallback or variant != VARIANT_PACKAGE:
+        if variant != VARIANT_PACKAGE:
             raise
         shutil.copyfile(source, target)
         return {"vectorsSha256": source_sha, "nanGuards": 0, "error": str(exc)}
@@ -236,13 +234,13 @@ def install_minilm(home: Path, variant: str | None = None) -> dict[str, Any]:
         return _install(home, variant)
 
 
-def _install(home: Path, variant: str, *, fallback: bool = True) -> dict[str, Any]:
+def _install(home: Path, variant: str) -> dict[str, Any]:
     onnx = package_onnx()
     root = models_root(home)
     build = Path(tempfile.mkdtemp(prefix=".minilm-", dir=root))
     try:
         source_sha = sha256_file(onnx)
-        derived = _model_file(onnx, source_sha, build / MODEL_FILE, variant, fallback=fallback)
+        derived = _model_file(onnx, source_sha, build / MODEL_FILE, variant)
         stripped = STRIP_NAN_GUARDS and "error" not in derived
         data = resources.files("cwcore.semantic") / "model"
         for name in (*TOKENIZER_FILES, LICENSE_FILE):
@@ -302,10 +300,45 @@ def ensure_minilm(home: Path) -> tuple[Path, dict[str, Any]]:
                 body = _install(home, DEFAULT_VARIANT)
             elif _outdated(body) and folder not in _upgrade_failed:
                 try:
-                    body = _install(home, str(body["variant"]), fallback=False)
-                except ModelUnavailable:
+                    body = _upgrade(home, body)
+                except (ModelUnavailable, OSError):
                     _upgrade_failed.add(folder)
     return folder, body
+
+
+def _upgrade(home: Path, body: dict[str, Any]) -> dict[str, Any]:
+    """Bring the folder of ``body`` (its manifest) to :data:`GRAPH_REVISION`: its own
+    ``model.onnx`` without the softmax NaN guards, so the vectors stay the installed file's bit
+    for bit whatever the variant (an int8 file is not quantized again). The other files and
+    fields are kept; ``upgraded`` says when. Raises ModelUnavailable when the file no longer
+    hashes as installed or cannot be derived; the folder is then untouched."""
+    folder = minilm_dir(home)
+    installed = sha256_file(folder / MODEL_FILE)
+    if installed != body.get("sha256"):
+        raise errors.unavailable(errors.LOAD_FAILED, f"{folder / MODEL_FILE} was changed")
+    build = Path(tempfile.mkdtemp(prefix=".minilm-", dir=models_root(home)))
+    try:
+        for path in folder.iterdir():
+            if path.is_file() and path.name not in (MODEL_FILE, MANIFEST):
+                shutil.copy2(path, build / path.name)
+        derived = derive_minilm(
+            folder / MODEL_FILE, build / MODEL_FILE, VARIANT_PACKAGE, strip=True
+        )
+        new = {
+            **body,
+            "sha256": sha256_file(build / MODEL_FILE),
+            "vectorsSha256": body.get("vectorsSha256") or installed,
+            "graphRevision": GRAPH_REVISION,
+            "nanGuardsRemoved": int(derived.get("nanGuards", 0)),
+            "upgraded": clock.iso(clock.now()),
+        }
+        new["files"] = _files(build)
+        (build / MANIFEST).write_text(json.dumps(new, indent=2) + "\n", encoding="utf-8")
+        _replace(folder, build)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    return {**new, "path": str(folder)}
 
 
 def _outdated(body: dict[str, Any]) -> bool:

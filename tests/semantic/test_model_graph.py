@@ -96,6 +96,7 @@ def test_a_folder_installed_before_is_brought_up_to_date_on_first_use(
     _, now = models.ensure_minilm(home)
     assert now["graphRevision"] == 2 and now["variant"] == old["variant"]
     assert now["nanGuardsRemoved"] == 6 and now["sha256"] != old["sha256"]
+    assert now["installed"] == old["installed"] and "upgraded" in now
     # Stored vectors stay valid: the identity they are filed under is unchanged.
     assert Embedder(folder, now).model_id == old_id
     assert _ops(onnx.load(str(folder / models.MODEL_FILE)))["IsNaN"] == 0
@@ -108,16 +109,35 @@ def test_a_failed_upgrade_keeps_the_folder_that_works(
     home = _old_home(tmp_path, monkeypatch)
     folder = models.minilm_dir(home)
     before = models.read_manifest(folder)
-    broken = tmp_path / "broken.onnx"
-    broken.write_bytes(b"not an onnx file")
-    monkeypatch.setattr(models, "package_onnx", lambda: broken)
-    monkeypatch.setattr(models, "_derived", {})
+    calls: list[Path] = []
+
+    def broken(source: Path, target: Path, variant: str, *, strip: bool) -> dict[str, object]:
+        calls.append(source)
+        raise errors.unavailable(errors.LOAD_FAILED, "cannot derive the embedding model: boom")
+
+    monkeypatch.setattr(models, "derive_minilm", broken)
     _, body = models.ensure_minilm(home)
     assert body == before and models.read_manifest(folder) == before
+    assert calls == [folder / models.MODEL_FILE]  # the installed file, not the package's
     assert sorted(p.name for p in models.models_root(home).iterdir()) == [
         ".assemble.lock",
         "minilm",
     ]
+    models.ensure_minilm(home)
+    assert len(calls) == 1  # not tried again by this process
+
+
+def test_a_model_file_changed_since_install_is_not_upgraded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its vectors are filed under the installed file's digest: a file that no longer hashes so
+    is not the graph they match, and deriving from it could file other vectors under it."""
+    home = _old_home(tmp_path, monkeypatch)
+    folder = models.minilm_dir(home)
+    before = models.read_manifest(folder)
+    with (folder / models.MODEL_FILE).open("ab") as fh:
+        fh.write(b"\0")
+    assert models.ensure_minilm(home)[1] == before == models.read_manifest(folder)
 
 
 def test_without_a_usable_onnx_the_default_is_the_package_file_as_it_ships(
