@@ -169,7 +169,8 @@ def report(result: dict[str, Any], plan: Any) -> None:
         ]
         + [
             (
-                f"handler {name} ({h['variant']}, {h['batch_chars']:,} chars a call), "
+                f"handler {name} ({h['variant']}, graph revision {h.get('graph_revision', 1)}, "
+                f"{h['batch_chars']:,} chars a call), "
                 f"{h['speedup']}x",
                 str(h["computed"]),
                 "",
