@@ -59,7 +59,7 @@ def test_the_package_graph_loses_exactly_its_six_guards() -> None:
     after = _ops(model)
     assert before["IsNaN"] == 6 and after["IsNaN"] == 0
     assert before["Where"] - after["Where"] == 6 and after["Where"] == 1  # the mask's own stays
-    assert {k: v for k, v in (before - after).items()} == {"IsNaN": 6, "Where": 6}
+    assert dict(before - after) == {"IsNaN": 6, "Where": 6}
     onnx.checker.check_model(model)
 
 
