@@ -153,7 +153,8 @@ def import_(
                 summary = archive.import_paths(paths, fmt=fmt, project=project, on_event=on_event)
         if wait:
             _publish(archive, summary)
-        _finish(summary, as_json, archive=archive)
+        # After --wait the index has caught up: no status to read for the indexing note.
+        _finish(summary, as_json, archive=None if wait else archive)
 
 
 def _publish(archive: Archive, summary: ImportReport) -> None:
@@ -300,7 +301,7 @@ def sync(
         if as_json:
             for outcome in answer_json(summary).get("file_outcomes", ()):
                 emit_json(outcome)
-        _finish(summary, as_json, per_file=True, archive=archive)
+        _finish(summary, as_json, per_file=True, archive=None if wait else archive)
 
 
 @app.command()

@@ -46,9 +46,9 @@ class _Draft:
     highlights: list[list[int]]
     lo: int  # the first match's character span in the window's text
     hi: int
-    ascii: bool
     text: str
-    #: The snippet at the full width, whatever the page's budget: what "reads the same" compares.
+    #: The snippet at the full width, whatever the page's budget: what "reads the same" compares
+    #: ("" when the page keeps repeats).
     reads: str
 
 
@@ -111,7 +111,7 @@ def materialize(
     for item in ranked:
         if len(drafts) >= slots:
             break
-        draft = _draft(item, reader, texts, search_terms, stems, idfs, share, cap)
+        draft = _draft(item, reader, texts, search_terms, stems, idfs, share, cap, distinct)
         if distinct:
             reads = " ".join(draft.reads.split())
             if reads in shown:
@@ -129,7 +129,7 @@ def materialize(
     for i, draft in enumerate(drafts):
         cand, record, manifest = draft.item.cand, draft.item.record, draft.manifest
         snippet, highlights, lo, hi = draft.snippet, draft.highlights, draft.lo, draft.hi
-        if not draft.ascii:  # character offsets to byte offsets
+        if not draft.text.isascii():  # character offsets to byte offsets
             lo = len(draft.text[:lo].encode("utf-8", "surrogatepass"))
             hi = len(draft.text[:hi].encode("utf-8", "surrogatepass"))
         match_start, match_end = record["byteStart"] + lo, record["byteStart"] + hi
@@ -197,9 +197,11 @@ def _draft(
     idfs: dict[str, float],
     share: int | None,
     cap: int,
+    compare: bool,
 ) -> _Draft:
     """One hit's window read, its matched spans found and its snippet made (see
-    :func:`materialize` for the arguments)."""
+    :func:`materialize` for the arguments); with ``compare``, also what it reads as at the full
+    snippet width."""
     cand, record = item.cand, item.record
     if texts is not None:
         manifest, text = texts(cand.wid)
@@ -226,11 +228,11 @@ def _draft(
     else:
         snippet, highlights = fit_snippet(text, spans, share, weights=idfs)
     snippet, highlights = _capped(snippet, highlights, cap)
-    reads = snippet
-    if share is not None or cap < SNIPPET_CHARS:
+    reads = snippet if compare else ""
+    if compare and (share is not None or cap < SNIPPET_CHARS):
         reads = make_snippet(text, spans, width=SNIPPET_CHARS, weights=idfs)[0]
     lo, hi = spans[0] if spans else (0, 0)
-    return _Draft(item, manifest, snippet, highlights, lo, hi, text.isascii(), text, reads)
+    return _Draft(item, manifest, snippet, highlights, lo, hi, text, reads)
 
 
 def _capped(snippet: str, highlights: list[list[int]], cap: int) -> tuple[str, list[list[int]]]:
