@@ -355,3 +355,47 @@ def test_closing_the_archive_waits_for_a_scan_begun_ahead(
     fake.release()  # the scan begins; nobody waits for it
     topics.close()
     assert seen == [True]
+
+
+def test_the_page_is_drafted_while_the_stage_begun_ahead_runs(
+    topics: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the query's vector is still on its way, the search thread drafts the lexical head's
+    snippets (``pageDraftedAhead``) and the page reuses them: the response is the one a search
+    that waited idle gives, field for field (locators aside: each page signs its own lease)."""
+    from cwcore.retrieve import page, search
+
+    fake = _ahead(topics, _Held())
+    ask = {"query": "sourdough bread", "semanticPolicy": "always", "limit": 3}
+    warm = page.Drafter.warm
+    reused: list[int] = []
+
+    def warm_then_release(drafter: page.Drafter, *args: Any, **named: Any) -> int:
+        done = warm(drafter, *args, **named)  # the vector is held: nothing stops the drafting
+        fake.release()
+        return done
+
+    def counted(*args: Any, **named: Any) -> Any:
+        drafter = args[4]
+        hits = materialize(*args, **named)
+        reused.append(drafter.reused)
+        return hits
+
+    materialize = search.materialize
+    monkeypatch.setattr(page.Drafter, "warm", warm_then_release)
+    monkeypatch.setattr(search, "materialize", counted)
+    drafted = topics.search(ask)
+    assert drafted.stages["pageDraftedAhead"] >= 1
+    assert reused[-1] >= 1  # the page took its hits' drafts from the warm-up
+
+    def idle(*args: Any, **named: Any) -> int:
+        fake.release()
+        return 0
+
+    monkeypatch.setattr(search, "_warm_page", idle)
+    waited = topics.search(ask)
+    assert "pageDraftedAhead" not in waited.stages
+    assert [h.to_json() | {"locator": ""} for h in drafted.results] == [
+        h.to_json() | {"locator": ""} for h in waited.results
+    ]
+    assert drafted.results and drafted.semantic_search_used and waited.semantic_search_used
