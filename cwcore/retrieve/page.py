@@ -1,18 +1,16 @@
 """The page of explicit search: the collapsed candidates made into :class:`SearchHit` records.
 
-:func:`materialize` drafts each hit through a :class:`Drafter` (the window read once through
-the request's text reader, the snippet built around the matched spans), leaves out a hit whose
-snippet reads exactly as an earlier one's (the same tool output read four times shows once; the
-next candidate takes its place), signs the locators under one lease for the whole page, and
-attaches the score breakdown (:func:`score_metadata`). The drafter remembers its drafts, so a
-search can draft the hits its page is likely to show while it waits for the semantic stage
-(:meth:`Drafter.warm`) and the page reuses them.
+:func:`materialize` reads each hit's window once (through the request's text reader), builds
+its snippet around the matched spans, leaves out a hit whose snippet reads exactly as an earlier
+one's (the same tool output read four times shows once; the next candidate takes its place),
+signs the locators under one lease for the whole page, and attaches the score breakdown
+(:func:`score_metadata`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from cwcore.contract.search import (
@@ -63,144 +61,58 @@ class Ranked:
     trace: dict[str, Any] = field(default_factory=dict)
 
 
-class Drafter:
-    """Drafts page hits for one search: each hit's window read (``texts``, the search's
-    :meth:`~cwcore.retrieve.candidates.Visible.text`, or the store through ``reader``), its
-    matched spans found and its snippet made; with ``distinct``, also what it reads as at the full
-    snippet width (the page leaves out repeats). Drafts are remembered: a draft depends on the
-    window, the candidate's literals, relation spans and (with no search terms) matched terms,
-    and on the page's slots (the snippet's share of ``budget_tokens`` and its cap), while the
-    search's terms, stems and IDF weights are fixed per drafter (:meth:`serves`).
-
-    ``budget_tokens`` (the request's ``hintBudgetTokens``) bounds the page's snippets together,
-    by the conservative token estimator: each hit's snippet gets an equal share and is narrowed
-    until it fits. ``hit_chars`` caps each snippet and ``result_chars`` all of them together
-    (spec 004: per-hit 3,000, result 16,000 characters): each gets an equal share of the
-    result's. ``stems``: the search's stem terms, whose words are highlighted beside the search
-    terms."""
-
-    def __init__(
-        self,
-        reader: Reader,
-        texts: Callable[[int], tuple[Manifest, str]] | None,
-        search_terms: Sequence[str],
-        idfs: dict[str, float],
-        stems: Sequence[str] = (),
-        *,
-        budget_tokens: int | None = None,
-        hit_chars: int | None = None,
-        result_chars: int | None = None,
-        distinct: bool = True,
-    ) -> None:
-        self.reader, self.texts = reader, texts
-        self.search_terms, self.idfs, self.stems = list(search_terms), dict(idfs), tuple(stems)
-        self.budget_tokens, self.hit_chars, self.result_chars = (
-            budget_tokens,
-            hit_chars,
-            result_chars,
-        )
-        self.distinct = distinct
-        self._memo: dict[tuple[Any, ...], _Draft] = {}
-        self.warmed = 0  # drafts made by :meth:`warm`
-        self.reused = 0  # drafts :meth:`draft` found made
-
-    def serves(
-        self, search_terms: Sequence[str], idfs: dict[str, float], stems: Sequence[str]
-    ) -> bool:
-        """Whether this drafter drafts for a search with these terms, IDF weights and stems."""
-        return (
-            self.search_terms == list(search_terms)
-            and self.idfs == idfs
-            and self.stems == tuple(stems)
-        )
-
-    def sizes(self, slots: int) -> tuple[int | None, int]:
-        """A snippet's token share (None: no budget) and its character cap on a page of
-        ``slots`` hits."""
-        share = None if self.budget_tokens is None else self.budget_tokens // slots
-        cap = 1 << 62  # the hard cap of one snippet, characters
-        if self.hit_chars is not None:
-            cap = min(cap, self.hit_chars)
-        if self.result_chars is not None:
-            cap = min(cap, self.result_chars // slots)
-        return share, cap
-
-    def draft(self, item: Ranked, slots: int) -> _Draft:
-        """``item`` drafted for a page of ``slots`` hits (remembered, or made now)."""
-        share, cap = self.sizes(slots)
-        cand = item.cand
-        key = (
-            cand.wid,
-            tuple(cand.literals),
-            tuple(cand.spans),
-            () if self.search_terms else tuple(cand.matched_terms),
-            share,
-            cap,
-        )
-        found = self._memo.get(key)
-        if found is not None:
-            self.reused += 1
-            return found if found.item is item else replace(found, item=item)
-        made = _draft(
-            item,
-            self.reader,
-            self.texts,
-            self.search_terms,
-            self.stems,
-            self.idfs,
-            share,
-            cap,
-            self.distinct,
-        )
-        self._memo[key] = made
-        return made
-
-    def warm(self, items: Iterable[Ranked], slots: int, *, stop: Callable[[], bool]) -> int:
-        """Draft ``items`` in order for a page of ``slots`` hits until ``stop()`` says the
-        search has something better to do (checked before each); returns how many were
-        drafted. Work the page then does not repeat; a draft it never uses cost only the time
-        the search would have spent waiting."""
-        done = 0
-        for item in items:
-            if stop():
-                break
-            self.draft(item, slots)
-            done += 1
-        self.warmed += done
-        return done
-
-
 def materialize(
     store: Store,
+    reader: Reader,
     signer: Signer,
     lease_minutes: float,
     ranked: list[Ranked],
-    drafter: Drafter,
     *,
     generation: int,
     scope: str,
+    search_terms: list[str],
+    idfs: dict[str, float],
+    stems: Sequence[str] = (),
+    budget_tokens: int | None = None,
+    texts: Callable[[int], tuple[Manifest, str]] | None = None,
+    hit_chars: int | None = None,
+    result_chars: int | None = None,
     limit: int | None = None,
+    distinct: bool = True,
     stages: dict[str, Any] | None = None,
 ) -> tuple[SearchHit, ...]:
     """Snippets, locators (one lease for the page) and provenance for the first ``limit`` hits
-    of ``ranked`` (default: all), drafted by ``drafter``. With the drafter's ``distinct``, a hit
-    whose snippet reads exactly as an earlier one's at the full snippet width
-    (:data:`SNIPPET_CHARS`, white space aside, whatever width a budget leaves the page) is left
-    out and the next of ``ranked`` is taken: it would show the reader nothing new (the collapse
-    already dropped windows of equal text; this catches the same passage in windows that differ
-    elsewhere). Each window's text is read once. ``stages`` (the search's trace) gets
-    ``repeatedPassages``, the hits left out as repeats, when there were any."""
+    of ``ranked`` (default: all). With ``distinct``, a hit whose snippet reads exactly as an
+    earlier one's at the full snippet width (:data:`SNIPPET_CHARS`, white space aside, whatever
+    width a budget leaves the page) is left out and the next of ``ranked`` is taken: it would
+    show the reader nothing new (the collapse already dropped windows of equal text; this catches
+    the same passage in windows that differ elsewhere). Each window's text is read once.
+    ``budget_tokens`` (the request's ``hintBudgetTokens``) bounds the page's snippets together,
+    by the conservative token estimator: each hit's snippet gets an equal share and is narrowed
+    until it fits. ``texts`` (the search's
+    :meth:`~cwcore.retrieve.candidates.Visible.text`) serves windows another stage already
+    read. ``hit_chars`` caps each snippet and ``result_chars`` all of them together (spec 004:
+    per-hit 3,000, result 16,000 characters): each gets an equal share of the result's.
+    ``stems``: the search's stem terms, whose words are highlighted beside the search terms.
+    ``stages`` (the search's trace) gets ``repeatedPassages``, the hits left out as repeats,
+    when there were any."""
     slots = len(ranked) if limit is None else min(limit, len(ranked))
     if not slots:
         return ()
+    share = None if budget_tokens is None else budget_tokens // slots
+    cap = 1 << 62  # the hard cap of one snippet, characters
+    if hit_chars is not None:
+        cap = min(cap, hit_chars)
+    if result_chars is not None:
+        cap = min(cap, result_chars // slots)
     drafts: list[_Draft] = []
     shown: set[str] = set()
     repeated = 0
     for item in ranked:
         if len(drafts) >= slots:
             break
-        draft = drafter.draft(item, slots)
-        if drafter.distinct:
+        draft = _draft(item, reader, texts, search_terms, stems, idfs, share, cap, distinct)
+        if distinct:
             reads = " ".join(draft.reads.split())
             if reads in shown:
                 repeated += 1
@@ -288,7 +200,7 @@ def _draft(
     compare: bool,
 ) -> _Draft:
     """One hit's window read, its matched spans found and its snippet made (see
-    :class:`Drafter` for the arguments); with ``compare``, also what it reads as at the full
+    :func:`materialize` for the arguments); with ``compare``, also what it reads as at the full
     snippet width."""
     cand, record = item.cand, item.record
     if texts is not None:

@@ -17,9 +17,7 @@
 6. **Collapse** (:mod:`cwcore.retrieve.collapse`): one hit per document, no copies.
 7. **Rerank** the head of the lexical/semantic tier with the installed cross-encoder (never
    across a tier), then **materialize** the page (:mod:`cwcore.retrieve.page`): snippets,
-   locators under one lease, provenance. While the semantic stage's work begun ahead is still
-   running, the search thread drafts the hits the lexical pass put first (their snippets), and
-   the page reuses those drafts (:func:`_warm_page`).
+   locators under one lease, provenance.
 
 Candidate depth follows the page: the first round reads ``max(4 × limit, limit + 40)`` BM25
 windows and ``limit`` semantic ones. Spec 004's fixed depths (``lexical`` 30, ``vector`` 30:
@@ -57,7 +55,7 @@ from cwcore.retrieve.fusion import fuse_tier
 from cwcore.retrieve.importance import context_prior, importance
 from cwcore.retrieve.lexical import lexical_candidates, query_terms, structural_candidates
 from cwcore.retrieve.locator import Signer
-from cwcore.retrieve.page import TIER, Drafter, Ranked, materialize
+from cwcore.retrieve.page import TIER, Ranked, materialize
 from cwcore.retrieve.params import RetrievalParams
 from cwcore.retrieve.rerank import rerank_tier
 from cwcore.retrieve.scope import resolve
@@ -68,7 +66,6 @@ from cwcore.retrieve.semantic import (
     rescue,
     rescue_evidence,
     semantic_tier,
-    should_run,
     start_ahead,
 )
 from cwcore.retrieve.semantic import weak as weak_pass
@@ -77,10 +74,6 @@ from cwcore.semantic.runtime import AheadQuery
 from cwcore.store.reader import Reader
 from cwcore.store.rocks import Store
 from cwcore.text.stems import query_stems
-
-#: Lexical hits drafted beyond the page's length while the semantic stage runs (for repeats the
-#: page leaves out).
-WARM_EXTRA = 2
 
 
 @dataclass
@@ -192,7 +185,6 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
     lex = LexicalPass()
     outcome: SemanticOutcome | None = None
     ranked: list[Ranked] = []
-    drafter: Drafter | None = None
     literal = _literal(ctx, plan, visible, exact)
     if literal:
         stages["literal"] = len(literal)
@@ -202,12 +194,6 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         lex = _lexical(ctx, plan, visible, exact, literal, fetch, stages)
         top_tier = exact or lex.literal
         fire = rescue(lex.evidence, params)
-        policy = req.semantic_policy or DEFAULT_POLICY
-        if round_ == 0 and ahead is not None and should_run(policy, enabled=True, weak=fire):
-            drafter = _drafter(ctx, req, plan, lex, visible)
-            warmed = _warm_page(drafter, visible, [*top_tier, *lex.candidates], req.limit, ahead)
-            if warmed:
-                stages["pageDraftedAhead"] = warmed
         outcome = _semantic(
             ctx, req, plan, visible, bool(top_tier), fire, want * depth, stages, ahead
         )
@@ -234,18 +220,24 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
     if req.group == "session":
         ranked = by_session(ranked)
     visible.prefetch([r.cand.wid for r in ranked[: req.limit]])
-    if drafter is None or not drafter.serves(plan.terms + lex.expanded, lex.idfs, plan.stems):
-        drafter = _drafter(ctx, req, plan, lex, visible)
     hits = materialize(
         ctx.store,
+        ctx.reader,
         ctx.signer,
         ctx.lease_minutes,
         ranked,
-        drafter,
         limit=req.limit,
+        distinct=req.group != "session",  # a session's hit stands for the session
         stages=stages,
         generation=int(gen["n"]),
         scope=req.scope,
+        search_terms=plan.terms + lex.expanded,
+        idfs=lex.idfs,
+        stems=plan.stems,
+        budget_tokens=req.hint_budget_tokens,
+        texts=visible.text,
+        hit_chars=limits.hit_chars,
+        result_chars=limits.result_chars,
     )
     evidence: list[dict[str, Any]] = []
     if len(hits) < req.limit and markdown_evidence.applies(req):
@@ -283,41 +275,6 @@ def search(ctx: SearchContext, req: SearchRequest) -> SearchResponse:
         semantic_failure=failure,
         evidence=tuple(evidence),
     )
-
-
-def _drafter(
-    ctx: SearchContext, req: SearchRequest, plan: QueryPlan, lex: LexicalPass, visible: Visible
-) -> Drafter:
-    """The page's drafter for this search's terms (its own and the expansion's)."""
-    return Drafter(
-        ctx.reader,
-        visible.text,
-        plan.terms + lex.expanded,
-        lex.idfs,
-        plan.stems,
-        budget_tokens=req.hint_budget_tokens,
-        hit_chars=ctx.limits.hit_chars,
-        result_chars=ctx.limits.result_chars,
-        distinct=req.group != "session",  # a session's hit stands for the session
-    )
-
-
-def _warm_page(
-    drafter: Drafter, visible: Visible, first: list[Candidate], limit: int, ahead: AheadQuery
-) -> int:
-    """Draft the page's likely hits while the semantic stage's work begun ahead runs on other
-    threads, instead of waiting idle for it; returns how many were drafted. The likely page is
-    the top tier and the lexical candidates in their order, one per source: fusion gives a
-    semantic rank 0.3 of a lexical rank's credit, so semantic candidates mostly join below the
-    lexical head. Drafting stops as soon as the stage's candidates are ready (each draft is a
-    fraction of a millisecond), so it never delays the search by more than one draft; the page
-    drafts whatever it shows that was not drafted here. A few more than ``limit`` are drafted,
-    for repeats the page leaves out."""
-    if not ahead.pending():
-        return 0
-    head = collapse(Ranked(c, visible.record(c.wid)) for c in first)[: limit + WARM_EXTRA]
-    visible.prefetch(r.cand.wid for r in head)
-    return drafter.warm(head, limit, stop=lambda: not ahead.pending())
 
 
 def _head(fused: list[Ranked], candidates: int) -> list[Ranked]:

@@ -134,10 +134,6 @@ class AheadQuery:
         waited = time.perf_counter()
         return self._semantic.nearest(wait(self.vector), k, only, waited, ahead=True)
 
-    def pending(self) -> bool:
-        """Whether the work begun ahead (the vector, then the first round's scan) still runs."""
-        return not self._found.done()
-
     def drop(self) -> None:
         self._dropped.set()
 
