@@ -199,14 +199,14 @@ def derive_minilm(source: Path, target: Path, variant: str, *, strip: bool) -> d
         check=False,
     )
     answer: Any = None
-    lines = [x for x in done.stdout.splitlines() if x.strip()]
-    if done.returncode == 0 and lines and target.is_file():
+    printed = [x for x in done.stdout.splitlines() if x.strip()]
+    if done.returncode == 0 and printed and target.is_file():
         with contextlib.suppress(ValueError):
-            answer = json.loads(lines[-1])
+            answer = json.loads(printed[-1])
     if not isinstance(answer, dict) or not answer.get("vectorsSha256"):
         target.unlink(missing_ok=True)
-        lines = [x for x in done.stderr.splitlines() if x.strip()]
-        why = lines[-1] if lines else f"exit status {done.returncode}"
+        said = [x for x in done.stderr.splitlines() if x.strip()]
+        why = said[-1] if said else f"exit status {done.returncode}"
         what = "int8 " if variant == VARIANT_INT8_MATMUL else ""
         raise errors.unavailable(
             errors.LOAD_FAILED, f"cannot derive the {what}embedding model: {why}"
@@ -305,12 +305,12 @@ def ensure_minilm(home: Path) -> tuple[Path, dict[str, Any]]:
     and this process does not try again."""
     folder = minilm_dir(home)
     body = read_manifest(folder)
-    if body is None or (_outdated(body) and folder not in _upgrade_failed):
+    if body is None or _due(folder, body):
         with _assembling(home):  # an install under way finishes first, then is kept
             body = read_manifest(folder)
             if body is None:
                 body = _install(home, DEFAULT_VARIANT)
-            elif _outdated(body) and folder not in _upgrade_failed:
+            elif _due(folder, body):
                 try:
                     body = _upgrade(home, body)
                 except (ModelUnavailable, OSError):
@@ -344,6 +344,11 @@ def _upgrade(home: Path, body: dict[str, Any]) -> dict[str, Any]:
             "upgraded": clock.iso(clock.now()),
         }
         return _place(build, new, folder)
+
+
+def _due(folder: Path, body: dict[str, Any]) -> bool:
+    """Whether :func:`ensure_minilm` brings ``folder`` (manifest ``body``) up to date now."""
+    return _outdated(body) and folder not in _upgrade_failed
 
 
 def _outdated(body: dict[str, Any]) -> bool:
